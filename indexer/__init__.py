@@ -1,0 +1,1 @@
+"""Files -> checkpoints: walk, chunk, embed, store. Imports nothing from `search` or `server`."""

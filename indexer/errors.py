@@ -1,0 +1,116 @@
+"""One error hierarchy for ctxd.
+
+`CtxdError(message, *, hint=None, details=None)` carries a machine-readable `code`
+(the contract's error codes), a CLI `exit_code` and structured `details`. Each
+subclass lives here so that every layer can raise and every edge can render them
+without importing upward::
+
+    CtxdError                      internal_error
+    ├── ValidationError            validation_error   (bad input: field, value, what to do)
+    │   ├── ConfigError            validation_error   (config file / env / flag)
+    │   └── PathOutsideRoot        validation_error   (path traversal, allowed roots)
+    ├── TimeoutError_              timeout_error
+    ├── IndexNotFound              NOT_FOUND          (repository not indexed)
+    ├── FileNotFound               NOT_FOUND
+    ├── ModelMismatch              validation_error   (index built with another model)
+    ├── IndexLocked                LOCKED             (another process writes this index)
+    ├── QueryError                 QUERY_ERROR
+    ├── InvalidCursor              INVALID_CURSOR
+    ├── BackendUnavailable         UNAVAILABLE
+    └── BackendTimeout             TIMEOUT
+
+The CLI prints `error: <code>: <message>` and the hint; MCP tools raise them and the
+server turns them into readable tool errors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class CtxdError(Exception):
+    """Base of every error ctxd reports to a person or an agent."""
+
+    code = "internal_error"
+    exit_code = 2
+
+    def __init__(
+        self, message: str, *, hint: str | None = None, details: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.details: dict[str, Any] = dict(details or {})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The contract's error object: `{"error", "message", "details"}` (+ `hint`)."""
+        out: dict[str, Any] = {"error": self.code, "message": self.message, "details": self.details}
+        if self.hint:
+            out["hint"] = self.hint
+        return out
+
+
+class ValidationError(CtxdError):
+    """Invalid input: names the field, the value and what to do next."""
+
+    code = "validation_error"
+
+
+class ConfigError(ValidationError):
+    """A bad configuration key or value (file, environment or flag)."""
+
+
+class PathOutsideRoot(ValidationError):
+    """A path that resolves outside the allowed root(s)."""
+
+
+class IndexTimeout(CtxdError):
+    """Indexing did not finish within the caller's wait time."""
+
+    code = "timeout_error"
+
+
+class IndexNotFound(CtxdError):
+    """The repository asked for is not in the index."""
+
+    code = "NOT_FOUND"
+
+
+class FileNotFound(CtxdError):
+    """The file asked for is not in an indexed repository."""
+
+    code = "NOT_FOUND"
+
+
+class ModelMismatch(ValidationError):
+    """The index was built with a different embedding model or dimension."""
+
+
+class IndexLocked(CtxdError):
+    """Another process holds the write lock on this index."""
+
+    code = "LOCKED"
+
+
+class QueryError(CtxdError):
+    """A search query that cannot be parsed or run."""
+
+    code = "QUERY_ERROR"
+
+
+class InvalidCursor(CtxdError):
+    """A paging cursor that is malformed or belongs to another query."""
+
+    code = "INVALID_CURSOR"
+
+
+class BackendUnavailable(CtxdError):
+    """The Zoekt server cannot be reached (or does not speak JSON)."""
+
+    code = "UNAVAILABLE"
+
+
+class BackendTimeout(CtxdError):
+    """The Zoekt server did not answer in time."""
+
+    code = "TIMEOUT"

@@ -1,0 +1,89 @@
+"""One writer per index: an advisory file lock next to the database.
+
+`WriteLock(db_path)` holds `flock(LOCK_EX)` on `<db>.lock` and writes the holder's
+pid into it, so a second writer can say who it waits for. The kernel drops the
+lock when the holder dies (even on `kill -9`), so a crash never leaves a stale
+lock. Readers never take it: SQLite's WAL lets them read while one process writes.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+
+from indexer.errors import IndexLocked
+
+
+class WriteLock:
+    """An exclusive, process-wide lock on writing one index."""
+
+    def __init__(self, db_path: Path) -> None:
+        self.path = Path(str(db_path) + ".lock")
+        self._fd: int | None = None
+
+    def holder(self) -> str:
+        """The pid written by the current holder, or '?'."""
+        try:
+            return self.path.read_text(encoding="utf-8").strip() or "?"
+        except OSError:
+            return "?"
+
+    def acquire(
+        self,
+        *,
+        wait: float | None = 0.0,
+        on_wait: Callable[[str], None] | None = None,
+    ) -> None:
+        """Take the lock.
+
+        Args:
+            wait: seconds to wait for another writer; 0 = fail at once; None = forever.
+            on_wait: called once with the holder's pid when we have to wait.
+
+        Raises:
+            IndexLocked: another process still holds the lock after `wait` seconds.
+        """
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = None if wait is None else time.monotonic() + wait
+        told = False
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if deadline is not None and time.monotonic() >= deadline:
+                    os.close(fd)
+                    pid = self.holder()
+                    raise IndexLocked(
+                        f"Another ctxd process (pid {pid}) is writing the index {self.path.stem}.",
+                        hint="Wait for it to finish (`ctxd status` shows progress), or stop it; "
+                        "searches keep working meanwhile.",
+                        details={"lock": str(self.path), "pid": pid},
+                    ) from None
+                if not told and on_wait is not None:
+                    on_wait(self.holder())
+                    told = True
+                time.sleep(0.1)
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> WriteLock:
+        self.acquire()
+        return self
+
+    def __exit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.release()

@@ -1,0 +1,101 @@
+"""Records that cross layers: what the walker finds, what the chunker makes, what a run reports.
+
+All are frozen dataclasses with slots; paths in records are repo-relative POSIX
+strings. Closed sets are Enums with one docstring per member. Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class SkipReason(str, Enum):
+    """Why the walker or the pipeline left a file out of the index."""
+
+    IGNORED = "ignored"
+    """Matched a `.gitignore` or `.ctxdignore` rule."""
+    SENSITIVE = "sensitive"
+    """Matched a built-in sensitive-file pattern (`.env*`, `*.pem`, keys, credentials)."""
+    EXCLUDED = "excluded"
+    """Matched a user exclude pattern."""
+    NOT_INCLUDED = "not_included"
+    """Include patterns were given and none matched."""
+    TOO_LARGE = "too_large"
+    """Larger than `max_file_size`."""
+    BINARY = "binary"
+    """Contains NUL bytes or is not decodable as text."""
+    OUTSIDE_ROOT = "outside_root"
+    """A symlink (or path) that resolves outside the repository root (path traversal)."""
+    SYMLINK_CYCLE = "symlink_cycle"
+    """A symlinked directory that points back to one of its ancestors."""
+    NOT_REGULAR = "not_regular"
+    """A socket, FIFO, device or dangling symlink."""
+    UNREADABLE = "unreadable"
+    """Could not be read (permissions, vanished mid-walk): reported in `files_failed`."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileEntry:
+    """A file the walker admits: stat facts only, nothing read yet."""
+
+    path: str
+    """Repo-relative POSIX path (through symlinks: the path as seen inside the repo)."""
+    abs_path: str
+    """Absolute filesystem path to open."""
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A file or directory left out, and why."""
+
+    path: str
+    reason: SkipReason
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """A definition found in a file (function, class, method, heading, ...)."""
+
+    name: str
+    kind: str
+    line: int
+    """1-based line of the definition."""
+    end_line: int
+    container: str | None = None
+    """Enclosing symbol's qualified name (e.g. the class of a method)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A checkpoint before storage: a span of one file and the symbol it sits in."""
+
+    start_line: int
+    """1-based, inclusive."""
+    end_line: int
+    """1-based, inclusive."""
+    text: str
+    symbol: str | None = None
+    """Qualified name of the enclosing symbol (e.g. `Retry.increment`)."""
+    symbol_kind: str | None = None
+    container: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FileChunks:
+    """What the chunker makes of one file."""
+
+    language: str
+    chunks: list[Chunk]
+    symbols: list[Symbol] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class FileFailure:
+    """A file that should have been indexed but could not be."""
+
+    file: str
+    error: str

@@ -1,0 +1,351 @@
+"""Indexes one repository: walk -> read -> chunk -> store (phase 1), then embed (phase 2).
+
+`Indexer(store, embedder, chunk_options).index(root, walk_options)` is the one entry
+point, used by the service layer for `ctxd index`, the MCP `index_repository` tool and
+the watcher. Phase 1 writes each changed file's rows (text, checkpoints, symbols) in
+one transaction, so lexical and symbol search work at once; phase 2 embeds the
+checkpoint texts that have no vector yet, longest-first-sorted batches, committed as
+it goes, so semantic search covers more and more while it runs.
+
+Invariants:
+- Incremental and idempotent: a file whose (size, mtime_ns) is unchanged is not read;
+  one whose content hash is unchanged is not rewritten; files gone from disk or now
+  excluded leave the index. Running twice gives the same index.
+- Crash-safe: every committed file is whole; a killed run resumes where it stopped
+  (unchanged files are recognised by stat, pending embeddings are found by hash).
+- A text already embedded anywhere in the index (same hash) is never embedded again.
+- A bad file is recorded (`Skipped` or `FileFailure`) and the run goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import xxhash
+
+from indexer.chunker import ChunkOptions, chunk_file, split_chunk
+from indexer.embedder import Embedder
+from indexer.models import Chunk, FileEntry, FileFailure, Skipped, SkipReason
+from indexer.models import Symbol
+from indexer.store import FileRecord, Store, StoredFile, serialize_vector
+from indexer.walker import WalkOptions, read_text, validate_root, validate_walk_options, walk
+
+log = logging.getLogger(__name__)
+
+HEADER_TOKEN_RESERVE = 2
+"""[CLS] and [SEP]: added by the model to every input."""
+
+
+def now_rfc3339() -> str:
+    """The current UTC time as RFC 3339 with seconds, e.g. 2026-11-22T10:00:00Z."""
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def content_hash(text: str) -> str:
+    """A fast 128-bit content hash (xxh3), hex."""
+    return xxhash.xxh3_128_hexdigest(text.encode("utf-8", "surrogatepass"))
+
+
+def embedding_input(path: str, chunk: Chunk) -> str:
+    """The text embedded for a checkpoint: its path and symbol as a header, then its lines.
+
+    The header lets a question that names a module or function find it; it is part of
+    the hash, so the same lines at another path are a different input.
+    """
+    head = f"{path} {chunk.symbol}" if chunk.symbol else path
+    return f"{head}\n{chunk.text}"
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """A progress report: `phase` is `walk`, `embed` or `done`."""
+
+    phase: str
+    done: int
+    total: int | None
+    message: str = ""
+
+
+ProgressFn = Callable[[Progress], None]
+
+
+@dataclass(slots=True)
+class IndexStats:
+    """What an index run did (the `index_repository` / `ctxd index --json` result)."""
+
+    path: str
+    repository: str
+    include_patterns: list[str]
+    exclude_patterns: list[str]
+    max_file_size: int
+    files_indexed: int = 0
+    """Files in the index for this repository after the run (new, changed and unchanged)."""
+    files_updated: int = 0
+    """Files new or changed in this run (their rows were rewritten)."""
+    files_unchanged: int = 0
+    files_removed: int = 0
+    files_skipped: dict[str, int] = field(default_factory=dict)
+    files_failed: list[FileFailure] = field(default_factory=list)
+    checkpoints: int = 0
+    """Checkpoints in the index for this repository after the run."""
+    chunks_embedded: int = 0
+    """Distinct texts embedded in this run (the rest were already in the index)."""
+    chunks_to_embed: int = 0
+    """Dry run: distinct texts a real run would embed."""
+    tokens_to_embed: int = 0
+    """Dry run: word pieces in those texts."""
+    indexed_at: str = ""
+    duration_ms: int = 0
+    dry_run: bool = False
+
+
+class Indexer:
+    """Runs index passes against one store with one embedder."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        chunk_options: ChunkOptions | None = None,
+        *,
+        embed_commit_every: int = 256,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        limit = embedder.max_tokens - HEADER_TOKEN_RESERVE
+        base = chunk_options or ChunkOptions()
+        # Leave room for the path/symbol header; oversized inputs are re-split anyway.
+        self.chunk_options = ChunkOptions(
+            max_tokens=min(base.max_tokens, limit - 24),
+            target_tokens=min(base.target_tokens, limit - 24),
+            min_tokens=base.min_tokens,
+            window_overlap_lines=base.window_overlap_lines,
+        )
+        self.input_limit = limit
+        self.embed_commit_every = embed_commit_every
+        self._dry_inputs: dict[str, str] = {}
+
+    # -- phase 1 -------------------------------------------------------------------------
+
+    def index(
+        self,
+        root: Path | str,
+        options: WalkOptions,
+        *,
+        progress: ProgressFn | None = None,
+        dry_run: bool = False,
+        embed: bool = True,
+        only_paths: Iterable[str] | None = None,
+    ) -> IndexStats:
+        """Bring the index of `root` up to date.
+
+        Args:
+            root: the repository folder.
+            options: walk policy (patterns, size limit, ignore files, sensitive files).
+            progress: called as files are processed and chunks embedded.
+            dry_run: walk and chunk, write nothing, embed nothing; report what would be done.
+            embed: run phase 2 (False leaves embeddings pending, e.g. for a later batch).
+            only_paths: when given, treat only these repo-relative paths as candidates
+                (the watcher's changed set); other stored files are left alone.
+
+        Raises:
+            ValidationError: bad root or options, before any work.
+            ModelMismatch: the index was built with another model.
+        """
+        started = time.perf_counter()
+        validate_walk_options(options)
+        root_path = validate_root(root)
+        report = progress or (lambda _p: None)
+        self.store.check_model(self.embedder.name)
+        now = now_rfc3339()
+        opts_json = {
+            "include_patterns": list(options.include_patterns),
+            "exclude_patterns": list(options.exclude_patterns),
+            "max_file_size": options.max_file_size,
+            "sensitive_excludes": options.sensitive_excludes,
+            "sensitive_allow": list(options.sensitive_allow),
+            "use_gitignore": options.use_gitignore,
+        }
+        if dry_run:
+            existing = self.store.repo_by_root(str(root_path))
+            repo_id, repo_name = (existing.id, existing.name) if existing else (-1, root_path.name)
+        else:
+            repo = self.store.upsert_repo(str(root_path), opts_json, now)
+            repo_id, repo_name = repo.id, repo.name
+        stats = IndexStats(
+            path=str(root_path),
+            repository=repo_name,
+            include_patterns=list(options.include_patterns),
+            exclude_patterns=list(options.exclude_patterns),
+            max_file_size=options.max_file_size,
+            dry_run=dry_run,
+        )
+        stored = self.store.stored_files(repo_id) if repo_id >= 0 else {}
+        wanted = None if only_paths is None else set(only_paths)
+        skipped: Counter[str] = Counter()
+        seen: set[str] = set()
+        new_hashes: set[str] = set()
+        done = 0
+        for item in walk(root_path, options):
+            if isinstance(item, Skipped):
+                if wanted is None or item.path in wanted:
+                    self._record_skip(item, skipped, stats)
+                continue
+            if wanted is not None and item.path not in wanted:
+                if item.path in stored:
+                    seen.add(item.path)
+                continue
+            seen.add(item.path)
+            outcome = self._index_file(item, repo_id, stored, now, dry_run, new_hashes)
+            if isinstance(outcome, Skipped):
+                seen.discard(item.path)
+                self._record_skip(outcome, skipped, stats)
+            elif outcome:
+                stats.files_updated += 1
+            else:
+                stats.files_unchanged += 1
+            done += 1
+            if done % 25 == 0:
+                report(Progress("walk", done, None, item.path))
+        report(Progress("walk", done, done))
+        candidates = stored.keys() if wanted is None else (wanted & stored.keys())
+        gone = sorted(p for p in candidates if p not in seen)
+        if gone and not dry_run:
+            stats.files_removed = self.store.delete_files(repo_id, gone)
+        elif dry_run:
+            stats.files_removed = len(gone)
+        stats.files_skipped = dict(sorted(skipped.items()))
+        if dry_run:
+            stats.files_indexed = stats.files_updated + stats.files_unchanged
+            stats.chunks_to_embed, stats.tokens_to_embed = self._dry_run_plan(new_hashes)
+        else:
+            if embed:
+                self.embed_pending(repo_id, progress=report, stats=stats)
+                self.store.gc_embeddings()
+            self.store.mark_indexed(repo_id, now_rfc3339())
+            counts = self.store.repo_counts(repo_id)
+            stats.files_indexed = counts["files"]
+            stats.checkpoints = counts["checkpoints"]
+        stats.indexed_at = now_rfc3339()
+        stats.duration_ms = int((time.perf_counter() - started) * 1000)
+        report(Progress("done", stats.files_indexed, stats.files_indexed))
+        return stats
+
+    @staticmethod
+    def _record_skip(item: Skipped, skipped: Counter[str], stats: IndexStats) -> None:
+        if item.reason is SkipReason.UNREADABLE:
+            stats.files_failed.append(FileFailure(item.path, item.detail or "unreadable"))
+        else:
+            skipped[item.reason.value] += 1
+
+    def _index_file(
+        self,
+        entry: FileEntry,
+        repo_id: int,
+        stored: dict[str, StoredFile],
+        now: str,
+        dry_run: bool,
+        new_hashes: set[str],
+    ) -> bool | Skipped:
+        """Index one file; True if rows were (or would be) written, False if unchanged."""
+        old = stored.get(entry.path)
+        if old is not None and old.size == entry.size and old.mtime_ns == entry.mtime_ns:
+            return False
+        text = read_text(entry)
+        if isinstance(text, Skipped):
+            return text
+        digest = content_hash(text)
+        if old is not None and old.hash == digest:
+            if not dry_run:
+                self.store.touch_file(old.id, entry.size, entry.mtime_ns)
+            return False
+        chunks = self.chunk(entry.path, text)
+        if dry_run:
+            for _chunk, h, inp in chunks[1]:
+                new_hashes.add(h)
+                self._dry_inputs[h] = inp
+            return True
+        record = FileRecord(
+            path=entry.path,
+            size=entry.size,
+            mtime_ns=entry.mtime_ns,
+            hash=digest,
+            language=chunks[0],
+            lines=text.count("\n") + (0 if text.endswith("\n") or not text else 1),
+        )
+        self.store.replace_file(
+            repo_id,
+            record,
+            text,
+            [(c, h) for c, h, _inp in chunks[1]],
+            chunks[2],
+            now,
+        )
+        return True
+
+    def chunk(
+        self, path: str, text: str
+    ) -> tuple[str, list[tuple[Chunk, str, str]], list[Symbol]]:
+        """Chunk a file and make sure every embedding input fits the model."""
+        fc = chunk_file(path, text, self.chunk_options, self.embedder.count_tokens)
+        inputs = [embedding_input(path, c) for c in fc.chunks]
+        counts = self.embedder.count_tokens(inputs) if inputs else []
+        out: list[tuple[Chunk, str, str]] = []
+        for chunk, inp, n in zip(fc.chunks, inputs, counts, strict=True):
+            if n <= self.input_limit:
+                out.append((chunk, content_hash(inp), inp))
+                continue
+            header = n - self.embedder.count_tokens([chunk.text])[0]
+            for part in split_chunk(chunk, self.input_limit - header - 8, self.embedder.count_tokens):
+                pinp = embedding_input(path, part)
+                out.append((part, content_hash(pinp), pinp))
+        return fc.language, out, fc.symbols
+
+    def _dry_run_plan(self, hashes: set[str]) -> tuple[int, int]:
+        """(texts, word pieces) a real run would embed: new hashes not already in the index."""
+        known = {r[0] for r in self.store.query("SELECT hash FROM embeddings")}
+        todo = [self._dry_inputs[h] for h in hashes if h not in known]
+        return len(todo), (sum(self.embedder.count_tokens(todo)) if todo else 0)
+
+    # -- phase 2 -------------------------------------------------------------------------
+
+    def embed_pending(
+        self,
+        repo_id: int | None = None,
+        *,
+        progress: ProgressFn | None = None,
+        stats: IndexStats | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> int:
+        """Embed every checkpoint text without a vector (of one repo, or all); returns the count."""
+        report = progress or (lambda _p: None)
+        pending = self.store.pending_chunks(limit=-1, repo_id=repo_id)
+        if not pending:
+            return 0
+        self.store.ensure_model(self.embedder.name, self.embedder.dimension)
+        inputs = [
+            embedding_input(p.path, Chunk(0, 0, p.text, symbol=p.symbol)) for p in pending
+        ]
+        order = sorted(range(len(pending)), key=lambda i: len(inputs[i]), reverse=True)
+        total, done = len(order), 0
+        report(Progress("embed", 0, total))
+        step = self.embed_commit_every
+        for start in range(0, total, step):
+            if should_stop is not None and should_stop():
+                break
+            idx = order[start : start + step]
+            vecs = self.embedder.embed([inputs[i] for i in idx])
+            self.store.add_embeddings(
+                [(pending[i].hash, serialize_vector(v.tolist())) for i, v in zip(idx, vecs, strict=True)]
+            )
+            done += len(idx)
+            report(Progress("embed", done, total))
+        if stats is not None:
+            stats.chunks_embedded += done
+        return done

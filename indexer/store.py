@@ -1,0 +1,537 @@
+"""The index: one SQLite file (WAL) with sqlite-vec, FTS5 trigram text and a symbol table.
+
+`Store.open(path)` is the only `connect()` in ctxd. It loads sqlite-vec through
+sqlean-py (the stdlib `sqlite3` here cannot load extensions), applies numbered
+migrations, and exposes small, named operations for the pipeline (writes) and a
+read-only `query()` for the search layer, which builds its own SQL with bound
+parameters.
+
+Invariants:
+- All rows of one file (files, file_text, checkpoints, symbols) change in one
+  transaction (`replace_file`, `delete_files`): a crash never leaves half a file.
+- Embeddings are keyed by the hash of the text that was embedded, shared by every
+  checkpoint with that hash across files and repositories; `embeddings.id` is the
+  rowid of `vec_embeddings`. Orphans are collected by `gc_embeddings`.
+- The index records the embedding model and dimension in `meta`; opening it for
+  another model raises `ModelMismatch`.
+- A connection belongs to one thread: open one `Store` per thread.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import sqlean as sqlite3
+import sqlite_vec
+
+from indexer.errors import ModelMismatch
+from indexer.models import Chunk, Symbol
+
+Row = tuple[Any, ...]
+
+
+def _m001_create_core(db: sqlite3.Connection) -> None:
+    db.executescript(
+        """
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE repos(
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            root TEXT NOT NULL UNIQUE,
+            options TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL,
+            indexed_at TEXT,
+            index_started_at TEXT
+        );
+        CREATE TABLE files(
+            id INTEGER PRIMARY KEY,
+            repo_id INTEGER NOT NULL REFERENCES repos(id),
+            path TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            hash TEXT NOT NULL,
+            language TEXT NOT NULL,
+            lines INTEGER NOT NULL,
+            indexed_at TEXT NOT NULL,
+            UNIQUE(repo_id, path)
+        );
+        CREATE VIRTUAL TABLE file_text USING fts5(content, tokenize='trigram');
+        CREATE TABLE checkpoints(
+            id INTEGER PRIMARY KEY,
+            file_id INTEGER NOT NULL REFERENCES files(id),
+            repo_id INTEGER NOT NULL,
+            path TEXT NOT NULL,
+            language TEXT NOT NULL,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            symbol TEXT,
+            symbol_kind TEXT,
+            container TEXT,
+            text TEXT NOT NULL,
+            hash TEXT NOT NULL
+        );
+        CREATE INDEX checkpoints_file ON checkpoints(file_id);
+        CREATE INDEX checkpoints_hash ON checkpoints(hash);
+        CREATE INDEX checkpoints_repo ON checkpoints(repo_id);
+        CREATE TABLE embeddings(id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE);
+        CREATE TABLE symbols(
+            id INTEGER PRIMARY KEY,
+            file_id INTEGER NOT NULL REFERENCES files(id),
+            repo_id INTEGER NOT NULL,
+            path TEXT NOT NULL,
+            language TEXT NOT NULL,
+            name TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            container TEXT,
+            line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL
+        );
+        CREATE INDEX symbols_name ON symbols(name COLLATE NOCASE);
+        CREATE INDEX symbols_file ON symbols(file_id);
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_m001_create_core]
+"""Numbered schema migrations: MIGRATIONS[i] takes the schema from version i to i+1."""
+
+
+@dataclass(frozen=True, slots=True)
+class RepoRow:
+    """A repository in the index."""
+
+    id: int
+    name: str
+    root: str
+    options: dict[str, Any]
+    created_at: str
+    indexed_at: str | None
+    index_started_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredFile:
+    """What the store remembers of a file, to decide whether it changed."""
+
+    id: int
+    size: int
+    mtime_ns: int
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileRecord:
+    """A file's facts as written by the pipeline."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    hash: str
+    language: str
+    lines: int
+
+
+@dataclass(frozen=True, slots=True)
+class PendingChunk:
+    """A checkpoint whose text has no embedding yet (one per distinct hash)."""
+
+    hash: str
+    path: str
+    symbol: str | None
+    text: str
+
+
+def serialize_vector(vec: Sequence[float]) -> bytes:
+    """Pack a vector as little-endian float32, the format vec0 expects."""
+    return struct.pack(f"<{len(vec)}f", *vec)
+
+
+class Store:
+    """One connection to the index. Not thread-safe: open one per thread."""
+
+    def __init__(self, db: sqlite3.Connection, path: Path) -> None:
+        self.db = db
+        self.path = path
+        self._owner = threading.get_ident()
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: Path | str, *, readonly: bool = False) -> Store:
+        """Open (creating if needed) the index at `path` and migrate it.
+
+        Args:
+            path: the SQLite file; its folder is created.
+            readonly: open without write access (the file must exist).
+        """
+        path = Path(path)
+        if readonly:
+            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(str(path), timeout=30.0)
+        db.isolation_level = None  # explicit transactions only
+        db.enable_load_extension(True)
+        sqlite_vec.load(db)
+        db.enable_load_extension(False)
+        db.execute("PRAGMA busy_timeout = 30000")
+        if not readonly:
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")
+        db.execute("PRAGMA foreign_keys = ON")
+        store = cls(db, path)
+        if not readonly:
+            store._migrate()
+        return store
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _migrate(self) -> None:
+        version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
+        for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
+            with self.transaction():
+                migration(self.db)
+                self.db.execute(f"PRAGMA user_version = {number}")
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """BEGIN IMMEDIATE ... COMMIT, rolled back on any exception."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    # -- reads for the search layer ------------------------------------------------------
+
+    def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Row]:
+        """Run a read-only statement built by the search layer and return all rows."""
+        return list(self.db.execute(sql, params))
+
+    # -- model metadata ------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    def model(self) -> tuple[str, int] | None:
+        """The (model name, dimension) this index was built with, if any."""
+        name, dim = self.get_meta("model"), self.get_meta("dimension")
+        if name is None or dim is None:
+            return None
+        return name, int(dim)
+
+    def check_model(self, name: str, dimension: int | None = None) -> None:
+        """Raise `ModelMismatch` if the index was built with another model.
+
+        Args:
+            name: the configured model name (a name or a path).
+            dimension: its output dimension, when known.
+        """
+        recorded = self.model()
+        if recorded is None:
+            return
+        rname, rdim = recorded
+        if rname != name or (dimension is not None and rdim != dimension):
+            raise ModelMismatch(
+                f"The index at {self.path} was built with model {rname!r} ({rdim} dimensions), "
+                f"but the configured model is {name!r}"
+                + (f" ({dimension} dimensions)." if dimension else "."),
+                hint=(
+                    f"Set `model = \"{rname}\"` (or CTXD_MODEL) to use this index, or remove "
+                    f"{self.path} (or point CTXD_HOME elsewhere) and re-index with the new model."
+                ),
+                details={"field": "model", "index_model": rname, "configured_model": name},
+            )
+
+    def ensure_model(self, name: str, dimension: int) -> None:
+        """Record the model on first use and create the vector table; check it afterwards."""
+        self.check_model(name, dimension)
+        if self.model() is None:
+            with self.transaction():
+                self.set_meta("model", name)
+                self.set_meta("dimension", str(dimension))
+                self.db.execute(
+                    f"CREATE VIRTUAL TABLE IF NOT EXISTS vec_embeddings "
+                    f"USING vec0(embedding float[{int(dimension)}])"
+                )
+
+    def has_vectors(self) -> bool:
+        return self.model() is not None
+
+    # -- repositories --------------------------------------------------------------------
+
+    def _repo(self, row: Row | None) -> RepoRow | None:
+        if row is None:
+            return None
+        return RepoRow(row[0], row[1], row[2], json.loads(row[3]), row[4], row[5], row[6])
+
+    _REPO_COLS = "id, name, root, options, created_at, indexed_at, index_started_at"
+
+    def repos(self) -> list[RepoRow]:
+        rows = self.db.execute(f"SELECT {self._REPO_COLS} FROM repos ORDER BY name")
+        return [r for r in (self._repo(row) for row in rows) if r is not None]
+
+    def repo_by_root(self, root: str) -> RepoRow | None:
+        row = self.db.execute(f"SELECT {self._REPO_COLS} FROM repos WHERE root = ?", (root,))
+        return self._repo(row.fetchone())
+
+    def repo_by_name(self, name: str) -> RepoRow | None:
+        row = self.db.execute(f"SELECT {self._REPO_COLS} FROM repos WHERE name = ?", (name,))
+        return self._repo(row.fetchone())
+
+    def upsert_repo(self, root: str, options: dict[str, Any], now: str) -> RepoRow:
+        """Create the repository row for `root` (named after its folder) or update its options.
+
+        The name is the folder's basename; a second root with the same basename gets
+        `-2`, `-3`, ... appended.
+        """
+        existing = self.repo_by_root(root)
+        with self.transaction():
+            if existing is None:
+                base = os.path.basename(root.rstrip("/")) or "root"
+                name, n = base, 1
+                while self.db.execute("SELECT 1 FROM repos WHERE name = ?", (name,)).fetchone():
+                    n += 1
+                    name = f"{base}-{n}"
+                self.db.execute(
+                    "INSERT INTO repos(name, root, options, created_at, index_started_at) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (name, root, json.dumps(options), now, now),
+                )
+            else:
+                self.db.execute(
+                    "UPDATE repos SET options = ?, index_started_at = ? WHERE id = ?",
+                    (json.dumps(options), now, existing.id),
+                )
+        repo = self.repo_by_root(root)
+        assert repo is not None
+        return repo
+
+    def mark_indexed(self, repo_id: int, now: str) -> None:
+        self.db.execute(
+            "UPDATE repos SET indexed_at = ?, index_started_at = NULL WHERE id = ?", (now, repo_id)
+        )
+
+    def remove_repo(self, repo_id: int) -> None:
+        """Delete a repository and every row that belongs to it, in one transaction."""
+        with self.transaction():
+            self.db.execute(
+                "DELETE FROM file_text WHERE rowid IN (SELECT id FROM files WHERE repo_id = ?)",
+                (repo_id,),
+            )
+            for table in ("checkpoints", "symbols", "files"):
+                self.db.execute(f"DELETE FROM {table} WHERE repo_id = ?", (repo_id,))
+            self.db.execute("DELETE FROM repos WHERE id = ?", (repo_id,))
+        self.gc_embeddings()
+
+    # -- files ---------------------------------------------------------------------------
+
+    def stored_files(self, repo_id: int) -> dict[str, StoredFile]:
+        """Every file of a repository, by path: what incremental indexing compares against."""
+        rows = self.db.execute(
+            "SELECT path, id, size, mtime_ns, hash FROM files WHERE repo_id = ?", (repo_id,)
+        )
+        return {r[0]: StoredFile(r[1], r[2], r[3], r[4]) for r in rows}
+
+    def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
+        """Record a new stat for a file whose content hash did not change."""
+        self.db.execute(
+            "UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?", (size, mtime_ns, file_id)
+        )
+
+    def replace_file(
+        self,
+        repo_id: int,
+        record: FileRecord,
+        content: str,
+        chunks: Iterable[tuple[Chunk, str]],
+        symbols: Iterable[Symbol],
+        now: str,
+    ) -> int:
+        """Write one file's rows (file, full text, checkpoints, symbols) in one transaction.
+
+        Args:
+            chunks: (chunk, hash of its embedding input) pairs.
+
+        Returns:
+            The file's id.
+        """
+        with self.transaction():
+            row = self.db.execute(
+                "SELECT id FROM files WHERE repo_id = ? AND path = ?", (repo_id, record.path)
+            ).fetchone()
+            if row is not None:
+                self._delete_file_rows(int(row[0]))
+            cur = self.db.execute(
+                "INSERT INTO files(repo_id, path, size, mtime_ns, hash, language, lines, "
+                "indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    repo_id,
+                    record.path,
+                    record.size,
+                    record.mtime_ns,
+                    record.hash,
+                    record.language,
+                    record.lines,
+                    now,
+                ),
+            )
+            file_id = int(cur.lastrowid or 0)
+            self.db.execute("INSERT INTO file_text(rowid, content) VALUES (?, ?)", (file_id, content))
+            self.db.executemany(
+                "INSERT INTO checkpoints(file_id, repo_id, path, language, start_line, end_line, "
+                "symbol, symbol_kind, container, text, hash) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        file_id,
+                        repo_id,
+                        record.path,
+                        record.language,
+                        c.start_line,
+                        c.end_line,
+                        c.symbol,
+                        c.symbol_kind,
+                        c.container,
+                        c.text,
+                        h,
+                    )
+                    for c, h in chunks
+                ],
+            )
+            self.db.executemany(
+                "INSERT INTO symbols(file_id, repo_id, path, language, name, kind, container, "
+                "line, end_line) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        file_id,
+                        repo_id,
+                        record.path,
+                        record.language,
+                        s.name,
+                        s.kind,
+                        s.container,
+                        s.line,
+                        s.end_line,
+                    )
+                    for s in symbols
+                ],
+            )
+        return file_id
+
+    def _delete_file_rows(self, file_id: int) -> None:
+        self.db.execute("DELETE FROM file_text WHERE rowid = ?", (file_id,))
+        self.db.execute("DELETE FROM checkpoints WHERE file_id = ?", (file_id,))
+        self.db.execute("DELETE FROM symbols WHERE file_id = ?", (file_id,))
+        self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+    def delete_files(self, repo_id: int, paths: Iterable[str]) -> int:
+        """Remove files (and all their rows) from a repository, one transaction per batch."""
+        count = 0
+        with self.transaction():
+            for path in paths:
+                row = self.db.execute(
+                    "SELECT id FROM files WHERE repo_id = ? AND path = ?", (repo_id, path)
+                ).fetchone()
+                if row is not None:
+                    self._delete_file_rows(int(row[0]))
+                    count += 1
+        return count
+
+    # -- embeddings ----------------------------------------------------------------------
+
+    def pending_chunks(self, limit: int, repo_id: int | None = None) -> list[PendingChunk]:
+        """Up to `limit` distinct checkpoint texts that have no embedding yet."""
+        where = "AND c.repo_id = ?" if repo_id is not None else ""
+        params: tuple[Any, ...] = (repo_id, limit) if repo_id is not None else (limit,)
+        rows = self.db.execute(
+            "SELECT c.hash, c.path, c.symbol, c.text FROM checkpoints c "
+            "WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = c.hash) "
+            f"{where} GROUP BY c.hash LIMIT ?",
+            params,
+        )
+        return [PendingChunk(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def count_pending(self, repo_id: int | None = None) -> int:
+        where = "AND c.repo_id = ?" if repo_id is not None else ""
+        params: tuple[Any, ...] = (repo_id,) if repo_id is not None else ()
+        row = self.db.execute(
+            "SELECT count(DISTINCT c.hash) FROM checkpoints c "
+            f"WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = c.hash) {where}",
+            params,
+        ).fetchone()
+        return int(row[0])
+
+    def add_embeddings(self, items: Sequence[tuple[str, bytes]]) -> None:
+        """Store (hash, float32 vector blob) pairs in one transaction; known hashes are kept."""
+        with self.transaction():
+            for h, blob in items:
+                cur = self.db.execute(
+                    "INSERT INTO embeddings(hash) VALUES (?) ON CONFLICT(hash) DO NOTHING", (h,)
+                )
+                if cur.rowcount:
+                    self.db.execute(
+                        "INSERT INTO vec_embeddings(rowid, embedding) VALUES (?, ?)",
+                        (cur.lastrowid, blob),
+                    )
+
+    def gc_embeddings(self) -> int:
+        """Delete embeddings no checkpoint refers to; returns how many went."""
+        if not self.has_vectors():
+            return 0
+        with self.transaction():
+            orphans = [
+                int(r[0])
+                for r in self.db.execute(
+                    "SELECT e.id FROM embeddings e "
+                    "WHERE NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.hash = e.hash)"
+                )
+            ]
+            for i in orphans:
+                self.db.execute("DELETE FROM vec_embeddings WHERE rowid = ?", (i,))
+                self.db.execute("DELETE FROM embeddings WHERE id = ?", (i,))
+        return len(orphans)
+
+    # -- counts --------------------------------------------------------------------------
+
+    def repo_counts(self, repo_id: int) -> dict[str, int]:
+        """files, checkpoints, symbols, embedded checkpoints for one repository."""
+
+        def one(sql: str) -> int:
+            return int(self.db.execute(sql, (repo_id,)).fetchone()[0])
+
+        return {
+            "files": one("SELECT count(*) FROM files WHERE repo_id = ?"),
+            "checkpoints": one("SELECT count(*) FROM checkpoints WHERE repo_id = ?"),
+            "symbols": one("SELECT count(*) FROM symbols WHERE repo_id = ?"),
+            "embedded": one(
+                "SELECT count(*) FROM checkpoints c WHERE c.repo_id = ? "
+                "AND EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = c.hash)"
+            ),
+            "bytes": one("SELECT coalesce(sum(size), 0) FROM files WHERE repo_id = ?"),
+        }

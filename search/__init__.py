@@ -1,0 +1,1 @@
+"""Queries -> ranked hits: semantic, lexical (embedded | Zoekt), symbols, fusion. Reads the store."""

@@ -1,0 +1,130 @@
+"""Records the search layer returns: hits, line matches, symbol items, backend results.
+
+Search returns these; rendering (Markdown, JSON) lives in `server/render.py`.
+Lines are 1-based; columns are 1-based character offsets with an exclusive end
+(as Zoekt's `Location.Column`): the match of `foo` at the start of a line is
+`start_column=1, end_column=4`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Protocol
+
+
+class MatchSource(str, Enum):
+    """Which engine found a hit."""
+
+    SEMANTIC = "semantic"
+    """Vector similarity between the query and a checkpoint."""
+    LEXICAL = "lexical"
+    """A literal or regular-expression match in the text."""
+    SYMBOL = "symbol"
+    """A definition whose name matches."""
+
+
+@dataclass(frozen=True, slots=True)
+class LineMatch:
+    """One matching line and the ranges that matched on it."""
+
+    line: int
+    text: str
+    ranges: tuple[tuple[int, int], ...] = ()
+    """(start_column, end_column) pairs, 1-based, end exclusive."""
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A contiguous run of lines shown for a hit: matches plus their context lines."""
+
+    start_line: int
+    lines: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FileMatch:
+    """Every match in one file for a lexical query."""
+
+    repository: str
+    path: str
+    language: str
+    score: float
+    matches: tuple[LineMatch, ...]
+    blocks: tuple[Block, ...] = ()
+    branches: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalResult:
+    """The answer of a lexical backend (embedded engine or Zoekt)."""
+
+    files: list[FileMatch]
+    match_count: int
+    file_count: int
+    """Files that matched, which can exceed `len(files)` when the display limit cut."""
+    duration_ms: float
+    partial: bool = False
+    """True when the backend stopped early (time-out, shard limits, scan bound)."""
+    notes: tuple[str, ...] = ()
+    """Human-readable remarks, e.g. that a query without trigrams fell back to a scan."""
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolItem:
+    """A symbol search result."""
+
+    name: str
+    kind: str
+    repository: str
+    path: str
+    line: int
+    container: str | None = None
+    language: str = ""
+    end_line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One ranked result of `semantic_search` / `ctxd search` (any mode)."""
+
+    repository: str
+    path: str
+    language: str
+    start_line: int
+    end_line: int
+    score: float
+    sources: tuple[MatchSource, ...]
+    symbol: str | None = None
+    snippet: str = ""
+    matches: tuple[LineMatch, ...] = field(default_factory=tuple)
+
+
+class LexicalBackend(Protocol):
+    """A lexical engine: the embedded trigram index or a Zoekt server."""
+
+    name: str
+
+    def search(self, query: str, *, max_files: int, context_lines: int) -> LexicalResult:
+        """Run a Zoekt-syntax query; return up to `max_files` files, best first.
+
+        Raises:
+            QueryError: the query does not parse (position and hint in the message).
+            BackendUnavailable / BackendTimeout: Zoekt only.
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class SearchOptions:
+    """Search settings (the `[search]` section of the config)."""
+
+    zoekt_url: str = ""
+    """A zoekt-webserver (run with -rpc) for lexical search; empty = the embedded engine."""
+    zoekt_timeout_ms: int = 30000
+    default_limit: int = 10
+    context_lines: int = 3
+    rrf_k: int = 60
+    """Reciprocal-rank-fusion constant for hybrid ranking."""
+    token_budget: int = 6000
+    """Approximate token budget of one page of results for agents."""

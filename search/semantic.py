@@ -1,0 +1,161 @@
+"""Semantic search: a question's embedding against the checkpoint vectors.
+
+`semantic_search(store, embedder, query, filters, limit, offset)` embeds the query,
+asks sqlite-vec for the nearest distinct texts (vectors are keyed by content hash),
+expands each to the checkpoints that carry that text, applies the repository, path
+and language filters, and returns `Hit`s with cosine scores. When filters discard
+most neighbours it widens the search until the page is full or the index is exhausted,
+so a selective filter never returns an empty page by accident.
+
+Reads the store only; knows nothing of rendering.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from indexer.embedder import Embedder
+from indexer.patterns import compile_globs
+from indexer.store import Store, serialize_vector
+from search.models import Hit, MatchSource
+
+
+@dataclass(frozen=True, slots=True)
+class SearchFilters:
+    """Restrictions every search mode applies."""
+
+    repositories: tuple[str, ...] = ()
+    """Repository names; empty = all."""
+    path_glob: str | None = None
+    """A glob (with `**`) matched against the repo-relative path and the basename."""
+    language: str | None = None
+
+    def path_matcher(self) -> Callable[[str], bool]:
+        if not self.path_glob:
+            return lambda _p: True
+        globs = compile_globs([self.path_glob], "path")
+        return globs.match_file
+
+    def sql(self, alias: str = "c") -> tuple[str, list[object]]:
+        """A WHERE fragment (starting with AND) for repository and language."""
+        parts: list[str] = []
+        params: list[object] = []
+        if self.repositories:
+            marks = ",".join("?" * len(self.repositories))
+            parts.append(f"AND r.name IN ({marks})")
+            params.extend(self.repositories)
+        if self.language:
+            parts.append(f"AND lower({alias}.language) = lower(?)")
+            params.append(self.language)
+        return " ".join(parts), params
+
+
+def knn(store: Store, vector: list[float], k: int) -> list[tuple[int, float]]:
+    """(embedding rowid, L2 distance) of the k nearest vectors."""
+    rows = store.query(
+        "SELECT rowid, distance FROM vec_embeddings WHERE embedding MATCH ? AND k = ? "
+        "ORDER BY distance",
+        (serialize_vector(vector), k),
+    )
+    return [(int(r[0]), float(r[1])) for r in rows]
+
+
+KNN_MAX = 4096
+"""sqlite-vec's largest k; past it, `filtered_scan` ranks the filtered rows exactly."""
+
+
+def filtered_scan(
+    store: Store, vector: list[float], filters: SearchFilters
+) -> list[tuple[int, float]]:
+    """Exact distances for every vector of the checkpoints that pass the SQL filters."""
+    where, params = filters.sql()
+    rows = store.query(
+        "SELECT e.id, vec_distance_l2(v.embedding, ?) AS d FROM embeddings e "
+        "JOIN vec_embeddings v ON v.rowid = e.id "
+        "WHERE e.hash IN (SELECT c.hash FROM checkpoints c JOIN repos r ON r.id = c.repo_id "
+        f"WHERE 1 {where}) ORDER BY d",
+        [serialize_vector(vector), *params],
+    )
+    return [(int(r[0]), float(r[1])) for r in rows]
+
+
+def _checkpoints_for(
+    store: Store, rowids: list[int], filters: SearchFilters
+) -> dict[int, list[tuple[object, ...]]]:
+    where, params = filters.sql()
+    marks = ",".join("?" * len(rowids))
+    rows = store.query(
+        "SELECT e.id, r.name, c.path, c.language, c.start_line, c.end_line, c.symbol, c.text "
+        "FROM embeddings e JOIN checkpoints c ON c.hash = e.hash JOIN repos r ON r.id = c.repo_id "
+        f"WHERE e.id IN ({marks}) {where} ORDER BY r.name, c.path, c.start_line",
+        [*rowids, *params],
+    )
+    out: dict[int, list[tuple[object, ...]]] = {}
+    for row in rows:
+        out.setdefault(int(row[0]), []).append(row[1:])
+    return out
+
+
+def semantic_search(
+    store: Store,
+    embedder: Embedder,
+    query: str,
+    *,
+    filters: SearchFilters | None = None,
+    limit: int = 10,
+    offset: int = 0,
+) -> list[Hit]:
+    """The `limit` checkpoints nearest to `query` after `offset`, best first.
+
+    Scores are cosine similarities (vectors are unit length, so cos = 1 - d^2/2).
+    """
+    if not store.has_vectors():
+        return []
+    filters = filters or SearchFilters()
+    vector = embedder.embed([query])[0].tolist()
+    return rank_by_vector(store, vector, filters=filters, limit=limit, offset=offset)
+
+
+def rank_by_vector(
+    store: Store,
+    vector: list[float],
+    *,
+    filters: SearchFilters,
+    limit: int,
+    offset: int = 0,
+) -> list[Hit]:
+    """Nearest checkpoints to an already-embedded query (see `semantic_search`)."""
+    want = offset + limit
+    total = int(store.query("SELECT count(*) FROM embeddings")[0][0])
+    path_ok = filters.path_matcher()
+    k = min(total, max(50, want * 4))
+    while True:
+        if k > KNN_MAX:
+            neighbours = filtered_scan(store, vector, filters)
+            k = total
+        else:
+            neighbours = knn(store, vector, k) if k else []
+        rows = _checkpoints_for(store, [i for i, _d in neighbours], filters) if neighbours else {}
+        hits: list[Hit] = []
+        for rowid, dist in neighbours:
+            score = 1.0 - dist * dist / 2.0
+            for repo, path, lang, start, end, symbol, text in rows.get(rowid, []):
+                if not path_ok(str(path)):
+                    continue
+                hits.append(
+                    Hit(
+                        repository=str(repo),
+                        path=str(path),
+                        language=str(lang),
+                        start_line=int(start),  # type: ignore[call-overload]
+                        end_line=int(end),  # type: ignore[call-overload]
+                        score=round(score, 4),
+                        sources=(MatchSource.SEMANTIC,),
+                        symbol=None if symbol is None else str(symbol),
+                        snippet=str(text),
+                    )
+                )
+        if len(hits) >= want or k >= total:
+            return hits[offset:want]
+        k = min(total, k * 4)

@@ -1,0 +1,258 @@
+"""The `ctxd` command line: thin adapters over `Service`, rendered by `server/render.py`.
+
+Every command: parse flags -> build `Settings` -> call one `Service` method -> render.
+Errors are turned into `error: <code>: <message>` plus a hint on stderr (or the
+contract's JSON error object with `--json`) in one place, `CtxdGroup.invoke`.
+Exit codes: 0 ok, 1 nothing matched, 2 errors.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from indexer.errors import CtxdError
+from server import render
+from server.config import Settings, load_settings
+from server.service import MODES, Service
+
+F = TypeVar("F", bound=Callable[..., Any])
+log = logging.getLogger("ctxd")
+
+
+class CtxdGroup(click.Group):
+    """Turns CtxdError (and any unexpected error) into a clean message and exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except CtxdError as err:
+            _fail(ctx, err)
+        except KeyboardInterrupt:
+            render.emit("interrupted", err=True)
+            sys.exit(130)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except Exception as exc:  # noqa: BLE001 - the CLI boundary: never show a traceback
+            log.debug("internal error", exc_info=True)
+            err = CtxdError(
+                f"{type(exc).__name__}: {exc}",
+                hint="This is a bug in ctxd. Re-run with LOG_LEVEL=debug for the traceback.",
+            )
+            _fail(ctx, err)
+
+
+def _fail(ctx: click.Context, err: CtxdError) -> None:
+    if ctx.meta.get("json"):
+        render.emit_json(err.to_dict())
+    else:
+        render.emit(render.error_text(err), err=True)
+    sys.exit(err.exit_code)
+
+
+def json_option(f: F) -> F:
+    def remember(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+        ctx.meta["json"] = value
+        return value
+
+    return click.option(
+        "--json", "as_json", is_flag=True, callback=remember, is_eager=True,
+        help="Print machine-readable JSON.",
+    )(f)
+
+
+def _settings(ctx: click.Context, **flags: Any) -> Settings:
+    base: dict[str, Any] = dict(ctx.obj or {})
+    base.update({k: v for k, v in flags.items() if v is not None})
+    return load_settings(base)
+
+
+def _service(ctx: click.Context, **flags: Any) -> Service:
+    service = Service(_settings(ctx, **flags))
+    ctx.call_on_close(service.close)
+    return service
+
+
+@click.group(cls=CtxdGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--home", type=click.Path(file_okay=False), help="Index folder (CTXD_HOME).")
+@click.option("--config", "config", type=click.Path(dir_okay=False),
+              help="Config file (CTXD_CONFIG).")
+@click.option("--model", help="Embedding model name or folder (CTXD_MODEL).")
+@click.version_option(package_name="ctxd", prog_name="ctxd")
+@click.pass_context
+def main(ctx: click.Context, home: str | None, config: str | None, model: str | None) -> None:
+    """ctxd: index local repositories and search them by meaning and by text.
+
+    \b
+    Quickstart:
+      ctxd index ~/src/myrepo
+      ctxd search "where are retries with backoff configured"
+      ctxd serve            # MCP server for coding agents (stdio)
+    """
+    if config:
+        import os
+
+        os.environ["CTXD_CONFIG"] = config
+    logging.basicConfig(
+        level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
+    )
+    ctx.obj = {k: v for k, v in {"home": home, "embedding.model": model}.items() if v}
+
+
+@main.command()
+@click.argument("path", type=click.Path())
+@click.option("--include", "include", multiple=True, metavar="GLOB",
+              help="Only index files matching GLOB (repeatable; basename or path, ** allowed).")
+@click.option("--exclude", "exclude", multiple=True, metavar="GLOB",
+              help="Never index files matching GLOB (repeatable; wins over --include).")
+@click.option("--max-file-size", type=int, metavar="BYTES",
+              help="Skip larger files (default 1048576, max 10485760, 0 = no limit).")
+@click.option("--dry-run", is_flag=True, help="Walk and chunk only: report what would be indexed.")
+@json_option
+@click.pass_context
+def index(
+    ctx: click.Context,
+    path: str,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    max_file_size: int | None,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """Index (or refresh) the repository at PATH.
+
+    Incremental: unchanged files are skipped by size and modification time.
+
+    \b
+    Example:
+      ctxd index . --include '*.py' --exclude 'tests/**'
+    """
+    service = _service(ctx)
+    stats = service.index(
+        path,
+        include_patterns=list(include) if include else None,
+        exclude_patterns=list(exclude) if exclude else None,
+        max_file_size=max_file_size,
+        dry_run=dry_run,
+        progress=render.ProgressBar(),
+        lock_wait=None,
+        on_lock_wait=lambda pid: render.emit(
+            f"waiting for another ctxd process (pid {pid}) that is writing the index...", err=True
+        ),
+    )
+    if as_json:
+        render.emit_json(render.index_stats_json(stats))
+    else:
+        render.emit(render.index_stats_text(stats))
+
+
+@main.command()
+@click.argument("query")
+@click.option("--mode", type=click.Choice(MODES), default="semantic", show_default=True,
+              help="Ranking: semantic (meaning), lexical (Zoekt syntax), hybrid (both).")
+@click.option("--repo", "repos", multiple=True, metavar="NAME", help="Only this repository.")
+@click.option("--path", "path_glob", metavar="GLOB", help="Only paths matching GLOB.")
+@click.option("--lang", metavar="L", help="Only this language (e.g. python).")
+@click.option("--limit", type=click.IntRange(1, 100), help="Results per page (default 10).")
+@click.option("--cursor", help="Continue from a previous page's next_cursor.")
+@json_option
+@click.pass_context
+def search(
+    ctx: click.Context,
+    query: str,
+    mode: str,
+    repos: tuple[str, ...],
+    path_glob: str | None,
+    lang: str | None,
+    limit: int | None,
+    cursor: str | None,
+    as_json: bool,
+) -> None:
+    """Search the index for QUERY.
+
+    \b
+    Example:
+      ctxd search "how are HTTP redirects followed" --lang python --limit 5
+    """
+    service = _service(ctx)
+    page = service.search(
+        query, mode=mode, limit=limit, cursor=cursor, repositories=list(repos) or None,
+        path_glob=path_glob, language=lang,
+    )
+    if as_json:
+        render.emit_json(render.search_page_json(page))
+    else:
+        render.emit(render.search_page_text(page))
+    if not page.results:
+        sys.exit(1)
+
+
+@main.command()
+@json_option
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Show where the index lives, its model, and each repository's state.
+
+    \b
+    Example:
+      ctxd status --json
+    """
+    info = _service(ctx).status()
+    if as_json:
+        render.emit_json(info)
+        return
+    render.emit(f"index:  {info['database']} ({info['size_bytes'] / 1e6:.1f} MB)")
+    render.emit(f"model:  {info['model']}" + (f" ({info['dimension']} dims)"
+                                              if info["dimension"] else ""))
+    t = info["totals"]
+    render.emit(f"totals: {t['repositories']} repositories, {t['files']} files, "
+                f"{t['checkpoints']} checkpoints, {t['symbols']} symbols")
+    for r in info["repositories"]:
+        state = "indexing" if r["indexing"] else f"indexed {r['indexed_at']}"
+        render.emit(f"  {r['name']:<20} {r['files']:>6} files {r['checkpoints']:>7} checkpoints "
+                    f"embedded {r['coverage'] * 100:5.1f}%  {state}  {r['root']}")
+
+
+@main.command()
+@json_option
+@click.pass_context
+def repos(ctx: click.Context, as_json: bool) -> None:
+    """List indexed repositories.
+
+    \b
+    Example:
+      ctxd repos --json
+    """
+    items = _service(ctx).repos()
+    if as_json:
+        render.emit_json({"repositories": items, "total": len(items)})
+        return
+    if not items:
+        render.emit("No repositories are currently indexed.")
+        return
+    for r in items:
+        render.emit(f"{r['name']:<20} {r['files']:>6} files  {r['indexed_at'] or 'never'}  "
+                    f"{r['root']}")
+
+
+@main.command()
+@click.argument("repo")
+@json_option
+@click.pass_context
+def remove(ctx: click.Context, repo: str, as_json: bool) -> None:
+    """Remove repository REPO (a name from `ctxd repos`, or its folder) from the index.
+
+    \b
+    Example:
+      ctxd remove myrepo
+    """
+    result = _service(ctx).remove(repo)
+    if as_json:
+        render.emit_json(result)
+    else:
+        render.emit(f"Removed {result['removed']} ({result['files']} files, "
+                    f"{result['checkpoints']} checkpoints).")

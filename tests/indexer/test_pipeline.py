@@ -1,0 +1,293 @@
+"""The index pipeline: incremental, idempotent, deduplicated, crash-safe."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from indexer.errors import ModelMismatch, ValidationError
+from indexer.pipeline import Indexer
+from indexer.store import Store
+from indexer.walker import WalkOptions
+from tests.conftest import FakeEmbedder
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PY_FILE = '''"""Shopping cart."""
+
+
+class Cart:
+    """Holds items."""
+
+    def __init__(self):
+        self.items = []
+
+    def add(self, item, qty=1):
+        """Add an item."""
+        self.items.append((item, qty))
+
+    def total(self, prices):
+        return sum(prices[i] * q for i, q in self.items)
+
+
+def checkout(cart, card):
+    """Charge the card for the cart total."""
+    return card.charge(cart.total({}))
+'''
+
+
+def counts(store: Store) -> dict[str, int]:
+    return {
+        t: int(store.query(f"SELECT count(*) FROM {t}")[0][0])
+        for t in ("files", "checkpoints", "symbols", "file_text", "embeddings", "vec_embeddings")
+    }
+
+
+@pytest.fixture
+def store(isolated_env: Path):
+    s = Store.open(isolated_env / "index.db")
+    yield s
+    s.close()
+
+
+def small_repo(repo):
+    repo.write("src/cart.py", PY_FILE)
+    repo.write("README.md", "# Shop\n\nA tiny shop.\n\n## Usage\n\nRun the shop.\n")
+    repo.write("notes.txt", "remember the milk\n")
+    return repo
+
+
+def test_index_writes_files_checkpoints_symbols_text_and_vectors(repo, store, fake_embedder):
+    small_repo(repo)
+    stats = Indexer(store, fake_embedder).index(repo.root, WalkOptions())
+    assert stats.files_indexed == 3
+    assert stats.files_updated == 3
+    assert stats.files_unchanged == 0
+    c = counts(store)
+    assert c["files"] == c["file_text"] == 3
+    assert c["checkpoints"] == stats.checkpoints > 0
+    assert c["embeddings"] == c["vec_embeddings"] > 0
+    names = {r[0] for r in store.query("SELECT name FROM symbols")}
+    assert {"Cart", "add", "total", "checkout"} <= names
+    assert store.repo_counts(1)["embedded"] == c["checkpoints"]
+    assert store.model() == ("fake-hash-64", 64)
+    assert stats.indexed_at.endswith("Z")
+
+
+def test_reindex_is_idempotent_and_reads_nothing(repo, store, fake_embedder):
+    small_repo(repo)
+    Indexer(store, fake_embedder).index(repo.root, WalkOptions())
+    before = counts(store)
+    embedded = len(fake_embedder.embedded_texts)
+    stats = Indexer(store, fake_embedder).index(repo.root, WalkOptions())
+    assert stats.files_indexed == 3
+    assert stats.files_unchanged == 3
+    assert stats.files_updated == 0
+    assert stats.chunks_embedded == 0
+    assert counts(store) == before
+    assert len(fake_embedder.embedded_texts) == embedded
+
+
+def test_changed_file_replaces_its_checkpoints(repo, store, fake_embedder):
+    small_repo(repo)
+    Indexer(store, fake_embedder).index(repo.root, WalkOptions())
+    repo.write("notes.txt", "remember the eggs\nand the bread\n")
+    stats = Indexer(store, fake_embedder).index(repo.root, WalkOptions())
+    assert stats.files_updated == 1
+    assert stats.files_unchanged == 2
+    texts = [r[0] for r in store.query("SELECT text FROM checkpoints WHERE path = 'notes.txt'")]
+    assert texts == ["remember the eggs\nand the bread"] or "eggs" in "".join(texts)
+    assert "milk" not in "".join(texts)
+    assert fake_embedder.embedded_texts[-1].startswith("notes.txt")
+    # the old text's vector is collected
+    c = counts(store)
+    assert c["embeddings"] == int(store.query("SELECT count(DISTINCT hash) FROM checkpoints")[0][0])
+
+
+def test_touched_but_identical_file_is_not_rewritten(repo, store, fake_embedder):
+    small_repo(repo)
+    Indexer(store, fake_embedder).index(repo.root, WalkOptions())
+    p = repo.root / "notes.txt"
+    os.utime(p, ns=(p.stat().st_atime_ns, p.stat().st_mtime_ns + 10_000_000_000))
+    stats = Indexer(store, fake_embedder).index(repo.root, WalkOptions())
+    assert stats.files_updated == 0 and stats.files_unchanged == 3
+    row = store.query("SELECT mtime_ns FROM files WHERE path = 'notes.txt'")[0]
+    assert row[0] == p.stat().st_mtime_ns
+
+
+def test_deleted_and_newly_excluded_files_leave_the_index(repo, store, fake_embedder):
+    small_repo(repo)
+    Indexer(store, fake_embedder).index(repo.root, WalkOptions())
+    repo.remove("notes.txt")
+    stats = Indexer(store, fake_embedder).index(repo.root, WalkOptions(exclude_patterns=("*.md",)))
+    assert stats.files_removed == 2
+    assert [r[0] for r in store.query("SELECT path FROM files")] == ["src/cart.py"]
+    assert counts(store)["file_text"] == 1
+    assert not store.query("SELECT 1 FROM checkpoints WHERE path != 'src/cart.py'")
+    assert not store.query("SELECT 1 FROM symbols WHERE path != 'src/cart.py'")
+
+
+def test_identical_text_is_embedded_once_across_repositories(tmp_path, store, fake_embedder):
+    from tests.conftest import RepoBuilder
+
+    a, b = RepoBuilder(tmp_path / "a" / "app"), RepoBuilder(tmp_path / "b" / "app")
+    for r in (a, b):
+        r.write("src/cart.py", PY_FILE)
+    Indexer(store, fake_embedder).index(a.root, WalkOptions())
+    first = len(fake_embedder.embedded_texts)
+    stats = Indexer(store, fake_embedder).index(b.root, WalkOptions())
+    assert stats.chunks_embedded == 0
+    assert len(fake_embedder.embedded_texts) == first
+    names = sorted(r.name for r in store.repos())
+    assert names == ["app", "app-2"]
+    # each repository's checkpoints are searchable through the shared vectors
+    assert store.repo_counts(2)["embedded"] == store.repo_counts(2)["checkpoints"]
+
+
+def test_model_mismatch_is_an_error_with_a_hint(repo, store, fake_embedder):
+    small_repo(repo)
+    Indexer(store, fake_embedder).index(repo.root, WalkOptions())
+
+    class Other(FakeEmbedder):
+        name = "other-model"
+
+    with pytest.raises(ModelMismatch) as e:
+        Indexer(store, Other()).index(repo.root, WalkOptions())
+    assert "fake-hash-64" in e.value.message and "other-model" in e.value.message
+    assert e.value.hint and "re-index" in e.value.hint
+
+
+def test_dry_run_writes_nothing_and_reports_the_work(repo, store, fake_embedder):
+    small_repo(repo)
+    stats = Indexer(store, fake_embedder).index(repo.root, WalkOptions(), dry_run=True)
+    assert stats.dry_run and stats.files_indexed == 3
+    assert stats.chunks_to_embed > 0 and stats.tokens_to_embed > 0
+    assert counts(store)["files"] == 0
+    assert store.repos() == []
+    assert fake_embedder.embedded_texts == []
+
+
+def test_invalid_options_fail_before_any_work(repo, store, fake_embedder):
+    small_repo(repo)
+    with pytest.raises(ValidationError) as e:
+        Indexer(store, fake_embedder).index(repo.root, WalkOptions(include_patterns=("[bad",)))
+    assert e.value.details["field"] == "include_patterns"
+    with pytest.raises(ValidationError) as e:
+        Indexer(store, fake_embedder).index(repo.root, WalkOptions(max_file_size=20 * 2**20))
+    assert e.value.details == {"field": "max_file_size", "max_allowed": 10485760,
+                               "provided": 20971520}
+    with pytest.raises(ValidationError):
+        Indexer(store, fake_embedder).index(repo.root / "missing", WalkOptions())
+    assert store.repos() == []
+
+
+def test_bad_files_are_skipped_with_reasons_and_the_run_goes_on(repo, store, fake_embedder):
+    small_repo(repo)
+    repo.write_bytes("logo.png", b"\x89PNG\x00\x00binary")
+    repo.write_size("big.txt", 2000)
+    repo.write(".env", "TOKEN=abc\n")
+    stats = Indexer(store, fake_embedder).index(repo.root, WalkOptions(max_file_size=1000))
+    assert stats.files_indexed == 3
+    assert stats.files_skipped["binary"] == 1
+    assert stats.files_skipped["too_large"] == 1
+    assert stats.files_skipped["sensitive"] == 1
+
+
+def test_thousand_file_repository(repo, store, fake_embedder):
+    for i in range(1000):
+        repo.write(f"pkg{i % 10}/file{i}.txt", f"content number {i}\n")
+    stats = Indexer(store, fake_embedder).index(repo.root, WalkOptions())
+    assert stats.files_indexed == 1000
+    assert counts(store)["files"] == 1000
+    assert counts(store)["checkpoints"] == 1000
+
+
+def test_oversized_embedding_inputs_are_resplit_not_truncated(repo, store):
+    class Tiny(FakeEmbedder):
+        max_tokens = 40
+
+    emb = Tiny()
+    repo.write("long.txt", "\n".join(f"word{i} " * 12 for i in range(30)) + "\n")
+    Indexer(store, emb).index(repo.root, WalkOptions())
+    assert all(n <= 38 for n in emb.count_tokens(emb.embedded_texts))
+    text = "".join(r[0] + "\n" for r in store.query(
+        "SELECT text FROM checkpoints ORDER BY start_line"))
+    for i in range(30):
+        assert f"word{i} " in text
+
+
+CRASH_SCRIPT = textwrap.dedent(
+    """
+    import sys, threading
+    from pathlib import Path
+    sys.path.insert(0, {root!r})
+    from tests.conftest import FakeEmbedder
+    from indexer.pipeline import Indexer
+    from indexer.store import Store
+    from indexer.walker import WalkOptions
+
+    phase = sys.argv[3]
+
+    class Stalling(FakeEmbedder):
+        def embed(self, texts):
+            out = super().embed(texts)
+            if phase == "embed" and len(self.calls) == 2:
+                print("STALLED", flush=True)
+                threading.Event().wait()
+            return out
+
+    done = [0]
+    def progress(p):
+        if phase == "walk" and p.phase == "walk" and p.done >= 50:
+            print("STALLED", flush=True)
+            threading.Event().wait()
+
+    store = Store.open(sys.argv[1])
+    Indexer(store, Stalling(), embed_commit_every=8).index(
+        Path(sys.argv[2]), WalkOptions(), progress=progress)
+    """
+)
+
+
+@pytest.mark.parametrize("phase", ["walk", "embed"])
+def test_kill_during_indexing_leaves_a_consistent_index_and_the_next_run_completes(
+    repo, tmp_path, phase, fake_embedder
+):
+    for i in range(120):
+        repo.write(f"d{i % 7}/f{i}.py", f"def f{i}(x):\n    return x + {i}\n")
+    db = tmp_path / "crash.db"
+    script = tmp_path / "crash.py"
+    script.write_text(CRASH_SCRIPT.format(root=str(ROOT)), encoding="utf-8")
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(db), str(repo.root), phase],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        line = proc.stdout.readline()  # blocks until the child reaches the stall point
+        assert line.strip() == "STALLED", proc.stderr.read()
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    with Store.open(db) as store:
+        assert store.query("PRAGMA integrity_check")[0][0] == "ok"
+        files = int(store.query("SELECT count(*) FROM files")[0][0])
+        assert 0 < files <= 120
+        assert files == int(store.query("SELECT count(*) FROM file_text")[0][0])
+        # every stored file is whole: it has its checkpoints
+        assert not store.query(
+            "SELECT f.path FROM files f WHERE NOT EXISTS "
+            "(SELECT 1 FROM checkpoints c WHERE c.file_id = f.id)"
+        )
+        stats = Indexer(store, fake_embedder).index(repo.root, WalkOptions())
+        assert stats.files_indexed == 120
+        assert stats.files_unchanged == files
+        assert store.count_pending() == 0
+        c = counts(store)
+        assert c["embeddings"] == int(store.query(
+            "SELECT count(DISTINCT hash) FROM checkpoints")[0][0])
