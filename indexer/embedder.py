@@ -155,6 +155,8 @@ class SentenceTransformerEmbedder:
                 return self._model
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+            os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
             import torch
             from sentence_transformers import SentenceTransformer
 

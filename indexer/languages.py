@@ -470,7 +470,7 @@ def _from_language_pack(info: LanguageInfo) -> tree_sitter.Language | None:
         if info.pack_name not in pack.downloaded_languages():
             return None
         return pack.get_language(info.pack_name)
-    except Exception as exc:  # noqa: BLE001 - the pack raises its own hierarchy; any failure means "no grammar"
+    except (pack.Error, OSError, ValueError) as exc:
         logger.debug("language pack grammar %s unavailable: %s", info.pack_name, exc)
         return None
 

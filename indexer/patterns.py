@@ -133,9 +133,7 @@ def _matches(item: _Compiled, regex: re.Pattern[str], rel_path: str, name: str) 
     return not item.anchored and regex.fullmatch(name) is not None
 
 
-def compile_globs(
-    patterns: Iterable[str], field: str, *, ignore_case: bool = False
-) -> GlobMatcher:
+def compile_globs(patterns: Iterable[str], field: str, *, ignore_case: bool = False) -> GlobMatcher:
     """Validate and compile globs.
 
     Args:

@@ -38,8 +38,17 @@ from indexer.models import Chunk, Symbol
 Row = tuple[Any, ...]
 
 
+def _run_script(db: sqlite3.Connection, script: str) -> None:
+    """Execute `;`-separated statements inside the caller's transaction (executescript
+    would commit it)."""
+    for statement in script.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
 def _m001_create_core(db: sqlite3.Connection) -> None:
-    db.executescript(
+    _run_script(
+        db,
         """
         CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
         CREATE TABLE repos(

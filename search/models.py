@@ -128,3 +128,57 @@ class SearchOptions:
     """Reciprocal-rank-fusion constant for hybrid ranking."""
     token_budget: int = 6000
     """Approximate token budget of one page of results for agents."""
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolPage:
+    """One page of `search_symbols`."""
+
+    query: str
+    items: list[SymbolItem]
+    total: int
+    start_index: int
+    has_more: bool
+    pagination_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """A definition or usage site of a symbol."""
+
+    kind: str
+    """`definition` or `usage`."""
+    repository: str
+    path: str
+    line: int
+    column: int
+    context: str
+    language: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class References:
+    """`find_references`: definitions first, then usages."""
+
+    symbol: str
+    definitions: list[Reference]
+    usages: list[Reference]
+    duration_ms: float
+    truncated: bool = False
+    language: str | None = None
+    """The language filter applied (the definition's language by default)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileContent:
+    """A file (or a line range of it) from an indexed repository."""
+
+    repository: str
+    path: str
+    language: str
+    content: str
+    start_line: int
+    end_line: int
+    total_lines: int
+    branch: str = "HEAD"
+    truncated: bool = False

@@ -24,9 +24,19 @@ from indexer.errors import IndexNotFound, ValidationError
 from indexer.lock import WriteLock
 from indexer.pipeline import Indexer, IndexStats, ProgressFn
 from indexer.store import Store
+from indexer.errors import FileNotFound
+from indexer.languages import detect_language
+from indexer.pathguard import resolve_inside
 from search.cursor import decode_cursor, encode_cursor
-from search.models import Hit
+from search.models import (
+    FileContent,
+    Hit,
+    LexicalBackend,
+    LexicalResult,
+    SymbolPage,
+)
 from search.semantic import SearchFilters, semantic_search
+from search.symbols import search_symbols
 from server.config import Settings
 
 log = logging.getLogger(__name__)
@@ -59,6 +69,16 @@ class LockedEmbedder:
 
     def count_tokens(self, texts: list[str]) -> list[int]:
         return self.inner.count_tokens(texts)
+
+
+@dataclass(slots=True)
+class LexicalPage:
+    """One page of a lexical (Zoekt-syntax) search."""
+
+    query: str
+    result: LexicalResult
+    offset: int
+    next_cursor: str | None = None
 
 
 @dataclass(slots=True)
@@ -322,3 +342,131 @@ class Service:
         return {"removed": name, "root": root, "files": counts["files"],
                 "checkpoints": counts["checkpoints"]}
 
+
+    # -- symbols, files, content -------------------------------------------------------
+
+    def symbols(
+        self,
+        query: str,
+        *,
+        kinds: list[str] | None = None,
+        max_items: int | None = None,
+        start_index: int = 0,
+        pagination_id: str | None = None,
+        repositories: list[str] | None = None,
+    ) -> SymbolPage:
+        """Fuzzy symbol search: exact > prefix > substring > fuzzy, one page.
+
+        Raises:
+            ValidationError: empty query or bad paging values.
+            InvalidCursor: a pagination_id from another query.
+        """
+        if not query.strip():
+            raise ValidationError(
+                "query must not be empty",
+                hint="Pass a symbol name or part of one, e.g. `AuthService` or `calc`.",
+                details={"field": "query", "value": query},
+            )
+        if start_index < 0 or (max_items is not None and max_items < 1):
+            raise ValidationError(
+                "start_index must be >= 0 and max_items >= 1",
+                details={"field": "start_index" if start_index < 0 else "max_items",
+                         "value": start_index if start_index < 0 else max_items},
+            )
+        params = {"symbols": query, "kinds": sorted(kinds or []),
+                  "repositories": sorted(repositories or [])}
+        if pagination_id:
+            start_index, max_items = decode_cursor(pagination_id, params)
+        store = self.store()
+        self._check_repositories(store, tuple(repositories or ()))
+        items = search_symbols(store, query, kinds=kinds, repositories=repositories)
+        total = len(items)
+        end = total if max_items is None else start_index + max_items
+        page = items[start_index:end]
+        has_more = end < total
+        return SymbolPage(
+            query=query,
+            items=page,
+            total=total,
+            start_index=start_index,
+            has_more=has_more,
+            pagination_id=encode_cursor(params, end, max_items or total) if has_more else None,
+        )
+
+    def file_content(
+        self,
+        repository: str,
+        path: str,
+        *,
+        branch: str = "HEAD",
+        start_line: int | None = None,
+        end_line: int | None = None,
+        max_bytes: int = 1 << 20,
+    ) -> FileContent:
+        """A file of an indexed repository, read from disk inside the repository root.
+
+        Raises:
+            IndexNotFound: "Repository not indexed: {repository}".
+            FileNotFound: "File not found: {repository}/{path}" (also for paths that
+                escape the root).
+            ValidationError: a bad line range.
+        """
+        store = self.store()
+        repo = store.repo_by_name(repository)
+        if repo is None:
+            raise IndexNotFound(
+                f"Repository not indexed: {repository}",
+                hint="`list_repos` (or `ctxd repos`) shows the indexed repositories.",
+                details={"field": "repository", "value": repository},
+            )
+        not_found = FileNotFound(
+            f"File not found: {repository}/{path}",
+            hint="Use `search_files` to find the right path (paths are relative to the "
+            "repository root).",
+            details={"field": "path", "repository": repository, "path": path},
+        )
+        try:
+            real = resolve_inside(Path(repo.root), path)
+        except ValidationError:
+            raise not_found from None
+        try:
+            with open(real, "rb") as f:
+                data = f.read(max_bytes + 1)
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
+            raise not_found from None
+        truncated = len(data) > max_bytes
+        text = data[:max_bytes].decode("utf-8", errors="replace").replace("\r\n", "\n")
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        total = len(lines)
+        a = start_line or 1
+        b = end_line or total
+        if a < 1 or b < a:
+            raise ValidationError(
+                f"invalid line range {a}:{b}",
+                hint=f"Lines are 1-based and inclusive; this file has {total} lines.",
+                details={"field": "start_line", "start_line": a, "end_line": b,
+                         "total_lines": total},
+            )
+        b = min(b, total)
+        rel = Path(real).relative_to(Path(repo.root).resolve()).as_posix()
+        return FileContent(
+            repository=repo.name,
+            path=rel,
+            language=detect_language(rel),
+            content="\n".join(lines[a - 1 : b]),
+            start_line=a,
+            end_line=b,
+            total_lines=total,
+            branch=branch,
+            truncated=truncated,
+        )
+
+    def freshness(self) -> list[dict[str, Any]]:
+        """When each repository was last indexed and whether a re-index is running."""
+        return [
+            {"repository": r.name, "indexed_at": r.indexed_at,
+             "indexing": r.index_started_at is not None}
+            for r in self.store().repos()
+        ]

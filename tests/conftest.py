@@ -51,7 +51,7 @@ class FakeEmbedder:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for i, text in enumerate(texts):
             for word in re.findall(r"[a-z0-9]+", text.lower()):
-                out[i, xxhash.xxh32_intdigest(word) % self.dimension] += 1.0
+                out[i, xxhash.xxh32_intdigest(word.encode()) % self.dimension] += 1.0
             norm = np.linalg.norm(out[i])
             out[i] = out[i] / norm if norm else out[i]
             if not norm:

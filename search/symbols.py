@@ -1,0 +1,127 @@
+"""Symbol search over the symbol table: exact > prefix > substring > fuzzy.
+
+`search_symbols(store, query, kinds, repositories)` returns every matching
+`SymbolItem`, ranked. Candidates come from one SQL `LIKE '%q%u%e%r%y%'` (a
+case-insensitive subsequence match, so fuzzy candidates cost one indexed-table scan,
+~10 ms per 100k symbols); `rank_symbol` (pure) then orders them: exact name (case
+matching first), prefix, substring, fuzzy; fuzzy matches that land on word starts
+(camelCase humps, snake_case parts) rank above scattered ones. A qualified query
+`Container.name` matches the name part and requires the container to contain the rest.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from indexer.store import Store
+from search.models import SymbolItem
+
+TIER_NAMES = ("exact", "prefix", "substring", "fuzzy")
+
+
+def like_pattern(query: str) -> str:
+    """`%q%u%e%r%y%` with LIKE's wildcards escaped (ESCAPE '\\')."""
+    esc = [c if c not in "%_\\" else "\\" + c for c in query]
+    return "%" + "%".join(esc) + "%"
+
+
+def word_starts(name: str) -> set[int]:
+    """Indexes where a word begins: the first char, after `_`/`-`/`.`, and camelCase humps."""
+    starts = {0}
+    for i in range(1, len(name)):
+        prev, cur = name[i - 1], name[i]
+        if prev in "_-.$" and cur not in "_-.$":
+            starts.add(i)
+        elif cur.isupper() and (prev.islower() or prev.isdigit()):
+            starts.add(i)
+        elif cur.isupper() and i + 1 < len(name) and name[i + 1].islower() and prev.isupper():
+            starts.add(i)
+    return starts
+
+
+def fuzzy_score(query: str, name: str) -> int | None:
+    """How well `query` matches `name` as a subsequence (higher is better), or None.
+
+    Greedy, preferring word starts: each query char that lands on a word start earns 2,
+    each consecutive char 1.
+    """
+    q, n = query.lower(), name.lower()
+    starts = word_starts(name)
+    score, pos, last = 0, 0, -2
+    for ch in q:
+        # prefer the next word start holding ch, else the next occurrence
+        nxt = n.find(ch, pos)
+        if nxt < 0:
+            return None
+        boundary = next((i for i in sorted(starts) if i >= pos and n[i] == ch), None)
+        if boundary is not None and nxt != last + 1:
+            nxt = boundary
+        score += 2 if nxt in starts else 0
+        score += 1 if nxt == last + 1 else 0
+        last, pos = nxt, nxt + 1
+    return score
+
+
+def rank_symbol(query: str, name: str) -> tuple[int, int] | None:
+    """(tier, -quality) for sorting, or None if `name` does not match `query`.
+
+    Tier 0 exact, 1 prefix, 2 substring, 3 fuzzy; within a tier case-exact and
+    word-start matches come first.
+    """
+    if not query:
+        return None
+    ql, nl = query.lower(), name.lower()
+    if nl == ql:
+        return (0, -(1 if name == query else 0))
+    if nl.startswith(ql):
+        return (1, -(1 if name.startswith(query) else 0))
+    idx = nl.find(ql)
+    if idx >= 0:
+        return (2, -(2 if idx in word_starts(name) else 0) - (1 if query in name else 0))
+    score = fuzzy_score(query, name)
+    if score is None:
+        return None
+    return (3, -score)
+
+
+def search_symbols(
+    store: Store,
+    query: str,
+    *,
+    kinds: Sequence[str] | None = None,
+    repositories: Sequence[str] | None = None,
+    limit: int | None = None,
+) -> list[SymbolItem]:
+    """Every symbol matching `query`, best first (see module docstring)."""
+    query = query.strip()
+    container_q = ""
+    name_q = query
+    if "." in query.strip("."):
+        container_q, _, name_q = query.rpartition(".")
+    if not name_q:
+        return []
+    sql = [
+        "SELECT s.name, s.kind, r.name, s.path, s.line, s.container, s.language, s.end_line "
+        "FROM symbols s JOIN repos r ON r.id = s.repo_id WHERE s.name LIKE ? ESCAPE '\\'"
+    ]
+    params: list[object] = [like_pattern(name_q)]
+    if container_q:
+        sql.append("AND s.container LIKE ? ESCAPE '\\'")
+        params.append("%" + re.sub(r"([%_\\])", r"\\\1", container_q) + "%")
+    if kinds:
+        sql.append(f"AND lower(s.kind) IN ({','.join('?' * len(kinds))})")
+        params.extend(k.lower() for k in kinds)
+    if repositories:
+        sql.append(f"AND r.name IN ({','.join('?' * len(repositories))})")
+        params.extend(repositories)
+    ranked: list[tuple[tuple[int, int, int, str, str, int], SymbolItem]] = []
+    for name, kind, repo, path, line, container, lang, end in store.query(" ".join(sql), params):
+        rank = rank_symbol(name_q, name)
+        if rank is None:
+            continue
+        item = SymbolItem(name, kind, repo, path, int(line), container, lang, int(end))
+        ranked.append(((rank[0], rank[1], len(name), repo, path, int(line)), item))
+    ranked.sort(key=lambda pair: pair[0])
+    items = [item for _key, item in ranked]
+    return items if limit is None else items[:limit]

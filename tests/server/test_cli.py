@@ -1,0 +1,179 @@
+"""The `ctxd` CLI end to end: real temp repositories, a real SQLite file, the real model."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from server.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+RETRY = '''"""Retrying failed requests."""
+import time
+
+
+def backoff_delays(attempts, base=0.5, cap=30.0):
+    """Exponential backoff: wait longer after every failed attempt, up to a cap."""
+    return [min(cap, base * 2 ** n) for n in range(attempts)]
+
+
+def retry(call, attempts=5):
+    for delay in backoff_delays(attempts):
+        try:
+            return call()
+        except ConnectionError:
+            time.sleep(delay)
+    raise RuntimeError("gave up")
+'''
+
+COLORS = '''"""Terminal colours."""
+
+
+def rgb_to_ansi256(r, g, b):
+    """Pick the closest entry of the 256-colour palette for a 24-bit colour."""
+    return 16 + 36 * (r // 51) + 6 * (g // 51) + (b // 51)
+'''
+
+TEMPLATE = '''"""HTML templates."""
+
+
+def render_page(title, body):
+    """Fill the page template with a title and body and escape HTML special characters."""
+    return "<h1>%s</h1><p>%s</p>" % (title.replace("<", "&lt;"), body.replace("<", "&lt;"))
+'''
+
+
+def run(*args: str):
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return result
+
+
+@pytest.fixture
+def project(repo):
+    repo.write("net/retry.py", RETRY)
+    repo.write("ui/colors.py", COLORS)
+    repo.write("web/templates.py", TEMPLATE)
+    repo.write("docs/guide.md", "# Guide\n\n## Install\n\nUse pip to install the package.\n")
+    return repo
+
+
+@pytest.mark.model
+def test_index_then_search_finds_the_file_for_a_question(project):
+    r = run("index", str(project.root), "--json")
+    assert r.exit_code == 0, r.output
+    stats = json.loads(r.output)
+    for key in ("path", "files_indexed", "files_unchanged", "files_removed", "files_skipped",
+                "files_failed", "checkpoints", "include_patterns", "exclude_patterns",
+                "max_file_size", "indexed_at", "duration_ms"):
+        assert key in stats
+    assert stats["files_indexed"] == 4
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", stats["indexed_at"])
+
+    r = run("search", "wait longer between attempts after a connection fails", "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    top = out["results"][0]
+    assert top["path"] == "net/retry.py"
+    assert set(top) >= {"repository", "path", "start_line", "end_line", "language", "symbol",
+                        "score", "snippet", "sources"}
+    assert top["repository"] == "repo" and top["language"] == "python"
+
+    r = run("search", "closest palette colour for an RGB value", "--limit", "1")
+    assert r.exit_code == 0
+    assert "ui/colors.py" in r.output
+
+
+@pytest.mark.model
+def test_search_filters_and_paging(project):
+    assert run("index", str(project.root)).exit_code == 0
+    r = run("search", "install", "--lang", "markdown", "--json")
+    assert {h["path"] for h in json.loads(r.output)["results"]} == {"docs/guide.md"}
+    r = run("search", "function", "--path", "web/**", "--json")
+    assert {h["path"] for h in json.loads(r.output)["results"]} == {"web/templates.py"}
+    seen, cursor = [], None
+    for _ in range(10):
+        args = ["search", "code", "--limit", "1", "--json"] + (["--cursor", cursor] if cursor else [])
+        page = json.loads(run(*args).output)
+        seen += [(h["path"], h["start_line"]) for h in page["results"]]
+        cursor = page["next_cursor"]
+        if not cursor:
+            break
+    assert len(seen) == len(set(seen)) >= 4
+    r = run("search", "other question", "--cursor", cursor or "bogus", "--json")
+    assert r.exit_code == 2
+    assert json.loads(r.output)["error"] == "INVALID_CURSOR"
+
+
+def test_index_errors_name_the_field_and_exit_2(tmp_path):
+    r = run("index", str(tmp_path / "missing"))
+    assert r.exit_code == 2
+    assert "error: validation_error: path does not exist" in r.output
+    r = run("index", str(tmp_path), "--max-file-size", "20971520", "--json")
+    assert r.exit_code == 2
+    err = json.loads(r.output)
+    assert err["error"] == "validation_error"
+    assert err["details"] == {"field": "max_file_size", "max_allowed": 10485760,
+                              "provided": 20971520}
+    r = run("index", str(tmp_path), "--include", "[bad", "--json")
+    assert json.loads(r.output)["details"]["field"] == "include_patterns"
+
+
+def test_dry_run_reports_without_writing(project, fake_embedder):
+    r = run("index", str(project.root), "--dry-run", "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert out["dry_run"] is True and out["files_indexed"] == 4
+    assert out["chunks_to_embed"] >= 4 and out["tokens_to_embed"] > 0
+    r = run("repos", "--json")
+    assert json.loads(r.output)["total"] == 0
+
+
+@pytest.mark.model
+def test_status_repos_remove(project):
+    run("index", str(project.root))
+    st = json.loads(run("status", "--json").output)
+    assert st["model"] == "all-MiniLM-L6-v2" and st["dimension"] == 384
+    (repo,) = st["repositories"]
+    assert repo["name"] == "repo" and repo["files"] == 4 and repo["coverage"] == 1.0
+    assert repo["indexed_at"]
+    text = run("status").output
+    assert "repo" in text and "100.0%" in text
+    assert run("remove", "repo").exit_code == 0
+    assert json.loads(run("repos", "--json").output)["total"] == 0
+    r = run("remove", "repo")
+    assert r.exit_code == 2 and "Repository not indexed: repo" in r.output
+
+
+def test_search_on_an_empty_index_exits_1():
+    r = run("search", "anything")
+    assert r.exit_code == 1
+    assert "No results" in r.output
+
+
+def test_model_mismatch_on_search_is_a_clear_error(project, tmp_path):
+    from indexer.store import Store
+    from server.config import load_settings
+
+    s = load_settings()
+    with Store.open(s.db_path) as store:
+        store.ensure_model("some-other-model", 8)
+    r = run("search", "anything")
+    assert r.exit_code == 2
+    assert "error: validation_error:" in r.output and "some-other-model" in r.output
+    assert "hint:" in r.output
+
+
+def test_every_command_has_help_with_an_example_and_is_in_the_readme():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for name, cmd in main.commands.items():
+        r = run(name, "--help")
+        assert r.exit_code == 0
+        assert "Example" in r.output, name
+        assert f"ctxd {name}" in readme, name
+        assert isinstance(cmd, click.Command)
