@@ -254,7 +254,8 @@ _TS_DEFS: dict[str, str] = {
     "module": "module",
 }
 del _TS_DEFS["field_definition"]
-_JS_WRAPPERS = frozenset({"export_statement", "ambient_declaration", "expression_statement"})
+_JS_WRAPPERS = frozenset({"export_statement"})
+_TS_WRAPPERS = frozenset({"export_statement", "ambient_declaration", "expression_statement"})
 _JS_ATTACHED = frozenset({"comment", "decorator"})
 _C_DEFS: dict[str, str] = {
     "function_definition": "function",
@@ -283,13 +284,13 @@ SYNTAX: dict[str, SyntaxTable] = {
     ),
     "typescript": SyntaxTable(
         defs=_TS_DEFS,
-        wrappers=_JS_WRAPPERS,
+        wrappers=_TS_WRAPPERS,
         attached=_JS_ATTACHED,
         method_containers=frozenset({"class", "interface"}),
     ),
     "tsx": SyntaxTable(
         defs=_TS_DEFS,
-        wrappers=_JS_WRAPPERS,
+        wrappers=_TS_WRAPPERS,
         attached=_JS_ATTACHED,
         method_containers=frozenset({"class", "interface"}),
     ),

@@ -14,7 +14,8 @@ class SkipReason(str, Enum):
     """Why the walker or the pipeline left a file out of the index."""
 
     IGNORED = "ignored"
-    """Matched a `.gitignore` or `.ctxdignore` rule."""
+    """Matched a `.gitignore`/`.ctxdignore` rule or a built-in directory prune (VCS,
+    node_modules, virtualenvs, caches)."""
     SENSITIVE = "sensitive"
     """Matched a built-in sensitive-file pattern (`.env*`, `*.pem`, keys, credentials)."""
     EXCLUDED = "excluded"

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import struct
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -109,7 +110,49 @@ def _m001_create_core(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_m001_create_core]
+def split_identifiers(text: str) -> str:
+    """The camelCase / PascalCase humps of identifiers in `text`, space-separated.
+
+    FTS5's unicode61 tokenizer already splits snake_case at `_`; this adds `parse` and
+    `Header` for `parseHeader` so a question's words reach code identifiers.
+    """
+    parts = []
+    for ident in _CAMEL_IDENT.findall(text):
+        humps = _CAMEL_HUMP.findall(ident)
+        if len(humps) > 1:
+            parts.extend(humps)
+    return " ".join(parts)
+
+
+_CAMEL_IDENT = re.compile(r"[A-Za-z][a-z0-9]*[A-Z][A-Za-z0-9]*")
+_CAMEL_HUMP = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
+
+
+def chunk_fts_row(path: str, symbol: str | None, text: str) -> tuple[str, str, str]:
+    """(path, symbol, text) as indexed for keyword search: words plus identifier humps."""
+    path_words = path.replace("/", " ").replace(".", " ")
+    sym = symbol or ""
+    return (
+        f"{path_words} {split_identifiers(path)}",
+        f"{sym.replace('.', ' ')} {split_identifiers(sym)}",
+        f"{text}\n{split_identifiers(text)}",
+    )
+
+
+def _m002_chunk_fts(db: sqlite3.Connection) -> None:
+    """Word-level (porter-stemmed) full text over checkpoints, for BM25 keyword ranking."""
+    db.execute(
+        "CREATE VIRTUAL TABLE chunk_fts USING fts5(path, symbol, text, "
+        "tokenize='porter unicode61 remove_diacritics 2', content='', contentless_delete=1)"
+    )
+    rows = db.execute("SELECT id, path, symbol, text FROM checkpoints").fetchall()
+    db.executemany(
+        "INSERT INTO chunk_fts(rowid, path, symbol, text) VALUES (?, ?, ?, ?)",
+        [(r[0], *chunk_fts_row(r[1], r[2], r[3])) for r in rows],
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_m001_create_core, _m002_chunk_fts]
 """Numbered schema migrations: MIGRATIONS[i] takes the schema from version i to i+1."""
 
 
@@ -353,6 +396,10 @@ class Store:
                 "DELETE FROM file_text WHERE rowid IN (SELECT id FROM files WHERE repo_id = ?)",
                 (repo_id,),
             )
+            self.db.execute(
+                "DELETE FROM chunk_fts WHERE rowid IN (SELECT id FROM checkpoints WHERE repo_id = ?)",
+                (repo_id,),
+            )
             for table in ("checkpoints", "symbols", "files"):
                 self.db.execute(f"DELETE FROM {table} WHERE repo_id = ?", (repo_id,))
             self.db.execute("DELETE FROM repos WHERE id = ?", (repo_id,))
@@ -412,12 +459,16 @@ class Store:
             )
             file_id = int(cur.lastrowid or 0)
             self.db.execute("INSERT INTO file_text(rowid, content) VALUES (?, ?)", (file_id, content))
+            chunk_list = list(chunks)
+            first = self.db.execute("SELECT coalesce(max(id), 0) + 1 FROM checkpoints")
+            next_id = int(first.fetchone()[0])
             self.db.executemany(
-                "INSERT INTO checkpoints(file_id, repo_id, path, language, start_line, end_line, "
-                "symbol, symbol_kind, container, text, hash) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO checkpoints(id, file_id, repo_id, path, language, start_line, "
+                "end_line, symbol, symbol_kind, container, text, hash) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
+                        next_id + n,
                         file_id,
                         repo_id,
                         record.path,
@@ -430,7 +481,14 @@ class Store:
                         c.text,
                         h,
                     )
-                    for c, h in chunks
+                    for n, (c, h) in enumerate(chunk_list)
+                ],
+            )
+            self.db.executemany(
+                "INSERT INTO chunk_fts(rowid, path, symbol, text) VALUES (?, ?, ?, ?)",
+                [
+                    (next_id + n, *chunk_fts_row(record.path, c.symbol, c.text))
+                    for n, (c, _h) in enumerate(chunk_list)
                 ],
             )
             self.db.executemany(
@@ -455,6 +513,10 @@ class Store:
 
     def _delete_file_rows(self, file_id: int) -> None:
         self.db.execute("DELETE FROM file_text WHERE rowid = ?", (file_id,))
+        self.db.execute(
+            "DELETE FROM chunk_fts WHERE rowid IN (SELECT id FROM checkpoints WHERE file_id = ?)",
+            (file_id,),
+        )
         self.db.execute("DELETE FROM checkpoints WHERE file_id = ?", (file_id,))
         self.db.execute("DELETE FROM symbols WHERE file_id = ?", (file_id,))
         self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))

@@ -330,7 +330,7 @@ def _ignored_by(chain: tuple[_IgnoreFile, ...], rel: str, is_dir: bool) -> str |
         if result.include is not None:
             if not result.include or result.index is None:
                 return None
-            return f"{ig.source}: {ig.spec.patterns[result.index].pattern}"
+            return f"{ig.source}: {ig.spec.patterns[result.index].pattern!s}"
     return None
 
 
@@ -457,12 +457,11 @@ def walk(root: Path, opts: WalkOptions) -> Iterator[FileEntry | Skipped]:
     return _Walk(root_real, policy).run()
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class _Frame:
-    """A directory being listed: where it is, and the state inherited by its entries."""
+    """A directory being listed: its identity, and the state its entries inherit."""
 
     rel: str
-    real: str
     key: tuple[int, int]
     chain: tuple[_IgnoreFile, ...]
     allowed: bool
@@ -485,7 +484,7 @@ class _Walk:
             yield Skipped(".", SkipReason.UNREADABLE, str(exc))
             return
         chain = self._load_ignores(self.root_real, "", {e.name for e in entries})
-        root = _Frame("", self.root_real, (st.st_dev, st.st_ino), chain, False, iter(entries))
+        root = _Frame("", (st.st_dev, st.st_ino), chain, False, iter(entries))
         stack = [root]
         self.ancestors[root.key] = "."
         while stack:
@@ -577,7 +576,7 @@ class _Walk:
             return Skipped(rel, *verdict)
         chain = frame.chain + self._load_ignores(real, rel, names)
         allowed = self.policy.dir_allowed(rel, name, frame.allowed)
-        return _Frame(rel, real, key, chain, allowed, iter(entries))
+        return _Frame(rel, key, chain, allowed, iter(entries))
 
     def _file(self, rel: str, real: str, st: os.stat_result) -> FileEntry | Skipped:
         if verdict := self.policy.size_verdict(st.st_size):

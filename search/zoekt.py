@@ -54,6 +54,7 @@ from search.models import Block, FileMatch, LexicalResult, LineMatch, SymbolItem
 __all__ = [
     "ZoektClient",
     "ZoektRepo",
+    "completeness",
     "escape_regex",
     "exact_file_query",
     "literal_content_query",
@@ -61,6 +62,7 @@ __all__ = [
     "parse_repo_list",
     "parse_search_result",
     "parse_symbols",
+    "pick_document",
     "query_error_hint",
     "quote_literal",
     "quote_term",
@@ -158,7 +160,7 @@ def query_error_hint(message: str) -> str:
     if "regexp" in low:
         return (
             "Terms are RE2 regular expressions: escape ( ) [ ] { } . * + ? | ^ $ \\ with a "
-            "backslash (`foo\\(`), or quote them (`\"foo\\\\(\"`). There is no /regex/ syntax "
+            'backslash (`foo\\(`), or quote them (`"foo\\\\("`). There is no /regex/ syntax '
             "and no look-around or back-references."
         )
     if "unknown" in low or "argument" in low or "meta field" in low:
@@ -678,10 +680,16 @@ class ZoektClient:
         base: dict[str, object] = {"ok": False, "backend": self.name, "url": self.url}
         try:
             answer = self._exchange("GET", "/healthz", None)
-            if answer.status != 200 or not answer.is_json:
+            if answer.status != 200:  # 500 "not ready: ..." while shards fail to load
                 return base | {
-                    "error": f"/healthz answered HTTP {answer.status}: {answer.excerpt()}",
-                    "hint": _RPC_HINT if not answer.is_json else _UNAVAILABLE_HINT,
+                    "error": f"Zoekt at {self.url} is not healthy: HTTP {answer.status}: "
+                    f"{answer.excerpt()}",
+                    "hint": "Check the zoekt-webserver log and its -index directory.",
+                }
+            if not answer.is_json:
+                return base | {
+                    "error": f"{self.url}/healthz did not answer JSON: is this zoekt-webserver?",
+                    "hint": _UNAVAILABLE_HINT,
                 }
             listing = self._unwrap(self._post("/api/list", {"Q": ""}), "List", "/api/list")
         except (BackendUnavailable, BackendTimeout, QueryError) as exc:

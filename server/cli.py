@@ -8,10 +8,11 @@ Exit codes: 0 ok, 1 nothing matched, 2 errors.
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 import click
 
@@ -151,44 +152,77 @@ def index(
 
 
 @main.command()
-@click.argument("query")
-@click.option("--mode", type=click.Choice(MODES), default="semantic", show_default=True,
-              help="Ranking: semantic (meaning), lexical (Zoekt syntax), hybrid (both).")
+@click.argument("query", required=False)
+@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True,
+              help="hybrid (meaning + keywords, fused), semantic, keyword (BM25), "
+              "lexical (QUERY is Zoekt syntax).")
 @click.option("--repo", "repos", multiple=True, metavar="NAME", help="Only this repository.")
 @click.option("--path", "path_glob", metavar="GLOB", help="Only paths matching GLOB.")
 @click.option("--lang", metavar="L", help="Only this language (e.g. python).")
 @click.option("--limit", type=click.IntRange(1, 100), help="Results per page (default 10).")
 @click.option("--cursor", help="Continue from a previous page's next_cursor.")
+@click.option("--batch", "batch", type=click.File("r", encoding="utf-8"), metavar="FILE",
+              help="Run one query per line of FILE ('-' = stdin; plain text or JSON "
+              '{"id", "query"}); print one JSON object per line.')
 @json_option
 @click.pass_context
 def search(
     ctx: click.Context,
-    query: str,
+    query: str | None,
     mode: str,
     repos: tuple[str, ...],
     path_glob: str | None,
     lang: str | None,
     limit: int | None,
     cursor: str | None,
+    batch: TextIO | None,
     as_json: bool,
 ) -> None:
-    """Search the index for QUERY.
+    """Search the index for QUERY (a question, keywords, or Zoekt syntax with --mode lexical).
 
     \b
     Example:
       ctxd search "how are HTTP redirects followed" --lang python --limit 5
+      ctxd search 'sym:Retry lang:python' --mode lexical
     """
     service = _service(ctx)
-    page = service.search(
-        query, mode=mode, limit=limit, cursor=cursor, repositories=list(repos) or None,
-        path_glob=path_glob, language=lang,
-    )
+    options = {"mode": mode, "limit": limit, "repositories": list(repos) or None,
+               "path_glob": path_glob, "language": lang}
+    if batch is not None:
+        _search_batch(service, batch, options)
+        return
+    if not query:
+        raise click.UsageError("QUERY is required (or --batch FILE)")
+    page = service.search(query, cursor=cursor, **options)
     if as_json:
         render.emit_json(render.search_page_json(page))
     else:
         render.emit(render.search_page_text(page))
     if not page.results:
         sys.exit(1)
+
+
+def _search_batch(service: Service, lines: TextIO, options: dict[str, Any]) -> None:
+    """One JSON result object per input line, the model loaded once."""
+    for n, raw in enumerate(lines, start=1):
+        raw = raw.strip()
+        if not raw:
+            continue
+        qid: Any = n
+        query = raw
+        if raw.startswith("{"):
+            try:
+                obj = json.loads(raw)
+                qid, query = obj.get("id", n), str(obj["query"])
+            except (ValueError, KeyError, TypeError):
+                render.emit_line_json({"id": n, "error": "validation_error",
+                                       "message": f"line {n} is not {{\"id\", \"query\"}} JSON"})
+                continue
+        try:
+            page = service.search(query, **options)
+            render.emit_line_json({"id": qid, **render.search_page_json(page)})
+        except CtxdError as err:
+            render.emit_line_json({"id": qid, **err.to_dict()})
 
 
 @main.command()
@@ -256,3 +290,7 @@ def remove(ctx: click.Context, repo: str, as_json: bool) -> None:
     else:
         render.emit(f"Removed {result['removed']} ({result['files']} files, "
                     f"{result['checkpoints']} checkpoints).")
+
+
+if __name__ == "__main__":
+    main()

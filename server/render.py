@@ -24,6 +24,11 @@ def emit(text: str, *, err: bool = False) -> None:
     print(text, file=sys.stderr if err else sys.stdout)
 
 
+def emit_line_json(obj: Any) -> None:
+    """One compact JSON object on one line (JSON Lines), flushed."""
+    print(json.dumps(obj, ensure_ascii=False, default=str), flush=True)
+
+
 def emit_json(obj: Any) -> None:
     print(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
 

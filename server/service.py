@@ -35,13 +35,20 @@ from search.models import (
     LexicalResult,
     SymbolPage,
 )
+from search.hybrid import fuse
+from search.keyword import keyword_search
 from search.semantic import SearchFilters, semantic_search
 from search.symbols import search_symbols
 from server.config import Settings
 
 log = logging.getLogger(__name__)
 
-MODES = ("hybrid", "semantic", "lexical")
+MODES = ("hybrid", "semantic", "keyword", "lexical")
+"""hybrid: semantic + keyword (+ Zoekt) fused; semantic: vectors only; keyword: BM25 over
+checkpoint words; lexical: the query is Zoekt syntax, run by the lexical engine."""
+
+HYBRID_DEPTH = 50
+"""How many hits each leg contributes to fusion."""
 
 
 class LockedEmbedder:
@@ -236,10 +243,7 @@ class Service:
         filters = SearchFilters(tuple(repositories or ()), path_glob, language)
         store = self.store()
         self._check_repositories(store, filters.repositories)
-        store.check_model(self.embedder.name)
-        hits = semantic_search(
-            store, self.embedder, query, filters=filters, limit=limit + 1, offset=offset
-        )
+        hits = self._ranked(store, query, mode, filters, offset, limit + 1)
         more = len(hits) > limit
         hits = hits[:limit]
         return SearchPage(
@@ -249,6 +253,30 @@ class Service:
             next_cursor=encode_cursor(params, offset + limit, limit) if more else None,
             stats={"offset": offset, "count": len(hits)},
         )
+
+    def _ranked(
+        self, store: Store, query: str, mode: str, filters: SearchFilters, offset: int, n: int
+    ) -> list[Hit]:
+        """`n` hits from `offset` on, in the given mode."""
+        if mode == "keyword":
+            return keyword_search(store, query, filters=filters, limit=n, offset=offset)
+        if mode == "lexical":
+            return self._lexical_hits(query, filters, offset, n)
+        store.check_model(self.embedder.name)
+        if mode == "semantic":
+            return semantic_search(store, self.embedder, query, filters=filters, limit=n,
+                                   offset=offset)
+        depth = max(HYBRID_DEPTH, offset + n)
+        legs = [
+            semantic_search(store, self.embedder, query, filters=filters, limit=depth),
+            keyword_search(store, query, filters=filters, limit=depth),
+        ]
+        return fuse(legs, k=self.settings.search.rrf_k)[offset : offset + n]
+
+    def _lexical_hits(
+        self, query: str, filters: SearchFilters, offset: int, n: int
+    ) -> list[Hit]:
+        raise NotImplementedError  # wired to the lexical engine below
 
     @staticmethod
     def _check_repositories(store: Store, names: tuple[str, ...]) -> None:

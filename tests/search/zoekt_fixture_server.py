@@ -38,7 +38,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 SEARCH_KEYS = frozenset({"Q", "Opts", "RepoIDs"})
 SEARCH_OPTS = frozenset(
@@ -160,7 +160,9 @@ def contract_problems(path: str, doc: object) -> list[str]:
         return problems
     if "RepoIDs" in doc:
         problems.append("RepoIDs is not sent by our client")
-    problems += [f"option {k!r} is not sent by our client" for k in opts if k in SEARCH_OPTS - CLIENT_OPTS]
+    problems += [
+        f"option {k!r} is not sent by our client" for k in opts if k in SEARCH_OPTS - CLIENT_OPTS
+    ]
     if opts.get("ChunkMatches") is not True:
         problems.append("ChunkMatches must be true")
     for name in ("MaxWallTime", "MaxDocDisplayCount"):
@@ -259,7 +261,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _answer
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:
         """Silence the per-request log lines on stderr."""
 
 
@@ -276,15 +278,15 @@ class _Running:
 
     def __init__(self) -> None:
         self._httpd = _HTTPServer(self.app)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.01,), daemon=True)
 
     def app(self, method: str, path: str, body: bytes) -> Reply:
         raise NotImplementedError
 
     @property
     def url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        port = self._httpd.server_address[1]
+        return f"http://127.0.0.1:{port}"
 
     def start(self) -> None:
         self._thread.start()
@@ -294,7 +296,7 @@ class _Running:
         self._httpd.server_close()
         self._thread.join(timeout=5)
 
-    def __enter__(self) -> _Running:
+    def __enter__(self) -> Self:
         self.start()
         return self
 

@@ -1,0 +1,100 @@
+"""Keyword search: a question's words, BM25-ranked over the checkpoint word index.
+
+`keyword_search(store, question, filters, limit)` turns a natural-language question
+into its content words and identifiers (`keyword_terms`, pure), ORs them into an
+FTS5 MATCH over `chunk_fts` (porter-stemmed words of each checkpoint's path, symbol
+and text, with camelCase humps split), and ranks checkpoints by BM25 with the path and
+symbol columns weighted above the body. This is the lexical leg of hybrid ranking
+when no Zoekt server is configured.
+"""
+
+from __future__ import annotations
+
+import re
+
+from indexer.store import Store, split_identifiers
+from search.models import Hit, MatchSource
+from search.semantic import SearchFilters
+
+STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because been
+    before being below between both but by can could did do does doing down during each few
+    for from further get gets got had has have having he her here hers how i if in into is it
+    its itself just let lets like make makes me more most my no nor not now of off on once
+    only or other our out over own same she should so some such than that the their them then
+    there these they this those through to too under until up use used uses using very via
+    want wants was way we were what when where which while who whom why will with without
+    would you your yours e g eg ie etc instead something someone thing things one two another
+    does doesn isn t s whether happen happens work works""".split()
+)
+"""English function words that carry no evidence in code search."""
+
+COLUMN_WEIGHTS = (3.0, 4.0, 1.0)
+"""BM25 weights of the path, symbol and text columns."""
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
+
+
+def keyword_terms(question: str) -> list[str]:
+    """Distinct lowercase search terms of a question: content words and identifier parts.
+
+    `Retry.increment is_exhausted` -> retry, increment, is_exhausted, exhausted, ...;
+    stop words and one-letter words are dropped.
+    """
+    seen: dict[str, None] = {}
+    for word in _WORD.findall(question):
+        pieces = [word, *word.split("_"), *split_identifiers(word).split()]
+        for p in pieces:
+            t = p.lower()
+            if len(t) >= 2 and t not in STOPWORDS and not t.isdigit():
+                seen.setdefault(t, None)
+    return list(seen)
+
+
+def match_expression(terms: list[str]) -> str:
+    """An FTS5 MATCH string: every term quoted, ORed (BM25 rewards documents with more)."""
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def keyword_search(
+    store: Store,
+    question: str,
+    *,
+    filters: SearchFilters | None = None,
+    limit: int = 10,
+    offset: int = 0,
+) -> list[Hit]:
+    """The checkpoints best matching the question's words by BM25, best first."""
+    terms = keyword_terms(question)
+    if not terms:
+        return []
+    filters = filters or SearchFilters()
+    where, params = filters.sql()
+    path_ok = filters.path_matcher()
+    want = offset + limit
+    fetch = want * 4 if filters.path_glob else want
+    w = COLUMN_WEIGHTS
+    rows = store.query(
+        f"SELECT bm25(chunk_fts, {w[0]}, {w[1]}, {w[2]}) AS s, r.name, c.path, c.language, "
+        "c.start_line, c.end_line, c.symbol, c.text "
+        "FROM chunk_fts JOIN checkpoints c ON c.id = chunk_fts.rowid "
+        "JOIN repos r ON r.id = c.repo_id "
+        f"WHERE chunk_fts MATCH ? {where} ORDER BY s LIMIT ?",
+        [match_expression(terms), *params, fetch],
+    )
+    hits = [
+        Hit(
+            repository=repo,
+            path=path,
+            language=lang,
+            start_line=int(start),
+            end_line=int(end),
+            score=round(-float(s), 4),
+            sources=(MatchSource.LEXICAL,),
+            symbol=symbol,
+            snippet=text,
+        )
+        for s, repo, path, lang, start, end, symbol, text in rows
+        if path_ok(path)
+    ]
+    return hits[offset:want]
