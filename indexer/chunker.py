@@ -130,23 +130,20 @@ class _Cutter:
             end -= 1
         return start, end
 
-    def _indent(self, i: int) -> int:
-        line = self.lines[i]
-        return len(line) - len(line.lstrip())
+    def _boundary(self, cut: int, end: int, indent: Sequence[int], body_indent: int) -> float:
+        """How good a place to cut after line `cut` is (higher is better).
 
-    def _boundary(self, cut: int, end: int, body_indent: int) -> float:
-        """How good a place to cut after line `cut` is (higher is better)."""
+        `indent[k]` is the indentation of line `k` (0-based, whole file or region)."""
         nxt = cut + 1
         if nxt > end:
             return 3.0
         if self.blank[nxt] or self.blank[cut]:
             return 2.0
-        stripped = self.lines[nxt].lstrip()
-        if stripped.startswith(_CONTINUATIONS):
+        if self.lines[nxt].lstrip().startswith(_CONTINUATIONS):
             return 0.0
-        if self._indent(nxt) <= body_indent:
+        if indent[nxt] <= body_indent:
             return 1.5
-        if self._indent(nxt) < self._indent(cut):
+        if indent[nxt] < indent[cut]:
             return 0.5
         return 0.0
 
@@ -159,7 +156,9 @@ class _Cutter:
         target = self.target if target is None else target
         out: list[_Piece] = []
         start, end = self.trim(start, end)
-        body = [self._indent(i) for i in range(start + 1, end + 1) if not self.blank[i]]
+        lines = self.lines
+        indent = [0] * start + [len(x) - len(x.lstrip()) for x in lines[start : end + 1]]
+        body = [indent[i] for i in range(start + 1, end + 1) if not self.blank[i]]
         body_indent = min(body) if body else 0
         i = start
         while i <= end:
@@ -185,7 +184,8 @@ class _Cutter:
                 if self.blank[cut] and cut != hi:
                     continue
                 size = self.tokens(i, cut)
-                score = 0.5 * self._boundary(cut, end, body_indent) - abs(size - ideal) / ideal
+                boundary = self._boundary(cut, end, indent, body_indent)
+                score = 0.5 * boundary - abs(size - ideal) / ideal
                 if size < 0.5 * ideal and cut != hi:
                     score -= 1.0
                 if score > best_score:
@@ -292,26 +292,44 @@ class _Cutter:
         return self.split_lines(start, end, owner)
 
     def merge(self, pieces: list[_Piece], owner: Definition | None) -> list[_Piece]:
-        """Merge neighbours: whole pieces up to target, small ones up to max."""
+        """Merge neighbours: whole pieces up to target, then each piece under min_tokens
+        into its smaller neighbour up to max."""
         out: list[_Piece] = []
         for p in pieces:
-            if out and p.text is None and out[-1].text is None:
+            if out and _whole(out[-1]) and _whole(p):
                 prev = out[-1]
-                joint = self.tokens(prev.start, p.end)
-                small = min(self.tokens(prev.start, prev.end), self.tokens(p.start, p.end))
-                whole = not prev.sealed and not p.sealed
-                if (whole and joint <= self.target) or (
-                    small < self.opts.min_tokens and joint <= self.max
-                ):
-                    out[-1] = _Piece(
-                        prev.start,
-                        p.end,
-                        prev.owner if prev.owner is p.owner else owner,
-                        sealed=prev.sealed or p.sealed,
-                    )
+                if self.tokens(prev.start, p.end) <= self.target:
+                    out[-1] = self._joined(prev, p, owner)
                     continue
             out.append(p)
+        i = 0
+        while i < len(out):
+            p = out[i]
+            if p.text is None and len(out) > 1 and self.size(p) < self.opts.min_tokens:
+                options: list[tuple[int, int]] = []
+                for j in (i - 1, i + 1):
+                    if 0 <= j < len(out) and out[j].text is None:
+                        a, b = min(i, j), max(i, j)
+                        if self.tokens(out[a].start, out[b].end) <= self.max:
+                            options.append((self.size(out[j]), j))
+                if options:
+                    j = min(options)[1]
+                    a, b = min(i, j), max(i, j)
+                    out[a] = self._joined(out[a], out[b], owner)
+                    del out[b]
+                    i = a
+                    continue
+            i += 1
         return out
+
+    def size(self, p: _Piece) -> int:
+        return self.tokens(p.start, p.end)
+
+    @staticmethod
+    def _joined(a: _Piece, b: _Piece, owner: Definition | None) -> _Piece:
+        return _Piece(
+            a.start, b.end, a.owner if a.owner is b.owner else owner, sealed=a.sealed or b.sealed
+        )
 
     def to_chunks(self, pieces: Sequence[_Piece], offset: int = 0) -> list[Chunk]:
         chunks: list[Chunk] = []
@@ -329,6 +347,10 @@ class _Cutter:
                 )
             )
         return chunks
+
+
+def _whole(p: _Piece) -> bool:
+    return not p.sealed and p.text is None
 
 
 def _cut_text(text: str, parts: int) -> list[str]:

@@ -98,7 +98,9 @@ LANGUAGES: dict[str, LanguageInfo] = {
     info.id: info
     for info in (
         _lang("python", "Python", _CODE, ("tree_sitter_python", "language"), "python"),
-        _lang("javascript", "JavaScript", _CODE, ("tree_sitter_javascript", "language"), "javascript"),
+        _lang(
+            "javascript", "JavaScript", _CODE, ("tree_sitter_javascript", "language"), "javascript"
+        ),
         _lang(
             "typescript", "TypeScript", _CODE,
             ("tree_sitter_typescript", "language_typescript"), "typescript",

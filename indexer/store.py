@@ -571,6 +571,24 @@ class Store:
                         (cur.lastrowid, blob),
                     )
 
+    def vector_state(self) -> tuple[int, int, int]:
+        """(count, largest rowid, deletion generation) of the vectors: a cache key.
+
+        The generation grows whenever vectors are deleted, so a reader holding vectors in
+        memory knows whether appending the rows past its largest rowid is enough.
+        """
+        count, top = self.db.execute("SELECT count(*), coalesce(max(id), 0) FROM embeddings").fetchone()
+        return int(count), int(top), int(self.get_meta("vec_generation") or 0)
+
+    def vectors_after(self, rowid: int) -> list[tuple[int, bytes]]:
+        """(rowid, float32 blob) of every vector with a larger rowid, in rowid order."""
+        if not self.has_vectors():
+            return []
+        rows = self.db.execute(
+            "SELECT rowid, embedding FROM vec_embeddings WHERE rowid > ? ORDER BY rowid", (rowid,)
+        )
+        return [(int(r[0]), bytes(r[1])) for r in rows]
+
     def gc_embeddings(self) -> int:
         """Delete embeddings no checkpoint refers to; returns how many went."""
         if not self.has_vectors():
@@ -586,6 +604,9 @@ class Store:
             for i in orphans:
                 self.db.execute("DELETE FROM vec_embeddings WHERE rowid = ?", (i,))
                 self.db.execute("DELETE FROM embeddings WHERE id = ?", (i,))
+            if orphans:
+                generation = int(self.get_meta("vec_generation") or 0) + 1
+                self.set_meta("vec_generation", str(generation))
         return len(orphans)
 
     # -- counts --------------------------------------------------------------------------

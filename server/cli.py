@@ -16,7 +16,7 @@ from typing import Any, TextIO, TypeVar
 
 import click
 
-from indexer.errors import CtxdError
+from indexer.errors import CtxdError, ValidationError
 from server import render
 from server.config import Settings, load_settings
 from server.service import MODES, Service
@@ -72,8 +72,8 @@ def _settings(ctx: click.Context, **flags: Any) -> Settings:
     return load_settings(base)
 
 
-def _service(ctx: click.Context, **flags: Any) -> Service:
-    service = Service(_settings(ctx, **flags))
+def _service(ctx: click.Context, *, long_lived: bool = False, **flags: Any) -> Service:
+    service = Service(_settings(ctx, **flags), long_lived=long_lived)
     ctx.call_on_close(service.close)
     return service
 
@@ -185,7 +185,7 @@ def search(
       ctxd search "how are HTTP redirects followed" --lang python --limit 5
       ctxd search 'sym:Retry lang:python' --mode lexical
     """
-    service = _service(ctx)
+    service = _service(ctx, long_lived=batch is not None)
     options = {"mode": mode, "limit": limit, "repositories": list(repos) or None,
                "path_glob": path_glob, "language": lang}
     if batch is not None:
@@ -252,25 +252,21 @@ def status(ctx: click.Context, as_json: bool) -> None:
 
 
 @main.command()
+@click.option("--filter", "filter_", metavar="RE", help="Only names matching this regex.")
 @json_option
 @click.pass_context
-def repos(ctx: click.Context, as_json: bool) -> None:
-    """List indexed repositories.
+def repos(ctx: click.Context, filter_: str | None, as_json: bool) -> None:
+    """List indexed repositories (local, plus Zoekt's when ZOEKT_URL is set).
 
     \b
     Example:
-      ctxd repos --json
+      ctxd repos --filter '^req' --json
     """
-    items = _service(ctx).repos()
+    listing = _service(ctx).list_repos(filter_)
     if as_json:
-        render.emit_json({"repositories": items, "total": len(items)})
+        render.emit_json(listing)
         return
-    if not items:
-        render.emit("No repositories are currently indexed.")
-        return
-    for r in items:
-        render.emit(f"{r['name']:<20} {r['files']:>6} files  {r['indexed_at'] or 'never'}  "
-                    f"{r['root']}")
+    render.emit(render.repos_text(listing))
 
 
 @main.command()
@@ -290,6 +286,118 @@ def remove(ctx: click.Context, repo: str, as_json: bool) -> None:
     else:
         render.emit(f"Removed {result['removed']} ({result['files']} files, "
                     f"{result['checkpoints']} checkpoints).")
+
+
+@main.command()
+@click.argument("query")
+@click.option("--kind", "kinds", multiple=True, metavar="K",
+              help="Only these kinds (class, function, method, ...; repeatable).")
+@click.option("--repo", "repos", multiple=True, metavar="NAME", help="Only this repository.")
+@click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True)
+@click.option("--start", "start_index", type=click.IntRange(0), default=0, show_default=True,
+              help="Skip this many results (paging).")
+@json_option
+@click.pass_context
+def symbols(ctx: click.Context, query: str, kinds: tuple[str, ...], repos: tuple[str, ...],
+            limit: int, start_index: int, as_json: bool) -> None:
+    """Find definitions by name: exact, prefix, substring, then fuzzy (camelCase/snake_case).
+
+    \b
+    Example:
+      ctxd symbols calc --kind function --kind method
+    """
+    page = _service(ctx).symbols(query, kinds=list(kinds) or None, max_items=limit,
+                                 start_index=start_index, repositories=list(repos) or None)
+    if as_json:
+        render.emit_json(render.symbol_page_json(page))
+    else:
+        render.emit(render.symbol_page_text(page))
+    if not page.items:
+        sys.exit(1)
+
+
+@main.command()
+@click.argument("symbol")
+@click.option("--lang", metavar="L", help="Language of usages (default: the definition's).")
+@click.option("--repo", "repos", multiple=True, metavar="NAME", help="Only this repository.")
+@click.option("--limit", type=click.IntRange(1, 10000), default=200, show_default=True)
+@json_option
+@click.pass_context
+def refs(ctx: click.Context, symbol: str, lang: str | None, repos: tuple[str, ...], limit: int,
+         as_json: bool) -> None:
+    """Show where SYMBOL is defined and used (word-boundary matches, definitions removed).
+
+    \b
+    Example:
+      ctxd refs Retry.increment
+    """
+    result = _service(ctx).references(symbol, language=lang, repositories=list(repos) or None,
+                                      limit=limit)
+    if as_json:
+        render.emit_json(render.references_json(result))
+    else:
+        render.emit(render.references_text(result))
+    if not result.definitions and not result.usages:
+        sys.exit(1)
+
+
+@main.command()
+@click.argument("pattern")
+@click.option("--repo", "repos", multiple=True, metavar="NAME", help="Only this repository.")
+@click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True)
+@click.option("--cursor", help="Continue from a previous page's next_cursor.")
+@json_option
+@click.pass_context
+def files(ctx: click.Context, pattern: str, repos: tuple[str, ...], limit: int,
+          cursor: str | None, as_json: bool) -> None:
+    """Find files by path: a glob (`**/*.py`) or a regular expression (`_test\\.go$`).
+
+    \b
+    Example:
+      ctxd files '**/retry*.py'
+    """
+    page = _service(ctx).files(pattern, limit=limit, cursor=cursor,
+                               repositories=list(repos) or None)
+    if as_json:
+        render.emit_json(render.lexical_page_json(page))
+    else:
+        render.emit(render.files_text(page))
+    if not page.result.files:
+        sys.exit(1)
+
+
+@main.command()
+@click.argument("repo")
+@click.argument("path")
+@click.option("--lines", metavar="A:B", help="Only lines A to B (1-based, inclusive).")
+@json_option
+@click.pass_context
+def cat(ctx: click.Context, repo: str, path: str, lines: str | None, as_json: bool) -> None:
+    """Print a file of an indexed repository (read from disk, inside the repository root).
+
+    \b
+    Example:
+      ctxd cat myrepo src/app.py --lines 10:40
+    """
+    start = end = None
+    if lines:
+        a, _, b = lines.partition(":")
+        try:
+            start, end = (int(a) if a else None), (int(b) if b else None)
+        except ValueError:
+            raise ValidationError(
+                f"--lines must look like A:B, got {lines!r}",
+                hint="Use 1-based inclusive line numbers, e.g. --lines 10:40.",
+                details={"field": "lines", "value": lines},
+            ) from None
+    fc = _service(ctx).file_content(repo, path, start_line=start, end_line=end)
+    if as_json:
+        render.emit_json({"repository": fc.repository, "path": fc.path, "language": fc.language,
+                          "start_line": fc.start_line, "end_line": fc.end_line,
+                          "total_lines": fc.total_lines, "truncated": fc.truncated,
+                          "content": fc.content})
+    else:
+        render.emit(fc.content)
 
 
 if __name__ == "__main__":

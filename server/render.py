@@ -15,8 +15,8 @@ from typing import Any, TextIO
 
 from indexer.errors import CtxdError
 from indexer.pipeline import IndexStats, Progress
-from search.models import Hit
-from server.service import SearchPage
+from search.models import Hit, References, SymbolPage
+from server.service import LexicalPage, SearchPage, file_hit
 
 
 def emit(text: str, *, err: bool = False) -> None:
@@ -163,3 +163,91 @@ def error_text(err: CtxdError) -> str:
     if err.hint:
         text += f"\nhint: {err.hint}"
     return text
+
+
+# -- symbols, references, files, repos --------------------------------------------------
+
+
+def symbol_page_json(page: SymbolPage) -> dict[str, Any]:
+    return {
+        "query": page.query,
+        "items": [
+            {"name": i.name, "kind": i.kind, "path": i.path, "line": i.line,
+             "container": i.container, "repository": i.repository}
+            for i in page.items
+        ],
+        "total": page.total,
+        "start_index": page.start_index,
+        "has_more": page.has_more,
+        "pagination_id": page.pagination_id,
+    }
+
+
+def symbol_page_text(page: SymbolPage) -> str:
+    if not page.items:
+        return f"No symbols match {page.query!r}."
+    rows = []
+    for i in page.items:
+        inside = f" (in {i.container})" if i.container else ""
+        rows.append(f"{i.kind:<10} {i.name}{inside}  {i.repository}/{i.path}:{i.line}")
+    rows.append(f"{page.total} results" + (f"; next: --start {page.start_index + len(page.items)}"
+                                           if page.has_more else ""))
+    return "\n".join(rows)
+
+
+def references_json(r: References) -> dict[str, Any]:
+    def site(x: Any) -> dict[str, Any]:
+        return {"repository": x.repository, "path": x.path, "line": x.line,
+                "column": x.column, "context": x.context}
+
+    return {
+        "symbol": r.symbol,
+        "definitions": [site(d) for d in r.definitions],
+        "usages": [site(u) for u in r.usages],
+        "stats": {"definitions": len(r.definitions), "usages": len(r.usages),
+                  "duration_ms": r.duration_ms, "truncated": r.truncated,
+                  "language": r.language},
+    }
+
+
+def references_text(r: References) -> str:
+    out = [f"{len(r.definitions)} definitions, {len(r.usages)} usages of {r.symbol}"]
+    out += [f"def   {d.repository}/{d.path}:{d.line}:{d.column}  {d.context}"
+            for d in r.definitions]
+    out += [f"use   {u.repository}/{u.path}:{u.line}:{u.column}  {u.context}" for u in r.usages]
+    return "\n".join(out)
+
+
+def lexical_page_json(page: LexicalPage) -> dict[str, Any]:
+    res = page.result
+    return {
+        "query": page.query,
+        "results": [hit_json(file_hit(fm)) for fm in res.files],
+        "stats": {"match_count": res.match_count, "file_count": res.file_count,
+                  "duration_ms": round(res.duration_ms, 1), "partial": res.partial,
+                  "offset": page.offset},
+        "notes": list(res.notes),
+        "next_cursor": page.next_cursor,
+    }
+
+
+def files_text(page: LexicalPage) -> str:
+    if not page.result.files:
+        return f"No files match {page.query!r}."
+    out = [f"{fm.repository}/{fm.path}" for fm in page.result.files]
+    if page.next_cursor:
+        out.append(f"more: --cursor {page.next_cursor}")
+    return "\n".join(out)
+
+
+def repos_text(listing: dict[str, Any]) -> str:
+    if not listing["repositories"]:
+        return "No repositories are currently indexed."
+    out = []
+    for r in listing["repositories"]:
+        branches = ", ".join(f"{b['name']}@{b['sha']}" for b in r["branches"])
+        where = r.get("root") or r["source"]
+        out.append(f"{r['name']:<24} {r['files']:>7} files  {r['indexed_at'] or 'never'}  "
+                   f"{branches or where}")
+    out.append(f"Total: {listing['total']} repositories, {listing['total_files']} files")
+    return "\n".join(out)

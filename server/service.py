@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from indexer.embedder import Embedder, SentenceTransformerEmbedder, Vectors
-from indexer.errors import IndexNotFound, ValidationError
+from indexer.errors import IndexNotFound, QueryError, ValidationError
 from indexer.lock import WriteLock
 from indexer.pipeline import Indexer, IndexStats, ProgressFn
 from indexer.store import Store
@@ -30,14 +31,20 @@ from indexer.pathguard import resolve_inside
 from search.cursor import decode_cursor, encode_cursor
 from search.models import (
     FileContent,
+    FileMatch,
     Hit,
     LexicalBackend,
     LexicalResult,
+    MatchSource,
+    References,
     SymbolPage,
 )
 from search.hybrid import fuse
+from search.lexical import EmbeddedLexical
+from search.references import find_references
+from search.zoekt import ZoektClient
 from search.keyword import keyword_search
-from search.semantic import SearchFilters, semantic_search
+from search.semantic import SearchFilters, VectorMatrix, semantic_search
 from search.symbols import search_symbols
 from server.config import Settings
 
@@ -103,8 +110,16 @@ class SearchPage:
 class Service:
     """ctxd's use cases over one index."""
 
-    def __init__(self, settings: Settings, *, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self, settings: Settings, *, embedder: Embedder | None = None, long_lived: bool = False
+    ) -> None:
+        """
+        Args:
+            embedder: use this embedder instead of the configured model (tests, benches).
+            long_lived: keep the vectors in memory between queries (server, batch search).
+        """
         self.settings = settings
+        self.matrix = VectorMatrix() if long_lived else None
         self._embedder = LockedEmbedder(embedder) if embedder is not None else None
         self._local = threading.local()
         self._stores: list[Store] = []
@@ -265,10 +280,11 @@ class Service:
         store.check_model(self.embedder.name)
         if mode == "semantic":
             return semantic_search(store, self.embedder, query, filters=filters, limit=n,
-                                   offset=offset)
+                                   offset=offset, matrix=self.matrix)
         depth = max(HYBRID_DEPTH, offset + n)
         legs = [
-            semantic_search(store, self.embedder, query, filters=filters, limit=depth),
+            semantic_search(store, self.embedder, query, filters=filters, limit=depth,
+                            matrix=self.matrix),
             keyword_search(store, query, filters=filters, limit=depth),
         ]
         return fuse(legs, k=self.settings.search.rrf_k)[offset : offset + n]
@@ -276,7 +292,178 @@ class Service:
     def _lexical_hits(
         self, query: str, filters: SearchFilters, offset: int, n: int
     ) -> list[Hit]:
-        raise NotImplementedError  # wired to the lexical engine below
+        """Zoekt-syntax results as hits (one per file: its matching line span)."""
+        scope = query
+        if filters.repositories:
+            scope += " (" + " or ".join(f"repo:^{re.escape(r)}$" for r in filters.repositories) + ")"
+        if filters.language:
+            scope += f" lang:{filters.language}"
+        result = self._lexical_search(scope, offset=offset, max_files=n,
+                                      context_lines=self.settings.search.context_lines)
+        path_ok = filters.path_matcher()
+        return [file_hit(fm) for fm in result.files if path_ok(fm.path)]
+
+    # -- lexical (Zoekt syntax) ----------------------------------------------------------
+
+    def lexical_backend(self) -> LexicalBackend:
+        """Zoekt when `search.zoekt_url` is set, else the embedded trigram engine."""
+        url = self.settings.search.zoekt_url
+        if url:
+            return ZoektClient(url, timeout_ms=self.settings.search.zoekt_timeout_ms)
+        return EmbeddedLexical(self.store())
+
+    def _lexical_search(
+        self, query: str, *, offset: int, max_files: int, context_lines: int
+    ) -> LexicalResult:
+        backend = self.lexical_backend()
+        if isinstance(backend, EmbeddedLexical):
+            return backend.search(query, max_files=max_files, context_lines=context_lines,
+                                  offset=offset)
+        # Zoekt has no offset: ask for everything up to the end of this page and slice.
+        res = backend.search(query, max_files=offset + max_files, context_lines=context_lines)
+        return replace(res, files=res.files[offset:])
+
+    def lexical(
+        self,
+        query: str,
+        *,
+        limit: int = 30,
+        context_lines: int = 3,
+        cursor: str | None = None,
+    ) -> LexicalPage:
+        """A Zoekt-syntax search (the `search` tool), one page of files.
+
+        Raises:
+            QueryError: the query does not parse.
+            BackendUnavailable / BackendTimeout: Zoekt is configured and failing.
+            InvalidCursor: a cursor from another query.
+        """
+        if not query.strip():
+            raise QueryError(
+                "Query syntax error: empty query",
+                hint="Pass a pattern, e.g. `lang:python def main` or `sym:Handler`.",
+                details={"field": "query", "value": query},
+            )
+        for name, value, lo, hi in (("limit", limit, 1, 100), ("contextLines", context_lines, 0, 10)):
+            if not lo <= value <= hi:
+                raise ValidationError(
+                    f"{name} must be between {lo} and {hi}, got {value}",
+                    details={"field": name, "value": value, "min": lo, "max": hi},
+                )
+        params = {"lexical": query, "context_lines": context_lines}
+        offset = 0
+        if cursor:
+            offset, limit = decode_cursor(cursor, params)
+        result = self._lexical_search(query, offset=offset, max_files=limit,
+                                      context_lines=context_lines)
+        end = offset + len(result.files)
+        more = end < result.file_count and bool(result.files)
+        return LexicalPage(query=query, result=result, offset=offset,
+                           next_cursor=encode_cursor(params, end, limit) if more else None)
+
+    def files(
+        self,
+        pattern: str,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+        repositories: list[str] | None = None,
+    ) -> LexicalPage:
+        """Files whose path matches a glob (`*`, `**`) or a regular expression."""
+        if not pattern.strip():
+            raise ValidationError("pattern must not be empty",
+                                  hint="Pass a glob like `**/*.py` or a regex like `test_.*\\.py$`.",
+                                  details={"field": "pattern", "value": pattern})
+        params = {"files": pattern, "repositories": sorted(repositories or [])}
+        offset = 0
+        if cursor:
+            offset, limit = decode_cursor(cursor, params)
+        backend = self.lexical_backend()
+        if isinstance(backend, EmbeddedLexical):
+            res = backend.search_files(pattern, max_files=offset + limit + 1,
+                                       repos=repositories)
+        else:
+            res = backend.search_filenames(pattern, max_files=offset + limit + 1)
+        files = res.files[offset : offset + limit]
+        more = len(res.files) > offset + limit
+        result = replace(res, files=files)
+        return LexicalPage(query=pattern, result=result, offset=offset,
+                           next_cursor=encode_cursor(params, offset + limit, limit) if more else None)
+
+    def references(
+        self,
+        symbol: str,
+        *,
+        language: str | None = None,
+        repositories: list[str] | None = None,
+        limit: int = 100,
+    ) -> References:
+        """Definitions and word-boundary usages of `symbol`, labelled."""
+        store = self.store()
+        backend = self.lexical_backend()
+        definitions = None
+        if isinstance(backend, ZoektClient):
+            name = symbol.rsplit(".", 1)[-1]
+            definitions = [s for s in backend.symbols(f"sym:^{re.escape(name)}$")
+                           if s.name == name]
+        return find_references(store, backend, symbol, language=language,
+                               repositories=repositories, limit=limit, definitions=definitions)
+
+    def list_repos(self, filter: str | None = None) -> dict[str, Any]:  # noqa: A002 - contract name
+        """Local repositories merged with Zoekt's `/api/list`, optionally regex-filtered."""
+        rx = None
+        if filter:
+            try:
+                rx = re.compile(filter)
+            except re.error as exc:
+                raise QueryError(
+                    f"Query syntax error: invalid filter regex {filter!r}: {exc}",
+                    hint="The filter is a regular expression matched against repository names, "
+                    "e.g. `shop` or `^github.com/org/`.",
+                    details={"field": "filter", "value": filter},
+                ) from exc
+        repos: list[dict[str, Any]] = []
+        for r in self.repos():
+            repos.append({"name": r["name"], "root": r["root"], "source": "local",
+                          "files": r["files"], "bytes": r["bytes"], "branches": [],
+                          "symbols": r["symbols"] > 0, "indexed_at": r["indexed_at"],
+                          "indexing": r["indexing"], "coverage": r["coverage"]})
+        url = self.settings.search.zoekt_url
+        if url:
+            client = ZoektClient(url, timeout_ms=self.settings.search.zoekt_timeout_ms)
+            for z in client.list_repos():
+                repos.append({"name": z.name, "source": "zoekt", "files": z.files,
+                              "bytes": z.content_bytes,
+                              "branches": [{"name": b, "sha": sha} for b, sha in z.branches],
+                              "symbols": z.has_symbols,
+                              "indexed_at": z.indexed_at.isoformat() if z.indexed_at else None,
+                              "indexing": False, "coverage": None})
+        if rx is not None:
+            repos = [r for r in repos if rx.search(r["name"])]
+        return {"repositories": repos, "total": len(repos),
+                "total_files": sum(r["files"] for r in repos),
+                "total_bytes": sum(r["bytes"] for r in repos)}
+
+    def health(self) -> dict[str, Any]:
+        """The store's state and, when configured, Zoekt's."""
+        st = self.status()
+        out: dict[str, Any] = {
+            "ok": True,
+            "index": {k: st[k] for k in ("database", "model", "dimension", "size_bytes")},
+            "totals": st["totals"],
+            "repositories": [
+                {k: r[k] for k in ("name", "files", "checkpoints", "embedded", "coverage",
+                                   "indexed_at", "indexing")}
+                for r in st["repositories"]
+            ],
+            "lexical_backend": "zoekt" if self.settings.search.zoekt_url else "embedded",
+        }
+        if self.settings.search.zoekt_url:
+            z = ZoektClient(self.settings.search.zoekt_url,
+                            timeout_ms=self.settings.search.zoekt_timeout_ms).health()
+            out["zoekt"] = z
+            out["ok"] = bool(z.get("ok"))
+        return out
 
     @staticmethod
     def _check_repositories(store: Store, names: tuple[str, ...]) -> None:
@@ -498,3 +685,21 @@ class Service:
              "indexing": r.index_started_at is not None}
             for r in self.store().repos()
         ]
+
+
+def file_hit(fm: FileMatch) -> Hit:
+    """A lexical file match as a ranked hit spanning its matching lines."""
+    lines = [m.line for m in fm.matches] or [1]
+    snippet = "\n".join("\n".join(b.lines) for b in fm.blocks) if fm.blocks else "\n".join(
+        m.text for m in fm.matches)
+    return Hit(
+        repository=fm.repository,
+        path=fm.path,
+        language=fm.language,
+        start_line=min(lines),
+        end_line=max(lines),
+        score=round(fm.score, 4),
+        sources=(MatchSource.LEXICAL,),
+        snippet=snippet,
+        matches=fm.matches,
+    )

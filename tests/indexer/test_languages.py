@@ -16,7 +16,9 @@ from indexer.languages import (
     normalize_language,
 )
 
-REQUIRED_GRAMMARS = ["python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp", "ruby"]
+REQUIRED_GRAMMARS = [
+    "python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp", "ruby",
+]
 
 
 @pytest.mark.parametrize(

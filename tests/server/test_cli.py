@@ -177,3 +177,48 @@ def test_every_command_has_help_with_an_example_and_is_in_the_readme():
         assert "Example" in r.output, name
         assert f"ctxd {name}" in readme, name
         assert isinstance(cmd, click.Command)
+
+
+SHOP = '''class Cart:
+    def total(self, prices):
+        return sum(prices)
+
+
+def checkout(cart):
+    return cart.total([1, 2])
+'''
+
+
+@pytest.mark.model
+def test_symbols_refs_files_cat_and_lexical_search(repo):
+    repo.write("shop/cart.py", SHOP)
+    repo.write("shop/api.py", "from shop.cart import Cart\n\ncart = Cart()\ncart.total([])\n")
+    assert run("index", str(repo.root)).exit_code == 0
+
+    out = json.loads(run("symbols", "tot", "--json").output)
+    assert out["items"][0] == {"name": "total", "kind": "method", "path": "shop/cart.py",
+                               "line": 2, "container": "Cart", "repository": "repo"}
+    assert out["total"] >= 1 and out["has_more"] is False
+    assert run("symbols", "zzzz").exit_code == 1
+
+    out = json.loads(run("refs", "total", "--json").output)
+    assert [(d["path"], d["line"]) for d in out["definitions"]] == [("shop/cart.py", 2)]
+    assert {(u["path"], u["line"]) for u in out["usages"]} == {("shop/cart.py", 7),
+                                                                ("shop/api.py", 4)}
+    assert out["stats"]["language"] == "python"
+
+    out = json.loads(run("files", "**/api.py", "--json").output)
+    assert [r["path"] for r in out["results"]] == ["shop/api.py"]
+
+    out = json.loads(run("cat", "repo", "shop/cart.py", "--lines", "2:3", "--json").output)
+    assert out["content"] == "    def total(self, prices):\n        return sum(prices)"
+    r = run("cat", "repo", "../etc/passwd")
+    assert r.exit_code == 2 and "File not found: repo/../etc/passwd" in r.output
+
+    out = json.loads(run("search", "case:yes Cart\\(\\)", "--mode", "lexical", "--json").output)
+    (hit,) = out["results"]
+    assert hit["path"] == "shop/api.py" and hit["sources"] == ["lexical"]
+    assert hit["matches"] == [{"line": 3, "start_column": 8, "end_column": 14,
+                               "text": "cart = Cart()"}]
+    r = run("search", "foo(", "--mode", "lexical", "--json")
+    assert r.exit_code == 2 and json.loads(r.output)["error"] == "QUERY_ERROR"

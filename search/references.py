@@ -1,0 +1,123 @@
+"""find_references: where a symbol is defined and where it is used.
+
+`find_references(store, backend, symbol, ...)` takes definitions from the symbol table
+(or, with Zoekt, from `sym:` results), then finds usages with a case-sensitive
+word-boundary lexical search (`\\bNAME\\b`) restricted by default to the definitions'
+language, removes the definition sites from the usages, and labels each site.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+
+from indexer.errors import ValidationError
+from indexer.store import Store
+from search.models import LexicalBackend, Reference, References, SymbolItem
+
+_IDENT = re.compile(r"^[A-Za-z_$][\w$]*$")
+
+
+def _definitions_from_store(
+    store: Store, name: str, repositories: Sequence[str] | None
+) -> list[SymbolItem]:
+    sql = (
+        "SELECT s.name, s.kind, r.name, s.path, s.line, s.container, s.language, s.end_line "
+        "FROM symbols s JOIN repos r ON r.id = s.repo_id WHERE s.name = ?"
+    )
+    params: list[object] = [name]
+    if repositories:
+        sql += f" AND r.name IN ({','.join('?' * len(repositories))})"
+        params.extend(repositories)
+    sql += " ORDER BY r.name, s.path, s.line"
+    return [
+        SymbolItem(n, k, repo, p, int(line), c, lang, int(end))
+        for n, k, repo, p, line, c, lang, end in store.query(sql, params)
+    ]
+
+
+def _definition_context(store: Store, item: SymbolItem) -> tuple[int, str]:
+    """(column, text) of the definition line, read from the indexed full text."""
+    rows = store.query(
+        "SELECT t.content FROM file_text t JOIN files f ON f.id = t.rowid "
+        "JOIN repos r ON r.id = f.repo_id WHERE r.name = ? AND f.path = ?",
+        (item.repository, item.path),
+    )
+    if not rows:
+        return 1, ""
+    lines = str(rows[0][0]).split("\n")
+    text = lines[item.line - 1] if 0 < item.line <= len(lines) else ""
+    m = re.search(rf"\b{re.escape(item.name)}\b", text)
+    return (m.start() + 1 if m else 1), text.strip()
+
+
+def find_references(
+    store: Store,
+    backend: LexicalBackend,
+    symbol: str,
+    *,
+    language: str | None = None,
+    repositories: Sequence[str] | None = None,
+    limit: int = 200,
+    definitions: list[SymbolItem] | None = None,
+) -> References:
+    """Definitions and usages of `symbol`.
+
+    Args:
+        backend: the lexical engine used for usages (embedded or Zoekt).
+        language: restrict usages to this language; default: the definitions' language
+            when they all share one.
+        definitions: pre-computed definitions (Zoekt `sym:` results); default: the store.
+
+    Raises:
+        ValidationError: `symbol` is not an identifier.
+    """
+    started = time.perf_counter()
+    name = symbol.strip()
+    if "." in name:
+        name = name.rsplit(".", 1)[1]
+    if not _IDENT.match(name):
+        raise ValidationError(
+            f"not a symbol name: {symbol!r}",
+            hint="Pass an identifier such as `parse_header` or `Cart.total`.",
+            details={"field": "symbol", "value": symbol},
+        )
+    defs = definitions if definitions is not None else _definitions_from_store(
+        store, name, repositories
+    )
+    if language is None:
+        langs = {d.language for d in defs if d.language}
+        language = langs.pop() if len(langs) == 1 else None
+    def_refs = []
+    def_sites = set()
+    for d in defs:
+        col, ctx = _definition_context(store, d)
+        def_refs.append(Reference("definition", d.repository, d.path, d.line, col, ctx,
+                                  d.language))
+        def_sites.add((d.repository, d.path, d.line))
+    query = f"case:yes \\b{name}\\b"
+    if language:
+        query += f" lang:{language}"
+    if repositories:
+        query += " (" + " or ".join(f"repo:^{re.escape(r)}$" for r in repositories) + ")"
+    result = backend.search(query, max_files=limit, context_lines=0)
+    usages: list[Reference] = []
+    for fm in result.files:
+        for m in fm.matches:
+            if (fm.repository, fm.path, m.line) in def_sites:
+                continue
+            for start, _end in m.ranges or ((1, 1),):
+                usages.append(
+                    Reference("usage", fm.repository, fm.path, m.line, start, m.text.strip(),
+                              fm.language)
+                )
+    truncated = result.partial or len(usages) > limit
+    return References(
+        symbol=name,
+        definitions=def_refs,
+        usages=usages[:limit],
+        duration_ms=round((time.perf_counter() - started) * 1000, 1),
+        truncated=truncated,
+        language=language,
+    )

@@ -1,0 +1,64 @@
+"""Semantic search over a real store: filters, paging, and the in-memory matrix agreeing
+with sqlite-vec through appends and deletions."""
+
+from __future__ import annotations
+
+import pytest
+
+from indexer.pipeline import Indexer
+from indexer.store import Store
+from indexer.walker import WalkOptions
+from search.semantic import SearchFilters, VectorMatrix, semantic_search
+
+
+@pytest.fixture
+def indexed(repo, isolated_env, fake_embedder):
+    repo.write("net/retry.py", "def retry(call):\n    '''retry a failed network call'''\n")
+    repo.write("ui/color.py", "def color(r, g, b):\n    '''closest palette colour'''\n")
+    repo.write("docs/net.md", "# Network\n\nHow retry and backoff work on the network.\n")
+    store = Store.open(isolated_env / "index.db")
+    Indexer(store, fake_embedder).index(repo.root, WalkOptions())
+    yield store, repo
+    store.close()
+
+
+def keys(hits):
+    return [(h.path, h.start_line, h.score) for h in hits]
+
+
+def test_nearest_first_with_filters(indexed, fake_embedder):
+    store, _ = indexed
+    hits = semantic_search(store, fake_embedder, "retry network call")
+    assert hits[0].path == "net/retry.py"
+    assert hits[0].sources[0].value == "semantic"
+    md = semantic_search(store, fake_embedder, "retry", filters=SearchFilters(language="markdown"))
+    assert {h.path for h in md} == {"docs/net.md"}
+    ui = semantic_search(store, fake_embedder, "retry", filters=SearchFilters(path_glob="ui/**"))
+    assert {h.path for h in ui} == {"ui/color.py"}
+    none = semantic_search(store, fake_embedder, "retry",
+                           filters=SearchFilters(repositories=("other",)))
+    assert none == []
+
+
+def test_paging_is_a_partition(indexed, fake_embedder):
+    store, _ = indexed
+    full = semantic_search(store, fake_embedder, "retry", limit=10)
+    pages = [semantic_search(store, fake_embedder, "retry", limit=1, offset=i) for i in range(3)]
+    assert keys([p[0] for p in pages]) == keys(full[:3])
+
+
+def test_matrix_agrees_with_sqlite_vec_across_appends_and_deletes(indexed, fake_embedder):
+    store, repo = indexed
+    matrix = VectorMatrix()
+    q = "retry palette network colour"
+    assert keys(semantic_search(store, fake_embedder, q, matrix=matrix)) == keys(
+        semantic_search(store, fake_embedder, q))
+    repo.write("net/more.py", "def backoff():\n    '''wait before the next network retry'''\n")
+    Indexer(store, fake_embedder).index(repo.root, WalkOptions())
+    assert keys(semantic_search(store, fake_embedder, q, matrix=matrix)) == keys(
+        semantic_search(store, fake_embedder, q))
+    repo.remove("net/retry.py")
+    Indexer(store, fake_embedder).index(repo.root, WalkOptions())
+    got = semantic_search(store, fake_embedder, q, matrix=matrix)
+    assert "net/retry.py" not in {h.path for h in got}
+    assert keys(got) == keys(semantic_search(store, fake_embedder, q))
