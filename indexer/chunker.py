@@ -43,6 +43,7 @@ Symbols: every definition, `line` = the line of its name (after decorators), wit
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 from collections.abc import Sequence
@@ -372,7 +373,7 @@ def _cut_text(text: str, parts: int) -> list[str]:
         if cut > cuts[-1]:
             cuts.append(cut)
     cuts.append(n)
-    return [text[a:b] for a, b in zip(cuts, cuts[1:], strict=False) if b > a]
+    return [text[a:b] for a, b in itertools.pairwise(cuts) if b > a]
 
 
 def split_lines_of(text: str) -> list[str]:
@@ -405,9 +406,7 @@ def _definitions(language: str, text: str, lines: Sequence[str]) -> list[Definit
     return None
 
 
-def chunk_file(
-    path: str, text: str, opts: ChunkOptions, count_tokens: TokenCounter
-) -> FileChunks:
+def chunk_file(path: str, text: str, opts: ChunkOptions, count_tokens: TokenCounter) -> FileChunks:
     """Chunks and symbols of one file.
 
     Args:

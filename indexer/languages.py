@@ -30,14 +30,14 @@ import posixpath
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 import tree_sitter
 
 logger = logging.getLogger(__name__)
 
 
-class Family(str, Enum):
+class Family(StrEnum):
     """How the chunker treats a language."""
 
     CODE = "code"
@@ -93,6 +93,7 @@ def _lang(
     return LanguageInfo(id_, display, family, grammar, pack_name)
 
 
+# fmt: off
 _CODE = Family.CODE
 LANGUAGES: dict[str, LanguageInfo] = {
     info.id: info
@@ -233,6 +234,8 @@ ALIASES: dict[str, str] = {
     "protobuf": "protocol-buffer", "make": "makefile", "docker": "dockerfile",
     "htm": "html", "bat": "batchfile", "ps1": "powershell", "jinja2": "jinja",
 }
+
+# fmt: on
 
 _PY_COMMENTS = frozenset({"comment"})
 _C_LIKE_COMMENTS = frozenset({"comment"})

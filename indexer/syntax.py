@@ -28,6 +28,7 @@ import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 import tree_sitter
 
@@ -180,7 +181,7 @@ def _type_name(node: tree_sitter.Node | None) -> str:
     return text.replace("::", ".")
 
 
-Extracted = tuple[str, str, tree_sitter.Node, str | None] | None
+Extracted: TypeAlias = tuple[str, str, tree_sitter.Node, str | None] | None
 """(name, kind, outer node, scope) or None to skip the node."""
 
 
@@ -199,46 +200,50 @@ _JS_DECLARATIONS = frozenset({"lexical_declaration", "variable_declaration"})
 
 def _is_constant_name(name: str) -> bool:
     letters = name.replace("_", "")
-    return len(name) > 1 and letters.isalnum() and letters.upper() == letters and any(
-        c.isalpha() for c in letters
+    return (
+        len(name) > 1
+        and letters.isalnum()
+        and letters.upper() == letters
+        and any(c.isalpha() for c in letters)
     )
+
+
+def _at_top_level(decl: tree_sitter.Node | None) -> bool:
+    """A JS/TS declaration directly in the program (or in a top-level `export`)."""
+    parent = decl.parent if decl is not None else None
+    if parent is not None and parent.type == "export_statement":
+        parent = parent.parent
+    return parent is not None and parent.type == "program"
+
+
+def _js_declarator(node: tree_sitter.Node, table: SyntaxTable) -> Extracted:
+    """`const f = () => ...` (function), `const C = class {}`, top-level `const MAX = 1`."""
+    name_node = _field(node, "name")
+    if name_node is None or name_node.type != "identifier":
+        return None
+    value = _field(node, "value")
+    name = _text(name_node)
+    decl = node.parent
+    if value is not None and value.type in _FUNCTION_VALUES:
+        kind = "function"
+    elif value is not None and value.type == "class":
+        kind = "class"
+    elif _is_constant_name(name) and _at_top_level(decl):
+        kind = "constant"
+    else:
+        return None
+    outer = node
+    if decl is not None and decl.type in _JS_DECLARATIONS:
+        declarators = [c for c in decl.named_children if c.type == "variable_declarator"]
+        if len(declarators) == 1:
+            outer = _outer(decl, table.wrappers)
+    return name, kind, outer, None
 
 
 def _js(node: tree_sitter.Node, kind: str, table: SyntaxTable) -> Extracted:
     t = node.type
     if t == "variable_declarator":
-        name_node = _field(node, "name")
-        if name_node is None or name_node.type != "identifier":
-            return None
-        value = _field(node, "value")
-        name = _text(name_node)
-        decl = node.parent
-        if value is not None and value.type in _FUNCTION_VALUES:
-            kind = "function"
-        elif value is not None and value.type == "class":
-            kind = "class"
-        elif (
-            _is_constant_name(name)
-            and decl is not None
-            and decl.parent is not None
-            and (
-                decl.parent.type == "program"
-                or (
-                    decl.parent.type == "export_statement"
-                    and decl.parent.parent is not None
-                    and decl.parent.parent.type == "program"
-                )
-            )
-        ):
-            kind = "constant"
-        else:
-            return None
-        outer = node
-        if decl is not None and decl.type in _JS_DECLARATIONS:
-            declarators = [c for c in decl.named_children if c.type == "variable_declarator"]
-            if len(declarators) == 1:
-                outer = _outer(decl, table.wrappers)
-        return name, kind, outer, None
+        return _js_declarator(node, table)
     if t in ("field_definition", "public_field_definition"):
         value = _field(node, "value")
         if value is None or value.type not in _FUNCTION_VALUES:
@@ -437,15 +442,25 @@ def _python_module_variables(root: tree_sitter.Node) -> Iterator[tuple[str, str,
 
 
 def _raw(
-    name: str, kind: str, outer: tree_sitter.Node, name_node: tree_sitter.Node | None,
-    table: SyntaxTable, scope: str | None = None,
+    name: str,
+    kind: str,
+    outer: tree_sitter.Node,
+    name_node: tree_sitter.Node | None,
+    table: SyntaxTable,
+    scope: str | None = None,
 ) -> _Raw:
     start_row = _attached_start(outer, table.attached)
     name_row = (name_node or outer).start_point[0]
     end_row = max(_end_row(outer), name_row)
     return _Raw(
-        name=name, kind=kind, outer_start=outer.start_byte, outer_end=outer.end_byte,
-        start_row=min(start_row, name_row), name_row=name_row, end_row=end_row, scope=scope,
+        name=name,
+        kind=kind,
+        outer_start=outer.start_byte,
+        outer_end=outer.end_byte,
+        start_row=min(start_row, name_row),
+        name_row=name_row,
+        end_row=end_row,
+        scope=scope,
     )
 
 
@@ -521,8 +536,13 @@ def _build(
         children = _build(raw.children, shell, table, class_names, start)
         out.append(
             Definition(
-                name=raw.name, kind=kind, qualname=qualname, container=container,
-                start_line=start, line=raw.name_row + 1, end_line=raw.end_row + 1,
+                name=raw.name,
+                kind=kind,
+                qualname=qualname,
+                container=container,
+                start_line=start,
+                line=raw.name_row + 1,
+                end_line=raw.end_row + 1,
                 children=children,
             )
         )
@@ -605,14 +625,24 @@ def _sections(headings: Sequence[_Heading], lines: Sequence[str]) -> list[Defini
             container = parent.qualname if parent is not None else None
             qualname = f"{container}{SECTION_SEPARATOR}{h.name}" if container else h.name
             d = Definition(
-                name=h.name, kind="section", qualname=qualname, container=container,
-                start_line=h.start + 1, line=h.line + 1, end_line=ends[i] + 1,
+                name=h.name,
+                kind="section",
+                qualname=qualname,
+                container=container,
+                start_line=h.start + 1,
+                line=h.line + 1,
+                end_line=ends[i] + 1,
             )
             children = build(i + 1, j, d)
             out.append(
                 Definition(
-                    name=d.name, kind=d.kind, qualname=d.qualname, container=d.container,
-                    start_line=d.start_line, line=d.line, end_line=d.end_line,
+                    name=d.name,
+                    kind=d.kind,
+                    qualname=d.qualname,
+                    container=d.container,
+                    start_line=d.start_line,
+                    line=d.line,
+                    end_line=d.end_line,
                     children=children,
                 )
             )

@@ -38,25 +38,50 @@ too); so does a file whose only matches were empty (`x*`). `match_count` counts
 matching lines, plus one per such path-only file (Zoekt's `MatchCount` in line
 mode). `type:repo` returns one `FileMatch` per repository, with an empty path.
 
-Reads the index through `Store.query` only; writes nothing.
+Reads the index through `Store.query` only; writes nothing. The SQL conditions
+live in `search/lexical_sql.py`, scoring and line shaping in `search/lexical_rank.py`.
 """
 
 from __future__ import annotations
 
-import bisect
 import json
 import math
 import re
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import re2
 
 from indexer.errors import QueryError, ValidationError
-from indexer.languages import normalize_language
 from indexer.store import Store
+from search.lexical_rank import (
+    Section,
+    Span,
+    atom_bonus,
+    columns,
+    content_fragment_score,
+    dedupe_spans,
+    line_starts,
+    merge_windows,
+    path_fragment_score,
+    split_on_newlines,
+)
+from search.lexical_sql import (
+    CANDIDATES_SQL,
+    Cond,
+    CondOp,
+    c_and,
+    c_not,
+    c_or,
+    fact_cond,
+    id_list_cond,
+    language_names,
+    path_cond,
+    render_cond,
+    text_cond,
+)
 from search.models import Block, FileMatch, LexicalResult, LineMatch
 from search.query import (
     And,
@@ -80,19 +105,16 @@ from search.query import (
     simplify,
 )
 from search.regex_trigrams import (
-    MATCH_ALL,
     AllOf,
     AnyOf,
     Lit,
     LitQuery,
-    MatchAll,
-    all_of,
-    any_of,
     check_pattern,
     describe,
     fold_ascii,
     has_uppercase,
     literal_text,
+    quote_meta,
     required_literals,
     to_fts_match,
     trigrams,
@@ -100,333 +122,6 @@ from search.regex_trigrams import (
 
 CONTENT_BATCH = 64
 """Candidate files whose text is read per SQL statement."""
-
-# -- languages -------------------------------------------------------------------------
-
-
-def language_names(name: str) -> frozenset[str]:
-    """The `files.language` ids that `lang:name` matches: the id of the name or alias
-    (`py`, `golang`, `C++` ...), or none for an unknown language (as Zoekt: no error)."""
-    lang = normalize_language(name)
-    return frozenset({lang}) if lang is not None else frozenset()
-
-
-# -- candidate conditions (pure) ----------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Cond:
-    """A SQL condition on `files f` that every matching file satisfies.
-
-    `exact`: the condition is equivalent to the atom (so it may be negated);
-    `selective`: it narrows by text (trigrams, paths, symbols), not only by
-    repository or language. `op` is one of sql, fts, and, or, not, true, false.
-    """
-
-    op: str
-    sql: str = ""
-    params: tuple[Any, ...] = ()
-    lq: LitQuery = MATCH_ALL
-    children: tuple[Cond, ...] = ()
-    exact: bool = True
-    selective: bool = False
-
-
-def c_true(exact: bool = True) -> Cond:
-    return Cond("true", exact=exact)
-
-
-C_FALSE = Cond("false", selective=True)
-
-
-def c_and(children: Iterable[Cond]) -> Cond:
-    """AND: constants folded, FTS conditions merged into one MATCH."""
-    kids = list(children)
-    exact = all(c.exact for c in kids)
-    if any(c.op == "false" for c in kids):
-        return replace(C_FALSE, exact=exact)
-    kids = [c for c in kids if c.op != "true"]
-    fts = [c for c in kids if c.op == "fts"]
-    if len(fts) > 1:
-        merged = Cond("fts", lq=all_of(c.lq for c in fts), exact=all(c.exact for c in fts),
-                      selective=True)
-        kids = [merged] + [c for c in kids if c.op != "fts"]
-    if not kids:
-        return c_true(exact)
-    if len(kids) == 1:
-        return replace(kids[0], exact=exact)
-    return Cond("and", children=tuple(kids), exact=exact,
-                selective=any(c.selective for c in kids))
-
-
-def c_or(children: Iterable[Cond]) -> Cond:
-    """OR: one TRUE child makes it TRUE; all-FTS children merge into one MATCH."""
-    kids = list(children)
-    exact = all(c.exact for c in kids)
-    if any(c.op == "true" for c in kids):
-        return c_true(exact)
-    kids = [c for c in kids if c.op != "false"]
-    if not kids:
-        return replace(C_FALSE, exact=exact)
-    if len(kids) > 1 and all(c.op == "fts" for c in kids):
-        return Cond("fts", lq=any_of(c.lq for c in kids), exact=exact, selective=True)
-    if len(kids) == 1:
-        return replace(kids[0], exact=exact)
-    return Cond("or", children=tuple(kids), exact=exact,
-                selective=all(c.selective for c in kids))
-
-
-def c_not(child: Cond) -> Cond:
-    """NOT: only an exact condition can be negated; otherwise nothing is known (TRUE)."""
-    if not child.exact:
-        return c_true(exact=False)
-    if child.op == "true":
-        return C_FALSE
-    if child.op == "false":
-        return c_true()
-    return Cond("not", children=(child,))
-
-
-def render_cond(cond: Cond) -> tuple[str, list[Any]]:
-    """The SQL text (for `WHERE`) and its bound parameters."""
-    if cond.op == "true":
-        return "1", []
-    if cond.op == "false":
-        return "0", []
-    if cond.op == "sql":
-        return cond.sql, list(cond.params)
-    if cond.op == "fts":
-        match = to_fts_match(cond.lq)
-        return "f.id IN (SELECT rowid FROM file_text WHERE file_text MATCH ?)", [match]
-    parts = [render_cond(c) for c in cond.children]
-    params = [p for _, ps in parts for p in ps]
-    if cond.op == "not":
-        return f"NOT ({parts[0][0]})", params
-    joiner = " AND " if cond.op == "and" else " OR "
-    return "(" + joiner.join(s for s, _ in parts) + ")", params
-
-
-def _instr_cond(lq: LitQuery, column: str) -> Cond:
-    """`instr(lower(column), lit)` tests for a literal formula (ASCII literals only)."""
-    if isinstance(lq, MatchAll):
-        return c_true(exact=False)
-    if isinstance(lq, Lit):
-        if not lq.text.isascii():
-            return c_true(exact=False)
-        return Cond("sql", sql=f"instr(lower({column}), ?) > 0", params=(lq.text,),
-                    exact=False, selective=True)
-    kids = [_instr_cond(c, column) for c in lq.children]
-    out = c_and(kids) if isinstance(lq, AllOf) else c_or(kids)
-    return replace(out, exact=False)
-
-
-def path_cond(pattern: str, case_sensitive: bool, column: str = "f.path") -> Cond:
-    """A condition on a path (or name) column for a regex; exact for plain literals."""
-    lit = literal_text(pattern)
-    if lit:
-        if case_sensitive:
-            return Cond("sql", sql=f"instr({column}, ?) > 0", params=(lit,), selective=True)
-        if lit.isascii():
-            return Cond("sql", sql=f"instr(lower({column}), ?) > 0", params=(fold_ascii(lit),),
-                        selective=True)
-    return _instr_cond(required_literals(pattern), column)
-
-
-def content_cond(pattern: str, case_sensitive: bool) -> Cond:
-    """An FTS trigram condition for a content regex; exact for case-insensitive ASCII text."""
-    lq = required_literals(pattern)
-    if isinstance(lq, MatchAll):
-        return c_true(exact=False)
-    lit = literal_text(pattern)
-    exact = lit is not None and len(lit) >= 3 and lit.isascii() and not case_sensitive
-    return Cond("fts", lq=lq, exact=exact, selective=True)
-
-
-def _id_list_cond(column: str, ids: Iterable[int], selective: bool) -> Cond:
-    values = sorted(set(ids))
-    if not values:
-        return C_FALSE
-    return Cond("sql", sql=f"{column} IN (SELECT value FROM json_each(?))",
-                params=(json.dumps(values),), selective=selective)
-
-
-# -- scoring (pure, after Zoekt's index/score.go) ----------------------------------------
-
-SCORE_WORD = 500.0
-SCORE_PARTIAL_WORD = 50.0
-SCORE_SYMBOL = 7000.0
-SCORE_PARTIAL_SYMBOL = 4000.0
-SCORE_KIND = 100.0
-SCORE_ATOMS = 400.0
-
-
-def _byte_class(c: int) -> int:
-    if 97 <= c <= 122:
-        return 0
-    if 65 <= c <= 90:
-        return 1
-    if 48 <= c <= 57:
-        return 2
-    if c in (32, 10):
-        return 5
-    if c in (46, 44, 59, 34, 39):  # . , ; " '
-        return 3
-    return 4
-
-
-_CLASS = bytes(_byte_class(c) for c in range(256))
-
-_KIND_FACTOR: dict[str, float] = {
-    "class": 10, "struct": 9.5, "enum": 9, "interface": 8, "trait": 8, "type": 8,
-    "typealias": 8, "type_alias": 8, "function": 7, "func": 7, "method": 7,
-    "constructor": 7, "field": 5.5, "member": 5.5, "property": 5.5, "constant": 5,
-    "const": 5, "variable": 4, "var": 4, "chapter": 4, "heading": 3, "section": 3,
-    "subsection": 2,
-}
-_LANGUAGE_KIND_FACTOR: dict[str, dict[str, float]] = {
-    "python": {"class": 10, "function": 8, "method": 8, "field": 4, "variable": 3},
-    "go": {"interface": 10, "struct": 9, "type": 9, "typealias": 9, "function": 8,
-           "func": 8, "method": 8, "field": 7, "constant": 6, "const": 6, "variable": 5},
-    "java": {"class": 10, "enum": 9, "interface": 8, "method": 7, "field": 6},
-}
-
-
-def kind_score(language: str, kind: str, name: str) -> float:
-    """The bonus for a match on a definition of this kind (Zoekt's scoreSymbolKind)."""
-    lang, k = language.lower(), kind.lower()
-    factor = _LANGUAGE_KIND_FACTOR.get(lang, {}).get(k, _KIND_FACTOR.get(k, 1.0))
-    if lang == "go" and name[:1].isupper():
-        factor += 0.5
-    return factor * SCORE_KIND
-
-
-def word_score(data: bytes, start: int, end: int) -> float:
-    """+500 when the match starts and ends at a character-class change, +50 for one end."""
-    n = len(data)
-    at_start = start < n and (start == 0 or _CLASS[data[start - 1]] != _CLASS[data[start]])
-    at_end = end > 0 and (end == n or _CLASS[data[end - 1]] != _CLASS[data[end]])
-    if at_start and at_end:
-        return SCORE_WORD
-    return SCORE_PARTIAL_WORD if at_start or at_end else 0.0
-
-
-def path_fragment_score(path: bytes, start: int, end: int) -> float:
-    """A match in a file path: word score plus the base-name bonus."""
-    score = word_score(path, start, end)
-    sep = path.rfind(b"/")
-    start_match, end_match = start == sep + 1, end == len(path)
-    if start_match and end_match:
-        score += SCORE_SYMBOL
-    elif start_match or end_match:
-        score += (SCORE_SYMBOL + SCORE_PARTIAL_SYMBOL) / 2
-    elif sep < start:
-        score += SCORE_PARTIAL_SYMBOL
-    return score
-
-
-@dataclass(frozen=True, slots=True)
-class Section:
-    """A symbol definition's name in a file: byte range and kind."""
-
-    start: int
-    end: int
-    kind: str
-    name: str
-
-
-def content_fragment_score(
-    data: bytes, start: int, end: int, sections: Sequence[Section], language: str
-) -> float:
-    """A content match: word score plus the symbol bonus of the best-overlapping definition."""
-    score = word_score(data, start, end)
-    best: Section | None = None
-    best_overlap = 0.0
-    for sec in sections:
-        overlap = min(sec.end, end) - max(sec.start, start)
-        if overlap > 0 and sec.end > sec.start:
-            rel = overlap / (sec.end - sec.start)
-            if rel > best_overlap:
-                best, best_overlap = sec, rel
-    if best is not None:
-        s_match, e_match = best.start == start, best.end == end
-        if s_match and e_match:
-            score += SCORE_SYMBOL
-        elif s_match or e_match:
-            score += (SCORE_SYMBOL + SCORE_PARTIAL_SYMBOL) / 2
-        else:
-            score += SCORE_PARTIAL_SYMBOL
-        score += kind_score(language, best.kind, best.name)
-    return score
-
-
-def atom_bonus(atoms: int) -> float:
-    """Up to +400 when several query atoms matched the file."""
-    return (1.0 - 1.0 / atoms) * SCORE_ATOMS if atoms > 0 else 0.0
-
-
-# -- match shaping (pure) ------------------------------------------------------------------
-
-Span = tuple[bool, int, int]
-"""(is_path, start byte, end byte): one match of one atom."""
-
-
-def dedupe_spans(spans: Iterable[Span]) -> list[Span]:
-    """Sort (path matches first, then by offset, longer first) and drop overlapping ones."""
-    ordered = sorted(spans, key=lambda s: (not s[0], s[1], -(s[2] - s[1])))
-    out: list[Span] = []
-    for s in ordered:
-        if out and out[-1][0] == s[0] and s[1] < out[-1][2]:
-            continue
-        out.append(s)
-    return out
-
-
-def newline_offsets(data: bytes) -> list[int]:
-    """Byte offsets of every `\\n` in the text."""
-    out: list[int] = []
-    i = data.find(b"\n")
-    while i >= 0:
-        out.append(i)
-        i = data.find(b"\n", i + 1)
-    return out
-
-
-def split_on_newlines(
-    spans: Iterable[tuple[int, int]], newlines: Sequence[int]
-) -> dict[int, list[tuple[int, int]]]:
-    """Content spans cut at newlines, empty pieces dropped, grouped by 1-based line."""
-    by_line: dict[int, list[tuple[int, int]]] = {}
-    for start, end in spans:
-        s = start
-        k = bisect.bisect_left(newlines, s)
-        while True:
-            line_end = newlines[k] if k < len(newlines) else None
-            stop = end if line_end is None or end <= line_end else line_end
-            if stop > s:
-                by_line.setdefault(k + 1, []).append((s, stop))
-            if line_end is None or end <= line_end + 1:
-                break
-            s = line_end + 1
-            k += 1
-    return by_line
-
-
-def merge_windows(lines: Iterable[int], context: int, last_line: int) -> list[tuple[int, int]]:
-    """Windows of `context` lines around each line, merged when they overlap or touch."""
-    out: list[tuple[int, int]] = []
-    for line in sorted(set(lines)):
-        lo, hi = max(1, line - context), min(last_line, line + context)
-        if out and lo <= out[-1][1] + 1:
-            out[-1] = (out[-1][0], max(out[-1][1], hi))
-        else:
-            out.append((lo, hi))
-    return out
-
-
-def _columns(line: bytes, start: int, end: int) -> tuple[int, int]:
-    """1-based character columns (end exclusive) of a byte range within one line."""
-    a = len(line[:start].decode("utf-8", "replace")) + 1
-    return a, a + len(line[start:end].decode("utf-8", "replace"))
 
 
 # -- evaluation ----------------------------------------------------------------------------
@@ -447,28 +142,42 @@ class _Doc:
     row: _Row
     text: str | None = None
     _data: bytes | None = None
-    _newlines: list[int] | None = None
+    _starts: list[int] | None = None
     path_bytes: bytes = b""
 
     @property
     def data(self) -> bytes:
         if self._data is None:
-            self._data = (self.text or "").encode("utf-8", "surrogatepass")
+            self._data = _utf8(self.text or "")
         return self._data
 
     @property
-    def newlines(self) -> list[int]:
-        if self._newlines is None:
-            self._newlines = newline_offsets(self.data)
-        return self._newlines
+    def starts(self) -> list[int]:
+        """Byte offset of each line's start (see `lexical_rank.line_starts`)."""
+        if self._starts is None:
+            self._starts = line_starts(self.data)
+        return self._starts
+
+    def has_line(self, line: int) -> bool:
+        return 1 <= line <= len(self.starts)
 
     def line_start(self, line: int) -> int:
-        return 0 if line <= 1 else self.newlines[line - 2] + 1
+        return self.starts[line - 1]
 
     def line_bytes(self, line: int) -> bytes:
-        start = self.line_start(line)
-        end = self.newlines[line - 1] if line - 1 < len(self.newlines) else len(self.data)
-        return self.data[start:end]
+        """The line's bytes without its newline."""
+        starts = self.starts
+        end = starts[line] - 1 if line < len(starts) else len(self.data)
+        return self.data[starts[line - 1] : end]
+
+    def line_text(self, line: int) -> str:
+        """The line as text, without its newline or a trailing carriage return."""
+        return self.line_bytes(line).decode("utf-8", "replace").rstrip("\r")
+
+    @property
+    def line_count(self) -> int:
+        """Lines in the file (a final newline does not start another line)."""
+        return len(self.starts) - (1 if self.data.endswith(b"\n") else 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -526,6 +235,37 @@ def _compile(pattern: str, case_sensitive: bool, multiline: bool = True) -> Any:
         ) from None
 
 
+Finder = Callable[[bytes], list[tuple[int, int]]]
+
+
+def make_finder(pattern: str, case_sensitive: bool, rx: Any) -> Finder:
+    """A match function for a compiled pattern, with a `bytes.find` fast path for literals.
+
+    For a plain literal the result equals RE2's leftmost non-overlapping matches: when
+    case-sensitive always, and when case-insensitive on ASCII text (where RE2's folding
+    is exactly ASCII lowercasing); other texts go through RE2.
+    """
+    lit = literal_text(pattern)
+    if lit is None or not (case_sensitive or lit.isascii()):
+        return lambda data: [m.span() for m in rx.finditer(data)]
+    needle = _utf8(lit if case_sensitive else fold_ascii(lit))
+    size = len(needle)
+
+    def find_all(data: bytes) -> list[tuple[int, int]]:
+        if not case_sensitive:
+            if not data.isascii():
+                return [m.span() for m in rx.finditer(data)]
+            data = data.lower()
+        out: list[tuple[int, int]] = []
+        i = data.find(needle)
+        while i >= 0:
+            out.append((i, i + size))
+            i = data.find(needle, i + size)
+        return out
+
+    return find_all
+
+
 class _Plan:
     """Everything one query needs across files: compiled regexes, symbol hits, repo matches."""
 
@@ -534,6 +274,8 @@ class _Plan:
         self.root = root
         self.needs_content = _needs_content(root)
         self._regex: dict[tuple[str, bool], Any] = {}
+        self._finders: dict[tuple[str, bool], Finder] = {}
+        self._symbols: dict[int, list[_SymbolRow]] = {}
         self._repo_memo: dict[tuple[str, str], bool] = {}
         self.sym_hits: dict[int, dict[int, list[_SymbolRow]]] = {}
         self.repo_ids: dict[str, int] = {
@@ -551,6 +293,15 @@ class _Plan:
         if key not in self._regex:
             self._regex[key] = _compile(pattern, case_sensitive)
         return self._regex[key]
+
+    def finder(self, pattern: str, case_sensitive: bool) -> Finder:
+        """All non-overlapping matches of a pattern in bytes, as (start, end) offsets."""
+        key = (pattern, case_sensitive)
+        if key not in self._finders:
+            self._finders[key] = make_finder(
+                pattern, case_sensitive, self.regex(pattern, case_sensitive)
+            )
+        return self._finders[key]
 
     def repo_matches(self, pattern: str, repo: str) -> bool:
         key = (pattern, repo)
@@ -577,50 +328,48 @@ class _Plan:
 
     def cond(self, node: Node) -> Cond:
         """The candidate condition for a (sub)tree."""
-        if isinstance(node, Text):
-            if node.field == Field.CONTENT:
-                return content_cond(node.pattern, node.case_sensitive)
-            if node.field == Field.PATH:
-                return path_cond(node.pattern, node.case_sensitive)
-            return c_or([content_cond(node.pattern, node.case_sensitive),
-                         path_cond(node.pattern, node.case_sensitive)])
-        if isinstance(node, Sym):
-            return _id_list_cond("f.id", self.sym_hits[id(node)], selective=True)
-        if isinstance(node, Repo):
-            ids = [i for name, i in self.repo_ids.items() if self.repo_matches(node.pattern, name)]
-            return _id_list_cond("f.repo_id", ids, selective=False)
-        if isinstance(node, RepoSet):
-            ids = [i for name, i in self.repo_ids.items() if name in node.names]
-            return _id_list_cond("f.repo_id", ids, selective=False)
-        if isinstance(node, Lang):
-            names = sorted(language_names(node.name))
-            if not names:
-                return C_FALSE
-            marks = ", ".join("?" for _ in names)
-            return Cond("sql", sql=f"lower(f.language) IN ({marks})", params=tuple(names))
-        if isinstance(node, Branch | Meta):
-            return C_FALSE
-        if isinstance(node, RepoFlag):
-            # Plain-directory repositories are private, not forks, not archived.
-            return c_true() if node.value is False else C_FALSE
-        if isinstance(node, Const):
-            return c_true() if node.value else C_FALSE
         if isinstance(node, Not):
             return c_not(self.cond(node.child))
         if isinstance(node, Type):
             return self.cond(node.child)
         if isinstance(node, And):
             return c_and(self.cond(c) for c in node.children)
-        return c_or(self.cond(c) for c in node.children)
+        if isinstance(node, Or):
+            return c_or(self.cond(c) for c in node.children)
+        if isinstance(node, Text):
+            return text_cond(node)
+        if isinstance(node, Sym):
+            return id_list_cond("f.id", self.sym_hits[id(node)], selective=True)
+        if isinstance(node, Repo):
+            ids = [i for name, i in self.repo_ids.items() if self.repo_matches(node.pattern, name)]
+            return id_list_cond("f.repo_id", ids, selective=False)
+        if isinstance(node, RepoSet):
+            ids = [i for name, i in self.repo_ids.items() if name in node.names]
+            return id_list_cond("f.repo_id", ids, selective=False)
+        return fact_cond(node)
 
     def load_text(self, doc: _Doc) -> None:
         if doc.text is None:
             rows = self.store.query("SELECT content FROM file_text WHERE rowid = ?", (doc.row.id,))
             doc.text = str(rows[0][0]) if rows else ""
 
-    def symbols_of(self, file_id: int) -> list[_SymbolRow]:
+    def prefetch_symbols(self, file_ids: Sequence[int]) -> None:
+        """Load the definitions of a batch of candidates in one statement (for scoring)."""
+        marks = ", ".join("?" for _ in file_ids)
         rows = self.store.query(
-            "SELECT name, kind, line FROM symbols WHERE file_id = ? ORDER BY line", (file_id,)
+            f"SELECT file_id, name, kind, line FROM symbols WHERE file_id IN ({marks})",
+            list(file_ids),
+        )
+        self._symbols = {i: [] for i in file_ids}
+        for file_id, name, kind, line in rows:
+            self._symbols[int(file_id)].append(_SymbolRow(str(name), str(kind), int(line)))
+
+    def symbols_of(self, file_id: int) -> list[_SymbolRow]:
+        """A file's definitions (from the prefetched batch when there is one)."""
+        if file_id in self._symbols:
+            return self._symbols[file_id]
+        rows = self.store.query(
+            "SELECT name, kind, line FROM symbols WHERE file_id = ?", (file_id,)
         )
         return [_SymbolRow(str(n), str(k), int(ln)) for n, k, ln in rows]
 
@@ -641,7 +390,7 @@ class _Eval:
             self.known[key] = self._eval(node)
         return self.known[key]
 
-    def _eval(self, node: Node) -> bool:  # noqa: C901 - one branch per node type
+    def _eval(self, node: Node) -> bool:
         doc = self.doc
         if isinstance(node, Text):
             return self._text(node)
@@ -670,14 +419,14 @@ class _Eval:
 
     def _text(self, node: Text) -> bool:
         doc, found, atoms = self.doc, [], 0
-        rx = self.plan.regex(node.pattern, node.case_sensitive)
+        find_all = self.plan.finder(node.pattern, node.case_sensitive)
         if node.field != Field.PATH:
             self.plan.load_text(doc)
-            content = [(False, m.start(), m.end()) for m in rx.finditer(doc.data)]
+            content = [(False, s, e) for s, e in find_all(doc.data)]
             found.extend(content)
             atoms += bool(content)
         if node.field != Field.CONTENT:
-            path = [(True, m.start(), m.end()) for m in rx.finditer(doc.path_bytes)]
+            path = [(True, s, e) for s, e in find_all(doc.path_bytes)]
             found.extend(path)
             atoms += bool(path)
         self.spans[id(node)] = found
@@ -698,16 +447,17 @@ class _Eval:
         if isinstance(node, Sym):
             out.extend(self._symbol_spans(node))
             return 1
-        return 1
+        # Zoekt keeps one shard per repository and simplifies repo atoms away there,
+        # so they never count as matched atoms.
+        return 0 if isinstance(node, Repo | RepoSet) else 1
 
     def _symbol_spans(self, node: Sym) -> list[Span]:
         """The part of each matching definition's name that the pattern matched."""
         self.plan.load_text(self.doc)
         rx = self.plan.regex(node.pattern, node.case_sensitive)
         out: list[Span] = []
-        last = len(self.doc.newlines) + 1
         for sym in self.plan.sym_hits[id(node)].get(self.doc.row.id, ()):
-            if not 1 <= sym.line <= last:
+            if not self.doc.has_line(sym.line):
                 continue
             line = self.doc.line_bytes(sym.line)
             base = self.doc.line_start(sym.line)
@@ -749,26 +499,30 @@ def shape(spans: Sequence[Span], doc: _Doc) -> _Shaped:
     kept = dedupe_spans(spans)
     content = [(s, e) for is_path, s, e in kept if not is_path]
     if content:
-        return _Shaped(content=split_on_newlines(content, doc.newlines))
+        return _Shaped(content=split_on_newlines(content, doc.starts, len(doc.data)))
     path = [(s, e) for is_path, s, e in kept if is_path]
     if path:
         return _Shaped(path=[(s, e) for s, e in path if e > s])
     return _Shaped(whole_path=True)
 
 
-def _sections(doc: _Doc, symbols: Sequence[_SymbolRow]) -> dict[int, list[Section]]:
+def _sections(
+    doc: _Doc, symbols: Sequence[_SymbolRow], lines: Iterable[int]
+) -> dict[int, list[Section]]:
+    """Definition names on the given lines, as byte ranges (first spelling on the line)."""
     out: dict[int, list[Section]] = {}
-    last = len(doc.newlines) + 1
+    wanted = set(lines)
     for sym in symbols:
-        if not 1 <= sym.line <= last:
+        if sym.line not in wanted or not doc.has_line(sym.line):
             continue
         line = doc.line_bytes(sym.line)
         name = sym.name.encode("utf-8", "surrogatepass")
         at = line.find(name) if name else -1
         if at >= 0:
             start = doc.line_start(sym.line) + at
-            out.setdefault(sym.line, []).append(Section(start, start + len(name), sym.kind,
-                                                        sym.name))
+            out.setdefault(sym.line, []).append(
+                Section(start, start + len(name), sym.kind, sym.name)
+            )
     return out
 
 
@@ -778,7 +532,7 @@ def score_file(
     """Zoekt's default file score (without its shard-order tie-breakers)."""
     best = 0.0
     if shaped.content:
-        sections = _sections(doc, symbols or ())
+        sections = _sections(doc, symbols or (), shaped.content)
         for line, pieces in shaped.content.items():
             secs = sections.get(line, [])
             for s, e in pieces:
@@ -798,7 +552,13 @@ class _Outcome:
     scanned_files: int
     scanned_bytes: int
     bounded: bool
-    partial: bool
+    """No condition narrowed the text: files were scanned under the byte budget."""
+    stopped: str | None = None
+    """Why evaluation stopped early: "scan" (byte budget) or "matches" (match limit)."""
+
+    @property
+    def partial(self) -> bool:
+        return self.stopped is not None
 
 
 class EmbeddedLexical:
@@ -806,9 +566,20 @@ class EmbeddedLexical:
 
     name = "embedded"
 
-    def __init__(self, store: Store, *, scan_limit_bytes: int = 64 << 20) -> None:
+    def __init__(
+        self, store: Store, *, scan_limit_bytes: int = 64 << 20, match_limit: int = 100_000
+    ) -> None:
+        """An engine over one open index.
+
+        Args:
+            store: the index (read through `Store.query` only).
+            scan_limit_bytes: text read at most when nothing narrows a query (no trigram).
+            match_limit: matching lines after which evaluation stops (partial result),
+                like Zoekt's per-shard match limit.
+        """
         self.store = store
         self.scan_limit_bytes = scan_limit_bytes
+        self.match_limit = match_limit
 
     # -- public API ----------------------------------------------------------------------
 
@@ -876,10 +647,15 @@ class EmbeddedLexical:
         rx = _compile(regex, case_sensitive, multiline=False)
         conds: list[Cond] = [path_cond(regex, case_sensitive)] if kind != "glob" else []
         if repos is not None:
-            conds.append(Cond("sql", sql="r.name IN (SELECT value FROM json_each(?))",
-                              params=(json.dumps(list(repos)),)))
+            conds.append(
+                Cond(
+                    CondOp.SQL,
+                    sql="r.name IN (SELECT value FROM json_each(?))",
+                    params=(json.dumps(list(repos)),),
+                )
+            )
         where, params = render_cond(c_and(conds))
-        rows = self.store.query(_CANDIDATES_SQL.format(where=where), params)
+        rows = self.store.query(CANDIDATES_SQL.format(where=where), params)
         hits: list[tuple[float, _Row, list[tuple[int, int]]]] = []
         for raw in rows:
             row = _Row(*raw)
@@ -893,8 +669,9 @@ class EmbeddedLexical:
             hits.append((score, row, spans))
         hits.sort(key=lambda h: (-h[0], len(h[1].path), h[1].repo, h[1].path))
         files = [
-            FileMatch(repository=row.repo, path=row.path, language=row.language, score=score,
-                      matches=())
+            FileMatch(
+                repository=row.repo, path=row.path, language=row.language, score=score, matches=()
+            )
             for score, row, _ in hits[:max_files]
         ]
         return LexicalResult(
@@ -917,21 +694,24 @@ class EmbeddedLexical:
             if isinstance(node, Text | Sym):
                 lines.append("  " + _explain_atom(node))
             elif isinstance(node, Lang):
-                lines.append(f"  lang:{node.name} -> lower(language) IN "
-                             f"({', '.join(sorted(language_names(node.name)))})")
+                lines.append(
+                    f"  lang:{node.name} -> lower(language) IN "
+                    f"({', '.join(sorted(language_names(node.name)))})"
+                )
             elif isinstance(node, Repo):
-                lines.append(f"  repo:{node.pattern!r} -> repository name regex "
-                             "(case-sensitive, unanchored)")
+                lines.append(
+                    f"  repo:{node.pattern!r} -> repository name regex (case-sensitive, unanchored)"
+                )
         target = parsed.child if isinstance(parsed, Type) else parsed
         plan = _Plan(self.store, target)
         cond = plan.cond(plan.root)
         where, params = render_cond(cond)
         lines.append("candidate SQL:")
-        lines.append("  " + _CANDIDATES_SQL.format(where=where))
+        lines.append("  " + CANDIDATES_SQL.format(where=where))
         lines.append(f"  params: {params!r}")
-        fts = [c for c in _cond_walk(cond) if c.op == "fts"]
-        for c in fts:
-            lines.append(f"FTS MATCH: {to_fts_match(c.lq)}")
+        lines.extend(
+            f"FTS MATCH: {to_fts_match(c.lq)}" for c in _cond_walk(cond) if c.op == CondOp.FTS
+        )
         if plan.needs_content and not cond.selective:
             lines.append(
                 "verification: bounded scan (no literal of 3+ characters narrows the content): "
@@ -968,12 +748,12 @@ class EmbeddedLexical:
             present = {
                 str(r[0]).lower() for r in self.store.query("SELECT DISTINCT language FROM files")
             }
-            for lang in langs:
-                if not language_names(lang.name) & present:
-                    notes.append(
-                        f"lang:{lang.name} matches no indexed file; languages in the index: "
-                        + ", ".join(sorted(present))
-                    )
+            notes.extend(
+                f"lang:{lang.name} matches no indexed file; languages in the index: "
+                + ", ".join(sorted(present))
+                for lang in langs
+                if not language_names(lang.name) & present
+            )
         return notes
 
     def _resolve_repo_types(self, root: Node) -> Node:
@@ -1005,8 +785,11 @@ class EmbeddedLexical:
             FileMatch(repository=name, path="", language="", score=float(n), matches=())
             for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
         ]
-        notes = [*notes, "type:repo: one result per repository with a matching file "
-                 "(path is empty; score = number of matching files)"]
+        notes = [
+            *notes,
+            "type:repo: one result per repository with a matching file "
+            "(path is empty; score = number of matching files)",
+        ]
         notes += self._scan_notes(outcome)
         return LexicalResult(
             files=files,
@@ -1021,19 +804,27 @@ class EmbeddedLexical:
         """Select candidates, verify each, score the matches."""
         plan = _Plan(self.store, root)
         cond = plan.cond(root)
-        if cond.op == "false":
-            return _Outcome(plan, [], 0, 0, False, False)
+        if cond.op == CondOp.FALSE:
+            return _Outcome(plan, [], 0, 0, False)
         where, params = render_cond(cond)
-        rows = [_Row(*r) for r in self.store.query(_CANDIDATES_SQL.format(where=where), params)]
+        rows = [_Row(*r) for r in self.store.query(CANDIDATES_SQL.format(where=where), params)]
         bounded = plan.needs_content and not cond.selective
         hits: list[_Hit] = []
-        scanned_files = scanned_bytes = 0
+        scanned_files = scanned_bytes = matched_lines = 0
         for i in range(0, len(rows), CONTENT_BATCH):
             batch = rows[i : i + CONTENT_BATCH]
-            texts = self._texts([r.id for r in batch]) if plan.needs_content else {}
+            ids = [r.id for r in batch]
+            texts = self._texts(ids) if plan.needs_content else {}
+            if score and plan.needs_content:
+                plan.prefetch_symbols(ids)
             for row in batch:
-                if bounded and scanned_bytes >= self.scan_limit_bytes:
-                    return _Outcome(plan, hits, scanned_files, scanned_bytes, True, True)
+                stop = (
+                    "scan"
+                    if bounded and scanned_bytes >= self.scan_limit_bytes
+                    else ("matches" if matched_lines >= self.match_limit else None)
+                )
+                if stop is not None:
+                    return _Outcome(plan, hits, scanned_files, scanned_bytes, bounded, stop)
                 doc = _Doc(row, texts.get(row.id), path_bytes=_utf8(row.path))
                 ev = _Eval(plan, doc)
                 matched = ev.eval(root)
@@ -1042,7 +833,8 @@ class EmbeddedLexical:
                     scanned_bytes += len(doc.data)
                 if matched:
                     hits.append(self._hit(plan, ev, doc) if score else _Hit(row, 0.0, 0))
-        return _Outcome(plan, hits, scanned_files, scanned_bytes, bounded, False)
+                    matched_lines += hits[-1].lines
+        return _Outcome(plan, hits, scanned_files, scanned_bytes, bounded)
 
     def _hit(self, plan: _Plan, ev: _Eval, doc: _Doc) -> _Hit:
         spans: list[Span] = []
@@ -1072,8 +864,6 @@ class EmbeddedLexical:
         ev.eval(plan.root)
         spans: list[Span] = []
         ev.collect(plan.root, spans)
-        if _has_content(spans):
-            plan.load_text(doc)
         shaped = shape(spans, doc)
         matches: list[LineMatch] = []
         blocks: tuple[Block, ...] = ()
@@ -1081,20 +871,15 @@ class EmbeddedLexical:
             for line in sorted(shaped.content):
                 raw = doc.line_bytes(line)
                 base = doc.line_start(line)
-                text = raw.decode("utf-8", "replace").rstrip("\r")
+                text = doc.line_text(line)
                 ranges = tuple(
                     (a, min(b, len(text) + 1))
-                    for a, b in (_columns(raw, s - base, e - base)
-                                 for s, e in shaped.content[line])
+                    for a, b in (columns(raw, s - base, e - base) for s, e in shaped.content[line])
                 )
                 matches.append(LineMatch(line=line, text=text, ranges=ranges))
-            all_lines = doc.data.decode("utf-8", "replace").split("\n")
-            if doc.data.endswith(b"\n"):
-                all_lines.pop()
-            windows = merge_windows(shaped.content, context_lines, len(all_lines))
+            windows = merge_windows(shaped.content, context_lines, doc.line_count)
             blocks = tuple(
-                Block(lo, tuple(t.rstrip("\r") for t in all_lines[lo - 1 : hi]))
-                for lo, hi in windows
+                Block(lo, tuple(doc.line_text(n) for n in range(lo, hi + 1))) for lo, hi in windows
             )
         return FileMatch(
             repository=row.repo,
@@ -1106,34 +891,31 @@ class EmbeddedLexical:
         )
 
     def _scan_notes(self, outcome: _Outcome) -> list[str]:
-        if not outcome.bounded:
-            return []
-        if outcome.partial:
-            return [
+        notes = []
+        if outcome.stopped == "matches":
+            notes.append(
+                f"stopped after {self.match_limit} matching lines: results are partial "
+                "(files after that were not searched). Narrow the query with a longer "
+                "literal or a repo:/lang:/file: filter."
+            )
+        if outcome.stopped == "scan":
+            notes.append(
                 "bounded scan: the query has no literal of 3+ characters for the trigram index, "
                 f"so files were scanned; stopped after {outcome.scanned_files} files "
                 f"({outcome.scanned_bytes} bytes, limit {self.scan_limit_bytes}): results are "
                 "partial. Add a longer literal or a repo:/lang:/file: filter."
-            ]
-        return [
-            "bounded scan: the query has no literal of 3+ characters for the trigram index; "
-            f"all {outcome.scanned_files} candidate files ({outcome.scanned_bytes} bytes) "
-            "were scanned"
-        ]
-
-
-_CANDIDATES_SQL = (
-    "SELECT f.id, f.repo_id, r.name, f.path, f.language, f.size "
-    "FROM files f JOIN repos r ON r.id = f.repo_id WHERE {where} ORDER BY r.name, f.path"
-)
+            )
+        elif outcome.bounded:
+            notes.append(
+                "bounded scan: the query has no literal of 3+ characters for the trigram index; "
+                f"{outcome.scanned_files} candidate files ({outcome.scanned_bytes} bytes) "
+                "were scanned"
+            )
+        return notes
 
 
 def _utf8(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
-
-
-def _has_content(spans: Iterable[Span]) -> bool:
-    return any(not is_path for is_path, _, _ in spans)
 
 
 def _cond_walk(cond: Cond) -> Iterable[Cond]:
@@ -1145,14 +927,20 @@ def _cond_walk(cond: Cond) -> Iterable[Cond]:
 def _explain_atom(node: Text | Sym) -> str:
     lq = required_literals(node.pattern)
     lit = literal_text(node.pattern)
-    where = "symbol names" if isinstance(node, Sym) else {
-        Field.CONTENT: "content", Field.PATH: "path", Field.ANY: "path or content"}[node.field]
+    where = (
+        "symbol names"
+        if isinstance(node, Sym)
+        else {Field.CONTENT: "content", Field.PATH: "path", Field.ANY: "path or content"}[
+            node.field
+        ]
+    )
     case = "case-sensitive" if node.case_sensitive else "case-insensitive"
     kind = f"literal {lit!r}" if lit is not None else "regex"
     grams = [g for t in _lits(lq) for g in trigrams(t)]
     shown = ", ".join(repr(g) for g in grams[:12]) + (" ..." if len(grams) > 12 else "")
-    return (f"{format_node(node)}: {kind} on {where}, {case}; required literals: "
-            f"{describe(lq)}" + (f"; trigrams: {shown}" if grams else ""))
+    return f"{format_node(node)}: {kind} on {where}, {case}; required literals: {describe(lq)}" + (
+        f"; trigrams: {shown}" if grams else ""
+    )
 
 
 def _lits(lq: LitQuery) -> list[str]:
@@ -1164,8 +952,11 @@ def _lits(lq: LitQuery) -> list[str]:
 
 
 def _check_limits(*, max_files: int, context_lines: int, offset: int) -> None:
-    for name, value, low in (("max_files", max_files, 1), ("context_lines", context_lines, 0),
-                             ("offset", offset, 0)):
+    for name, value, low in (
+        ("max_files", max_files, 1),
+        ("context_lines", context_lines, 0),
+        ("offset", offset, 0),
+    ):
         if value < low:
             raise ValidationError(
                 f"{name} must be at least {low}, got {value}",
@@ -1201,7 +992,7 @@ def file_pattern_regex(pattern: str) -> tuple[str, str]:
         return pattern, "regex"
     if _GLOB_CHARS.search(pattern):
         return glob_to_regex(pattern), "glob"
-    return re2.escape(pattern), "substring"
+    return quote_meta(pattern), "substring"
 
 
 def glob_to_regex(glob: str) -> str:
@@ -1228,7 +1019,7 @@ def glob_to_regex(glob: str) -> str:
         elif c == "[":
             end = glob.find("]", i + 2 if glob[i + 1 : i + 2] in ("!", "^") else i + 1)
             if end < 0:
-                out.append(re2.escape(c))
+                out.append(quote_meta(c))
             else:
                 body = glob[i + 1 : end]
                 if body.startswith("!"):
@@ -1237,7 +1028,7 @@ def glob_to_regex(glob: str) -> str:
                 i = end + 1
                 continue
         else:
-            out.append(re2.escape(c))
+            out.append(quote_meta(c))
         i += 1
     body = "".join(out)
     if "/" not in glob:

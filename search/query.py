@@ -42,13 +42,13 @@ that needs to validate a query before sending it to Zoekt.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 from indexer.errors import QueryError
 from search.regex_trigrams import check_pattern, has_uppercase
 
 
-class Field(str, Enum):
+class Field(StrEnum):
     """What a text pattern is matched against."""
 
     CONTENT = "content"
@@ -59,7 +59,7 @@ class Field(str, Enum):
     """Path or content (a bare term or `regex:`), as Zoekt does."""
 
 
-class ResultType(str, Enum):
+class ResultType(StrEnum):
     """What a `type:` modifier asks results to be."""
 
     FILEMATCH = "filematch"
@@ -70,7 +70,7 @@ class ResultType(str, Enum):
     """The repositories that contain at least one matching file."""
 
 
-class CaseMode(str, Enum):
+class CaseMode(StrEnum):
     """The value of a `case:` modifier."""
 
     YES = "yes"
@@ -178,9 +178,7 @@ class Type:
     child: Node
 
 
-Node = (
-    Text | Sym | Repo | RepoSet | Lang | Branch | RepoFlag | Meta | Const | And | Or | Not | Type
-)
+Node = Text | Sym | Repo | RepoSet | Lang | Branch | RepoFlag | Meta | Const | And | Or | Not | Type
 
 TRUE = Const(True)
 FALSE = Const(False)
@@ -212,11 +210,11 @@ _TYPE_ORDER = {ResultType.FILEMATCH: 0, ResultType.FILENAME: 1, ResultType.REPO:
 _HINT_SYNTAX = (
     "Zoekt syntax: words are ANDed, `or` between terms, `-term` negates, `(a or b)` groups; "
     "atoms: content: file: repo: lang: sym: case:yes|no|auto type:filename|repo. "
-    "Quote text with spaces or a leading `-`: \"-foo bar\"."
+    'Quote text with spaces or a leading `-`: "-foo bar".'
 )
 _HINT_REGEX = (
     "Terms are RE2 regular expressions: escape metacharacters such as ( ) [ ] . * + ? "
-    "with a backslash (`foo\\(`), or inside quotes with a double backslash (\"foo\\\\(\")."
+    'with a backslash (`foo\\(`), or inside quotes with a double backslash ("foo\\\\(").'
 )
 
 
@@ -231,7 +229,7 @@ def _error(message: str, position: int, hint: str = _HINT_SYNTAX) -> QueryError:
 # -- tokens ----------------------------------------------------------------------------
 
 
-class _Tok(str, Enum):
+class _Tok(StrEnum):
     TEXT = "text"
     PAREN_OPEN = "("
     PAREN_CLOSE = ")"
@@ -273,43 +271,7 @@ def _next_token(q: str, i: int) -> _Token | None:
         return None
     if q[i] == "-":
         return _Token(_Tok.NEGATE, "-", i, i + 1)
-    text: list[str] = []
-    depth = 0
-    found_space = False
-    quoted = False
-    j = i
-    while j < len(q):
-        c = q[j]
-        if c == "(":
-            depth += 1
-            text.append(c)
-            j += 1
-        elif c == ")":
-            if depth == 0:
-                if not text:
-                    text.append(")")
-                    j += 1
-                break
-            depth -= 1
-            text.append(c)
-            j += 1
-        elif c == '"':
-            lit, j = _string_literal(q, j)
-            text.append(lit)
-            quoted = True
-        elif c == "\\":
-            if j + 1 >= len(q):
-                raise _error("lone \\ at end of query", j, "Escape it as \\\\ or remove it.")
-            text.append(q[j : j + 2])
-            j += 2
-        elif c in " \t\n":
-            if depth > 0:
-                found_space = True
-            break
-        else:
-            text.append(c)
-            j += 1
-    value = "".join(text)
+    value, j, found_space, quoted = _scan_token(q, i)
     if not value:
         return None
     if found_space and value[0] == "(":
@@ -325,6 +287,39 @@ def _next_token(q: str, i: int) -> _Token | None:
         if raw.startswith(prefix):
             return _Token(kind, value[len(prefix) :], i, j)
     return _Token(_Tok.TEXT, value, i, j)
+
+
+def _scan_token(q: str, i: int) -> tuple[str, int, bool, bool]:
+    """Read one token's text from q[i]: (text, end index, blank inside parens?, quoted?)."""
+    text: list[str] = []
+    depth = 0
+    found_space = quoted = False
+    j = i
+    while j < len(q):
+        c = q[j]
+        if c == ")" and depth == 0:
+            if not text:
+                text.append(")")
+                j += 1
+            break
+        if c in " \t\n":
+            found_space = depth > 0
+            break
+        if c == '"':
+            lit, j = _string_literal(q, j)
+            text.append(lit)
+            quoted = True
+            continue
+        if c == "\\":
+            if j + 1 >= len(q):
+                raise _error("lone \\ at end of query", j, "Escape it as \\\\ or remove it.")
+            text.append(q[j : j + 2])
+            j += 2
+            continue
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        text.append(c)
+        j += 1
+    return "".join(text), j, found_space, quoted
 
 
 # -- raw tree (before case/type resolution) ----------------------------------------------
@@ -376,21 +371,27 @@ def _yes_no(tok: _Token, what: str) -> bool:
     return tok.text == "yes"
 
 
+def _directive(tok: _Token) -> _Directive:
+    """A `case:` or `type:` modifier."""
+    if tok.kind == "case":
+        try:
+            return _Directive(CaseMode(tok.text), None)
+        except ValueError:
+            msg = f'unknown case argument "{tok.text}", want {{yes,no,auto}}'
+            raise _error(msg, tok.start) from None
+    value = "filename" if tok.text == "file" else tok.text
+    try:
+        return _Directive(None, ResultType(value))
+    except ValueError:
+        msg = f'unknown type argument "{tok.text}", want {{filematch,filename,file,repo}}'
+        raise _error(msg, tok.start) from None
+
+
 def _atom(tok: _Token) -> _Raw | _Directive:
     """The raw node for an atom token (not parentheses, negation or `or`)."""
     kind, text, pos = tok.kind, tok.text, tok.start
-    if kind == "case":
-        try:
-            return _Directive(CaseMode(text), None)
-        except ValueError:
-            raise _error(f'unknown case argument "{text}", want {{yes,no,auto}}', pos) from None
-    if kind == "type":
-        value = "filename" if text == "file" else text
-        try:
-            return _Directive(None, ResultType(value))
-        except ValueError:
-            msg = f'unknown type argument "{text}", want {{filematch,filename,file,repo}}'
-            raise _error(msg, pos) from None
+    if kind in ("case", "type"):
+        return _directive(tok)
     if kind == "repo":
         _check_regex(text, pos)
         return Repo(text)
@@ -406,13 +407,12 @@ def _atom(tok: _Token) -> _Raw | _Directive:
             raise _error(f'invalid meta field syntax "{text}", want meta.<key>:<regex>', pos)
         _check_regex(value, pos)
         return Meta(key, value)
+    if kind == "sym" and not text:
+        raise _error("the sym: atom must have an argument", pos, "Write sym:<name regex>.")
+    _check_regex(text, pos)
     if kind == "sym":
-        if not text:
-            raise _error("the sym: atom must have an argument", pos, "Write sym:<name regex>.")
-        _check_regex(text, pos)
         return _RawPattern(text, None)
     field = {"file": Field.PATH, "content": Field.CONTENT}.get(str(kind), Field.ANY)
-    _check_regex(text, pos)
     return _RawPattern(text, field)
 
 
@@ -504,13 +504,15 @@ def parse(query: str) -> Node:
             hint="Give at least one search term, e.g. `foo` or `lang:python def main`.",
             details={"position": 0},
         )
-    parser = _Parser(query)
-    level, end = parser.expr_list(0, 0)
-    if end < len(query):
-        rest = query[end:]
-        what = "a newline (queries are one line)" if rest.startswith("\n") else repr(rest)
-        raise _error(f"extra tokens found at end of input: {what}", end)
-    return simplify(_build(level, CaseMode.AUTO))
+    try:
+        level, end = _Parser(query).expr_list(0, 0)
+        if end < len(query):
+            rest = query[end:]
+            what = "a newline (queries are one line)" if rest.startswith("\n") else repr(rest)
+            raise _error(f"extra tokens found at end of input: {what}", end)
+        return simplify(_build(level, CaseMode.AUTO))
+    except RecursionError:
+        raise _error("the query nests too deeply", 0, "Use fewer nested parentheses.") from None
 
 
 def _build(raw: _Raw, case: CaseMode) -> Node:

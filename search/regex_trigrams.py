@@ -17,6 +17,7 @@ the regex on those candidates only. This module computes that literal requiremen
 - `check_pattern(pattern)` -> the RE2 compile error, if any (Go-only restrictions
   such as `\\C` included), used by the query parser.
 - `to_fts_match(lq)` -> the FTS5 `MATCH` expression, user text quoted.
+- `quote_meta(text)` -> a regex matching `text` literally (Go's `regexp.QuoteMeta`).
 
 It parses RE2 syntax with a small, lenient parser that only has to be right about
 structure (groups, alternation, repetition, classes, escapes); validity is decided
@@ -148,6 +149,14 @@ def trigrams(text: str) -> list[str]:
         if g not in out:
             out.append(g)
     return out
+
+
+def quote_meta(text: str) -> str:
+    """A regex matching exactly `text` (Go's `regexp.QuoteMeta`)."""
+    return "".join("\\" + c if c in _RE2_META else c for c in text)
+
+
+_RE2_META = frozenset("\\.+*?()|[]{}^$")
 
 
 def fold_ascii(text: str) -> str:
@@ -307,7 +316,9 @@ class _Parser:
     def _concat(self) -> _Node:
         items: list[_Node] = []
         while self.i < len(self.p) and self._peek() not in "|)":
-            items.append(self._quantified(self._atom()))
+            item = self._quantified(self._atom())
+            # Groups and \Q...\E are transparent: `(ab)c` is the literal `abc`.
+            items.extend(item.items if isinstance(item, _Concat) else (item,))
         return _Concat(tuple(items))
 
     def _quantified(self, atom: _Node) -> _Node:
@@ -492,7 +503,7 @@ def _parse(pattern: str) -> _Node | None:
     """The syntax tree, or None when the parser does not model the pattern."""
     try:
         return _Parser(pattern).parse()
-    except (_Unmodelled, ValueError, KeyError, IndexError):
+    except (_Unmodelled, ValueError, KeyError, IndexError, RecursionError):
         return None
 
 
@@ -512,7 +523,7 @@ def check_pattern(pattern: str) -> str | None:
         _Parser(pattern).parse()
     except _GoUnsupported as e:
         return str(e)
-    except (_Unmodelled, ValueError, KeyError, IndexError):
+    except (_Unmodelled, ValueError, KeyError, IndexError, RecursionError):
         pass
     return None
 

@@ -187,7 +187,9 @@ class IndexJob:
                 message = f"embedding: {p.done}/{p.total} checkpoints"
             else:
                 message = "finishing"
-            d.progress, d.total = overall_progress(d.walked, d.embed_done, d.embed_total, d.progress)
+            d.progress, d.total = overall_progress(
+                d.walked, d.embed_done, d.embed_total, d.progress
+            )
             d.phase, d.message = p.phase, message
             d.version += 1
             self._cond.notify_all()

@@ -413,6 +413,22 @@ def truncated_note(shown: int, of: int, what: str, how: str) -> str:
     )
 
 
+CURSOR_PLACEHOLDER = "c" * 128
+"""Stands in for a continuation cursor while a page is being fitted (cursors are ~125
+characters), so the real one is made once, for the final cut."""
+
+
+def page_notes(
+    tool: str, shown: int, of: int, what: str, next_cursor: str | None, cont: str | None
+) -> list[str]:
+    """The paging line of a list page: truncated (continue with `cont`), or more pages
+    (continue with `next_cursor`), or nothing."""
+    if shown < of:
+        how = f'Continue with `cursor: "{cont}"`.' if cont else "Narrow the query."
+        return [truncated_note(shown, of, what, how)]
+    return [more_note(tool, next_cursor)] if next_cursor else []
+
+
 def error_text(err: CtxdError) -> str:
     """The text of a tool error: code, message, hint, details (one line each)."""
     lines = [f"{err.code}: {err.message}"]
@@ -505,17 +521,14 @@ def render_search(
         head += "\n\nNo matches."
     sections = [_file_section(f) + "\n\n---" for f in files]
 
-    def tail(n: int) -> str:
+    def tail(n: int, cont: str | None = CURSOR_PLACEHOLDER) -> str:
         lines = [f"Stats: {match_count} matches in {file_count} files ({duration_ms:.0f}ms)"]
         if partial:
             lines.append("> Partial results: the search backend stopped early (time or match "
                          "limits); narrow the query for complete results.")
         lines.extend(f"> Note: {n_}" for n_ in notes)
-        if n < len(files):
-            lines.append(truncated_note(n, len(files), "files on this page",
-                                        f'Continue with `cursor: "{cursor_at(n)}"`.'))
-        elif next_cursor:
-            lines.append(more_note("search", next_cursor))
+        lines.extend(page_notes("search", n, len(files), "files on this page", next_cursor,
+                                cont))
         lines.append(freshness_line(fresh))
         return "\n".join(lines)
 
@@ -532,7 +545,7 @@ def render_search(
         partial=partial, notes=list(notes), next_cursor=cont, truncated=truncated,
         freshness=list(fresh),
     )
-    return Rendered(assemble(head, items, tail(shown)), dict(data))
+    return Rendered(assemble(head, items, tail(shown, cont)), dict(data))
 
 
 # -- semantic_search -------------------------------------------------------------------------
@@ -579,13 +592,10 @@ def render_hits(
         head += "\n\nNo results."
     sections = [_hit_section(offset + i + 1, h) for i, h in enumerate(hits)]
 
-    def tail(n: int) -> str:
+    def tail(n: int, cont: str | None = CURSOR_PLACEHOLDER) -> str:
         lines = [f"> Note: {x}" for x in notes]
-        if n < len(hits):
-            lines.append(truncated_note(n, len(hits), "results on this page",
-                                        f'Continue with `cursor: "{cursor_at(n)}"`.'))
-        elif next_cursor:
-            lines.append(more_note("semantic_search", next_cursor))
+        lines.extend(page_notes("semantic_search", n, len(hits), "results on this page",
+                                next_cursor, cont))
         lines.append(freshness_line(fresh))
         return "\n".join(lines)
 
@@ -595,12 +605,12 @@ def render_hits(
         shown = 1
         items = [clip(sections[0], budget - estimate_tokens(head) - estimate_tokens(tail(1)))]
     truncated = shown < len(hits)
+    cont = cursor_at(shown) if truncated else next_cursor
     data = SemanticOutput(
         query=query, mode=mode, results=[_hit_out(h) for h in hits[:shown]],
-        next_cursor=cursor_at(shown) if truncated else next_cursor, notes=list(notes),
-        truncated=truncated, freshness=list(fresh),
+        next_cursor=cont, notes=list(notes), truncated=truncated, freshness=list(fresh),
     )
-    return Rendered(assemble(head, items, tail(shown)), dict(data))
+    return Rendered(assemble(head, items, tail(shown, cont)), dict(data))
 
 
 # -- search_symbols --------------------------------------------------------------------------
@@ -688,8 +698,8 @@ def render_references(refs: References, *, fresh: Sequence[Freshness], budget: i
             notes.append("> The search stopped at its limit: there may be more usages. Raise "
                          "`limit`, or narrow with `language` / `repository`.")
         if n < len(lines):
-            notes.append(truncated_note(n, len(lines), "references",
-                                        "Narrow with `language` or `repository`, or lower `limit`."))
+            how = "Narrow with `language` or `repository`, or lower `limit`."
+            notes.append(truncated_note(n, len(lines), "references", how))
         notes.append(freshness_line(fresh))
         return "\n".join(notes)
 
@@ -733,28 +743,25 @@ def render_files(
         for i, f in enumerate(files)
     ]
 
-    def tail(n: int) -> str:
+    def tail(n: int, cont: str | None = CURSOR_PLACEHOLDER) -> str:
         lines = [f"Stats: {file_count} files ({duration_ms:.0f}ms)"]
-        if n < len(files):
-            lines.append(truncated_note(n, len(files), "files on this page",
-                                        f'Continue with `cursor: "{cursor_at(n)}"`.'))
-        elif next_cursor:
-            lines.append(more_note("search_files", next_cursor))
+        lines.extend(page_notes("search_files", n, len(files), "files on this page",
+                                next_cursor, cont))
         lines.append(freshness_line(fresh))
         return "\n".join(lines)
 
     shown = max(fit(head, rows, tail, budget), min(1, len(rows)))
     truncated = shown < len(files)
+    cont = cursor_at(shown) if truncated else next_cursor
     data = FilesOutput(
         pattern=pattern,
         files=[FileOut(repository=f.repository, path=f.path, language=f.language,
                        branches=list(f.branches)) for f in files[:shown]],
-        file_count=file_count, duration_ms=duration_ms,
-        next_cursor=cursor_at(shown) if truncated else next_cursor, truncated=truncated,
+        file_count=file_count, duration_ms=duration_ms, next_cursor=cont, truncated=truncated,
         freshness=list(fresh),
     )
-    text = head + ("\n\n" + "\n".join(rows[:shown]) if rows else "") + "\n\n" + tail(shown)
-    return Rendered(text, dict(data))
+    body = "\n\n" + "\n".join(rows[:shown]) if rows else ""
+    return Rendered(head + body + "\n\n" + tail(shown, cont), dict(data))
 
 
 # -- file_content ----------------------------------------------------------------------------

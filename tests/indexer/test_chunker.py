@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import textwrap
 from pathlib import Path
 
@@ -172,7 +173,7 @@ def test_large_function_is_split_by_lines_and_keeps_its_symbol(count: TokenCount
     assert all(c.symbol_kind == "function" for c in parts)
     assert parts[0].start_line == line_of(text, "def crunch")
     assert parts[-1].end_line == line_of(text, "return total_0")
-    for a, b in zip(parts, parts[1:], strict=False):
+    for a, b in itertools.pairwise(parts):
         assert b.start_line == a.end_line + 1  # contiguous, no overlap
     real = count([c.text for c in parts])
     assert max(real) <= opts.max_tokens
@@ -344,20 +345,20 @@ GO = src("""
 
     // Server serves HTTP.
     type Server struct {
-    	addr string
+        addr string
     }
 
     type Handler interface {
-    	Serve(w http.ResponseWriter)
+        Serve(w http.ResponseWriter)
     }
 
     // NewServer builds a server.
     func NewServer(addr string) *Server {
-    	return &Server{addr: addr}
+        return &Server{addr: addr}
     }
 
     func (s *Server) Start() error {
-    	return http.ListenAndServe(s.addr, nil)
+        return http.ListenAndServe(s.addr, nil)
     }
 """)
 
@@ -726,7 +727,7 @@ def test_unknown_text_is_cut_into_overlapping_windows(count: TokenCounter) -> No
     assert fc.symbols == []
     real = count([c.text for c in fc.chunks])
     assert all(n <= opts.target_tokens for n in real)
-    for a, b in zip(fc.chunks, fc.chunks[1:], strict=False):
+    for a, b in itertools.pairwise(fc.chunks):
         assert b.start_line == a.end_line + 1 - opts.window_overlap_lines
         assert all(c.symbol is None for c in (a, b))
 
@@ -768,8 +769,12 @@ def test_file_without_trailing_newline_and_blank_edges(count: TokenCounter) -> N
 def test_split_chunk_resplits_by_lines_and_keeps_symbol(count: TokenCounter) -> None:
     lines = [f"    value_{i} = transform(value_{i - 1}, factor={i})" for i in range(1, 60)]
     chunk = Chunk(
-        start_line=10, end_line=10 + len(lines) - 1, text="\n".join(lines),
-        symbol="Pipeline.run", symbol_kind="method", container="Pipeline",
+        start_line=10,
+        end_line=10 + len(lines) - 1,
+        text="\n".join(lines),
+        symbol="Pipeline.run",
+        symbol_kind="method",
+        container="Pipeline",
     )
     parts = split_chunk(chunk, 100, count)
     assert len(parts) >= 2

@@ -17,7 +17,16 @@ from indexer.languages import (
 )
 
 REQUIRED_GRAMMARS = [
-    "python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp", "ruby",
+    "python",
+    "javascript",
+    "typescript",
+    "tsx",
+    "go",
+    "rust",
+    "java",
+    "c",
+    "cpp",
+    "ruby",
 ]
 
 

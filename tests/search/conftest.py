@@ -43,8 +43,10 @@ _RULES: dict[str, list[tuple[re.Pattern[str], str]]] = {
         (re.compile(r"^\s*(?:export\s+)?interface\s+(?P<name>\w+)"), "interface"),
         (re.compile(r"^\s*(?:export\s+)?class\s+(?P<name>\w+)"), "class"),
         (re.compile(r"^\s*(?:export\s+)?(?:async\s+)?function\s+(?P<name>\w+)"), "function"),
-        (re.compile(r"^\s+(?:async\s+)?(?P<name>(?!if|for|while|switch)\w+)\([^)]*\)[^{;]*\{"),
-         "method"),
+        (
+            re.compile(r"^\s+(?:async\s+)?(?P<name>(?!if|for|while|switch)\w+)\([^)]*\)[^{;]*\{"),
+            "method",
+        ),
     ],
     "markdown": [(re.compile(r"^#+\s+(?P<name>.+?)\s*$"), "heading")],
 }

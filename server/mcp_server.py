@@ -1,0 +1,525 @@
+"""The MCP server: ctxd's use cases as MCP tools, thin adapters over `Service`.
+
+`build_server(service, jobs=None) -> MCPServer` registers the ten tools
+(`index_repository`, `index_status`, `search`, `semantic_search`, `search_symbols`,
+`find_references`, `search_files`, `file_content`, `list_repos`, `get_health`). Each tool
+is an adapter of a few lines: parse (the SDK validates arguments against the tool's
+JSON schema) -> one `Service` call -> `server/markdown.py` renders Markdown for the model
+plus structured content with the same data (the output schema is a TypedDict there).
+`server/serve.py` runs it over stdio or streamable HTTP; tests use the SDK's in-memory
+`Client(server)`.
+
+Errors (`adapter`): a `CtxdError` becomes a `ToolError` whose text is
+`{code}: {message}` + hint + details, so the model reads an `is_error` result it can act
+on; anything else is logged with its traceback on stderr and reaches the model only as
+`internal_error`. Arguments that fail a tool's input schema are rewritten by the
+`ArgumentErrors` middleware into a `validation_error` naming each field.
+
+Invariants: sync tools run in the SDK's worker threads, so the service's per-thread
+SQLite connections are never shared; `index_repository` is async and only waits on
+(and relays progress from) a background job, so the event loop never blocks.
+"""
+
+import base64
+import binascii
+import functools
+import inspect
+import json
+import logging
+import re
+import tomllib
+from collections.abc import Callable, Sequence
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeVar
+
+import anyio
+import anyio.to_thread
+import jsonschema
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.mcpserver import Context, ListRoots, MCPServer, Resolve
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from indexer.errors import CtxdError, IndexTimeout, ValidationError
+from indexer.walker import DEFAULT_MAX_FILE_SIZE, MAX_FILE_SIZE_LIMIT
+from server import markdown as md
+from server.jobs import (
+    IndexJob,
+    JobManager,
+    JobSnapshot,
+    JobState,
+    allowed_roots,
+    check_allowed,
+    validate_request,
+)
+from server.service import Service
+
+log = logging.getLogger(__name__)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+INSTRUCTIONS = """\
+ctxd searches local code repositories that were indexed on this machine.
+- `semantic_search` for questions in plain language ("where are retries configured");
+  results say which engines (semantic, lexical, symbol) found them.
+- `search` for exact text or regular expressions in Zoekt syntax (`lang:python retry`,
+  `file:\\.go$ /func \\w+Handler/`), `search_symbols` for definitions by name,
+  `find_references` for definitions plus usages, `search_files` for paths.
+- `file_content` reads a file (or a line range) of an indexed repository.
+- `list_repos` shows what is indexed and when; `index_repository` adds or refreshes a folder
+  (long runs continue in the background: follow them with `index_status`).
+Every list of results states how fresh the index is and gives a cursor when there is more.
+"""
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+INDEXING = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                           open_world_hint=False)
+
+def package_version() -> str:
+    """ctxd's version: the installed distribution's, else pyproject.toml's."""
+    try:
+        return version("ctxd")
+    except PackageNotFoundError:
+        pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+        try:
+            with pyproject.open("rb") as f:
+                return str(tomllib.load(f)["project"]["version"])
+        except (OSError, KeyError, tomllib.TOMLDecodeError):
+            return "0+unknown"
+
+
+# -- errors ---------------------------------------------------------------------------------
+
+
+def _internal(tool: str) -> ToolError:
+    return ToolError(md.error_text(CtxdError(
+        f"{tool} failed with an unexpected error",
+        hint="This is a bug in ctxd, not in your request; the server's log (stderr) has the "
+        "traceback. Other tools keep working.",
+    )))
+
+
+def adapter(fn: F) -> F:
+    """Make a tool's failures readable: `CtxdError` -> `ToolError(code, message, hint,
+    details)`; any other exception -> logged traceback + a bare `internal_error`."""
+    name = fn.__name__
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def run_async(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await fn(*args, **kwargs)
+            except (ToolError, MCPError, anyio.get_cancelled_exc_class()):
+                raise
+            except CtxdError as err:
+                raise ToolError(md.error_text(err)) from err
+            except Exception as exc:
+                log.exception("tool %s raised an unexpected exception", name)
+                raise _internal(name) from exc
+
+        return run_async  # type: ignore[return-value]  # same signature, via functools.wraps
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (ToolError, MCPError):
+            raise
+        except CtxdError as err:
+            raise ToolError(md.error_text(err)) from err
+        except Exception as exc:
+            log.exception("tool %s raised an unexpected exception", name)
+            raise _internal(name) from exc
+
+    return run  # type: ignore[return-value]  # same signature, via functools.wraps
+
+
+_ARG_ERROR = re.compile(r"^Error executing tool (\S+): \d+ validation errors? for \S+Arguments")
+_REQUIRED = re.compile(r"^'(.+)' is a required property")
+
+
+def schema_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every way `arguments` break a JSON schema: `{"field", "problem", "value"?}`, by field."""
+    validator = jsonschema.Draft202012Validator(schema)
+    out: list[dict[str, Any]] = []
+    for e in sorted(validator.iter_errors(arguments), key=lambda e: list(map(str, e.path))):
+        path = ".".join(str(p) for p in e.path)
+        m = _REQUIRED.match(e.message)
+        if m and not path:
+            out.append({"field": m.group(1), "problem": "is required"})
+            continue
+        out.append({"field": path or "(arguments)", "problem": e.message, "value": e.instance})
+    return out
+
+
+class ArgumentErrors:
+    """Server middleware: arguments that fail a tool's input schema come back as a
+    `validation_error` naming each field, its value and the bound it broke (instead of
+    pydantic's message), so the model can fix its call."""
+
+    def __init__(self, server: MCPServer[Any]) -> None:
+        self.server = server
+
+    async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        result = await call_next(ctx)
+        if ctx.method != "tools/call" or not isinstance(result, dict) or not result.get("isError"):
+            return result
+        content = result.get("content") or []
+        text = content[0].get("text", "") if content and isinstance(content[0], dict) else ""
+        m = _ARG_ERROR.match(text)
+        if not m:
+            return result
+        tool = m.group(1)
+        arguments = dict((ctx.params or {}).get("arguments") or {})
+        schemas = {t.name: t.input_schema for t in await self.server.list_tools()}
+        problems = schema_problems(schemas.get(tool, {}), arguments) if tool in schemas else []
+        what = "; ".join(f"{p['field']} {p['problem']}" if p["problem"] == "is required"
+                         else f"{p['field']}: {p['problem']}" for p in problems)
+        fallback = " ".join(line.strip() for line in text.split("\n")[1:3])
+        err = ValidationError(
+            f"invalid arguments for {tool}: {what or fallback}",
+            hint="Fix the named arguments; `tools/list` gives each tool's types, bounds and "
+            "defaults.",
+            details={"fields": problems} if problems else {},
+        )
+        new = dict(result)
+        new["content"] = [{"type": "text", "text": f"Error executing tool {tool}: "
+                           + md.error_text(err)}]
+        return new
+
+
+# -- paging -----------------------------------------------------------------------------------
+
+
+def rebase_cursor(cursor: str, offset: int) -> str:
+    """The same cursor (same query hash and page size) pointing at another `offset`.
+
+    Cursors are base64url JSON `{"q", "o", "l"}` (search/cursor.py); the query hash is
+    unchanged, so the service accepts the result as one of its own.
+    """
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        payload = json.loads(raw)
+        payload["o"] = offset
+    except (ValueError, TypeError, binascii.Error):
+        return cursor
+    data = json.dumps(payload, separators=(",", ":")).encode("utf-8")
+    return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
+
+
+def cursor_at(
+    known: str | None, offset: int, refetch: Callable[[int], str | None]
+) -> Callable[[int], str | None]:
+    """A function giving the cursor that continues after the first `n` results of a page
+    that starts at `offset`. `known` is any cursor of the same query (the one the caller
+    sent, or the page's next cursor); without one, `refetch(n)` asks the service for the
+    first `n` results and returns its next cursor."""
+
+    def at(n: int) -> str | None:
+        return rebase_cursor(known, offset + n) if known else refetch(n)
+
+    return at
+
+
+def answer(rendered: md.Rendered) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=rendered.markdown)],
+                          structured_content=rendered.data)
+
+
+# -- index jobs --------------------------------------------------------------------------------
+
+
+async def follow(job: IndexJob, ctx: Context, wait_seconds: float) -> JobSnapshot:
+    """Wait up to `wait_seconds` for `job`, relaying its progress as MCP notifications."""
+    deadline = anyio.current_time() + wait_seconds
+    snap, reported = job.snapshot(), -1
+    while not snap.finished:
+        if snap.progress > reported:
+            await ctx.report_progress(snap.progress, snap.total, snap.message)
+            reported = snap.progress
+        left = deadline - anyio.current_time()
+        if left <= 0:
+            break
+        snap = await anyio.to_thread.run_sync(
+            job.wait_for_change, snap.version, min(left, 5.0), abandon_on_cancel=True
+        )
+    return snap
+
+
+def job_answer(snap: JobSnapshot, wait_seconds: float, budget: int) -> CallToolResult:
+    """The tool answer for a job: its result, its error, or a `timeout_error` with its id."""
+    if snap.state is JobState.SUCCEEDED and snap.stats is not None:
+        return answer(md.render_index(snap.stats, snap.job_id, budget=budget))
+    if snap.error is not None:
+        raise snap.error
+    waited = md.format_duration(wait_seconds)
+    raise IndexTimeout(
+        f"repository indexing timed out: still running after {waited}; it continues in the "
+        f"background as job {snap.job_id} ({snap.message})",
+        hint=f'Call `index_status` with `job_id: "{snap.job_id}"` for progress and the final '
+        "result (`wait_seconds` waits for it). Search works meanwhile: lexical and symbol "
+        "search see files as they are written, semantic search as embeddings land.",
+        details={"timeout": waited, "job_id": snap.job_id, "path": snap.path,
+                 "state": snap.state.value, "phase": snap.phase, "progress": snap.progress,
+                 "total": snap.total},
+    )
+
+
+def job_out(snap: JobSnapshot) -> md.JobOut:
+    return md.job_out(
+        job_id=snap.job_id, path=snap.path, state=snap.state.value, phase=snap.phase,
+        progress=snap.progress, total=snap.total, message=snap.message,
+        started_at=snap.started_at, finished_at=snap.finished_at, stats=snap.stats,
+        error=snap.error,
+    )
+
+
+def root_uris(roots: ListRootsResult | None) -> list[str] | None:
+    return [str(r.uri) for r in roots.roots] if roots is not None else None
+
+
+# -- the server ---------------------------------------------------------------------------------
+
+
+def build_server(  # noqa: C901 - one small closure per tool
+    service: Service, jobs: JobManager | None = None
+) -> MCPServer[Any]:
+    """An `MCPServer` named `ctxd` exposing every tool over `service`.
+
+    Args:
+        service: the use cases (its settings give the token budget, allowed roots and the
+            index wait time).
+        jobs: background index jobs (one is created when not given).
+    """
+    settings = service.settings
+    jobs = jobs or JobManager(service)
+    budget = settings.search.token_budget
+    server: MCPServer[Any] = MCPServer("ctxd", title="ctxd code search", version=package_version(),
+                                       instructions=INSTRUCTIONS)
+    server.middleware.append(ArgumentErrors(server))
+
+    def fresh(repositories: Sequence[str] | None = None) -> list[md.Freshness]:
+        return md.select_freshness(service.freshness(), repositories)
+
+    def client_roots(ctx: Context) -> ListRoots | None:
+        """Ask the client for its roots when they decide what may be indexed."""
+        caps = ctx.client_capabilities
+        wanted = not settings.server.allowed_roots and caps is not None and caps.roots is not None
+        return ListRoots() if wanted else None
+
+    @server.tool(annotations=INDEXING)
+    @adapter
+    async def index_repository(
+        path: Annotated[str, Field(min_length=1, description=(
+            "Folder to index: absolute, or relative to the first allowed root (the server's "
+            "configured roots, else your client's roots, else its working directory)."))],
+        include_patterns: Annotated[list[str], Field(description=(
+            "Only index files matching one of these globs (basename or repo-relative path; "
+            "`**` allowed), e.g. ['*.py', 'docs/**/*.md']. Empty = every file."
+        ))] = [],  # noqa: B006 - pydantic copies defaults
+        exclude_patterns: Annotated[list[str], Field(description=(
+            "Never index files matching these globs; they win over includes, e.g. "
+            "['*.log', 'vendor/**']. .gitignore files and likely secrets are always left out."
+        ))] = [],  # noqa: B006 - pydantic copies defaults
+        max_file_size: Annotated[int, Field(ge=0, le=MAX_FILE_SIZE_LIMIT, description=(
+            "Skip files larger than this many bytes (default 1 MiB, at most 10 MiB, 0 = no "
+            "limit)."))] = DEFAULT_MAX_FILE_SIZE,
+        *,
+        ctx: Context,
+        roots: Annotated[ListRootsResult | None, Resolve(client_roots)],
+    ) -> Annotated[CallToolResult, md.IndexOutput]:
+        """Index (or refresh) a repository or folder for search. Incremental: unchanged files
+        are skipped. Sends progress notifications; if it runs longer than the server's wait
+        time (default 5 minutes) it continues in the background and answers with a
+        `timeout_error` carrying a `job_id` for `index_status`."""
+        allowed = allowed_roots(settings.server.allowed_roots, root_uris(roots), Path.cwd())
+        real = check_allowed(path, allowed)
+        size = None if max_file_size == DEFAULT_MAX_FILE_SIZE else max_file_size
+        validate_request(service, real, include_patterns, exclude_patterns, size)
+        job = jobs.start(real, include_patterns=include_patterns,
+                         exclude_patterns=exclude_patterns, max_file_size=size)
+        wait = float(settings.server.index_wait_seconds)
+        return job_answer(await follow(job, ctx, wait), wait, budget)
+
+    @server.tool(annotations=READ_ONLY)
+    @adapter
+    def index_status(
+        job_id: Annotated[str | None, Field(description=(
+            "A job id from `index_repository`; omit to list every job of this server."))] = None,
+        wait_seconds: Annotated[float, Field(ge=0, le=600, description=(
+            "With job_id: wait up to this many seconds for the job to finish."))] = 0,
+    ) -> Annotated[CallToolResult, md.IndexStatusOutput]:
+        """Progress and results of background index jobs, plus when each repository was last
+        indexed."""
+        chosen = [jobs.get(job_id)] if job_id else jobs.jobs()
+        snaps = [j.wait(wait_seconds) if job_id else j.snapshot() for j in chosen]
+        return answer(md.render_jobs([job_out(s) for s in snaps], fresh=fresh(), budget=budget,
+                                     single=job_id is not None))
+
+    @server.tool(annotations=READ_ONLY)
+    @adapter
+    def search(
+        query: Annotated[str, Field(min_length=1, description=(
+            "Zoekt search query. Supports regex (/pattern/), file filters (file:, lang:), repo "
+            "filters (repo:), symbol search (sym:), case:yes, and boolean operators (and, or, "
+            "not, -term, parentheses)."))],
+        limit: Annotated[int, Field(ge=1, le=100, description=(
+            "Maximum number of file matches to return"))] = 30,
+        contextLines: Annotated[int, Field(  # noqa: N803 - the contract's name
+            ge=0, le=10, description="Number of context lines to include around each match"
+        )] = 3,
+        cursor: Annotated[str | None, Field(description=(
+            "`next_cursor` of the previous page, to continue."))] = None,
+    ) -> Annotated[CallToolResult, md.SearchOutput]:
+        """Search code across indexed repositories using Zoekt query syntax (exact text and
+        regular expressions). One section per file with line-numbered matches and context."""
+        page = service.lexical(query, limit=limit, context_lines=contextLines, cursor=cursor)
+        r = page.result
+        at = cursor_at(cursor or page.next_cursor, page.offset, lambda n: service.lexical(
+            query, limit=n, context_lines=contextLines).next_cursor)
+        return answer(md.render_search(
+            query, r.files, match_count=r.match_count, file_count=r.file_count,
+            duration_ms=r.duration_ms, partial=r.partial, notes=r.notes,
+            next_cursor=page.next_cursor, cursor_at=at, fresh=fresh(), budget=budget))
+
+    @server.tool(annotations=READ_ONLY)
+    @adapter
+    def semantic_search(
+        query: Annotated[str, Field(min_length=1, description=(
+            "What you are looking for, in natural language, e.g. 'where are HTTP retries "
+            "configured'. Identifiers in the question help."))],
+        mode: Annotated[Literal["hybrid", "semantic", "keyword", "lexical"], Field(description=(
+            "hybrid (default) fuses meaning and keyword matches; semantic = meaning only; "
+            "keyword = ranked word matches only; lexical = the query is Zoekt syntax."
+        ))] = "hybrid",
+        limit: Annotated[int, Field(ge=1, le=100, description="Results per page.")] = (
+            settings.search.default_limit),
+        cursor: Annotated[str | None, Field(description=(
+            "`next_cursor` of the previous page, to continue."))] = None,
+        repository: Annotated[str | None, Field(description=(
+            "Only this repository (a name from `list_repos`)."))] = None,
+        path: Annotated[str | None, Field(description=(
+            "Only paths matching this glob, e.g. 'src/**' or '*.py'."))] = None,
+        language: Annotated[str | None, Field(description=(
+            "Only this language, e.g. 'python', 'typescript', 'go', 'markdown'."))] = None,
+    ) -> Annotated[CallToolResult, md.SemanticOutput]:
+        """Find code and docs by meaning (hybrid semantic + keyword ranking by default). Each
+        result gives its location, line-numbered snippet and the engines that found it."""
+        repos = [repository] if repository else None
+
+        def run(n: int | None, c: str | None) -> Any:
+            return service.search(query, mode=mode, limit=n, cursor=c, repositories=repos,
+                                  path_glob=path, language=language)
+
+        page = run(limit, cursor)
+        offset = int(page.stats.get("offset", 0))
+        at = cursor_at(cursor or page.next_cursor, offset, lambda n: run(n, None).next_cursor)
+        return answer(md.render_hits(
+            query, page.mode, page.results, offset=offset, notes=page.notes,
+            next_cursor=page.next_cursor, cursor_at=at, fresh=fresh(repos), budget=budget))
+
+    @server.tool(annotations=READ_ONLY)
+    @adapter
+    def search_symbols(
+        query: Annotated[str, Field(min_length=1, description=(
+            "Symbol name or part of one: exact, prefix, substring or fuzzy (e.g. 'AuthService', "
+            "'calc')."))],
+        kinds: Annotated[list[str] | None, Field(description=(
+            "Only these kinds, e.g. ['class'], ['function', 'method'] (others: constructor, "
+            "interface, type, enum, struct, trait, module, constant, variable, section)."))] = None,
+        max_items: Annotated[int | None, Field(ge=1, le=1000, description=(
+            "Results per page (default: all that fit the token budget)."))] = None,
+        start_index: Annotated[int, Field(ge=0, description=(
+            "Number of results to skip, for paging."))] = 0,
+        pagination_id: Annotated[str | None, Field(description=(
+            "`pagination_id` of the previous page, to continue."))] = None,
+    ) -> Annotated[CallToolResult, md.SymbolsOutput]:
+        """Fast fuzzy search for symbol definitions (functions, classes, methods, ...) by name,
+        ranked exact > prefix > substring > fuzzy."""
+        page = service.symbols(query, kinds=kinds, max_items=max_items, start_index=start_index,
+                               pagination_id=pagination_id)
+        return answer(md.render_symbols(page, kinds=kinds, max_items=max_items,
+                                        pagination_id=pagination_id, fresh=fresh(),
+                                        budget=budget))
+
+    @server.tool(annotations=READ_ONLY)
+    @adapter
+    def find_references(
+        symbol: Annotated[str, Field(min_length=1, description=(
+            "The identifier, e.g. 'parse_header' (a dotted name matches its last part)."))],
+        language: Annotated[str | None, Field(description=(
+            "Only usages in this language (default: the definition's language)."))] = None,
+        repository: Annotated[str | None, Field(description="Only this repository.")] = None,
+        limit: Annotated[int, Field(ge=1, le=1000, description=(
+            "Maximum usages to collect."))] = 100,
+    ) -> Annotated[CallToolResult, md.ReferencesOutput]:
+        """Where a symbol is defined and where it is used (whole-word matches), labelled
+        definition / usage, with counts."""
+        repos = [repository] if repository else None
+        refs = service.references(symbol, language=language, repositories=repos, limit=limit)
+        return answer(md.render_references(refs, fresh=fresh(repos), budget=budget))
+
+    @server.tool(annotations=READ_ONLY)
+    @adapter
+    def search_files(
+        pattern: Annotated[str, Field(min_length=1, description=(
+            "File name or path pattern: a substring ('package.json'), a regex ('\\.test\\.ts$') "
+            "or Zoekt syntax."))],
+        limit: Annotated[int, Field(ge=1, le=500, description="Files per page.")] = 50,
+        cursor: Annotated[str | None, Field(description=(
+            "`next_cursor` of the previous page, to continue."))] = None,
+        repository: Annotated[str | None, Field(description="Only this repository.")] = None,
+    ) -> Annotated[CallToolResult, md.FilesOutput]:
+        """Find files by name or path across indexed repositories."""
+        repos = [repository] if repository else None
+        page = service.files(pattern, limit=limit, cursor=cursor, repositories=repos)
+        r = page.result
+        at = cursor_at(cursor or page.next_cursor, page.offset, lambda n: service.files(
+            pattern, limit=n, repositories=repos).next_cursor)
+        return answer(md.render_files(
+            pattern, r.files, offset=page.offset, file_count=r.file_count,
+            duration_ms=r.duration_ms, next_cursor=page.next_cursor, cursor_at=at,
+            fresh=fresh(repos), budget=budget))
+
+    @server.tool(annotations=READ_ONLY)
+    @adapter
+    def file_content(
+        repository: Annotated[str, Field(min_length=1, description=(
+            "Repository name as shown by `list_repos` / search results."))],
+        path: Annotated[str, Field(min_length=1, description=(
+            "Path of the file within the repository, e.g. 'src/main.py'."))],
+        branch: Annotated[str, Field(description="Branch name (default: HEAD).")] = "HEAD",
+        start_line: Annotated[int | None, Field(ge=1, description=(
+            "First line to return (1-based)."))] = None,
+        end_line: Annotated[int | None, Field(ge=1, description=(
+            "Last line to return (inclusive)."))] = None,
+    ) -> Annotated[CallToolResult, md.FileContentOutput]:
+        """Read a file (or a line range of it) from an indexed repository."""
+        fc = service.file_content(repository, path, branch=branch, start_line=start_line,
+                                  end_line=end_line)
+        return answer(md.render_file(fc, budget=budget))
+
+    @server.tool(annotations=READ_ONLY)
+    @adapter
+    def list_repos(
+        filter: Annotated[str | None, Field(description=(  # noqa: A002 - the contract's name
+            "Optional filter pattern to match repository names (regex supported)"))] = None,
+    ) -> Annotated[CallToolResult, md.ReposOutput]:
+        """List indexed repositories with file counts, size, branches, symbol support, when
+        each was last indexed and whether a re-index is running."""
+        listing = service.list_repos(filter)
+        return answer(md.render_repos(listing, name_filter=filter, budget=budget))
+
+    @server.tool(annotations=READ_ONLY)
+    @adapter
+    def get_health() -> Annotated[CallToolResult, dict[str, Any]]:
+        """Health of the index and search backends: store state, model, counts, per-repository
+        freshness and embedding coverage, and the Zoekt backend when configured."""
+        return answer(md.render_health(service.health(), budget=budget))
+
+    return server

@@ -1,0 +1,258 @@
+"""`ctxd serve`: the MCP server over stdio or streamable HTTP.
+
+`serve` is a click command (registered on the `ctxd` group by `server/cli.py`; also
+runnable as `python -m server.serve`). It builds `Settings` (flags > environment >
+config file > defaults: `MCP_TRANSPORT`, `MCP_HOST`, `MCP_PORT`, `LOG_LEVEL`, `CTXD_TOKEN`,
+`ZOEKT_URL`, ...), a `Service`, a `JobManager` and the server from `server/mcp_server.py`,
+then runs the transport until the client goes away (stdio) or the process is stopped.
+
+Safe by default:
+- Logs go to stderr; on stdio, stdout carries nothing but the protocol (the SDK also
+  diverts stray writes to fd 1 while it serves).
+- HTTP binds 127.0.0.1 unless told otherwise, and refuses a non-loopback address
+  without a bearer token unless `--allow-remote` (or `server.allow_remote`) forces it
+  (`check_bind`). With a token, every HTTP request must carry
+  `Authorization: Bearer <token>` (`BearerAuth`, constant-time comparison).
+- DNS-rebinding protection (Host and Origin checks) is always on (`transport_security`).
+"""
+
+from __future__ import annotations
+
+import hmac
+import importlib.util
+import ipaddress
+import json
+import logging
+import socket
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from indexer.errors import ConfigError
+from server.config import LOG_LEVELS, TRANSPORTS, ServerOptions, Settings, load_settings
+from server.jobs import JobManager
+from server.mcp_server import build_server
+from server.service import Service
+
+log = logging.getLogger("ctxd.serve")
+
+MCP_PATH = "/mcp"
+LOOPBACK_NAMES = ("localhost",)
+
+
+# -- decisions (pure) -------------------------------------------------------------------------
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` only accepts connections from this machine."""
+    if host.strip("[]").lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(options: ServerOptions) -> None:
+    """Refuse to expose the server beyond this machine without a token.
+
+    Raises:
+        ConfigError: a non-loopback host, no token, and `allow_remote` not set.
+    """
+    if options.transport != "http" or is_loopback(options.host) or options.token:
+        return
+    if options.allow_remote:
+        log.warning("serving MCP on %s without a token (allow_remote is set): anyone who can "
+                    "reach this port can read the indexed code", options.host)
+        return
+    raise ConfigError(
+        f"refusing to bind {options.host} without a token: the MCP server would be reachable "
+        "from other machines with no authentication",
+        hint="Set CTXD_TOKEN (or `server.token`) so every request needs "
+        "`Authorization: Bearer <token>`, bind 127.0.0.1 (the default), or pass "
+        "--allow-remote to force it.",
+        details={"field": "server.host", "value": options.host},
+    )
+
+
+def transport_security(host: str) -> TransportSecuritySettings:
+    """Host/Origin checks against DNS rebinding: loopback names always, plus the bound host
+    (and this machine's names when bound to every interface)."""
+    hosts = ["127.0.0.1", "localhost", "[::1]"]
+    if not is_loopback(host):
+        if host in ("0.0.0.0", "::", ""):
+            hosts += [socket.gethostname(), socket.getfqdn()]
+        else:
+            hosts.append(f"[{host}]" if ":" in host and not host.startswith("[") else host)
+    hosts = list(dict.fromkeys(h for h in hosts if h))
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[*hosts, *(f"{h}:*" for h in hosts)],
+        allowed_origins=[f"{scheme}://{h}{port}" for h in hosts for scheme in ("http", "https")
+                         for port in ("", ":*")],
+    )
+
+
+class BearerAuth:
+    """ASGI middleware: every HTTP request must carry `Authorization: Bearer <token>`."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = dict(scope.get("headers") or ()).get(b"authorization", b"")
+        if hmac.compare_digest(given, self._expected):
+            await self.app(scope, receive, send)
+            return
+        body = json.dumps({
+            "error": "unauthorized",
+            "message": "This ctxd server requires `Authorization: Bearer <token>` "
+                       "(the server's CTXD_TOKEN).",
+        }).encode()
+        await send({"type": "http.response.start", "status": 401, "headers": [
+            (b"content-type", b"application/json"),
+            (b"www-authenticate", b'Bearer realm="ctxd"'),
+            (b"content-length", str(len(body)).encode()),
+        ]})
+        await send({"type": "http.response.body", "body": body})
+
+
+def http_app(server: MCPServer[Any], options: ServerOptions) -> ASGIApp:
+    """The streamable-HTTP ASGI app at `/mcp`, behind the token check when one is set."""
+    app: ASGIApp = server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        transport_security=transport_security(options.host),
+        host=options.host,
+    )
+    return BearerAuth(app, options.token) if options.token else app
+
+
+# -- running ----------------------------------------------------------------------------------
+
+
+def configure_logging(level: str) -> None:
+    """Everything to stderr (stdout may be the protocol)."""
+    logging.basicConfig(
+        level=level.upper(), stream=sys.stderr, force=True,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+def run_http(server: MCPServer[Any], options: ServerOptions) -> None:
+    """Serve streamable HTTP until stopped; logs the URL once the port is listening."""
+    import uvicorn
+
+    family = socket.AF_INET6 if ":" in options.host.strip("[]") else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((options.host.strip("[]"), options.port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(
+            f"cannot listen on {options.host}:{options.port}: {exc.strerror or exc}",
+            hint="Pick another port with --port (MCP_PORT), or stop what is using it.",
+            details={"field": "server.port", "value": options.port},
+        ) from exc
+    sock.listen(128)
+    host = f"[{options.host}]" if family == socket.AF_INET6 else options.host
+    log.info("ctxd MCP server listening on http://%s:%d%s%s", host, options.port, MCP_PATH,
+             " (bearer token required)" if options.token else "")
+    config = uvicorn.Config(
+        http_app(server, options), log_config=None, log_level=options.log_level.lower(),
+        access_log=options.log_level.lower() == "debug", lifespan="on",
+    )
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def start_watching(service: Service) -> Callable[[], None] | None:
+    """Start the file watcher (`server.watch.start_watching`) when this build has one;
+    returns its stop function, if any."""
+    if importlib.util.find_spec("server.watch") is None:
+        log.warning("--watch: this build has no file watcher (server/watch.py); serving "
+                    "without it")
+        return None
+    from server import watch  # optional: checked above
+
+    handle = watch.start_watching(service)
+    stop = getattr(handle, "stop", None)
+    return stop if callable(stop) else None
+
+
+@click.command()
+@click.option("--transport", type=click.Choice(TRANSPORTS),
+              help="stdio (default; for MCP clients that launch ctxd) or http "
+                   "(streamable HTTP at /mcp). Environment: MCP_TRANSPORT.")
+@click.option("--host", help="HTTP bind address (default 127.0.0.1). A non-loopback address "
+                             "needs CTXD_TOKEN or --allow-remote. Environment: MCP_HOST.")
+@click.option("--port", type=click.IntRange(1, 65535),
+              help="HTTP port (default 3000). Environment: MCP_PORT.")
+@click.option("--log-level", type=click.Choice(LOG_LEVELS, case_sensitive=False),
+              help="Log verbosity on stderr (default info). Environment: LOG_LEVEL.")
+@click.option("--allow-remote", is_flag=True, default=None,
+              help="Allow a non-loopback --host without a token (not recommended).")
+@click.option("--watch", is_flag=True, help="Keep indexed repositories fresh by watching their "
+                                            "files while serving.")
+@click.pass_context
+def serve(
+    ctx: click.Context,
+    transport: str | None,
+    host: str | None,
+    port: int | None,
+    log_level: str | None,
+    allow_remote: bool | None,
+    watch: bool,
+) -> None:
+    """Run the MCP server for coding agents (stdio by default, or streamable HTTP).
+
+    With a bearer token (CTXD_TOKEN) every HTTP request must send
+    `Authorization: Bearer <token>`. Logs go to stderr.
+
+    \b
+    Examples:
+      ctxd serve                                  # stdio, for an MCP client
+      CTXD_TOKEN=s3cret ctxd serve --transport http --port 3000
+    """
+    flags: dict[str, Any] = dict(ctx.obj or {})
+    flags.update({"server.transport": transport, "server.host": host, "server.port": port,
+                  "server.log_level": log_level.lower() if log_level else None,
+                  "server.allow_remote": allow_remote})
+    settings: Settings = load_settings(flags)
+    options = settings.server
+    configure_logging(options.log_level)
+    check_bind(options)
+    service = Service(settings)
+    jobs = JobManager(service)
+    server = build_server(service, jobs)
+    stop_watch = start_watching(service) if watch else None
+    log.info("ctxd %s: index %s, transport %s", server.version, settings.db_path,
+             options.transport)
+    try:
+        if options.transport == "http":
+            run_http(server, options)
+        else:
+            server.run("stdio")
+    except KeyboardInterrupt:
+        log.info("interrupted")
+    finally:
+        if stop_watch is not None:
+            stop_watch()
+        jobs.shutdown()
+        service.close()
+
+
+if __name__ == "__main__":  # `python -m server.serve ...`, until `ctxd serve` is registered
+    from server.cli import main as _cli
+
+    if "serve" not in _cli.commands:
+        _cli.add_command(serve)
+    _cli(["serve", *sys.argv[1:]], prog_name="ctxd")

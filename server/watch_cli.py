@@ -1,0 +1,184 @@
+"""`ctxd watch [PATH...]`: keep repositories' indexes fresh in the foreground.
+
+`watch` is a click command registered on the `ctxd` group by `server/cli.py`
+(`main.add_command(watch)`); `run_watch(service, paths, stop=...)` is its body, usable
+without click or signals (tests). Repositories given as PATHs that are not indexed yet
+are indexed first; with no PATH every indexed repository is watched, and repositories
+indexed later are picked up. Each applied batch is shown as it happens (one line, or
+one JSON object per line with `--json`). SIGINT/SIGTERM stop it after the file being
+written; the exit code is 0.
+
+Calls `Service` and `server/watch.py` (`Watcher`); prints through `server/render.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, replace
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import click
+
+from indexer.walker import validate_root
+from server import render
+from server.config import load_settings
+from server.service import Service
+from server.watch import BatchResult, Role, Watcher, describe
+
+READY_TIMEOUT_S = 60.0
+
+
+def format_batch(result: BatchResult) -> str:
+    """One line for a batch: `12:00:01 myrepo: 2 changed, 1 deleted, 3 embedded ...`."""
+    clock = time.strftime("%H:%M:%S")
+    if result.error:
+        return f"{clock} {result.repository}: error: {result.error}"
+    lag = "" if result.lag_ms is None else f", lag {result.lag_ms} ms"
+    shown = ", ".join(result.paths[:5])
+    more = result.changed + result.deleted - min(len(result.paths), 5)
+    if more > 0:
+        shown += f", +{more} more"
+    return (
+        f"{clock} {result.repository}: {result.changed} changed, {result.deleted} deleted, "
+        f"{result.chunks_embedded} embedded in {result.duration_ms} ms ({result.trigger}{lag})"
+        + (f"  {shown}" if shown else "")
+    )
+
+
+def run_watch(
+    service: Service,
+    paths: Sequence[str | Path] = (),
+    *,
+    stop: threading.Event,
+    as_json: bool = False,
+    emit: Callable[[str], None] = render.emit,
+    on_started: Callable[[Watcher], None] | None = None,
+) -> Watcher:
+    """Index what is not indexed yet, watch until `stop` is set, then stop cleanly.
+
+    Args:
+        service: the service whose index is kept fresh.
+        paths: repositories to watch (none = every indexed repository, and new ones).
+        stop: set it (e.g. from a signal handler) to stop.
+        as_json: one JSON object per batch instead of a line of text.
+        emit: where lines go (stdout by default).
+        on_started: called once the watcher watches (or stands by).
+
+    Returns:
+        The stopped watcher (its `results` and `batches` tell what it did).
+
+    Raises:
+        ValidationError: a PATH that is not a folder.
+        IndexLocked: never; another writer is waited for, with a message.
+    """
+    roots = [validate_root(p) for p in paths]
+    store = service.store()
+    for root in roots:
+        if store.repo_by_root(str(root)) is None:
+            emit(f"{root} is not indexed yet: indexing it first...")
+            stats = service.index(
+                root,
+                lock_wait=None,
+                on_lock_wait=lambda pid: emit(
+                    f"waiting for another ctxd process (pid {pid}) that is writing the index..."
+                ),
+            )
+            emit(render.index_stats_text(stats))
+
+    def show(result: BatchResult) -> None:
+        emit(json.dumps({"event": "batch", **asdict(result)}) if as_json
+             else format_batch(result))
+
+    watcher = Watcher(service, roots=roots or None, on_batch=show)
+    watcher.start()
+    try:
+        watcher.wait_ready(READY_TIMEOUT_S)
+        if as_json:
+            emit(json.dumps({"event": "watching" if watcher.role is Role.ACTIVE
+                             else "standby", **watcher.health()}))
+        else:
+            _announce(watcher, emit)
+        if on_started is not None:
+            on_started(watcher)
+        while not stop.wait(1.0):
+            if not watcher.running:
+                break
+    finally:
+        watcher.stop()
+    if not as_json:
+        emit(f"stopped after {watcher.batches} updates")
+    return watcher
+
+
+def _announce(watcher: Watcher, emit: Callable[[str], None]) -> None:
+    health = watcher.health()
+    if watcher.role is Role.STANDBY:
+        emit(f"standby: {health.get('message', '')}")
+        return
+    repos = watcher.repos_health()
+    if not repos:
+        emit("No repositories are indexed yet; watching for new ones (`ctxd index PATH`).")
+    else:
+        emit(f"watching {len(repos)} repositories (Ctrl-C to stop):")
+        for line in describe(repos):
+            emit(f"  {line}")
+
+
+@click.command("watch")
+@click.argument("paths", nargs=-1, type=click.Path(file_okay=False))
+@click.option("--debounce-ms", type=click.IntRange(0, 60_000), metavar="MS",
+              help="Quiet time before a batch is applied (default 300).")
+@click.option("--rescan-seconds", type=click.IntRange(0), metavar="S",
+              help="Stat rescan interval that catches dropped events (default 300, 0 = off).")
+@click.option("--poll", "force_polling", is_flag=True,
+              help="Poll by stat instead of using file-system events.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per update.")
+@click.pass_context
+def watch(
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    debounce_ms: int | None,
+    rescan_seconds: int | None,
+    force_polling: bool,
+    as_json: bool,
+) -> None:
+    """Keep the index of PATH... (default: every indexed repository) fresh as files change.
+
+    Runs in the foreground and shows each update as it happens; Ctrl-C stops it after
+    the file being written. A second `ctxd watch` on the same index waits in standby.
+
+    \b
+    Example:
+      ctxd watch ~/src/myrepo --debounce-ms 200
+    """
+    flags: dict[str, Any] = dict(ctx.obj or {})
+    settings = load_settings(flags)
+    watch_opts = settings.watch
+    if debounce_ms is not None:
+        watch_opts = replace(watch_opts, debounce_ms=debounce_ms)
+    if rescan_seconds is not None:
+        watch_opts = replace(watch_opts, rescan_seconds=rescan_seconds)
+    if force_polling:
+        watch_opts = replace(watch_opts, force_polling=True)
+    service = Service(replace(settings, watch=watch_opts))
+    ctx.call_on_close(service.close)
+    stop = threading.Event()
+
+    def on_signal(_signum: int, _frame: FrameType | None) -> None:
+        stop.set()
+
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous[sig] = signal.signal(sig, on_signal)
+    try:
+        run_watch(service, paths, stop=stop, as_json=as_json)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -1,0 +1,205 @@
+"""`ctxd serve` end to end, as a subprocess, driven by the `mcp` package's own client.
+
+Over stdio: list the tools, index a temp repository, search it (lexical and semantic, with
+the real embedding model), read a file; stdout must carry nothing but protocol. Over
+streamable HTTP on 127.0.0.1 with a bearer token: the same calls with the token, and
+requests without it (or with a foreign Host header) are refused. The bind policy
+(no non-loopback address without a token) is checked through the click command.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from click.testing import CliRunner
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from server.serve import serve
+from tests.conftest import RepoBuilder
+from tests.server.conftest import TOOLS_EXPECTED, text, write_sample
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.model
+
+
+def serve_command() -> list[str]:
+    """`ctxd serve` when the console script has it, else `python -m server.serve`."""
+    from server import cli
+
+    ctxd = Path(sys.executable).parent / "ctxd"
+    if ctxd.exists() and "serve" in cli.main.commands:
+        return [str(ctxd), "serve"]
+    return [sys.executable, "-m", "server.serve"]
+
+
+def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    return {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path),
+        "PYTHONPATH": str(ROOT),
+        "CTXD_HOME": str(tmp_path / "ctxd-home"),
+        "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
+        "HF_HUB_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "CTXD_SERVER_ALLOWED_ROOTS": str(tmp_path),
+        **extra,
+    }
+
+
+async def exercise(client: Client, repo: Path) -> None:
+    """The calls both transports must answer: tools, index, search, semantic search, read."""
+    tools = await client.list_tools()
+    assert {t.name for t in tools.tools} == TOOLS_EXPECTED
+    indexed = await client.call_tool("index_repository", {"path": str(repo)})
+    assert not indexed.is_error, text(indexed)
+    assert indexed.structured_content and indexed.structured_content["files_indexed"] == 4
+    found = await client.call_tool("search", {"query": "backoff_delays"})
+    assert not found.is_error, text(found)
+    assert "### sample - net/retry.py" in text(found)
+    meaning = await client.call_tool("semantic_search",
+                                     {"query": "wait longer after each failed attempt"})
+    assert not meaning.is_error, text(meaning)
+    assert meaning.structured_content is not None
+    assert meaning.structured_content["results"][0]["path"] == "net/retry.py"
+    content = await client.call_tool("file_content",
+                                     {"repository": "sample", "path": "shapes.py"})
+    assert not content.is_error, text(content)
+    assert "class Circle(Shape):" in text(content)
+
+
+def test_serve_over_stdio_with_the_sdk_client(tmp_path: Path):
+    repo = write_sample(RepoBuilder(tmp_path / "sample")).root
+    cmd = serve_command()
+    params = StdioServerParameters(command=cmd[0], args=[*cmd[1:], "--transport", "stdio"],
+                                   env=server_env(tmp_path), cwd=str(tmp_path))
+    problems: list[BaseException] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, Exception):  # a line on stdout that is not protocol
+            problems.append(message)
+
+    async def main() -> None:
+        with (tmp_path / "stderr.log").open("w", encoding="utf-8") as errlog:
+            from mcp.client.stdio import stdio_client
+
+            async with Client(stdio_client(params, errlog=errlog), message_handler=on_message,
+                              read_timeout_seconds=240) as client:
+                await exercise(client, repo)
+
+    anyio.run(main)
+    assert problems == []
+    log = (tmp_path / "stderr.log").read_text(encoding="utf-8")
+    assert "Traceback" not in log
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class LineReader:
+    """Reads a subprocess pipe line by line on a thread, so waits can time out."""
+
+    def __init__(self, stream: Any) -> None:
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.seen: list[str] = []
+        self.thread = threading.Thread(target=self._pump, args=(stream,), daemon=True)
+        self.thread.start()
+
+    def _pump(self, stream: Any) -> None:
+        for line in iter(stream.readline, ""):
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def wait_for(self, needle: str, timeout: float) -> None:
+        """Block until a line containing `needle` arrives."""
+        while True:
+            line = self.lines.get(timeout=timeout)
+            if line is None:
+                raise AssertionError("server exited before it was ready:\n" + "".join(self.seen))
+            self.seen.append(line)
+            if needle in line:
+                return
+
+
+@pytest.fixture
+def http_server(tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """`ctxd serve --transport http` on a free loopback port with a token."""
+    port, token = free_port(), "s3cret-token"
+    with subprocess.Popen(
+        [*serve_command(), "--transport", "http", "--port", str(port), "--log-level", "info"],
+        env=server_env(tmp_path, CTXD_TOKEN=token), cwd=str(tmp_path),
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, encoding="utf-8",
+    ) as proc:
+        reader = LineReader(proc.stderr)
+        try:
+            reader.wait_for("listening on", timeout=120)
+            yield f"http://127.0.0.1:{port}/mcp", token
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
+            reader.thread.join(timeout=10)
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "test", "version": "0"}},
+}
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def test_serve_over_http_requires_the_token(http_server: tuple[str, str], tmp_path: Path):
+    url, token = http_server
+    with httpx2.Client(timeout=30) as http:
+        bare = http.post(url, json=INITIALIZE, headers=HEADERS)
+        assert bare.status_code == 401
+        assert bare.headers["www-authenticate"].startswith("Bearer")
+        wrong = http.post(url, json=INITIALIZE,
+                          headers={**HEADERS, "Authorization": "Bearer nope"})
+        assert wrong.status_code == 401
+        rebound = http.post(url, json=INITIALIZE, headers={
+            **HEADERS, "Authorization": f"Bearer {token}", "Host": "evil.example:80"})
+        assert rebound.status_code == 421
+        foreign = http.post(url, json=INITIALIZE, headers={
+            **HEADERS, "Authorization": f"Bearer {token}", "Origin": "http://evil.example"})
+        assert foreign.status_code == 403
+        good = http.post(url, json=INITIALIZE,
+                         headers={**HEADERS, "Authorization": f"Bearer {token}"})
+        assert good.status_code == 200
+
+    repo = write_sample(RepoBuilder(tmp_path / "sample")).root
+
+    async def main() -> None:
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+        async with http, Client(streamable_http_client(url, http_client=http),
+                                read_timeout_seconds=240) as client:
+            await exercise(client, repo)
+
+    anyio.run(main)
+
+
+def test_serve_refuses_a_public_address_without_a_token(tmp_path: Path):
+    result = CliRunner().invoke(serve, ["--transport", "http", "--host", "0.0.0.0"],
+                                env={"CTXD_HOME": str(tmp_path / "h")})
+    assert result.exit_code != 0
+    assert "refusing to bind 0.0.0.0 without a token" in str(result.exception or result.output)
