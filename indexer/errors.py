@@ -12,6 +12,7 @@ without importing upward::
     ├── TimeoutError_              timeout_error
     ├── IndexNotFound              NOT_FOUND          (repository not indexed)
     ├── FileNotFound               NOT_FOUND
+    ├── JobNotFound                NOT_FOUND          (unknown background job id)
     ├── ModelMismatch              validation_error   (index built with another model)
     ├── IndexLocked                LOCKED             (another process writes this index)
     ├── QueryError                 QUERY_ERROR
@@ -78,6 +79,12 @@ class IndexNotFound(CtxdError):
 
 class FileNotFound(CtxdError):
     """The file asked for is not in an indexed repository."""
+
+    code = "NOT_FOUND"
+
+
+class JobNotFound(CtxdError):
+    """An `index_status` job id this server does not know (ids do not survive a restart)."""
 
     code = "NOT_FOUND"
 

@@ -226,10 +226,14 @@ class Store:
         """
         path = Path(path)
         if readonly:
-            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)
+            db = sqlite3.connect(
+                f"file:{path}?mode=ro", uri=True, timeout=30.0, check_same_thread=False
+            )
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(str(path), timeout=30.0)
+            # Used by one thread at a time; check_same_thread=False only lets the owner's
+            # service close it from another thread at shutdown.
+            db = sqlite3.connect(str(path), timeout=30.0, check_same_thread=False)
         db.isolation_level = None  # explicit transactions only
         db.enable_load_extension(True)
         sqlite_vec.load(db)

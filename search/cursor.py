@@ -62,3 +62,18 @@ def decode_cursor(cursor: str, params: Mapping[str, Any]) -> tuple[int, int]:
         raise InvalidCursor("Invalid cursor: bad offset or limit.", hint=hint,
                             details={"field": "cursor"})
     return offset, limit
+
+
+def with_offset(cursor: str, offset: int) -> str:
+    """The same cursor (same query hash and page size) pointing at another `offset`.
+
+    Used when a page is cut short (e.g. by a token budget): the continuation starts
+    inside the page. A malformed cursor is returned unchanged (decoding reports it).
+    """
+    try:
+        payload = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        payload["o"] = int(offset)
+    except (ValueError, KeyError, TypeError, binascii.Error, UnicodeError):
+        return cursor
+    raw = json.dumps(payload, separators=(",", ":")).encode("utf-8")
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")

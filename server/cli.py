@@ -19,6 +19,7 @@ import click
 from indexer.errors import CtxdError, ValidationError
 from server import render
 from server.config import Settings, load_settings
+from server.serve import serve
 from server.service import MODES, Service
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -399,6 +400,8 @@ def cat(ctx: click.Context, repo: str, path: str, lines: str | None, as_json: bo
     else:
         render.emit(fc.content)
 
+
+main.add_command(serve)
 
 if __name__ == "__main__":
     main()

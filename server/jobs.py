@@ -34,19 +34,13 @@ from enum import Enum
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from indexer.errors import CtxdError, PathOutsideRoot
+from indexer.errors import CtxdError, JobNotFound, PathOutsideRoot
 from indexer.pathguard import is_inside
 from indexer.pipeline import IndexStats, Progress, now_rfc3339
 from indexer.walker import validate_root, validate_walk_options
 from server.service import Service
 
 log = logging.getLogger(__name__)
-
-
-class JobNotFound(CtxdError):
-    """An `index_status` job id this server does not know (ids do not survive a restart)."""
-
-    code = "NOT_FOUND"
 
 
 class JobState(str, Enum):

@@ -20,11 +20,8 @@ SQLite connections are never shared; `index_repository` is async and only waits 
 (and relays progress from) a background job, so the event loop never blocks.
 """
 
-import base64
-import binascii
 import functools
 import inspect
-import json
 import logging
 import re
 import tomllib
@@ -55,6 +52,7 @@ from server.jobs import (
     check_allowed,
     validate_request,
 )
+from search.cursor import with_offset
 from server.service import Service
 
 log = logging.getLogger(__name__)
@@ -196,22 +194,6 @@ class ArgumentErrors:
 # -- paging -----------------------------------------------------------------------------------
 
 
-def rebase_cursor(cursor: str, offset: int) -> str:
-    """The same cursor (same query hash and page size) pointing at another `offset`.
-
-    Cursors are base64url JSON `{"q", "o", "l"}` (search/cursor.py); the query hash is
-    unchanged, so the service accepts the result as one of its own.
-    """
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        payload = json.loads(raw)
-        payload["o"] = offset
-    except (ValueError, TypeError, binascii.Error):
-        return cursor
-    data = json.dumps(payload, separators=(",", ":")).encode("utf-8")
-    return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
-
-
 def cursor_at(
     known: str | None, offset: int, refetch: Callable[[int], str | None]
 ) -> Callable[[int], str | None]:
@@ -221,7 +203,7 @@ def cursor_at(
     first `n` results and returns its next cursor."""
 
     def at(n: int) -> str | None:
-        return rebase_cursor(known, offset + n) if known else refetch(n)
+        return with_offset(known, offset + n) if known else refetch(n)
 
     return at
 

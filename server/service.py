@@ -20,6 +20,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from indexer.embedder import Embedder, SentenceTransformerEmbedder, Vectors
 from indexer.errors import IndexNotFound, QueryError, ValidationError
 from indexer.lock import WriteLock
@@ -61,8 +63,9 @@ HYBRID_DEPTH = 50
 class LockedEmbedder:
     """An `Embedder` safe to share between threads (the model runs one batch at a time)."""
 
-    def __init__(self, inner: Embedder) -> None:
+    def __init__(self, inner: Embedder, step: int = 32) -> None:
         self.inner = inner
+        self.step = step
         self._lock = threading.Lock()
 
     @property
@@ -78,8 +81,16 @@ class LockedEmbedder:
         return self.inner.max_tokens
 
     def embed(self, texts: list[str]) -> Vectors:
-        with self._lock:
-            return self.inner.embed(texts)
+        """Embed in sub-batches, releasing the model between them, so that a search's
+        one-text query never waits for more than one batch of an index run."""
+        if len(texts) <= self.step:
+            with self._lock:
+                return self.inner.embed(texts)
+        parts = []
+        for i in range(0, len(texts), self.step):
+            with self._lock:
+                parts.append(self.inner.embed(texts[i : i + self.step]))
+        return np.concatenate(parts)
 
     def count_tokens(self, texts: list[str]) -> list[int]:
         return self.inner.count_tokens(texts)

@@ -22,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from watchdog.observers.api import BaseObserver
 from watchdog.observers.inotify import InotifyObserver
 
 from indexer.lock import WriteLock
@@ -59,9 +60,10 @@ def seed(repo: RepoBuilder) -> None:
     repo.write("docs/guide.md", "# Guide\n\nHow to start the engine.\n")
 
 
-def start(service: Service, **kw: object) -> Watcher:
-    opts = kw.pop("options", FAST)
-    watcher = Watcher(service, opts, repo_poll_seconds=0.2, poll_seconds=0.2, **kw)  # type: ignore[arg-type]
+def start(service: Service, observer_factory: Callable[[], BaseObserver] | None = None) -> Watcher:
+    """A running watcher with fast polls, once its start-up catch-up is done."""
+    watcher = Watcher(service, FAST, repo_poll_seconds=0.2, poll_seconds=0.2,
+                      observer_factory=observer_factory)
     watcher.start()
     assert watcher.wait_ready(TIMEOUT)
     assert watcher.wait_idle(TIMEOUT)
@@ -92,7 +94,8 @@ def fts(service: Service, text: str) -> set[str]:
 
 def embedded(service: Service, path: str) -> bool:
     n, done = service.store().query(
-        "SELECT count(*), coalesce(sum(EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = c.hash)), 0) "
+        "SELECT count(*), coalesce(sum(EXISTS "
+        "(SELECT 1 FROM embeddings e WHERE e.hash = c.hash)), 0) "
         "FROM checkpoints c WHERE c.path = ?",
         [path],
     )[0]
@@ -412,6 +415,50 @@ def test_stop_is_clean_and_releases_the_lock(service, repo):
     probe = WriteLock(Path(f"{service.settings.db_path}.watch"))
     probe.acquire(wait=0)
     probe.release()
+
+
+class GatedEmbedder(FakeEmbedder):
+    """Blocks in `embed` while the gate is closed, and says when it got there."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.gate.set()
+        self.entered = threading.Event()
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        self.entered.set()
+        assert self.gate.wait(TIMEOUT)
+        return super().embed(texts)
+
+
+def test_reads_are_not_blocked_while_a_batch_embeds_and_stop_finishes_it(home, repo):
+    seed(repo)
+    emb = GatedEmbedder()
+    service = Service(replace(load_settings({"home": str(home)}), watch=FAST), embedder=emb)
+    reader = make_service(home)
+    service.index(repo.root)
+    watcher = start(service)
+    try:
+        emb.gate.clear()
+        emb.entered.clear()
+        repo.write("src/app.py", "def start_engine(speed):\n    return 'koala_reads'\n")
+        assert emb.entered.wait(TIMEOUT)  # the batch holds the write lock, embedding
+        # phase 1 is committed: full text and symbols are readable meanwhile
+        assert fts(reader, "koala_reads") == {"src/app.py"}
+        assert reader.symbols("start_engine").items
+        watcher.request_stop()
+        emb.gate.set()
+        watcher.stop()
+        assert not watcher.running
+        lock = WriteLock(service.settings.db_path)
+        lock.acquire(wait=0)  # released by the watcher
+        lock.release()
+    finally:
+        emb.gate.set()
+        watcher.stop()
+        reader.close()
+        service.close()
 
 
 # -- crash and restart -------------------------------------------------------------------
