@@ -387,7 +387,12 @@ def split_lines_of(text: str) -> list[str]:
 def count_lines(lines: Sequence[str], count_tokens: TokenCounter) -> list[int]:
     """Tokens per line, each counted with its newline; one batch call on distinct lines."""
     distinct = list(dict.fromkeys(lines))
-    counts = dict(zip(distinct, count_tokens([line + "\n" for line in distinct]), strict=True))
+    texts = [line + "\n" for line in distinct]
+    try:
+        numbers = count_tokens(texts)
+    except (TypeError, ValueError):  # e.g. lone surrogates from a lenient decode
+        numbers = count_tokens([t.encode("utf-8", "replace").decode("utf-8") for t in texts])
+    counts = dict(zip(distinct, numbers, strict=True))
     return [counts[line] for line in lines]
 
 

@@ -246,6 +246,7 @@ _JS_DEFS: dict[str, str] = {
     "method_definition": "method",
     "variable_declarator": "function",
     "field_definition": "method",
+    "assignment_expression": "function",
 }
 _TS_DEFS: dict[str, str] = {
     **_JS_DEFS,

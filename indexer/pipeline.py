@@ -38,6 +38,9 @@ from indexer.walker import WalkOptions, read_text, validate_root, validate_walk_
 
 log = logging.getLogger(__name__)
 
+GC_MIN_ORPHANS = 1000
+"""Orphaned vectors are collected once there are this many (or 10% of all vectors)."""
+
 HEADER_TOKEN_RESERVE = 2
 """[CLS] and [SEP]: added by the model to every input."""
 
@@ -227,7 +230,8 @@ class Indexer:
         else:
             if embed:
                 self.embed_pending(repo_id, progress=report, stats=stats)
-                self.store.gc_embeddings()
+                total = self.store.vector_state()[0] if self.store.has_vectors() else 0
+                self.store.gc_embeddings(min_orphans=max(GC_MIN_ORPHANS, total // 10))
             self.store.mark_indexed(repo_id, now_rfc3339())
             counts = self.store.repo_counts(repo_id)
             stats.files_indexed = counts["files"]
@@ -292,19 +296,27 @@ class Indexer:
     def chunk(
         self, path: str, text: str
     ) -> tuple[str, list[tuple[Chunk, str, str]], list[Symbol]]:
-        """Chunk a file and make sure every embedding input fits the model."""
+        """Chunk a file and make sure every embedding input fits the model.
+
+        The chunker keeps each chunk's text within `chunk_options.max_tokens`, and
+        word-piece counts add up across the header's newline, so only the headers are
+        counted; a chunk is re-split only when its header could push it over the limit.
+        """
         fc = chunk_file(path, text, self.chunk_options, self.embedder.count_tokens)
-        inputs = [embedding_input(path, c) for c in fc.chunks]
-        counts = self.embedder.count_tokens(inputs) if inputs else []
+        heads = [embedding_input(path, c).split("\n", 1)[0] for c in fc.chunks]
+        head_tokens = self.embedder.count_tokens(heads) if heads else []
         out: list[tuple[Chunk, str, str]] = []
-        for chunk, inp, n in zip(fc.chunks, inputs, counts, strict=True):
-            if n <= self.input_limit:
-                out.append((chunk, content_hash(inp), inp))
-                continue
-            header = n - self.embedder.count_tokens([chunk.text])[0]
-            for part in split_chunk(chunk, self.input_limit - header - 8, self.embedder.count_tokens):
-                pinp = embedding_input(path, part)
-                out.append((part, content_hash(pinp), pinp))
+        for chunk, n_head in zip(fc.chunks, head_tokens, strict=True):
+            if n_head + self.chunk_options.max_tokens <= self.input_limit:
+                parts = [chunk]
+            else:
+                n_body = self.embedder.count_tokens([chunk.text])[0]
+                budget = max(8, self.input_limit - n_head)
+                parts = [chunk] if n_head + n_body <= self.input_limit else split_chunk(
+                    chunk, budget, self.embedder.count_tokens)
+            for part in parts:
+                inp = embedding_input(path, part)
+                out.append((part, content_hash(inp), inp))
         return fc.language, out, fc.symbols
 
     def _dry_run_plan(self, hashes: set[str]) -> tuple[int, int]:

@@ -593,18 +593,27 @@ class Store:
         )
         return [(int(r[0]), bytes(r[1])) for r in rows]
 
-    def gc_embeddings(self) -> int:
-        """Delete embeddings no checkpoint refers to; returns how many went."""
+    def gc_embeddings(self, min_orphans: int = 0) -> int:
+        """Delete embeddings no checkpoint refers to; returns how many went.
+
+        Args:
+            min_orphans: do nothing while fewer vectors than this are orphaned. Orphans are
+                invisible to search (no checkpoint carries their hash) and are reused if
+                the same text comes back, so collecting them lazily keeps readers'
+                in-memory vector copies valid across small edits.
+        """
         if not self.has_vectors():
             return 0
+        orphan_sql = (
+            "SELECT e.id FROM embeddings e "
+            "WHERE NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.hash = e.hash)"
+        )
+        if min_orphans > 0:
+            n = int(self.db.execute(f"SELECT count(*) FROM ({orphan_sql})").fetchone()[0])
+            if n < min_orphans:
+                return 0
         with self.transaction():
-            orphans = [
-                int(r[0])
-                for r in self.db.execute(
-                    "SELECT e.id FROM embeddings e "
-                    "WHERE NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.hash = e.hash)"
-                )
-            ]
+            orphans = [int(r[0]) for r in self.db.execute(orphan_sql)]
             for i in orphans:
                 self.db.execute("DELETE FROM vec_embeddings WHERE rowid = ?", (i,))
                 self.db.execute("DELETE FROM embeddings WHERE id = ?", (i,))

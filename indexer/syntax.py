@@ -240,10 +240,34 @@ def _js_declarator(node: tree_sitter.Node, table: SyntaxTable) -> Extracted:
     return name, kind, outer, None
 
 
+def _js_assignment(node: tree_sitter.Node) -> Extracted:
+    """`exports.f = function ...`, `Foo.prototype.bar = () => ...` (CommonJS, prototypes)."""
+    left, right = _field(node, "left"), _field(node, "right")
+    if left is None or right is None or right.type not in _FUNCTION_VALUES:
+        return None
+    if left.type != "member_expression":
+        return None
+    name = _text(_field(left, "property"))
+    if not name or name == "exports":
+        return None
+    obj = _text(_field(left, "object"))
+    if obj == "this":
+        return None
+    scope = None
+    if obj.endswith(".prototype"):
+        scope = obj.removesuffix(".prototype")
+    outer = node.parent if node.parent is not None else node
+    if outer.type != "expression_statement":
+        outer = node
+    return name, ("method" if scope else "function"), outer, scope
+
+
 def _js(node: tree_sitter.Node, kind: str, table: SyntaxTable) -> Extracted:
     t = node.type
     if t == "variable_declarator":
         return _js_declarator(node, table)
+    if t == "assignment_expression":
+        return _js_assignment(node)
     if t in ("field_definition", "public_field_definition"):
         value = _field(node, "value")
         if value is None or value.type not in _FUNCTION_VALUES:

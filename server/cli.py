@@ -21,6 +21,7 @@ from server import render
 from server.config import Settings, load_settings
 from server.serve import serve
 from server.service import MODES, Service
+from server.watch_cli import watch
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("ctxd")
@@ -250,6 +251,12 @@ def status(ctx: click.Context, as_json: bool) -> None:
         state = "indexing" if r["indexing"] else f"indexed {r['indexed_at']}"
         render.emit(f"  {r['name']:<20} {r['files']:>6} files {r['checkpoints']:>7} checkpoints "
                     f"embedded {r['coverage'] * 100:5.1f}%  {state}  {r['root']}")
+        ws = r.get("watch")
+        if ws:
+            lag = "-" if ws["lag_ms"] is None else f"{ws['lag_ms']} ms"
+            render.emit(f"    {'watching ' + ws['mode'] if ws['watching'] else 'not watching'}, "
+                        f"pending {ws['pending']}, updated {ws['last_update'] or 'never'}, "
+                        f"lag {lag}")
 
 
 @main.command()
@@ -402,6 +409,7 @@ def cat(ctx: click.Context, repo: str, path: str, lines: str | None, as_json: bo
 
 
 main.add_command(serve)
+main.add_command(watch)
 
 if __name__ == "__main__":
     main()

@@ -38,6 +38,7 @@ from server.config import LOG_LEVELS, TRANSPORTS, ServerOptions, Settings, load_
 from server.jobs import JobManager
 from server.mcp_server import build_server
 from server.service import Service
+from server.watch import start_watching
 
 log = logging.getLogger("ctxd.serve")
 
@@ -174,20 +175,6 @@ def run_http(server: MCPServer[Any], options: ServerOptions) -> None:
     uvicorn.Server(config).run(sockets=[sock])
 
 
-def start_watching(service: Service) -> Callable[[], None] | None:
-    """Start the file watcher (`server.watch.start_watching`) when this build has one;
-    returns its stop function, if any."""
-    if importlib.util.find_spec("server.watch") is None:
-        log.warning("--watch: this build has no file watcher (server/watch.py); serving "
-                    "without it")
-        return None
-    from server import watch  # optional: checked above
-
-    handle = watch.start_watching(service)
-    stop = getattr(handle, "stop", None)
-    return stop if callable(stop) else None
-
-
 @click.command()
 @click.option("--transport", type=click.Choice(TRANSPORTS),
               help="stdio (default; for MCP clients that launch ctxd) or http "
@@ -230,10 +217,11 @@ def serve(
     options = settings.server
     configure_logging(options.log_level)
     check_bind(options)
-    service = Service(settings)
+    service = Service(settings, long_lived=True)
     jobs = JobManager(service)
     server = build_server(service, jobs)
-    stop_watch = start_watching(service) if watch else None
+    if watch:
+        service.watcher = start_watching(service, settings)
     log.info("ctxd %s: index %s, transport %s", server.version, settings.db_path,
              options.transport)
     try:
@@ -244,15 +232,9 @@ def serve(
     except KeyboardInterrupt:
         log.info("interrupted")
     finally:
-        if stop_watch is not None:
-            stop_watch()
+        if service.watcher is not None:
+            service.watcher.stop()
         jobs.shutdown()
         service.close()
 
 
-if __name__ == "__main__":  # `python -m server.serve ...`, until `ctxd serve` is registered
-    from server.cli import main as _cli
-
-    if "serve" not in _cli.commands:
-        _cli.add_command(serve)
-    _cli(["serve", *sys.argv[1:]], prog_name="ctxd")

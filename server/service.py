@@ -49,6 +49,7 @@ from search.keyword import keyword_search
 from search.semantic import SearchFilters, VectorMatrix, semantic_search
 from search.symbols import search_symbols
 from server.config import Settings
+from server.watch import Watcher, watch_health
 
 log = logging.getLogger(__name__)
 
@@ -131,6 +132,8 @@ class Service:
         """
         self.settings = settings
         self.matrix = VectorMatrix() if long_lived else None
+        self.watcher: Watcher | None = None
+        """The file watcher of this process (`ctxd serve --watch`), for status and health."""
         self._embedder = LockedEmbedder(embedder) if embedder is not None else None
         self._local = threading.local()
         self._stores: list[Store] = []
@@ -468,6 +471,7 @@ class Service:
                 for r in st["repositories"]
             ],
             "lexical_backend": "zoekt" if self.settings.search.zoekt_url else "embedded",
+            "watch": watch_health(self.settings, self.watcher),
         }
         if self.settings.search.zoekt_url:
             z = ZoektClient(self.settings.search.zoekt_url,
@@ -524,7 +528,11 @@ class Service:
             os.path.getsize(p) for p in (db, Path(f"{db}-wal")) if os.path.exists(p)
         )
         repos = self.repos()
+        watch = watch_health(self.settings, self.watcher)
+        for r in repos:
+            r["watch"] = watch["repos"].get(r["name"])
         return {
+            "watch": {k: v for k, v in watch.items() if k != "repos"},
             "home": str(self.settings.home),
             "database": str(db),
             "model": model[0] if model else self.settings.embedding.model,

@@ -230,6 +230,8 @@ class _Repo:
     waiting_for_lock: str | None = None
     note: str | None = None
     error: str | None = None
+    gone: bool = False
+    """The folder disappeared: re-watched when it comes back."""
     unindexable: dict[str, Stat] = field(default_factory=dict)
 
     @property
@@ -309,7 +311,7 @@ class Watcher:
         self.options = options or service.settings.watch
         self.roots = None if roots is None else {str(Path(r).resolve()) for r in roots}
         self.on_batch = on_batch
-        self.observer_factory = observer_factory or Observer
+        self.observer_factory: ObserverFactory = observer_factory or Observer
         self.poll_seconds = poll_seconds
         self.repo_poll_seconds = repo_poll_seconds
         self.lock_wait_seconds = lock_wait_seconds
@@ -626,15 +628,17 @@ class Watcher:
             for r in self._repos.values():
                 if r.error is not None:
                     continue
+                due: list[float] = []
                 if r.rescan:
-                    times.append(max(now, r.retry_at))
+                    due.append(now)
                 if r.first_event is not None and r.acc:
-                    ready = min(r.last_event + self.debounce, r.first_event + self.max_delay)
-                    times.append(max(ready, r.retry_at))
+                    due.append(min(r.last_event + self.debounce, r.first_event + self.max_delay))
                 if r.mode is WatchMode.POLLING:
-                    times.append(r.next_poll)
+                    due.append(r.next_poll)
                 if self.options.rescan_seconds > 0:
-                    times.append(r.next_rescan)
+                    due.append(r.next_rescan)
+                if due:
+                    times.append(max(min(due), r.retry_at))
         return min(times)
 
     def _next_job(self, now: float) -> _Job | None:
@@ -719,7 +723,7 @@ class Watcher:
                 repo = self._repos.get(row.root)
             if repo is None:
                 self._add_repo(row.id, row.name, row.root, row.options)
-            elif row.options != repo.options or (repo.error and os.path.isdir(row.root)):
+            elif row.options != repo.options or (repo.gone and os.path.isdir(row.root)):
                 self._reconfigure(repo, row.options)
         with self._cond:
             gone = [r for root, r in self._repos.items() if root not in seen]
@@ -746,6 +750,7 @@ class Watcher:
             repo.filter = FileFilter(Path(root), walk_opts)
         except ValidationError as exc:
             repo.error = f"cannot watch {root}: {exc.message}"
+            repo.gone = not os.path.isdir(root)
             self._say(repo.error)
         with self._cond:
             self._repos[root] = repo
@@ -764,6 +769,7 @@ class Watcher:
             with self._cond:
                 repo.options = dict(options)
                 repo.error = f"cannot watch {repo.root}: {exc.message}"
+                repo.gone = not os.path.isdir(repo.root)
             return
         with self._cond:
             was_error = repo.error is not None
@@ -771,6 +777,7 @@ class Watcher:
             repo.walk = walk_opts
             repo.filter = flt
             repo.error = None
+            repo.gone = False
             repo.rescan = repo.rescan or "options changed"
             repo.catch_up = True
             self._status_dirty = True
@@ -848,6 +855,7 @@ class Watcher:
         except ValidationError as exc:
             with self._cond:
                 repo.error = f"{exc.message} ({repo.root})"
+                repo.gone = not os.path.isdir(repo.root)
             self._unwatch(repo)
             self._say(f"Stopped watching {repo.name}: {exc.message} ({repo.root}).")
         except CtxdError as exc:
@@ -877,7 +885,9 @@ class Watcher:
         probe.release()
         store = self.service.store()
         row = store.repo_by_root(repo.root)
-        if row is not None and row.options != repo.options:
+        if row is None:
+            return None  # removed from the index meanwhile: never re-create it
+        if row.options != repo.options:
             # Re-indexed with other patterns since the last look: apply them now, and
             # re-evaluate everything, so this batch never writes the old options back.
             self._reconfigure(repo, row.options)

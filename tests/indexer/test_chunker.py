@@ -274,6 +274,26 @@ def test_javascript_definitions(count: TokenCounter) -> None:
     ]
 
 
+def test_javascript_commonjs_exports_and_prototype_methods(count: TokenCounter) -> None:
+    text = src("""
+        exports.parse = function (input) {
+          return input.trim();
+        };
+
+        Parser.prototype.feed = function (chunk) {
+          this.onData = function () {};
+          return chunk;
+        };
+    """)
+    fc = chunk_file("lib/parser.js", text, UNMERGED, count)
+    check_invariants(text, fc, UNMERGED, count)
+    assert [(s.name, s.kind, s.container) for s in fc.symbols] == [
+        ("parse", "function", None),
+        ("feed", "method", "Parser"),
+    ]
+    assert spans(fc) == [(1, 3, "parse"), (5, 8, "Parser.feed")]
+
+
 TYPESCRIPT = src("""
     export interface RetryOptions {
       total: number;
@@ -831,3 +851,21 @@ def test_real_stdlib_files_are_fully_covered_and_fit(count: TokenCounter, name: 
     for chunk, n in zip(fc.chunks, real, strict=True):
         if chunk.text == "\n".join(lines[chunk.start_line - 1 : chunk.end_line]):
             assert n <= sum(per_line[chunk.start_line - 1 : chunk.end_line])
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        ("odd.py", 'def f():\n    x = "\x00\ud800"\n'),  # NUL and a lone surrogate
+        ("half.rs", "fn main() {"),
+        ("crlf.c", "int f(void) {\r\n    return 1;\r\n}\r\n"),
+        ("title.rst", "Title\n=====\n"),
+    ],
+)
+def test_odd_input_never_fails_and_stays_covered(count: TokenCounter, path: str, text: str) -> None:
+    fc = chunk_file(path, text, ChunkOptions(), approximate_counter)
+    lines = split_lines_of(text)
+    covered = {i for c in fc.chunks for i in range(c.start_line, c.end_line + 1)}
+    assert all(i in covered for i, line in enumerate(lines, 1) if line.strip())
+    fc = chunk_file(path, text, ChunkOptions(), count)
+    assert fc.chunks

@@ -105,9 +105,11 @@ def test_changed_file_replaces_its_checkpoints(repo, store, fake_embedder):
     assert texts == ["remember the eggs\nand the bread"] or "eggs" in "".join(texts)
     assert "milk" not in "".join(texts)
     assert fake_embedder.embedded_texts[-1].startswith("notes.txt")
-    # the old text's vector is collected
-    c = counts(store)
-    assert c["embeddings"] == int(store.query("SELECT count(DISTINCT hash) FROM checkpoints")[0][0])
+    # the old text's vector is an orphan (invisible to search), collected by gc
+    distinct = int(store.query("SELECT count(DISTINCT hash) FROM checkpoints")[0][0])
+    assert counts(store)["embeddings"] == distinct + 1
+    assert store.gc_embeddings() == 1
+    assert counts(store)["embeddings"] == counts(store)["vec_embeddings"] == distinct
 
 
 def test_touched_but_identical_file_is_not_rewritten(repo, store, fake_embedder):
@@ -290,6 +292,7 @@ def test_kill_during_indexing_leaves_a_consistent_index_and_the_next_run_complet
         assert stats.files_indexed == 120
         assert stats.files_unchanged == files
         assert store.count_pending() == 0
+        store.gc_embeddings()
         c = counts(store)
         assert c["embeddings"] == int(store.query(
             "SELECT count(DISTINCT hash) FROM checkpoints")[0][0])

@@ -360,6 +360,28 @@ def test_repository_indexed_while_running_is_watched(service, repo, tmp_path):
         watcher.stop()
 
 
+def test_removed_repository_is_no_longer_watched(service, repo, watched):
+    service.remove("repo")
+    assert watched.wait_for(lambda: watched.repos_health() == [], TIMEOUT)
+    repo.write("src/app.py", "X = 'not_recreated'\n")
+    assert watched.wait_idle(TIMEOUT)
+    assert service.store().repos() == []
+
+
+def test_repository_folder_deleted_then_restored_is_watched_again(service, repo, watched):
+    shutil.rmtree(repo.root)
+    assert watched.wait_for(
+        lambda: watched.repos_health()[0].error is not None
+        and not watched.repos_health()[0].watching,
+        TIMEOUT,
+    )
+    seed(repo)
+    assert watched.wait_for(lambda: watched.repos_health()[0].watching, TIMEOUT)
+    repo.write("src/app.py", "X = 'phoenix_back'\n")
+    assert watched.wait_for(searchable(service, "phoenix_back", "src/app.py"), TIMEOUT)
+    assert {"src/util.py", "docs/guide.md"} <= paths(service)
+
+
 def test_changed_repository_options_apply_to_later_events(service, repo, watched):
     service.index(repo.root, exclude_patterns=["*.md"])
     assert "docs/guide.md" not in paths(service)
