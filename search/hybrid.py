@@ -1,9 +1,14 @@
 """Hybrid ranking: reciprocal-rank fusion of semantic and lexical hits, overlaps merged.
 
-`fuse(rankings, k)` (pure) scores every hit `sum(weight / (k + rank))` over the ranked
-lists it appears in, then merges hits of the same file whose line ranges overlap (or
-touch) into one hit spanning both, whose score is the sum of its parts and whose
-`sources` say which engines found it. Nothing here touches the store or the model.
+`fuse(rankings, k, weights)` (pure) scores every hit `sum(weight / (k + rank))` over the
+ranked lists it appears in, then merges hits of the same file whose line ranges overlap
+(or touch) into one hit spanning both; the merged hit keeps its best part's score (two
+neighbouring chunks are one place, not twice the evidence) and its `sources` say which
+engines found it. Nothing here touches the store or the model.
+
+Defaults (k=10, lexical weight 0.5, 50 hits a leg) were tuned on ../shared/eval-dev
+only; the neighbourhood k 5..10, weight 0.4..0.7 scores within 0.01 of them
+(docs/BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ def _key(h: Hit) -> tuple[str, str, int, int]:
 def fuse(
     rankings: Sequence[Sequence[Hit]],
     *,
-    k: int = 60,
+    k: int = 10,
     weights: Sequence[float] | None = None,
 ) -> list[Hit]:
     """One ranked list from several (best first each), by reciprocal rank fusion.
@@ -87,7 +92,7 @@ def _merge(a: Hit, b: Hit) -> Hit:
         best,
         start_line=start,
         end_line=end,
-        score=a.score + b.score,
+        score=max(a.score, b.score),
         sources=_ordered(set(a.sources) | set(b.sources)),
         snippet=snippet,
         matches=tuple(sorted({*a.matches, *b.matches}, key=lambda m: m.line)),

@@ -124,8 +124,10 @@ class SearchOptions:
     zoekt_timeout_ms: int = 30000
     default_limit: int = 10
     context_lines: int = 3
-    rrf_k: int = 60
-    """Reciprocal-rank-fusion constant for hybrid ranking."""
+    rrf_k: int = 10
+    """Reciprocal-rank-fusion constant for hybrid ranking (tuned on eval-dev)."""
+    keyword_weight: float = 0.6
+    """Weight of the keyword (BM25) leg against the semantic leg in hybrid fusion."""
     token_budget: int = 6000
     """Approximate token budget of one page of results for agents."""
 

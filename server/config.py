@@ -146,6 +146,15 @@ def _coerce(key: str, value: Any, default: Any, source: str) -> Any:
         if from_env and value.lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
             return value.lower() in ("1", "true", "yes", "on")
         raise bad("true or false")
+    if isinstance(default, float):
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        if from_env or (isinstance(value, str) and source == "flag"):
+            try:
+                return float(value)
+            except ValueError:
+                raise bad("a number") from None
+        raise bad("a number")
     if isinstance(default, int):
         if isinstance(value, int) and not isinstance(value, bool):
             return value
@@ -298,6 +307,10 @@ def _validate(s: Settings, layers: Mapping[str, tuple[Any, str]]) -> None:
         fail("embedding.batch_size", "a positive integer")
     if not 0 <= s.walk.max_file_size <= MAX_FILE_SIZE_LIMIT:
         fail("walk.max_file_size", f"0 (no limit) .. {MAX_FILE_SIZE_LIMIT} bytes")
+    if not 0.0 <= s.search.keyword_weight <= 10.0:
+        fail("search.keyword_weight", "a number between 0 and 10")
+    if s.search.rrf_k < 1:
+        fail("search.rrf_k", "a positive integer")
     if s.search.zoekt_timeout_ms < 1:
         fail("search.zoekt_timeout_ms", "a positive number of milliseconds")
     if not 1 <= s.chunk.min_tokens <= s.chunk.target_tokens <= s.chunk.max_tokens:

@@ -301,7 +301,8 @@ class Service:
                             matrix=self.matrix),
             keyword_search(store, query, filters=filters, limit=depth),
         ]
-        return fuse(legs, k=self.settings.search.rrf_k)[offset : offset + n]
+        weights = [1.0, self.settings.search.keyword_weight]
+        return fuse(legs, k=self.settings.search.rrf_k, weights=weights)[offset : offset + n]
 
     def _lexical_hits(
         self, query: str, filters: SearchFilters, offset: int, n: int

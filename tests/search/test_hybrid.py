@@ -23,7 +23,7 @@ def test_rrf_rewards_agreement():
     out = fuse([sem, lex], k=60)
     assert [h.path for h in out] == ["b.py", "a.py", "c.py"]
     assert out[0].sources == (SEM, LEX)
-    assert out[0].score == pytest.approx(1 / 62 + 1 / 61)
+    assert out[0].score == pytest.approx(1 / 62 + 1 / 61)  # k=60 as passed
 
 
 def test_overlapping_ranges_in_one_file_merge():
