@@ -70,7 +70,7 @@ def bench_lexical(tmp: Path) -> dict[str, object]:
     cases = {
         "literal": ("max_retries", ["-F", "max_retries"]),
         "rare identifier": ("parse_retry_after", ["-F", "parse_retry_after"]),
-        "regex": (r"def \w+_header\(", [r"def \w+_header\("]),
+        "regex": (r'"def \\w+_header\\("', [r"def \w+_header\("]),
         "three letters": ("EOF", ["-F", "EOF"]),
     }
     out: dict[str, object] = {}
@@ -91,6 +91,11 @@ def bench_lexical(tmp: Path) -> dict[str, object]:
     return out
 
 
+VOCAB = WORDS + [f"{a}{b}" for a in WORDS for b in WORDS][:5000]
+"""A 5,000-word vocabulary drawn Zipf-like, so common words are common and rare ones rare."""
+ZIPF = [1.0 / (i + 1) for i in range(len(VOCAB))]
+
+
 def synthetic_store(path: Path, n: int, dim: int = 384) -> Store:
     store = Store.open(path)
     store.ensure_model("synthetic", dim)
@@ -102,7 +107,7 @@ def synthetic_store(path: Path, n: int, dim: int = 384) -> Store:
     for f in range(n // per_file):
         chunks = []
         for c in range(per_file):
-            text = " ".join(rng.choice(WORDS) for _ in range(40))
+            text = " ".join(rng.choices(VOCAB, weights=ZIPF, k=60))
             chunks.append((Chunk(c * 10 + 1, c * 10 + 10, text, symbol=f"fn_{f}_{c}"),
                            f"h{f}-{c}"))
         syms = [Symbol(f"{rng.choice(WORDS)}_{rng.choice(WORDS)}_{f}_{c}", "function",
@@ -129,7 +134,7 @@ def bench_scale(tmp: Path, n: int) -> dict[str, object]:
     matrix = VectorMatrix()
     matrix.refresh(store)
     it = iter(range(10**9))
-    words = [" ".join(random.Random(i).sample(WORDS, 6)) for i in range(30)]
+    words = [" ".join(random.Random(i).choices(VOCAB, weights=ZIPF, k=6)) for i in range(30)]
 
     def sem(fn):  # type: ignore[no-untyped-def]
         return lambda: rank_by_vector(store, queries[next(it) % 30], filters=filters, limit=10,

@@ -74,14 +74,22 @@ def keyword_search(
     want = offset + limit
     fetch = want * 4 if filters.path_glob else want
     w = COLUMN_WEIGHTS
-    rows = store.query(
-        f"SELECT bm25(chunk_fts, {w[0]}, {w[1]}, {w[2]}) AS s, r.name, c.path, c.language, "
-        "c.start_line, c.end_line, c.symbol, c.text "
-        "FROM chunk_fts JOIN checkpoints c ON c.id = chunk_fts.rowid "
-        "JOIN repos r ON r.id = c.repo_id "
-        f"WHERE chunk_fts MATCH ? {where} ORDER BY s LIMIT ?",
-        [match_expression(terms), *params, fetch],
+    ranked = (
+        f"SELECT rowid, bm25(chunk_fts, {w[0]}, {w[1]}, {w[2]}) AS s FROM chunk_fts "
+        "WHERE chunk_fts MATCH ? ORDER BY s"
     )
+    cols = "t.s, r.name, c.path, c.language, c.start_line, c.end_line, c.symbol, c.text"
+    joins = "JOIN checkpoints c ON c.id = t.rowid JOIN repos r ON r.id = c.repo_id"
+    expr = match_expression(terms)
+    if where or filters.path_glob:
+        # Filters need the joined rows: rank every match, then filter.
+        sql = f"SELECT {cols} FROM ({ranked}) t {joins} WHERE 1 {where} ORDER BY t.s LIMIT ?"
+        args: list[object] = [expr, *params, fetch]
+    else:
+        # No filters: take the top rows from the FTS index alone, then join only those.
+        sql = f"SELECT {cols} FROM ({ranked} LIMIT ?) t {joins} ORDER BY t.s"
+        args = [expr, fetch]
+    rows = store.query(sql, args)
     hits = [
         Hit(
             repository=repo,

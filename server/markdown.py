@@ -328,6 +328,21 @@ def fit(head: str, items: Sequence[str], tail: Callable[[int], str], budget: int
     return n
 
 
+def fit_page(
+    head: str, sections: Sequence[str], tail: Callable[[int], str], budget: int
+) -> tuple[int, list[str]]:
+    """(how many sections are shown, the sections to print) within `budget`.
+
+    At least one section is always shown: when even the first does not fit, it is
+    clipped to the room left by `head` and `tail(1)`.
+    """
+    shown = fit(head, sections, tail, budget)
+    if shown or not sections:
+        return shown, list(sections[:shown])
+    room = budget - estimate_tokens(head) - estimate_tokens(tail(1))
+    return 1, [clip(sections[0], room)]
+
+
 _FENCE = re.compile(r"^(`{3,}|~{3,})")
 
 
@@ -532,11 +547,7 @@ def render_search(
         lines.append(freshness_line(fresh))
         return "\n".join(lines)
 
-    shown = fit(head, sections, tail, budget)
-    items = sections[:shown]
-    if not shown and files:
-        shown = 1
-        items = [clip(sections[0], budget - estimate_tokens(head) - estimate_tokens(tail(1)))]
+    shown, items = fit_page(head, sections, tail, budget)
     truncated = shown < len(files)
     cont = cursor_at(shown) if truncated else next_cursor
     data = SearchOutput(
@@ -599,11 +610,7 @@ def render_hits(
         lines.append(freshness_line(fresh))
         return "\n".join(lines)
 
-    shown = fit(head, sections, tail, budget)
-    items = sections[:shown]
-    if not shown and hits:
-        shown = 1
-        items = [clip(sections[0], budget - estimate_tokens(head) - estimate_tokens(tail(1)))]
+    shown, items = fit_page(head, sections, tail, budget)
     truncated = shown < len(hits)
     cont = cursor_at(shown) if truncated else next_cursor
     data = SemanticOutput(

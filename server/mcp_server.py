@@ -104,6 +104,13 @@ def adapter(fn: F) -> F:
     """Make a tool's failures readable: `CtxdError` -> `ToolError(code, message, hint,
     details)`; any other exception -> logged traceback + a bare `internal_error`."""
     name = fn.__name__
+
+    def translate(exc: Exception) -> Exception:
+        if isinstance(exc, CtxdError):
+            return ToolError(md.error_text(exc))
+        log.exception("tool %s raised an unexpected exception", name)
+        return _internal(name)
+
     if inspect.iscoroutinefunction(fn):
 
         @functools.wraps(fn)
@@ -112,11 +119,8 @@ def adapter(fn: F) -> F:
                 return await fn(*args, **kwargs)
             except (ToolError, MCPError, anyio.get_cancelled_exc_class()):
                 raise
-            except CtxdError as err:
-                raise ToolError(md.error_text(err)) from err
             except Exception as exc:
-                log.exception("tool %s raised an unexpected exception", name)
-                raise _internal(name) from exc
+                raise translate(exc) from exc
 
         return run_async  # type: ignore[return-value]  # same signature, via functools.wraps
 
@@ -126,11 +130,8 @@ def adapter(fn: F) -> F:
             return fn(*args, **kwargs)
         except (ToolError, MCPError):
             raise
-        except CtxdError as err:
-            raise ToolError(md.error_text(err)) from err
         except Exception as exc:
-            log.exception("tool %s raised an unexpected exception", name)
-            raise _internal(name) from exc
+            raise translate(exc) from exc
 
     return run  # type: ignore[return-value]  # same signature, via functools.wraps
 
