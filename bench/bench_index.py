@@ -27,16 +27,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.corpus import ensure_corpus, eval_dir  # noqa: E402
-from indexer.pipeline import embedding_input  # noqa: E402
-from indexer.models import Chunk  # noqa: E402
-from server.config import load_settings  # noqa: E402
-from server.service import Service  # noqa: E402
-
-
-def pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
+from bench.corpus import ensure_corpus, eval_dir
+from bench.stats import percentile
+from indexer.models import Chunk
+from indexer.pipeline import embedding_input
+from server.config import load_settings
+from server.service import Service
 
 
 def main() -> None:
@@ -99,7 +95,7 @@ def main() -> None:
             service.search(q["query"], mode="semantic", limit=10)
             lat.append((time.perf_counter() - t) * 1000)
         out["semantic_query_ms"] = {"p50": round(statistics.median(lat), 1),
-                                    "p95": round(pct(lat, 0.95), 1), "n": len(lat)}
+                                    "p95": round(percentile(lat, 0.95), 1), "n": len(lat)}
 
         big = Path(tmp) / f"repo{args.noop_files}"
         for i in range(args.noop_files):

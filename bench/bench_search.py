@@ -29,15 +29,16 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.corpus import ensure_corpus  # noqa: E402
-from indexer.models import Chunk, Symbol  # noqa: E402
-from indexer.store import FileRecord, Store  # noqa: E402
-from search.hybrid import fuse  # noqa: E402
-from search.keyword import keyword_search  # noqa: E402
-from search.lexical import EmbeddedLexical  # noqa: E402
-from search.semantic import SearchFilters, VectorMatrix, knn, rank_by_vector  # noqa: E402
-from search.symbols import search_symbols  # noqa: E402
-from tests.conftest import FakeEmbedder  # noqa: E402
+from bench.corpus import ensure_corpus
+from bench.stats import summary
+from indexer.models import Chunk, Symbol
+from indexer.store import FileRecord, Store
+from search.hybrid import fuse
+from search.keyword import keyword_search
+from search.lexical import EmbeddedLexical
+from search.semantic import SearchFilters, VectorMatrix, knn, rank_by_vector
+from search.symbols import search_symbols
+from tests.conftest import FakeEmbedder
 
 WORDS = ("retry backoff session cookie header parse render template token stream buffer cache "
          "console style color table column width proxy redirect timeout pool connection adapter "
@@ -52,10 +53,6 @@ def timed(fn, runs: int) -> list[float]:  # type: ignore[no-untyped-def]
         out.append((time.perf_counter() - t) * 1000)
     return out
 
-
-def summary(ms: list[float]) -> dict[str, float]:
-    s = sorted(ms)
-    return {"p50": round(statistics.median(s), 2), "p95": round(s[int(0.95 * (len(s) - 1))], 2)}
 
 
 def bench_lexical(tmp: Path) -> dict[str, object]:

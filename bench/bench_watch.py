@@ -38,9 +38,10 @@ import xxhash
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from server.config import load_settings  # noqa: E402
-from server.service import Service  # noqa: E402
-from server.watch import Watcher  # noqa: E402
+from bench.stats import percentile
+from server.config import load_settings
+from server.service import Service
+from server.watch import Watcher
 
 CODE = '''"""Module {n}: request handling helpers."""
 
@@ -54,10 +55,6 @@ def handle_{n}(request, retries=3):
     raise RuntimeError("request {n} failed: {token}")
 '''
 
-
-def pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
 
 
 def poll(pred: Callable[[], bool], timeout: float, interval: float = 0.05) -> float:
@@ -140,8 +137,9 @@ def bench_latency(service: Service, watcher: Watcher, root: Path, files: int,
         lat.append(time.perf_counter() - t0)
         watcher.wait_idle(60)
     ms = [x * 1000 for x in lat]
-    return {"n": len(ms), "p50_ms": round(statistics.median(ms)), "p95_ms": round(pct(ms, 0.95)),
-            "max_ms": round(max(ms)), "mean_ms": round(statistics.fmean(ms))}
+    return {"n": len(ms), "p50_ms": round(statistics.median(ms)),
+            "p95_ms": round(percentile(ms, 0.95)), "max_ms": round(max(ms)),
+            "mean_ms": round(statistics.fmean(ms))}
 
 
 def _batches_since(watcher: Watcher, before: int) -> list[dict[str, object]]:

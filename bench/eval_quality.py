@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.corpus import ensure_corpus, eval_dir  # noqa: E402
+from bench.corpus import ensure_corpus, eval_dir
 
 HERE = Path(__file__).resolve().parent
 CTXD = [sys.executable, "-m", "server.cli"]

@@ -7,10 +7,10 @@ strings. Closed sets are Enums with one docstring per member. Nothing here does 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 
-class SkipReason(str, Enum):
+class SkipReason(StrEnum):
     """Why the walker or the pipeline left a file out of the index."""
 
     IGNORED = "ignored"

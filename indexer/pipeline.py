@@ -31,8 +31,7 @@ import xxhash
 
 from indexer.chunker import ChunkOptions, chunk_file, split_chunk
 from indexer.embedder import Embedder
-from indexer.models import Chunk, FileEntry, FileFailure, Skipped, SkipReason
-from indexer.models import Symbol
+from indexer.models import Chunk, FileEntry, FileFailure, Skipped, SkipReason, Symbol
 from indexer.store import FileRecord, Store, StoredFile, serialize_vector
 from indexer.walker import WalkOptions, read_text, validate_root, validate_walk_options, walk
 
@@ -189,13 +188,50 @@ class Indexer:
             max_file_size=options.max_file_size,
             dry_run=dry_run,
         )
+        self._dry_inputs = {}
+        new_hashes = self._sync_files(
+            root_path, options, repo_id, now, stats, report, dry_run=dry_run,
+            wanted=None if only_paths is None else set(only_paths),
+        )
+        if dry_run:
+            stats.files_indexed = stats.files_updated + stats.files_unchanged
+            stats.chunks_to_embed, stats.tokens_to_embed = self._dry_run_plan(new_hashes)
+        else:
+            if embed:
+                self.embed_pending(repo_id, progress=report, stats=stats)
+                total = self.store.vector_state()[0] if self.store.has_vectors() else 0
+                self.store.gc_embeddings(min_orphans=max(GC_MIN_ORPHANS, total // 10))
+            self.store.mark_indexed(repo_id, now_rfc3339())
+            counts = self.store.repo_counts(repo_id)
+            stats.files_indexed = counts["files"]
+            stats.checkpoints = counts["checkpoints"]
+        stats.indexed_at = now_rfc3339()
+        stats.duration_ms = int((time.perf_counter() - started) * 1000)
+        report(Progress("done", stats.files_indexed, stats.files_indexed))
+        return stats
+
+    def _sync_files(
+        self,
+        root: Path,
+        options: WalkOptions,
+        repo_id: int,
+        now: str,
+        stats: IndexStats,
+        report: ProgressFn,
+        *,
+        dry_run: bool,
+        wanted: set[str] | None,
+    ) -> set[str]:
+        """Phase 1: walk, write changed files, remove vanished ones; counts go to `stats`.
+
+        Returns the hashes of the embedding inputs of new or changed checkpoints.
+        """
         stored = self.store.stored_files(repo_id) if repo_id >= 0 else {}
-        wanted = None if only_paths is None else set(only_paths)
         skipped: Counter[str] = Counter()
         seen: set[str] = set()
         new_hashes: set[str] = set()
         done = 0
-        for item in walk(root_path, options):
+        for item in walk(root, options):
             if isinstance(item, Skipped):
                 if wanted is None or item.path in wanted:
                     self._record_skip(item, skipped, stats)
@@ -219,27 +255,12 @@ class Indexer:
         report(Progress("walk", done, done))
         candidates = stored.keys() if wanted is None else (wanted & stored.keys())
         gone = sorted(p for p in candidates if p not in seen)
-        if gone and not dry_run:
-            stats.files_removed = self.store.delete_files(repo_id, gone)
-        elif dry_run:
-            stats.files_removed = len(gone)
-        stats.files_skipped = dict(sorted(skipped.items()))
         if dry_run:
-            stats.files_indexed = stats.files_updated + stats.files_unchanged
-            stats.chunks_to_embed, stats.tokens_to_embed = self._dry_run_plan(new_hashes)
-        else:
-            if embed:
-                self.embed_pending(repo_id, progress=report, stats=stats)
-                total = self.store.vector_state()[0] if self.store.has_vectors() else 0
-                self.store.gc_embeddings(min_orphans=max(GC_MIN_ORPHANS, total // 10))
-            self.store.mark_indexed(repo_id, now_rfc3339())
-            counts = self.store.repo_counts(repo_id)
-            stats.files_indexed = counts["files"]
-            stats.checkpoints = counts["checkpoints"]
-        stats.indexed_at = now_rfc3339()
-        stats.duration_ms = int((time.perf_counter() - started) * 1000)
-        report(Progress("done", stats.files_indexed, stats.files_indexed))
-        return stats
+            stats.files_removed = len(gone)
+        elif gone:
+            stats.files_removed = self.store.delete_files(repo_id, gone)
+        stats.files_skipped = dict(sorted(skipped.items()))
+        return new_hashes
 
     @staticmethod
     def _record_skip(item: Skipped, skipped: Counter[str], stats: IndexStats) -> None:
@@ -354,7 +375,10 @@ class Indexer:
             idx = order[start : start + step]
             vecs = self.embedder.embed([inputs[i] for i in idx])
             self.store.add_embeddings(
-                [(pending[i].hash, serialize_vector(v.tolist())) for i, v in zip(idx, vecs, strict=True)]
+                [
+                    (pending[i].hash, serialize_vector(v.tolist()))
+                    for i, v in zip(idx, vecs, strict=True)
+                ]
             )
             done += len(idx)
             report(Progress("embed", done, total))

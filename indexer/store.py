@@ -401,7 +401,8 @@ class Store:
                 (repo_id,),
             )
             self.db.execute(
-                "DELETE FROM chunk_fts WHERE rowid IN (SELECT id FROM checkpoints WHERE repo_id = ?)",
+                "DELETE FROM chunk_fts WHERE rowid IN "
+                "(SELECT id FROM checkpoints WHERE repo_id = ?)",
                 (repo_id,),
             )
             for table in ("checkpoints", "symbols", "files"):
@@ -462,7 +463,9 @@ class Store:
                 ),
             )
             file_id = int(cur.lastrowid or 0)
-            self.db.execute("INSERT INTO file_text(rowid, content) VALUES (?, ?)", (file_id, content))
+            self.db.execute(
+                "INSERT INTO file_text(rowid, content) VALUES (?, ?)", (file_id, content)
+            )
             chunk_list = list(chunks)
             first = self.db.execute("SELECT coalesce(max(id), 0) + 1 FROM checkpoints")
             next_id = int(first.fetchone()[0])
@@ -581,7 +584,8 @@ class Store:
         The generation grows whenever vectors are deleted, so a reader holding vectors in
         memory knows whether appending the rows past its largest rowid is enough.
         """
-        count, top = self.db.execute("SELECT count(*), coalesce(max(id), 0) FROM embeddings").fetchone()
+        row = self.db.execute("SELECT count(*), coalesce(max(id), 0) FROM embeddings")
+        count, top = row.fetchone()
         return int(count), int(top), int(self.get_meta("vec_generation") or 0)
 
     def vectors_after(self, rowid: int) -> list[tuple[int, bytes]]:

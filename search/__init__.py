@@ -1,1 +1,3 @@
-"""Queries -> ranked hits: semantic, lexical (embedded | Zoekt), symbols, fusion. Reads the store."""
+"""Queries -> ranked hits: semantic, lexical (embedded | Zoekt), symbols, fusion.
+
+Reads the store; never writes it."""

@@ -9,11 +9,11 @@ Lines are 1-based; columns are 1-based character offsets with an exclusive end
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Protocol
 
 
-class MatchSource(str, Enum):
+class MatchSource(StrEnum):
     """Which engine found a hit."""
 
     SEMANTIC = "semantic"

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from indexer.walker import (
@@ -41,7 +41,7 @@ GIT_INFO_EXCLUDE = ".git/info/exclude"
 """The one path inside a VCS folder that changes the policy (a root-level ignore file)."""
 
 
-class EventKind(str, Enum):
+class EventKind(StrEnum):
     """What a file-system event says happened (a hint: the watcher re-stats anyway)."""
 
     CREATED = "created"

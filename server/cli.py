@@ -40,7 +40,7 @@ class CtxdGroup(click.Group):
             sys.exit(130)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
-        except Exception as exc:  # noqa: BLE001 - the CLI boundary: never show a traceback
+        except Exception as exc:
             log.debug("internal error", exc_info=True)
             err = CtxdError(
                 f"{type(exc).__name__}: {exc}",

@@ -129,51 +129,73 @@ def all_keys() -> dict[str, Any]:
     return out
 
 
-def _coerce(key: str, value: Any, default: Any, source: str) -> Any:
-    """Convert `value` to the type of `default`, or raise ConfigError naming the key."""
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
 
-    def bad(expected: str) -> ConfigError:
-        return ConfigError(
-            f"invalid value for {key}: {value!r} ({source}); expected {expected}",
-            hint=f"Fix `{key}` in {source}; see config.example.toml for every key and default.",
-            details={"field": key, "value": value, "source": source},
-        )
 
-    from_env = isinstance(value, str) and source.startswith("environment")
-    if isinstance(default, bool):
+def _parse_bool(value: Any, textual: bool) -> bool:
+    if isinstance(value, bool):
+        return value
+    if textual and value.lower() in _TRUE + _FALSE:
+        return bool(value.lower() in _TRUE)
+    raise ValueError
+
+
+def _parse_number(kind: type[int] | type[float]) -> Any:
+    def parse(value: Any, textual: bool) -> int | float:
         if isinstance(value, bool):
-            return value
-        if from_env and value.lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
-            return value.lower() in ("1", "true", "yes", "on")
-        raise bad("true or false")
-    if isinstance(default, float):
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-        if from_env or (isinstance(value, str) and source == "flag"):
+            raise ValueError
+        if isinstance(value, int) or (kind is float and isinstance(value, float)):
+            return kind(value)
+        if textual:
+            return kind(value)
+        raise ValueError
+
+    return parse
+
+
+def _parse_list(value: Any, textual: bool) -> tuple[str, ...]:
+    if textual:
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise ValueError
+
+
+def _parse_str(value: Any, _textual: bool) -> str:
+    if isinstance(value, str):
+        return value
+    raise ValueError
+
+
+# (type of the default, parser, what the error says is expected); bool before int.
+_PARSERS: tuple[tuple[type, Any, str], ...] = (
+    (bool, _parse_bool, "true or false"),
+    (float, _parse_number(float), "a number"),
+    (int, _parse_number(int), "an integer"),
+    (tuple, _parse_list, "a list of strings"),
+    (str, _parse_str, "a string"),
+)
+
+
+def _coerce(key: str, value: Any, default: Any, source: str) -> Any:
+    """Convert `value` to the type of `default`, or raise ConfigError naming the key.
+
+    Strings from the environment or a flag are parsed (`true`, `42`, `a,b`); values
+    from the TOML file must already have the right type.
+    """
+    textual = isinstance(value, str) and (source.startswith("environment") or source == "flag")
+    for kind, parse, expected in _PARSERS:
+        if isinstance(default, kind):
             try:
-                return float(value)
-            except ValueError:
-                raise bad("a number") from None
-        raise bad("a number")
-    if isinstance(default, int):
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if from_env or (isinstance(value, str) and source == "flag"):
-            try:
-                return int(value)
-            except ValueError:
-                raise bad("an integer") from None
-        raise bad("an integer")
-    if isinstance(default, tuple):
-        if isinstance(value, str) and (from_env or source == "flag"):
-            value = [v.strip() for v in value.split(",") if v.strip()]
-        if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
-            return tuple(value)
-        raise bad("a list of strings")
-    if isinstance(default, str):
-        if isinstance(value, str):
-            return value
-        raise bad("a string")
+                return parse(value, textual)
+            except (ValueError, AttributeError):
+                raise ConfigError(
+                    f"invalid value for {key}: {value!r} ({source}); expected {expected}",
+                    hint=f"Fix `{key}` in {source}; see config.example.toml for every key "
+                    "and default.",
+                    details={"field": key, "value": value, "source": source},
+                ) from None
     return value
 
 
@@ -286,35 +308,36 @@ def load_settings(
     return settings
 
 
-def _validate(s: Settings, layers: Mapping[str, tuple[Any, str]]) -> None:
-    def fail(key: str, expected: str) -> None:
-        value, source = layers.get(key, ("(default)", "default"))
-        raise ConfigError(
-            f"invalid value for {key}: {value!r} ({source}); expected {expected}",
-            hint=f"Fix `{key}`; see config.example.toml.",
-            details={"field": key, "value": value, "source": source},
-        )
+def _rules(s: Settings) -> list[tuple[str, bool, str]]:
+    """(key, is the value acceptable, what is expected) for every range/choice check."""
+    return [
+        ("server.transport", s.server.transport in TRANSPORTS, " or ".join(TRANSPORTS)),
+        ("server.log_level", s.server.log_level.lower() in LOG_LEVELS, ", ".join(LOG_LEVELS)),
+        ("server.port", 0 < s.server.port < 65536, "a port number 1..65535"),
+        ("embedding.precision", s.embedding.precision in PRECISIONS, ", ".join(PRECISIONS)),
+        ("embedding.batch_size", s.embedding.batch_size >= 1, "a positive integer"),
+        ("walk.max_file_size", 0 <= s.walk.max_file_size <= MAX_FILE_SIZE_LIMIT,
+         f"0 (no limit) .. {MAX_FILE_SIZE_LIMIT} bytes"),
+        ("search.keyword_weight", 0.0 <= s.search.keyword_weight <= 10.0,
+         "a number between 0 and 10"),
+        ("search.rrf_k", s.search.rrf_k >= 1, "a positive integer"),
+        ("search.zoekt_timeout_ms", s.search.zoekt_timeout_ms >= 1,
+         "a positive number of milliseconds"),
+        ("chunk.target_tokens",
+         1 <= s.chunk.min_tokens <= s.chunk.target_tokens <= s.chunk.max_tokens,
+         "min_tokens <= target_tokens <= max_tokens"),
+    ]
 
-    if s.server.transport not in TRANSPORTS:
-        fail("server.transport", " or ".join(TRANSPORTS))
-    if s.server.log_level.lower() not in LOG_LEVELS:
-        fail("server.log_level", ", ".join(LOG_LEVELS))
-    if not 0 < s.server.port < 65536:
-        fail("server.port", "a port number 1..65535")
-    if s.embedding.precision not in PRECISIONS:
-        fail("embedding.precision", ", ".join(PRECISIONS))
-    if s.embedding.batch_size < 1:
-        fail("embedding.batch_size", "a positive integer")
-    if not 0 <= s.walk.max_file_size <= MAX_FILE_SIZE_LIMIT:
-        fail("walk.max_file_size", f"0 (no limit) .. {MAX_FILE_SIZE_LIMIT} bytes")
-    if not 0.0 <= s.search.keyword_weight <= 10.0:
-        fail("search.keyword_weight", "a number between 0 and 10")
-    if s.search.rrf_k < 1:
-        fail("search.rrf_k", "a positive integer")
-    if s.search.zoekt_timeout_ms < 1:
-        fail("search.zoekt_timeout_ms", "a positive number of milliseconds")
-    if not 1 <= s.chunk.min_tokens <= s.chunk.target_tokens <= s.chunk.max_tokens:
-        fail("chunk.target_tokens", "min_tokens <= target_tokens <= max_tokens")
+
+def _validate(s: Settings, layers: Mapping[str, tuple[Any, str]]) -> None:
+    for key, ok, expected in _rules(s):
+        if not ok:
+            value, source = layers.get(key, ("(default)", "default"))
+            raise ConfigError(
+                f"invalid value for {key}: {value!r} ({source}); expected {expected}",
+                hint=f"Fix `{key}`; see config.example.toml.",
+                details={"field": key, "value": value, "source": source},
+            )
     try:
         validate_walk_options(s.walk)
     except ValidationError as exc:

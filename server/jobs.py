@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -43,7 +43,7 @@ from server.service import Service
 log = logging.getLogger(__name__)
 
 
-class JobState(str, Enum):
+class JobState(StrEnum):
     """Where a background index job is."""
 
     QUEUED = "queued"
@@ -283,7 +283,7 @@ class JobManager:
         except CtxdError as err:
             job._change(state=JobState.FAILED, phase="done", error=err,
                         message=f"{err.code}: {err.message}", finished_at=now_rfc3339())
-        except Exception:  # noqa: BLE001 - a job must never take the server down
+        except Exception:
             log.exception("index job %s for %s failed", job.job_id, d.path)
             err = CtxdError(
                 "indexing failed with an unexpected error",

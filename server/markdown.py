@@ -962,7 +962,7 @@ def render_index(stats: IndexStats, job_id: str | None, *, budget: int) -> Rende
 
 def format_duration(seconds: float) -> str:
     """Go-style durations, as the original contract's `"timeout": "5m0s"`."""
-    s = int(round(seconds))
+    s = round(seconds)
     h, rest = divmod(s, 3600)
     m, sec = divmod(rest, 60)
     if h:

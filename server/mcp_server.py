@@ -42,6 +42,7 @@ from pydantic import Field
 
 from indexer.errors import CtxdError, IndexTimeout, ValidationError
 from indexer.walker import DEFAULT_MAX_FILE_SIZE, MAX_FILE_SIZE_LIMIT
+from search.cursor import with_offset
 from server import markdown as md
 from server.jobs import (
     IndexJob,
@@ -52,7 +53,6 @@ from server.jobs import (
     check_allowed,
     validate_request,
 )
-from search.cursor import with_offset
 from server.service import Service
 
 log = logging.getLogger(__name__)
@@ -353,7 +353,7 @@ def build_server(  # noqa: C901 - one small closure per tool
             "not, -term, parentheses)."))],
         limit: Annotated[int, Field(ge=1, le=100, description=(
             "Maximum number of file matches to return"))] = 30,
-        contextLines: Annotated[int, Field(  # noqa: N803 - the contract's name
+        contextLines: Annotated[int, Field(
             ge=0, le=10, description="Number of context lines to include around each match"
         )] = 3,
         cursor: Annotated[str | None, Field(description=(
@@ -490,7 +490,7 @@ def build_server(  # noqa: C901 - one small closure per tool
     @server.tool(annotations=READ_ONLY)
     @adapter
     def list_repos(
-        filter: Annotated[str | None, Field(description=(  # noqa: A002 - the contract's name
+        filter: Annotated[str | None, Field(description=(
             "Optional filter pattern to match repository names (regex supported)"))] = None,
     ) -> Annotated[CallToolResult, md.ReposOutput]:
         """List indexed repositories with file counts, size, branches, symbol support, when

@@ -147,8 +147,7 @@ def search_page_text(page: SearchPage, *, snippet_lines: int = 4) -> str:
         sym = f"  {h.symbol}" if h.symbol else ""
         srcs = "+".join(s.value for s in h.sources)
         out.append(f"{n:>3}. {where}  [{h.score:.3f} {srcs}]{sym}")
-        for line in h.snippet.splitlines()[:snippet_lines]:
-            out.append(f"       {line[:120]}")
+        out.extend(f"       {line[:120]}" for line in h.snippet.splitlines()[:snippet_lines])
     out.extend(f"note: {n}" for n in page.notes)
     if page.next_cursor:
         out.append(f"more: --cursor {page.next_cursor}")

@@ -19,13 +19,11 @@ Safe by default:
 from __future__ import annotations
 
 import hmac
-import importlib.util
 import ipaddress
 import json
 import logging
 import socket
 import sys
-from collections.abc import Callable
 from typing import Any
 
 import click

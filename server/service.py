@@ -23,14 +23,16 @@ from typing import Any
 import numpy as np
 
 from indexer.embedder import Embedder, SentenceTransformerEmbedder, Vectors
-from indexer.errors import IndexNotFound, QueryError, ValidationError
+from indexer.errors import FileNotFound, IndexNotFound, QueryError, ValidationError
+from indexer.languages import detect_language
 from indexer.lock import WriteLock
+from indexer.pathguard import resolve_inside
 from indexer.pipeline import Indexer, IndexStats, ProgressFn
 from indexer.store import Store
-from indexer.errors import FileNotFound
-from indexer.languages import detect_language
-from indexer.pathguard import resolve_inside
 from search.cursor import decode_cursor, encode_cursor
+from search.hybrid import fuse
+from search.keyword import keyword_search
+from search.lexical import EmbeddedLexical
 from search.models import (
     FileContent,
     FileMatch,
@@ -41,13 +43,10 @@ from search.models import (
     References,
     SymbolPage,
 )
-from search.hybrid import fuse
-from search.lexical import EmbeddedLexical
 from search.references import find_references
-from search.zoekt import ZoektClient
-from search.keyword import keyword_search
 from search.semantic import SearchFilters, VectorMatrix, semantic_search
 from search.symbols import search_symbols
+from search.zoekt import ZoektClient
 from server.config import Settings
 from server.watch import Watcher, watch_health
 
@@ -167,7 +166,7 @@ class Service:
             for s in self._stores:
                 try:
                     s.close()
-                except Exception:  # noqa: BLE001 - closing at exit must not raise
+                except Exception:
                     log.debug("closing store failed", exc_info=True)
             self._stores.clear()
         self._local = threading.local()
@@ -310,7 +309,8 @@ class Service:
         """Zoekt-syntax results as hits (one per file: its matching line span)."""
         scope = query
         if filters.repositories:
-            scope += " (" + " or ".join(f"repo:^{re.escape(r)}$" for r in filters.repositories) + ")"
+            repos = " or ".join(f"repo:^{re.escape(r)}$" for r in filters.repositories)
+            scope += f" ({repos})"
         if filters.language:
             scope += f" lang:{filters.language}"
         result = self._lexical_search(scope, offset=offset, max_files=n,
@@ -359,7 +359,8 @@ class Service:
                 hint="Pass a pattern, e.g. `lang:python def main` or `sym:Handler`.",
                 details={"field": "query", "value": query},
             )
-        for name, value, lo, hi in (("limit", limit, 1, 100), ("contextLines", context_lines, 0, 10)):
+        bounds = (("limit", limit, 1, 100), ("contextLines", context_lines, 0, 10))
+        for name, value, lo, hi in bounds:
             if not lo <= value <= hi:
                 raise ValidationError(
                     f"{name} must be between {lo} and {hi}, got {value}",
@@ -386,9 +387,11 @@ class Service:
     ) -> LexicalPage:
         """Files whose path matches a glob (`*`, `**`) or a regular expression."""
         if not pattern.strip():
-            raise ValidationError("pattern must not be empty",
-                                  hint="Pass a glob like `**/*.py` or a regex like `test_.*\\.py$`.",
-                                  details={"field": "pattern", "value": pattern})
+            raise ValidationError(
+                "pattern must not be empty",
+                hint="Pass a glob like `**/*.py` or a regex like `test_.*\\.py$`.",
+                details={"field": "pattern", "value": pattern},
+            )
         params = {"files": pattern, "repositories": sorted(repositories or [])}
         offset = 0
         if cursor:
@@ -402,8 +405,8 @@ class Service:
         files = res.files[offset : offset + limit]
         more = len(res.files) > offset + limit
         result = replace(res, files=files)
-        return LexicalPage(query=pattern, result=result, offset=offset,
-                           next_cursor=encode_cursor(params, offset + limit, limit) if more else None)
+        nxt = encode_cursor(params, offset + limit, limit) if more else None
+        return LexicalPage(query=pattern, result=result, offset=offset, next_cursor=nxt)
 
     def references(
         self,
@@ -424,7 +427,7 @@ class Service:
         return find_references(store, backend, symbol, language=language,
                                repositories=repositories, limit=limit, definitions=definitions)
 
-    def list_repos(self, filter: str | None = None) -> dict[str, Any]:  # noqa: A002 - contract name
+    def list_repos(self, filter: str | None = None) -> dict[str, Any]:
         """Local repositories merged with Zoekt's `/api/list`, optionally regex-filtered."""
         rx = None
         if filter:
@@ -437,22 +440,23 @@ class Service:
                     "e.g. `shop` or `^github.com/org/`.",
                     details={"field": "filter", "value": filter},
                 ) from exc
-        repos: list[dict[str, Any]] = []
-        for r in self.repos():
-            repos.append({"name": r["name"], "root": r["root"], "source": "local",
-                          "files": r["files"], "bytes": r["bytes"], "branches": [],
-                          "symbols": r["symbols"] > 0, "indexed_at": r["indexed_at"],
-                          "indexing": r["indexing"], "coverage": r["coverage"]})
+        repos: list[dict[str, Any]] = [
+            {"name": r["name"], "root": r["root"], "source": "local", "files": r["files"],
+             "bytes": r["bytes"], "branches": [], "symbols": r["symbols"] > 0,
+             "indexed_at": r["indexed_at"], "indexing": r["indexing"], "coverage": r["coverage"]}
+            for r in self.repos()
+        ]
         url = self.settings.search.zoekt_url
         if url:
             client = ZoektClient(url, timeout_ms=self.settings.search.zoekt_timeout_ms)
-            for z in client.list_repos():
-                repos.append({"name": z.name, "source": "zoekt", "files": z.files,
-                              "bytes": z.content_bytes,
-                              "branches": [{"name": b, "sha": sha} for b, sha in z.branches],
-                              "symbols": z.has_symbols,
-                              "indexed_at": z.indexed_at.isoformat() if z.indexed_at else None,
-                              "indexing": False, "coverage": None})
+            repos.extend(
+                {"name": z.name, "source": "zoekt", "files": z.files, "bytes": z.content_bytes,
+                 "branches": [{"name": b, "sha": sha} for b, sha in z.branches],
+                 "symbols": z.has_symbols,
+                 "indexed_at": z.indexed_at.isoformat() if z.indexed_at else None,
+                 "indexing": False, "coverage": None}
+                for z in client.list_repos()
+            )
         if rx is not None:
             repos = [r for r in repos if rx.search(r["name"])]
         return {"repositories": repos, "total": len(repos),

@@ -46,7 +46,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -120,7 +120,7 @@ _IN_QUERY_CHUNK = 500
 ObserverFactory = Callable[[], BaseObserver]
 
 
-class WatchMode(str, Enum):
+class WatchMode(StrEnum):
     """How a repository's changes are noticed."""
 
     INOTIFY = "inotify"
@@ -129,7 +129,7 @@ class WatchMode(str, Enum):
     """A stat rescan every `poll_seconds` (watches could not be added, or forced)."""
 
 
-class Role(str, Enum):
+class Role(StrEnum):
     """What this watcher is doing for the index."""
 
     STARTING = "starting"
@@ -525,7 +525,7 @@ class Watcher:
                         self._wait_until(time.monotonic() + self.repo_poll_seconds)
                     continue
                 self._tick()
-        except Exception:  # noqa: BLE001 - the thread's boundary: log, never die silently
+        except Exception:
             log.exception("the file watcher stopped after an unexpected error")
         finally:
             self._shutdown()
@@ -781,7 +781,7 @@ class Watcher:
             repo.rescan = repo.rescan or "options changed"
             repo.catch_up = True
             self._status_dirty = True
-        if was_error or repo.watch is None and repo.mode is not WatchMode.POLLING:
+        if was_error or (repo.watch is None and repo.mode is not WatchMode.POLLING):
             self._watch(repo)
         with self._cond:
             self._cond.notify_all()
@@ -860,7 +860,7 @@ class Watcher:
             self._say(f"Stopped watching {repo.name}: {exc.message} ({repo.root}).")
         except CtxdError as exc:
             result = self._failed(job, started, exc.message)
-        except Exception as exc:  # noqa: BLE001 - one bad batch must not stop the daemon
+        except Exception as exc:
             log.exception("re-indexing %s failed", repo.name)
             result = self._failed(job, started, f"{type(exc).__name__}: {exc}")
         finally:
@@ -872,7 +872,7 @@ class Watcher:
         if result is not None and self.on_batch is not None:
             try:
                 self.on_batch(result)
-            except Exception:  # noqa: BLE001 - a display callback must not stop the daemon
+            except Exception:
                 log.exception("on_batch callback failed")
 
     def _apply_batch(self, job: _Job, started: float) -> BatchResult | None:

@@ -98,7 +98,8 @@ def test_search_filters_and_paging(project):
     assert {h["path"] for h in json.loads(r.output)["results"]} == {"web/templates.py"}
     seen, cursor = [], None
     for _ in range(10):
-        args = ["search", "code", "--limit", "1", "--json"] + (["--cursor", cursor] if cursor else [])
+        args = ["search", "code", "--limit", "1", "--json"]
+        args += ["--cursor", cursor] if cursor else []
         page = json.loads(run(*args).output)
         seen += [(h["path"], h["start_line"]) for h in page["results"]]
         cursor = page["next_cursor"]

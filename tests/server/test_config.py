@@ -84,7 +84,7 @@ def test_bad_values_name_key_and_value(env, key):
 
 def test_wrong_type_in_file(tmp_path):
     cfg = write(tmp_path / "c.toml", "[server]\nport = 'x'\n")
-    with pytest.raises(ConfigError, match="server.port"):
+    with pytest.raises(ConfigError, match=r"server\.port"):
         load_settings(env={"CTXD_CONFIG": str(cfg)})
 
 

@@ -17,13 +17,12 @@ from typing import Any
 import pytest
 from mcp_types import CallToolResult, ListRootsResult, Root
 
-from server import markdown as md
 from search.cursor import with_offset as rebase_cursor
+from server import markdown as md
 from server.mcp_server import package_version
 from tests.conftest import RepoBuilder
 from tests.search.zoekt_fixture_server import closed_port
 from tests.server.conftest import TOOLS_EXPECTED, Env, run_client, text
-
 
 
 def ok(result: CallToolResult) -> dict[str, Any]:
