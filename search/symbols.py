@@ -125,3 +125,22 @@ def search_symbols(
     ranked.sort(key=lambda pair: pair[0])
     items = [item for _key, item in ranked]
     return items if limit is None else items[:limit]
+
+
+def merge_symbols(
+    query: str, local: Sequence[SymbolItem], remote: Sequence[SymbolItem]
+) -> list[SymbolItem]:
+    """Local and Zoekt symbols in one ranking (duplicates by repository, path and line dropped)."""
+    name_q = query.strip().rsplit(".", 1)[-1]
+    seen: set[tuple[str, str, int]] = set()
+    ranked: list[tuple[tuple[int, int, int, str, str, int], SymbolItem]] = []
+    for item in [*local, *remote]:
+        key = (item.repository, item.path, item.line)
+        rank = rank_symbol(name_q, item.name)
+        if key in seen or rank is None:
+            continue
+        seen.add(key)
+        ranked.append(((rank[0], rank[1], len(item.name), item.repository, item.path,
+                        item.line), item))
+    ranked.sort(key=lambda pair: pair[0])
+    return [item for _key, item in ranked]

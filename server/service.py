@@ -41,11 +41,12 @@ from search.models import (
     LexicalResult,
     MatchSource,
     References,
+    SymbolItem,
     SymbolPage,
 )
 from search.references import find_references
 from search.semantic import SearchFilters, VectorMatrix, semantic_search
-from search.symbols import search_symbols
+from search.symbols import merge_symbols, search_symbols
 from search.zoekt import ZoektClient
 from server.config import Settings
 from server.watch import Watcher, watch_health
@@ -619,6 +620,8 @@ class Service:
         store = self.store()
         self._check_repositories(store, tuple(repositories or ()))
         items = search_symbols(store, query, kinds=kinds, repositories=repositories)
+        if self.settings.search.zoekt_url:
+            items = merge_symbols(query, items, self._zoekt_symbols(query, kinds, repositories))
         total = len(items)
         end = total if max_items is None else start_index + max_items
         page = items[start_index:end]
@@ -652,6 +655,8 @@ class Service:
         """
         store = self.store()
         repo = store.repo_by_name(repository)
+        if repo is None and self.settings.search.zoekt_url:
+            return self._zoekt_file_content(repository, path, branch, start_line, end_line)
         if repo is None:
             raise IndexNotFound(
                 f"Repository not indexed: {repository}",
@@ -701,6 +706,35 @@ class Service:
             branch=branch,
             truncated=truncated,
         )
+
+    def _zoekt_symbols(
+        self, query: str, kinds: list[str] | None, repositories: list[str] | None
+    ) -> list[SymbolItem]:
+        """Zoekt `sym:` definitions for a symbol query, kind-filtered on the client."""
+        name = query.strip().rsplit(".", 1)[-1]
+        pattern = re.escape(name)  # Zoekt matches it as a substring; fuzzy stays local
+        client = ZoektClient(self.settings.search.zoekt_url,
+                             timeout_ms=self.settings.search.zoekt_timeout_ms)
+        wanted = {k.lower() for k in kinds or []}
+        return [
+            s for s in client.symbols(f"sym:{pattern}", max_files=200)
+            if (not wanted or s.kind.lower() in wanted)
+            and (not repositories or s.repository in repositories)
+        ]
+
+    def _zoekt_file_content(
+        self, repository: str, path: str, branch: str, start: int | None, end: int | None
+    ) -> FileContent:
+        client = ZoektClient(self.settings.search.zoekt_url,
+                             timeout_ms=self.settings.search.zoekt_timeout_ms)
+        text = client.file_content(repository, path, branch)
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        a, b = start or 1, min(end or len(lines), len(lines))
+        return FileContent(repository=repository, path=path, language=detect_language(path),
+                           content="\n".join(lines[a - 1 : b]), start_line=a, end_line=b,
+                           total_lines=len(lines), branch=branch)
 
     def freshness(self) -> list[dict[str, Any]]:
         """When each repository was last indexed and whether a re-index is running."""

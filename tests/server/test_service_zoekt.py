@@ -1,0 +1,50 @@
+"""The service with a Zoekt backend configured: symbols through `sym:`, whole-file content
+and repository listing through Zoekt, served from the recorded real responses."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.config import load_settings
+from server.service import Service
+from tests.conftest import FakeEmbedder
+from tests.search.test_zoekt_client import ALIASES, FIXTURES, REPOS
+from tests.search.zoekt_fixture_server import FixtureServer, load_exchanges
+
+
+@pytest.fixture
+def zoekt_service(tmp_path):
+    if not (FIXTURES / "responses").is_dir():
+        pytest.skip(f"Zoekt fixtures not found at {FIXTURES}")
+    server = FixtureServer(load_exchanges(FIXTURES / "responses"), aliases=ALIASES)
+    with server:
+        settings = load_settings({"home": str(tmp_path / "home"), "search.zoekt_url": server.url})
+        service = Service(settings, embedder=FakeEmbedder())
+        yield service
+        service.close()
+    assert not server.problems, "requests a real Zoekt would have answered differently"
+
+
+def test_symbols_come_from_zoekt_sym_queries_with_kinds_filtered_here(zoekt_service):
+    everything = zoekt_service.symbols("calc")
+    kinds = {i.kind for i in everything.items}
+    assert everything.items and all("calc" in i.name.lower() for i in everything.items)
+    names = [i.name for i in everything.items]
+    assert names == sorted(names, key=lambda n: (not n.lower().startswith("calc"), len(n)))
+    one_kind = sorted(kinds)[0]
+    filtered = zoekt_service.symbols("calc", kinds=[one_kind])
+    assert filtered.items and {i.kind for i in filtered.items} == {one_kind}
+
+
+def test_file_content_of_a_zoekt_repository_uses_the_whole_file_recipe(zoekt_service):
+    fc = zoekt_service.file_content("shop", "src/shop/cart.py")
+    on_disk = (REPOS / "shop" / "src" / "shop" / "cart.py").read_text(encoding="utf-8")
+    assert fc.content == on_disk.rstrip("\n")
+    assert fc.language == "python" and fc.total_lines == on_disk.count("\n")
+
+
+def test_list_repos_merges_zoekt_repositories(zoekt_service):
+    listing = zoekt_service.list_repos()
+    zoekt = {r["name"] for r in listing["repositories"] if r["source"] == "zoekt"}
+    assert {"shop", "notes"} <= zoekt
+    assert zoekt_service.list_repos("^sh")["total"] == 1
