@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -55,15 +56,24 @@ class EmbedOptions:
 class Embedder(Protocol):
     """The seam the pipeline and semantic search use."""
 
-    name: str
-    dimension: int
-    max_tokens: int
+    @property
+    def name(self) -> str:
+        """The model's name or folder, recorded in the index."""
+        ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    @property
+    def max_tokens(self) -> int:
+        """Input limit in word pieces, special tokens included."""
+        ...
 
     def embed(self, texts: list[str]) -> Vectors:
         """Unit vectors, one row per text, in input order."""
         ...
 
-    def count_tokens(self, texts: list[str]) -> list[int]:
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """Word pieces per text, without special tokens."""
         ...
 
@@ -141,10 +151,10 @@ class SentenceTransformerEmbedder:
     def max_tokens(self) -> int:
         """The model's input limit in word pieces, special tokens included."""
         if self._max_tokens is None:
-            self._max_tokens = int(self._load().max_seq_length)
+            self._max_tokens = int(self._load().max_seq_length or 256)
         return self._max_tokens
 
-    def count_tokens(self, texts: list[str]) -> list[int]:
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
         if self._counter is None:
             self._counter = load_token_counter(self._dir)
         return self._counter(texts)

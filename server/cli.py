@@ -42,11 +42,10 @@ class CtxdGroup(click.Group):
             raise
         except Exception as exc:
             log.debug("internal error", exc_info=True)
-            err = CtxdError(
+            _fail(ctx, CtxdError(
                 f"{type(exc).__name__}: {exc}",
                 hint="This is a bug in ctxd. Re-run with LOG_LEVEL=debug for the traceback.",
-            )
-            _fail(ctx, err)
+            ))
 
 
 def _fail(ctx: click.Context, err: CtxdError) -> None:
@@ -188,7 +187,7 @@ def search(
       ctxd search 'sym:Retry lang:python' --mode lexical
     """
     service = _service(ctx, long_lived=batch is not None)
-    options = {"mode": mode, "limit": limit, "repositories": list(repos) or None,
+    options: dict[str, Any] = {"mode": mode, "limit": limit, "repositories": list(repos) or None,
                "path_glob": path_glob, "language": lang}
     if batch is not None:
         _search_batch(service, batch, options)

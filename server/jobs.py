@@ -285,13 +285,13 @@ class JobManager:
                         message=f"{err.code}: {err.message}", finished_at=now_rfc3339())
         except Exception:
             log.exception("index job %s for %s failed", job.job_id, d.path)
-            err = CtxdError(
+            failure = CtxdError(
                 "indexing failed with an unexpected error",
                 hint="This is a bug in ctxd; the server log (stderr) has the traceback.",
                 details={"job_id": job.job_id},
             )
-            job._change(state=JobState.FAILED, phase="done", error=err, message=err.message,
-                        finished_at=now_rfc3339())
+            job._change(state=JobState.FAILED, phase="done", error=failure,
+                        message=failure.message, finished_at=now_rfc3339())
         else:
             job._change(state=JobState.SUCCEEDED, phase="done", stats=stats, message="done",
                         finished_at=now_rfc3339())

@@ -783,7 +783,8 @@ def render_file(fc: FileContent, *, budget: int) -> Rendered:
     span = f"Lines {fc.start_line}-{fc.end_line} of {fc.total_lines}"
     head = f"## {fc.repository}/{fc.path}\n\nBranch: {fc.branch} | {span}"
     room = (max(budget, MIN_BUDGET) - estimate_tokens(head) - 80) * CHARS_PER_TOKEN
-    kept, size = [], 0
+    kept: list[str] = []
+    size = 0
     for line in lines:
         if size + len(line) + 1 > room and kept:
             break

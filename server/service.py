@@ -15,7 +15,7 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -93,7 +93,7 @@ class LockedEmbedder:
                 parts.append(self.inner.embed(texts[i : i + self.step]))
         return np.concatenate(parts)
 
-    def count_tokens(self, texts: list[str]) -> list[int]:
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
         return self.inner.count_tokens(texts)
 
 
@@ -398,11 +398,12 @@ class Service:
         if cursor:
             offset, limit = decode_cursor(cursor, params)
         backend = self.lexical_backend()
-        if isinstance(backend, EmbeddedLexical):
-            res = backend.search_files(pattern, max_files=offset + limit + 1,
-                                       repos=repositories)
-        else:
+        if isinstance(backend, ZoektClient):
             res = backend.search_filenames(pattern, max_files=offset + limit + 1)
+        else:
+            res = EmbeddedLexical(self.store()).search_files(
+                pattern, max_files=offset + limit + 1, repos=repositories
+            )
         files = res.files[offset : offset + limit]
         more = len(res.files) > offset + limit
         result = replace(res, files=files)

@@ -909,7 +909,8 @@ class Watcher:
         self._remember_unindexable(store, repo, found, on_disk)
         newest = job.newest_wall
         if newest is None:
-            mtimes = [on_disk[p].mtime_ns / 1e9 for p in found.changed if on_disk.get(p)]
+            stats_of = [on_disk.get(p) for p in found.changed]
+            mtimes = [st.mtime_ns / 1e9 for st in stats_of if st is not None]
             newest = max(mtimes) if mtimes else None
         lag = None if newest is None else max(0, int((applied - newest) * 1000))
         row = store.repo_by_root(repo.root)
