@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from search.models import Hit, MatchSource
+from search.models import Hit, LineMatch, MatchSource
 
 
 def _key(h: Hit) -> tuple[str, str, int, int]:
@@ -44,14 +44,18 @@ def fuse(
     scores: dict[tuple[str, str, int, int], float] = {}
     first: dict[tuple[str, str, int, int], Hit] = {}
     sources: dict[tuple[str, str, int, int], set[MatchSource]] = {}
+    matches: dict[tuple[str, str, int, int], set[LineMatch]] = {}
     for ranking, weight in zip(rankings, weights, strict=True):
         for rank, hit in enumerate(ranking, start=1):
             key = _key(hit)
             scores[key] = scores.get(key, 0.0) + weight / (k + rank)
             first.setdefault(key, hit)
             sources.setdefault(key, set()).update(hit.sources)
+            matches.setdefault(key, set()).update(hit.matches)
     fused = [
-        replace(first[key], score=scores[key], sources=_ordered(sources[key])) for key in scores
+        replace(first[key], score=scores[key], sources=_ordered(sources[key]),
+                matches=tuple(sorted(matches[key], key=lambda m: m.line)))
+        for key in scores
     ]
     return sorted(merge_overlaps(fused), key=lambda h: (-h.score, h.repository, h.path,
                                                         h.start_line))

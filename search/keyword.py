@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from indexer.store import Store, split_identifiers
-from search.models import Hit, MatchSource
+from search.models import Hit, LineMatch, MatchSource
 from search.semantic import SearchFilters
 
 STOPWORDS = frozenset(
@@ -51,6 +51,32 @@ def keyword_terms(question: str) -> list[str]:
     return list(seen)
 
 
+PRUNE_ABOVE_CHECKPOINTS = 20_000
+"""Only indexes larger than this pay the per-term document counts of `informative_terms`."""
+
+
+def informative_terms(store: Store, terms: list[str]) -> list[str]:
+    """The terms that can move a BM25 ranking.
+
+    FTS5's BM25 gives a term found in more than half of the documents an IDF of ~0
+    (clamped to 1e-6), so such terms change no ranking but make every query score almost
+    every checkpoint. In large indexes they are dropped (the rarest term is always kept).
+    """
+    if len(terms) < 2:
+        return terms
+    total = int(store.query("SELECT max(id) FROM checkpoints")[0][0] or 0)
+    if total <= PRUNE_ABOVE_CHECKPOINTS:
+        return terms
+    total = int(store.query("SELECT count(*) FROM checkpoints")[0][0])
+    df = {
+        t: int(store.query("SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?",
+                           (match_expression([t]),))[0][0])
+        for t in terms
+    }
+    kept = [t for t in terms if df[t] <= total / 2]
+    return kept or [min(terms, key=lambda t: df[t])]
+
+
 def match_expression(terms: list[str]) -> str:
     """An FTS5 MATCH string: every term quoted, ORed (BM25 rewards documents with more)."""
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
@@ -65,7 +91,7 @@ def keyword_search(
     offset: int = 0,
 ) -> list[Hit]:
     """The checkpoints best matching the question's words by BM25, best first."""
-    terms = keyword_terms(question)
+    terms = informative_terms(store, keyword_terms(question))
     if not terms:
         return []
     filters = filters or SearchFilters()
@@ -90,6 +116,7 @@ def keyword_search(
         sql = f"SELECT {cols} FROM ({ranked} LIMIT ?) t {joins} ORDER BY t.s"
         args = [expr, fetch]
     rows = store.query(sql, args)
+    words = term_pattern(terms)
     hits = [
         Hit(
             repository=repo,
@@ -101,8 +128,26 @@ def keyword_search(
             sources=(MatchSource.LEXICAL,),
             symbol=symbol,
             snippet=text,
+            matches=line_matches(text, int(start), words),
         )
         for s, repo, path, lang, start, end, symbol, text in rows
         if path_ok(path)
     ]
     return hits[offset:want]
+
+
+def term_pattern(terms: list[str]) -> re.Pattern[str]:
+    """Words starting with any term, case-insensitively (`redirect` finds `redirects`,
+    as the porter-stemmed index does)."""
+    alternatives = "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True))
+    return re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})[A-Za-z0-9]*", re.IGNORECASE)
+
+
+def line_matches(text: str, first_line: int, words: re.Pattern[str]) -> tuple[LineMatch, ...]:
+    """The lines of a checkpoint that contain query words, with 1-based column ranges."""
+    out = []
+    for n, line in enumerate(text.split("\n")):
+        ranges = tuple((m.start() + 1, m.end() + 1) for m in words.finditer(line))
+        if ranges:
+            out.append(LineMatch(first_line + n, line, ranges))
+    return tuple(out)

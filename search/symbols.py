@@ -19,6 +19,24 @@ from search.models import SymbolItem
 
 TIER_NAMES = ("exact", "prefix", "substring", "fuzzy")
 
+CTAGS_KINDS = {
+    "member": "method",
+    "func": "function",
+    "f": "function",
+    "m": "method",
+    "c": "class",
+    "typedef": "type",
+    "macro": "constant",
+    "var": "variable",
+    "field": "variable",
+}
+"""Universal Ctags kind names (as Zoekt reports them) -> the kinds ctxd's own index uses."""
+
+
+def normalize_kind(kind: str) -> str:
+    """A symbol kind in ctxd's vocabulary (`member` -> `method`, `func` -> `function`)."""
+    return CTAGS_KINDS.get(kind.lower(), kind.lower())
+
 
 def like_pattern(query: str) -> str:
     """`%q%u%e%r%y%` with LIKE's wildcards escaped (ESCAPE '\\')."""

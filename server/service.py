@@ -46,7 +46,7 @@ from search.models import (
 )
 from search.references import find_references
 from search.semantic import SearchFilters, VectorMatrix, semantic_search
-from search.symbols import merge_symbols, search_symbols
+from search.symbols import merge_symbols, normalize_kind, search_symbols
 from search.zoekt import ZoektClient
 from server.config import Settings
 from server.watch import Watcher, watch_health
@@ -717,9 +717,11 @@ class Service:
         client = ZoektClient(self.settings.search.zoekt_url,
                              timeout_ms=self.settings.search.zoekt_timeout_ms)
         wanted = {k.lower() for k in kinds or []}
+        found = [replace(s, kind=normalize_kind(s.kind))
+                 for s in client.symbols(f"sym:{pattern}", max_files=200)]
         return [
-            s for s in client.symbols(f"sym:{pattern}", max_files=200)
-            if (not wanted or s.kind.lower() in wanted)
+            s for s in found
+            if (not wanted or s.kind in wanted)
             and (not repositories or s.repository in repositories)
         ]
 

@@ -57,3 +57,41 @@ def test_cursor_round_trip_and_mismatch():
         decode_cursor(c, {"query": "y", "mode": "hybrid"})
     with pytest.raises(InvalidCursor):
         decode_cursor("not-a-cursor!", params)
+
+
+def test_keyword_line_matches_find_word_forms_with_columns():
+    from search.keyword import line_matches, term_pattern
+
+    words = term_pattern(["redirect", "session"])
+    got = line_matches("def resolve_redirects(self):\n    pass\n    Session.redirects", 10, words)
+    assert [(m.line, m.ranges) for m in got] == [(10, ((13, 22),)), (12, ((5, 12), (13, 22)))]
+
+
+def test_fusion_keeps_the_lexical_legs_line_matches():
+    from search.models import LineMatch
+
+    m = LineMatch(3, "retry()", ((1, 6),))
+    sem = [hit("a.py", 1, 10, SEM)]
+    lex = [Hit("r", "a.py", "python", 1, 10, 1.0, (LEX,), matches=(m,))]
+    (out,) = fuse([sem, lex])
+    assert out.matches == (m,) and out.sources == (SEM, LEX)
+
+
+def test_terms_in_most_documents_are_dropped_only_in_large_indexes(isolated_env, monkeypatch):
+    from indexer.models import Chunk
+    from indexer.store import FileRecord, Store
+    from search import keyword
+
+    store = Store.open(isolated_env / "index.db")
+    repo = store.upsert_repo("/r", {}, "2026-01-01T00:00:00Z")
+    for i in range(10):
+        text = "common word here" + (" rare" if i == 0 else "")
+        store.replace_file(repo.id, FileRecord(f"f{i}.txt", 1, 1, str(i), "text", 1), text,
+                           [(Chunk(1, 1, text), f"h{i}")], [], "2026-01-01T00:00:00Z")
+    assert keyword.informative_terms(store, ["common", "rare"]) == ["common", "rare"]
+    monkeypatch.setattr(keyword, "PRUNE_ABOVE_CHECKPOINTS", 5)
+    assert keyword.informative_terms(store, ["common", "rare"]) == ["rare"]
+    assert keyword.informative_terms(store, ["common", "word"]) in (["common"], ["word"])
+    hits = keyword.keyword_search(store, "common rare")
+    assert hits[0].path == "f0.txt"
+    store.close()
