@@ -15,7 +15,8 @@ shard-order tie-breakers (the engine breaks ties by repository, then path):
 Match shaping turns byte spans into lines: overlapping spans are dropped (Zoekt's
 rule), spans are cut at newlines (`split_on_newlines`), context windows merge when
 they overlap or touch (`merge_windows`), and columns are 1-based characters
-(`columns`). Pure functions over bytes; used by `search/lexical.py`.
+(`columns`). Pure functions over bytes; used by the embedded engine
+(`search/lexical.py`, `search/lexical_eval.py`, `search/lexical_files.py`).
 """
 
 from __future__ import annotations

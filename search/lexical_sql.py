@@ -19,7 +19,9 @@ a negated inexact one becomes TRUE. It is `selective` when it narrows by text
 that needs file content but has no selective condition is scanned with a byte
 budget. Nothing is ever matched with `LIKE` over the text table.
 
-Pure functions, no I/O. Used by `search/lexical.py` (search and `explain`).
+Pure functions, no I/O. Used by the embedded engine: `search/lexical_eval.py` (each
+subtree's condition), `search/lexical.py`, `search/lexical_files.py` and
+`search/lexical_explain.py`.
 """
 
 from __future__ import annotations

@@ -69,27 +69,30 @@ class VectorMatrix:
     def __init__(self) -> None:
         self._ids = np.empty(0, dtype=np.int64)
         self._rows = np.empty((0, 0), dtype=np.float32)
-        self._state: tuple[int, int, int] | None = None
+        self._top = 0
+        """Largest rowid held (taken from the rows actually loaded, never from a count
+        read earlier: a writer may append between the two reads)."""
+        self._generation: int | None = None
         self._lock = threading.Lock()
 
     def refresh(self, store: Store) -> None:
-        state = store.vector_state()
+        _count, top, generation = store.vector_state()
         with self._lock:
-            if state == self._state:
+            if generation == self._generation and top <= self._top:
                 return
-            old = self._state
-            appending = old is not None and old[2] == state[2] and state[1] >= old[1]
-            rows = store.vectors_after(old[1] if appending and old is not None else 0)
+            appending = generation == self._generation and self._ids.size > 0
+            rows = store.vectors_after(self._top if appending else 0)
             ids = np.array([r[0] for r in rows], dtype=np.int64)
             mat = (np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-                   .reshape(len(rows), -1) if rows else None)
-            if appending and self._rows.size and mat is not None:
-                self._ids = np.concatenate([self._ids, ids])
-                self._rows = np.vstack([self._rows, mat])
-            elif not appending or not self._rows.size:
-                self._ids = ids
-                self._rows = mat if mat is not None else np.empty((0, 0), dtype=np.float32)
-            self._state = state
+                   .reshape(len(rows), -1) if rows else np.empty((0, 0), dtype=np.float32))
+            if appending:
+                if rows:
+                    self._ids = np.concatenate([self._ids, ids])
+                    self._rows = np.vstack([self._rows, mat])
+            else:
+                self._ids, self._rows = ids, mat
+            self._top = int(self._ids.max()) if self._ids.size else 0
+            self._generation = generation
 
     def knn(self, store: Store, vector: list[float], k: int) -> list[tuple[int, float]]:
         """(rowid, L2 distance) of the k nearest vectors, like `knn`."""

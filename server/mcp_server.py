@@ -4,8 +4,9 @@
 (`index_repository`, `index_status`, `search`, `semantic_search`, `search_symbols`,
 `find_references`, `search_files`, `file_content`, `list_repos`, `get_health`). Each tool
 is an adapter of a few lines: parse (the SDK validates arguments against the tool's
-JSON schema) -> one `Service` call -> `server/markdown.py` renders Markdown for the model
-plus structured content with the same data (the output schema is a TypedDict there).
+JSON schema) -> one `Service` call -> `server/markdown.py` (code results) or
+`server/markdown_status.py` (server state) renders Markdown for the model plus structured
+content with the same data (the output schema is a TypedDict in `server/mcp_schemas.py`).
 `server/serve.py` runs it over stdio or streamable HTTP; tests use the SDK's in-memory
 `Client(server)`.
 
@@ -44,6 +45,9 @@ from indexer.errors import CtxdError, IndexTimeout, ValidationError
 from indexer.walker import DEFAULT_MAX_FILE_SIZE, MAX_FILE_SIZE_LIMIT
 from search.cursor import with_offset
 from server import markdown as md
+from server import markdown_status as status_md
+from server import mcp_schemas as schemas
+from server.budget import select_freshness
 from server.jobs import (
     IndexJob,
     JobManager,
@@ -93,7 +97,7 @@ def package_version() -> str:
 
 
 def _internal(tool: str) -> ToolError:
-    return ToolError(md.error_text(CtxdError(
+    return ToolError(status_md.error_text(CtxdError(
         f"{tool} failed with an unexpected error",
         hint="This is a bug in ctxd, not in your request; the server's log (stderr) has the "
         "traceback. Other tools keep working.",
@@ -107,7 +111,7 @@ def adapter(fn: F) -> F:
 
     def translate(exc: Exception) -> Exception:
         if isinstance(exc, CtxdError):
-            return ToolError(md.error_text(exc))
+            return ToolError(status_md.error_text(exc))
         log.exception("tool %s raised an unexpected exception", name)
         return _internal(name)
 
@@ -188,7 +192,7 @@ class ArgumentErrors:
         )
         new = dict(result)
         new["content"] = [{"type": "text", "text": f"Error executing tool {tool}: "
-                           + md.error_text(err)}]
+                           + status_md.error_text(err)}]
         return new
 
 
@@ -209,7 +213,7 @@ def cursor_at(
     return at
 
 
-def answer(rendered: md.Rendered) -> CallToolResult:
+def answer(rendered: schemas.Rendered) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=rendered.markdown)],
                           structured_content=rendered.data)
 
@@ -237,10 +241,10 @@ async def follow(job: IndexJob, ctx: Context, wait_seconds: float) -> JobSnapsho
 def job_answer(snap: JobSnapshot, wait_seconds: float, budget: int) -> CallToolResult:
     """The tool answer for a job: its result, its error, or a `timeout_error` with its id."""
     if snap.state is JobState.SUCCEEDED and snap.stats is not None:
-        return answer(md.render_index(snap.stats, snap.job_id, budget=budget))
+        return answer(status_md.render_index(snap.stats, snap.job_id, budget=budget))
     if snap.error is not None:
         raise snap.error
-    waited = md.format_duration(wait_seconds)
+    waited = status_md.format_duration(wait_seconds)
     raise IndexTimeout(
         f"repository indexing timed out: still running after {waited}; it continues in the "
         f"background as job {snap.job_id} ({snap.message})",
@@ -253,8 +257,8 @@ def job_answer(snap: JobSnapshot, wait_seconds: float, budget: int) -> CallToolR
     )
 
 
-def job_out(snap: JobSnapshot) -> md.JobOut:
-    return md.job_out(
+def job_out(snap: JobSnapshot) -> schemas.JobOut:
+    return status_md.job_out(
         job_id=snap.job_id, path=snap.path, state=snap.state.value, phase=snap.phase,
         progress=snap.progress, total=snap.total, message=snap.message,
         started_at=snap.started_at, finished_at=snap.finished_at, stats=snap.stats,
@@ -286,8 +290,8 @@ def build_server(  # noqa: C901 - one small closure per tool
                                        instructions=INSTRUCTIONS)
     server.middleware.append(ArgumentErrors(server))
 
-    def fresh(repositories: Sequence[str] | None = None) -> list[md.Freshness]:
-        return md.select_freshness(service.freshness(), repositories)
+    def fresh(repositories: Sequence[str] | None = None) -> list[schemas.Freshness]:
+        return select_freshness(service.freshness(), repositories)
 
     def client_roots(ctx: Context) -> ListRoots | None:
         """Ask the client for its roots when they decide what may be indexed."""
@@ -315,7 +319,7 @@ def build_server(  # noqa: C901 - one small closure per tool
         *,
         ctx: Context,
         roots: Annotated[ListRootsResult | None, Resolve(client_roots)],
-    ) -> Annotated[CallToolResult, md.IndexOutput]:
+    ) -> Annotated[CallToolResult, schemas.IndexOutput]:
         """Index (or refresh) a repository or folder for search. Incremental: unchanged files
         are skipped. Sends progress notifications; if it runs longer than the server's wait
         time (default 5 minutes) it continues in the background and answers with a
@@ -336,13 +340,13 @@ def build_server(  # noqa: C901 - one small closure per tool
             "A job id from `index_repository`; omit to list every job of this server."))] = None,
         wait_seconds: Annotated[float, Field(ge=0, le=600, description=(
             "With job_id: wait up to this many seconds for the job to finish."))] = 0,
-    ) -> Annotated[CallToolResult, md.IndexStatusOutput]:
+    ) -> Annotated[CallToolResult, schemas.IndexStatusOutput]:
         """Progress and results of background index jobs, plus when each repository was last
         indexed."""
         chosen = [jobs.get(job_id)] if job_id else jobs.jobs()
         snaps = [j.wait(wait_seconds) if job_id else j.snapshot() for j in chosen]
-        return answer(md.render_jobs([job_out(s) for s in snaps], fresh=fresh(), budget=budget,
-                                     single=job_id is not None))
+        return answer(status_md.render_jobs([job_out(s) for s in snaps], fresh=fresh(),
+                                            budget=budget, single=job_id is not None))
 
     @server.tool(annotations=READ_ONLY)
     @adapter
@@ -358,7 +362,7 @@ def build_server(  # noqa: C901 - one small closure per tool
         )] = 3,
         cursor: Annotated[str | None, Field(description=(
             "`next_cursor` of the previous page, to continue."))] = None,
-    ) -> Annotated[CallToolResult, md.SearchOutput]:
+    ) -> Annotated[CallToolResult, schemas.SearchOutput]:
         """Search code across indexed repositories using Zoekt query syntax (exact text and
         regular expressions). One section per file with line-numbered matches and context."""
         page = service.lexical(query, limit=limit, context_lines=contextLines, cursor=cursor)
@@ -390,7 +394,7 @@ def build_server(  # noqa: C901 - one small closure per tool
             "Only paths matching this glob, e.g. 'src/**' or '*.py'."))] = None,
         language: Annotated[str | None, Field(description=(
             "Only this language, e.g. 'python', 'typescript', 'go', 'markdown'."))] = None,
-    ) -> Annotated[CallToolResult, md.SemanticOutput]:
+    ) -> Annotated[CallToolResult, schemas.SemanticOutput]:
         """Find code and docs by meaning (hybrid semantic + keyword ranking by default). Each
         result gives its location, line-numbered snippet and the engines that found it."""
         repos = [repository] if repository else None
@@ -421,7 +425,7 @@ def build_server(  # noqa: C901 - one small closure per tool
             "Number of results to skip, for paging."))] = 0,
         pagination_id: Annotated[str | None, Field(description=(
             "`pagination_id` of the previous page, to continue."))] = None,
-    ) -> Annotated[CallToolResult, md.SymbolsOutput]:
+    ) -> Annotated[CallToolResult, schemas.SymbolsOutput]:
         """Fast fuzzy search for symbol definitions (functions, classes, methods, ...) by name,
         ranked exact > prefix > substring > fuzzy."""
         page = service.symbols(query, kinds=kinds, max_items=max_items, start_index=start_index,
@@ -440,7 +444,7 @@ def build_server(  # noqa: C901 - one small closure per tool
         repository: Annotated[str | None, Field(description="Only this repository.")] = None,
         limit: Annotated[int, Field(ge=1, le=1000, description=(
             "Maximum usages to collect."))] = 100,
-    ) -> Annotated[CallToolResult, md.ReferencesOutput]:
+    ) -> Annotated[CallToolResult, schemas.ReferencesOutput]:
         """Where a symbol is defined and where it is used (whole-word matches), labelled
         definition / usage, with counts."""
         repos = [repository] if repository else None
@@ -457,7 +461,7 @@ def build_server(  # noqa: C901 - one small closure per tool
         cursor: Annotated[str | None, Field(description=(
             "`next_cursor` of the previous page, to continue."))] = None,
         repository: Annotated[str | None, Field(description="Only this repository.")] = None,
-    ) -> Annotated[CallToolResult, md.FilesOutput]:
+    ) -> Annotated[CallToolResult, schemas.FilesOutput]:
         """Find files by name or path across indexed repositories."""
         repos = [repository] if repository else None
         page = service.files(pattern, limit=limit, cursor=cursor, repositories=repos)
@@ -481,7 +485,7 @@ def build_server(  # noqa: C901 - one small closure per tool
             "First line to return (1-based)."))] = None,
         end_line: Annotated[int | None, Field(ge=1, description=(
             "Last line to return (inclusive)."))] = None,
-    ) -> Annotated[CallToolResult, md.FileContentOutput]:
+    ) -> Annotated[CallToolResult, schemas.FileContentOutput]:
         """Read a file (or a line range of it) from an indexed repository."""
         fc = service.file_content(repository, path, branch=branch, start_line=start_line,
                                   end_line=end_line)
@@ -492,17 +496,17 @@ def build_server(  # noqa: C901 - one small closure per tool
     def list_repos(
         filter: Annotated[str | None, Field(description=(
             "Optional filter pattern to match repository names (regex supported)"))] = None,
-    ) -> Annotated[CallToolResult, md.ReposOutput]:
+    ) -> Annotated[CallToolResult, schemas.ReposOutput]:
         """List indexed repositories with file counts, size, branches, symbol support, when
         each was last indexed and whether a re-index is running."""
         listing = service.list_repos(filter)
-        return answer(md.render_repos(listing, name_filter=filter, budget=budget))
+        return answer(status_md.render_repos(listing, name_filter=filter, budget=budget))
 
     @server.tool(annotations=READ_ONLY)
     @adapter
     def get_health() -> Annotated[CallToolResult, dict[str, Any]]:
         """Health of the index and search backends: store state, model, counts, per-repository
         freshness and embedding coverage, and the Zoekt backend when configured."""
-        return answer(md.render_health(service.health(), budget=budget))
+        return answer(status_md.render_health(service.health(), budget=budget))
 
     return server

@@ -49,7 +49,8 @@ from search.semantic import SearchFilters, VectorMatrix, semantic_search
 from search.symbols import merge_symbols, normalize_kind, search_symbols
 from search.zoekt import ZoektClient
 from server.config import Settings
-from server.watch import Watcher, watch_health
+from server.watch import Watcher
+from server.watch_status import watch_health
 
 log = logging.getLogger(__name__)
 

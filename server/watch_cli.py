@@ -8,7 +8,9 @@ indexed later are picked up. Each applied batch is shown as it happens (one line
 one JSON object per line with `--json`). SIGINT/SIGTERM stop it after the file being
 written; the exit code is 0.
 
-Calls `Service` and `server/watch.py` (`Watcher`); prints through `server/render.py`.
+Calls `Service` and `server/watch.py` (`Watcher`; its `BatchResult` from
+`server/watch_batch.py`, `describe` from `server/watch_status.py`); prints through
+`server/render.py`.
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ from indexer.walker import validate_root
 from server import render
 from server.config import load_settings
 from server.service import Service
-from server.watch import BatchResult, Role, Watcher, describe
+from server.watch import Role, Watcher
+from server.watch_batch import BatchResult
+from server.watch_status import describe
 
 READY_TIMEOUT_S = 60.0
 

@@ -6,7 +6,8 @@ import pytest
 
 from indexer.errors import QueryError, ValidationError
 from indexer.models import Symbol
-from search.lexical import EmbeddedLexical, file_pattern_regex, glob_to_regex
+from search.lexical import EmbeddedLexical
+from search.lexical_files import file_pattern_regex, glob_to_regex
 from search.lexical_rank import merge_windows
 from search.lexical_sql import (
     Cond,

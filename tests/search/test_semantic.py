@@ -62,3 +62,22 @@ def test_matrix_agrees_with_sqlite_vec_across_appends_and_deletes(indexed, fake_
     got = semantic_search(store, fake_embedder, q, matrix=matrix)
     assert "net/retry.py" not in {h.path for h in got}
     assert keys(got) == keys(semantic_search(store, fake_embedder, q))
+
+
+def test_matrix_never_holds_a_vector_twice_when_a_writer_appends_during_refresh(
+    indexed, fake_embedder, monkeypatch
+):
+    """A writer appending between the state read and the row read must not make the next
+    refresh load those rows again."""
+    store, repo = indexed
+    matrix = VectorMatrix()
+    real_state = store.vector_state
+    stale = real_state()
+    repo.write("net/late.py", "def late():\n    '''arrives while the matrix loads'''\n")
+    Indexer(store, fake_embedder).index(repo.root, WalkOptions())
+    monkeypatch.setattr(store, "vector_state", lambda: stale)  # read before the append
+    matrix.refresh(store)
+    monkeypatch.setattr(store, "vector_state", real_state)
+    matrix.refresh(store)
+    ids = [rowid for rowid, _d in matrix.knn(store, [1.0] + [0.0] * 63, 100)]
+    assert len(ids) == len(set(ids)) == real_state()[0]

@@ -40,16 +40,13 @@ from indexer.errors import (
     ValidationError,
 )
 from search.models import Block, LexicalBackend, LexicalResult, LineMatch, SymbolItem
-from search.zoekt import (
-    ZoektClient,
-    ZoektRepo,
+from search.zoekt import ZoektClient
+from search.zoekt_decode import ZoektRepo, parse_repo_list, parse_search_result, pick_document
+from search.zoekt_query import (
     escape_regex,
     exact_file_query,
     literal_content_query,
     normalize_query,
-    parse_repo_list,
-    parse_search_result,
-    pick_document,
     quote_literal,
     quote_term,
 )

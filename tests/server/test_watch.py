@@ -28,8 +28,9 @@ from watchdog.observers.inotify import InotifyObserver
 from indexer.lock import WriteLock
 from server.config import WatchOptions, load_settings
 from server.service import Service
-from server.watch import Role, Watcher, read_watch_status, start_watching, watch_health
+from server.watch import Role, Watcher, start_watching
 from server.watch_cli import run_watch
+from server.watch_status import read_watch_status, watch_health
 from tests.conftest import FakeEmbedder, RepoBuilder
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,0 +1,284 @@
+"""The shapes of MCP tool answers: `Rendered` and each tool's structured output schema.
+
+`Rendered` is what every renderer returns: the Markdown the model reads plus `data`, the
+same content as structured data. `data` follows the tool's `*Output` TypedDict below
+(`SearchOutput`, `SemanticOutput`, `SymbolsOutput`, `ReferencesOutput`, `FilesOutput`,
+`FileContentOutput`, `ReposOutput`, `IndexOutput`, `IndexStatusOutput`); the nested
+`*Out` dicts are their items, and `Freshness` is the per-repository index-age row most
+answers carry.
+
+Callers: `server/mcp_server.py` names the `*Output` types as the tools' output schemas
+(the SDK turns them into JSON schema, so every field type here must stay JSON-friendly);
+`server/markdown.py`, `server/markdown_status.py` and `server/budget.py` build them.
+
+Invariants: declarations only, no behaviour; field names are the wire contract (some, like
+`definitionCount`, follow the original tool contracts in ../shared/seeds).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from typing_extensions import TypedDict
+
+
+class Freshness(TypedDict):
+    """When a repository was last indexed, and whether a re-index is running now."""
+
+    repository: str
+    indexed_at: str | None
+    indexing: bool
+
+
+class MatchOut(TypedDict):
+    """A matching line; `ranges` are [start_column, end_column) pairs, 1-based."""
+
+    line: int
+    text: str
+    ranges: list[list[int]]
+
+
+class ContextBlockOut(TypedDict):
+    """A run of lines around matches, starting at `start_line`."""
+
+    start_line: int
+    lines: list[str]
+
+
+class SearchFileOut(TypedDict):
+    repository: str
+    path: str
+    language: str
+    branches: list[str]
+    score: float
+    matches: list[MatchOut]
+    context: list[ContextBlockOut]
+
+
+class SearchOutput(TypedDict):
+    """`search`: files matching a Zoekt query, best first."""
+
+    query: str
+    files: list[SearchFileOut]
+    match_count: int
+    file_count: int
+    duration_ms: float
+    partial: bool
+    notes: list[str]
+    next_cursor: str | None
+    truncated: bool
+    freshness: list[Freshness]
+
+
+class HitOut(TypedDict):
+    repository: str
+    path: str
+    language: str
+    start_line: int
+    end_line: int
+    score: float
+    sources: list[str]
+    """Engines that found it: semantic, lexical, symbol."""
+    symbol: str | None
+    snippet: str
+
+
+class SemanticOutput(TypedDict):
+    """`semantic_search`: ranked checkpoints."""
+
+    query: str
+    mode: str
+    results: list[HitOut]
+    next_cursor: str | None
+    notes: list[str]
+    truncated: bool
+    freshness: list[Freshness]
+
+
+class SymbolOut(TypedDict):
+    name: str
+    kind: str
+    repository: str
+    file_path: str
+    line: int
+    container: str | None
+    language: str
+
+
+class SymbolRequest(TypedDict):
+    query: str
+    kinds: list[str] | None
+    max_items: int | None
+    start_index: int
+    pagination_id: str | None
+
+
+class SymbolsOutput(TypedDict):
+    """`search_symbols`: the symbol search response of symbol-search-api.md."""
+
+    request: SymbolRequest
+    items: list[SymbolOut]
+    start_index: int
+    max_items: int | None
+    total: int | None
+    has_more: bool
+    pagination_id: str | None
+    next_start_index: int | None
+    truncated: bool
+    freshness: list[Freshness]
+
+
+class ReferenceOut(TypedDict):
+    kind: str
+    repository: str
+    file: str
+    line: int
+    column: int
+    context: str
+    language: str
+
+
+class ReferenceStats(TypedDict):
+    definitionCount: int
+    usageCount: int
+    duration: float
+    """Milliseconds."""
+
+
+class ReferencesOutput(TypedDict):
+    """`find_references`: definitions first, then usages."""
+
+    symbol: str
+    language: str | None
+    definitions: list[ReferenceOut]
+    usages: list[ReferenceOut]
+    stats: ReferenceStats
+    truncated: bool
+    freshness: list[Freshness]
+
+
+class FileOut(TypedDict):
+    repository: str
+    path: str
+    language: str
+    branches: list[str]
+
+
+class FilesOutput(TypedDict):
+    """`search_files`: files whose path matches."""
+
+    pattern: str
+    files: list[FileOut]
+    file_count: int
+    duration_ms: float
+    next_cursor: str | None
+    truncated: bool
+    freshness: list[Freshness]
+
+
+class FileContentOutput(TypedDict):
+    """`file_content`: a file or a line range of it."""
+
+    repository: str
+    path: str
+    branch: str
+    language: str
+    content: str
+    start_line: int
+    end_line: int
+    total_lines: int
+    truncated: bool
+    next_start_line: int | None
+
+
+class BranchOut(TypedDict):
+    name: str
+    sha: str
+
+
+class RepoOut(TypedDict):
+    name: str
+    root: str | None
+    source: str
+    files: int
+    bytes: int
+    branches: list[BranchOut]
+    symbols: bool
+    indexed_at: str | None
+    indexing: bool
+    coverage: float | None
+
+
+class ReposOutput(TypedDict):
+    """`list_repos`: indexed repositories with their size and freshness."""
+
+    filter: str | None
+    repositories: list[RepoOut]
+    total: int
+    total_files: int
+    total_bytes: int
+    truncated: bool
+
+
+class FailureOut(TypedDict):
+    file: str
+    error: str
+
+
+class IndexOutput(TypedDict):
+    """`index_repository`: what the run did (the original contract's fields first)."""
+
+    path: str
+    files_indexed: int
+    include_patterns: list[str]
+    exclude_patterns: list[str]
+    max_file_size: int
+    indexed_at: str
+    repository: str
+    files_updated: int
+    files_unchanged: int
+    files_removed: int
+    files_skipped: dict[str, int]
+    files_failed: int
+    errors: list[FailureOut]
+    checkpoints: int
+    chunks_embedded: int
+    duration_ms: int
+    job_id: str | None
+
+
+class ErrorOut(TypedDict):
+    error: str
+    message: str
+    hint: str | None
+    details: dict[str, Any]
+
+
+class JobOut(TypedDict):
+    job_id: str
+    path: str
+    state: str
+    phase: str
+    progress: int
+    total: int | None
+    message: str
+    started_at: str
+    finished_at: str | None
+    result: IndexOutput | None
+    error: ErrorOut | None
+
+
+class IndexStatusOutput(TypedDict):
+    """`index_status`: background index jobs of this server, and index freshness."""
+
+    jobs: list[JobOut]
+    freshness: list[Freshness]
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """A tool answer: Markdown for the model plus the same data, structured."""
+
+    markdown: str
+    data: dict[str, Any]

@@ -1,0 +1,380 @@
+"""The repositories a watcher keeps fresh: each one's state, and how its changes are noticed.
+
+`WatchedRepos` is the watcher's registry: it follows the store's list of indexed
+repositories (`refresh`), owns the watchdog observer, schedules one recursive watch per
+repository (inotify mode) or falls back to polling when watches cannot be added (or
+`force_polling`), and turns observer events into pending changes (`RepoState.acc`).
+`RepoState` is one repository's state (pending changes, mode, last update, error); `Job`
+is the batch the worker took from it.
+
+Used by `server/watch.py` (`Watcher`, which decides when a batch runs) and
+`server/watch_batch.py` (which applies it). Calls the store's repository list, the
+walker's `FileFilter`, `server/changes.py` and `server/watch_events.py`.
+
+Invariants:
+- `cond` (the watcher's condition, shared with `Watcher` and `BatchApplier`) guards
+  `repos` and every `RepoState` field that observer threads or health readers touch;
+  observer threads do nothing but add changes under it. Only the worker thread calls
+  the other methods.
+- A repository is watched one way at a time: `mode` is INOTIFY with a `watch`, or
+  POLLING with a `note` saying why (logged once, unless polling is forced); `error`
+  says why a repository is not watched at all.
+- A repository removed from the index is dropped (and unwatched); one whose folder
+  disappeared stays, with an error, and is re-watched when the folder comes back.
+- `status_dirty` is set when a repository is added, dropped or re-watched, its mode
+  changes, or changes start pending; the worker then rewrites the status file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from watchdog.events import FileSystemEvent
+from watchdog.observers.api import BaseObserver, ObservedWatch
+
+from indexer.errors import ValidationError
+from indexer.walker import FileFilter, WalkOptions
+from server.changes import ChangeAccumulator, ChangeSet, Stat, relative_path, walk_options_for
+from server.config import WatchOptions
+from server.watch_events import (
+    EVENT_TYPES,
+    EventForwarder,
+    count_dirs,
+    fs_event,
+    inotify_headroom,
+)
+from server.watch_status import RepoWatchHealth
+
+if TYPE_CHECKING:
+    from server.service import Service
+
+log = logging.getLogger("server.watch")  # one logger for the whole watcher
+
+
+class WatchMode(StrEnum):
+    """How a repository's changes are noticed."""
+
+    INOTIFY = "inotify"
+    """Native file-system events (inotify on Linux, FSEvents/kqueue elsewhere)."""
+    POLLING = "polling"
+    """A stat rescan every `poll_seconds` (watches could not be added, or forced)."""
+
+
+@dataclass(slots=True)
+class RepoState:
+    """The watcher's state for one repository (guarded by the watcher's condition)."""
+
+    id: int
+    name: str
+    root: str
+    options: dict[str, Any]
+    walk: WalkOptions
+    filter: FileFilter | None
+    home_rel: str | None
+    acc: ChangeAccumulator = field(default_factory=ChangeAccumulator)
+    mode: WatchMode | None = None
+    watch: ObservedWatch | None = None
+    first_event: float | None = None
+    last_event: float = 0.0
+    first_wall: float | None = None
+    newest_wall: float | None = None
+    rescan: str | None = "startup"
+    catch_up: bool = True
+    next_poll: float = 0.0
+    next_rescan: float = 0.0
+    retry_at: float = 0.0
+    in_flight: int = 0
+    last_update: str | None = None
+    last_lag_ms: int | None = None
+    waiting_for_lock: str | None = None
+    note: str | None = None
+    error: str | None = None
+    gone: bool = False
+    """The folder disappeared: re-watched when it comes back."""
+    unindexable: dict[str, Stat] = field(default_factory=dict)
+
+    @property
+    def pending(self) -> int:
+        return len(self.acc) + self.in_flight + (1 if self.rescan else 0)
+
+    def health(self, now: float, active: bool) -> RepoWatchHealth:
+        """This repository's health at Unix time `now` (`active`: the watcher is)."""
+        pending = self.pending
+        lag = self.last_lag_ms
+        if pending and self.first_wall is not None:
+            lag = max(0, int((now - self.first_wall) * 1000))
+        return RepoWatchHealth(
+            name=self.name,
+            root=self.root,
+            watching=active and self.error is None and self.mode is not None,
+            mode=None if self.mode is None else self.mode.value,
+            pending=pending,
+            pending_since=self.first_wall if pending else None,
+            last_update=self.last_update,
+            lag_ms=lag,
+            waiting_for_lock=self.waiting_for_lock,
+            note=self.note,
+            error=self.error,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One batch taken from a repository: its coalesced changes and why it runs."""
+
+    repo: RepoState
+    changes: ChangeSet
+    trigger: str
+    catch_up: bool
+    first_event: float | None
+    first_wall: float | None
+    newest_wall: float | None
+
+
+class WatchedRepos:
+    """The indexed repositories being watched, and the observer watching them."""
+
+    def __init__(
+        self,
+        service: Service,
+        options: WatchOptions,
+        cond: threading.Condition,
+        *,
+        roots: set[str] | None,
+        observer_factory: Callable[[], BaseObserver],
+        poll_seconds: float,
+    ) -> None:
+        self.service = service
+        self.options = options
+        self.cond = cond
+        """Guards `repos`, every `RepoState` and `status_dirty`."""
+        self.roots = roots
+        self.observer_factory = observer_factory
+        self.poll_seconds = poll_seconds
+        self.repos: dict[str, RepoState] = {}
+        """By resolved root."""
+        self.observer: BaseObserver | None = None
+        self.status_dirty = True
+        """Something `health()` shows changed since the status file was last written."""
+        self._home = str(Path(service.settings.home).expanduser().resolve())
+        self._said: set[str] = set()
+
+    def say(self, message: str) -> None:
+        """Log a warning once per watcher."""
+        if message not in self._said:
+            self._said.add(message)
+            log.warning("%s", message)
+
+    # -- the observer --------------------------------------------------------------------
+
+    def start_observer(self) -> None:
+        """Start the file-event observer (none with `force_polling`, or when it fails)."""
+        self.observer = self._make_observer()
+
+    def stop_observer(self) -> None:
+        observer, self.observer = self.observer, None
+        if observer is not None:
+            with contextlib.suppress(Exception):
+                observer.stop()
+                observer.join(10)
+
+    def _make_observer(self) -> BaseObserver | None:
+        if self.options.force_polling:
+            return None
+        try:
+            observer = self.observer_factory()
+            observer.start()
+        except OSError as exc:
+            log.warning(
+                "Cannot start the file-event observer (%s); every repository is polled "
+                "every %.0f s instead. On Linux, raise fs.inotify.max_user_instances.",
+                exc,
+                self.poll_seconds,
+            )
+            return None
+        return observer
+
+    def _check_observer(self) -> None:
+        """Re-watch repositories whose event source died (a watchdog thread that raised,
+        a watched root deleted and re-created), and rescan them: events may be lost."""
+        observer = self.observer
+        if observer is None or self.options.force_polling:
+            return
+        if not observer.is_alive():
+            self.say("The file-event observer stopped; restarting it and rescanning.")
+            with contextlib.suppress(Exception):
+                observer.stop()
+            self.observer = observer = self._make_observer()
+            with self.cond:
+                for repo in self.repos.values():
+                    repo.watch = None
+            if observer is None:
+                return
+        alive = {e.watch for e in observer.emitters if e.is_alive()}
+        with self.cond:
+            repos = [r for r in self.repos.values()
+                     if r.error is None and r.mode is WatchMode.INOTIFY
+                     and (r.watch is None or r.watch not in alive)]
+        for repo in repos:
+            if not os.path.isdir(repo.root):
+                continue  # its deletion event turns it into an error
+            log.info("file events for %s stopped; watching it again", repo.name)
+            self.unwatch(repo)
+            self._watch(repo)
+            with self.cond:
+                repo.rescan = repo.rescan or "watch restarted"
+                self.cond.notify_all()
+
+    # -- the list of repositories --------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Follow the store's list of indexed repositories (and revive the observer)."""
+        self._check_observer()
+        rows = self.service.store().repos()
+        seen: set[str] = set()
+        for row in rows:
+            if self.roots is not None and row.root not in self.roots:
+                continue
+            seen.add(row.root)
+            with self.cond:
+                repo = self.repos.get(row.root)
+            if repo is None:
+                self._add(row.id, row.name, row.root, row.options)
+            elif row.options != repo.options or (repo.gone and os.path.isdir(row.root)):
+                self.reconfigure(repo, row.options)
+        with self.cond:
+            gone = [r for root, r in self.repos.items() if root not in seen]
+        for repo in gone:
+            self.unwatch(repo)
+            with self.cond:
+                del self.repos[repo.root]
+                self.status_dirty = True
+                self.cond.notify_all()
+            log.info("%s left the index; no longer watched", repo.name)
+
+    def _add(self, repo_id: int, name: str, root: str, options: dict[str, Any]) -> None:
+        walk_opts = walk_options_for(self.service.settings.walk, options)
+        home_rel = relative_path(root, self._home)
+        repo = RepoState(repo_id, name, root, dict(options), walk_opts, None, home_rel)
+        now = time.monotonic()
+        repo.next_rescan = now + max(self.options.rescan_seconds, 0)
+        repo.next_poll = now + self.poll_seconds
+        try:
+            repo.filter = FileFilter(Path(root), walk_opts)
+        except ValidationError as exc:
+            repo.error = f"cannot watch {root}: {exc.message}"
+            repo.gone = not os.path.isdir(root)
+            self.say(repo.error)
+        with self.cond:
+            self.repos[root] = repo
+            self.status_dirty = True
+        if repo.error is None:
+            self._watch(repo)
+        with self.cond:
+            self.cond.notify_all()
+
+    def reconfigure(self, repo: RepoState, options: dict[str, Any]) -> None:
+        """The repository's stored options changed (or its folder came back)."""
+        walk_opts = walk_options_for(self.service.settings.walk, options)
+        try:
+            flt = FileFilter(Path(repo.root), walk_opts)
+        except ValidationError as exc:
+            with self.cond:
+                repo.options = dict(options)
+                repo.error = f"cannot watch {repo.root}: {exc.message}"
+                repo.gone = not os.path.isdir(repo.root)
+            return
+        with self.cond:
+            was_error = repo.error is not None
+            repo.options = dict(options)
+            repo.walk = walk_opts
+            repo.filter = flt
+            repo.error = None
+            repo.gone = False
+            repo.rescan = repo.rescan or "options changed"
+            repo.catch_up = True
+            self.status_dirty = True
+        if was_error or (repo.watch is None and repo.mode is not WatchMode.POLLING):
+            self._watch(repo)
+        with self.cond:
+            self.cond.notify_all()
+
+    # -- one repository's watch ----------------------------------------------------------
+
+    def _watch(self, repo: RepoState) -> None:
+        observer = self.observer
+        if observer is None:
+            reason = ("force_polling is set" if self.options.force_polling
+                      else "the file-event observer could not start")
+            self._poll_instead(repo, reason, quiet=self.options.force_polling)
+            return
+        headroom = inotify_headroom()
+        if headroom is not None:
+            needed = count_dirs(repo.root, headroom + 1)
+            if needed > headroom:
+                self._poll_instead(
+                    repo,
+                    f"it has {needed}+ folders and only {headroom} inotify watches are left "
+                    "(raise fs.inotify.max_user_watches)",
+                )
+                return
+        try:
+            watch = observer.schedule(
+                EventForwarder(partial(self._on_event, repo)),
+                repo.root,
+                recursive=True,
+                event_filter=EVENT_TYPES,
+            )
+        except OSError as exc:
+            self._poll_instead(repo, f"watches cannot be added: {exc}")
+            return
+        with self.cond:
+            repo.watch = watch
+            repo.mode = WatchMode.INOTIFY
+            repo.note = None
+        log.info("watching %s (%s) with file events", repo.name, repo.root)
+
+    def _poll_instead(self, repo: RepoState, reason: str, *, quiet: bool = False) -> None:
+        note = f"polling every {self.poll_seconds:g} s: {reason}"
+        with self.cond:
+            repo.mode = WatchMode.POLLING
+            repo.note = note
+            repo.next_poll = time.monotonic() + self.poll_seconds
+            self.status_dirty = True
+        if not quiet:
+            self.say(f"Cannot watch {repo.name} ({repo.root}) with file events; {note}.")
+
+    def unwatch(self, repo: RepoState) -> None:
+        observer, watch = self.observer, repo.watch
+        repo.watch = None
+        if observer is not None and watch is not None:
+            with contextlib.suppress(KeyError, OSError):
+                observer.unschedule(watch)
+
+    def _on_event(self, repo: RepoState, event: FileSystemEvent) -> None:
+        """An observer-thread event: add it to the repository's pending changes."""
+        change = fs_event(repo.root, repo.home_rel, event)
+        if change is None:
+            return
+        with self.cond:
+            if not repo.acc.add(change):
+                return
+            now = time.monotonic()
+            wall = time.time()
+            repo.last_event = now
+            repo.newest_wall = wall
+            if repo.first_event is None:
+                repo.first_event = now
+                repo.first_wall = wall
+                self.status_dirty = True
+                self.cond.notify_all()
