@@ -352,9 +352,12 @@ def build_server(  # noqa: C901 - one small closure per tool
     @adapter
     def search(
         query: Annotated[str, Field(min_length=1, description=(
-            "Zoekt search query. Supports regex (/pattern/), file filters (file:, lang:), repo "
-            "filters (repo:), symbol search (sym:), case:yes, and boolean operators (and, or, "
-            "not, -term, parentheses)."))],
+            "Zoekt search query. Bare words and \"quoted strings\" are RE2 regular expressions "
+            "(escape metacharacters, e.g. `foo\\(`; spaces mean AND). Filters: file:/f:, "
+            "lang:, repo:/r:, sym: (definitions), case:yes|no, type:filename; combine with "
+            "`or`, `-term` (negation) and parentheses. Example: "
+            "`lang:python \"def \\\\w+_handler\"` (inside quotes, write `\\\\` for `\\`)."
+        ))],
         limit: Annotated[int, Field(ge=1, le=100, description=(
             "Maximum number of file matches to return"))] = 30,
         contextLines: Annotated[int, Field(
