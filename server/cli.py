@@ -19,8 +19,9 @@ import click
 from indexer.errors import CtxdError, ValidationError
 from server import render
 from server.config import Settings, load_settings
+from server.search_cases import MODES
 from server.serve import serve
-from server.service import MODES, Service
+from server.service import Service
 from server.watch_cli import watch
 
 F = TypeVar("F", bound=Callable[..., Any])

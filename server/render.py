@@ -17,7 +17,7 @@ from typing import Any, TextIO
 from indexer.errors import CtxdError
 from indexer.pipeline import IndexStats, Progress
 from search.models import Hit, References, SymbolPage
-from server.service import LexicalPage, SearchPage, file_hit
+from server.search_cases import LexicalPage, SearchPage, file_hit
 
 
 def emit(text: str, *, err: bool = False) -> None:
