@@ -6,8 +6,8 @@ Markdown and reStructuredText by headings, everything else by overlapping line
 windows. `split_chunk(chunk, max_tokens, count_tokens)` re-splits one chunk that is
 too long (the pipeline calls it when its header pushes a chunk over the model limit).
 
-Called by the pipeline; calls `indexer.languages`, `indexer.syntax` and the given
-`TokenCounter` (once per file, on its distinct lines). Pure: no I/O.
+Called by the pipeline; calls `indexer.languages`, `indexer.syntax`, `indexer.headings`
+and the given `TokenCounter` (once per file, on its distinct lines). Pure: no I/O.
 
 How a file with definitions is cut:
 - A definition that fits `max_tokens` is one piece, with its decorators and the
@@ -49,15 +49,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from indexer.headings import markdown_sections, rst_sections
 from indexer.languages import Family, detect_language, family
 from indexer.models import Chunk, FileChunks, Symbol
-from indexer.syntax import (
-    Definition,
-    iter_definitions,
-    markdown_sections,
-    parse_definitions,
-    rst_sections,
-)
+from indexer.syntax import Definition, iter_definitions, parse_definitions
 from indexer.tokens import TokenCounter
 
 logger = logging.getLogger(__name__)

@@ -69,7 +69,7 @@ class SyntaxTable:
     """Node types that make definitions in one tree-sitter grammar.
 
     `defs` maps a node type to the symbol kind it defines. Special node types handled
-    in `indexer.syntax`: `variable_declarator`/`field_definition` (JS/TS: only when the
+    in `indexer.extractors`: `variable_declarator`/`field_definition` (JS/TS: only when the
     value is a function), `type_spec`/`const_spec`/`var_spec` (Go), `type_definition`
     (C/C++), struct/enum specifiers (only with a body).
     """

@@ -1,10 +1,14 @@
 """The index: one SQLite file (WAL) with sqlite-vec, FTS5 trigram text and a symbol table.
 
 `Store.open(path)` is the only `connect()` in ctxd. It loads sqlite-vec through
-sqlean-py (the stdlib `sqlite3` here cannot load extensions), applies numbered
-migrations, and exposes small, named operations for the pipeline (writes) and a
-read-only `query()` for the search layer, which builds its own SQL with bound
-parameters.
+sqlean-py (the stdlib `sqlite3` here cannot load extensions), applies the numbered
+migrations of `indexer.schema`, and exposes small, named operations for the pipeline
+(writes) and a read-only `query()` for the search layer, which builds its own SQL with
+bound parameters. The row records (`RepoRow`, `StoredFile`, `FileRecord`,
+`PendingChunk`) are what those operations take and return.
+
+Called by `indexer.pipeline` (writes), `search/` (reads) and `server/` (opens one per
+thread). Calls `indexer.schema`, `sqlean` and `sqlite_vec`.
 
 Invariants:
 - All rows of one file (files, file_text, checkpoints, symbols) change in one
@@ -21,10 +25,9 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import struct
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,125 +38,9 @@ import sqlite_vec
 
 from indexer.errors import ModelMismatch
 from indexer.models import Chunk, Symbol
+from indexer.schema import MIGRATIONS, chunk_fts_row
 
 Row = tuple[Any, ...]
-
-
-def _run_script(db: sqlite3.Connection, script: str) -> None:
-    """Execute `;`-separated statements inside the caller's transaction (executescript
-    would commit it)."""
-    for statement in script.split(";"):
-        if statement.strip():
-            db.execute(statement)
-
-
-def _m001_create_core(db: sqlite3.Connection) -> None:
-    _run_script(
-        db,
-        """
-        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-        CREATE TABLE repos(
-            id INTEGER PRIMARY KEY,
-            name TEXT NOT NULL UNIQUE,
-            root TEXT NOT NULL UNIQUE,
-            options TEXT NOT NULL DEFAULT '{}',
-            created_at TEXT NOT NULL,
-            indexed_at TEXT,
-            index_started_at TEXT
-        );
-        CREATE TABLE files(
-            id INTEGER PRIMARY KEY,
-            repo_id INTEGER NOT NULL REFERENCES repos(id),
-            path TEXT NOT NULL,
-            size INTEGER NOT NULL,
-            mtime_ns INTEGER NOT NULL,
-            hash TEXT NOT NULL,
-            language TEXT NOT NULL,
-            lines INTEGER NOT NULL,
-            indexed_at TEXT NOT NULL,
-            UNIQUE(repo_id, path)
-        );
-        CREATE VIRTUAL TABLE file_text USING fts5(content, tokenize='trigram');
-        CREATE TABLE checkpoints(
-            id INTEGER PRIMARY KEY,
-            file_id INTEGER NOT NULL REFERENCES files(id),
-            repo_id INTEGER NOT NULL,
-            path TEXT NOT NULL,
-            language TEXT NOT NULL,
-            start_line INTEGER NOT NULL,
-            end_line INTEGER NOT NULL,
-            symbol TEXT,
-            symbol_kind TEXT,
-            container TEXT,
-            text TEXT NOT NULL,
-            hash TEXT NOT NULL
-        );
-        CREATE INDEX checkpoints_file ON checkpoints(file_id);
-        CREATE INDEX checkpoints_hash ON checkpoints(hash);
-        CREATE INDEX checkpoints_repo ON checkpoints(repo_id);
-        CREATE TABLE embeddings(id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE);
-        CREATE TABLE symbols(
-            id INTEGER PRIMARY KEY,
-            file_id INTEGER NOT NULL REFERENCES files(id),
-            repo_id INTEGER NOT NULL,
-            path TEXT NOT NULL,
-            language TEXT NOT NULL,
-            name TEXT NOT NULL,
-            kind TEXT NOT NULL,
-            container TEXT,
-            line INTEGER NOT NULL,
-            end_line INTEGER NOT NULL
-        );
-        CREATE INDEX symbols_name ON symbols(name COLLATE NOCASE);
-        CREATE INDEX symbols_file ON symbols(file_id);
-        """
-    )
-
-
-def split_identifiers(text: str) -> str:
-    """The camelCase / PascalCase humps of identifiers in `text`, space-separated.
-
-    FTS5's unicode61 tokenizer already splits snake_case at `_`; this adds `parse` and
-    `Header` for `parseHeader` so a question's words reach code identifiers.
-    """
-    parts = []
-    for ident in _CAMEL_IDENT.findall(text):
-        humps = _CAMEL_HUMP.findall(ident)
-        if len(humps) > 1:
-            parts.extend(humps)
-    return " ".join(parts)
-
-
-_CAMEL_IDENT = re.compile(r"[A-Za-z][a-z0-9]*[A-Z][A-Za-z0-9]*")
-_CAMEL_HUMP = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
-
-
-def chunk_fts_row(path: str, symbol: str | None, text: str) -> tuple[str, str, str]:
-    """(path, symbol, text) as indexed for keyword search: words plus identifier humps."""
-    path_words = path.replace("/", " ").replace(".", " ")
-    sym = symbol or ""
-    return (
-        f"{path_words} {split_identifiers(path)}",
-        f"{sym.replace('.', ' ')} {split_identifiers(sym)}",
-        f"{text}\n{split_identifiers(text)}",
-    )
-
-
-def _m002_chunk_fts(db: sqlite3.Connection) -> None:
-    """Word-level (porter-stemmed) full text over checkpoints, for BM25 keyword ranking."""
-    db.execute(
-        "CREATE VIRTUAL TABLE chunk_fts USING fts5(path, symbol, text, "
-        "tokenize='porter unicode61 remove_diacritics 2', content='', contentless_delete=1)"
-    )
-    rows = db.execute("SELECT id, path, symbol, text FROM checkpoints").fetchall()
-    db.executemany(
-        "INSERT INTO chunk_fts(rowid, path, symbol, text) VALUES (?, ?, ?, ?)",
-        [(r[0], *chunk_fts_row(r[1], r[2], r[3])) for r in rows],
-    )
-
-
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_m001_create_core, _m002_chunk_fts]
-"""Numbered schema migrations: MIGRATIONS[i] takes the schema from version i to i+1."""
 
 
 @dataclass(frozen=True, slots=True)

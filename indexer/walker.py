@@ -4,13 +4,16 @@
 directory, so re-runs are identical) and yields a `FileEntry` for every admitted file and
 a `Skipped` for every refused file or directory; it never raises for a bad file and never
 reads file contents. `read_text(entry)` reads one admitted file (binary check, UTF-8).
-`FileFilter` answers the same policy for one path at a time, for the file watcher.
-`validate_walk_options` / `validate_root` check the caller's input before any work.
+`validate_walk_options` / `validate_root` check the caller's input before any work;
+`compile_policy(opts)` turns `WalkOptions` into the `indexer.policy.Policy` that both
+`walk` and `indexer.filefilter.FileFilter` (the same policy, one path at a time, for
+the file watcher) apply.
 
-Callers: the indexing pipeline (walk + read_text), the watcher (FileFilter), the config
-loader (validate_walk_options). Calls: `indexer.patterns` (globs), `indexer.pathguard`
-(root containment), `pathspec` (gitignore semantics). Knows nothing of chunks,
-embeddings or storage.
+Callers: the indexing pipeline (walk + read_text), the config loader and job runner
+(validate_walk_options, validate_root), `indexer.filefilter` (compile_policy).
+Calls: `indexer.policy` (the name and size verdicts, the built-in tables),
+`indexer.ignore` (ignore files), `indexer.patterns` (globs), `indexer.pathguard` (root
+containment). Knows nothing of chunks, embeddings or storage.
 
 Policy, first match wins (the same order in `walk` and `FileFilter`):
 
@@ -18,7 +21,7 @@ Policy, first match wins (the same order in `walk` and `FileFilter`):
    no `Skipped`: every repository has one), `PRUNED_DIR_NAMES` and any directory holding
    a `VENV_MARKERS` entry (one `Skipped(dir, IGNORED)` for the directory).
 2. Ignore files (`use_gitignore`): `.gitignore` and `.ctxdignore` in every directory, with
-   gitignore semantics (`pathspec.GitIgnoreSpec`; a nested file applies relative to its
+   gitignore semantics (`indexer.ignore`; a nested file applies relative to its
    folder, a deeper file overrides a shallower one, `.ctxdignore` overrides `.gitignore`
    in the same folder, negation works) plus the root's `.git/info/exclude` -> IGNORED.
 3. Built-in sensitive excludes (`SENSITIVE_FILE_PATTERNS` for files,
@@ -54,26 +57,19 @@ from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
 
-from pathspec import GitIgnoreSpec
-
 from indexer.errors import ValidationError
+from indexer.ignore import IgnoreFile, ignore_sources, load_ignore_file
 from indexer.models import FileEntry, Skipped, SkipReason
 from indexer.pathguard import is_inside
-from indexer.patterns import GlobMatcher, compile_globs
+from indexer.patterns import compile_globs
+from indexer.policy import VCS_DIR_NAMES, Policy, stat_error, too_large, venv_verdict
 
 __all__ = [
     "DEFAULT_MAX_FILE_SIZE",
-    "IGNORE_FILE_NAMES",
     "MAX_FILE_SIZE_LIMIT",
-    "PRUNED_DIR_NAMES",
-    "SENSITIVE_DIR_PATTERNS",
-    "SENSITIVE_FILE_PATTERNS",
-    "VCS_DIR_NAMES",
-    "VENV_MARKERS",
-    "FileFilter",
     "WalkOptions",
+    "compile_policy",
     "read_text",
-    "too_large",
     "validate_root",
     "validate_walk_options",
     "walk",
@@ -84,89 +80,8 @@ MAX_FILE_SIZE_LIMIT = 10_485_760
 DEFAULT_MAX_FILE_SIZE = 1_048_576
 """1 MiB: most source files are far smaller; larger ones are mostly generated."""
 
-VCS_DIR_NAMES = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", ".jj"})
-"""Version-control metadata: never descended into, never reported (also a `.git` file)."""
-
-PRUNED_DIR_NAMES = frozenset(
-    {
-        # dependencies and virtualenvs
-        "node_modules",
-        "bower_components",
-        ".venv",
-        "venv",
-        ".direnv",
-        ".eggs",
-        # tool caches: machine-written, never source
-        "__pycache__",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-        ".hypothesis",
-        ".ipynb_checkpoints",
-        ".tox",
-        ".nox",
-        ".gradle",
-        ".terraform",
-        ".next",
-        ".nuxt",
-        ".parcel-cache",
-        ".sass-cache",
-    }
-)
-"""Directories pruned by name at any depth, reported once as `Skipped(dir, IGNORED)`.
-
-Only names that are never hand-written source. `target/`, `build/`, `dist/` and `out/`
-are left out on purpose: they are common real package or source names, and the
-projects that generate them list them in `.gitignore` anyway.
-"""
-
-VENV_MARKERS = frozenset({"pyvenv.cfg", "conda-meta"})
-"""A directory containing one of these is a Python virtualenv or conda env: pruned."""
-
-SENSITIVE_FILE_PATTERNS: tuple[str, ...] = (
-    ".env",
-    ".env.*",
-    "*.env",
-    "*.pem",
-    "*.key",
-    "*.p12",
-    "*.pfx",
-    "*.jks",
-    "*.keystore",
-    "*.ppk",
-    "*.kdbx",
-    "*.tfstate",
-    "*.tfstate.backup",
-    "id_rsa*",
-    "id_dsa*",
-    "id_ecdsa*",
-    "id_ed25519*",
-    "*credentials*",
-    "*secret*",
-    ".netrc",
-    "_netrc",
-    ".npmrc",
-    ".pypirc",
-    ".pgpass",
-    ".htpasswd",
-)
-"""Built-in sensitive file globs (case-insensitive), matched like user globs."""
-
-SENSITIVE_DIR_PATTERNS: tuple[str, ...] = (".aws", ".ssh", ".gnupg", ".kube", ".azure")
-"""Built-in sensitive directories (case-insensitive): pruned with one `Skipped`."""
-
-IGNORE_FILE_NAMES: tuple[str, ...] = (".gitignore", ".ctxdignore")
-"""Per-directory ignore files, lowest precedence first."""
-
-_GIT_INFO_EXCLUDE = ".git/info/exclude"
-
-_SENSITIVE_FILES = compile_globs(SENSITIVE_FILE_PATTERNS, "sensitive", ignore_case=True)
-_SENSITIVE_DIRS = compile_globs(SENSITIVE_DIR_PATTERNS, "sensitive", ignore_case=True)
 _O_READ = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 _O_READ |= getattr(os, "O_CLOEXEC", 0)
-
-_Verdict = tuple[SkipReason, str]
-"""A refusal: the reason and a human-readable detail."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +95,7 @@ class WalkOptions:
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     """Bytes; 0 = no limit; at most `MAX_FILE_SIZE_LIMIT`."""
     sensitive_excludes: bool = True
-    """Apply `SENSITIVE_FILE_PATTERNS` / `SENSITIVE_DIR_PATTERNS`."""
+    """Apply `indexer.policy.SENSITIVE_FILE_PATTERNS` / `SENSITIVE_DIR_PATTERNS`."""
     sensitive_allow: tuple[str, ...] = ()
     """Globs that lift the sensitive excludes for the files they match, and for whole
     directories they match (everything under them), like excludes prune directories."""
@@ -200,7 +115,7 @@ def validate_walk_options(opts: WalkOptions) -> None:
             `{"field", "pattern", "reason"}`) or a bad `max_file_size` (details
             `{"field": "max_file_size", "max_allowed", "provided"}`).
     """
-    _Policy.build(opts)
+    compile_policy(opts)
 
 
 def _check_max_file_size(n: object) -> int:
@@ -265,171 +180,21 @@ def validate_root(path: str | Path) -> Path:
     return resolved
 
 
-def too_large(size: int, limit: int) -> bool:
-    """Whether a file of `size` bytes exceeds `limit` (0 = no limit; equal is allowed)."""
-    return 0 < limit < size
+def compile_policy(opts: WalkOptions) -> Policy:
+    """Validate `opts` and compile them into the policy `walk` and `FileFilter` apply.
 
-
-# --------------------------------------------------------------------------- ignore files
-
-
-@dataclass(frozen=True, slots=True)
-class _IgnoreFile:
-    """One compiled ignore file and the directory its patterns are relative to."""
-
-    base: str
-    """Repo-relative directory (`""` = root)."""
-    source: str
-    """Repo-relative path of the file, for `Skipped.detail`."""
-    spec: GitIgnoreSpec
-
-
-def _load_ignore_file(path: str, base: str, source: str) -> _IgnoreFile | None:
-    """Read and compile one ignore file; None when unreadable or without a rule.
-
-    Lines pathspec refuses (e.g. a lone `!`) are dropped, as git drops them.
+    Raises:
+        ValidationError: as `validate_walk_options`.
     """
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
-        return None
-    try:
-        spec = GitIgnoreSpec.from_lines(lines)
-    except ValueError:
-        spec = GitIgnoreSpec.from_lines([line for line in lines if _valid_ignore_line(line)])
-    if not any(p.include is not None for p in spec.patterns):
-        return None
-    return _IgnoreFile(base, source, spec)
-
-
-def _valid_ignore_line(line: str) -> bool:
-    try:
-        GitIgnoreSpec.from_lines([line])
-    except ValueError:
-        return False
-    return True
-
-
-def _ignore_sources(rel_dir: str) -> tuple[str, ...]:
-    """Repo-relative paths of the ignore files of one directory, lowest precedence first."""
-    if not rel_dir:
-        return (_GIT_INFO_EXCLUDE, *IGNORE_FILE_NAMES)
-    return tuple(f"{rel_dir}/{name}" for name in IGNORE_FILE_NAMES)
-
-
-def _ignored_by(chain: tuple[_IgnoreFile, ...], rel: str, is_dir: bool) -> str | None:
-    """The rule that ignores `rel`, as `source: pattern`, or None.
-
-    The deepest file with an opinion decides (a negation is an opinion), which is git's
-    "last matching pattern wins" over the files concatenated from the root down.
-    """
-    for ig in reversed(chain):
-        sub = rel[len(ig.base) + 1 :] if ig.base else rel
-        result = ig.spec.check_file(sub + "/" if is_dir else sub)
-        if result.include is not None:
-            if not result.include or result.index is None:
-                return None
-            return f"{ig.source}: {ig.spec.patterns[result.index].pattern!s}"
-    return None
-
-
-# --------------------------------------------------------------------------- policy
-
-
-@dataclass(frozen=True, slots=True)
-class _Policy:
-    """The compiled name-based policy (steps 1-5 and 7); pure decisions, no I/O."""
-
-    include: GlobMatcher
-    exclude: GlobMatcher
-    allow: GlobMatcher
-    sensitive: bool
-    max_file_size: int
-    use_ignore_files: bool
-
-    @classmethod
-    def build(cls, opts: WalkOptions) -> _Policy:
-        size = _check_max_file_size(opts.max_file_size)
-        return cls(
-            include=compile_globs(opts.include_patterns, "include_patterns"),
-            exclude=compile_globs(opts.exclude_patterns, "exclude_patterns"),
-            allow=compile_globs(opts.sensitive_allow, "sensitive_allow"),
-            sensitive=opts.sensitive_excludes,
-            max_file_size=size,
-            use_ignore_files=opts.use_gitignore,
-        )
-
-    def dir_verdict(
-        self, rel: str, name: str, chain: tuple[_IgnoreFile, ...], allowed: bool
-    ) -> _Verdict | None:
-        """Why the directory `rel` is pruned (steps 1-4, by name), or None.
-
-        `allowed`: a directory above matched `sensitive_allow`.
-        """
-        if name in VCS_DIR_NAMES:
-            return SkipReason.IGNORED, "version-control directory"
-        if name in PRUNED_DIR_NAMES:
-            return SkipReason.IGNORED, f"built-in prune: {name}"
-        if chain and (rule := _ignored_by(chain, rel, True)):
-            return SkipReason.IGNORED, rule
-        if (
-            self.sensitive
-            and (pat := _SENSITIVE_DIRS.which_dir(rel, name))
-            and not self.dir_allowed(rel, name, allowed)
-        ):
-            return SkipReason.SENSITIVE, f"sensitive pattern {pat!r}"
-        if pat := self.exclude.which_dir(rel, name):
-            return SkipReason.EXCLUDED, f"exclude pattern {pat!r}"
-        return None
-
-    def dir_allowed(self, rel: str, name: str, allowed: bool) -> bool:
-        """Whether `sensitive_allow` covers the directory `rel` (or one above it)."""
-        return allowed or self.allow.match_dir(rel, name)
-
-    def file_verdict(
-        self, rel: str, name: str, chain: tuple[_IgnoreFile, ...], allowed: bool
-    ) -> _Verdict | None:
-        """Why the file `rel` is refused by name (steps 2-5), or None."""
-        if name in VCS_DIR_NAMES:
-            return SkipReason.IGNORED, "version-control metadata"
-        if chain and (rule := _ignored_by(chain, rel, False)):
-            return SkipReason.IGNORED, rule
-        if (
-            self.sensitive
-            and (pat := _SENSITIVE_FILES.which_file(rel, name))
-            and not (allowed or self.allow.match_file(rel, name))
-        ):
-            return SkipReason.SENSITIVE, f"sensitive pattern {pat!r}"
-        if pat := self.exclude.which_file(rel, name):
-            return SkipReason.EXCLUDED, f"exclude pattern {pat!r}"
-        if self.include and not self.include.match_file(rel, name):
-            return SkipReason.NOT_INCLUDED, "matches no include pattern"
-        return None
-
-    def size_verdict(self, size: int) -> _Verdict | None:
-        if too_large(size, self.max_file_size):
-            return SkipReason.TOO_LARGE, f"{size} bytes > max_file_size {self.max_file_size}"
-        return None
-
-
-def _venv_verdict(names: frozenset[str] | set[str]) -> _Verdict | None:
-    if found := VENV_MARKERS & names:
-        return SkipReason.IGNORED, f"built-in prune: virtualenv ({min(found)})"
-    return None
-
-
-def _stat_error(rel: str, exc: OSError, path: str) -> Skipped:
-    """A `Skipped` for a path whose (followed) stat failed."""
-    if exc.errno == errno.ELOOP:
-        return Skipped(rel, SkipReason.SYMLINK_CYCLE, "symlink loop")
-    if exc.errno in (errno.ENOENT, errno.ENOTDIR) and os.path.islink(path):
-        try:
-            target = os.readlink(path)
-        except OSError:
-            target = "?"
-        return Skipped(rel, SkipReason.NOT_REGULAR, f"dangling symlink -> {target}")
-    return Skipped(rel, SkipReason.UNREADABLE, str(exc))
+    size = _check_max_file_size(opts.max_file_size)
+    return Policy(
+        include=compile_globs(opts.include_patterns, "include_patterns"),
+        exclude=compile_globs(opts.exclude_patterns, "exclude_patterns"),
+        allow=compile_globs(opts.sensitive_allow, "sensitive_allow"),
+        sensitive=opts.sensitive_excludes,
+        max_file_size=size,
+        use_ignore_files=opts.use_gitignore,
+    )
 
 
 # --------------------------------------------------------------------------- walk
@@ -452,7 +217,7 @@ def walk(root: Path, opts: WalkOptions) -> Iterator[FileEntry | Skipped]:
         ValidationError: bad options or root (see `validate_walk_options`,
             `validate_root`). Nothing is raised for a bad file once the walk has begun.
     """
-    policy = _Policy.build(opts)
+    policy = compile_policy(opts)
     root_real = str(validate_root(root))
     return _Walk(root_real, policy).run()
 
@@ -463,7 +228,7 @@ class _Frame:
 
     rel: str
     key: tuple[int, int]
-    chain: tuple[_IgnoreFile, ...]
+    chain: tuple[IgnoreFile, ...]
     allowed: bool
     entries: Iterator[os.DirEntry[str]]
 
@@ -471,7 +236,7 @@ class _Frame:
 class _Walk:
     """One walk's state: the policy, the root, and the ancestor directories' identities."""
 
-    def __init__(self, root_real: str, policy: _Policy) -> None:
+    def __init__(self, root_real: str, policy: Policy) -> None:
         self.root_real = root_real
         self.policy = policy
         self.ancestors: dict[tuple[int, int], str] = {}
@@ -508,15 +273,15 @@ class _Walk:
         with os.scandir(path) as it:
             return sorted(it, key=attrgetter("name"))
 
-    def _load_ignores(self, real: str, rel: str, names: set[str]) -> tuple[_IgnoreFile, ...]:
+    def _load_ignores(self, real: str, rel: str, names: set[str]) -> tuple[IgnoreFile, ...]:
         if not self.policy.use_ignore_files:
             return ()
         found = []
-        for source in _ignore_sources(rel):
+        for source in ignore_sources(rel):
             local = source[len(rel) + 1 :] if rel else source
             if local.partition("/")[0] not in names:
                 continue
-            ig = _load_ignore_file(os.path.join(real, local), rel, source)
+            ig = load_ignore_file(os.path.join(real, local), rel, source)
             if ig is not None:
                 found.append(ig)
         return tuple(found)
@@ -545,7 +310,7 @@ class _Walk:
         try:
             st = os.stat(path)
         except OSError as exc:
-            return _stat_error(rel, exc, path)
+            return stat_error(rel, exc, path)
         is_dir = stat.S_ISDIR(st.st_mode)
         policy = self.policy
         verdict = (policy.dir_verdict if is_dir else policy.file_verdict)(
@@ -572,7 +337,7 @@ class _Walk:
             return Skipped(rel, SkipReason.SYMLINK_CYCLE, f"points to its ancestor {ancestor!r}")
         entries = self._list(real)
         names = {e.name for e in entries}
-        if verdict := _venv_verdict(names):
+        if verdict := venv_verdict(names):
             return Skipped(rel, *verdict)
         chain = frame.chain + self._load_ignores(real, rel, names)
         allowed = self.policy.dir_allowed(rel, name, frame.allowed)
@@ -625,151 +390,3 @@ def read_text(entry: FileEntry, *, max_size: int = 0) -> str | Skipped:
     except UnicodeDecodeError as exc:
         return Skipped(entry.path, SkipReason.BINARY, f"not valid UTF-8 (byte {exc.start})")
     return text.replace("\r\n", "\n")
-
-
-# --------------------------------------------------------------------------- one path
-
-
-_IgnoreKey = tuple[tuple[int, int, int] | None, ...]
-
-
-class FileFilter:
-    """The walk's policy for one path at a time, for the file watcher.
-
-    `check` applies the name-based steps (prunes, ignore files, sensitive, exclude,
-    include) to the path and to every directory above it, exactly as `walk` would have
-    met them; `entry` adds the filesystem steps (symlink containment, file type, size)
-    and returns what `walk` would have yielded for that file.
-
-    Ignore files are cached per directory and re-read when their `(mtime_ns, size,
-    inode)` changes, checked on every call (two `stat`s per directory level); `reload()`
-    drops the cache, for an edit that keeps all three (same size within one timestamp
-    tick).
-    """
-
-    def __init__(self, root: Path, opts: WalkOptions) -> None:
-        """Raises ValidationError for bad options or root, like `walk`."""
-        self._policy = _Policy.build(opts)
-        self._root_real = str(validate_root(root))
-        self._ignores: dict[str, tuple[_IgnoreKey, tuple[_IgnoreFile, ...]]] = {}
-
-    @property
-    def root(self) -> Path:
-        """The resolved repository root."""
-        return Path(self._root_real)
-
-    def reload(self) -> None:
-        """Forget every cached ignore file; the next call re-reads them."""
-        self._ignores.clear()
-
-    def check(self, rel_path: str, *, is_dir: bool = False) -> SkipReason | None:
-        """Why `walk` would refuse `rel_path` by name, or None if the name policy admits it.
-
-        Args:
-            rel_path: repo-relative POSIX path (`./` prefix tolerated).
-            is_dir: judge it as a directory (prunes, directory patterns).
-
-        Returns:
-            None (admitted by name; size and content not checked), or IGNORED,
-            SENSITIVE, EXCLUDED, NOT_INCLUDED, or OUTSIDE_ROOT for an absolute or `..` path.
-        """
-        verdict = self.explain(rel_path, is_dir=is_dir)
-        return None if verdict is None else verdict.reason
-
-    def explain(self, rel_path: str, *, is_dir: bool = False) -> Skipped | None:
-        """Like `check`, with the detail (`Skipped`), or None when admitted."""
-        rel = _normalize_rel(rel_path)
-        if rel is None:
-            return Skipped(rel_path, SkipReason.OUTSIDE_ROOT, "absolute path or '..' segment")
-        verdict = self._verdict(rel, is_dir)
-        return None if verdict is None else Skipped(rel, *verdict)
-
-    def entry(self, rel_path: str) -> FileEntry | Skipped:
-        """What `walk` would yield for the file `rel_path` (a directory is NOT_REGULAR).
-
-        A path that does not exist (deleted) is `Skipped(UNREADABLE)`.
-        """
-        rel = _normalize_rel(rel_path)
-        if rel is None:
-            return Skipped(rel_path, SkipReason.OUTSIDE_ROOT, "absolute path or '..' segment")
-        if not rel:
-            return Skipped(".", SkipReason.NOT_REGULAR, "the repository root is a directory")
-        path = os.path.join(self._root_real, rel)
-        try:
-            st = os.stat(path)
-        except OSError as exc:
-            return _stat_error(rel, exc, path)
-        is_dir = stat.S_ISDIR(st.st_mode)
-        if verdict := self._verdict(rel, is_dir):
-            return Skipped(rel, *verdict)
-        real = os.path.realpath(path)
-        if not is_inside(self._root_real, real):
-            return Skipped(
-                rel, SkipReason.OUTSIDE_ROOT, f"symlink resolves outside the repository: {real}"
-            )
-        if not stat.S_ISREG(st.st_mode):
-            return Skipped(rel, SkipReason.NOT_REGULAR, "not a regular file")
-        if verdict := self._policy.size_verdict(st.st_size):
-            return Skipped(rel, *verdict)
-        return FileEntry(rel, real, st.st_size, st.st_mtime_ns)
-
-    def _verdict(self, rel: str, is_dir: bool) -> _Verdict | None:
-        if not rel:
-            return None
-        policy = self._policy
-        parts = rel.split("/")
-        chain = self._dir_ignores("")
-        allowed = False
-        last = len(parts) - 1
-        for depth, name in enumerate(parts):
-            drel = "/".join(parts[: depth + 1])
-            if depth == last and not is_dir:
-                return policy.file_verdict(drel, name, chain, allowed)
-            if verdict := policy.dir_verdict(drel, name, chain, allowed) or self._venv(drel):
-                return verdict
-            if depth < last:
-                allowed = policy.dir_allowed(drel, name, allowed)
-                chain += self._dir_ignores(drel)
-        return None
-
-    def _venv(self, rel_dir: str) -> _Verdict | None:
-        base = os.path.join(self._root_real, rel_dir)
-        return _venv_verdict({m for m in VENV_MARKERS if os.path.lexists(os.path.join(base, m))})
-
-    def _dir_ignores(self, rel_dir: str) -> tuple[_IgnoreFile, ...]:
-        if not self._policy.use_ignore_files:
-            return ()
-        sources = _ignore_sources(rel_dir)
-        paths = [os.path.join(self._root_real, s) for s in sources]
-        key = tuple(_file_key(p) for p in paths)
-        cached = self._ignores.get(rel_dir)
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        loaded = [
-            _load_ignore_file(p, rel_dir, s)
-            for p, s, k in zip(paths, sources, key, strict=True)
-            if k is not None
-        ]
-        files = tuple(ig for ig in loaded if ig is not None)
-        self._ignores[rel_dir] = (key, files)
-        return files
-
-
-def _file_key(path: str) -> tuple[int, int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
-
-
-def _normalize_rel(rel_path: str) -> str | None:
-    """`./a//b/` -> `a/b`; None for an absolute path or one with a `..` segment."""
-    if rel_path.startswith("/") or "\x00" in rel_path:
-        return None
-    parts = [p for p in rel_path.split("/") if p and p != "."]
-    if ".." in parts:
-        return None
-    return "/".join(parts)

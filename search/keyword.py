@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 
-from indexer.store import Store, split_identifiers
+from indexer.schema import split_identifiers
+from indexer.store import Store
 from search.models import Hit, LineMatch, MatchSource
 from search.semantic import SearchFilters
 

@@ -29,15 +29,10 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
-from indexer.walker import (
-    IGNORE_FILE_NAMES,
-    PRUNED_DIR_NAMES,
-    VCS_DIR_NAMES,
-    VENV_MARKERS,
-    WalkOptions,
-)
+from indexer.ignore import GIT_INFO_EXCLUDE, IGNORE_FILE_NAMES
+from indexer.policy import PRUNED_DIR_NAMES, VCS_DIR_NAMES, VENV_MARKERS
+from indexer.walker import WalkOptions
 
-GIT_INFO_EXCLUDE = ".git/info/exclude"
 """The one path inside a VCS folder that changes the policy (a root-level ignore file)."""
 
 

@@ -9,7 +9,7 @@ is the batch the worker took from it.
 
 Used by `server/watch.py` (`Watcher`, which decides when a batch runs) and
 `server/watch_batch.py` (which applies it). Calls the store's repository list, the
-walker's `FileFilter`, `server/changes.py` and `server/watch_events.py`.
+`indexer.filefilter.FileFilter`, `server/changes.py` and `server/watch_events.py`.
 
 Invariants:
 - `cond` (the watcher's condition, shared with `Watcher` and `BatchApplier`) guards
@@ -43,7 +43,8 @@ from watchdog.events import FileSystemEvent
 from watchdog.observers.api import BaseObserver, ObservedWatch
 
 from indexer.errors import ValidationError
-from indexer.walker import FileFilter, WalkOptions
+from indexer.filefilter import FileFilter
+from indexer.walker import WalkOptions
 from server.changes import ChangeAccumulator, ChangeSet, Stat, relative_path, walk_options_for
 from server.config import WatchOptions
 from server.watch_events import (

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from indexer.errors import PathOutsideRoot, ValidationError
+from indexer.filefilter import FileFilter
 from indexer.models import FileEntry, Skipped, SkipReason
 from indexer.pathguard import ensure_inside, resolve_inside
 from indexer.walker import (
     MAX_FILE_SIZE_LIMIT,
-    FileFilter,
     WalkOptions,
     read_text,
     validate_root,
