@@ -290,7 +290,12 @@ class Indexer:
             if not dry_run:
                 self.store.touch_file(old.id, entry.size, entry.mtime_ns)
             return False
-        chunks = self.chunk(entry.path, text)
+        try:
+            chunks = self.chunk(entry.path, text)
+        except Exception as exc:
+            log.exception("chunking %s failed", entry.path)
+            return Skipped(entry.path, SkipReason.UNREADABLE,
+                           f"could not be chunked: {type(exc).__name__}: {exc}")
         if dry_run:
             for _chunk, h, inp in chunks[1]:
                 new_hashes.add(h)

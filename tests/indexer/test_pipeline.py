@@ -296,3 +296,21 @@ def test_kill_during_indexing_leaves_a_consistent_index_and_the_next_run_complet
         c = counts(store)
         assert c["embeddings"] == int(store.query(
             "SELECT count(DISTINCT hash) FROM checkpoints")[0][0])
+
+
+def test_a_file_that_breaks_chunking_is_reported_and_the_run_goes_on(repo, store, caplog):
+    class PickyTokenizer(FakeEmbedder):
+        """A tokenizer that fails on one file's text (the embedder seam)."""
+
+        def count_tokens(self, texts):
+            if any("POISON" in t for t in texts):
+                raise UnicodeError("tokenizer cannot handle this text")
+            return super().count_tokens(texts)
+
+    small_repo(repo)
+    repo.write("bad.txt", "POISON\n")
+    stats = Indexer(store, PickyTokenizer()).index(repo.root, WalkOptions())
+    assert stats.files_indexed == 3
+    assert [(f.file, f.error) for f in stats.files_failed] == [
+        ("bad.txt", "could not be chunked: UnicodeError: tokenizer cannot handle this text")]
+    assert "chunking bad.txt failed" in caplog.text
