@@ -11,26 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from server.cli import main
+from tests.server.conftest import RETRY
 
 ROOT = Path(__file__).resolve().parents[2]
-
-RETRY = '''"""Retrying failed requests."""
-import time
-
-
-def backoff_delays(attempts, base=0.5, cap=30.0):
-    """Exponential backoff: wait longer after every failed attempt, up to a cap."""
-    return [min(cap, base * 2 ** n) for n in range(attempts)]
-
-
-def retry(call, attempts=5):
-    for delay in backoff_delays(attempts):
-        try:
-            return call()
-        except ConnectionError:
-            time.sleep(delay)
-    raise RuntimeError("gave up")
-'''
 
 COLORS = '''"""Terminal colours."""
 
