@@ -139,6 +139,15 @@ def search_page_json(page: SearchPage) -> dict[str, Any]:
     }
 
 
+def shown_lines(hit: Hit, n: int) -> list[tuple[int, str]]:
+    """The lines to print for a hit: its matching lines if it has any, else its first
+    non-blank lines; (line number, text) pairs."""
+    if hit.matches:
+        return [(m.line, m.text.strip()) for m in hit.matches[:n]]
+    numbered = [(hit.start_line + i, t.rstrip()) for i, t in enumerate(hit.snippet.split("\n"))]
+    return [(ln, t) for ln, t in numbered if t.strip()][:n]
+
+
 def search_page_text(page: SearchPage, *, snippet_lines: int = 4) -> str:
     if not page.results:
         return f"No results for {page.query!r}."
@@ -148,7 +157,7 @@ def search_page_text(page: SearchPage, *, snippet_lines: int = 4) -> str:
         sym = f"  {h.symbol}" if h.symbol else ""
         srcs = "+".join(s.value for s in h.sources)
         out.append(f"{n:>3}. {where}  [{h.score:.3f} {srcs}]{sym}")
-        out.extend(f"       {line[:120]}" for line in h.snippet.splitlines()[:snippet_lines])
+        out.extend(f"     {ln:>5}  {text[:110]}" for ln, text in shown_lines(h, snippet_lines))
     out.extend(f"note: {n}" for n in page.notes)
     if page.next_cursor:
         out.append(f"more: --cursor {page.next_cursor}")
