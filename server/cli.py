@@ -163,6 +163,8 @@ def index(
 @click.option("--lang", metavar="L", help="Only this language (e.g. python).")
 @click.option("--limit", type=click.IntRange(1, 100), help="Results per page (default 10).")
 @click.option("--cursor", help="Continue from a previous page's next_cursor.")
+@click.option("--explain", is_flag=True, help="Show how the query would run (parsed query, "
+              "trigrams, SQL / keyword terms) instead of running it.")
 @click.option("--batch", "batch", type=click.File("r", encoding="utf-8"), metavar="FILE",
               help="Run one query per line of FILE ('-' = stdin; plain text or JSON "
               '{"id", "query"}); print one JSON object per line.')
@@ -177,6 +179,7 @@ def search(
     lang: str | None,
     limit: int | None,
     cursor: str | None,
+    explain: bool,
     batch: TextIO | None,
     as_json: bool,
 ) -> None:
@@ -195,6 +198,9 @@ def search(
         return
     if not query:
         raise click.UsageError("QUERY is required (or --batch FILE)")
+    if explain:
+        render.emit(service.explain(query, mode))
+        return
     page = service.search(query, cursor=cursor, **options)
     if as_json:
         render.emit_json(render.search_page_json(page))

@@ -22,7 +22,7 @@ from indexer.pathguard import resolve_inside
 from indexer.store import Store
 from search.cursor import decode_cursor, encode_cursor
 from search.hybrid import fuse
-from search.keyword import keyword_search
+from search.keyword import informative_terms, keyword_search, keyword_terms, match_expression
 from search.lexical import EmbeddedLexical
 from search.models import (
     FileContent,
@@ -185,6 +185,25 @@ class SearchCases:
 
 
     # -- lexical (Zoekt syntax) ----------------------------------------------------------
+
+    def explain(self, query: str, mode: str) -> str:
+        """How a query would run, without running it: the parsed Zoekt query, trigrams and
+        SQL for `lexical`; the keyword terms and FTS5 MATCH text for the other modes."""
+        if mode == "lexical":
+            if self.settings.search.zoekt_url:
+                return f"lexical query sent to Zoekt at {self.settings.search.zoekt_url}: {query}"
+            return EmbeddedLexical(self.store()).explain(query)
+        terms = informative_terms(self.store(), keyword_terms(query))
+        lines = [f"mode: {mode}", f"keyword terms: {', '.join(terms) or '(none)'}",
+                 f"FTS5 MATCH on chunk_fts: {match_expression(terms) if terms else '(none)'}"]
+        if mode in ("hybrid", "semantic"):
+            lines.append(f"semantic: embed the query with {self.settings.embedding.model}, "
+                         f"{'in-memory matrix' if self.matrix else 'sqlite-vec'} KNN")
+        if mode == "hybrid":
+            lines.append(f"fusion: RRF k={self.settings.search.rrf_k}, weights semantic 1.0 / "
+                         f"keyword {self.settings.search.keyword_weight}, "
+                         f"{HYBRID_DEPTH} hits per leg")
+        return "\n".join(lines)
 
     def lexical_backend(self) -> LexicalBackend:
         """Zoekt when `search.zoekt_url` is set, else the embedded trigram engine."""

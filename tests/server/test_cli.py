@@ -206,3 +206,13 @@ def test_symbols_refs_files_cat_and_lexical_search(repo):
                                "text": "cart = Cart()"}]
     r = run("search", "foo(", "--mode", "lexical", "--json")
     assert r.exit_code == 2 and json.loads(r.output)["error"] == "QUERY_ERROR"
+
+
+def test_explain_shows_the_plan_without_running(repo):
+    repo.write("a.py", "def follow_redirects():\n    pass\n")
+    r = run("search", 'case:yes "def \\\\w+_redirects"', "--mode", "lexical", "--explain")
+    assert r.exit_code == 0
+    assert "trigrams:" in r.output and "file_text MATCH" in r.output
+    r = run("search", "stop following redirects", "--explain")
+    assert "keyword terms: stop, following, redirects" in r.output
+    assert "RRF k=10" in r.output
