@@ -105,6 +105,9 @@ class IndexStats:
     indexed_at: str = ""
     duration_ms: int = 0
     dry_run: bool = False
+    stopped: bool = False
+    """`should_stop` ended the run early: committed files are whole, the rest (and any
+    removals) wait for the next run."""
 
 
 class Indexer:
@@ -144,6 +147,7 @@ class Indexer:
         dry_run: bool = False,
         embed: bool = True,
         only_paths: Iterable[str] | None = None,
+        should_stop: Callable[[], bool] | None = None,
     ) -> IndexStats:
         """Bring the index of `root` up to date.
 
@@ -155,6 +159,9 @@ class Indexer:
             embed: run phase 2 (False leaves embeddings pending, e.g. for a later batch).
             only_paths: when given, treat only these repo-relative paths as candidates
                 (the watcher's changed set); other stored files are left alone.
+            should_stop: polled between files and between embedding commits; when it
+                returns True the run ends early (`stats.stopped`), leaving a consistent
+                index that the next run completes.
 
         Raises:
             ValidationError: bad root or options, before any work.
@@ -189,19 +196,21 @@ class Indexer:
             dry_run=dry_run,
         )
         self._dry_inputs = {}
+        stop = should_stop or (lambda: False)
         new_hashes = self._sync_files(
             root_path, options, repo_id, now, stats, report, dry_run=dry_run,
-            wanted=None if only_paths is None else set(only_paths),
+            wanted=None if only_paths is None else set(only_paths), should_stop=stop,
         )
         if dry_run:
             stats.files_indexed = stats.files_updated + stats.files_unchanged
             stats.chunks_to_embed, stats.tokens_to_embed = self._dry_run_plan(new_hashes)
         else:
-            if embed:
-                self.embed_pending(repo_id, progress=report, stats=stats)
+            if embed and not stats.stopped:
+                self.embed_pending(repo_id, progress=report, stats=stats, should_stop=stop)
                 total = self.store.vector_state()[0] if self.store.has_vectors() else 0
                 self.store.gc_embeddings(min_orphans=max(GC_MIN_ORPHANS, total // 10))
-            self.store.mark_indexed(repo_id, now_rfc3339())
+            if not stats.stopped:
+                self.store.mark_indexed(repo_id, now_rfc3339())
             counts = self.store.repo_counts(repo_id)
             stats.files_indexed = counts["files"]
             stats.checkpoints = counts["checkpoints"]
@@ -221,6 +230,7 @@ class Indexer:
         *,
         dry_run: bool,
         wanted: set[str] | None,
+        should_stop: Callable[[], bool],
     ) -> set[str]:
         """Phase 1: walk, write changed files, remove vanished ones; counts go to `stats`.
 
@@ -232,6 +242,9 @@ class Indexer:
         new_hashes: set[str] = set()
         done = 0
         for item in walk(root, options):
+            if should_stop():
+                stats.stopped = True
+                return new_hashes  # removals need a complete walk: left to the next run
             if isinstance(item, Skipped):
                 if wanted is None or item.path in wanted:
                     self._record_skip(item, skipped, stats)
@@ -376,6 +389,8 @@ class Indexer:
         step = self.embed_commit_every
         for start in range(0, total, step):
             if should_stop is not None and should_stop():
+                if stats is not None:
+                    stats.stopped = True
                 break
             idx = order[start : start + step]
             vecs = self.embedder.embed([inputs[i] for i in idx])

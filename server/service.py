@@ -147,6 +147,7 @@ class Service(SearchCases):
         lock_wait: float | None = None,
         on_lock_wait: Callable[[str], None] | None = None,
         only_paths: list[str] | None = None,
+        should_stop: Callable[[], bool] | None = None,
     ) -> IndexStats:
         """Index (or refresh) the repository at `path`.
 
@@ -174,7 +175,8 @@ class Service(SearchCases):
         lock = self.write_lock()
         lock.acquire(wait=lock_wait, on_wait=on_lock_wait)
         try:
-            return indexer.index(path, walk, progress=progress, only_paths=only_paths)
+            return indexer.index(path, walk, progress=progress, only_paths=only_paths,
+                                 should_stop=should_stop)
         finally:
             lock.release()
 

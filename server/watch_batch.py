@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 from indexer.errors import CtxdError, IndexLocked, ValidationError
 from indexer.models import FileEntry
-from indexer.pipeline import IndexStats, Progress
+from indexer.pipeline import IndexStats
 from indexer.store import Store
 from indexer.walker import walk
 from server.changes import FULL, ChangeSet, Diff, Stat, candidates, diff, under_any
@@ -77,7 +77,7 @@ class BatchResult:
 
 
 class Cancelled(Exception):
-    """Raised from the progress callback to stop a re-index between two files."""
+    """A batch ended early because the watcher is stopping (`IndexStats.stopped`)."""
 
 
 class BatchApplier:
@@ -169,6 +169,8 @@ class BatchApplier:
                     repo.waiting_for_lock = None
             return None
         stats = self._index(repo, found, on_wait)
+        if stats.stopped:
+            raise Cancelled
         applied = time.time()
         self._remember_unindexable(store, repo, found, on_disk)
         newest = job.newest_wall
@@ -236,12 +238,8 @@ class BatchApplier:
             only_paths=found.paths,
             lock_wait=self.lock_wait_seconds,
             on_lock_wait=on_wait,
-            progress=self._progress,
+            should_stop=self._stopping,
         )
-
-    def _progress(self, p: Progress) -> None:
-        if self._stopping() and p.phase in ("walk", "embed"):
-            raise Cancelled
 
     def _put_back(self, job: Job, holder: str) -> None:
         repo = job.repo

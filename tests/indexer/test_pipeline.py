@@ -314,3 +314,17 @@ def test_a_file_that_breaks_chunking_is_reported_and_the_run_goes_on(repo, store
     assert [(f.file, f.error) for f in stats.files_failed] == [
         ("bad.txt", "could not be chunked: UnicodeError: tokenizer cannot handle this text")]
     assert "chunking bad.txt failed" in caplog.text
+
+
+def test_should_stop_ends_the_run_consistently_and_the_next_run_completes(repo, store):
+    for i in range(60):
+        repo.write(f"f{i:02d}.txt", f"file number {i}\n")
+    emb = FakeEmbedder()
+    stats = Indexer(store, emb).index(
+        repo.root, WalkOptions(), should_stop=lambda: store.repo_counts(1)["files"] >= 20)
+    assert stats.stopped
+    assert counts(store)["files"] == 20 and emb.embedded_texts == []
+    assert store.repos()[0].indexed_at is None  # not marked as a complete index
+    stats = Indexer(store, emb).index(repo.root, WalkOptions())
+    assert not stats.stopped and stats.files_indexed == 60 and stats.files_unchanged == 20
+    assert store.count_pending() == 0
