@@ -20,9 +20,10 @@ Invariants:
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +32,7 @@ import xxhash
 
 from indexer.chunker import ChunkOptions, chunk_file, split_chunk
 from indexer.embedder import Embedder
+from indexer.filefilter import FileFilter
 from indexer.models import Chunk, FileEntry, FileFailure, Skipped, SkipReason, Symbol
 from indexer.store import FileRecord, Store, StoredFile, serialize_vector
 from indexer.walker import WalkOptions, read_text, validate_root, validate_walk_options, walk
@@ -110,6 +112,18 @@ class IndexStats:
     removals) wait for the next run."""
 
 
+def candidates_of(
+    root: Path, options: WalkOptions, paths: Iterable[str]
+) -> Iterator[FileEntry | Skipped]:
+    """What `walk` would yield for just these repo-relative paths (the watcher's batch):
+    each is checked by the same policy, at the cost of one stat, not a walk of the tree.
+    Paths that no longer exist yield nothing (they are removals, not failures)."""
+    policy = FileFilter(root, options)
+    for path in sorted(paths):
+        if os.path.lexists(root / path):
+            yield policy.entry(path)
+
+
 class Indexer:
     """Runs index passes against one store with one embedder."""
 
@@ -158,7 +172,8 @@ class Indexer:
             dry_run: walk and chunk, write nothing, embed nothing; report what would be done.
             embed: run phase 2 (False leaves embeddings pending, e.g. for a later batch).
             only_paths: when given, treat only these repo-relative paths as candidates
-                (the watcher's changed set); other stored files are left alone.
+                (the watcher's changed set): each is checked by the walk's policy with one
+                stat, no tree walk; other stored files are left alone.
             should_stop: polled between files and between embedding commits; when it
                 returns True the run ends early (`stats.stopped`), leaving a consistent
                 index that the next run completes.
@@ -241,17 +256,13 @@ class Indexer:
         seen: set[str] = set()
         new_hashes: set[str] = set()
         done = 0
-        for item in walk(root, options):
+        items = walk(root, options) if wanted is None else candidates_of(root, options, wanted)
+        for item in items:
             if should_stop():
                 stats.stopped = True
                 return new_hashes  # removals need a complete walk: left to the next run
             if isinstance(item, Skipped):
-                if wanted is None or item.path in wanted:
-                    self._record_skip(item, skipped, stats)
-                continue
-            if wanted is not None and item.path not in wanted:
-                if item.path in stored:
-                    seen.add(item.path)
+                self._record_skip(item, skipped, stats)
                 continue
             seen.add(item.path)
             outcome = self._index_file(item, repo_id, stored, now, dry_run, new_hashes)

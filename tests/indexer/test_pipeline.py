@@ -328,3 +328,18 @@ def test_should_stop_ends_the_run_consistently_and_the_next_run_completes(repo, 
     stats = Indexer(store, emb).index(repo.root, WalkOptions())
     assert not stats.stopped and stats.files_indexed == 60 and stats.files_unchanged == 20
     assert store.count_pending() == 0
+
+
+def test_only_paths_touches_just_those_paths_with_the_walk_policy(repo, store, fake_embedder):
+    small_repo(repo)
+    Indexer(store, fake_embedder).index(repo.root, WalkOptions())
+    repo.write("notes.txt", "changed\n")
+    repo.write("new.txt", "not in the batch\n")
+    repo.write(".env", "SECRET=1\n")
+    repo.remove("README.md")
+    stats = Indexer(store, fake_embedder).index(
+        repo.root, WalkOptions(), only_paths=["notes.txt", "README.md", ".env"])
+    assert (stats.files_updated, stats.files_removed) == (1, 1)
+    assert stats.files_skipped == {"sensitive": 1} and stats.files_failed == []
+    assert sorted(r[0] for r in store.query("SELECT path FROM files")) == [
+        "notes.txt", "src/cart.py"]
