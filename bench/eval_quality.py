@@ -27,7 +27,8 @@ HERE = Path(__file__).resolve().parent
 CTXD = [sys.executable, "-m", "server.cli"]
 
 
-def ranked_files(results: list[dict[str, object]], corpus_prefix: str) -> list[str]:
+def ranked_files(results: list[dict[str, object]]) -> list[str]:
+    """Checkpoint hits -> distinct files, first (best) occurrence kept, top 10."""
     files: list[str] = []
     for r in results:
         path = str(r["path"])
@@ -64,7 +65,7 @@ def main() -> None:
         with results_path.open("w", encoding="utf-8") as f:
             for line in proc.stdout.splitlines():
                 obj = json.loads(line)
-                files = ranked_files(obj.get("results", []), "")
+                files = ranked_files(obj.get("results", []))
                 f.write(json.dumps({"id": obj["id"], "ranked_files": files}) + "\n")
         subprocess.run(
             [sys.executable, str(evald / "run_eval.py"), "--queries", str(evald / "queries.jsonl"),

@@ -46,9 +46,10 @@ HEADER_TOKEN_RESERVE = 2
 """[CLS] and [SEP]: added by the model to every input."""
 
 
-def now_rfc3339() -> str:
-    """The current UTC time as RFC 3339 with seconds, e.g. 2026-11-22T10:00:00Z."""
-    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+def now_rfc3339(ts: float | None = None, *, timespec: str = "seconds") -> str:
+    """A UTC time (now, or the epoch seconds `ts`) as RFC 3339, e.g. 2026-11-22T10:00:00Z."""
+    t = datetime.now(UTC) if ts is None else datetime.fromtimestamp(ts, UTC)
+    return t.isoformat(timespec=timespec).replace("+00:00", "Z")
 
 
 def content_hash(text: str) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from indexer.errors import ValidationError
 from indexer.store import Store
 from search.models import LexicalBackend, Reference, References, SymbolItem
+from search.zoekt_query import scoped_query
 
 _IDENT = re.compile(r"^[A-Za-z_$][\w$]*$")
 
@@ -96,11 +97,7 @@ def find_references(
         def_refs.append(Reference("definition", d.repository, d.path, d.line, col, ctx,
                                   d.language))
         def_sites.add((d.repository, d.path, d.line))
-    query = f"case:yes \\b{name}\\b"
-    if language:
-        query += f" lang:{language}"
-    if repositories:
-        query += " (" + " or ".join(f"repo:^{re.escape(r)}$" for r in repositories) + ")"
+    query = scoped_query(f"case:yes \\b{name}\\b", repositories or (), language)
     result = backend.search(query, max_files=limit, context_lines=0)
     usages: list[Reference] = []
     for fm in result.files:

@@ -14,6 +14,8 @@ literally, so user text cannot change the query's structure.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 __all__ = [
     "escape_regex",
     "exact_file_query",
@@ -59,6 +61,24 @@ def quote_literal(text: str) -> str:
     content-only search, `sym:` for a symbol name.
     """
     return quote_term(escape_regex(text))
+
+
+def scoped_query(
+    query: str, repositories: Sequence[str] = (), language: str | None = None
+) -> str:
+    """`query` restricted to exact repository names and a language.
+
+    The query is parenthesised first, so a top-level `or` in it cannot capture the scope:
+    `a or b` scoped to `shop` is `(a or b) (repo:"^shop$") lang:python`, not
+    `a or (b repo:...)`.
+    """
+    parts = []
+    if repositories:
+        names = " or ".join("repo:" + quote_term(f"^{escape_regex(r)}$") for r in repositories)
+        parts.append(f"({names})")
+    if language:
+        parts.append("lang:" + quote_term(language))
+    return f"({query}) {' '.join(parts)}" if parts else query
 
 
 def literal_content_query(text: str) -> str:

@@ -12,13 +12,14 @@ import json
 import logging
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 import click
 
 from indexer.errors import CtxdError, ValidationError
 from server import render
-from server.config import Settings, load_settings
+from server.config import settings_from_cli
 from server.search_cases import MODES
 from server.serve import serve
 from server.service import Service
@@ -68,14 +69,8 @@ def json_option(f: F) -> F:
     )(f)
 
 
-def _settings(ctx: click.Context, **flags: Any) -> Settings:
-    base: dict[str, Any] = dict(ctx.obj or {})
-    base.update({k: v for k, v in flags.items() if v is not None})
-    return load_settings(base)
-
-
-def _service(ctx: click.Context, *, long_lived: bool = False, **flags: Any) -> Service:
-    service = Service(_settings(ctx, **flags), long_lived=long_lived)
+def _service(ctx: click.Context, *, long_lived: bool = False) -> Service:
+    service = Service(settings_from_cli(ctx.obj), long_lived=long_lived)
     ctx.call_on_close(service.close)
     return service
 
@@ -96,14 +91,11 @@ def main(ctx: click.Context, home: str | None, config: str | None, model: str | 
       ctxd search "where are retries with backoff configured"
       ctxd serve            # MCP server for coding agents (stdio)
     """
-    if config:
-        import os
-
-        os.environ["CTXD_CONFIG"] = config
     logging.basicConfig(
         level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
     )
-    ctx.obj = {k: v for k, v in {"home": home, "embedding.model": model}.items() if v}
+    flags = {k: v for k, v in {"home": home, "embedding.model": model}.items() if v}
+    ctx.obj = {"flags": flags, "config": Path(config) if config else None}
 
 
 @main.command()

@@ -329,6 +329,17 @@ def _rules(s: Settings) -> list[tuple[str, bool, str]]:
     ]
 
 
+def settings_from_cli(
+    obj: Mapping[str, Any] | None, command_flags: Mapping[str, Any] | None = None
+) -> Settings:
+    """Settings for a CLI command: the `ctxd` group's options (`ctx.obj`: `flags` and
+    `config`) plus the command's own flags (None values mean "not given")."""
+    obj = obj or {}
+    flags = {**obj.get("flags", {}),
+             **{k: v for k, v in (command_flags or {}).items() if v is not None}}
+    return load_settings(flags, config_path=obj.get("config"))
+
+
 def _validate(s: Settings, layers: Mapping[str, tuple[Any, str]]) -> None:
     for key, ok, expected in _rules(s):
         if not ok:

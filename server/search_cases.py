@@ -10,7 +10,6 @@ records from `search/`; it renders nothing.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,7 @@ from search.references import find_references
 from search.semantic import SearchFilters, VectorMatrix, semantic_search
 from search.symbols import merge_symbols, normalize_kind, search_symbols
 from search.zoekt import ZoektClient
+from search.zoekt_query import escape_regex, scoped_query
 from server.config import Settings
 
 MODES = ("hybrid", "semantic", "keyword", "lexical")
@@ -172,12 +172,7 @@ class SearchCases:
         self, query: str, filters: SearchFilters, offset: int, n: int
     ) -> list[Hit]:
         """Zoekt-syntax results as hits (one per file: its matching line span)."""
-        scope = query
-        if filters.repositories:
-            repos = " or ".join(f"repo:^{re.escape(r)}$" for r in filters.repositories)
-            scope += f" ({repos})"
-        if filters.language:
-            scope += f" lang:{filters.language}"
+        scope = scoped_query(query, filters.repositories, filters.language)
         result = self._lexical_search(scope, offset=offset, max_files=n,
                                       context_lines=self.settings.search.context_lines)
         path_ok = filters.path_matcher()
@@ -205,12 +200,14 @@ class SearchCases:
                          f"{HYBRID_DEPTH} hits per leg")
         return "\n".join(lines)
 
+    def zoekt(self) -> ZoektClient | None:
+        """A client for the configured Zoekt server, or None without `search.zoekt_url`."""
+        url = self.settings.search.zoekt_url
+        return ZoektClient(url, timeout_ms=self.settings.search.zoekt_timeout_ms) if url else None
+
     def lexical_backend(self) -> LexicalBackend:
         """Zoekt when `search.zoekt_url` is set, else the embedded trigram engine."""
-        url = self.settings.search.zoekt_url
-        if url:
-            return ZoektClient(url, timeout_ms=self.settings.search.zoekt_timeout_ms)
-        return EmbeddedLexical(self.store())
+        return self.zoekt() or EmbeddedLexical(self.store())
 
     def _lexical_search(
         self, query: str, *, offset: int, max_files: int, context_lines: int
@@ -308,7 +305,7 @@ class SearchCases:
         definitions = None
         if isinstance(backend, ZoektClient):
             name = symbol.rsplit(".", 1)[-1]
-            definitions = [s for s in backend.symbols(f"sym:^{re.escape(name)}$")
+            definitions = [s for s in backend.symbols(f"sym:^{escape_regex(name)}$")
                            if s.name == name]
         return find_references(store, backend, symbol, language=language,
                                repositories=repositories, limit=limit, definitions=definitions)
@@ -364,8 +361,10 @@ class SearchCases:
         store = self.store()
         self._check_repositories(store, tuple(repositories or ()))
         items = search_symbols(store, query, kinds=kinds, repositories=repositories)
-        if self.settings.search.zoekt_url:
-            items = merge_symbols(query, items, self._zoekt_symbols(query, kinds, repositories))
+        zoekt = self.zoekt()
+        if zoekt is not None:
+            items = merge_symbols(
+                query, items, zoekt_symbols(zoekt, query, kinds, repositories))
         total = len(items)
         end = total if max_items is None else start_index + max_items
         page = items[start_index:end]
@@ -399,8 +398,9 @@ class SearchCases:
         """
         store = self.store()
         repo = store.repo_by_name(repository)
-        if repo is None and self.settings.search.zoekt_url:
-            return self._zoekt_file_content(repository, path, branch, start_line, end_line)
+        zoekt = self.zoekt() if repo is None else None
+        if zoekt is not None:
+            return zoekt_file_content(zoekt, repository, path, branch, start_line, end_line)
         if repo is None:
             raise IndexNotFound(
                 f"Repository not indexed: {repository}",
@@ -422,66 +422,10 @@ class SearchCases:
                 data = f.read(max_bytes + 1)
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
             raise not_found from None
-        truncated = len(data) > max_bytes
-        text = data[:max_bytes].decode("utf-8", errors="replace").replace("\r\n", "\n")
-        lines = text.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        total = len(lines)
-        a = start_line or 1
-        b = end_line or total
-        if a < 1 or b < a:
-            raise ValidationError(
-                f"invalid line range {a}:{b}",
-                hint=f"Lines are 1-based and inclusive; this file has {total} lines.",
-                details={"field": "start_line", "start_line": a, "end_line": b,
-                         "total_lines": total},
-            )
-        b = min(b, total)
+        text = data[:max_bytes].decode("utf-8", errors="replace")
         rel = Path(real).relative_to(Path(repo.root).resolve()).as_posix()
-        return FileContent(
-            repository=repo.name,
-            path=rel,
-            language=detect_language(rel),
-            content="\n".join(lines[a - 1 : b]),
-            start_line=a,
-            end_line=b,
-            total_lines=total,
-            branch=branch,
-            truncated=truncated,
-        )
-
-
-    def _zoekt_symbols(
-        self, query: str, kinds: list[str] | None, repositories: list[str] | None
-    ) -> list[SymbolItem]:
-        """Zoekt `sym:` definitions for a symbol query, kind-filtered on the client."""
-        name = query.strip().rsplit(".", 1)[-1]
-        pattern = re.escape(name)  # Zoekt matches it as a substring; fuzzy stays local
-        client = ZoektClient(self.settings.search.zoekt_url,
-                             timeout_ms=self.settings.search.zoekt_timeout_ms)
-        wanted = {k.lower() for k in kinds or []}
-        found = [replace(s, kind=normalize_kind(s.kind))
-                 for s in client.symbols(f"sym:{pattern}", max_files=200)]
-        return [
-            s for s in found
-            if (not wanted or s.kind in wanted)
-            and (not repositories or s.repository in repositories)
-        ]
-
-    def _zoekt_file_content(
-        self, repository: str, path: str, branch: str, start: int | None, end: int | None
-    ) -> FileContent:
-        client = ZoektClient(self.settings.search.zoekt_url,
-                             timeout_ms=self.settings.search.zoekt_timeout_ms)
-        text = client.file_content(repository, path, branch)
-        lines = text.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        a, b = start or 1, min(end or len(lines), len(lines))
-        return FileContent(repository=repository, path=path, language=detect_language(path),
-                           content="\n".join(lines[a - 1 : b]), start_line=a, end_line=b,
-                           total_lines=len(lines), branch=branch)
+        return line_range(repo.name, rel, text, branch, start_line, end_line,
+                          truncated=len(data) > max_bytes)
 
 
 def file_hit(fm: FileMatch) -> Hit:
@@ -500,3 +444,55 @@ def file_hit(fm: FileMatch) -> Hit:
         snippet=snippet,
         matches=fm.matches,
     )
+
+
+def zoekt_symbols(
+    client: ZoektClient, query: str, kinds: list[str] | None, repositories: list[str] | None
+) -> list[SymbolItem]:
+    """Zoekt `sym:` definitions for a symbol query, kind-filtered on the client."""
+    name = query.strip().rsplit(".", 1)[-1]
+    pattern = escape_regex(name)  # Zoekt matches it as a substring; fuzzy stays local
+    wanted = {k.lower() for k in kinds or []}
+    found = [replace(s, kind=normalize_kind(s.kind))
+             for s in client.symbols(f"sym:{pattern}", max_files=200)]
+    return [
+        s for s in found
+        if (not wanted or s.kind in wanted)
+        and (not repositories or s.repository in repositories)
+    ]
+
+
+
+def zoekt_file_content(
+    client: ZoektClient, repository: str, path: str, branch: str, start: int | None,
+    end: int | None,
+) -> FileContent:
+    """A file of a repository only Zoekt knows (the whole-file recipe), as a line range."""
+    text = client.file_content(repository, path, branch)
+    return line_range(repository, path, text, branch, start, end)
+
+
+def line_range(
+    repository: str, path: str, text: str, branch: str, start: int | None, end: int | None,
+    *, truncated: bool = False,
+) -> FileContent:
+    """Lines `start..end` (1-based, inclusive; default the whole file) of `text`.
+
+    Raises:
+        ValidationError: start < 1 or end < start.
+    """
+    lines = text.replace("\r\n", "\n").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    total = len(lines)
+    a, b = start or 1, end or total
+    if a < 1 or b < a:
+        raise ValidationError(
+            f"invalid line range {a}:{b}",
+            hint=f"Lines are 1-based and inclusive; this file has {total} lines.",
+            details={"field": "start_line", "start_line": a, "end_line": b, "total_lines": total},
+        )
+    b = min(b, total)
+    return FileContent(repository=repository, path=path, language=detect_language(path),
+                       content="\n".join(lines[a - 1 : b]), start_line=a, end_line=b,
+                       total_lines=total, branch=branch, truncated=truncated)

@@ -32,7 +32,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from indexer.errors import ConfigError
-from server.config import LOG_LEVELS, TRANSPORTS, ServerOptions, Settings, load_settings
+from server.config import LOG_LEVELS, TRANSPORTS, ServerOptions, settings_from_cli
 from server.jobs import JobManager
 from server.mcp_server import build_server
 from server.service import Service
@@ -207,11 +207,10 @@ def serve(
       ctxd serve                                  # stdio, for an MCP client
       CTXD_TOKEN=s3cret ctxd serve --transport http --port 3000
     """
-    flags: dict[str, Any] = dict(ctx.obj or {})
-    flags.update({"server.transport": transport, "server.host": host, "server.port": port,
-                  "server.log_level": log_level.lower() if log_level else None,
-                  "server.allow_remote": allow_remote})
-    settings: Settings = load_settings(flags)
+    settings = settings_from_cli(ctx.obj, {
+        "server.transport": transport, "server.host": host, "server.port": port,
+        "server.log_level": log_level.lower() if log_level else None,
+        "server.allow_remote": allow_remote})
     options = settings.server
     configure_logging(options.log_level)
     check_bind(options)

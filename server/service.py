@@ -30,7 +30,6 @@ from indexer.lock import WriteLock
 from indexer.pipeline import Indexer, IndexStats, ProgressFn
 from indexer.store import Store
 from search.semantic import VectorMatrix
-from search.zoekt import ZoektClient
 from server.config import Settings
 from server.search_cases import SearchCases
 from server.watch import Watcher
@@ -199,9 +198,8 @@ class Service(SearchCases):
              "indexed_at": r["indexed_at"], "indexing": r["indexing"], "coverage": r["coverage"]}
             for r in self.repos()
         ]
-        url = self.settings.search.zoekt_url
-        if url:
-            client = ZoektClient(url, timeout_ms=self.settings.search.zoekt_timeout_ms)
+        client = self.zoekt()
+        if client is not None:
             repos.extend(
                 {"name": z.name, "source": "zoekt", "files": z.files, "bytes": z.content_bytes,
                  "branches": [{"name": b, "sha": sha} for b, sha in z.branches],
@@ -231,9 +229,9 @@ class Service(SearchCases):
             "lexical_backend": "zoekt" if self.settings.search.zoekt_url else "embedded",
             "watch": watch_health(self.settings, self.watcher),
         }
-        if self.settings.search.zoekt_url:
-            z = ZoektClient(self.settings.search.zoekt_url,
-                            timeout_ms=self.settings.search.zoekt_timeout_ms).health()
+        client = self.zoekt()
+        if client is not None:
+            z = client.health()
             out["zoekt"] = z
             out["ok"] = bool(z.get("ok"))
         return out

@@ -29,7 +29,7 @@ import click
 
 from indexer.walker import validate_root
 from server import render
-from server.config import load_settings
+from server.config import settings_from_cli
 from server.service import Service
 from server.watch import Role, Watcher
 from server.watch_batch import BatchResult
@@ -161,8 +161,7 @@ def watch(
     Example:
       ctxd watch ~/src/myrepo --debounce-ms 200
     """
-    flags: dict[str, Any] = dict(ctx.obj or {})
-    settings = load_settings(flags)
+    settings = settings_from_cli(ctx.obj)
     watch_opts = settings.watch
     if debounce_ms is not None:
         watch_opts = replace(watch_opts, debounce_ms=debounce_ms)

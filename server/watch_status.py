@@ -26,12 +26,12 @@ import os
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from indexer.errors import IndexLocked
 from indexer.lock import WriteLock
+from indexer.pipeline import now_rfc3339 as pipeline_clock
 from server.config import Settings
 
 STATUS_FILE_NAME = "watch-status.json"
@@ -73,8 +73,8 @@ class HealthSource(Protocol):
 
 
 def now_rfc3339(ts: float | None = None) -> str:
-    t = datetime.fromtimestamp(time.time() if ts is None else ts, UTC)
-    return t.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """Watch times carry milliseconds (edit-to-index lag is sub-second)."""
+    return pipeline_clock(ts, timespec="milliseconds")
 
 
 def watch_lock(settings: Settings) -> WriteLock:

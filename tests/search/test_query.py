@@ -334,3 +334,14 @@ def test_literal_text_recognizes_plain_substrings(pattern: str, text: str | None
 def test_absurdly_nested_query_is_a_query_error_not_a_crash() -> None:
     with pytest.raises(QueryError, match="nests too deeply"):
         parse("( " * 3000 + "x" + " )" * 3000)
+
+
+def test_scoped_query_keeps_a_top_level_or_inside_the_scope():
+    from search.query import format_node
+    from search.zoekt_query import scoped_query
+
+    q = scoped_query("login or logout", ["shop"], "python")
+    assert q == '(login or logout) (repo:"^shop$") lang:"python"'
+    tree = format_node(parse(q))
+    assert tree.startswith("and(") and "or(" in tree
+    assert scoped_query("x") == "x"

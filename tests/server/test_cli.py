@@ -216,3 +216,16 @@ def test_explain_shows_the_plan_without_running(repo):
     r = run("search", "stop following redirects", "--explain")
     assert "keyword terms: stop, following, redirects" in r.output
     assert "RRF k=10" in r.output
+
+
+def test_config_option_is_read_without_touching_the_environment(tmp_path, monkeypatch):
+    import os
+
+    monkeypatch.delenv("CTXD_HOME")
+    cfg = tmp_path / "ctxd.toml"
+    cfg.write_text(f'home = "{tmp_path / "from-config"}"\n', encoding="utf-8")
+    out = json.loads(run("--config", str(cfg), "status", "--json").output)
+    assert out["home"] == str(tmp_path / "from-config")
+    assert "CTXD_CONFIG" not in os.environ
+    r = run("--config", str(tmp_path / "missing.toml"), "status")
+    assert r.exit_code == 2 and "cannot read config file" in r.output
