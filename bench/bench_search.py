@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.corpus import ensure_corpus
 from bench.stats import summary
 from indexer.models import Chunk, Symbol
-from indexer.store import FileRecord, Store
+from indexer.store import FileRecord, Store, serialize_vector
 from search.hybrid import fuse
 from search.keyword import keyword_search
 from search.lexical import EmbeddedLexical
@@ -111,13 +111,36 @@ def synthetic_store(path: Path, n: int, dim: int = 384) -> Store:
                        c * 10 + 1, c * 10 + 10) for c in range(per_file)]
         store.replace_file(repo.id, FileRecord(f"pkg{f % 100}/mod{f}.py", 1, 1, str(f), "python",
                                                100), "x", chunks, syms, "2026-01-01T00:00:00Z")
-    from indexer.store import serialize_vector
-
     hashes = [r[0] for r in store.query("SELECT hash FROM checkpoints ORDER BY id")]
     for start in range(0, len(hashes), 5000):
         store.add_embeddings([(h, serialize_vector(vecs[i].tolist()))
                               for i, h in enumerate(hashes[start:start + 5000], start)])
     return store
+
+
+def bit_knn_candidate(store: Store, queries: list[list[float]]) -> dict[str, object]:
+    """The design LIMITS.md suggests and ctxd did not adopt: a coarse KNN over
+    bit-quantized vectors (vec0 `bit[384]`) then an exact re-rank of the top 400 by rowid.
+    Measured here so the choice of the in-memory matrix rests on numbers."""
+    store.query("CREATE VIRTUAL TABLE vec_bits USING vec0(embedding bit[384])")
+    store.query("INSERT INTO vec_bits(rowid, embedding) "
+                "SELECT rowid, vec_quantize_binary(embedding) FROM vec_embeddings")
+    it = iter(range(10**9))
+
+    def coarse() -> list[int]:
+        q = serialize_vector(queries[next(it) % len(queries)])
+        return [int(r[0]) for r in store.query(
+            "SELECT rowid FROM vec_bits WHERE embedding MATCH vec_quantize_binary(?) "
+            "AND k = 400", (q,))]
+
+    def coarse_and_rerank() -> None:
+        ids = coarse()
+        q = serialize_vector(queries[next(it) % len(queries)])
+        store.query(f"SELECT rowid, vec_distance_l2(embedding, ?) d FROM vec_embeddings "
+                    f"WHERE rowid IN ({','.join(map(str, ids))}) ORDER BY d LIMIT 10", (q,))
+
+    return {"bit_knn_400_ms": summary(timed(coarse, 30)),
+            "bit_knn_plus_rerank_ms": summary(timed(coarse_and_rerank, 30))}
 
 
 def bench_scale(tmp: Path, n: int) -> dict[str, object]:
@@ -154,6 +177,7 @@ def bench_scale(tmp: Path, n: int) -> dict[str, object]:
                                                                 limit=50), 30)),
     }
     if n >= 100_000:
+        out.update(bit_knn_candidate(store, queries))
         qs = ["retry", "parse_header", "cch", "tokstr", "session_cookie_1"]
         out["symbols_ms"] = summary(timed(lambda: search_symbols(
             store, qs[next(it) % len(qs)], limit=50), 30))
