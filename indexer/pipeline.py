@@ -149,7 +149,6 @@ class Indexer:
         )
         self.input_limit = limit
         self.embed_commit_every = embed_commit_every
-        self._dry_inputs: dict[str, str] = {}
 
     # -- phase 1 -------------------------------------------------------------------------
 
@@ -211,15 +210,14 @@ class Indexer:
             max_file_size=options.max_file_size,
             dry_run=dry_run,
         )
-        self._dry_inputs = {}
         stop = should_stop or (lambda: False)
-        new_hashes = self._sync_files(
+        new_inputs = self._sync_files(
             root_path, options, repo_id, now, stats, report, dry_run=dry_run,
             wanted=None if only_paths is None else set(only_paths), should_stop=stop,
         )
         if dry_run:
             stats.files_indexed = stats.files_updated + stats.files_unchanged
-            stats.chunks_to_embed, stats.tokens_to_embed = self._dry_run_plan(new_hashes)
+            stats.chunks_to_embed, stats.tokens_to_embed = self._dry_run_plan(new_inputs)
         else:
             if embed and not stats.stopped:
                 self.embed_pending(repo_id, progress=report, stats=stats, should_stop=stop)
@@ -247,26 +245,27 @@ class Indexer:
         dry_run: bool,
         wanted: set[str] | None,
         should_stop: Callable[[], bool],
-    ) -> set[str]:
+    ) -> dict[str, str]:
         """Phase 1: walk, write changed files, remove vanished ones; counts go to `stats`.
 
-        Returns the hashes of the embedding inputs of new or changed checkpoints.
+        Returns, for a dry run, the embedding inputs (by hash) of new or changed
+        checkpoints; a real run writes them to the store instead.
         """
         stored = self.store.stored_files(repo_id) if repo_id >= 0 else {}
         skipped: Counter[str] = Counter()
         seen: set[str] = set()
-        new_hashes: set[str] = set()
+        new_inputs: dict[str, str] = {}
         done = 0
         items = walk(root, options) if wanted is None else candidates_of(root, options, wanted)
         for item in items:
             if should_stop():
                 stats.stopped = True
-                return new_hashes  # removals need a complete walk: left to the next run
+                return new_inputs  # removals need a complete walk: left to the next run
             if isinstance(item, Skipped):
                 self._record_skip(item, skipped, stats)
                 continue
             seen.add(item.path)
-            outcome = self._index_file(item, repo_id, stored, now, dry_run, new_hashes)
+            outcome = self._index_file(item, repo_id, stored, now, dry_run, new_inputs)
             if isinstance(outcome, Skipped):
                 seen.discard(item.path)
                 self._record_skip(outcome, skipped, stats)
@@ -285,7 +284,7 @@ class Indexer:
         elif gone:
             stats.files_removed = self.store.delete_files(repo_id, gone)
         stats.files_skipped = dict(sorted(skipped.items()))
-        return new_hashes
+        return new_inputs
 
     @staticmethod
     def _record_skip(item: Skipped, skipped: Counter[str], stats: IndexStats) -> None:
@@ -301,7 +300,7 @@ class Indexer:
         stored: dict[str, StoredFile],
         now: str,
         dry_run: bool,
-        new_hashes: set[str],
+        new_inputs: dict[str, str],
     ) -> bool | Skipped:
         """Index one file; True if rows were (or would be) written, False if unchanged."""
         old = stored.get(entry.path)
@@ -322,9 +321,7 @@ class Indexer:
             return Skipped(entry.path, SkipReason.UNREADABLE,
                            f"could not be chunked: {type(exc).__name__}: {exc}")
         if dry_run:
-            for _chunk, h, inp in chunks[1]:
-                new_hashes.add(h)
-                self._dry_inputs[h] = inp
+            new_inputs.update((h, inp) for _chunk, h, inp in chunks[1])
             return True
         record = FileRecord(
             path=entry.path,
@@ -370,10 +367,10 @@ class Indexer:
                 out.append((part, content_hash(inp), inp))
         return fc.language, out, fc.symbols
 
-    def _dry_run_plan(self, hashes: set[str]) -> tuple[int, int]:
+    def _dry_run_plan(self, inputs: dict[str, str]) -> tuple[int, int]:
         """(texts, word pieces) a real run would embed: new hashes not already in the index."""
         known = {r[0] for r in self.store.query("SELECT hash FROM embeddings")}
-        todo = [self._dry_inputs[h] for h in hashes if h not in known]
+        todo = [text for h, text in inputs.items() if h not in known]
         return len(todo), (sum(self.embedder.count_tokens(todo)) if todo else 0)
 
     # -- phase 2 -------------------------------------------------------------------------
@@ -388,7 +385,7 @@ class Indexer:
     ) -> int:
         """Embed every checkpoint text without a vector (of one repo, or all); returns the count."""
         report = progress or (lambda _p: None)
-        pending = self.store.pending_chunks(limit=-1, repo_id=repo_id)
+        pending = self.store.pending_chunks(repo_id)
         if not pending:
             return 0
         self.store.ensure_model(self.embedder.name, self.embedder.dimension)

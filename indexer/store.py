@@ -430,14 +430,14 @@ class Store:
 
     # -- embeddings ----------------------------------------------------------------------
 
-    def pending_chunks(self, limit: int, repo_id: int | None = None) -> list[PendingChunk]:
-        """Up to `limit` distinct checkpoint texts that have no embedding yet."""
+    def pending_chunks(self, repo_id: int | None = None) -> list[PendingChunk]:
+        """Every distinct checkpoint text (of one repository, or all) with no embedding yet."""
         where = "AND c.repo_id = ?" if repo_id is not None else ""
-        params: tuple[Any, ...] = (repo_id, limit) if repo_id is not None else (limit,)
+        params: tuple[Any, ...] = (repo_id,) if repo_id is not None else ()
         rows = self.db.execute(
             "SELECT c.hash, c.path, c.symbol, c.text FROM checkpoints c "
             "WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = c.hash) "
-            f"{where} GROUP BY c.hash LIMIT ?",
+            f"{where} GROUP BY c.hash",
             params,
         )
         return [PendingChunk(r[0], r[1], r[2], r[3]) for r in rows]
