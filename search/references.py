@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from indexer.errors import ValidationError
 from indexer.store import Store
 from search.models import LexicalBackend, Reference, References, SymbolItem
+from search.symbols import search_symbols
 from search.zoekt_query import scoped_query
 
 _IDENT = re.compile(r"^[A-Za-z_$][\w$]*$")
@@ -23,19 +24,8 @@ _IDENT = re.compile(r"^[A-Za-z_$][\w$]*$")
 def _definitions_from_store(
     store: Store, name: str, repositories: Sequence[str] | None
 ) -> list[SymbolItem]:
-    sql = (
-        "SELECT s.name, s.kind, r.name, s.path, s.line, s.container, s.language, s.end_line "
-        "FROM symbols s JOIN repos r ON r.id = s.repo_id WHERE s.name = ?"
-    )
-    params: list[object] = [name]
-    if repositories:
-        sql += f" AND r.name IN ({','.join('?' * len(repositories))})"
-        params.extend(repositories)
-    sql += " ORDER BY r.name, s.path, s.line"
-    return [
-        SymbolItem(n, k, repo, p, int(line), c, lang, int(end))
-        for n, k, repo, p, line, c, lang, end in store.query(sql, params)
-    ]
+    """Symbols named exactly `name` (case-sensitive), via the symbol search."""
+    return [s for s in search_symbols(store, name, repositories=repositories) if s.name == name]
 
 
 def _definition_context(store: Store, item: SymbolItem) -> tuple[int, str]:
