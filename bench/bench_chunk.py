@@ -24,11 +24,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.corpus import ensure_corpus
 from bench.stats import percentile
-from indexer.chunker import ChunkOptions, chunk_file
-from indexer.embedder import EmbedOptions, SentenceTransformerEmbedder
-from indexer.pipeline import Indexer
-from indexer.store import Store
-from indexer.walker import WalkOptions
+from ctxd.indexer.chunker import ChunkOptions, chunk_file
+from ctxd.indexer.embedder import EmbedOptions, SentenceTransformerEmbedder
+from ctxd.indexer.pipeline import Indexer
+from ctxd.indexer.store import Store
+from ctxd.indexer.walker import WalkOptions
 
 
 def bench_chunker(root: Path, emb: SentenceTransformerEmbedder) -> dict[str, object]:

@@ -29,10 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.corpus import ensure_corpus, eval_dir
 from bench.stats import percentile
-from indexer.models import Chunk
-from indexer.pipeline import embedding_input
-from server.config import load_settings
-from server.service import Service
+from ctxd.indexer.models import Chunk
+from ctxd.indexer.pipeline import embedding_input
+from ctxd.server.config import load_settings
+from ctxd.server.service import Service
 
 
 def main() -> None:

@@ -31,13 +31,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.corpus import ensure_corpus
 from bench.stats import summary
-from indexer.models import Chunk, Symbol
-from indexer.store import FileRecord, Store, serialize_vector
-from search.hybrid import fuse
-from search.keyword import keyword_search
-from search.lexical import EmbeddedLexical
-from search.semantic import SearchFilters, VectorMatrix, knn, rank_by_vector
-from search.symbols import search_symbols
+from ctxd.indexer.models import Chunk, Symbol
+from ctxd.indexer.store import FileRecord, Store, serialize_vector
+from ctxd.search.hybrid import fuse
+from ctxd.search.keyword import keyword_search
+from ctxd.search.lexical import EmbeddedLexical
+from ctxd.search.semantic import SearchFilters, VectorMatrix, knn, rank_by_vector
+from ctxd.search.symbols import search_symbols
 from tests.conftest import FakeEmbedder
 
 WORDS = ("retry backoff session cookie header parse render template token stream buffer cache "
@@ -56,8 +56,8 @@ def timed(fn, runs: int) -> list[float]:  # type: ignore[no-untyped-def]
 
 
 def bench_lexical(tmp: Path) -> dict[str, object]:
-    from indexer.pipeline import Indexer
-    from indexer.walker import WalkOptions
+    from ctxd.indexer.pipeline import Indexer
+    from ctxd.indexer.walker import WalkOptions
 
     corpus = ensure_corpus()
     store = Store.open(tmp / "lex.db")

@@ -39,9 +39,9 @@ import xxhash
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.stats import percentile
-from server.config import load_settings
-from server.service import Service
-from server.watch import Watcher
+from ctxd.server.config import load_settings
+from ctxd.server.service import Service
+from ctxd.server.watch.watcher import Watcher
 
 CODE = '''"""Module {n}: request handling helpers."""
 

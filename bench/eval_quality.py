@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.corpus import ensure_corpus, eval_dir
 
 HERE = Path(__file__).resolve().parent
-CTXD = [sys.executable, "-m", "server.cli"]
+CTXD = [sys.executable, "-m", "ctxd.server.cli.main"]
 
 
 def ranked_files(results: list[dict[str, object]]) -> list[str]:

@@ -49,11 +49,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from indexer.headings import markdown_sections, rst_sections
-from indexer.languages import Family, detect_language, family
-from indexer.models import Chunk, FileChunks, Symbol
-from indexer.syntax import Definition, iter_definitions, parse_definitions
-from indexer.tokens import TokenCounter
+from ctxd.indexer.headings import markdown_sections, rst_sections
+from ctxd.indexer.languages import Family, detect_language, family
+from ctxd.indexer.models import Chunk, FileChunks, Symbol
+from ctxd.indexer.syntax import Definition, iter_definitions, parse_definitions
+from ctxd.indexer.tokens import TokenCounter
 
 logger = logging.getLogger(__name__)
 

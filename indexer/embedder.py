@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from indexer.errors import ConfigError
-from indexer.tokens import TokenCounter, load_token_counter
+from ctxd.indexer.errors import ConfigError
+from ctxd.indexer.tokens import TokenCounter, load_token_counter
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer

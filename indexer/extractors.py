@@ -27,7 +27,7 @@ from typing import TypeAlias
 
 import tree_sitter
 
-from indexer.languages import SyntaxTable
+from ctxd.indexer.languages import SyntaxTable
 
 __all__ = [
     "Extracted",

@@ -23,11 +23,11 @@ import os
 import stat
 from pathlib import Path
 
-from indexer.ignore import IgnoreCache, IgnoreFile
-from indexer.models import FileEntry, Skipped, SkipReason
-from indexer.pathguard import is_inside
-from indexer.policy import VENV_MARKERS, Verdict, stat_error, venv_verdict
-from indexer.walker import WalkOptions, compile_policy, validate_root
+from ctxd.indexer.ignore import IgnoreCache, IgnoreFile
+from ctxd.indexer.models import FileEntry, Skipped, SkipReason
+from ctxd.indexer.pathguard import is_inside
+from ctxd.indexer.policy import VENV_MARKERS, Verdict, stat_error, venv_verdict
+from ctxd.indexer.walker import WalkOptions, compile_policy, validate_root
 
 __all__ = ["FileFilter"]
 

@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from indexer.syntax import Definition
+from ctxd.indexer.syntax import Definition
 
 __all__ = ["SECTION_SEPARATOR", "markdown_sections", "rst_sections"]
 

@@ -476,7 +476,8 @@ def _from_language_pack(info: LanguageInfo) -> tree_sitter.Language | None:
     try:
         if info.pack_name not in pack.downloaded_languages():
             return None
-        return pack.get_language(info.pack_name)
+        language: tree_sitter.Language = pack.get_language(info.pack_name)
+        return language
     except (pack.Error, OSError, ValueError) as exc:
         logger.debug("language pack grammar %s unavailable: %s", info.pack_name, exc)
         return None

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
-from indexer.errors import IndexLocked
+from ctxd.indexer.errors import IndexLocked
 
 
 class WriteLock:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePosixPath
 
-from indexer.errors import PathOutsideRoot
+from ctxd.indexer.errors import PathOutsideRoot
 
 __all__ = ["ensure_inside", "is_inside", "resolve_inside"]
 

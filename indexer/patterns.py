@@ -33,7 +33,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from indexer.errors import ValidationError
+from ctxd.indexer.errors import ValidationError
 
 __all__ = ["GlobMatcher", "compile_globs", "glob_to_regex"]
 

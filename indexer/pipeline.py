@@ -30,12 +30,12 @@ from pathlib import Path
 
 import xxhash
 
-from indexer.chunker import ChunkOptions, chunk_file, split_chunk
-from indexer.embedder import Embedder
-from indexer.filefilter import FileFilter
-from indexer.models import Chunk, FileEntry, FileFailure, Skipped, SkipReason, Symbol
-from indexer.store import FileRecord, Store, StoredFile, serialize_vector
-from indexer.walker import WalkOptions, read_text, validate_root, validate_walk_options, walk
+from ctxd.indexer.chunker import ChunkOptions, chunk_file, split_chunk
+from ctxd.indexer.embedder import Embedder
+from ctxd.indexer.filefilter import FileFilter
+from ctxd.indexer.models import Chunk, FileEntry, FileFailure, Skipped, SkipReason, Symbol
+from ctxd.indexer.store import FileRecord, Store, StoredFile, serialize_vector
+from ctxd.indexer.walker import WalkOptions, read_text, validate_root, validate_walk_options, walk
 
 log = logging.getLogger(__name__)
 

@@ -24,9 +24,9 @@ import errno
 import os
 from dataclasses import dataclass
 
-from indexer.ignore import IgnoreFile, ignored_by
-from indexer.models import Skipped, SkipReason
-from indexer.patterns import GlobMatcher, compile_globs
+from ctxd.indexer.ignore import IgnoreFile, ignored_by
+from ctxd.indexer.models import Skipped, SkipReason
+from ctxd.indexer.patterns import GlobMatcher, compile_globs
 
 __all__ = [
     "PRUNED_DIR_NAMES",

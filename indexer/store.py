@@ -36,9 +36,9 @@ from typing import Any
 import sqlean as sqlite3
 import sqlite_vec
 
-from indexer.errors import ModelMismatch
-from indexer.models import Chunk, Symbol
-from indexer.schema import MIGRATIONS, chunk_fts_row
+from ctxd.indexer.errors import ModelMismatch
+from ctxd.indexer.models import Chunk, Symbol
+from ctxd.indexer.schema import MIGRATIONS, chunk_fts_row
 
 Row = tuple[Any, ...]
 

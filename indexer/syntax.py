@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 
 import tree_sitter
 
-from indexer.extractors import extractor_for, node_field, python_module_variables
-from indexer.languages import SYNTAX, SyntaxTable, load_grammar
+from ctxd.indexer.extractors import extractor_for, node_field, python_module_variables
+from ctxd.indexer.languages import SYNTAX, SyntaxTable, load_grammar
 
 __all__ = ["MAX_ERROR_FRACTION", "Definition", "iter_definitions", "parse_definitions"]
 

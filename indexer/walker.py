@@ -57,12 +57,12 @@ from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
 
-from indexer.errors import ValidationError
-from indexer.ignore import IgnoreFile, ignore_sources, load_ignore_file
-from indexer.models import FileEntry, Skipped, SkipReason
-from indexer.pathguard import is_inside
-from indexer.patterns import compile_globs
-from indexer.policy import VCS_DIR_NAMES, Policy, stat_error, too_large, venv_verdict
+from ctxd.indexer.errors import ValidationError
+from ctxd.indexer.ignore import IgnoreFile, ignore_sources, load_ignore_file
+from ctxd.indexer.models import FileEntry, Skipped, SkipReason
+from ctxd.indexer.pathguard import is_inside
+from ctxd.indexer.patterns import compile_globs
+from ctxd.indexer.policy import VCS_DIR_NAMES, Policy, stat_error, too_large, venv_verdict
 
 __all__ = [
     "DEFAULT_MAX_FILE_SIZE",

@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from indexer.errors import InvalidCursor
+from ctxd.indexer.errors import InvalidCursor
 
 
 def query_hash(params: Mapping[str, Any]) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from search.models import Hit, LineMatch, MatchSource
+from ctxd.search.models import Hit, LineMatch, MatchSource
 
 
 def _key(h: Hit) -> tuple[str, str, int, int]:

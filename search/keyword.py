@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 
-from indexer.schema import split_identifiers
-from indexer.store import Store
-from search.models import Hit, LineMatch, MatchSource
-from search.semantic import SearchFilters
+from ctxd.indexer.schema import split_identifiers
+from ctxd.indexer.store import Store
+from ctxd.search.models import Hit, LineMatch, MatchSource
+from ctxd.search.semantic import SearchFilters
 
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been

@@ -53,12 +53,12 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from indexer.errors import ValidationError
-from indexer.store import Store
-from search.lexical_eval import Doc, FileEval, Plan, Row, SymbolRow, utf8, walk_nodes
-from search.lexical_explain import explain_query
-from search.lexical_files import search_file_names
-from search.lexical_rank import (
+from ctxd.indexer.errors import ValidationError
+from ctxd.indexer.store import Store
+from ctxd.search.lexical_eval import Doc, FileEval, Plan, Row, SymbolRow, utf8, walk_nodes
+from ctxd.search.lexical_explain import explain_query
+from ctxd.search.lexical_files import search_file_names
+from ctxd.search.lexical_rank import (
     Section,
     Span,
     atom_bonus,
@@ -69,9 +69,9 @@ from search.lexical_rank import (
     path_fragment_score,
     split_on_newlines,
 )
-from search.lexical_sql import CANDIDATES_SQL, CondOp, language_names, render_cond
-from search.models import Block, FileMatch, LexicalResult, LineMatch
-from search.query import And, Lang, Node, Not, Or, RepoSet, ResultType, Type, parse, simplify
+from ctxd.search.lexical_sql import CANDIDATES_SQL, CondOp, language_names, render_cond
+from ctxd.search.models import Block, FileMatch, LexicalResult, LineMatch
+from ctxd.search.query import And, Lang, Node, Not, Or, RepoSet, ResultType, Type, parse, simplify
 
 CONTENT_BATCH = 64
 """Candidate files whose text is read per SQL statement."""

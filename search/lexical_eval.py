@@ -26,10 +26,10 @@ from typing import Any
 
 import re2
 
-from indexer.errors import QueryError
-from indexer.store import Store
-from search.lexical_rank import Span, line_starts
-from search.lexical_sql import (
+from ctxd.indexer.errors import QueryError
+from ctxd.indexer.store import Store
+from ctxd.search.lexical_rank import Span, line_starts
+from ctxd.search.lexical_sql import (
     Cond,
     c_and,
     c_not,
@@ -41,7 +41,7 @@ from search.lexical_sql import (
     render_cond,
     text_cond,
 )
-from search.query import (
+from ctxd.search.query import (
     And,
     Branch,
     Const,
@@ -59,7 +59,7 @@ from search.query import (
     Text,
     Type,
 )
-from search.regex_trigrams import fold_ascii, literal_text
+from ctxd.search.regex_trigrams import fold_ascii, literal_text
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from indexer.store import Store
-from search.lexical_eval import Plan, walk_nodes
-from search.lexical_sql import CANDIDATES_SQL, Cond, CondOp, language_names, render_cond
-from search.query import Field, Lang, Repo, ResultType, Sym, Text, Type, format_node, parse
-from search.regex_trigrams import (
+from ctxd.indexer.store import Store
+from ctxd.search.lexical_eval import Plan, walk_nodes
+from ctxd.search.lexical_sql import CANDIDATES_SQL, Cond, CondOp, language_names, render_cond
+from ctxd.search.query import Field, Lang, Repo, ResultType, Sym, Text, Type, format_node, parse
+from ctxd.search.regex_trigrams import (
     AllOf,
     AnyOf,
     Lit,

@@ -20,13 +20,13 @@ import re
 import time
 from collections.abc import Sequence
 
-from indexer.errors import QueryError
-from indexer.store import Store
-from search.lexical_eval import Row, compile_regex, utf8
-from search.lexical_rank import path_fragment_score
-from search.lexical_sql import CANDIDATES_SQL, Cond, CondOp, c_and, path_cond, render_cond
-from search.models import FileMatch, LexicalResult
-from search.regex_trigrams import check_pattern, has_uppercase, quote_meta
+from ctxd.indexer.errors import QueryError
+from ctxd.indexer.store import Store
+from ctxd.search.lexical_eval import Row, compile_regex, utf8
+from ctxd.search.lexical_rank import path_fragment_score
+from ctxd.search.lexical_sql import CANDIDATES_SQL, Cond, CondOp, c_and, path_cond, render_cond
+from ctxd.search.models import FileMatch, LexicalResult
+from ctxd.search.regex_trigrams import check_pattern, has_uppercase, quote_meta
 
 
 def search_file_names(

@@ -32,9 +32,9 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
-from indexer.languages import normalize_language
-from search.query import Branch, Const, Field, Lang, Meta, Node, RepoFlag, Text
-from search.regex_trigrams import (
+from ctxd.indexer.languages import normalize_language
+from ctxd.search.query import Branch, Const, Field, Lang, Meta, Node, RepoFlag, Text
+from ctxd.search.regex_trigrams import (
     MATCH_ALL,
     AllOf,
     Lit,

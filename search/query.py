@@ -44,8 +44,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from indexer.errors import QueryError
-from search.regex_trigrams import check_pattern, has_uppercase
+from ctxd.indexer.errors import QueryError
+from ctxd.search.regex_trigrams import check_pattern, has_uppercase
 
 
 class Field(StrEnum):

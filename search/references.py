@@ -12,11 +12,11 @@ import re
 import time
 from collections.abc import Sequence
 
-from indexer.errors import ValidationError
-from indexer.store import Store
-from search.models import LexicalBackend, Reference, References, SymbolItem
-from search.symbols import search_symbols
-from search.zoekt_query import scoped_query
+from ctxd.indexer.errors import ValidationError
+from ctxd.indexer.store import Store
+from ctxd.search.models import LexicalBackend, Reference, References, SymbolItem
+from ctxd.search.symbols import search_symbols
+from ctxd.search.zoekt_query import scoped_query
 
 _IDENT = re.compile(r"^[A-Za-z_$][\w$]*$")
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from indexer.embedder import Embedder
-from indexer.patterns import compile_globs
-from indexer.store import Store, serialize_vector
-from search.models import Hit, MatchSource
+from ctxd.indexer.embedder import Embedder
+from ctxd.indexer.patterns import compile_globs
+from ctxd.indexer.store import Store, serialize_vector
+from ctxd.search.models import Hit, MatchSource
 
 
 @dataclass(frozen=True, slots=True)

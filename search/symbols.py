@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from indexer.store import Store
-from search.models import SymbolItem
+from ctxd.indexer.store import Store
+from ctxd.search.models import SymbolItem
 
 TIER_NAMES = ("exact", "prefix", "substring", "fuzzy")
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from indexer.errors import (
+from ctxd.indexer.errors import (
     BackendTimeout,
     BackendUnavailable,
     FileNotFound,
@@ -38,8 +38,8 @@ from indexer.errors import (
     QueryError,
     ValidationError,
 )
-from search.models import LexicalResult, SymbolItem
-from search.zoekt_decode import (
+from ctxd.search.models import LexicalResult, SymbolItem
+from ctxd.search.zoekt_decode import (
     ZoektRepo,
     as_int,
     decode_b64,
@@ -49,7 +49,7 @@ from search.zoekt_decode import (
     parse_symbols,
     pick_document,
 )
-from search.zoekt_query import exact_file_query, normalize_query, query_error_hint
+from ctxd.search.zoekt_query import exact_file_query, normalize_query, query_error_hint
 
 __all__ = ["ZoektClient"]
 

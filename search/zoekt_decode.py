@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from search.models import Block, FileMatch, LexicalResult, LineMatch, SymbolItem
+from ctxd.search.models import Block, FileMatch, LexicalResult, LineMatch, SymbolItem
 
 __all__ = [
     "ZoektRepo",

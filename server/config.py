@@ -31,11 +31,11 @@ from typing import Any
 
 import platformdirs
 
-from indexer.chunker import ChunkOptions
-from indexer.embedder import EmbedOptions
-from indexer.errors import ConfigError, ValidationError
-from indexer.walker import MAX_FILE_SIZE_LIMIT, WalkOptions, validate_walk_options
-from search.models import SearchOptions
+from ctxd.indexer.chunker import ChunkOptions
+from ctxd.indexer.embedder import EmbedOptions
+from ctxd.indexer.errors import ConfigError, ValidationError
+from ctxd.indexer.walker import MAX_FILE_SIZE_LIMIT, WalkOptions, validate_walk_options
+from ctxd.search.models import SearchOptions
 
 TRANSPORTS = ("stdio", "http")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")

@@ -34,11 +34,11 @@ from enum import StrEnum
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from indexer.errors import CtxdError, JobNotFound, PathOutsideRoot
-from indexer.pathguard import is_inside
-from indexer.pipeline import IndexStats, Progress, now_rfc3339
-from indexer.walker import validate_root, validate_walk_options
-from server.service import Service
+from ctxd.indexer.errors import CtxdError, JobNotFound, PathOutsideRoot
+from ctxd.indexer.pathguard import is_inside
+from ctxd.indexer.pipeline import IndexStats, Progress, now_rfc3339
+from ctxd.indexer.walker import validate_root, validate_walk_options
+from ctxd.server.service import Service
 
 log = logging.getLogger(__name__)
 

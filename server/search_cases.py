@@ -14,16 +14,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from indexer.embedder import Embedder
-from indexer.errors import FileNotFound, IndexNotFound, QueryError, ValidationError
-from indexer.languages import detect_language
-from indexer.pathguard import resolve_inside
-from indexer.store import Store
-from search.cursor import decode_cursor, encode_cursor
-from search.hybrid import fuse
-from search.keyword import informative_terms, keyword_search, keyword_terms, match_expression
-from search.lexical import EmbeddedLexical
-from search.models import (
+from ctxd.indexer.embedder import Embedder
+from ctxd.indexer.errors import FileNotFound, IndexNotFound, QueryError, ValidationError
+from ctxd.indexer.languages import detect_language
+from ctxd.indexer.pathguard import resolve_inside
+from ctxd.indexer.store import Store
+from ctxd.search.cursor import decode_cursor, encode_cursor
+from ctxd.search.hybrid import fuse
+from ctxd.search.keyword import informative_terms, keyword_search, keyword_terms, match_expression
+from ctxd.search.lexical import EmbeddedLexical
+from ctxd.search.models import (
     FileContent,
     FileMatch,
     Hit,
@@ -34,12 +34,12 @@ from search.models import (
     SymbolItem,
     SymbolPage,
 )
-from search.references import find_references
-from search.semantic import SearchFilters, VectorMatrix, semantic_search
-from search.symbols import merge_symbols, normalize_kind, search_symbols
-from search.zoekt import ZoektClient
-from search.zoekt_query import escape_regex, scoped_query
-from server.config import Settings
+from ctxd.search.references import find_references
+from ctxd.search.semantic import SearchFilters, VectorMatrix, semantic_search
+from ctxd.search.symbols import merge_symbols, normalize_kind, search_symbols
+from ctxd.search.zoekt import ZoektClient
+from ctxd.search.zoekt_query import escape_regex, scoped_query
+from ctxd.server.config import Settings
 
 MODES = ("hybrid", "semantic", "keyword", "lexical")
 """hybrid: semantic + keyword (+ Zoekt) fused; semantic: vectors only; keyword: BM25 over

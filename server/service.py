@@ -24,16 +24,15 @@ from typing import Any
 
 import numpy as np
 
-from indexer.embedder import Embedder, SentenceTransformerEmbedder, Vectors
-from indexer.errors import IndexNotFound, QueryError
-from indexer.lock import WriteLock
-from indexer.pipeline import Indexer, IndexStats, ProgressFn
-from indexer.store import Store
-from search.semantic import VectorMatrix
-from server.config import Settings
-from server.search_cases import SearchCases
-from server.watch import Watcher
-from server.watch_status import watch_health
+from ctxd.indexer.embedder import Embedder, SentenceTransformerEmbedder, Vectors
+from ctxd.indexer.errors import IndexNotFound, QueryError
+from ctxd.indexer.lock import WriteLock
+from ctxd.indexer.pipeline import Indexer, IndexStats, ProgressFn
+from ctxd.indexer.store import Store
+from ctxd.search.semantic import VectorMatrix
+from ctxd.server.config import Settings
+from ctxd.server.search_cases import SearchCases
+from ctxd.server.watch_state import HealthSource, watch_health
 
 log = logging.getLogger(__name__)
 
@@ -89,8 +88,9 @@ class Service(SearchCases):
         """
         self.settings = settings
         self.matrix = VectorMatrix() if long_lived else None
-        self.watcher: Watcher | None = None
-        """The file watcher of this process (`ctxd serve --watch`), for status and health."""
+        self.watcher: HealthSource | None = None
+        """The file watcher of this process (`ctxd serve --watch`), for status and health:
+        handed in by the edge that starts it; the service never imports the watcher."""
         self._embedder = LockedEmbedder(embedder) if embedder is not None else None
         self._local = threading.local()
         self._stores: list[Store] = []

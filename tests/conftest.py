@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import xxhash
 
-from indexer.embedder import EmbedOptions, SentenceTransformerEmbedder
+from ctxd.indexer.embedder import EmbedOptions, SentenceTransformerEmbedder
 
 CONTRACT_ENV = (
     "CTXD_HOME", "CTXD_CONFIG", "CTXD_MODEL", "CTXD_DEVICE", "CTXD_TOKEN", "ZOEKT_URL",

@@ -1,43 +1,141 @@
-"""Imports point one way: server -> search -> indexer (STYLE.md 1.1), and only
-indexer/store.py opens SQLite."""
+"""Imports point one way (STYLE.md 1.1, DESIGN.md): server -> search -> indexer; inside
+server/, the edges (cli, mcp, daemon) and the watcher use the service layer, never the
+other way round; no import circles between modules; only indexer/store.py opens SQLite;
+the installed distribution has one top-level import name, `ctxd`."""
 
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("indexer", "search", "server")
 FORBIDDEN = {"indexer": {"search", "server"}, "search": {"server"}, "server": set()}
+EDGES = ("cli", "mcp", "daemon", "watch")
+"""server/ subpackages that may use the service layer but that it must not import."""
+CORE = ("server/service.py", "server/search_cases.py", "server/config.py", "server/jobs.py",
+        "server/watch_state.py")
 
 
-def imported_packages(path: Path) -> set[str]:
+def module_name(path: Path) -> str:
+    """`server/watch/batch.py` -> `ctxd.server.watch.batch` (the installed name)."""
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(["ctxd", *parts])
+
+
+def source_files() -> list[Path]:
+    return sorted(p for package in PACKAGES for p in (ROOT / package).rglob("*.py"))
+
+
+def imported_modules(path: Path, *, type_checking: bool = True) -> set[str]:
+    """Absolute module names imported by `path` (`from ctxd.x import y` gives `ctxd.x` and
+    `ctxd.x.y`; the caller keeps those that exist). Imports under `if TYPE_CHECKING:` are
+    left out when `type_checking` is False."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip: set[int] = set()
+    if not type_checking:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                skip.update(id(n) for n in ast.walk(node))
     out: set[str] = set()
     for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.Import):
-            out.update(alias.name.split(".")[0] for alias in node.names)
+            out.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            out.add(node.module.split(".")[0])
+            out.add(node.module)
+            out.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return out
+
+
+def top_level(path: Path) -> set[str]:
+    """First-layer package names (`indexer`, `search`, `server`, `sqlean`, ...)."""
+    out = set()
+    for name in imported_modules(path):
+        parts = name.split(".")
+        out.add(parts[1] if parts[0] == "ctxd" and len(parts) > 1 else parts[0])
     return out
 
 
 @pytest.mark.parametrize("package", sorted(FORBIDDEN))
 def test_imports_point_one_way(package):
     offenders = {
-        str(p.relative_to(ROOT)): sorted(imported_packages(p) & FORBIDDEN[package])
-        for p in (ROOT / package).glob("*.py")
+        str(p.relative_to(ROOT)): sorted(top_level(p) & FORBIDDEN[package])
+        for p in (ROOT / package).rglob("*.py")
     }
     assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_no_module_imports_the_old_top_level_names():
+    offenders = sorted(
+        str(p.relative_to(ROOT))
+        for p in source_files()
+        if {n.split(".")[0] for n in imported_modules(p)} & set(PACKAGES)
+    )
+    assert offenders == []
+
+
+@pytest.mark.parametrize("core", CORE)
+def test_service_layer_never_imports_the_edges_or_the_watcher(core):
+    edges = {f"ctxd.server.{e}" for e in EDGES}
+    bad = sorted(n for n in imported_modules(ROOT / core) if ".".join(n.split(".")[:3]) in edges)
+    assert bad == []
+
+
+def test_no_import_cycles_between_modules():
+    """Run-time imports (not `if TYPE_CHECKING:`) form no circle."""
+    files = {module_name(p): p for p in source_files()}
+    graph = {
+        name: {m for m in imported_modules(p, type_checking=False) if m in files and m != name}
+        for name, p in files.items()
+    }
+    # A package's __init__ being imported by its own modules is not a circle of concern.
+    cycles = []
+    state: dict[str, int] = {}
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycles.append([*stack[stack.index(nxt):], nxt] if nxt in stack else [node, nxt])
+            elif nxt not in state:
+                visit(nxt, [*stack, nxt])
+        state[node] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert cycles == []
 
 
 def test_only_the_store_and_schema_talk_to_sqlite():
     users = sorted(
         str(p.relative_to(ROOT))
-        for package in FORBIDDEN
-        for p in (ROOT / package).glob("*.py")
-        if {"sqlean", "sqlite3", "apsw"} & imported_packages(p)
+        for p in source_files()
+        if {"sqlean", "sqlite3", "apsw"} & top_level(p)
     )
     # schema.py only runs migrations on the connection store.py opened and hands it.
     assert users == ["indexer/schema.py", "indexer/store.py"]
+
+
+def test_ctxd_is_the_only_top_level_import_name():
+    """The wheel maps every folder under `ctxd.` (package-dir), so installing ctxd cannot
+    clash with another distribution's `server`, `search` or `indexer`."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    setuptools = config["tool"]["setuptools"]
+    packages = setuptools["packages"]
+    assert {p.split(".")[0] for p in packages} == {"ctxd"}
+    mapped = setuptools["package-dir"]
+    assert mapped == {f"ctxd.{p}": p for p in PACKAGES}
+    # every folder with an __init__.py under the mapped ones is listed, so none is left out
+    found = {module_name(p.parent) for p in source_files() if p.name == "__init__.py"}
+    assert found == set(packages)
+    script = config["project"]["scripts"]["ctxd"]
+    assert script.startswith("ctxd.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from indexer.languages import (
+from ctxd.indexer.languages import (
     LANGUAGES,
     SYNTAX,
     Family,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from indexer.errors import ValidationError
-from indexer.patterns import compile_globs
+from ctxd.indexer.errors import ValidationError
+from ctxd.indexer.patterns import compile_globs
 
 
 @pytest.mark.parametrize(

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from indexer.errors import ModelMismatch, ValidationError
-from indexer.pipeline import Indexer
-from indexer.store import Store
-from indexer.walker import WalkOptions
+from ctxd.indexer.errors import ModelMismatch, ValidationError
+from ctxd.indexer.pipeline import Indexer
+from ctxd.indexer.store import Store
+from ctxd.indexer.walker import WalkOptions
 from tests.conftest import FakeEmbedder
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -230,9 +230,9 @@ CRASH_SCRIPT = textwrap.dedent(
     from pathlib import Path
     sys.path.insert(0, {root!r})
     from tests.conftest import FakeEmbedder
-    from indexer.pipeline import Indexer
-    from indexer.store import Store
-    from indexer.walker import WalkOptions
+    from ctxd.indexer.pipeline import Indexer
+    from ctxd.indexer.store import Store
+    from ctxd.indexer.walker import WalkOptions
 
     phase = sys.argv[3]
 

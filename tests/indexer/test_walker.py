@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from indexer.errors import PathOutsideRoot, ValidationError
-from indexer.filefilter import FileFilter
-from indexer.models import FileEntry, Skipped, SkipReason
-from indexer.pathguard import ensure_inside, resolve_inside
-from indexer.walker import (
+from ctxd.indexer.errors import PathOutsideRoot, ValidationError
+from ctxd.indexer.filefilter import FileFilter
+from ctxd.indexer.models import FileEntry, Skipped, SkipReason
+from ctxd.indexer.pathguard import ensure_inside, resolve_inside
+from ctxd.indexer.walker import (
     MAX_FILE_SIZE_LIMIT,
     WalkOptions,
     read_text,

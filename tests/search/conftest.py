@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from indexer.languages import detect_language
-from indexer.models import Chunk, Symbol
-from indexer.store import FileRecord, Store
+from ctxd.indexer.languages import detect_language
+from ctxd.indexer.models import Chunk, Symbol
+from ctxd.indexer.store import FileRecord, Store
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "zoekt-fixtures"
 if not FIXTURES.is_dir():  # checkouts that keep `shared/` inside the repository

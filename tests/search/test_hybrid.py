@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from indexer.errors import InvalidCursor
-from search.cursor import decode_cursor, encode_cursor
-from search.hybrid import fuse, merge_overlaps
-from search.keyword import keyword_terms, match_expression
-from search.models import Hit, MatchSource
+from ctxd.indexer.errors import InvalidCursor
+from ctxd.search.cursor import decode_cursor, encode_cursor
+from ctxd.search.hybrid import fuse, merge_overlaps
+from ctxd.search.keyword import keyword_terms, match_expression
+from ctxd.search.models import Hit, MatchSource
 
 SEM, LEX = MatchSource.SEMANTIC, MatchSource.LEXICAL
 
@@ -60,7 +60,7 @@ def test_cursor_round_trip_and_mismatch():
 
 
 def test_keyword_line_matches_find_word_forms_with_columns():
-    from search.keyword import line_matches, term_pattern
+    from ctxd.search.keyword import line_matches, term_pattern
 
     words = term_pattern(["redirect", "session"])
     got = line_matches("def resolve_redirects(self):\n    pass\n    Session.redirects", 10, words)
@@ -68,7 +68,7 @@ def test_keyword_line_matches_find_word_forms_with_columns():
 
 
 def test_fusion_keeps_the_lexical_legs_line_matches():
-    from search.models import LineMatch
+    from ctxd.search.models import LineMatch
 
     m = LineMatch(3, "retry()", ((1, 6),))
     sem = [hit("a.py", 1, 10, SEM)]
@@ -78,9 +78,9 @@ def test_fusion_keeps_the_lexical_legs_line_matches():
 
 
 def test_terms_in_most_documents_are_dropped_only_in_large_indexes(isolated_env, monkeypatch):
-    from indexer.models import Chunk
-    from indexer.store import FileRecord, Store
-    from search import keyword
+    from ctxd.indexer.models import Chunk
+    from ctxd.indexer.store import FileRecord, Store
+    from ctxd.search import keyword
 
     store = Store.open(isolated_env / "index.db")
     repo = store.upsert_repo("/r", {}, "2026-01-01T00:00:00Z")

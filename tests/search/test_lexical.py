@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from indexer.errors import QueryError, ValidationError
-from indexer.models import Symbol
-from search.lexical import EmbeddedLexical
-from search.lexical_files import file_pattern_regex, glob_to_regex
-from search.lexical_rank import merge_windows
-from search.lexical_sql import (
+from ctxd.indexer.errors import QueryError, ValidationError
+from ctxd.indexer.models import Symbol
+from ctxd.search.lexical import EmbeddedLexical
+from ctxd.search.lexical_files import file_pattern_regex, glob_to_regex
+from ctxd.search.lexical_rank import merge_windows
+from ctxd.search.lexical_sql import (
     Cond,
     c_and,
     c_not,
@@ -19,7 +19,7 @@ from search.lexical_sql import (
     path_cond,
     render_cond,
 )
-from search.models import Block, LexicalResult
+from ctxd.search.models import Block, LexicalResult
 from tests.search.conftest import IndexBuilder
 
 APP = """\

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from indexer.errors import QueryError
-from search.query import (
+from ctxd.indexer.errors import QueryError
+from ctxd.search.query import (
     And,
     Branch,
     Const,
@@ -24,7 +24,7 @@ from search.query import (
     format_node,
     parse,
 )
-from search.regex_trigrams import (
+from ctxd.search.regex_trigrams import (
     MATCH_ALL,
     AllOf,
     AnyOf,
@@ -337,8 +337,8 @@ def test_absurdly_nested_query_is_a_query_error_not_a_crash() -> None:
 
 
 def test_scoped_query_keeps_a_top_level_or_inside_the_scope():
-    from search.query import format_node
-    from search.zoekt_query import scoped_query
+    from ctxd.search.query import format_node
+    from ctxd.search.zoekt_query import scoped_query
 
     q = scoped_query("login or logout", ["shop"], "python")
     assert q == '(login or logout) (repo:"^shop$") lang:"python"'

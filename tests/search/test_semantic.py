@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from indexer.pipeline import Indexer
-from indexer.store import Store
-from indexer.walker import WalkOptions
-from search.semantic import SearchFilters, VectorMatrix, semantic_search
+from ctxd.indexer.pipeline import Indexer
+from ctxd.indexer.store import Store
+from ctxd.indexer.walker import WalkOptions
+from ctxd.search.semantic import SearchFilters, VectorMatrix, semantic_search
 
 
 @pytest.fixture

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from indexer.models import Symbol
-from indexer.store import FileRecord, Store
-from search.symbols import fuzzy_score, rank_symbol, search_symbols, word_starts
+from ctxd.indexer.models import Symbol
+from ctxd.indexer.store import FileRecord, Store
+from ctxd.search.symbols import fuzzy_score, rank_symbol, search_symbols, word_starts
 
 
 def test_tiers_exact_prefix_substring_fuzzy():

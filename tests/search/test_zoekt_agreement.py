@@ -29,10 +29,10 @@ from typing import Any
 
 import pytest
 
-from indexer.errors import QueryError
-from indexer.store import Store
-from search.lexical import EmbeddedLexical
-from search.query import parse
+from ctxd.indexer.errors import QueryError
+from ctxd.indexer.store import Store
+from ctxd.search.lexical import EmbeddedLexical
+from ctxd.search.query import parse
 from tests.search.conftest import FIXTURES
 
 RESPONSES = FIXTURES / "responses"

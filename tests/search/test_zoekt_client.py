@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from indexer.errors import (
+from ctxd.indexer.errors import (
     BackendTimeout,
     BackendUnavailable,
     FileNotFound,
@@ -39,10 +39,10 @@ from indexer.errors import (
     QueryError,
     ValidationError,
 )
-from search.models import Block, LexicalBackend, LexicalResult, LineMatch, SymbolItem
-from search.zoekt import ZoektClient
-from search.zoekt_decode import ZoektRepo, parse_repo_list, parse_search_result, pick_document
-from search.zoekt_query import (
+from ctxd.search.models import Block, LexicalBackend, LexicalResult, LineMatch, SymbolItem
+from ctxd.search.zoekt import ZoektClient
+from ctxd.search.zoekt_decode import ZoektRepo, parse_repo_list, parse_search_result, pick_document
+from ctxd.search.zoekt_query import (
     escape_regex,
     exact_file_query,
     literal_content_query,

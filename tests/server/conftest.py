@@ -17,10 +17,10 @@ from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 
-from server.config import Settings, load_settings
-from server.jobs import JobManager
-from server.mcp_server import build_server
-from server.service import Service
+from ctxd.server.config import Settings, load_settings
+from ctxd.server.jobs import JobManager
+from ctxd.server.mcp.tools import build_server
+from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder, RepoBuilder
 
 T = TypeVar("T")

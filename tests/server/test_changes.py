@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from indexer.walker import WalkOptions
-from server.changes import (
+from ctxd.indexer.walker import WalkOptions
+from ctxd.server.watch.changes import (
     FULL,
     ChangeAccumulator,
     ChangeSet,

@@ -10,7 +10,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from server.cli import main
+from ctxd.server.cli.main import main
 from tests.server.conftest import RETRY
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -141,8 +141,8 @@ def test_search_on_an_empty_index_exits_1():
 
 
 def test_model_mismatch_on_search_is_a_clear_error(project, tmp_path):
-    from indexer.store import Store
-    from server.config import load_settings
+    from ctxd.indexer.store import Store
+    from ctxd.server.config import load_settings
 
     s = load_settings()
     with Store.open(s.db_path) as store:

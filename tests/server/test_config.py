@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from indexer.errors import ConfigError
-from server.config import all_keys, load_settings
+from ctxd.indexer.errors import ConfigError
+from ctxd.server.config import all_keys, load_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 

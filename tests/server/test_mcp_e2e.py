@@ -27,7 +27,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from server.serve import serve
+from ctxd.server.mcp.serve import serve
 from tests.conftest import RepoBuilder
 from tests.server.conftest import TOOLS_EXPECTED, text, write_sample
 
@@ -37,13 +37,8 @@ pytestmark = pytest.mark.model
 
 
 def serve_command() -> list[str]:
-    """`ctxd serve` when the console script has it, else `python -m server.serve`."""
-    from server import cli
-
-    ctxd = Path(sys.executable).parent / "ctxd"
-    if ctxd.exists() and "serve" in cli.main.commands:
-        return [str(ctxd), "serve"]
-    return [sys.executable, "-m", "server.serve"]
+    """`ctxd serve`, run by the console script the install put beside this Python."""
+    return [str(Path(sys.executable).parent / "ctxd"), "serve"]
 
 
 def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from mcp_types import CallToolResult, ListRootsResult, Root
 
-from search.cursor import with_offset as rebase_cursor
-from server import markdown as md
-from server.mcp_server import package_version
+from ctxd.search.cursor import with_offset as rebase_cursor
+from ctxd.server.mcp import markdown as md
+from ctxd.server.mcp.tools import package_version
 from tests.conftest import RepoBuilder
 from tests.search.zoekt_fixture_server import closed_port
 from tests.server.conftest import TOOLS_EXPECTED, Env, run_client, text
@@ -596,7 +596,7 @@ def test_symbol_pages_cut_by_the_budget_continue_with_start_index(
 
 
 def test_rebase_cursor_keeps_the_query_hash():
-    from search.cursor import decode_cursor, encode_cursor
+    from ctxd.search.cursor import decode_cursor, encode_cursor
 
     params = {"query": "q", "mode": "hybrid"}
     moved = rebase_cursor(encode_cursor(params, 10, 10), 13)

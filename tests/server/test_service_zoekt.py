@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from server.config import load_settings
-from server.service import Service
+from ctxd.server.config import load_settings
+from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder
 from tests.search.test_zoekt_client import ALIASES, FIXTURES, REPOS
 from tests.search.zoekt_fixture_server import FixtureServer, load_exchanges

@@ -25,12 +25,12 @@ import pytest
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.inotify import InotifyObserver
 
-from indexer.lock import WriteLock
-from server.config import WatchOptions, load_settings
-from server.service import Service
-from server.watch import Role, Watcher, start_watching
-from server.watch_cli import run_watch
-from server.watch_status import read_watch_status, watch_health
+from ctxd.indexer.lock import WriteLock
+from ctxd.server.cli.watch_cmd import run_watch
+from ctxd.server.config import WatchOptions, load_settings
+from ctxd.server.service import Service
+from ctxd.server.watch.status import read_watch_status, watch_health
+from ctxd.server.watch.watcher import Role, Watcher, start_watching
 from tests.conftest import FakeEmbedder, RepoBuilder
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -258,7 +258,7 @@ def test_binary_file_is_not_re_read_on_every_rescan(service, repo, watched):
 
 
 def test_second_writer_makes_the_watcher_wait_with_a_message(service, repo, watched, caplog):
-    caplog.set_level(logging.WARNING, logger="server.watch")
+    caplog.set_level(logging.WARNING, logger="ctxd.server.watch.watcher")
     lock = WriteLock(service.settings.db_path)
     lock.acquire(wait=0)
     try:
@@ -278,7 +278,7 @@ def test_second_writer_makes_the_watcher_wait_with_a_message(service, repo, watc
 
 
 def test_second_watcher_stands_by_and_takes_over(home, repo, caplog):
-    caplog.set_level(logging.WARNING, logger="server.watch")
+    caplog.set_level(logging.WARNING, logger="ctxd.server.watch.watcher")
     seed(repo)
     first_service, second_service = make_service(home), make_service(home)
     first_service.index(repo.root)
@@ -308,7 +308,7 @@ class _NoWatchesObserver(InotifyObserver):
 
 
 def test_falls_back_to_polling_when_watches_cannot_be_added(service, repo, caplog):
-    caplog.set_level(logging.WARNING, logger="server.watch")
+    caplog.set_level(logging.WARNING, logger="ctxd.server.watch.watcher")
     seed(repo)
     service.index(repo.root)
     watcher = start(service, observer_factory=_NoWatchesObserver)
@@ -490,9 +490,9 @@ CHILD = """
 import sys, threading
 sys.path.insert(0, {root!r})
 from tests.conftest import FakeEmbedder
-from server.config import WatchOptions, load_settings
-from server.service import Service
-from server.watch import Watcher
+from ctxd.server.config import WatchOptions, load_settings
+from ctxd.server.service import Service
+from ctxd.server.watch.watcher import Watcher
 
 class StuckEmbedder(FakeEmbedder):
     def embed(self, texts):
@@ -622,7 +622,7 @@ def test_ctxd_watch_command_prints_updates_and_exits_cleanly_on_sigterm(repo, ho
     seed(repo)
     code = (
         f"import sys; sys.path.insert(0, {str(ROOT)!r});"
-        "from server.watch_cli import watch;"
+        "from ctxd.server.cli.watch_cmd import watch;"
         f"watch.main(args=[{str(repo.root)!r}, '--debounce-ms', '50', '--json'],"
         f" obj={{'home': {str(home)!r}}}, prog_name='ctxd watch')"
     )

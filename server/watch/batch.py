@@ -34,19 +34,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from indexer.errors import CtxdError, IndexLocked, ValidationError
-from indexer.models import FileEntry
-from indexer.pipeline import IndexStats
-from indexer.store import Store
-from indexer.walker import walk
-from server.changes import FULL, ChangeSet, Diff, Stat, candidates, diff, under_any
-from server.watch_repos import Job, RepoState, WatchedRepos
-from server.watch_status import now_rfc3339
+from ctxd.indexer.errors import CtxdError, IndexLocked, ValidationError
+from ctxd.indexer.models import FileEntry
+from ctxd.indexer.pipeline import IndexStats
+from ctxd.indexer.store import Store
+from ctxd.indexer.walker import walk
+from ctxd.server.watch.changes import FULL, ChangeSet, Diff, Stat, candidates, diff, under_any
+from ctxd.server.watch.repos import Job, RepoState, WatchedRepos
+from ctxd.server.watch.status import now_rfc3339
 
 if TYPE_CHECKING:
-    from server.service import Service
+    from ctxd.server.service import Service
 
-log = logging.getLogger("server.watch")  # one logger for the whole watcher
+log = logging.getLogger("ctxd.server.watch")  # one logger for the whole watcher
 
 _LOCK_RETRY_SECONDS = 1.0
 _IN_QUERY_CHUNK = 500

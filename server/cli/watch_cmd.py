@@ -27,13 +27,13 @@ from typing import Any
 
 import click
 
-from indexer.walker import validate_root
-from server import render
-from server.config import settings_from_cli
-from server.service import Service
-from server.watch import Role, Watcher
-from server.watch_batch import BatchResult
-from server.watch_status import describe
+from ctxd.indexer.walker import validate_root
+from ctxd.server.cli import render
+from ctxd.server.config import settings_from_cli
+from ctxd.server.service import Service
+from ctxd.server.watch.batch import BatchResult
+from ctxd.server.watch.status import describe
+from ctxd.server.watch.watcher import Role, Watcher
 
 READY_TIMEOUT_S = 60.0
 

@@ -42,24 +42,30 @@ from typing import TYPE_CHECKING, Any
 from watchdog.events import FileSystemEvent
 from watchdog.observers.api import BaseObserver, ObservedWatch
 
-from indexer.errors import ValidationError
-from indexer.filefilter import FileFilter
-from indexer.walker import WalkOptions
-from server.changes import ChangeAccumulator, ChangeSet, Stat, relative_path, walk_options_for
-from server.config import WatchOptions
-from server.watch_events import (
+from ctxd.indexer.errors import ValidationError
+from ctxd.indexer.filefilter import FileFilter
+from ctxd.indexer.walker import WalkOptions
+from ctxd.server.config import WatchOptions
+from ctxd.server.watch.changes import (
+    ChangeAccumulator,
+    ChangeSet,
+    Stat,
+    relative_path,
+    walk_options_for,
+)
+from ctxd.server.watch.events import (
     EVENT_TYPES,
     EventForwarder,
     count_dirs,
     fs_event,
     inotify_headroom,
 )
-from server.watch_status import RepoWatchHealth
+from ctxd.server.watch.status import RepoWatchHealth
 
 if TYPE_CHECKING:
-    from server.service import Service
+    from ctxd.server.service import Service
 
-log = logging.getLogger("server.watch")  # one logger for the whole watcher
+log = logging.getLogger("ctxd.server.watch")  # one logger for the whole watcher
 
 
 class WatchMode(StrEnum):

@@ -29,9 +29,9 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
-from indexer.ignore import GIT_INFO_EXCLUDE, IGNORE_FILE_NAMES
-from indexer.policy import PRUNED_DIR_NAMES, VCS_DIR_NAMES, VENV_MARKERS
-from indexer.walker import WalkOptions
+from ctxd.indexer.ignore import GIT_INFO_EXCLUDE, IGNORE_FILE_NAMES
+from ctxd.indexer.policy import PRUNED_DIR_NAMES, VCS_DIR_NAMES, VENV_MARKERS
+from ctxd.indexer.walker import WalkOptions
 
 """The one path inside a VCS folder that changes the policy (a root-level ignore file)."""
 

@@ -18,10 +18,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from indexer.errors import CtxdError
-from indexer.pipeline import IndexStats
-from server.budget import MIN_BUDGET, assemble, clip, fit, freshness_line, truncated_note
-from server.mcp_schemas import (
+from ctxd.indexer.errors import CtxdError
+from ctxd.indexer.pipeline import IndexStats
+from ctxd.server.mcp.budget import MIN_BUDGET, assemble, clip, fit, freshness_line, truncated_note
+from ctxd.server.mcp.schemas import (
     BranchOut,
     ErrorOut,
     FailureOut,

@@ -17,13 +17,13 @@ from typing import Any, TextIO, TypeVar
 
 import click
 
-from indexer.errors import CtxdError, ValidationError
-from server import render
-from server.config import settings_from_cli
-from server.search_cases import MODES
-from server.serve import serve
-from server.service import Service
-from server.watch_cli import watch
+from ctxd.indexer.errors import CtxdError, ValidationError
+from ctxd.server.cli import render
+from ctxd.server.cli.watch_cmd import watch
+from ctxd.server.config import settings_from_cli
+from ctxd.server.mcp.serve import serve
+from ctxd.server.search_cases import MODES
+from ctxd.server.service import Service
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("ctxd")

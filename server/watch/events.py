@@ -43,7 +43,7 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 
-from server.changes import EventKind, FsEvent, relative_path, under_any
+from ctxd.server.watch.changes import EventKind, FsEvent, relative_path, under_any
 
 EVENT_TYPES: list[type[FileSystemEvent]] = [
     FileCreatedEvent,

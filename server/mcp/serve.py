@@ -31,12 +31,12 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from indexer.errors import ConfigError
-from server.config import LOG_LEVELS, TRANSPORTS, ServerOptions, settings_from_cli
-from server.jobs import JobManager
-from server.mcp_server import build_server
-from server.service import Service
-from server.watch import start_watching
+from ctxd.indexer.errors import ConfigError
+from ctxd.server.config import LOG_LEVELS, TRANSPORTS, ServerOptions, settings_from_cli
+from ctxd.server.jobs import JobManager
+from ctxd.server.mcp.tools import build_server
+from ctxd.server.service import Service
+from ctxd.server.watch.watcher import start_watching
 
 log = logging.getLogger("ctxd.serve")
 
@@ -217,8 +217,8 @@ def serve(
     service = Service(settings, long_lived=True)
     jobs = JobManager(service)
     server = build_server(service, jobs)
-    if watch:
-        service.watcher = start_watching(service, settings)
+    watcher = start_watching(service, settings) if watch else None
+    service.watcher = watcher
     log.info("ctxd %s: index %s, transport %s", server.version, settings.db_path,
              options.transport)
     try:
@@ -229,8 +229,8 @@ def serve(
     except KeyboardInterrupt:
         log.info("interrupted")
     finally:
-        if service.watcher is not None:
-            service.watcher.stop()
+        if watcher is not None:
+            watcher.stop()
         jobs.shutdown()
         service.close()
 

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from server.mcp_schemas import Freshness
+from ctxd.server.mcp.schemas import Freshness
 
 CHARS_PER_TOKEN = 3
 MIN_BUDGET = 200

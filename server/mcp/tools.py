@@ -41,14 +41,10 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from indexer.errors import CtxdError, IndexTimeout, ValidationError
-from indexer.walker import DEFAULT_MAX_FILE_SIZE, MAX_FILE_SIZE_LIMIT
-from search.cursor import with_offset
-from server import markdown as md
-from server import markdown_status as status_md
-from server import mcp_schemas as schemas
-from server.budget import select_freshness
-from server.jobs import (
+from ctxd.indexer.errors import CtxdError, IndexTimeout, ValidationError
+from ctxd.indexer.walker import DEFAULT_MAX_FILE_SIZE, MAX_FILE_SIZE_LIMIT
+from ctxd.search.cursor import with_offset
+from ctxd.server.jobs import (
     IndexJob,
     JobManager,
     JobSnapshot,
@@ -57,7 +53,11 @@ from server.jobs import (
     check_allowed,
     validate_request,
 )
-from server.service import Service
+from ctxd.server.mcp import markdown as md
+from ctxd.server.mcp import markdown_status as status_md
+from ctxd.server.mcp import schemas
+from ctxd.server.mcp.budget import select_freshness
+from ctxd.server.service import Service
 
 log = logging.getLogger(__name__)
 

@@ -14,10 +14,10 @@ import time
 from dataclasses import asdict
 from typing import Any, TextIO
 
-from indexer.errors import CtxdError
-from indexer.pipeline import IndexStats, Progress
-from search.models import Hit, References, SymbolPage
-from server.search_cases import LexicalPage, SearchPage, file_hit
+from ctxd.indexer.errors import CtxdError
+from ctxd.indexer.pipeline import IndexStats, Progress
+from ctxd.search.models import Hit, References, SymbolPage
+from ctxd.server.search_cases import LexicalPage, SearchPage, file_hit
 
 
 def emit(text: str, *, err: bool = False) -> None:

@@ -1,15 +1,9 @@
-"""The file watcher's state as others see it: health records, the status file, and lines.
+"""What a file watcher publishes for other code to read, and how it is read.
 
-`RepoWatchHealth` is one repository's watch state (`Watcher.repos_health()`).
-`watch_health(settings, watcher)` is what `get_health` / `ctxd status` show: this
-process's watcher if it runs one, else what another process's watcher last wrote to
-`<home>/watch-status.json` (`read_watch_status`), else `{"running": False, "repos": {}}`.
-`write_status` writes that file; `describe` renders health as one line per repository.
-
-Called by `server/watch.py` (writes the file, builds the records), `server/service.py`
-(`watch_health`) and `server/watch_cli.py` (`describe`). Probes the watcher lock
-(`indexer/lock.py`) to tell a live writer from a dead one; knows nothing of watchdog, the
-store or the `Watcher` class (it reads any object with `running` and `health()`).
+The watcher (`server/watch/`) writes its state to `<home>/watch-status.json` while it
+holds `<db>.watch.lock`; the service layer reads it here (`watch_health`) or asks a
+`HealthSource` it was handed (the watcher of its own process). This module is the seam
+that keeps the service from importing the watcher.
 
 Invariants:
 - A status file is believed only while its writer holds `<db>.watch.lock`: the file of a
@@ -24,43 +18,14 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from indexer.errors import IndexLocked
-from indexer.lock import WriteLock
-from indexer.pipeline import now_rfc3339 as pipeline_clock
-from server.config import Settings
+from ctxd.indexer.errors import IndexLocked
+from ctxd.indexer.lock import WriteLock
+from ctxd.server.config import Settings
 
 STATUS_FILE_NAME = "watch-status.json"
-
-
-@dataclass(frozen=True, slots=True)
-class RepoWatchHealth:
-    """The watch state of one repository (`get_health` / `ctxd status`)."""
-
-    name: str
-    root: str
-    watching: bool
-    mode: str | None
-    pending: int
-    """Paths (or folders) changed and not yet in the index."""
-    pending_since: float | None
-    """Unix time of the oldest pending change."""
-    last_update: str | None
-    """When the watcher last changed this repository's index (RFC 3339)."""
-    lag_ms: int | None
-    """Now minus the oldest pending change while changes wait; else the last batch's lag."""
-    waiting_for_lock: str | None = None
-    """The pid of another process holding the write lock, while a batch waits for it."""
-    note: str | None = None
-    """Why the mode is polling (said once in the log too)."""
-    error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class HealthSource(Protocol):
@@ -70,11 +35,6 @@ class HealthSource(Protocol):
     def running(self) -> bool: ...
 
     def health(self) -> dict[str, Any]: ...
-
-
-def now_rfc3339(ts: float | None = None) -> str:
-    """Watch times carry milliseconds (edit-to-index lag is sub-second)."""
-    return pipeline_clock(ts, timespec="milliseconds")
 
 
 def watch_lock(settings: Settings) -> WriteLock:
@@ -134,19 +94,3 @@ def watch_health(settings: Settings, watcher: HealthSource | None = None) -> dic
         other["in_this_process"] = False
         return other
     return {"running": False, "repos": {}}
-
-
-def describe(health: Iterable[RepoWatchHealth]) -> list[str]:
-    """One line per repository: `name  inotify  pending 3  updated ...  lag 120 ms`."""
-    lines = []
-    for h in health:
-        state = h.mode if h.watching else ("error" if h.error else "not watching")
-        lag = "-" if h.lag_ms is None else f"{h.lag_ms} ms"
-        line = (f"{h.name:<20} {state:<12} pending {h.pending:<5} "
-                f"updated {h.last_update or 'never'}  lag {lag}")
-        if h.waiting_for_lock:
-            line += f"  (waiting for pid {h.waiting_for_lock})"
-        if h.note or h.error:
-            line += f"  [{h.error or h.note}]"
-        lines.append(line)
-    return lines

@@ -50,13 +50,13 @@ from typing import TYPE_CHECKING, Any
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
-from indexer.errors import IndexLocked
-from server.changes import FULL
-from server.config import Settings, WatchOptions
-from server.watch_batch import BatchApplier, BatchResult
-from server.watch_events import OverflowSignal, quiet_watchdog_bookkeeping
-from server.watch_repos import Job, WatchedRepos, WatchMode
-from server.watch_status import (
+from ctxd.indexer.errors import IndexLocked
+from ctxd.server.config import Settings, WatchOptions
+from ctxd.server.watch.batch import BatchApplier, BatchResult
+from ctxd.server.watch.changes import FULL
+from ctxd.server.watch.events import OverflowSignal, quiet_watchdog_bookkeeping
+from ctxd.server.watch.repos import Job, WatchedRepos, WatchMode
+from ctxd.server.watch.status import (
     RepoWatchHealth,
     now_rfc3339,
     status_path,
@@ -65,9 +65,9 @@ from server.watch_status import (
 )
 
 if TYPE_CHECKING:
-    from server.service import Service
+    from ctxd.server.service import Service
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("ctxd.server.watch")  # one logger for the whole watcher
 
 _STATUS_MIN_INTERVAL = 0.5
 

@@ -24,8 +24,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from search.models import FileContent, FileMatch, Hit, LineMatch, Reference, References, SymbolPage
-from server.budget import (
+from ctxd.search.models import (
+    FileContent,
+    FileMatch,
+    Hit,
+    LineMatch,
+    Reference,
+    References,
+    SymbolPage,
+)
+from ctxd.server.mcp.budget import (
     CHARS_PER_TOKEN,
     CURSOR_PLACEHOLDER,
     MIN_BUDGET,
@@ -37,11 +45,11 @@ from server.budget import (
 )
 
 # The next four are re-exported (`X as X`): tests reach them as `markdown.X`.
-from server.budget import clip as clip
-from server.budget import estimate_tokens as estimate_tokens
-from server.budget import freshness_line as freshness_line
-from server.markdown_status import format_duration as format_duration
-from server.mcp_schemas import (
+from ctxd.server.mcp.budget import clip as clip
+from ctxd.server.mcp.budget import estimate_tokens as estimate_tokens
+from ctxd.server.mcp.budget import freshness_line as freshness_line
+from ctxd.server.mcp.markdown_status import format_duration as format_duration
+from ctxd.server.mcp.schemas import (
     ContextBlockOut,
     FileContentOutput,
     FileOut,

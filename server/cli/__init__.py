@@ -1,0 +1,1 @@
+"""The command line: `ctxd` commands, text and JSON rendering."""

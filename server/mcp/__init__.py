@@ -1,0 +1,1 @@
+"""The MCP server: tools, Markdown for agents, token budgets, `ctxd serve`."""

@@ -1,0 +1,1 @@
+"""The file watcher: events -> coalesced batches -> incremental re-index."""
