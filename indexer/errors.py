@@ -8,7 +8,8 @@ without importing upward::
     CtxdError                      internal_error
     ├── ValidationError            validation_error   (bad input: field, value, what to do)
     │   ├── ConfigError            validation_error   (config file / env / flag)
-    │   └── PathOutsideRoot        validation_error   (path traversal, allowed roots)
+    │   ├── PathOutsideRoot        validation_error   (path traversal, allowed roots)
+    │   └── FileRefused            validation_error   (a file the index policy keeps out)
     ├── TimeoutError_              timeout_error
     ├── IndexNotFound              NOT_FOUND          (repository not indexed)
     ├── FileNotFound               NOT_FOUND
@@ -63,6 +64,12 @@ class ConfigError(ValidationError):
 
 class PathOutsideRoot(ValidationError):
     """A path that resolves outside the allowed root(s)."""
+
+
+class FileRefused(ValidationError):
+    """A file a request asked for that the index policy keeps out (a likely secret, an
+    ignored, excluded, binary or over-size file): never served, the hint says how to allow
+    it."""
 
 
 class IndexTimeout(CtxdError):

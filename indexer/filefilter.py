@@ -29,7 +29,7 @@ from ctxd.indexer.pathguard import is_inside
 from ctxd.indexer.policy import VENV_MARKERS, Verdict, stat_error, venv_verdict
 from ctxd.indexer.walker import WalkOptions, compile_policy, validate_root
 
-__all__ = ["FileFilter"]
+__all__ = ["FileFilter", "normalize_rel"]
 
 
 class FileFilter:
@@ -77,7 +77,7 @@ class FileFilter:
 
     def explain(self, rel_path: str, *, is_dir: bool = False) -> Skipped | None:
         """Like `check`, with the detail (`Skipped`), or None when admitted."""
-        rel = _normalize_rel(rel_path)
+        rel = normalize_rel(rel_path)
         if rel is None:
             return Skipped(rel_path, SkipReason.OUTSIDE_ROOT, "absolute path or '..' segment")
         verdict = self._verdict(rel, is_dir)
@@ -88,7 +88,7 @@ class FileFilter:
 
         A path that does not exist (deleted) is `Skipped(UNREADABLE)`.
         """
-        rel = _normalize_rel(rel_path)
+        rel = normalize_rel(rel_path)
         if rel is None:
             return Skipped(rel_path, SkipReason.OUTSIDE_ROOT, "absolute path or '..' segment")
         if not rel:
@@ -141,7 +141,7 @@ class FileFilter:
         return self._ignores.dir_ignores(rel_dir)
 
 
-def _normalize_rel(rel_path: str) -> str | None:
+def normalize_rel(rel_path: str) -> str | None:
     """`./a//b/` -> `a/b`; None for an absolute path or one with a `..` segment."""
     if rel_path.startswith("/") or "\x00" in rel_path:
         return None

@@ -364,7 +364,8 @@ def read_text(entry: FileEntry, *, max_size: int = 0) -> str | Skipped:
             a file that grew since it was stat'ed.
 
     Returns:
-        The text (UTF-8, a leading BOM stripped, `\\r\\n` turned into `\\n`), or a
+        The text (UTF-8, a leading BOM stripped, `\\r\\n` and bare `\\r` line ends
+        turned into `\\n`, so lines are numbered as editors number them), or a
         `Skipped`: BINARY (NUL byte, invalid UTF-8), TOO_LARGE, NOT_REGULAR, or UNREADABLE
         (any OSError: permissions, vanished, replaced by a symlink).
     """
@@ -389,4 +390,4 @@ def read_text(entry: FileEntry, *, max_size: int = 0) -> str | Skipped:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         return Skipped(entry.path, SkipReason.BINARY, f"not valid UTF-8 (byte {exc.start})")
-    return text.replace("\r\n", "\n")
+    return text.replace("\r\n", "\n").replace("\r", "\n")

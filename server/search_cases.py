@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from ctxd.indexer.embedder import Embedder
-from ctxd.indexer.errors import FileNotFound, IndexNotFound, QueryError, ValidationError
+from ctxd.indexer.errors import IndexNotFound, QueryError, ValidationError
 from ctxd.indexer.languages import detect_language
-from ctxd.indexer.pathguard import resolve_inside
+from ctxd.indexer.models import Skipped
+from ctxd.indexer.servable import name_verdict, read_servable, stored_walk_options
 from ctxd.indexer.store import Store
 from ctxd.search.cursor import decode_cursor, encode_cursor
 from ctxd.search.hybrid import fuse
@@ -40,6 +41,7 @@ from ctxd.search.symbols import merge_symbols, normalize_kind, search_symbols
 from ctxd.search.zoekt import ZoektClient
 from ctxd.search.zoekt_query import escape_regex, scoped_query
 from ctxd.server.config import Settings
+from ctxd.server.file_access import not_found, refusal
 
 MODES = ("hybrid", "semantic", "keyword", "lexical")
 """hybrid: semantic + keyword (+ Zoekt) fused; semantic: vectors only; keyword: BM25 over
@@ -386,20 +388,24 @@ class SearchCases:
         branch: str = "HEAD",
         start_line: int | None = None,
         end_line: int | None = None,
-        max_bytes: int = 1 << 20,
     ) -> FileContent:
-        """A file of an indexed repository, read from disk inside the repository root.
+        """A file of an indexed repository, read from disk inside the repository root, if
+        the walk that indexed the repository would index it (`indexer.servable`).
 
         Raises:
             IndexNotFound: "Repository not indexed: {repository}".
             FileNotFound: "File not found: {repository}/{path}" (also for paths that
-                escape the root).
+                escape the root, directories and unreadable files).
+            FileRefused: a likely secret, an ignored, excluded, not included, over-size
+                or binary file; the hint says how to allow it.
             ValidationError: a bad line range.
         """
         store = self.store()
         repo = store.repo_by_name(repository)
         zoekt = self.zoekt() if repo is None else None
         if zoekt is not None:
+            if refused := name_verdict(path, self.settings.walk):
+                raise refusal(repository, path, refused)
             return zoekt_file_content(zoekt, repository, path, branch, start_line, end_line)
         if repo is None:
             raise IndexNotFound(
@@ -407,25 +413,15 @@ class SearchCases:
                 hint="`list_repos` (or `ctxd repos`) shows the indexed repositories.",
                 details={"field": "repository", "value": repository},
             )
-        not_found = FileNotFound(
-            f"File not found: {repository}/{path}",
-            hint="Use `search_files` to find the right path (paths are relative to the "
-            "repository root).",
-            details={"field": "path", "repository": repository, "path": path},
-        )
+        opts = stored_walk_options(self.settings.walk, repo.options)
         try:
-            real = resolve_inside(Path(repo.root), path)
-        except ValidationError:
-            raise not_found from None
-        try:
-            with open(real, "rb") as f:
-                data = f.read(max_bytes + 1)
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
-            raise not_found from None
-        text = data[:max_bytes].decode("utf-8", errors="replace")
-        rel = Path(real).relative_to(Path(repo.root).resolve()).as_posix()
-        return line_range(repo.name, rel, text, branch, start_line, end_line,
-                          truncated=len(data) > max_bytes)
+            served = read_servable(Path(repo.root), path, opts)
+        except ValidationError:  # the root itself is gone or no longer a directory
+            raise not_found(repository, path, "the repository root is not a directory") from None
+        if isinstance(served, Skipped):
+            raise refusal(repository, path, served)
+        rel, text = served
+        return line_range(repo.name, rel, text, branch, start_line, end_line)
 
 
 def file_hit(fm: FileMatch) -> Hit:
@@ -478,11 +474,17 @@ def line_range(
 ) -> FileContent:
     """Lines `start..end` (1-based, inclusive; default the whole file) of `text`.
 
+    Line ends are `\n`, `\r\n` or a bare `\r` (numbered like the index numbers them) and
+    come back as `\n`; a range that reaches the last line keeps the file's final newline,
+    so the whole file's `content` is the file's text.
+
     Raises:
         ValidationError: start < 1 or end < start.
     """
-    lines = text.replace("\r\n", "\n").split("\n")
-    if lines and lines[-1] == "":
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    final_newline = text.endswith("\n")
+    lines = text.split("\n")
+    if final_newline:
         lines.pop()
     total = len(lines)
     a, b = start or 1, end or total
@@ -493,6 +495,9 @@ def line_range(
             details={"field": "start_line", "start_line": a, "end_line": b, "total_lines": total},
         )
     b = min(b, total)
+    content = "\n".join(lines[a - 1 : b])
+    if final_newline and b == total and a <= total:
+        content += "\n"
     return FileContent(repository=repository, path=path, language=detect_language(path),
-                       content="\n".join(lines[a - 1 : b]), start_line=a, end_line=b,
+                       content=content, start_line=a, end_line=b,
                        total_lines=total, branch=branch, truncated=truncated)

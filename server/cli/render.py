@@ -9,6 +9,7 @@ and `server/markdown_status.py` (repositories, health, jobs).
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from dataclasses import asdict
@@ -18,6 +19,14 @@ from ctxd.indexer.errors import CtxdError
 from ctxd.indexer.pipeline import IndexStats, Progress
 from ctxd.search.models import Hit, References, SymbolPage
 from ctxd.server.search_cases import LexicalPage, SearchPage, file_hit
+
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def safe(text: str) -> str:
+    """`text` with control characters (a newline or a CR in a file name, an escape
+    sequence) shown as escapes (`\\n`, `\\x1b`), so one record stays on one line."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 def emit(text: str, *, err: bool = False) -> None:
@@ -66,7 +75,7 @@ def index_stats_text(stats: IndexStats) -> str:
     lines.append(f"  skipped {skipped}" + (f" ({reasons})" if reasons else ""))
     if stats.files_failed:
         lines.append(f"  failed {len(stats.files_failed)}:")
-        lines.extend(f"    {f.file}: {f.error}" for f in stats.files_failed[:20])
+        lines.extend(f"    {safe(f.file)}: {safe(f.error)}" for f in stats.files_failed[:20])
         if len(stats.files_failed) > 20:
             lines.append(f"    ... and {len(stats.files_failed) - 20} more (see --json)")
     lines.append(f"  in {stats.duration_ms / 1000:.1f}s")
@@ -153,11 +162,12 @@ def search_page_text(page: SearchPage, *, snippet_lines: int = 4) -> str:
         return f"No results for {page.query!r}."
     out: list[str] = []
     for n, h in enumerate(page.results, start=1 + int(page.stats.get("offset", 0))):
-        where = f"{h.repository}/{h.path}:{h.start_line}-{h.end_line}"
+        where = safe(f"{h.repository}/{h.path}:{h.start_line}-{h.end_line}")
         sym = f"  {h.symbol}" if h.symbol else ""
         srcs = "+".join(s.value for s in h.sources)
         out.append(f"{n:>3}. {where}  [{h.score:.3f} {srcs}]{sym}")
-        out.extend(f"     {ln:>5}  {text[:110]}" for ln, text in shown_lines(h, snippet_lines))
+        out.extend(f"     {ln:>5}  {safe(text[:110])}"
+                   for ln, text in shown_lines(h, snippet_lines))
     out.extend(f"note: {n}" for n in page.notes)
     if page.next_cursor:
         out.append(f"more: --cursor {page.next_cursor}")
@@ -198,7 +208,7 @@ def symbol_page_text(page: SymbolPage) -> str:
     rows = []
     for i in page.items:
         inside = f" (in {i.container})" if i.container else ""
-        rows.append(f"{i.kind:<10} {i.name}{inside}  {i.repository}/{i.path}:{i.line}")
+        rows.append(f"{i.kind:<10} {i.name}{inside}  {safe(i.repository + '/' + i.path)}:{i.line}")
     rows.append(f"{page.total} results" + (f"; next: --start {page.start_index + len(page.items)}"
                                            if page.has_more else ""))
     return "\n".join(rows)
@@ -221,9 +231,10 @@ def references_json(r: References) -> dict[str, Any]:
 
 def references_text(r: References) -> str:
     out = [f"{len(r.definitions)} definitions, {len(r.usages)} usages of {r.symbol}"]
-    out += [f"def   {d.repository}/{d.path}:{d.line}:{d.column}  {d.context}"
+    out += [f"def   {safe(d.repository + '/' + d.path)}:{d.line}:{d.column}  {safe(d.context)}"
             for d in r.definitions]
-    out += [f"use   {u.repository}/{u.path}:{u.line}:{u.column}  {u.context}" for u in r.usages]
+    out += [f"use   {safe(u.repository + '/' + u.path)}:{u.line}:{u.column}  {safe(u.context)}"
+            for u in r.usages]
     return "\n".join(out)
 
 
@@ -243,7 +254,7 @@ def lexical_page_json(page: LexicalPage) -> dict[str, Any]:
 def files_text(page: LexicalPage) -> str:
     if not page.result.files:
         return f"No files match {page.query!r}."
-    out = [f"{fm.repository}/{fm.path}" for fm in page.result.files]
+    out = [safe(f"{fm.repository}/{fm.path}") for fm in page.result.files]
     if page.next_cursor:
         out.append(f"more: --cursor {page.next_cursor}")
     return "\n".join(out)

@@ -400,7 +400,8 @@ def render_file(fc: FileContent, *, budget: int) -> Rendered:
 
     Long files are cut at a line boundary; the page says which `start_line` continues.
     """
-    lines = fc.content.split("\n") if fc.content else []
+    body = fc.content[:-1] if fc.content.endswith("\n") else fc.content
+    lines = body.split("\n") if fc.content else []
     span = f"Lines {fc.start_line}-{fc.end_line} of {fc.total_lines}"
     head = f"## {fc.repository}/{fc.path}\n\nBranch: {fc.branch} | {span}"
     room = (max(budget, MIN_BUDGET) - estimate_tokens(head) - 80) * CHARS_PER_TOKEN
@@ -430,7 +431,8 @@ def render_file(fc: FileContent, *, budget: int) -> Rendered:
     more = end < fc.total_lines
     data = FileContentOutput(
         repository=fc.repository, path=fc.path, branch=fc.branch, language=fc.language,
-        content="\n".join(kept), start_line=fc.start_line, end_line=end,
+        content="\n".join(kept) + ("\n" if kept and not cut and body != fc.content else ""),
+        start_line=fc.start_line, end_line=end,
         total_lines=fc.total_lines, truncated=cut or fc.truncated,
         next_start_line=end + 1 if more else None,
     )

@@ -1,0 +1,79 @@
+"""CLI output that stays exact and parseable (issue 9): `ctxd cat --json` equals the file,
+bare-CR files and odd file names, notes in `ctxd search`, JSON usage errors.
+
+The index is built by the service with the fake embedder (a real SQLite file under
+`CTXD_HOME`); the CLI runs through `CliRunner` against the same folder.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from ctxd.server.cli.main import main
+from ctxd.server.config import load_settings
+from ctxd.server.service import Service
+from tests.conftest import FakeEmbedder, RepoBuilder
+
+
+def run(*args: str) -> Any:
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def service(isolated_env: Path) -> Iterator[Service]:
+    svc = Service(load_settings({}), embedder=FakeEmbedder())
+    yield svc
+    svc.close()
+
+
+# -- item 6: cat --json keeps the final newline -----------------------------------------------
+
+
+def test_cat_json_content_is_the_file(service: Service, repo: RepoBuilder):
+    text = "def a():\n    return 1\n\n\ndef b():\n    return 2\n"
+    repo.write("m.py", text)
+    repo.write("no_eol.py", "x = 1\ny = 2")
+    service.index(repo.root)
+    out = json.loads(run("cat", "repo", "m.py", "--json").stdout)
+    assert out["content"] == text and out["total_lines"] == 6
+    assert json.loads(run("cat", "repo", "no_eol.py", "--json").stdout)["content"] == "x = 1\ny = 2"
+    tail = json.loads(run("cat", "repo", "m.py", "--lines", "5:", "--json").stdout)
+    assert tail["content"] == "def b():\n    return 2\n"
+    middle = json.loads(run("cat", "repo", "m.py", "--lines", "1:2", "--json").stdout)
+    assert middle["content"] == "def a():\n    return 1"
+    assert run("cat", "repo", "m.py").stdout == text + "\n"  # print() adds one newline
+
+
+# -- item 26: bare CR line ends, control characters in file names ----------------------------
+
+
+def test_bare_cr_line_ends_are_lines(service: Service, repo: RepoBuilder):
+    repo.write_bytes("old_mac.txt", b"first line\rsecond needle_cr\rthird line\r")
+    service.index(repo.root)
+    out = json.loads(run("search", "needle_cr", "--mode", "lexical", "--json").stdout)
+    (hit,) = out["results"]
+    assert hit["start_line"] == 2 and hit["matches"][0]["line"] == 2
+    assert hit["matches"][0]["text"] == "second needle_cr"
+    r = run("cat", "repo", "old_mac.txt", "--lines", "2:2", "--json")
+    assert json.loads(r.stdout)["content"] == "second needle_cr"
+    r = run("cat", "repo", "old_mac.txt")
+    assert "\r" not in r.stdout and r.stdout.splitlines()[1] == "second needle_cr"
+
+
+def test_a_newline_in_a_file_name_stays_on_one_output_line(service: Service, repo: RepoBuilder):
+    repo.write("two\nlines_name.py", "marker_nl = 1\n")
+    service.index(repo.root)
+    r = run("files", "lines_name")
+    assert r.exit_code == 0
+    assert r.stdout.splitlines() == ["repo/two\\nlines_name.py"]
+    r = run("search", "marker_nl", "--mode", "lexical")
+    first = r.stdout.splitlines()[0]
+    assert "repo/two\\nlines_name.py:1-1" in first
+    out = json.loads(run("files", "lines_name", "--json").stdout)
+    assert out["results"][0]["path"] == "two\nlines_name.py"
