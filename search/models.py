@@ -97,7 +97,11 @@ class Hit:
     sources: tuple[MatchSource, ...]
     symbol: str | None = None
     snippet: str = ""
+    """The lines from `start_line` on (for a lexical hit: its first context block)."""
     matches: tuple[LineMatch, ...] = field(default_factory=tuple)
+    blocks: tuple[Block, ...] = field(default_factory=tuple)
+    """A lexical hit's context blocks, each numbered from its own `start_line` (separate
+    runs of lines, not one span); empty for checkpoint hits."""
 
 
 class LexicalBackend(Protocol):

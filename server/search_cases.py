@@ -25,6 +25,7 @@ from ctxd.search.hybrid import fuse
 from ctxd.search.keyword import informative_terms, keyword_search, keyword_terms, match_expression
 from ctxd.search.lexical import EmbeddedLexical
 from ctxd.search.models import (
+    Block,
     FileContent,
     FileMatch,
     Hit,
@@ -425,20 +426,24 @@ class SearchCases:
 
 
 def file_hit(fm: FileMatch) -> Hit:
-    """A lexical file match as a ranked hit spanning its matching lines."""
-    lines = [m.line for m in fm.matches] or [1]
-    snippet = "\n".join("\n".join(b.lines) for b in fm.blocks) if fm.blocks else "\n".join(
-        m.text for m in fm.matches)
+    """A lexical file match as a ranked hit: `start_line..end_line` spans its context
+    blocks (one per matching line when there is no context), `snippet` is the first block,
+    numbered from `start_line`; every block keeps its own numbering in `blocks`."""
+    blocks = fm.blocks or tuple(Block(m.line, (m.text,)) for m in fm.matches)
+    if not blocks:
+        blocks = (Block(1, ()),)
+    last = blocks[-1]
     return Hit(
         repository=fm.repository,
         path=fm.path,
         language=fm.language,
-        start_line=min(lines),
-        end_line=max(lines),
+        start_line=blocks[0].start_line,
+        end_line=last.start_line + max(len(last.lines) - 1, 0),
         score=round(fm.score, 4),
         sources=(MatchSource.LEXICAL,),
-        snippet=snippet,
+        snippet="\n".join(blocks[0].lines),
         matches=fm.matches,
+        blocks=blocks if len(blocks) > 1 else (),
     )
 
 

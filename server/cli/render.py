@@ -134,6 +134,8 @@ def hit_json(hit: Hit) -> dict[str, Any]:
             for m in hit.matches
             for (a, b) in (m.ranges or ((1, len(m.text) + 1),))
         ],
+        **({"context": [{"start_line": b.start_line, "lines": list(b.lines)}
+                        for b in hit.blocks]} if hit.blocks else {}),
     }
 
 

@@ -186,24 +186,33 @@ def render_search(
 def _hit_section(rank: int, h: Hit) -> str:
     found = ", ".join(s.value for s in h.sources) or "semantic"
     symbol = f" | symbol: `{h.symbol}`" if h.symbol else ""
-    lines = h.snippet.split("\n") if h.snippet else []
-    width = len(str(h.start_line + max(len(lines) - 1, 0)))
+    blocks = [(b.start_line, list(b.lines)) for b in h.blocks] or [
+        (h.start_line, h.snippet.split("\n") if h.snippet else [])]
+    width = len(str(max(s + max(len(ls) - 1, 0) for s, ls in blocks)))
     marks = {m.line for m in h.matches}
-    body = "\n".join(_numbered(h.start_line, lines, marks, width)) if lines else ""
+    code: list[str] = []
+    for i, (start, lines) in enumerate(blocks):
+        if i:
+            code.append("…")
+        code.extend(_numbered(start, lines, marks, width))
     return "\n".join([
         f"### {rank}. {h.repository} - {h.path}:{h.start_line}-{h.end_line}",
         f"Found by: {found} | score {h.score:.3f} | {h.language or 'text'}{symbol}",
         "",
-        fence(body, h.language),
+        fence("\n".join(code), h.language),
     ])
 
 
 def _hit_out(h: Hit) -> HitOut:
-    return HitOut(
+    out = HitOut(
         repository=h.repository, path=h.path, language=h.language, start_line=h.start_line,
         end_line=h.end_line, score=h.score, sources=[s.value for s in h.sources],
         symbol=h.symbol, snippet=h.snippet,
     )
+    if h.blocks:
+        out["context"] = [ContextBlockOut(start_line=b.start_line, lines=list(b.lines))
+                          for b in h.blocks]
+    return out
 
 
 def render_hits(

@@ -1,0 +1,67 @@
+"""MCP answers that stay true under odd use (issue 9): line numbers of lexical hits, paging
+after a token-budget cut, validation of kinds and mistyped arguments, each line shown once,
+one NOT_FOUND for unknown repositories, NUL in queries, the health Markdown.
+
+Every tool is called through the SDK's in-memory client over a real SQLite index (fake
+embedder); nothing of ours is mocked.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from mcp_types import CallToolResult
+
+from tests.conftest import RepoBuilder
+from tests.server.conftest import Env, text
+
+
+def ok(result: CallToolResult) -> dict[str, Any]:
+    assert not result.is_error, text(result)
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+def err(result: CallToolResult, code: str) -> str:
+    body = text(result)
+    assert result.is_error, body
+    assert f": {code}: " in body, body
+    return body
+
+
+NUMBERED = re.compile(r"^\s*(\d+)[:-] (.*)$")
+
+
+def numbered_lines(body: str) -> list[tuple[int, str]]:
+    """Every `N: text` / `N- text` line of the answer's code fences."""
+    return [(int(m.group(1)), m.group(2)) for ln in body.splitlines()
+            if (m := NUMBERED.match(ln))]
+
+
+# -- item 5: lexical hits in semantic_search keep each block's own line numbers --------------
+
+
+def test_semantic_search_lexical_mode_numbers_every_block_from_its_own_line(
+    env: Env, sample_repo: RepoBuilder
+):
+    lines = [f"filler_{n} = {n}" for n in range(1, 81)]
+    lines[9] = "first_unique_marker = 10"
+    lines[59] = "second_unique_marker = 60"
+    sample_repo.write("far.py", "\n".join(lines) + "\n")
+    env.index(sample_repo.root)
+    result = env.call("semantic_search", {"query": "unique_marker", "mode": "lexical"})
+    body, data = text(result), ok(result)
+    assert "far.py:7-63" in body
+    shown = numbered_lines(body)
+    assert shown, body
+    for n, line_text in shown:
+        assert line_text == lines[n - 1], (n, line_text)
+    assert (10, "first_unique_marker = 10") in shown and (60, "second_unique_marker = 60") in shown
+    (hit,) = data["results"]
+    assert (hit["start_line"], hit["end_line"]) == (7, 63)
+    assert hit["snippet"].split("\n") == lines[6:13]
+    for block in hit["context"]:
+        start = block["start_line"]
+        assert block["lines"] == lines[start - 1 : start - 1 + len(block["lines"])]
