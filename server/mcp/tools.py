@@ -200,15 +200,19 @@ class ArgumentErrors:
 
 
 def cursor_at(
-    known: str | None, offset: int, refetch: Callable[[int], str | None]
+    known: str | None, offset: int, refetch: Callable[[int], str | None], limit: int
 ) -> Callable[[int], str | None]:
     """A function giving the cursor that continues after the first `n` results of a page
     that starts at `offset`. `known` is any cursor of the same query (the one the caller
-    sent, or the page's next cursor); without one, `refetch(n)` asks the service for the
-    first `n` results and returns its next cursor."""
+    sent, or the page's next cursor; it carries the page size); without one, `refetch(n)`
+    asks the service for the first `n` results and its next cursor is given the page size
+    `limit` back, so the pages after a budget cut stay as large as the caller asked."""
 
     def at(n: int) -> str | None:
-        return with_offset(known, offset + n) if known else refetch(n)
+        if known:
+            return with_offset(known, offset + n)
+        found = refetch(n)
+        return with_offset(found, offset + n, limit) if found else None
 
     return at
 
@@ -371,7 +375,7 @@ def build_server(  # noqa: C901 - one small closure per tool
         page = service.lexical(query, limit=limit, context_lines=contextLines, cursor=cursor)
         r = page.result
         at = cursor_at(cursor or page.next_cursor, page.offset, lambda n: service.lexical(
-            query, limit=n, context_lines=contextLines).next_cursor)
+            query, limit=n, context_lines=contextLines).next_cursor, limit)
         return answer(md.render_search(
             query, r.files, match_count=r.match_count, file_count=r.file_count,
             duration_ms=r.duration_ms, partial=r.partial, notes=r.notes,
@@ -408,7 +412,8 @@ def build_server(  # noqa: C901 - one small closure per tool
 
         page = run(limit, cursor)
         offset = int(page.stats.get("offset", 0))
-        at = cursor_at(cursor or page.next_cursor, offset, lambda n: run(n, None).next_cursor)
+        at = cursor_at(cursor or page.next_cursor, offset, lambda n: run(n, None).next_cursor,
+                       limit)
         return answer(md.render_hits(
             query, page.mode, page.results, offset=offset, notes=page.notes,
             next_cursor=page.next_cursor, cursor_at=at, fresh=fresh(repos), budget=budget))
@@ -470,7 +475,7 @@ def build_server(  # noqa: C901 - one small closure per tool
         page = service.files(pattern, limit=limit, cursor=cursor, repositories=repos)
         r = page.result
         at = cursor_at(cursor or page.next_cursor, page.offset, lambda n: service.files(
-            pattern, limit=n, repositories=repos).next_cursor)
+            pattern, limit=n, repositories=repos).next_cursor, limit)
         return answer(md.render_files(
             pattern, r.files, offset=page.offset, file_count=r.file_count,
             duration_ms=r.duration_ms, next_cursor=page.next_cursor, cursor_at=at,

@@ -8,6 +8,8 @@ embedder); nothing of ours is mocked.
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 from typing import Any
 
@@ -16,6 +18,7 @@ from mcp_types import CallToolResult
 
 from tests.conftest import RepoBuilder
 from tests.server.conftest import Env, text
+from tests.server.test_mcp_tools import many_files
 
 
 def ok(result: CallToolResult) -> dict[str, Any]:
@@ -65,3 +68,33 @@ def test_semantic_search_lexical_mode_numbers_every_block_from_its_own_line(
     for block in hit["context"]:
         start = block["start_line"]
         assert block["lines"] == lines[start - 1 : start - 1 + len(block["lines"])]
+
+
+# -- item 7: a token-budget cut keeps the page size the caller asked for ---------------------
+
+
+def cursor_payload(cursor: str) -> dict[str, Any]:
+    return json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+
+
+@pytest.mark.parametrize(("tool", "args", "key"), [
+    ("search", {"query": "needle", "limit": 100}, "files"),
+    ("search_files", {"pattern": "*.py", "limit": 500}, "files"),
+    ("semantic_search", {"query": "needle", "limit": 100, "mode": "keyword"}, "results"),
+])
+def test_pages_after_a_budget_cut_keep_the_requested_page_size(
+    env_factory: Any, sample_repo: RepoBuilder, tool: str, args: dict[str, Any], key: str
+):
+    env = env_factory(**{"server.allowed_roots": [str(sample_repo.root.parent)],
+                         "search.token_budget": 1000})
+    many_files(sample_repo, 90, lines=6)  # one page holds all: no next page of its own
+    env.index(sample_repo.root)
+    data = ok(env.call(tool, args))
+    first = len(data[key])
+    assert data["truncated"] and 1 < first < args["limit"], first
+    payload = cursor_payload(data["next_cursor"])
+    assert (payload["o"], payload["l"]) == (first, args["limit"])
+    second = ok(env.call(tool, {**args, "cursor": data["next_cursor"]}))
+    assert len(second[key]) > 1
+    if second["next_cursor"]:
+        assert cursor_payload(second["next_cursor"])["l"] == args["limit"]
