@@ -14,6 +14,7 @@ without importing upward::
     ├── IndexNotFound              NOT_FOUND          (repository not indexed)
     ├── FileNotFound               NOT_FOUND
     ├── JobNotFound                NOT_FOUND          (unknown background job id)
+    ├── ToolNotFound               NOT_FOUND          (an MCP tool name this server lacks)
     ├── ModelMismatch              validation_error   (index built with another model)
     ├── IndexLocked                LOCKED             (another process writes this index)
     ├── QueryError                 QUERY_ERROR
@@ -92,6 +93,12 @@ class FileNotFound(CtxdError):
 
 class JobNotFound(CtxdError):
     """An `index_status` job id this server does not know (ids do not survive a restart)."""
+
+    code = "NOT_FOUND"
+
+
+class ToolNotFound(CtxdError):
+    """An MCP tool name this server does not have."""
 
     code = "NOT_FOUND"
 

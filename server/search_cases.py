@@ -278,6 +278,8 @@ class SearchCases:
                 details={"field": "pattern", "value": pattern},
             )
         params = {"files": pattern, "repositories": sorted(repositories or [])}
+        if repositories and self.zoekt() is None:
+            self._check_repositories(self.store(), tuple(repositories))
         offset = 0
         if cursor:
             offset, limit = decode_cursor(cursor, params)
@@ -302,8 +304,14 @@ class SearchCases:
         repositories: list[str] | None = None,
         limit: int = 100,
     ) -> References:
-        """Definitions and word-boundary usages of `symbol`, labelled."""
+        """Definitions and word-boundary usages of `symbol`, labelled.
+
+        Raises:
+            IndexNotFound: a repository that is not indexed.
+        """
         store = self.store()
+        if self.zoekt() is None:
+            self._check_repositories(store, tuple(repositories or ()))
         backend = self.lexical_backend()
         definitions = None
         if isinstance(backend, ZoektClient):
@@ -319,12 +327,7 @@ class SearchCases:
         known = {r.name for r in store.repos()}
         for name in names:
             if name not in known:
-                raise IndexNotFound(
-                    f"Repository not indexed: {name}",
-                    hint=f"Indexed repositories: {', '.join(sorted(known)) or 'none'}. "
-                    "Run `ctxd index PATH` first.",
-                    details={"field": "repository", "value": name},
-                )
+                raise not_indexed(name, known)
 
 
     # -- symbols, files, content -------------------------------------------------------
@@ -409,11 +412,7 @@ class SearchCases:
                 raise refusal(repository, path, refused)
             return zoekt_file_content(zoekt, repository, path, branch, start_line, end_line)
         if repo is None:
-            raise IndexNotFound(
-                f"Repository not indexed: {repository}",
-                hint="`list_repos` (or `ctxd repos`) shows the indexed repositories.",
-                details={"field": "repository", "value": repository},
-            )
+            raise not_indexed(repository, {r.name for r in store.repos()})
         opts = stored_walk_options(self.settings.walk, repo.options)
         try:
             served = read_servable(Path(repo.root), path, opts)
@@ -423,6 +422,16 @@ class SearchCases:
             raise refusal(repository, path, served)
         rel, text = served
         return line_range(repo.name, rel, text, branch, start_line, end_line)
+
+
+def not_indexed(name: str, known: set[str]) -> IndexNotFound:
+    """The one `NOT_FOUND` error for a repository name that is not indexed."""
+    return IndexNotFound(
+        f"Repository not indexed: {name}",
+        hint=f"Indexed repositories: {', '.join(sorted(known)) or 'none'}. "
+        "Run `ctxd index PATH` first (`list_repos` / `ctxd repos` lists them).",
+        details={"field": "repository", "value": name},
+    )
 
 
 def file_hit(fm: FileMatch) -> Hit:

@@ -116,7 +116,6 @@ def _file_section(fm: FileMatch) -> str:
         fence("\n".join(code), fm.language),
         "",
     ]
-    out.extend(f"Line {m.line}: {_one_line(m.text)}" for m in fm.matches)
     return "\n".join(out)
 
 

@@ -41,7 +41,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from ctxd.indexer.errors import CtxdError, IndexTimeout, ValidationError
+from ctxd.indexer.errors import CtxdError, IndexTimeout, ToolNotFound, ValidationError
 from ctxd.indexer.walker import DEFAULT_MAX_FILE_SIZE, MAX_FILE_SIZE_LIMIT
 from ctxd.search.cursor import with_offset
 from ctxd.server.jobs import (
@@ -141,6 +141,7 @@ def adapter(fn: F) -> F:
 
 
 _ARG_ERROR = re.compile(r"^Error executing tool (\S+): \d+ validation errors? for \S+Arguments")
+_UNKNOWN_TOOL = re.compile(r"^Unknown tool: (.*)$", re.DOTALL)
 _REQUIRED = re.compile(r"^'(.+)' is a required property")
 
 
@@ -161,7 +162,8 @@ def schema_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[d
 class ArgumentErrors:
     """Server middleware: arguments that fail a tool's input schema come back as a
     `validation_error` naming each field, its value and the bound it broke (instead of
-    pydantic's message), so the model can fix its call."""
+    pydantic's message), so the model can fix its call; an unknown tool name comes back as
+    `NOT_FOUND` with the tools this server has, like every other error."""
 
     def __init__(self, server: MCPServer[Any]) -> None:
         self.server = server
@@ -174,6 +176,8 @@ class ArgumentErrors:
             return result
         content = result.get("content") or []
         text = content[0].get("text", "") if content and isinstance(content[0], dict) else ""
+        if unknown := _UNKNOWN_TOOL.match(text):
+            return await self._unknown_tool(result, unknown.group(1))
         m = _ARG_ERROR.match(text)
         if not m:
             return result
@@ -193,6 +197,17 @@ class ArgumentErrors:
         new = dict(result)
         new["content"] = [{"type": "text", "text": f"Error executing tool {tool}: "
                            + status_md.error_text(err)}]
+        return new
+
+    async def _unknown_tool(self, result: dict[str, Any], name: str) -> HandlerResult:
+        names = sorted(t.name for t in await self.server.list_tools())
+        err = ToolNotFound(
+            f"Unknown tool: {name}",
+            hint=f"This server's tools: {', '.join(names)} (`tools/list` describes them).",
+            details={"field": "name", "value": name},
+        )
+        new = dict(result)
+        new["content"] = [{"type": "text", "text": status_md.error_text(err)}]
         return new
 
 

@@ -98,3 +98,38 @@ def test_pages_after_a_budget_cut_keep_the_requested_page_size(
     assert len(second[key]) > 1
     if second["next_cursor"]:
         assert cursor_payload(second["next_cursor"])["l"] == args["limit"]
+
+
+# -- item 18: search shows each matching line once ------------------------------------------
+
+
+def test_search_shows_each_matching_line_once(indexed: Env):
+    body = text(indexed.call("search", {"query": "backoff_delays", "contextLines": 1}))
+    assert body.count("def backoff_delays(attempts, base=0.5, cap=30.0):") == 1
+    assert " 5: def backoff_delays(" in body and "Line 5:" not in body
+
+
+# -- item 19: one NOT_FOUND for unknown repositories and tools -------------------------------
+
+
+@pytest.mark.parametrize(("tool", "args"), [
+    ("semantic_search", {"query": "retry", "repository": "nope"}),
+    ("search_files", {"pattern": "retry", "repository": "nope"}),
+    ("find_references", {"symbol": "retry", "repository": "nope"}),
+    ("file_content", {"repository": "nope", "path": "net/retry.py"}),
+])
+def test_an_unknown_repository_is_the_same_not_found_everywhere(
+    indexed: Env, tool: str, args: dict[str, Any]
+):
+    body = err(indexed.call(tool, args), "NOT_FOUND")
+    assert f"Error executing tool {tool}: NOT_FOUND: Repository not indexed: nope\n" in body
+    assert "Hint: Indexed repositories: sample. Run `ctxd index PATH` first" in body
+    assert 'Details: {"field": "repository", "value": "nope"}' in body
+
+
+def test_an_unknown_tool_is_not_found_with_the_list_of_tools(env: Env):
+    result = env.call("search_everything", {"query": "x"})
+    body = text(result)
+    assert result.is_error
+    assert body.startswith("NOT_FOUND: Unknown tool: search_everything\nHint: This server's "
+                           "tools: file_content, find_references, get_health")

@@ -258,7 +258,7 @@ def test_search_renders_the_contract_layout(indexed: Env):
     assert "### sample - net/retry.py\nLanguage: python | Branch: HEAD" in body
     assert "```python\n" in body
     assert " 5: def backoff_delays(" in body  # numbered match line
-    assert "Line 5: def backoff_delays(attempts, base=0.5, cap=30.0):" in body
+    assert "Line 5:" not in body  # each line once: the fence marks matches with `N:`
     assert f"Stats: {data['match_count']} matches in {data['file_count']} files (" in body
     assert "_Index freshness: `sample` indexed 20" in body
     assert data["file_count"] == 2 and {f["path"] for f in data["files"]} == {
