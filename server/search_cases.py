@@ -38,7 +38,14 @@ from ctxd.search.models import (
 )
 from ctxd.search.references import find_references
 from ctxd.search.semantic import SearchFilters, VectorMatrix, semantic_search
-from ctxd.search.symbols import merge_symbols, normalize_kind, search_symbols
+from ctxd.search.symbols import (
+    SYMBOL_KINDS,
+    merge_symbols,
+    normalize_kind,
+    search_symbols,
+    stored_kinds,
+    unknown_kinds,
+)
 from ctxd.search.zoekt import ZoektClient
 from ctxd.search.zoekt_query import escape_regex, scoped_query
 from ctxd.server.config import Settings
@@ -366,6 +373,15 @@ class SearchCases:
             start_index, max_items = decode_cursor(pagination_id, params)
         store = self.store()
         self._check_repositories(store, tuple(repositories or ()))
+        in_index = stored_kinds(store) if kinds else []
+        if kinds and self.zoekt() is None and (bad := unknown_kinds(kinds, in_index)):
+            allowed = sorted(SYMBOL_KINDS | set(in_index))
+            raise ValidationError(
+                f"unknown symbol kind {bad[0]!r} in kinds",
+                hint=f"Use one or more of: {', '.join(allowed)}.",
+                details={"field": "kinds", "value": bad[0] if len(bad) == 1 else bad,
+                         "allowed": allowed},
+            )
         items = search_symbols(store, query, kinds=kinds, repositories=repositories)
         zoekt = self.zoekt()
         if zoekt is not None:

@@ -23,6 +23,7 @@ SQLite connections are never shared; `index_repository` is async and only waits 
 
 import functools
 import inspect
+import json
 import logging
 import re
 import tomllib
@@ -145,9 +146,38 @@ _UNKNOWN_TOOL = re.compile(r"^Unknown tool: (.*)$", re.DOTALL)
 _REQUIRED = re.compile(r"^'(.+)' is a required property")
 
 
+def _expected(prop: dict[str, Any]) -> str:
+    """What a property's schema accepts, in words: `an integer from 1 to 100 (default 30)`."""
+    variants = prop.get("anyOf") or [prop]
+    words = []
+    for v in variants:
+        kind = v.get("type", "value")
+        text = {"integer": "an integer", "number": "a number", "string": "a string",
+                "array": "a list", "boolean": "true or false", "null": "null",
+                "object": "an object"}.get(str(kind), str(kind))
+        if kind == "array" and isinstance(v.get("items"), dict) and "type" in v["items"]:
+            text += f" of {v['items']['type']}s"
+        lo, hi = v.get("minimum"), v.get("maximum")
+        if lo is not None and hi is not None:
+            text += f" from {lo} to {hi}"
+        elif lo is not None:
+            text += f" >= {lo}"
+        if "enum" in v:
+            text = "one of " + ", ".join(json.dumps(x) for x in v["enum"])
+        words.append(text)
+    out = " or ".join(words)
+    if "default" in prop:
+        out += f" (default {json.dumps(prop['default'])}; omit it for the default)"
+    return out
+
+
 def schema_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every way `arguments` break a JSON schema: `{"field", "problem", "value"?}`, by field."""
+    """Every way `arguments` break a JSON schema: `{"field", "problem", "value"?}`, by field.
+
+    A value of the wrong type is reported as the JSON the client sent (`null`, `"ten"`)
+    with what the field accepts."""
     validator = jsonschema.Draft202012Validator(schema)
+    props = schema.get("properties", {})
     out: list[dict[str, Any]] = []
     for e in sorted(validator.iter_errors(arguments), key=lambda e: list(map(str, e.path))):
         path = ".".join(str(p) for p in e.path)
@@ -155,7 +185,15 @@ def schema_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[d
         if m and not path:
             out.append({"field": m.group(1), "problem": "is required"})
             continue
-        out.append({"field": path or "(arguments)", "problem": e.message, "value": e.instance})
+        problem = e.message
+        top = str(e.path[0]) if e.path else ""
+        if e.validator in ("type", "anyOf") and len(e.path) == 1 and top in props:
+            sent = json.dumps(e.instance, ensure_ascii=False, default=str)
+            problem = f"got {sent}, expected {_expected(props[top])}"
+            if e.instance is None:
+                problem += ("; a client that turns text into numbers sends null for text "
+                            "that is not a number")
+        out.append({"field": path or "(arguments)", "problem": problem, "value": e.instance})
     return out
 
 

@@ -133,3 +133,31 @@ def test_an_unknown_tool_is_not_found_with_the_list_of_tools(env: Env):
     assert result.is_error
     assert body.startswith("NOT_FOUND: Unknown tool: search_everything\nHint: This server's "
                            "tools: file_content, find_references, get_health")
+
+
+# -- item 10: unknown kinds and mistyped arguments are validation errors that say so ---------
+
+
+def test_an_unknown_symbol_kind_is_a_validation_error_listing_the_valid_ones(indexed: Env):
+    body = err(indexed.call("search_symbols", {"query": "Circle", "kinds": ["klass"]}),
+               "validation_error")
+    assert "unknown symbol kind 'klass' in kinds" in body
+    assert "Hint: Use one or more of: class, constant, constructor," in body
+    assert '"field": "kinds", "value": "klass"' in body
+    data = ok(indexed.call("search_symbols", {"query": "Circle", "kinds": ["CLASS"]}))
+    assert [i["name"] for i in data["items"]] == ["Circle"]
+    data = ok(indexed.call("search_symbols", {"query": "total_area", "kinds": ["func"]}))
+    assert [(i["name"], i["kind"]) for i in data["items"]] == [("total_area", "function")]
+
+
+@pytest.mark.parametrize(("args", "sent"), [
+    ({"query": "x", "limit": "ten"}, '"ten"'),
+    ({"query": "x", "limit": None}, "null"),
+])
+def test_a_mistyped_argument_reports_the_value_sent_and_what_is_expected(
+    indexed: Env, args: dict[str, Any], sent: str
+):
+    body = err(indexed.call("search", args), "validation_error")
+    assert (f"invalid arguments for search: limit: got {sent}, expected an integer from 1 to "
+            "100 (default 30; omit it for the default)") in body
+    assert "None" not in body
