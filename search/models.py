@@ -188,3 +188,6 @@ class FileContent:
     total_lines: int
     branch: str = "HEAD"
     truncated: bool = False
+    working_tree: bool = False
+    """Read from the repository's folder on disk (its working tree; `branch` is what is
+    checked out there), not from an engine's copy of a branch."""

@@ -16,6 +16,7 @@ from typing import Any
 
 from ctxd.indexer.embedder import Embedder
 from ctxd.indexer.errors import IndexNotFound, QueryError, ValidationError
+from ctxd.indexer.gitrefs import checked_out
 from ctxd.indexer.languages import detect_language
 from ctxd.indexer.models import Skipped
 from ctxd.indexer.servable import name_verdict, read_servable, stored_walk_options
@@ -429,6 +430,7 @@ class SearchCases:
             return zoekt_file_content(zoekt, repository, path, branch, start_line, end_line)
         if repo is None:
             raise not_indexed(repository, {r.name for r in store.repos()})
+        served_branch = working_tree_branch(repository, repo.root, branch)
         opts = stored_walk_options(self.settings.walk, repo.options)
         try:
             served = read_servable(Path(repo.root), path, opts)
@@ -437,7 +439,32 @@ class SearchCases:
         if isinstance(served, Skipped):
             raise refusal(repository, path, served)
         rel, text = served
-        return line_range(repo.name, rel, text, branch, start_line, end_line)
+        fc = line_range(repo.name, rel, text, served_branch, start_line, end_line)
+        return replace(fc, working_tree=True)
+
+
+def working_tree_branch(repository: str, root: str, asked: str) -> str:
+    """The branch a local repository's `file_content` serves: the one checked out in its
+    working tree (`HEAD` outside git). `asked` must be `HEAD`, that branch or (a prefix of
+    at least 7 hex digits of) its commit.
+
+    Raises:
+        ValidationError: another branch was asked for.
+    """
+    head = checked_out(root)
+    current = head.branch if head is not None and head.branch else "HEAD"
+    sha = head.sha if head is not None else None
+    if asked in ("", "HEAD", current) or (sha and len(asked) >= 7 and sha.startswith(asked)):
+        return current
+    has = head.label if head is not None else "no git branch (not a git repository)"
+    raise ValidationError(
+        f"branch {asked!r} is not served: {repository} is read from its working tree, which "
+        f"has {has} checked out",
+        hint=f'Omit `branch` (or pass "HEAD" or "{current}"): ctxd indexes and serves the '
+        "working tree only; check the branch out and re-index to read another one.",
+        details={"field": "branch", "value": asked, "checked_out": current,
+                 "commit": sha},
+    )
 
 
 def not_indexed(name: str, known: set[str]) -> IndexNotFound:

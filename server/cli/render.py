@@ -267,9 +267,10 @@ def repos_text(listing: dict[str, Any]) -> str:
         return "No repositories are currently indexed."
     out = []
     for r in listing["repositories"]:
-        branches = ", ".join(f"{b['name']}@{b['sha']}" for b in r["branches"])
-        where = r.get("root") or r["source"]
+        branches = ", ".join(f"{b['name']}@{b['sha'][:7]}" if b["sha"] else b["name"]
+                             for b in r["branches"])
+        where = safe(r.get("root") or r["source"])
         out.append(f"{r['name']:<24} {r['files']:>7} files  {r['indexed_at'] or 'never'}  "
-                   f"{branches or where}")
+                   f"{branches + '  ' if branches else ''}{where}")
     out.append(f"Total: {listing['total']} repositories, {listing['total_files']} files")
     return "\n".join(out)

@@ -411,7 +411,8 @@ def render_file(fc: FileContent, *, budget: int) -> Rendered:
     body = fc.content[:-1] if fc.content.endswith("\n") else fc.content
     lines = body.split("\n") if fc.content else []
     span = f"Lines {fc.start_line}-{fc.end_line} of {fc.total_lines}"
-    head = f"## {fc.repository}/{fc.path}\n\nBranch: {fc.branch} | {span}"
+    branch = f"{fc.branch} (working tree)" if fc.working_tree else fc.branch
+    head = f"## {fc.repository}/{fc.path}\n\nBranch: {branch} | {span}"
     room = (max(budget, MIN_BUDGET) - estimate_tokens(head) - 80) * CHARS_PER_TOKEN
     kept: list[str] = []
     size = 0
@@ -423,7 +424,7 @@ def render_file(fc: FileContent, *, budget: int) -> Rendered:
     cut = len(kept) < len(lines)
     end = fc.start_line + len(kept) - 1 if kept else fc.end_line
     if cut:
-        head = f"## {fc.repository}/{fc.path}\n\nBranch: {fc.branch} | " \
+        head = f"## {fc.repository}/{fc.path}\n\nBranch: {branch} | " \
                f"Lines {fc.start_line}-{end} of {fc.total_lines}"
     notes = []
     if cut:

@@ -83,7 +83,10 @@ def _str_or_none(v: object) -> str | None:
 def _repo_item(i: int, r: RepoOut) -> str:
     first = f"{i}. **{r['name']}** ({r['files']:,} files, {human_bytes(r['bytes'])})"
     branches = ", ".join(f"{b['name']}@{b['sha'][:7]}" if b["sha"] else b["name"]
-                         for b in r["branches"]) or "HEAD (working tree)"
+                         for b in r["branches"])
+    if r["source"] == "local":  # indexed from disk: the files are the working tree's
+        branches = f"{branches} (working tree)" if branches else "working tree (not git)"
+    branches = branches or "HEAD"
     indexed = (r["indexed_at"] or "never")[:10] if r["indexed_at"] else "never"
     state = " | re-indexing now" if r["indexing"] else ""
     cov = (f" | Embedded: {r['coverage'] * 100:.0f}%"

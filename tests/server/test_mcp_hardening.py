@@ -11,12 +11,14 @@ from __future__ import annotations
 import base64
 import json
 import re
+import shutil
 from typing import Any
 
 import pytest
 from mcp_types import CallToolResult
 
 from tests.conftest import RepoBuilder
+from tests.indexer.test_gitrefs import git
 from tests.server.conftest import Env, text
 from tests.server.test_mcp_tools import many_files
 
@@ -161,3 +163,37 @@ def test_a_mistyped_argument_reports_the_value_sent_and_what_is_expected(
     assert (f"invalid arguments for search: limit: got {sent}, expected an integer from 1 to "
             "100 (default 30; omit it for the default)") in body
     assert "None" not in body
+
+
+# -- item 11: list_repos shows the checked-out branch; file_content serves only it ----------
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
+def test_list_repos_and_file_content_tell_the_checked_out_branch(
+    env: Env, sample_repo: RepoBuilder
+):
+    root = sample_repo.root
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "sample")
+    sha = git(root, "rev-parse", "HEAD")
+    env.index(root)
+    result = env.call("list_repos", {})
+    body, data = text(result), ok(result)
+    assert f"Branches: main@{sha[:7]} (working tree)" in body
+    assert data["repositories"][0]["branches"] == [{"name": "main", "sha": sha}]
+    for asked in ("HEAD", "main", sha[:7]):
+        fc = env.call("file_content", {"repository": "sample", "path": "main.py",
+                                       "branch": asked})
+        assert ok(fc)["branch"] == "main"
+        assert text(fc).startswith("## sample/main.py\n\nBranch: main (working tree) |")
+    body = err(env.call("file_content", {"repository": "sample", "path": "main.py",
+                                         "branch": "develop"}), "validation_error")
+    assert (f"branch 'develop' is not served: sample is read from its working tree, which has "
+            f"main@{sha[:7]} checked out") in body
+
+
+def test_list_repos_outside_git_says_working_tree(indexed: Env):
+    result = indexed.call("list_repos", {})
+    assert "Branches: working tree (not git)" in text(result)
+    assert ok(result)["repositories"][0]["branches"] == []

@@ -425,7 +425,8 @@ def test_search_files_finds_paths_and_pages(env: Env, sample_repo: RepoBuilder):
 def test_file_content_reads_files_and_line_ranges(indexed: Env):
     result = indexed.call("file_content", {"repository": "sample", "path": "net/retry.py"})
     body, data = text(result), ok(result)
-    assert body.startswith("## sample/net/retry.py\n\nBranch: HEAD | Lines 1-17 of 17")
+    assert body.startswith(
+        "## sample/net/retry.py\n\nBranch: HEAD (working tree) | Lines 1-17 of 17")
     assert "```python\n\"\"\"Retrying failed requests" in body
     assert data["content"].splitlines()[4].startswith("def backoff_delays")
     part = ok(indexed.call("file_content", {"repository": "sample", "path": "shapes.py",
