@@ -121,6 +121,7 @@ class SearchCases:
                 hint="Pass a question or keywords, e.g. `ctxd search \"where is retry backoff\"`.",
                 details={"field": "query", "value": query},
             )
+        reject_nul(query)
         if mode not in MODES:
             raise ValidationError(
                 f"unknown mode {mode!r}",
@@ -252,6 +253,7 @@ class SearchCases:
                 hint="Pass a pattern, e.g. `lang:python def main` or `sym:Handler`.",
                 details={"field": "query", "value": query},
             )
+        reject_nul(query)
         bounds = (("limit", limit, 1, 100), ("contextLines", context_lines, 0, 10))
         for name, value, lo, hi in bounds:
             if not lo <= value <= hi:
@@ -441,6 +443,22 @@ class SearchCases:
         rel, text = served
         fc = line_range(repo.name, rel, text, served_branch, start_line, end_line)
         return replace(fc, working_tree=True)
+
+
+def reject_nul(query: str) -> None:
+    """Refuse a query holding a NUL character: no indexed text contains one (files with
+    NUL bytes are binary and never indexed), and SQLite's FTS5 cannot parse it.
+
+    Raises:
+        QueryError: names the character's position.
+    """
+    if (at := query.find("\x00")) >= 0:
+        raise QueryError(
+            f"Query syntax error: the query contains a NUL character (\\x00) at position {at}",
+            hint="Remove the NUL character: indexed files never contain one (files with NUL "
+            "bytes are binary and left out).",
+            details={"field": "query", "position": at},
+        )
 
 
 def working_tree_branch(repository: str, root: str, asked: str) -> str:

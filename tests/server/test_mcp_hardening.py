@@ -197,3 +197,20 @@ def test_list_repos_outside_git_says_working_tree(indexed: Env):
     result = indexed.call("list_repos", {})
     assert "Branches: working tree (not git)" in text(result)
     assert ok(result)["repositories"][0]["branches"] == []
+
+
+# -- item 22: a NUL character in a query is a query error, not an internal error -------------
+
+
+@pytest.mark.parametrize(("tool", "args"), [
+    ("search", {"query": "retry\x00x"}),
+    ("search", {"query": "/re\x00try/"}),
+    ("semantic_search", {"query": "retry\x00x", "mode": "lexical"}),
+    ("semantic_search", {"query": "retry\x00x", "mode": "keyword"}),
+])
+def test_a_nul_character_in_a_query_is_a_query_error(
+    indexed: Env, tool: str, args: dict[str, Any]
+):
+    body = err(indexed.call(tool, args), "QUERY_ERROR")
+    assert "Query syntax error: the query contains a NUL character (\\x00) at position" in body
+    assert "internal_error" not in body
