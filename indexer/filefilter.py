@@ -26,7 +26,7 @@ from pathlib import Path
 from ctxd.indexer.ignore import IgnoreCache, IgnoreFile
 from ctxd.indexer.models import FileEntry, Skipped, SkipReason
 from ctxd.indexer.pathguard import is_inside
-from ctxd.indexer.policy import VENV_MARKERS, Verdict, stat_error, venv_verdict
+from ctxd.indexer.policy import VENV_MARKERS, Verdict, bad_name, stat_error, venv_verdict
 from ctxd.indexer.walker import WalkOptions, compile_policy, validate_root
 
 __all__ = ["FileFilter", "normalize_rel"]
@@ -80,6 +80,8 @@ class FileFilter:
         rel = normalize_rel(rel_path)
         if rel is None:
             return Skipped(rel_path, SkipReason.OUTSIDE_ROOT, "absolute path or '..' segment")
+        if skipped := bad_name(rel):
+            return skipped
         verdict = self._verdict(rel, is_dir)
         return None if verdict is None else Skipped(rel, *verdict)
 
@@ -93,6 +95,8 @@ class FileFilter:
             return Skipped(rel_path, SkipReason.OUTSIDE_ROOT, "absolute path or '..' segment")
         if not rel:
             return Skipped(".", SkipReason.NOT_REGULAR, "the repository root is a directory")
+        if skipped := bad_name(rel):
+            return skipped
         path = os.path.join(self._root_real, rel)
         try:
             st = os.stat(path)

@@ -29,18 +29,34 @@ def safe(text: str) -> str:
     return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _text_escape(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
+def dumps(obj: Any, *, indent: int | None = None) -> str:
+    """JSON that is always valid UTF-8: a lone surrogate (an undecodable byte of a file
+    name, as `os` returns it) is written as a `\\udcXX` escape, never as a raw byte."""
+    text = json.dumps(obj, indent=indent, ensure_ascii=False, default=str)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def emit(text: str, *, err: bool = False) -> None:
-    """Write a line to stdout (or stderr)."""
-    print(text, file=sys.stderr if err else sys.stdout)
+    """Write a line to stdout (or stderr); an undecodable byte of a file name is shown as
+    `\\xNN`."""
+    print(_SURROGATE.sub(_text_escape, text), file=sys.stderr if err else sys.stdout)
 
 
 def emit_line_json(obj: Any) -> None:
     """One compact JSON object on one line (JSON Lines), flushed."""
-    print(json.dumps(obj, ensure_ascii=False, default=str), flush=True)
+    print(dumps(obj), flush=True)
 
 
 def emit_json(obj: Any) -> None:
-    print(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
+    print(dumps(obj, indent=2))
 
 
 # -- index ------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ The index is built by the service with the fake embedder (a real SQLite file und
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,10 +16,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from ctxd.server.cli import render
 from ctxd.server.cli.main import main
 from ctxd.server.config import load_settings
 from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder, RepoBuilder
+from tests.indexer.test_walker_names import bad_names
 
 
 def run(*args: str) -> Any:
@@ -58,7 +61,8 @@ def test_bare_cr_line_ends_are_lines(service: Service, repo: RepoBuilder):
     service.index(repo.root)
     out = json.loads(run("search", "needle_cr", "--mode", "lexical", "--json").stdout)
     (hit,) = out["results"]
-    assert hit["start_line"] == 2 and hit["matches"][0]["line"] == 2
+    assert hit["matches"][0]["line"] == 2 and hit["start_line"] == 1
+    assert hit["snippet"].split("\n") == ["first line", "second needle_cr", "third line"]
     assert hit["matches"][0]["text"] == "second needle_cr"
     r = run("cat", "repo", "old_mac.txt", "--lines", "2:2", "--json")
     assert json.loads(r.stdout)["content"] == "second needle_cr"
@@ -77,3 +81,27 @@ def test_a_newline_in_a_file_name_stays_on_one_output_line(service: Service, rep
     assert "repo/two\\nlines_name.py:1-1" in first
     out = json.loads(run("files", "lines_name", "--json").stdout)
     assert out["results"][0]["path"] == "two\nlines_name.py"
+
+
+# -- item 23: file names that are not valid UTF-8 ---------------------------------------------
+
+
+def test_indexing_skips_them_and_every_json_output_is_valid_utf8(
+    service: Service, repo: RepoBuilder
+):
+    bad_names(repo)
+    stats = service.index(repo.root)
+    assert stats.files_indexed == 1 and stats.files_failed == []
+    assert stats.files_skipped == {"bad_name": 2}
+    out = render.dumps({"file": os.fsdecode(b"caf\xe9.py")}).encode("utf-8")
+    assert json.loads(out.decode("utf-8")) == {"file": "caf\udce9.py"}
+
+
+@pytest.mark.model
+def test_ctxd_index_json_with_a_non_utf8_file_name(repo: RepoBuilder):
+    bad_names(repo)
+    r = CliRunner().invoke(main, ["index", str(repo.root), "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout_bytes.decode("utf-8"))
+    assert out["files_skipped"] == {"bad_name": 2} and out["files_failed"] == []
+    assert "Traceback" not in r.stderr
