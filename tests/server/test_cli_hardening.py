@@ -105,3 +105,32 @@ def test_ctxd_index_json_with_a_non_utf8_file_name(repo: RepoBuilder):
     out = json.loads(r.stdout_bytes.decode("utf-8"))
     assert out["files_skipped"] == {"bad_name": 2} and out["files_failed"] == []
     assert "Traceback" not in r.stderr
+
+
+# -- item 25: usage errors with --json print the documented error object ----------------------
+
+
+@pytest.mark.parametrize(("args", "message", "field"), [
+    (["search", "--limit", "0", "--json", "q"],
+     "Invalid value for '--limit': 0 is not in the range 1<=x<=100.", "limit"),
+    (["search", "--bogus", "--json", "q"], "No such option '--bogus'.", None),
+    (["serch", "--json", "q"], "No such command 'serch'.", None),
+    (["cat", "--json"], "Missing argument 'REPO'.", "repo"),
+    (["search", "--json"], "QUERY is required (or --batch FILE)", None),
+])
+def test_usage_errors_with_json_print_the_error_object(
+    args: list[str], message: str, field: str | None
+):
+    r = CliRunner().invoke(main, args, prog_name="ctxd")
+    assert r.exit_code == 2
+    out = json.loads(r.stdout)
+    assert out["error"] == "validation_error" and out["message"].startswith(message)
+    assert out["hint"].startswith("Run `ctxd") and out["details"]["usage"].startswith("Usage: ")
+    assert out["details"].get("field") == field
+    assert r.stderr == ""
+
+
+def test_usage_errors_without_json_stay_clicks_text():
+    r = CliRunner().invoke(main, ["search", "--limit", "0", "q"])
+    assert r.exit_code == 2 and r.stdout == ""
+    assert "Error: Invalid value for '--limit'" in r.stderr
