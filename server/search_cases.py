@@ -148,7 +148,8 @@ class SearchCases:
         filters = SearchFilters(tuple(repositories or ()), path_glob, language)
         store = self.store()
         self._check_repositories(store, filters.repositories)
-        hits = self._ranked(store, query, mode, filters, offset, limit + 1)
+        notes: list[str] = []
+        hits = self._ranked(store, query, mode, filters, offset, limit + 1, notes)
         more = len(hits) > limit
         hits = hits[:limit]
         return SearchPage(
@@ -157,16 +158,19 @@ class SearchCases:
             results=hits,
             next_cursor=encode_cursor(params, offset + limit, limit) if more else None,
             stats={"offset": offset, "count": len(hits)},
+            notes=notes,
         )
 
     def _ranked(
-        self, store: Store, query: str, mode: str, filters: SearchFilters, offset: int, n: int
+        self, store: Store, query: str, mode: str, filters: SearchFilters, offset: int, n: int,
+        notes: list[str],
     ) -> list[Hit]:
-        """`n` hits from `offset` on, in the given mode."""
+        """`n` hits from `offset` on, in the given mode; the engines' notes (a bounded scan,
+        a cut) are appended to `notes`."""
         if mode == "keyword":
             return keyword_search(store, query, filters=filters, limit=n, offset=offset)
         if mode == "lexical":
-            return self._lexical_hits(query, filters, offset, n)
+            return self._lexical_hits(query, filters, offset, n, notes)
         store.check_model(self.embedder.name)
         if mode == "semantic":
             return semantic_search(store, self.embedder, query, filters=filters, limit=n,
@@ -181,12 +185,17 @@ class SearchCases:
         return fuse(legs, k=self.settings.search.rrf_k, weights=weights)[offset : offset + n]
 
     def _lexical_hits(
-        self, query: str, filters: SearchFilters, offset: int, n: int
+        self, query: str, filters: SearchFilters, offset: int, n: int, notes: list[str]
     ) -> list[Hit]:
-        """Zoekt-syntax results as hits (one per file: its matching line span)."""
+        """Zoekt-syntax results as hits (one per file: its matching line span); the
+        engine's notes go to `notes`."""
         scope = scoped_query(query, filters.repositories, filters.language)
         result = self._lexical_search(scope, offset=offset, max_files=n,
                                       context_lines=self.settings.search.context_lines)
+        notes.extend(result.notes)
+        if result.partial and not result.notes:
+            notes.append("partial results: the lexical engine stopped early (time or match "
+                         "limits); narrow the query for complete results")
         path_ok = filters.path_matcher()
         return [file_hit(fm) for fm in result.files if path_ok(fm.path)]
 

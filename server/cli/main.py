@@ -223,6 +223,8 @@ def search(
         render.emit_json(render.search_page_json(page))
     else:
         render.emit(render.search_page_text(page))
+        if page.notes:
+            render.emit(render.notes_text(page.notes), err=True)
     if not page.results:
         sys.exit(1)
 

@@ -186,10 +186,14 @@ def search_page_text(page: SearchPage, *, snippet_lines: int = 4) -> str:
         out.append(f"{n:>3}. {where}  [{h.score:.3f} {srcs}]{sym}")
         out.extend(f"     {ln:>5}  {safe(text[:110])}"
                    for ln, text in shown_lines(h, snippet_lines))
-    out.extend(f"note: {n}" for n in page.notes)
     if page.next_cursor:
         out.append(f"more: --cursor {page.next_cursor}")
     return "\n".join(out)
+
+
+def notes_text(notes: list[str]) -> str:
+    """The engines' notes (a bounded scan, a cut, partial coverage), for stderr."""
+    return "\n".join(f"note: {n}" for n in notes)
 
 
 # -- errors -----------------------------------------------------------------------------

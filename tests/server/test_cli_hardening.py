@@ -134,3 +134,20 @@ def test_usage_errors_without_json_stay_clicks_text():
     r = CliRunner().invoke(main, ["search", "--limit", "0", "q"])
     assert r.exit_code == 2 and r.stdout == ""
     assert "Error: Invalid value for '--limit'" in r.stderr
+
+
+# -- item 4: ctxd search shows the engine's notes (stderr in text mode, "notes" in JSON) ------
+
+
+@pytest.mark.parametrize(("query", "note"), [
+    ("re", "note: bounded scan: the query has no literal of 3+ characters"),
+    ("lang:cobol retry", "note: lang:cobol matches no indexed file"),
+])
+def test_search_shows_the_engines_notes(service: Service, repo: RepoBuilder, query: str,
+                                        note: str):
+    repo.write("net/retry.py", "def retry():\n    return 're'\n")
+    service.index(repo.root)
+    r = run("search", query, "--mode", "lexical")
+    assert note in r.stderr and "note:" not in r.stdout
+    out = json.loads(run("search", query, "--mode", "lexical", "--json").stdout)
+    assert any(n.startswith(note.removeprefix("note: ")) for n in out["notes"]), out["notes"]
