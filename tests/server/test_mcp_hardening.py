@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 from mcp_types import CallToolResult
 
+from ctxd.server.mcp import markdown_status as status_md
+from ctxd.server.watch.status import RepoWatchHealth
 from tests.conftest import RepoBuilder
 from tests.indexer.test_gitrefs import git
 from tests.server.conftest import Env, text
@@ -214,3 +216,26 @@ def test_a_nul_character_in_a_query_is_a_query_error(
     body = err(indexed.call(tool, args), "QUERY_ERROR")
     assert "Query syntax error: the query contains a NUL character (\\x00) at position" in body
     assert "internal_error" not in body
+
+
+# -- item 16: get_health renders the watch block like the other sections ---------------------
+
+
+def test_health_markdown_renders_the_watch_block_without_raw_json_and_with_rfc3339_times():
+    repo = RepoWatchHealth(name="shop", root="/src/shop", watching=True, mode="inotify",
+                           pending=3, pending_since=1767225600.25, last_update=None, lag_ms=120)
+    health = {"ok": True, "lexical_backend": "embedded",
+              "watch": {"running": True, "pid": 42, "role": "active",
+                        "started_at": "2026-01-01T00:00:00.000Z", "batches": 7,
+                        "repos": {"shop": repo.to_dict()}}}
+    body = status_md.render_health(health, budget=6000).markdown
+    assert "{" not in body and "1767225600" not in body
+    assert "- watch: running: yes, pid: 42, role: active, started_at: 2026-01-01T00:00:00.000Z" in (
+        body)
+    assert ("    - shop: name: shop, root: /src/shop, watching: yes, mode: inotify, pending: 3, "
+            "pending_since: 2026-01-01T00:00:00.250Z, last_update: -, lag_ms: 120") in body
+
+
+def test_get_health_has_no_raw_json(indexed: Env):
+    body = text(indexed.call("get_health", {}))
+    assert "{" not in body and "- watch: running: no" in body
