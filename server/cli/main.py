@@ -429,8 +429,8 @@ def cat(ctx: click.Context, repo: str, path: str, lines: str | None, as_json: bo
                           "start_line": fc.start_line, "end_line": fc.end_line,
                           "total_lines": fc.total_lines, "truncated": fc.truncated,
                           "content": fc.content})
-    else:
-        render.emit(fc.content)
+    else:  # print() ends the line: the file's own final newline is not doubled
+        render.emit(fc.content.removesuffix("\n"))
 
 
 main.add_command(serve)

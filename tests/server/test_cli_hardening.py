@@ -50,7 +50,7 @@ def test_cat_json_content_is_the_file(service: Service, repo: RepoBuilder):
     assert tail["content"] == "def b():\n    return 2\n"
     middle = json.loads(run("cat", "repo", "m.py", "--lines", "1:2", "--json").stdout)
     assert middle["content"] == "def a():\n    return 1"
-    assert run("cat", "repo", "m.py").stdout == text + "\n"  # print() adds one newline
+    assert run("cat", "repo", "m.py").stdout == text
 
 
 # -- item 26: bare CR line ends, control characters in file names ----------------------------

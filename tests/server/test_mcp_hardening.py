@@ -239,3 +239,14 @@ def test_health_markdown_renders_the_watch_block_without_raw_json_and_with_rfc33
 def test_get_health_has_no_raw_json(indexed: Env):
     body = text(indexed.call("get_health", {}))
     assert "{" not in body and "- watch: running: no" in body
+
+
+# -- item 6: file_content's structured content is the file, final newline included -----------
+
+
+def test_file_content_structured_content_is_the_whole_file(indexed: Env, sample_repo: RepoBuilder):
+    data = ok(indexed.call("file_content", {"repository": "sample", "path": "net/retry.py"}))
+    assert data["content"] == (sample_repo.root / "net" / "retry.py").read_text(encoding="utf-8")
+    part = ok(indexed.call("file_content", {"repository": "sample", "path": "net/retry.py",
+                                            "start_line": 16}))
+    assert part["content"] == '            time.sleep(delay)\n    raise RuntimeError("gave up")\n'
