@@ -14,6 +14,10 @@ from typing import Any
 
 import anyio
 import httpx2
+import pytest
+from mcp.client.auth import OAuthClientProvider, OAuthRegistrationError
+from mcp.shared.auth import OAuthClientMetadata
+from pydantic import AnyUrl
 
 from ctxd.server.mcp.serve import http_app
 from tests.server.conftest import Env
@@ -72,3 +76,47 @@ def test_oauth_discovery_paths_answer_404_with_the_reason_not_401(env: Env):
         assert r.status_code == 404, path
         assert "www-authenticate" not in r.headers
         assert "does not use OAuth" in json.loads(r.text)["error_description"]
+
+
+class NoStorage:
+    """Token storage of a client that has never logged in."""
+
+    async def get_tokens(self) -> None:
+        return None
+
+    async def set_tokens(self, tokens: Any) -> None:
+        raise AssertionError("no token can be issued: there is no OAuth here")
+
+    async def get_client_info(self) -> None:
+        return None
+
+    async def set_client_info(self, info: Any) -> None:
+        raise AssertionError("no client can be registered: there is no OAuth here")
+
+
+def test_an_oauth_client_stops_at_discovery_with_the_reason_and_opens_no_login(env: Env):
+    """The SDK's own OAuth client (what an OAuth-first MCP client runs on a 401) ends its
+    discovery at our 404s with the explanation, without ever starting a browser login."""
+    app = http_app(env.server, replace(env.settings.server, token=TOKEN))
+    logins: list[str] = []
+
+    async def redirect(url: str) -> None:
+        logins.append(url)
+
+    async def callback() -> Any:
+        raise AssertionError("no login can complete")
+
+    async def main() -> str:
+        provider = OAuthClientProvider(
+            "http://127.0.0.1/mcp",
+            OAuthClientMetadata(redirect_uris=[AnyUrl("http://localhost:9/callback")]),
+            NoStorage(), redirect, callback)
+        async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app),
+                                      base_url="http://127.0.0.1", auth=provider) as c:
+            with pytest.raises(OAuthRegistrationError) as exc:
+                await c.post("/mcp", json=INITIALIZE, headers=HEADERS)
+            return str(exc.value)
+
+    message = anyio.run(main)
+    assert "404" in message and "does not use OAuth" in message
+    assert "static bearer token" in message and logins == []
