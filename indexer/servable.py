@@ -78,10 +78,15 @@ def read_servable(root: Path, rel_path: str, opts: WalkOptions) -> tuple[str, st
     return found.path, text
 
 
-def name_verdict(rel_path: str, opts: WalkOptions) -> Skipped | None:
+def name_verdict(
+    rel_path: str, opts: WalkOptions, *, only: frozenset[SkipReason] | None = None
+) -> Skipped | None:
     """The name-only steps of the walk for a path that is not on disk: built-in prunes,
     sensitive files and directories, user excludes and includes (no ignore files, no
-    virtualenv markers). None when the name is admitted."""
+    virtualenv markers). None when the name is admitted.
+
+    `only`: count just these reasons (e.g. SENSITIVE for files another engine indexed
+    under its own rules); a folder refused for another reason is looked inside."""
     rel = normalize_rel(rel_path)
     if rel is None:
         return Skipped(rel_path, SkipReason.OUTSIDE_ROOT, "absolute path or '..' segment")
@@ -95,6 +100,6 @@ def name_verdict(rel_path: str, opts: WalkOptions) -> Skipped | None:
         else:
             verdict = policy.dir_verdict(drel, name, (), allowed)
             allowed = policy.dir_allowed(drel, name, allowed)
-        if verdict:
+        if verdict and (only is None or verdict[0] in only):
             return Skipped(rel, *verdict)
     return None

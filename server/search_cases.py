@@ -18,7 +18,7 @@ from ctxd.indexer.embedder import Embedder
 from ctxd.indexer.errors import IndexNotFound, QueryError, ValidationError
 from ctxd.indexer.gitrefs import checked_out
 from ctxd.indexer.languages import detect_language
-from ctxd.indexer.models import Skipped
+from ctxd.indexer.models import Skipped, SkipReason
 from ctxd.indexer.servable import name_verdict, read_servable, stored_walk_options
 from ctxd.indexer.store import Store
 from ctxd.search.cursor import decode_cursor, encode_cursor
@@ -435,8 +435,9 @@ class SearchCases:
         store = self.store()
         repo = store.repo_by_name(repository)
         zoekt = self.zoekt() if repo is None else None
-        if zoekt is not None:
-            if refused := name_verdict(path, self.settings.walk):
+        if zoekt is not None:  # Zoekt indexed it under its own rules: refuse likely secrets
+            if refused := name_verdict(path, self.settings.walk,
+                                       only=frozenset({SkipReason.SENSITIVE})):
                 raise refusal(repository, path, refused)
             return zoekt_file_content(zoekt, repository, path, branch, start_line, end_line)
         if repo is None:

@@ -52,6 +52,22 @@ def test_list_repos_merges_zoekt_repositories(zoekt_service):
 
 
 def test_file_content_of_a_zoekt_repository_refuses_likely_secrets(zoekt_service):
-    for path in (".env", "deploy/.ssh/id_ed25519", "src/shop/credentials.py"):
+    for path in (".env", "deploy/.ssh/id_ed25519", "src/shop/credentials.py",
+                 "node_modules/pkg/.env"):
         with pytest.raises(FileRefused, match="looks like a secret"):
             zoekt_service.file_content("shop", path)
+
+
+def test_file_content_of_a_zoekt_repository_ignores_the_local_include_patterns(tmp_path):
+    if not (FIXTURES / "responses").is_dir():
+        pytest.skip(f"Zoekt fixtures not found at {FIXTURES}")
+    server = FixtureServer(load_exchanges(FIXTURES / "responses"), aliases=ALIASES)
+    with server:
+        settings = load_settings({"home": str(tmp_path / "home"), "search.zoekt_url": server.url,
+                                  "walk.include_patterns": ["*.md"]})
+        service = Service(settings, embedder=FakeEmbedder())
+        try:
+            fc = service.file_content("shop", "src/shop/cart.py")
+        finally:
+            service.close()
+    assert fc.content == (REPOS / "shop" / "src" / "shop" / "cart.py").read_text(encoding="utf-8")
