@@ -8,11 +8,13 @@ without importing upward::
     CtxdError                      internal_error
     ├── ValidationError            validation_error   (bad input: field, value, what to do)
     │   ├── ConfigError            validation_error   (config file / env / flag)
-    │   └── PathOutsideRoot        validation_error   (path traversal, allowed roots)
+    │   ├── PathOutsideRoot        validation_error   (path traversal, allowed roots)
+    │   └── FileRefused            validation_error   (a file the index policy keeps out)
     ├── TimeoutError_              timeout_error
     ├── IndexNotFound              NOT_FOUND          (repository not indexed)
     ├── FileNotFound               NOT_FOUND
     ├── JobNotFound                NOT_FOUND          (unknown background job id)
+    ├── ToolNotFound               NOT_FOUND          (an MCP tool name this server lacks)
     ├── ModelMismatch              validation_error   (index built with another model)
     ├── IndexLocked                LOCKED             (another process writes this index)
     ├── QueryError                 QUERY_ERROR
@@ -65,6 +67,12 @@ class PathOutsideRoot(ValidationError):
     """A path that resolves outside the allowed root(s)."""
 
 
+class FileRefused(ValidationError):
+    """A file a request asked for that the index policy keeps out (a likely secret, an
+    ignored, excluded, binary or over-size file): never served, the hint says how to allow
+    it."""
+
+
 class IndexTimeout(CtxdError):
     """Indexing did not finish within the caller's wait time."""
 
@@ -85,6 +93,12 @@ class FileNotFound(CtxdError):
 
 class JobNotFound(CtxdError):
     """An `index_status` job id this server does not know (ids do not survive a restart)."""
+
+    code = "NOT_FOUND"
+
+
+class ToolNotFound(CtxdError):
+    """An MCP tool name this server does not have."""
 
     code = "NOT_FOUND"
 

@@ -26,10 +26,10 @@ from pathlib import Path
 from ctxd.indexer.ignore import IgnoreCache, IgnoreFile
 from ctxd.indexer.models import FileEntry, Skipped, SkipReason
 from ctxd.indexer.pathguard import is_inside
-from ctxd.indexer.policy import VENV_MARKERS, Verdict, stat_error, venv_verdict
+from ctxd.indexer.policy import VENV_MARKERS, Verdict, bad_name, stat_error, venv_verdict
 from ctxd.indexer.walker import WalkOptions, compile_policy, validate_root
 
-__all__ = ["FileFilter"]
+__all__ = ["FileFilter", "normalize_rel"]
 
 
 class FileFilter:
@@ -77,9 +77,11 @@ class FileFilter:
 
     def explain(self, rel_path: str, *, is_dir: bool = False) -> Skipped | None:
         """Like `check`, with the detail (`Skipped`), or None when admitted."""
-        rel = _normalize_rel(rel_path)
+        rel = normalize_rel(rel_path)
         if rel is None:
             return Skipped(rel_path, SkipReason.OUTSIDE_ROOT, "absolute path or '..' segment")
+        if skipped := bad_name(rel):
+            return skipped
         verdict = self._verdict(rel, is_dir)
         return None if verdict is None else Skipped(rel, *verdict)
 
@@ -88,11 +90,13 @@ class FileFilter:
 
         A path that does not exist (deleted) is `Skipped(UNREADABLE)`.
         """
-        rel = _normalize_rel(rel_path)
+        rel = normalize_rel(rel_path)
         if rel is None:
             return Skipped(rel_path, SkipReason.OUTSIDE_ROOT, "absolute path or '..' segment")
         if not rel:
             return Skipped(".", SkipReason.NOT_REGULAR, "the repository root is a directory")
+        if skipped := bad_name(rel):
+            return skipped
         path = os.path.join(self._root_real, rel)
         try:
             st = os.stat(path)
@@ -141,7 +145,7 @@ class FileFilter:
         return self._ignores.dir_ignores(rel_dir)
 
 
-def _normalize_rel(rel_path: str) -> str | None:
+def normalize_rel(rel_path: str) -> str | None:
     """`./a//b/` -> `a/b`; None for an absolute path or one with a `..` segment."""
     if rel_path.startswith("/") or "\x00" in rel_path:
         return None

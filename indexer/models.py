@@ -34,6 +34,9 @@ class SkipReason(StrEnum):
     """A socket, FIFO, device or dangling symlink."""
     UNREADABLE = "unreadable"
     """Could not be read (permissions, vanished mid-walk): reported in `files_failed`."""
+    BAD_NAME = "bad_name"
+    """A file or directory name that is not valid UTF-8 (the path is shown with `\\xNN`
+    escapes): it cannot be stored, searched or shown as text; renaming it lets it in."""
 
 
 @dataclass(frozen=True, slots=True)

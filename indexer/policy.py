@@ -36,6 +36,7 @@ __all__ = [
     "VENV_MARKERS",
     "Policy",
     "Verdict",
+    "bad_name",
     "stat_error",
     "too_large",
     "venv_verdict",
@@ -190,6 +191,18 @@ class Policy:
         if too_large(size, self.max_file_size):
             return SkipReason.TOO_LARGE, f"{size} bytes > max_file_size {self.max_file_size}"
         return None
+
+
+def bad_name(rel: str) -> Skipped | None:
+    """A BAD_NAME `Skipped` when the path `rel` (from `os` with surrogate escapes) is not
+    valid UTF-8, its path shown with `\\xNN` escapes so it can be stored and printed."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        return Skipped(shown, SkipReason.BAD_NAME,
+                       "the name is not valid UTF-8; rename it to index it")
+    return None
 
 
 def venv_verdict(names: frozenset[str] | set[str]) -> Verdict | None:

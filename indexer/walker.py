@@ -38,6 +38,9 @@ Policy, first match wins (the same order in `walk` and `FileFilter`):
    admitted; 0 = no limit).
 8. At read time (`read_text`): NUL byte or invalid UTF-8 -> BINARY; OSError -> UNREADABLE.
 
+Before all of these, a name that is not valid UTF-8 -> BAD_NAME (its path shown with
+`\\xNN` escapes; a directory is pruned with it).
+
 A pruned directory (steps 1-4, 6) yields one `Skipped` with the directory's path; the
 files inside are not reported one by one.
 
@@ -62,7 +65,14 @@ from ctxd.indexer.ignore import IgnoreFile, ignore_sources, load_ignore_file
 from ctxd.indexer.models import FileEntry, Skipped, SkipReason
 from ctxd.indexer.pathguard import is_inside
 from ctxd.indexer.patterns import compile_globs
-from ctxd.indexer.policy import VCS_DIR_NAMES, Policy, stat_error, too_large, venv_verdict
+from ctxd.indexer.policy import (
+    VCS_DIR_NAMES,
+    Policy,
+    bad_name,
+    stat_error,
+    too_large,
+    venv_verdict,
+)
 
 __all__ = [
     "DEFAULT_MAX_FILE_SIZE",
@@ -289,6 +299,8 @@ class _Walk:
     def _visit(self, frame: _Frame, entry: os.DirEntry[str]) -> FileEntry | Skipped | _Frame:
         name = entry.name
         rel = f"{frame.rel}/{name}" if frame.rel else name
+        if skipped := bad_name(rel):
+            return skipped
         try:
             if entry.is_symlink():
                 return self._visit_link(frame, entry.path, rel, name)
@@ -364,7 +376,8 @@ def read_text(entry: FileEntry, *, max_size: int = 0) -> str | Skipped:
             a file that grew since it was stat'ed.
 
     Returns:
-        The text (UTF-8, a leading BOM stripped, `\\r\\n` turned into `\\n`), or a
+        The text (UTF-8, a leading BOM stripped, `\\r\\n` and bare `\\r` line ends
+        turned into `\\n`, so lines are numbered as editors number them), or a
         `Skipped`: BINARY (NUL byte, invalid UTF-8), TOO_LARGE, NOT_REGULAR, or UNREADABLE
         (any OSError: permissions, vanished, replaced by a symlink).
     """
@@ -389,4 +402,4 @@ def read_text(entry: FileEntry, *, max_size: int = 0) -> str | Skipped:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         return Skipped(entry.path, SkipReason.BINARY, f"not valid UTF-8 (byte {exc.start})")
-    return text.replace("\r\n", "\n")
+    return text.replace("\r\n", "\n").replace("\r", "\n")

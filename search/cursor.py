@@ -64,15 +64,19 @@ def decode_cursor(cursor: str, params: Mapping[str, Any]) -> tuple[int, int]:
     return offset, limit
 
 
-def with_offset(cursor: str, offset: int) -> str:
-    """The same cursor (same query hash and page size) pointing at another `offset`.
+def with_offset(cursor: str, offset: int, limit: int | None = None) -> str:
+    """The same cursor (same query hash, and page size unless `limit` is given) pointing
+    at another `offset`.
 
     Used when a page is cut short (e.g. by a token budget): the continuation starts
-    inside the page. A malformed cursor is returned unchanged (decoding reports it).
+    inside the page and keeps the page size the caller asked for. A malformed cursor is
+    returned unchanged (decoding reports it).
     """
     try:
         payload = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
         payload["o"] = int(offset)
+        if limit is not None:
+            payload["l"] = int(limit)
     except (ValueError, KeyError, TypeError, binascii.Error, UnicodeError):
         return cursor
     raw = json.dumps(payload, separators=(",", ":")).encode("utf-8")

@@ -97,7 +97,11 @@ class Hit:
     sources: tuple[MatchSource, ...]
     symbol: str | None = None
     snippet: str = ""
+    """The lines from `start_line` on (for a lexical hit: its first context block)."""
     matches: tuple[LineMatch, ...] = field(default_factory=tuple)
+    blocks: tuple[Block, ...] = field(default_factory=tuple)
+    """A lexical hit's context blocks, each numbered from its own `start_line` (separate
+    runs of lines, not one span); empty for checkpoint hits."""
 
 
 class LexicalBackend(Protocol):
@@ -184,3 +188,6 @@ class FileContent:
     total_lines: int
     branch: str = "HEAD"
     truncated: bool = False
+    working_tree: bool = False
+    """Read from the repository's folder on disk (its working tree; `branch` is what is
+    checked out there), not from an engine's copy of a branch."""

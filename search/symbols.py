@@ -12,8 +12,9 @@ matching first), prefix, substring, fuzzy; fuzzy matches that land on word start
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
+from ctxd.indexer.languages import SYNTAX
 from ctxd.indexer.store import Store
 from ctxd.search.models import SymbolItem
 
@@ -33,9 +34,31 @@ CTAGS_KINDS = {
 """Universal Ctags kind names (as Zoekt reports them) -> the kinds ctxd's own index uses."""
 
 
+SYMBOL_KINDS = frozenset(
+    {kind for table in SYNTAX.values() for kind in table.defs.values()}
+    | {"class", "constant", "constructor", "function", "interface", "method", "section",
+       "struct", "variable"}
+)
+"""Every kind ctxd's own index gives a symbol (the syntax tables' kinds, plus those the
+extractors and the Markdown heading reader assign)."""
+
+
 def normalize_kind(kind: str) -> str:
     """A symbol kind in ctxd's vocabulary (`member` -> `method`, `func` -> `function`)."""
     return CTAGS_KINDS.get(kind.lower(), kind.lower())
+
+
+def stored_kinds(store: Store) -> list[str]:
+    """The distinct (lower-case) kinds of the symbols in the index."""
+    return [str(r[0]) for r in store.query(
+        "SELECT DISTINCT lower(kind) FROM symbols WHERE kind IS NOT NULL ORDER BY 1", ())]
+
+
+def unknown_kinds(kinds: Sequence[str], also: Iterable[str] = ()) -> list[str]:
+    """The `kinds` that are neither in `SYMBOL_KINDS` (after `normalize_kind`) nor in
+    `also` (e.g. kinds the index actually holds), in the order given."""
+    known = SYMBOL_KINDS | {k.lower() for k in also}
+    return [k for k in kinds if normalize_kind(k) not in known]
 
 
 def like_pattern(query: str) -> str:
@@ -129,7 +152,7 @@ def search_symbols(
         params.append("%" + re.sub(r"([%_\\])", r"\\\1", container_q) + "%")
     if kinds:
         sql.append(f"AND lower(s.kind) IN ({','.join('?' * len(kinds))})")
-        params.extend(k.lower() for k in kinds)
+        params.extend(normalize_kind(k) for k in kinds)
     if repositories:
         sql.append(f"AND r.name IN ({','.join('?' * len(repositories))})")
         params.extend(repositories)

@@ -326,6 +326,20 @@ def _rules(s: Settings) -> list[tuple[str, bool, str]]:
         ("chunk.target_tokens",
          1 <= s.chunk.min_tokens <= s.chunk.target_tokens <= s.chunk.max_tokens,
          "min_tokens <= target_tokens <= max_tokens"),
+        ("chunk.window_overlap_lines", s.chunk.window_overlap_lines >= 0,
+         "a number of lines >= 0"),
+        ("search.default_limit", 1 <= s.search.default_limit <= 100,
+         "a number of results from 1 to 100"),
+        ("search.context_lines", 0 <= s.search.context_lines <= 10,
+         "a number of lines from 0 to 10"),
+        ("search.token_budget", s.search.token_budget >= 200,
+         "at least 200 (tokens per page of results)"),
+        ("embedding.threads", s.embedding.threads >= 0, "0 (all cores) or a positive integer"),
+        ("server.index_wait_seconds", s.server.index_wait_seconds >= 0,
+         "a number of seconds >= 0"),
+        ("watch.debounce_ms", s.watch.debounce_ms >= 0, "a number of milliseconds >= 0"),
+        ("watch.rescan_seconds", s.watch.rescan_seconds >= 0,
+         "a number of seconds (0 = no rescans)"),
     ]
 
 

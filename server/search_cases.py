@@ -15,15 +15,18 @@ from pathlib import Path
 from typing import Any
 
 from ctxd.indexer.embedder import Embedder
-from ctxd.indexer.errors import FileNotFound, IndexNotFound, QueryError, ValidationError
+from ctxd.indexer.errors import IndexNotFound, QueryError, ValidationError
+from ctxd.indexer.gitrefs import checked_out
 from ctxd.indexer.languages import detect_language
-from ctxd.indexer.pathguard import resolve_inside
+from ctxd.indexer.models import Skipped, SkipReason
+from ctxd.indexer.servable import name_verdict, read_servable, stored_walk_options
 from ctxd.indexer.store import Store
 from ctxd.search.cursor import decode_cursor, encode_cursor
 from ctxd.search.hybrid import fuse
 from ctxd.search.keyword import informative_terms, keyword_search, keyword_terms, match_expression
 from ctxd.search.lexical import EmbeddedLexical
 from ctxd.search.models import (
+    Block,
     FileContent,
     FileMatch,
     Hit,
@@ -36,10 +39,18 @@ from ctxd.search.models import (
 )
 from ctxd.search.references import find_references
 from ctxd.search.semantic import SearchFilters, VectorMatrix, semantic_search
-from ctxd.search.symbols import merge_symbols, normalize_kind, search_symbols
+from ctxd.search.symbols import (
+    SYMBOL_KINDS,
+    merge_symbols,
+    normalize_kind,
+    search_symbols,
+    stored_kinds,
+    unknown_kinds,
+)
 from ctxd.search.zoekt import ZoektClient
 from ctxd.search.zoekt_query import escape_regex, scoped_query
 from ctxd.server.config import Settings
+from ctxd.server.file_access import not_found, refusal
 
 MODES = ("hybrid", "semantic", "keyword", "lexical")
 """hybrid: semantic + keyword (+ Zoekt) fused; semantic: vectors only; keyword: BM25 over
@@ -110,6 +121,7 @@ class SearchCases:
                 hint="Pass a question or keywords, e.g. `ctxd search \"where is retry backoff\"`.",
                 details={"field": "query", "value": query},
             )
+        reject_nul(query)
         if mode not in MODES:
             raise ValidationError(
                 f"unknown mode {mode!r}",
@@ -136,7 +148,8 @@ class SearchCases:
         filters = SearchFilters(tuple(repositories or ()), path_glob, language)
         store = self.store()
         self._check_repositories(store, filters.repositories)
-        hits = self._ranked(store, query, mode, filters, offset, limit + 1)
+        notes: list[str] = []
+        hits = self._ranked(store, query, mode, filters, offset, limit + 1, notes)
         more = len(hits) > limit
         hits = hits[:limit]
         return SearchPage(
@@ -145,16 +158,19 @@ class SearchCases:
             results=hits,
             next_cursor=encode_cursor(params, offset + limit, limit) if more else None,
             stats={"offset": offset, "count": len(hits)},
+            notes=notes,
         )
 
     def _ranked(
-        self, store: Store, query: str, mode: str, filters: SearchFilters, offset: int, n: int
+        self, store: Store, query: str, mode: str, filters: SearchFilters, offset: int, n: int,
+        notes: list[str],
     ) -> list[Hit]:
-        """`n` hits from `offset` on, in the given mode."""
+        """`n` hits from `offset` on, in the given mode; the engines' notes (a bounded scan,
+        a cut) are appended to `notes`."""
         if mode == "keyword":
             return keyword_search(store, query, filters=filters, limit=n, offset=offset)
         if mode == "lexical":
-            return self._lexical_hits(query, filters, offset, n)
+            return self._lexical_hits(query, filters, offset, n, notes)
         store.check_model(self.embedder.name)
         if mode == "semantic":
             return semantic_search(store, self.embedder, query, filters=filters, limit=n,
@@ -169,12 +185,17 @@ class SearchCases:
         return fuse(legs, k=self.settings.search.rrf_k, weights=weights)[offset : offset + n]
 
     def _lexical_hits(
-        self, query: str, filters: SearchFilters, offset: int, n: int
+        self, query: str, filters: SearchFilters, offset: int, n: int, notes: list[str]
     ) -> list[Hit]:
-        """Zoekt-syntax results as hits (one per file: its matching line span)."""
+        """Zoekt-syntax results as hits (one per file: its matching line span); the
+        engine's notes go to `notes`."""
         scope = scoped_query(query, filters.repositories, filters.language)
         result = self._lexical_search(scope, offset=offset, max_files=n,
                                       context_lines=self.settings.search.context_lines)
+        notes.extend(result.notes)
+        if result.partial and not result.notes:
+            notes.append("partial results: the lexical engine stopped early (time or match "
+                         "limits); narrow the query for complete results")
         path_ok = filters.path_matcher()
         return [file_hit(fm) for fm in result.files if path_ok(fm.path)]
 
@@ -241,6 +262,7 @@ class SearchCases:
                 hint="Pass a pattern, e.g. `lang:python def main` or `sym:Handler`.",
                 details={"field": "query", "value": query},
             )
+        reject_nul(query)
         bounds = (("limit", limit, 1, 100), ("contextLines", context_lines, 0, 10))
         for name, value, lo, hi in bounds:
             if not lo <= value <= hi:
@@ -275,6 +297,8 @@ class SearchCases:
                 details={"field": "pattern", "value": pattern},
             )
         params = {"files": pattern, "repositories": sorted(repositories or [])}
+        if repositories and self.zoekt() is None:
+            self._check_repositories(self.store(), tuple(repositories))
         offset = 0
         if cursor:
             offset, limit = decode_cursor(cursor, params)
@@ -299,8 +323,14 @@ class SearchCases:
         repositories: list[str] | None = None,
         limit: int = 100,
     ) -> References:
-        """Definitions and word-boundary usages of `symbol`, labelled."""
+        """Definitions and word-boundary usages of `symbol`, labelled.
+
+        Raises:
+            IndexNotFound: a repository that is not indexed.
+        """
         store = self.store()
+        if self.zoekt() is None:
+            self._check_repositories(store, tuple(repositories or ()))
         backend = self.lexical_backend()
         definitions = None
         if isinstance(backend, ZoektClient):
@@ -316,12 +346,7 @@ class SearchCases:
         known = {r.name for r in store.repos()}
         for name in names:
             if name not in known:
-                raise IndexNotFound(
-                    f"Repository not indexed: {name}",
-                    hint=f"Indexed repositories: {', '.join(sorted(known)) or 'none'}. "
-                    "Run `ctxd index PATH` first.",
-                    details={"field": "repository", "value": name},
-                )
+                raise not_indexed(name, known)
 
 
     # -- symbols, files, content -------------------------------------------------------
@@ -360,6 +385,15 @@ class SearchCases:
             start_index, max_items = decode_cursor(pagination_id, params)
         store = self.store()
         self._check_repositories(store, tuple(repositories or ()))
+        in_index = stored_kinds(store) if kinds else []
+        if kinds and self.zoekt() is None and (bad := unknown_kinds(kinds, in_index)):
+            allowed = sorted(SYMBOL_KINDS | set(in_index))
+            raise ValidationError(
+                f"unknown symbol kind {bad[0]!r} in kinds",
+                hint=f"Use one or more of: {', '.join(allowed)}.",
+                details={"field": "kinds", "value": bad[0] if len(bad) == 1 else bad,
+                         "allowed": allowed},
+            )
         items = search_symbols(store, query, kinds=kinds, repositories=repositories)
         zoekt = self.zoekt()
         if zoekt is not None:
@@ -386,63 +420,110 @@ class SearchCases:
         branch: str = "HEAD",
         start_line: int | None = None,
         end_line: int | None = None,
-        max_bytes: int = 1 << 20,
     ) -> FileContent:
-        """A file of an indexed repository, read from disk inside the repository root.
+        """A file of an indexed repository, read from disk inside the repository root, if
+        the walk that indexed the repository would index it (`indexer.servable`).
 
         Raises:
             IndexNotFound: "Repository not indexed: {repository}".
             FileNotFound: "File not found: {repository}/{path}" (also for paths that
-                escape the root).
+                escape the root, directories and unreadable files).
+            FileRefused: a likely secret, an ignored, excluded, not included, over-size
+                or binary file; the hint says how to allow it.
             ValidationError: a bad line range.
         """
         store = self.store()
         repo = store.repo_by_name(repository)
         zoekt = self.zoekt() if repo is None else None
-        if zoekt is not None:
+        if zoekt is not None:  # Zoekt indexed it under its own rules: refuse likely secrets
+            if refused := name_verdict(path, self.settings.walk,
+                                       only=frozenset({SkipReason.SENSITIVE})):
+                raise refusal(repository, path, refused)
             return zoekt_file_content(zoekt, repository, path, branch, start_line, end_line)
         if repo is None:
-            raise IndexNotFound(
-                f"Repository not indexed: {repository}",
-                hint="`list_repos` (or `ctxd repos`) shows the indexed repositories.",
-                details={"field": "repository", "value": repository},
-            )
-        not_found = FileNotFound(
-            f"File not found: {repository}/{path}",
-            hint="Use `search_files` to find the right path (paths are relative to the "
-            "repository root).",
-            details={"field": "path", "repository": repository, "path": path},
+            raise not_indexed(repository, {r.name for r in store.repos()})
+        served_branch = working_tree_branch(repository, repo.root, branch)
+        opts = stored_walk_options(self.settings.walk, repo.options)
+        try:
+            served = read_servable(Path(repo.root), path, opts)
+        except ValidationError:  # the root itself is gone or no longer a directory
+            raise not_found(repository, path, "the repository root is not a directory") from None
+        if isinstance(served, Skipped):
+            raise refusal(repository, path, served)
+        rel, text = served
+        fc = line_range(repo.name, rel, text, served_branch, start_line, end_line)
+        return replace(fc, working_tree=True)
+
+
+def reject_nul(query: str) -> None:
+    """Refuse a query holding a NUL character: no indexed text contains one (files with
+    NUL bytes are binary and never indexed), and SQLite's FTS5 cannot parse it.
+
+    Raises:
+        QueryError: names the character's position.
+    """
+    if (at := query.find("\x00")) >= 0:
+        raise QueryError(
+            f"Query syntax error: the query contains a NUL character (\\x00) at position {at}",
+            hint="Remove the NUL character: indexed files never contain one (files with NUL "
+            "bytes are binary and left out).",
+            details={"field": "query", "position": at},
         )
-        try:
-            real = resolve_inside(Path(repo.root), path)
-        except ValidationError:
-            raise not_found from None
-        try:
-            with open(real, "rb") as f:
-                data = f.read(max_bytes + 1)
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
-            raise not_found from None
-        text = data[:max_bytes].decode("utf-8", errors="replace")
-        rel = Path(real).relative_to(Path(repo.root).resolve()).as_posix()
-        return line_range(repo.name, rel, text, branch, start_line, end_line,
-                          truncated=len(data) > max_bytes)
+
+
+def working_tree_branch(repository: str, root: str, asked: str) -> str:
+    """The branch a local repository's `file_content` serves: the one checked out in its
+    working tree (`HEAD` outside git). `asked` must be `HEAD`, that branch or (a prefix of
+    at least 7 hex digits of) its commit.
+
+    Raises:
+        ValidationError: another branch was asked for.
+    """
+    head = checked_out(root)
+    current = head.branch if head is not None and head.branch else "HEAD"
+    sha = head.sha if head is not None else None
+    if asked in ("", "HEAD", current) or (sha and len(asked) >= 7 and sha.startswith(asked)):
+        return current
+    has = head.label if head is not None else "no git branch (not a git repository)"
+    raise ValidationError(
+        f"branch {asked!r} is not served: {repository} is read from its working tree, which "
+        f"has {has} checked out",
+        hint=f'Omit `branch` (or pass "HEAD" or "{current}"): ctxd indexes and serves the '
+        "working tree only; check the branch out and re-index to read another one.",
+        details={"field": "branch", "value": asked, "checked_out": current,
+                 "commit": sha},
+    )
+
+
+def not_indexed(name: str, known: set[str]) -> IndexNotFound:
+    """The one `NOT_FOUND` error for a repository name that is not indexed."""
+    return IndexNotFound(
+        f"Repository not indexed: {name}",
+        hint=f"Indexed repositories: {', '.join(sorted(known)) or 'none'}. "
+        "Run `ctxd index PATH` first (`list_repos` / `ctxd repos` lists them).",
+        details={"field": "repository", "value": name},
+    )
 
 
 def file_hit(fm: FileMatch) -> Hit:
-    """A lexical file match as a ranked hit spanning its matching lines."""
-    lines = [m.line for m in fm.matches] or [1]
-    snippet = "\n".join("\n".join(b.lines) for b in fm.blocks) if fm.blocks else "\n".join(
-        m.text for m in fm.matches)
+    """A lexical file match as a ranked hit: `start_line..end_line` spans its context
+    blocks (one per matching line when there is no context), `snippet` is the first block,
+    numbered from `start_line`; every block keeps its own numbering in `blocks`."""
+    blocks = fm.blocks or tuple(Block(m.line, (m.text,)) for m in fm.matches)
+    if not blocks:
+        blocks = (Block(1, ()),)
+    last = blocks[-1]
     return Hit(
         repository=fm.repository,
         path=fm.path,
         language=fm.language,
-        start_line=min(lines),
-        end_line=max(lines),
+        start_line=blocks[0].start_line,
+        end_line=last.start_line + max(len(last.lines) - 1, 0),
         score=round(fm.score, 4),
         sources=(MatchSource.LEXICAL,),
-        snippet=snippet,
+        snippet="\n".join(blocks[0].lines),
         matches=fm.matches,
+        blocks=blocks if len(blocks) > 1 else (),
     )
 
 
@@ -478,11 +559,17 @@ def line_range(
 ) -> FileContent:
     """Lines `start..end` (1-based, inclusive; default the whole file) of `text`.
 
+    Line ends are `\n`, `\r\n` or a bare `\r` (numbered like the index numbers them) and
+    come back as `\n`; a range that reaches the last line keeps the file's final newline,
+    so the whole file's `content` is the file's text.
+
     Raises:
         ValidationError: start < 1 or end < start.
     """
-    lines = text.replace("\r\n", "\n").split("\n")
-    if lines and lines[-1] == "":
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    final_newline = text.endswith("\n")
+    lines = text.split("\n")
+    if final_newline:
         lines.pop()
     total = len(lines)
     a, b = start or 1, end or total
@@ -493,6 +580,9 @@ def line_range(
             details={"field": "start_line", "start_line": a, "end_line": b, "total_lines": total},
         )
     b = min(b, total)
+    content = "\n".join(lines[a - 1 : b])
+    if final_newline and b == total and a <= total:
+        content += "\n"
     return FileContent(repository=repository, path=path, language=detect_language(path),
-                       content="\n".join(lines[a - 1 : b]), start_line=a, end_line=b,
+                       content=content, start_line=a, end_line=b,
                        total_lines=total, branch=branch, truncated=truncated)

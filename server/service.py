@@ -26,6 +26,7 @@ import numpy as np
 
 from ctxd.indexer.embedder import Embedder, SentenceTransformerEmbedder, Vectors
 from ctxd.indexer.errors import IndexNotFound, QueryError
+from ctxd.indexer.gitrefs import branch_rows
 from ctxd.indexer.lock import WriteLock
 from ctxd.indexer.pipeline import Indexer, IndexStats, ProgressFn
 from ctxd.indexer.store import Store
@@ -180,7 +181,11 @@ class Service(SearchCases):
             lock.release()
 
     def list_repos(self, filter: str | None = None) -> dict[str, Any]:
-        """Local repositories merged with Zoekt's `/api/list`, optionally regex-filtered."""
+        """Local repositories merged with Zoekt's `/api/list`, optionally regex-filtered.
+
+        A local repository's `branches` is the branch and commit checked out in its
+        working tree (read from `.git`), `[]` outside git; its files are the working
+        tree's, whatever the branch."""
         rx = None
         if filter:
             try:
@@ -194,7 +199,8 @@ class Service(SearchCases):
                 ) from exc
         repos: list[dict[str, Any]] = [
             {"name": r["name"], "root": r["root"], "source": "local", "files": r["files"],
-             "bytes": r["bytes"], "branches": [], "symbols": r["symbols"] > 0,
+             "bytes": r["bytes"], "branches": branch_rows(r["root"]),
+             "symbols": r["symbols"] > 0,
              "indexed_at": r["indexed_at"], "indexing": r["indexing"], "coverage": r["coverage"]}
             for r in self.repos()
         ]

@@ -33,10 +33,16 @@ class CtxdGroup(click.Group):
     """Turns CtxdError (and any unexpected error) into a clean message and exit code."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        raw = _raw_args(ctx)  # the group clears them before it resolves the subcommand
         try:
             return super().invoke(ctx)
         except CtxdError as err:
             _fail(ctx, err)
+        except click.UsageError as exc:
+            if not (ctx.meta.get("json") or "--json" in raw):
+                raise
+            ctx.meta["json"] = True
+            _fail(ctx, usage_error(exc))
         except KeyboardInterrupt:
             render.emit("interrupted", err=True)
             sys.exit(130)
@@ -48,6 +54,25 @@ class CtxdGroup(click.Group):
                 f"{type(exc).__name__}: {exc}",
                 hint="This is a bug in ctxd. Re-run with LOG_LEVEL=debug for the traceback.",
             ))
+
+
+def _raw_args(ctx: click.Context) -> list[str]:
+    """The group's unparsed arguments (the subcommand's name and its arguments), up to a
+    `--` (after which `--json` is an argument, not the flag)."""
+    raw = [*getattr(ctx, "_protected_args", []), *ctx.args]
+    return raw[: raw.index("--")] if "--" in raw else raw
+
+
+def usage_error(exc: click.UsageError) -> ValidationError:
+    """A click usage error (bad option value, unknown option or command, missing argument)
+    as the contract's `validation_error`, for `--json` callers."""
+    cmd = exc.ctx.command_path if exc.ctx is not None else "ctxd"
+    details: dict[str, Any] = {"usage": exc.ctx.get_usage() if exc.ctx is not None else ""}
+    param = getattr(exc, "param", None)
+    if param is not None and param.name:
+        details["field"] = param.name
+    return ValidationError(exc.format_message(), hint=f"Run `{cmd} --help` for the usage.",
+                           details=details)
 
 
 def _fail(ctx: click.Context, err: CtxdError) -> None:
@@ -198,6 +223,8 @@ def search(
         render.emit_json(render.search_page_json(page))
     else:
         render.emit(render.search_page_text(page))
+        if page.notes:
+            render.emit(render.notes_text(page.notes), err=True)
     if not page.results:
         sys.exit(1)
 
@@ -402,8 +429,8 @@ def cat(ctx: click.Context, repo: str, path: str, lines: str | None, as_json: bo
                           "start_line": fc.start_line, "end_line": fc.end_line,
                           "total_lines": fc.total_lines, "truncated": fc.truncated,
                           "content": fc.content})
-    else:
-        render.emit(fc.content)
+    else:  # print() ends the line: the file's own final newline is not doubled
+        render.emit(fc.content.removesuffix("\n"))
 
 
 main.add_command(serve)

@@ -9,6 +9,7 @@ and `server/markdown_status.py` (repositories, health, jobs).
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from dataclasses import asdict
@@ -19,19 +20,43 @@ from ctxd.indexer.pipeline import IndexStats, Progress
 from ctxd.search.models import Hit, References, SymbolPage
 from ctxd.server.search_cases import LexicalPage, SearchPage, file_hit
 
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def safe(text: str) -> str:
+    """`text` with control characters (a newline or a CR in a file name, an escape
+    sequence) shown as escapes (`\\n`, `\\x1b`), so one record stays on one line."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _text_escape(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
+def dumps(obj: Any, *, indent: int | None = None) -> str:
+    """JSON that is always valid UTF-8: a lone surrogate (an undecodable byte of a file
+    name, as `os` returns it) is written as a `\\udcXX` escape, never as a raw byte."""
+    text = json.dumps(obj, indent=indent, ensure_ascii=False, default=str)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
 
 def emit(text: str, *, err: bool = False) -> None:
-    """Write a line to stdout (or stderr)."""
-    print(text, file=sys.stderr if err else sys.stdout)
+    """Write a line to stdout (or stderr); an undecodable byte of a file name is shown as
+    `\\xNN`."""
+    print(_SURROGATE.sub(_text_escape, text), file=sys.stderr if err else sys.stdout)
 
 
 def emit_line_json(obj: Any) -> None:
     """One compact JSON object on one line (JSON Lines), flushed."""
-    print(json.dumps(obj, ensure_ascii=False, default=str), flush=True)
+    print(dumps(obj), flush=True)
 
 
 def emit_json(obj: Any) -> None:
-    print(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
+    print(dumps(obj, indent=2))
 
 
 # -- index ------------------------------------------------------------------------------
@@ -66,7 +91,7 @@ def index_stats_text(stats: IndexStats) -> str:
     lines.append(f"  skipped {skipped}" + (f" ({reasons})" if reasons else ""))
     if stats.files_failed:
         lines.append(f"  failed {len(stats.files_failed)}:")
-        lines.extend(f"    {f.file}: {f.error}" for f in stats.files_failed[:20])
+        lines.extend(f"    {safe(f.file)}: {safe(f.error)}" for f in stats.files_failed[:20])
         if len(stats.files_failed) > 20:
             lines.append(f"    ... and {len(stats.files_failed) - 20} more (see --json)")
     lines.append(f"  in {stats.duration_ms / 1000:.1f}s")
@@ -125,6 +150,8 @@ def hit_json(hit: Hit) -> dict[str, Any]:
             for m in hit.matches
             for (a, b) in (m.ranges or ((1, len(m.text) + 1),))
         ],
+        **({"context": [{"start_line": b.start_line, "lines": list(b.lines)}
+                        for b in hit.blocks]} if hit.blocks else {}),
     }
 
 
@@ -153,15 +180,20 @@ def search_page_text(page: SearchPage, *, snippet_lines: int = 4) -> str:
         return f"No results for {page.query!r}."
     out: list[str] = []
     for n, h in enumerate(page.results, start=1 + int(page.stats.get("offset", 0))):
-        where = f"{h.repository}/{h.path}:{h.start_line}-{h.end_line}"
+        where = safe(f"{h.repository}/{h.path}:{h.start_line}-{h.end_line}")
         sym = f"  {h.symbol}" if h.symbol else ""
         srcs = "+".join(s.value for s in h.sources)
         out.append(f"{n:>3}. {where}  [{h.score:.3f} {srcs}]{sym}")
-        out.extend(f"     {ln:>5}  {text[:110]}" for ln, text in shown_lines(h, snippet_lines))
-    out.extend(f"note: {n}" for n in page.notes)
+        out.extend(f"     {ln:>5}  {safe(text[:110])}"
+                   for ln, text in shown_lines(h, snippet_lines))
     if page.next_cursor:
         out.append(f"more: --cursor {page.next_cursor}")
     return "\n".join(out)
+
+
+def notes_text(notes: list[str]) -> str:
+    """The engines' notes (a bounded scan, a cut, partial coverage), for stderr."""
+    return "\n".join(f"note: {n}" for n in notes)
 
 
 # -- errors -----------------------------------------------------------------------------
@@ -198,7 +230,7 @@ def symbol_page_text(page: SymbolPage) -> str:
     rows = []
     for i in page.items:
         inside = f" (in {i.container})" if i.container else ""
-        rows.append(f"{i.kind:<10} {i.name}{inside}  {i.repository}/{i.path}:{i.line}")
+        rows.append(f"{i.kind:<10} {i.name}{inside}  {safe(i.repository + '/' + i.path)}:{i.line}")
     rows.append(f"{page.total} results" + (f"; next: --start {page.start_index + len(page.items)}"
                                            if page.has_more else ""))
     return "\n".join(rows)
@@ -221,9 +253,10 @@ def references_json(r: References) -> dict[str, Any]:
 
 def references_text(r: References) -> str:
     out = [f"{len(r.definitions)} definitions, {len(r.usages)} usages of {r.symbol}"]
-    out += [f"def   {d.repository}/{d.path}:{d.line}:{d.column}  {d.context}"
+    out += [f"def   {safe(d.repository + '/' + d.path)}:{d.line}:{d.column}  {safe(d.context)}"
             for d in r.definitions]
-    out += [f"use   {u.repository}/{u.path}:{u.line}:{u.column}  {u.context}" for u in r.usages]
+    out += [f"use   {safe(u.repository + '/' + u.path)}:{u.line}:{u.column}  {safe(u.context)}"
+            for u in r.usages]
     return "\n".join(out)
 
 
@@ -243,7 +276,7 @@ def lexical_page_json(page: LexicalPage) -> dict[str, Any]:
 def files_text(page: LexicalPage) -> str:
     if not page.result.files:
         return f"No files match {page.query!r}."
-    out = [f"{fm.repository}/{fm.path}" for fm in page.result.files]
+    out = [safe(f"{fm.repository}/{fm.path}") for fm in page.result.files]
     if page.next_cursor:
         out.append(f"more: --cursor {page.next_cursor}")
     return "\n".join(out)
@@ -254,9 +287,10 @@ def repos_text(listing: dict[str, Any]) -> str:
         return "No repositories are currently indexed."
     out = []
     for r in listing["repositories"]:
-        branches = ", ".join(f"{b['name']}@{b['sha']}" for b in r["branches"])
-        where = r.get("root") or r["source"]
+        branches = ", ".join(f"{b['name']}@{b['sha'][:7]}" if b["sha"] else b["name"]
+                             for b in r["branches"])
+        where = safe(r.get("root") or r["source"])
         out.append(f"{r['name']:<24} {r['files']:>7} files  {r['indexed_at'] or 'never'}  "
-                   f"{branches or where}")
+                   f"{branches + '  ' if branches else ''}{where}")
     out.append(f"Total: {listing['total']} repositories, {listing['total_files']} files")
     return "\n".join(out)

@@ -116,7 +116,6 @@ def _file_section(fm: FileMatch) -> str:
         fence("\n".join(code), fm.language),
         "",
     ]
-    out.extend(f"Line {m.line}: {_one_line(m.text)}" for m in fm.matches)
     return "\n".join(out)
 
 
@@ -186,24 +185,33 @@ def render_search(
 def _hit_section(rank: int, h: Hit) -> str:
     found = ", ".join(s.value for s in h.sources) or "semantic"
     symbol = f" | symbol: `{h.symbol}`" if h.symbol else ""
-    lines = h.snippet.split("\n") if h.snippet else []
-    width = len(str(h.start_line + max(len(lines) - 1, 0)))
+    blocks = [(b.start_line, list(b.lines)) for b in h.blocks] or [
+        (h.start_line, h.snippet.split("\n") if h.snippet else [])]
+    width = len(str(max(s + max(len(ls) - 1, 0) for s, ls in blocks)))
     marks = {m.line for m in h.matches}
-    body = "\n".join(_numbered(h.start_line, lines, marks, width)) if lines else ""
+    code: list[str] = []
+    for i, (start, lines) in enumerate(blocks):
+        if i:
+            code.append("…")
+        code.extend(_numbered(start, lines, marks, width))
     return "\n".join([
         f"### {rank}. {h.repository} - {h.path}:{h.start_line}-{h.end_line}",
         f"Found by: {found} | score {h.score:.3f} | {h.language or 'text'}{symbol}",
         "",
-        fence(body, h.language),
+        fence("\n".join(code), h.language),
     ])
 
 
 def _hit_out(h: Hit) -> HitOut:
-    return HitOut(
+    out = HitOut(
         repository=h.repository, path=h.path, language=h.language, start_line=h.start_line,
         end_line=h.end_line, score=h.score, sources=[s.value for s in h.sources],
         symbol=h.symbol, snippet=h.snippet,
     )
+    if h.blocks:
+        out["context"] = [ContextBlockOut(start_line=b.start_line, lines=list(b.lines))
+                          for b in h.blocks]
+    return out
 
 
 def render_hits(
@@ -400,9 +408,11 @@ def render_file(fc: FileContent, *, budget: int) -> Rendered:
 
     Long files are cut at a line boundary; the page says which `start_line` continues.
     """
-    lines = fc.content.split("\n") if fc.content else []
+    body = fc.content[:-1] if fc.content.endswith("\n") else fc.content
+    lines = body.split("\n") if fc.content else []
     span = f"Lines {fc.start_line}-{fc.end_line} of {fc.total_lines}"
-    head = f"## {fc.repository}/{fc.path}\n\nBranch: {fc.branch} | {span}"
+    branch = f"{fc.branch} (working tree)" if fc.working_tree else fc.branch
+    head = f"## {fc.repository}/{fc.path}\n\nBranch: {branch} | {span}"
     room = (max(budget, MIN_BUDGET) - estimate_tokens(head) - 80) * CHARS_PER_TOKEN
     kept: list[str] = []
     size = 0
@@ -414,7 +424,7 @@ def render_file(fc: FileContent, *, budget: int) -> Rendered:
     cut = len(kept) < len(lines)
     end = fc.start_line + len(kept) - 1 if kept else fc.end_line
     if cut:
-        head = f"## {fc.repository}/{fc.path}\n\nBranch: {fc.branch} | " \
+        head = f"## {fc.repository}/{fc.path}\n\nBranch: {branch} | " \
                f"Lines {fc.start_line}-{end} of {fc.total_lines}"
     notes = []
     if cut:
@@ -430,7 +440,8 @@ def render_file(fc: FileContent, *, budget: int) -> Rendered:
     more = end < fc.total_lines
     data = FileContentOutput(
         repository=fc.repository, path=fc.path, branch=fc.branch, language=fc.language,
-        content="\n".join(kept), start_line=fc.start_line, end_line=end,
+        content="\n".join(kept) + ("\n" if kept and not cut and body != fc.content else ""),
+        start_line=fc.start_line, end_line=end,
         total_lines=fc.total_lines, truncated=cut or fc.truncated,
         next_start_line=end + 1 if more else None,
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from ctxd.indexer.errors import CtxdError
@@ -83,7 +84,10 @@ def _str_or_none(v: object) -> str | None:
 def _repo_item(i: int, r: RepoOut) -> str:
     first = f"{i}. **{r['name']}** ({r['files']:,} files, {human_bytes(r['bytes'])})"
     branches = ", ".join(f"{b['name']}@{b['sha'][:7]}" if b["sha"] else b["name"]
-                         for b in r["branches"]) or "HEAD (working tree)"
+                         for b in r["branches"])
+    if r["source"] == "local":  # indexed from disk: the files are the working tree's
+        branches = f"{branches} (working tree)" if branches else "working tree (not git)"
+    branches = branches or "HEAD"
     indexed = (r["indexed_at"] or "never")[:10] if r["indexed_at"] else "never"
     state = " | re-indexing now" if r["indexing"] else ""
     cov = (f" | Embedded: {r['coverage'] * 100:.0f}%"
@@ -125,27 +129,64 @@ def render_repos(listing: dict[str, Any], *, name_filter: str | None, budget: in
 # -- get_health ------------------------------------------------------------------------------
 
 
-def _health_value(v: Any) -> str:
+def _health_value(key: str, v: Any) -> str:
     if isinstance(v, bool):
         return "yes" if v else "no"
+    if v is None:
+        return "-"
+    if isinstance(v, int | float) and key.endswith(("_since", "_at")):
+        return rfc3339(float(v))  # an epoch time: shown like every other time
     if isinstance(v, dict | list):
         return json.dumps(v, default=str, ensure_ascii=False)
     return str(v)
 
 
+def rfc3339(ts: float) -> str:
+    """A Unix time as RFC 3339 UTC with milliseconds (`2026-01-02T03:04:05.678Z`)."""
+    when = datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="milliseconds")
+    return when.replace("+00:00", "Z")
+
+
+def _is_record(v: Any) -> bool:
+    return isinstance(v, dict) or (isinstance(v, list) and bool(v)
+                                   and all(isinstance(x, dict) for x in v))
+
+
+def _health_lines(key: str, value: Any, depth: int) -> list[str]:
+    """`- key: a: 1, b: 2` with nested records (a dict of dicts, a list of dicts) as
+    indented sub-items, so no section is printed as raw JSON."""
+    pad = "  " * depth
+    if isinstance(value, list) and _is_record(value):
+        lines = [f"{pad}- {key}:"]
+        for item in value:
+            lines.extend(_health_lines("", item, depth + 1))
+        return lines
+    if not isinstance(value, dict):
+        return [f"{pad}- {key}: {_health_value(key, value)}"]
+    if not value:
+        return [f"{pad}- {key}: none" if key else f"{pad}- none"]
+    flat = ", ".join(f"{k}: {_health_value(k, v)}" for k, v in value.items()
+                     if not _is_record(v))
+    head = f"{key}: {flat}" if key and flat else (f"{key}:" if key else flat)
+    lines = [f"{pad}- {head}"]
+    for k, v in value.items():
+        if _is_record(v):
+            if isinstance(v, dict) and v and all(isinstance(x, dict) for x in v.values()):
+                lines.append(f"{pad}  - {k}:")
+                for name, sub in v.items():
+                    lines.extend(_health_lines(str(name), sub, depth + 2))
+            else:
+                lines.extend(_health_lines(k, v, depth + 1))
+    return lines
+
+
 def render_health(health: dict[str, Any], *, budget: int) -> Rendered:
-    """`get_health`: the service's health report, one `- key: value` line per field."""
+    """`get_health`: the service's health report, one `- key: value` line per field, nested
+    records (repositories, the watcher and its repositories) as indented items, epoch
+    times as RFC 3339."""
     lines = ["## ctxd health", ""]
     for key, value in health.items():
-        if isinstance(value, list) and value and all(isinstance(x, dict) for x in value):
-            lines.append(f"- {key}:")
-            lines.extend("  - " + ", ".join(f"{k}: {_health_value(v)}" for k, v in x.items())
-                         for x in value)
-        elif isinstance(value, dict):
-            lines.append(f"- {key}: " + ", ".join(f"{k}: {_health_value(v)}"
-                                                  for k, v in value.items()))
-        else:
-            lines.append(f"- {key}: {_health_value(value)}")
+        lines.extend(_health_lines(key, value, 0))
     return Rendered(clip("\n".join(lines), max(budget, MIN_BUDGET)), dict(health))
 
 

@@ -18,7 +18,7 @@ Invariants: declarations only, no behaviour; field names are the wire contract (
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired
 
 from typing_extensions import TypedDict
 
@@ -82,6 +82,10 @@ class HitOut(TypedDict):
     """Engines that found it: semantic, lexical, symbol."""
     symbol: str | None
     snippet: str
+    """The lines from `start_line` on (a lexical hit: its first context block)."""
+    context: NotRequired[list[ContextBlockOut]]
+    """A lexical hit with separate runs of lines: every block, each with its own
+    `start_line`."""
 
 
 class SemanticOutput(TypedDict):

@@ -12,7 +12,9 @@ Safe by default:
 - HTTP binds 127.0.0.1 unless told otherwise, and refuses a non-loopback address
   without a bearer token unless `--allow-remote` (or `server.allow_remote`) forces it
   (`check_bind`). With a token, every HTTP request must carry
-  `Authorization: Bearer <token>` (`BearerAuth`, constant-time comparison).
+  `Authorization: Bearer <token>` (`BearerAuth`, constant-time comparison). The token is
+  static: the 401 says so, and OAuth discovery paths answer 404, so MCP clients do not
+  start an OAuth login this server cannot complete.
 - DNS-rebinding protection (Host and Origin checks) is always on (`transport_security`).
 """
 
@@ -97,8 +99,53 @@ def transport_security(host: str) -> TransportSecuritySettings:
     )
 
 
+NO_OAUTH = (
+    "This ctxd server does not use OAuth (it has no authorization server and publishes no "
+    "OAuth metadata): it expects a static bearer token, the server's CTXD_TOKEN, sent as "
+    "`Authorization: Bearer <token>` on every request. Configure your MCP client with that "
+    "header (e.g. MCP Inspector: --header \"Authorization: Bearer $CTXD_TOKEN\") instead of "
+    "an OAuth login."
+)
+"""What every refusal says: the 401 body and the answer at OAuth discovery paths."""
+
+OAUTH_PATHS = ("/.well-known/oauth-protected-resource", "/.well-known/oauth-authorization-server",
+               "/.well-known/openid-configuration", "/register", "/authorize", "/token")
+"""Where OAuth clients look for metadata (RFC 9728, RFC 8414, OIDC discovery, and the
+2025-03-26 default endpoints): answered 404 with `NO_OAUTH`, never 401, so a client's
+discovery ends there with a readable reason instead of looping into a login."""
+
+
+def unauthorized(token_sent: bool) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    """The 401 for a request without the right token: a JSON-RPC error body that says a
+    static bearer token is expected and OAuth is not offered; the challenge HTTP requires
+    (RFC 9110 15.5.2) with no `resource_metadata` (there is none), and
+    `error="invalid_token"` only when a wrong token was sent (RFC 6750 3.1)."""
+    challenge = 'Bearer realm="ctxd"'
+    if token_sent:
+        challenge += ', error="invalid_token", error_description="wrong bearer token"'
+    body = json.dumps({
+        "jsonrpc": "2.0", "id": None,
+        "error": {"code": -32001,
+                  "message": ("Unauthorized: wrong bearer token. " if token_sent
+                              else "Unauthorized: missing bearer token. ") + NO_OAUTH,
+                  "data": {"auth": "static-bearer-token", "oauth": False,
+                           "header": "Authorization: Bearer <CTXD_TOKEN>"}},
+    }).encode()
+    return 401, [(b"content-type", b"application/json"),
+                 (b"www-authenticate", challenge.encode()),
+                 (b"content-length", str(len(body)).encode())], body
+
+
+def no_oauth_metadata() -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    """The 404 at an OAuth discovery path: there is no OAuth here, and what to do."""
+    body = json.dumps({"error": "not_found", "error_description": NO_OAUTH}).encode()
+    return 404, [(b"content-type", b"application/json"),
+                 (b"content-length", str(len(body)).encode())], body
+
+
 class BearerAuth:
-    """ASGI middleware: every HTTP request must carry `Authorization: Bearer <token>`."""
+    """ASGI middleware: every HTTP request must carry `Authorization: Bearer <token>`
+    (constant-time comparison); OAuth discovery paths answer 404 (`no_oauth_metadata`)."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
@@ -112,16 +159,12 @@ class BearerAuth:
         if hmac.compare_digest(given, self._expected):
             await self.app(scope, receive, send)
             return
-        body = json.dumps({
-            "error": "unauthorized",
-            "message": "This ctxd server requires `Authorization: Bearer <token>` "
-                       "(the server's CTXD_TOKEN).",
-        }).encode()
-        await send({"type": "http.response.start", "status": 401, "headers": [
-            (b"content-type", b"application/json"),
-            (b"www-authenticate", b'Bearer realm="ctxd"'),
-            (b"content-length", str(len(body)).encode()),
-        ]})
+        path = str(scope.get("path", ""))
+        if any(path == p or path.startswith(p + "/") for p in OAUTH_PATHS):
+            status, headers, body = no_oauth_metadata()
+        else:
+            status, headers, body = unauthorized(token_sent=bool(given))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
 

@@ -23,6 +23,7 @@ SQLite connections are never shared; `index_repository` is async and only waits 
 
 import functools
 import inspect
+import json
 import logging
 import re
 import tomllib
@@ -41,7 +42,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from ctxd.indexer.errors import CtxdError, IndexTimeout, ValidationError
+from ctxd.indexer.errors import CtxdError, IndexTimeout, ToolNotFound, ValidationError
 from ctxd.indexer.walker import DEFAULT_MAX_FILE_SIZE, MAX_FILE_SIZE_LIMIT
 from ctxd.search.cursor import with_offset
 from ctxd.server.jobs import (
@@ -141,12 +142,42 @@ def adapter(fn: F) -> F:
 
 
 _ARG_ERROR = re.compile(r"^Error executing tool (\S+): \d+ validation errors? for \S+Arguments")
+_UNKNOWN_TOOL = re.compile(r"^Unknown tool: (.*)$", re.DOTALL)
 _REQUIRED = re.compile(r"^'(.+)' is a required property")
 
 
+def _expected(prop: dict[str, Any]) -> str:
+    """What a property's schema accepts, in words: `an integer from 1 to 100 (default 30)`."""
+    variants = prop.get("anyOf") or [prop]
+    words = []
+    for v in variants:
+        kind = v.get("type", "value")
+        text = {"integer": "an integer", "number": "a number", "string": "a string",
+                "array": "a list", "boolean": "true or false", "null": "null",
+                "object": "an object"}.get(str(kind), str(kind))
+        if kind == "array" and isinstance(v.get("items"), dict) and "type" in v["items"]:
+            text += f" of {v['items']['type']}s"
+        lo, hi = v.get("minimum"), v.get("maximum")
+        if lo is not None and hi is not None:
+            text += f" from {lo} to {hi}"
+        elif lo is not None:
+            text += f" >= {lo}"
+        if "enum" in v:
+            text = "one of " + ", ".join(json.dumps(x) for x in v["enum"])
+        words.append(text)
+    out = " or ".join(words)
+    if "default" in prop:
+        out += f" (default {json.dumps(prop['default'])}; omit it for the default)"
+    return out
+
+
 def schema_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every way `arguments` break a JSON schema: `{"field", "problem", "value"?}`, by field."""
+    """Every way `arguments` break a JSON schema: `{"field", "problem", "value"?}`, by field.
+
+    A value of the wrong type is reported as the JSON the client sent (`null`, `"ten"`)
+    with what the field accepts."""
     validator = jsonschema.Draft202012Validator(schema)
+    props = schema.get("properties", {})
     out: list[dict[str, Any]] = []
     for e in sorted(validator.iter_errors(arguments), key=lambda e: list(map(str, e.path))):
         path = ".".join(str(p) for p in e.path)
@@ -154,14 +185,23 @@ def schema_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[d
         if m and not path:
             out.append({"field": m.group(1), "problem": "is required"})
             continue
-        out.append({"field": path or "(arguments)", "problem": e.message, "value": e.instance})
+        problem = e.message
+        top = str(e.path[0]) if e.path else ""
+        if e.validator in ("type", "anyOf") and len(e.path) == 1 and top in props:
+            sent = json.dumps(e.instance, ensure_ascii=False, default=str)
+            problem = f"got {sent}, expected {_expected(props[top])}"
+            if e.instance is None:
+                problem += ("; a client that turns text into numbers sends null for text "
+                            "that is not a number")
+        out.append({"field": path or "(arguments)", "problem": problem, "value": e.instance})
     return out
 
 
 class ArgumentErrors:
     """Server middleware: arguments that fail a tool's input schema come back as a
     `validation_error` naming each field, its value and the bound it broke (instead of
-    pydantic's message), so the model can fix its call."""
+    pydantic's message), so the model can fix its call; an unknown tool name comes back as
+    `NOT_FOUND` with the tools this server has, like every other error."""
 
     def __init__(self, server: MCPServer[Any]) -> None:
         self.server = server
@@ -174,6 +214,8 @@ class ArgumentErrors:
             return result
         content = result.get("content") or []
         text = content[0].get("text", "") if content and isinstance(content[0], dict) else ""
+        if unknown := _UNKNOWN_TOOL.match(text):
+            return await self._unknown_tool(result, unknown.group(1))
         m = _ARG_ERROR.match(text)
         if not m:
             return result
@@ -195,20 +237,35 @@ class ArgumentErrors:
                            + status_md.error_text(err)}]
         return new
 
+    async def _unknown_tool(self, result: dict[str, Any], name: str) -> HandlerResult:
+        names = sorted(t.name for t in await self.server.list_tools())
+        err = ToolNotFound(
+            f"Unknown tool: {name}",
+            hint=f"This server's tools: {', '.join(names)} (`tools/list` describes them).",
+            details={"field": "name", "value": name},
+        )
+        new = dict(result)
+        new["content"] = [{"type": "text", "text": status_md.error_text(err)}]
+        return new
+
 
 # -- paging -----------------------------------------------------------------------------------
 
 
 def cursor_at(
-    known: str | None, offset: int, refetch: Callable[[int], str | None]
+    known: str | None, offset: int, refetch: Callable[[int], str | None], limit: int
 ) -> Callable[[int], str | None]:
     """A function giving the cursor that continues after the first `n` results of a page
     that starts at `offset`. `known` is any cursor of the same query (the one the caller
-    sent, or the page's next cursor); without one, `refetch(n)` asks the service for the
-    first `n` results and returns its next cursor."""
+    sent, or the page's next cursor; it carries the page size); without one, `refetch(n)`
+    asks the service for the first `n` results and its next cursor is given the page size
+    `limit` back, so the pages after a budget cut stay as large as the caller asked."""
 
     def at(n: int) -> str | None:
-        return with_offset(known, offset + n) if known else refetch(n)
+        if known:
+            return with_offset(known, offset + n)
+        found = refetch(n)
+        return with_offset(found, offset + n, limit) if found else None
 
     return at
 
@@ -371,7 +428,7 @@ def build_server(  # noqa: C901 - one small closure per tool
         page = service.lexical(query, limit=limit, context_lines=contextLines, cursor=cursor)
         r = page.result
         at = cursor_at(cursor or page.next_cursor, page.offset, lambda n: service.lexical(
-            query, limit=n, context_lines=contextLines).next_cursor)
+            query, limit=n, context_lines=contextLines).next_cursor, limit)
         return answer(md.render_search(
             query, r.files, match_count=r.match_count, file_count=r.file_count,
             duration_ms=r.duration_ms, partial=r.partial, notes=r.notes,
@@ -408,7 +465,8 @@ def build_server(  # noqa: C901 - one small closure per tool
 
         page = run(limit, cursor)
         offset = int(page.stats.get("offset", 0))
-        at = cursor_at(cursor or page.next_cursor, offset, lambda n: run(n, None).next_cursor)
+        at = cursor_at(cursor or page.next_cursor, offset, lambda n: run(n, None).next_cursor,
+                       limit)
         return answer(md.render_hits(
             query, page.mode, page.results, offset=offset, notes=page.notes,
             next_cursor=page.next_cursor, cursor_at=at, fresh=fresh(repos), budget=budget))
@@ -470,7 +528,7 @@ def build_server(  # noqa: C901 - one small closure per tool
         page = service.files(pattern, limit=limit, cursor=cursor, repositories=repos)
         r = page.result
         at = cursor_at(cursor or page.next_cursor, page.offset, lambda n: service.files(
-            pattern, limit=n, repositories=repos).next_cursor)
+            pattern, limit=n, repositories=repos).next_cursor, limit)
         return answer(md.render_files(
             pattern, r.files, offset=page.offset, file_count=r.file_count,
             duration_ms=r.duration_ms, next_cursor=page.next_cursor, cursor_at=at,

@@ -6,8 +6,10 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from ctxd.indexer.errors import ConfigError
+from ctxd.server.cli.main import main
 from ctxd.server.config import all_keys, load_settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,3 +119,32 @@ def test_example_config_lists_every_key_with_its_default():
 def test_example_config_loads(tmp_path):
     s = load_settings(env={"CTXD_CONFIG": str(ROOT / "config.example.toml")})
     assert s.server.transport == "stdio"
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ("[search]\ndefault_limit = 1000000000\n", "search.default_limit"),
+    ("[search]\ndefault_limit = 0\n", "search.default_limit"),
+    ("[search]\ncontext_lines = 50\n", "search.context_lines"),
+    ("[search]\ntoken_budget = 10\n", "search.token_budget"),
+    ("[embedding]\nthreads = -1\n", "embedding.threads"),
+    ("[server]\nindex_wait_seconds = -5\n", "server.index_wait_seconds"),
+    ("[watch]\ndebounce_ms = -1\n", "watch.debounce_ms"),
+])
+def test_out_of_range_values_in_the_file_are_caught_at_load_naming_key_and_file(
+    tmp_path, text, key
+):
+    cfg = write(tmp_path / "c.toml", text)
+    with pytest.raises(ConfigError) as e:
+        load_settings(env={"CTXD_CONFIG": str(cfg)})
+    assert e.value.details["field"] == key
+    assert e.value.message.startswith(f"invalid value for {key}: ")
+    assert f"(config file {cfg})" in e.value.message
+    assert e.value.details["source"] == f"config file {cfg}"
+
+
+def test_a_bad_default_limit_in_the_file_is_not_blamed_on_the_cli_limit(tmp_path):
+    cfg = write(tmp_path / "c.toml", "[search]\ndefault_limit = 1000000000\n")
+    r = CliRunner().invoke(main, ["--config", str(cfg), "search", "anything"])
+    assert r.exit_code == 2
+    assert f"invalid value for search.default_limit: 1000000000 (config file {cfg})" in r.stderr
+    assert "--limit" not in r.stderr and "limit must be between" not in r.stderr

@@ -258,7 +258,7 @@ def test_search_renders_the_contract_layout(indexed: Env):
     assert "### sample - net/retry.py\nLanguage: python | Branch: HEAD" in body
     assert "```python\n" in body
     assert " 5: def backoff_delays(" in body  # numbered match line
-    assert "Line 5: def backoff_delays(attempts, base=0.5, cap=30.0):" in body
+    assert "Line 5:" not in body  # each line once: the fence marks matches with `N:`
     assert f"Stats: {data['match_count']} matches in {data['file_count']} files (" in body
     assert "_Index freshness: `sample` indexed 20" in body
     assert data["file_count"] == 2 and {f["path"] for f in data["files"]} == {
@@ -425,7 +425,8 @@ def test_search_files_finds_paths_and_pages(env: Env, sample_repo: RepoBuilder):
 def test_file_content_reads_files_and_line_ranges(indexed: Env):
     result = indexed.call("file_content", {"repository": "sample", "path": "net/retry.py"})
     body, data = text(result), ok(result)
-    assert body.startswith("## sample/net/retry.py\n\nBranch: HEAD | Lines 1-17 of 17")
+    assert body.startswith(
+        "## sample/net/retry.py\n\nBranch: HEAD (working tree) | Lines 1-17 of 17")
     assert "```python\n\"\"\"Retrying failed requests" in body
     assert data["content"].splitlines()[4].startswith("def backoff_delays")
     part = ok(indexed.call("file_content", {"repository": "sample", "path": "shapes.py",

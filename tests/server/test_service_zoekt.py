@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from ctxd.indexer.errors import FileRefused
 from ctxd.server.config import load_settings
 from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder
@@ -39,7 +40,7 @@ def test_symbols_come_from_zoekt_sym_queries_with_kinds_filtered_here(zoekt_serv
 def test_file_content_of_a_zoekt_repository_uses_the_whole_file_recipe(zoekt_service):
     fc = zoekt_service.file_content("shop", "src/shop/cart.py")
     on_disk = (REPOS / "shop" / "src" / "shop" / "cart.py").read_text(encoding="utf-8")
-    assert fc.content == on_disk.rstrip("\n")
+    assert fc.content == on_disk
     assert fc.language == "python" and fc.total_lines == on_disk.count("\n")
 
 
@@ -48,3 +49,25 @@ def test_list_repos_merges_zoekt_repositories(zoekt_service):
     zoekt = {r["name"] for r in listing["repositories"] if r["source"] == "zoekt"}
     assert {"shop", "notes"} <= zoekt
     assert zoekt_service.list_repos("^sh")["total"] == 1
+
+
+def test_file_content_of_a_zoekt_repository_refuses_likely_secrets(zoekt_service):
+    for path in (".env", "deploy/.ssh/id_ed25519", "src/shop/credentials.py",
+                 "node_modules/pkg/.env"):
+        with pytest.raises(FileRefused, match="looks like a secret"):
+            zoekt_service.file_content("shop", path)
+
+
+def test_file_content_of_a_zoekt_repository_ignores_the_local_include_patterns(tmp_path):
+    if not (FIXTURES / "responses").is_dir():
+        pytest.skip(f"Zoekt fixtures not found at {FIXTURES}")
+    server = FixtureServer(load_exchanges(FIXTURES / "responses"), aliases=ALIASES)
+    with server:
+        settings = load_settings({"home": str(tmp_path / "home"), "search.zoekt_url": server.url,
+                                  "walk.include_patterns": ["*.md"]})
+        service = Service(settings, embedder=FakeEmbedder())
+        try:
+            fc = service.file_content("shop", "src/shop/cart.py")
+        finally:
+            service.close()
+    assert fc.content == (REPOS / "shop" / "src" / "shop" / "cart.py").read_text(encoding="utf-8")
