@@ -44,6 +44,10 @@ loads after the socket listens)."""
 
 STOP_TIMEOUT = 15.0
 
+_spawned: list[subprocess.Popen[bytes]] = []
+"""Daemons this process started: kept (and polled on the next start) so that one that
+exits is reaped rather than left a zombie of a long-lived client such as `ctxd serve`."""
+
 
 def probe(paths: DaemonPaths) -> dict[str, Any] | None:
     """The running daemon's handshake info, or None (stale files are cleaned up)."""
@@ -95,6 +99,8 @@ def start(settings: Settings, paths: DaemonPaths | None = None) -> dict[str, Any
             proc = subprocess.Popen(
                 daemon_argv(settings, "--ready-fd", str(w)), stdin=subprocess.DEVNULL,
                 stdout=logf, stderr=logf, pass_fds=(w,), cwd="/", start_new_session=True)
+        _spawned[:] = [p for p in _spawned if p.poll() is None]
+        _spawned.append(proc)
         os.close(w)
         w = -1
         line = _read_line(r, START_TIMEOUT)

@@ -85,7 +85,8 @@ class Daemon:
         self.service = Service(settings, long_lived=True)
         self.started = time.time()
         self.started_at = now_rfc3339()
-        self.model_loaded = False
+        self.requests = 0
+        """Use-case requests answered (for `daemon_info` and the tests)."""
         self._lock = DaemonLock(self.paths.lock)
         self._state = threading.Lock()
         self._in_flight = 0
@@ -176,10 +177,14 @@ class Daemon:
     def _warm(self) -> None:
         """Load the model and the vector matrix now, so the first query does not wait."""
         try:
+            if not self.settings.db_path.exists():
+                return  # nothing indexed yet: the first index run loads the model
+            store = self.service.store()
+            if store.vector_state()[0] == 0:
+                return
             self.service.embedder.embed(["warm up"])
-            self.model_loaded = True
-            if self.service.matrix is not None and self.settings.db_path.exists():
-                self.service.matrix.refresh(self.service.store())
+            if self.service.matrix is not None:
+                self.service.matrix.refresh(store)
         except Exception:
             log.exception("warming the model failed; queries will load it")
 
@@ -253,6 +258,8 @@ class Daemon:
         with self._state:
             self._in_flight += 1
             self._last_request = time.monotonic()
+            if method not in ("hello", "daemon_info"):
+                self.requests += 1
         try:
             result = self._dispatch(conn, rid, method, msg.get("params") or {})
             answer: dict[str, Any] = {"id": rid, "result": protocol.encode(result)}
@@ -331,7 +338,8 @@ class Daemon:
                 "uptime_s": round(time.time() - self.started, 1),
                 "rss_bytes": rss_bytes(),
                 "model": self.settings.embedding.model,
-                "model_loaded": self.model_loaded,
+                "model_loaded": self.service.model_loaded,
+                "requests": self.requests,
                 "watching": sorted(w.health().get("repos", {})) if w is not None else [],
                 "idle_minutes": self.settings.daemon.idle_minutes,
             })
