@@ -63,6 +63,7 @@ def probe(paths: DaemonPaths) -> dict[str, Any] | None:
     if (paths.socket.exists() or paths.record.exists()) and not lock_is_held(paths.lock):
         log.info("removing the leftovers of a dead daemon: %s", paths.socket)
         paths.remove_leftovers()
+        _reap(None)
     return None
 
 
@@ -160,10 +161,12 @@ def stop(paths: DaemonPaths, timeout: float = STOP_TIMEOUT) -> int | None:
     record = paths.read_record() or {}
     pid = int((info or record).get("pid") or 0) or None
     if info is None and not lock_is_held(paths.lock):
+        _reap(None)
         return None
     with contextlib.suppress(DaemonGone, CtxdError):
         exchange(paths, "shutdown")
     if wait_lock_free(paths.lock, timeout):
+        _reap(pid)
         return pid
     for sig in (signal.SIGTERM, signal.SIGKILL):
         if pid is None:
@@ -173,7 +176,18 @@ def stop(paths: DaemonPaths, timeout: float = STOP_TIMEOUT) -> int | None:
         if wait_lock_free(paths.lock, timeout):
             break
     paths.remove_leftovers()
+    _reap(pid)
     return pid
+
+
+def _reap(pid: int | None) -> None:
+    """Collect the exit status of a daemon this process started (no zombie left)."""
+    for proc in list(_spawned):
+        if proc.pid == pid:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=5)
+        if proc.poll() is not None:
+            _spawned.remove(proc)
 
 
 def connect(

@@ -169,8 +169,10 @@ class Daemon:
         from ctxd.server.watch.watcher import start_watching
 
         try:
+            # Not handed to the service as its `watcher`: status and health read the
+            # watcher's status file, as they do in any other process, so an answer is the
+            # same whether the daemon or the client computed it.
             self._watcher = start_watching(self.service, self.settings)
-            self.service.watcher = self._watcher
         except CtxdError as err:
             log.warning("not watching files: %s", err.message)
 
