@@ -377,3 +377,57 @@ def test_daemon_commands_report_and_stop(isolated_env, daemons):
     stopped = ctxd("daemon", "stop")
     assert stopped.returncode == 0 and f"stopped ctxd daemon (pid {st['pid']})" in stopped.stdout
     assert ctxd("daemon", "stop").stdout.strip() == "no ctxd daemon is running"
+
+
+# -- ctxd serve -------------------------------------------------------------------------------
+
+
+@pytest.mark.model
+def test_serve_clients_share_one_daemon(tmp_path, daemons):
+    """Three `ctxd serve` stdio clients: the first starts the daemon, all three send their
+    tool calls to it (one model, one vector matrix, one writer)."""
+    import anyio
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    from tests.server.conftest import text, write_sample
+    from tests.server.test_mcp_e2e import exercise, serve_command, server_env
+
+    repo = write_sample(RepoBuilder(tmp_path / "sample")).root
+    paths = daemons.paths()
+    cmd = serve_command()
+    params = StdioServerParameters(
+        command=cmd[0], args=[*cmd[1:], "--transport", "stdio"], cwd=str(tmp_path),
+        env=server_env(tmp_path, CTXD_DAEMON_AUTOSTART="true"))
+    logs = tmp_path / "serve-stderr.log"
+
+    async def ask(question: str) -> str:
+        with logs.open("a", encoding="utf-8") as errlog:
+            async with Client(stdio_client(params, errlog=errlog),
+                              read_timeout_seconds=240) as client:
+                found = await client.call_tool("semantic_search", {"query": question})
+                assert not found.is_error, text(found)
+                return text(found)
+
+    async def main() -> None:
+        with logs.open("a", encoding="utf-8") as errlog:
+            async with Client(stdio_client(params, errlog=errlog),
+                              read_timeout_seconds=240) as client:
+                await exercise(client, repo)
+        answers: list[str] = []
+
+        async def one(q: str) -> None:
+            answers.append(await ask(q))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(one, "wait longer after each failed attempt")
+            tg.start_soon(one, "area of a circle")
+        assert len(answers) == 2
+
+    anyio.run(main)
+    info = exchange(paths, "daemon_info")
+    # exercise: index + search + semantic_search + file_content (+ freshness reads), and
+    # the two later clients' semantic searches: all answered by this one daemon.
+    assert info["requests"] >= 6
+    assert info["model_loaded"] is True
+    assert "Traceback" not in logs.read_text(encoding="utf-8")
