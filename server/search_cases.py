@@ -10,9 +10,8 @@ records from `search/`; it renders nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from ctxd.indexer.embedder import Embedder
 from ctxd.indexer.errors import FileNotFound, IndexNotFound, QueryError, ValidationError
@@ -25,11 +24,9 @@ from ctxd.search.keyword import informative_terms, keyword_search, keyword_terms
 from ctxd.search.lexical import EmbeddedLexical
 from ctxd.search.models import (
     FileContent,
-    FileMatch,
     Hit,
     LexicalBackend,
     LexicalResult,
-    MatchSource,
     References,
     SymbolItem,
     SymbolPage,
@@ -40,35 +37,12 @@ from ctxd.search.symbols import merge_symbols, normalize_kind, search_symbols
 from ctxd.search.zoekt import ZoektClient
 from ctxd.search.zoekt_query import escape_regex, scoped_query
 from ctxd.server.config import Settings
+from ctxd.server.pages import MODES, LexicalPage, SearchPage, file_hit
 
-MODES = ("hybrid", "semantic", "keyword", "lexical")
-"""hybrid: semantic + keyword (+ Zoekt) fused; semantic: vectors only; keyword: BM25 over
-checkpoint words; lexical: the query is Zoekt syntax, run by the lexical engine."""
+__all__ = ["HYBRID_DEPTH", "MODES", "LexicalPage", "SearchCases", "SearchPage", "file_hit"]
 
 HYBRID_DEPTH = 50
 """How many hits each leg contributes to fusion."""
-
-
-@dataclass(slots=True)
-class LexicalPage:
-    """One page of a lexical (Zoekt-syntax) search."""
-
-    query: str
-    result: LexicalResult
-    offset: int
-    next_cursor: str | None = None
-
-
-@dataclass(slots=True)
-class SearchPage:
-    """One page of ranked hits."""
-
-    query: str
-    mode: str
-    results: list[Hit]
-    next_cursor: str | None = None
-    stats: dict[str, Any] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
 
 
 class SearchCases:
@@ -426,24 +400,6 @@ class SearchCases:
         rel = Path(real).relative_to(Path(repo.root).resolve()).as_posix()
         return line_range(repo.name, rel, text, branch, start_line, end_line,
                           truncated=len(data) > max_bytes)
-
-
-def file_hit(fm: FileMatch) -> Hit:
-    """A lexical file match as a ranked hit spanning its matching lines."""
-    lines = [m.line for m in fm.matches] or [1]
-    snippet = "\n".join("\n".join(b.lines) for b in fm.blocks) if fm.blocks else "\n".join(
-        m.text for m in fm.matches)
-    return Hit(
-        repository=fm.repository,
-        path=fm.path,
-        language=fm.language,
-        start_line=min(lines),
-        end_line=max(lines),
-        score=round(fm.score, 4),
-        sources=(MatchSource.LEXICAL,),
-        snippet=snippet,
-        matches=fm.matches,
-    )
 
 
 def zoekt_symbols(

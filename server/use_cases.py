@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ctxd.indexer.pipeline import IndexStats, ProgressFn
 from ctxd.search.models import FileContent, References, SymbolPage
 from ctxd.server.config import Settings
-from ctxd.server.search_cases import LexicalPage, SearchPage
+from ctxd.server.pages import LexicalPage, SearchPage
+
+if TYPE_CHECKING:  # annotations only: importing the pipeline costs start-up time
+    from ctxd.indexer.pipeline import IndexStats, ProgressFn
 
 
 class UseCases(Protocol):

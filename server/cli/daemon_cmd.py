@@ -20,7 +20,6 @@ from ctxd.server.config import Settings, settings_from_cli
 from ctxd.server.daemon import lifecycle
 from ctxd.server.daemon.client import DaemonGone, exchange
 from ctxd.server.daemon.paths import DaemonPaths
-from ctxd.server.daemon.server import Daemon
 
 
 def daemon_summary(settings: Settings) -> dict[str, Any]:
@@ -131,6 +130,9 @@ def run(ctx: click.Context, ready_fd: int | None, log_level: str) -> None:
     Example:
       ctxd daemon run
     """
+    # Imported here: the daemon needs the whole service; the other commands do not.
+    from ctxd.server.daemon.server import Daemon
+
     logging.basicConfig(level=log_level.upper(), stream=sys.stderr, force=True,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings = settings_from_cli(ctx.obj)

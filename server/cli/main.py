@@ -30,8 +30,7 @@ from ctxd.server.cli import render
 from ctxd.server.cli.daemon_cmd import daemon, daemon_summary, summary_text
 from ctxd.server.config import settings_from_cli
 from ctxd.server.daemon import lifecycle
-from ctxd.server.search_cases import MODES
-from ctxd.server.service import Service
+from ctxd.server.pages import MODES
 from ctxd.server.use_cases import UseCases
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -119,7 +118,11 @@ def _service(ctx: click.Context, *, long_lived: bool = False, autostart: bool = 
     once started), else an in-process `Service`."""
     settings = settings_from_cli(ctx.obj)
 
-    def local() -> Service:
+    def local() -> UseCases:
+        # Imported here: the service pulls in every search engine (~0.15 s), which a
+        # command answered by the daemon never needs.
+        from ctxd.server.service import Service
+
         service = Service(settings, long_lived=long_lived)
         ctx.call_on_close(service.close)
         return service

@@ -12,12 +12,14 @@ import json
 import sys
 import time
 from dataclasses import asdict
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ctxd.indexer.errors import CtxdError
-from ctxd.indexer.pipeline import IndexStats, Progress
 from ctxd.search.models import Hit, References, SymbolPage
-from ctxd.server.search_cases import LexicalPage, SearchPage, file_hit
+from ctxd.server.pages import LexicalPage, SearchPage, file_hit
+
+if TYPE_CHECKING:  # annotations only: the pipeline pulls in the chunker and tree-sitter
+    from ctxd.indexer.pipeline import IndexStats, Progress
 
 
 def emit(text: str, *, err: bool = False) -> None:

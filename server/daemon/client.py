@@ -21,17 +21,19 @@ import os
 import socket
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxd.indexer.errors import DaemonError
-from ctxd.indexer.pipeline import IndexStats, ProgressFn
 from ctxd.indexer.walker import validate_root
 from ctxd.search.models import FileContent, References, SymbolPage
 from ctxd.server.config import Settings
 from ctxd.server.daemon import protocol
 from ctxd.server.daemon.paths import DaemonPaths
-from ctxd.server.search_cases import LexicalPage, SearchPage
+from ctxd.server.pages import LexicalPage, SearchPage
 from ctxd.server.use_cases import UseCases
+
+if TYPE_CHECKING:  # annotations only (start-up time)
+    from ctxd.indexer.pipeline import IndexStats, ProgressFn
 
 log = logging.getLogger("ctxd.daemon.client")
 

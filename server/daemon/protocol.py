@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib
 import json
 import socket
 from enum import Enum
@@ -40,10 +41,9 @@ from typing import Any
 from ctxd.indexer import errors
 from ctxd.indexer.errors import CtxdError
 from ctxd.indexer.models import FileFailure
-from ctxd.indexer.pipeline import IndexStats, Progress
 from ctxd.search import models
 from ctxd.server.config import Settings
-from ctxd.server.search_cases import LexicalPage, SearchPage
+from ctxd.server.pages import LexicalPage, SearchPage
 
 PROTOCOL = 1
 """Bumped whenever a message or a method changes shape."""
@@ -68,9 +68,19 @@ RECORDS: dict[str, type[Any]] = {
     for cls in (
         models.LineMatch, models.Block, models.FileMatch, models.LexicalResult,
         models.SymbolItem, models.Hit, models.SymbolPage, models.Reference, models.References,
-        models.FileContent, SearchPage, LexicalPage, IndexStats, FileFailure, Progress,
+        models.FileContent, SearchPage, LexicalPage, FileFailure,
     )
 }
+LAZY_RECORDS = {"IndexStats": "ctxd.indexer.pipeline", "Progress": "ctxd.indexer.pipeline"}
+"""Records whose module is imported on first use: the pipeline pulls in the chunker and
+tree-sitter, which only `index` needs (start-up time of every other command)."""
+
+
+def record_type(name: str) -> type[Any] | None:
+    """The record class called `name`, or None when it is not a protocol record."""
+    if name not in RECORDS and name in LAZY_RECORDS:
+        RECORDS[name] = getattr(importlib.import_module(LAZY_RECORDS[name]), name)
+    return RECORDS.get(name)
 ENUMS: dict[str, type[Enum]] = {"MatchSource": models.MatchSource}
 ERRORS: dict[str, type[CtxdError]] = {
     name: obj for name, obj in vars(errors).items()
@@ -100,7 +110,7 @@ def encode(value: Any) -> Any:
         return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         name = type(value).__name__
-        if RECORDS.get(name) is not type(value):
+        if record_type(name) is not type(value):
             raise TypeError(f"{name} is not a protocol record")
         out = {"$t": name}
         out.update({f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)})
@@ -126,7 +136,7 @@ def decode(value: Any) -> Any:
     if not isinstance(value, dict):
         return value
     if "$t" in value:
-        cls = RECORDS.get(value["$t"])
+        cls = record_type(str(value["$t"]))
         if cls is None:
             raise ProtocolError(f"unknown record type {value['$t']!r}")
         return cls(**{k: decode(v) for k, v in value.items() if k != "$t"})
