@@ -26,7 +26,7 @@ import stat
 import sys
 import tempfile
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -94,8 +94,13 @@ class DaemonPaths:
                     "CTXD_HOME.",
                     details={"field": "socket", "value": str(sock)},
                 )
-        return cls(home=home, socket=sock, lock=home / "daemon.lock",
-                   record=home / "daemon.json", log=home / "daemon.log")
+        paths = cls(home=home, socket=sock, lock=home / "daemon.lock",
+                    record=home / "daemon.json", log=home / "daemon.log")
+        recorded = (paths.read_record() or {}).get("socket")
+        if isinstance(recorded, str) and recorded != str(sock) and os.path.exists(recorded):
+            # A daemon started with another XDG_RUNTIME_DIR (a systemd unit, say).
+            paths = replace(paths, socket=Path(recorded))
+        return paths
 
     # -- the record -------------------------------------------------------------------
 

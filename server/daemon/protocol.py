@@ -153,8 +153,12 @@ def decode(value: Any) -> Any:
 
 
 def error_to_wire(err: CtxdError) -> dict[str, Any]:
+    try:
+        details = encode(err.details)
+    except TypeError:  # a value outside the protocol (a Path, ...): sent as its text
+        details = json.loads(json.dumps(err.details, default=str))
     return {"code": err.code, "message": err.message, "hint": err.hint,
-            "details": encode(err.details), "type": type(err).__name__}
+            "details": details, "type": type(err).__name__}
 
 
 def error_from_wire(data: dict[str, Any]) -> CtxdError:

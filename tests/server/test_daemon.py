@@ -31,7 +31,13 @@ from ctxd.server.cli.main import main
 from ctxd.server.config import Settings, load_settings
 from ctxd.server.daemon import lifecycle, protocol
 from ctxd.server.daemon.client import exchange
-from ctxd.server.daemon.paths import MAX_SOCKET_PATH, DaemonPaths, lock_is_held, wait_lock_free
+from ctxd.server.daemon.paths import (
+    MAX_SOCKET_PATH,
+    DaemonPaths,
+    lock_is_held,
+    runtime_dir,
+    wait_lock_free,
+)
 from ctxd.server.search_cases import SearchPage
 from ctxd.server.service import Service
 from tests.conftest import RepoBuilder
@@ -311,9 +317,7 @@ def test_a_socket_path_too_long_for_af_unix_goes_to_the_runtime_dir(tmp_path, mo
     r = ctxd("daemon", "status")
     assert r.returncode == 0 and str(paths.socket) in r.stdout
 
-    monkeypatch.delenv("XDG_RUNTIME_DIR")
-    fallback = DaemonPaths.for_home(home, env={})
-    private = fallback.socket.parent
+    private = runtime_dir(env={})  # without XDG_RUNTIME_DIR
     assert private.name == f"ctxd-{os.getuid()}"
     assert stat.S_IMODE(private.stat().st_mode) == 0o700
 
@@ -431,3 +435,19 @@ def test_serve_clients_share_one_daemon(tmp_path, daemons):
     assert info["requests"] >= 6
     assert info["model_loaded"] is True
     assert "Traceback" not in logs.read_text(encoding="utf-8")
+
+
+def test_a_client_finds_the_socket_its_daemon_recorded(isolated_env, monkeypatch, daemons):
+    """A daemon started with another runtime folder (e.g. by systemd) is still found."""
+    home = isolated_env
+    long_home = home.parent / ("x" * 70) / ("y" * 40)
+    runtime = Path(tempfile.mkdtemp(prefix="ctxd-rt-", dir="/tmp"))
+    monkeypatch.setenv("CTXD_HOME", str(long_home))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    started = daemons.start()
+    daemons.track(DaemonPaths.for_home(long_home))
+    other = Path(tempfile.mkdtemp(prefix="ctxd-rt-", dir="/tmp"))
+    assert DaemonPaths.for_home(long_home, env={"XDG_RUNTIME_DIR": str(other)}).socket == Path(
+        started["socket"])
+    r = ctxd("daemon", "status", "--json", XDG_RUNTIME_DIR=str(other))
+    assert r.returncode == 0 and json.loads(r.stdout)["pid"] == started["pid"]
