@@ -451,3 +451,36 @@ def test_a_client_finds_the_socket_its_daemon_recorded(isolated_env, monkeypatch
         started["socket"])
     r = ctxd("daemon", "status", "--json", XDG_RUNTIME_DIR=str(other))
     assert r.returncode == 0 and json.loads(r.stdout)["pid"] == started["pid"]
+
+
+@pytest.mark.model
+def test_the_cli_says_when_the_daemon_dies_mid_request_and_finishes_in_process(
+    indexed, daemons, tmp_path
+):
+    import time
+
+    info = daemons.start()
+    paths = daemons.paths()
+    big = RepoBuilder(tmp_path / "big")
+    for n in range(300):
+        big.write(f"pkg/m{n}.py", f"def function_{n}(x):\n    '''Doubles {n}.'''\n"
+                                  f"    return x * {n}\n")
+    before = exchange(paths, "daemon_info")["requests"]
+    cli = subprocess.Popen([*CLI, "index", str(big.root)], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True,
+                           env={**os.environ, "CTXD_DAEMON_AUTOSTART": "false"})
+    try:
+        deadline = time.monotonic() + 60
+        while exchange(paths, "daemon_info")["requests"] == before:  # the index request began
+            assert time.monotonic() < deadline and cli.poll() is None
+            time.sleep(0.02)
+        os.kill(info["pid"], signal.SIGKILL)
+        out, err = cli.communicate(timeout=300)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+            cli.communicate()
+    assert cli.returncode == 0, err
+    assert f"note: ctxd daemon (pid {info['pid']}) went away during `index`" in err
+    assert "running it in this process instead" in err
+    assert out.startswith(f"Indexed {big.root} as `big`: 300 files")
