@@ -70,6 +70,15 @@ def test_commands_without_a_model_import_no_torch_and_no_mcp(args, indexed):
     assert heavy == [], args
 
 
+def test_help_and_settings_do_not_even_import_numpy():
+    """Reading the settings (every command) stays light: the embedding options live apart
+    from the embedder (indexer/embed_options.py)."""
+    code = ("import sys; from ctxd.server.cli.main import main; import ctxd.server.config; "
+            "print('numpy' in sys.modules)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == "False"
+
+
 def test_the_runner_does_see_heavy_imports():
     """The check above can fail: `serve`'s module itself pulls in the MCP SDK."""
     code = "import ctxd.server.mcp.serve, sys; print('mcp' in sys.modules)"
