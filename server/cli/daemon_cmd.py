@@ -38,7 +38,7 @@ def summary_text(d: dict[str, Any]) -> str:
     if not d.get("running"):
         return "daemon: not running (`ctxd daemon start` keeps the model warm)"
     mem = f", {d['rss_bytes'] / 1e6:.0f} MB" if d.get("rss_bytes") else ""
-    model = f"{d.get('model')} ({'loaded' if d.get('model_loaded') else 'loading'})"
+    model = f"{d.get('model')} ({'loaded' if d.get('model_loaded') else 'not loaded yet'})"
     return (f"daemon: pid {d['pid']}, up {_duration(float(d.get('uptime_s', 0)))}{mem}, "
             f"model {model}, socket {d['socket']}")
 

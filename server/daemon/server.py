@@ -94,6 +94,7 @@ class Daemon:
         self._wake_r, self._wake_w = os.pipe()
         self._stopping = threading.Event()
         self._watcher: Any = None
+        self._conns: set[socket.socket] = set()
 
     # -- life cycle ----------------------------------------------------------------------
 
@@ -237,8 +238,21 @@ class Daemon:
                     log.info("idle for %.1f minutes: exiting", self.settings.daemon.idle_minutes)
                     self.stop()
             self._stopping.set()
+            self._hang_up()
+
+    def _hang_up(self) -> None:
+        """Stop reading from every open connection: a request in progress still sends its
+        answer, then its connection ends, so the pool's shutdown never waits on a client
+        that keeps an idle connection open."""
+        with self._state:
+            conns = list(self._conns)
+        for conn in conns:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RD)
 
     def _connection(self, conn: socket.socket) -> None:
+        with self._state:
+            self._conns.add(conn)
         try:
             uid = peer_uid(conn)
             if uid is not None and uid != os.getuid():
@@ -252,6 +266,8 @@ class Daemon:
         except (OSError, protocol.ProtocolError) as exc:
             log.debug("connection ended: %s", exc)
         finally:
+            with self._state:
+                self._conns.discard(conn)
             conn.close()
 
     def _request(self, conn: socket.socket, msg: dict[str, Any]) -> None:

@@ -484,3 +484,18 @@ def test_the_cli_says_when_the_daemon_dies_mid_request_and_finishes_in_process(
     assert f"note: ctxd daemon (pid {info['pid']}) went away during `index`" in err
     assert "running it in this process instead" in err
     assert out.startswith(f"Indexed {big.root} as `big`: 300 files")
+
+
+def test_stop_does_not_wait_for_a_client_holding_an_idle_connection(isolated_env, daemons):
+    info = daemons.start()
+    paths = daemons.paths()
+    idle = socket.socket(socket.AF_UNIX)
+    idle.connect(str(paths.socket))  # connected, never sends a request
+    try:
+        assert lifecycle.stop(paths, timeout=10) == info["pid"]
+        assert not lock_is_held(paths.lock)
+        assert idle.recv(1) == b""  # the daemon hung up on it
+        # ... and exited by itself (not through SIGTERM/SIGKILL, which log nothing):
+        assert f"ctxd daemon (pid {info['pid']}) stopped" in paths.log.read_text("utf-8")
+    finally:
+        idle.close()
