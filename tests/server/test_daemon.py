@@ -499,3 +499,37 @@ def test_stop_does_not_wait_for_a_client_holding_an_idle_connection(isolated_env
         assert f"ctxd daemon (pid {info['pid']}) stopped" in paths.log.read_text("utf-8")
     finally:
         idle.close()
+
+
+def test_only_a_query_that_needs_the_model_starts_the_daemon(indexed_text_only, daemons):
+    paths = daemons.paths()
+    for args in (("search", "--mode", "lexical", "alpha"), ("search", "alpha", "--mode",
+                                                             "keyword"),
+                 ("symbols", "alpha"), ("status",), ("search", "alpha", "--explain")):
+        r = ctxd(*args, autostart=True)
+        assert r.returncode in (0, 1), r.stderr
+        assert lifecycle.probe(paths) is None, args
+
+
+@pytest.fixture
+def indexed_text_only(repo: RepoBuilder, fake_embedder) -> RepoBuilder:
+    """Text and symbols in a real index (vectors from the fake embedder: no model here)."""
+    repo.write("a.py", "def alpha():\n    return 1\n")
+    service = Service(load_settings(), embedder=fake_embedder)
+    service.index(repo.root)
+    service.close()
+    return repo
+
+
+@pytest.mark.model
+def test_no_daemon_and_autostart_false_keep_a_semantic_search_in_process(indexed, daemons):
+    paths = daemons.paths()
+    r = ctxd("search", "exponential backoff", "--no-daemon", autostart=True)
+    assert r.returncode == 0 and "net/retry.py" in r.stdout
+    assert lifecycle.probe(paths) is None
+    r = ctxd("search", "exponential backoff", autostart=False)
+    assert r.returncode == 0 and "net/retry.py" in r.stdout
+    assert lifecycle.probe(paths) is None
+    r = ctxd("search", "exponential backoff", autostart=True)
+    assert r.returncode == 0 and "net/retry.py" in r.stdout
+    assert lifecycle.probe(paths) is not None  # and by default it starts one
