@@ -1,9 +1,9 @@
 """The daemon process: one per index home, holding the model, the vectors and the watcher.
 
 `Daemon(settings).run(ready=...)` takes the daemon lock (`paths.DaemonLock`; a second
-daemon of the same home gives up at once), listens on the Unix socket (mode 0600), writes
-its record, starts the file watcher, loads the model and the vector matrix in the
-background, and answers requests (`protocol`) until `shutdown`, SIGTERM/SIGINT, or
+daemon of the same home gives up within half a second), listens on the Unix socket (mode
+0600), writes its record, starts the file watcher, loads the model and the vector matrix
+in the background (when the index has vectors), and answers requests (`protocol`) until `shutdown`, SIGTERM/SIGINT, or
 `daemon.idle_minutes` without requests or watched repositories.
 
 Each connection is served by a worker of a fixed pool (so the service's per-thread SQLite
@@ -41,6 +41,7 @@ from ctxd.server.config import Settings
 from ctxd.server.daemon import protocol
 from ctxd.server.daemon.paths import DaemonLock, DaemonPaths
 from ctxd.server.service import Service
+from ctxd.server.watch.watcher import start_watching
 
 log = logging.getLogger("ctxd.daemon")
 
@@ -165,17 +166,13 @@ class Daemon:
             signal.signal(sig, lambda _s, _f: self.stop())
 
     def _start_watcher(self) -> None:
-        # The watcher pulls in watchdog; imported here so that `protocol` and the client
-        # (which share this package) never load it.
-        from ctxd.server.watch.watcher import start_watching
-
         try:
             # Not handed to the service as its `watcher`: status and health read the
             # watcher's status file, as they do in any other process, so an answer is the
             # same whether the daemon or the client computed it.
             self._watcher = start_watching(self.service, self.settings)
-        except CtxdError as err:
-            log.warning("not watching files: %s", err.message)
+        except (CtxdError, OSError) as err:
+            log.warning("not watching files: %s", getattr(err, "message", err))
 
     def _warm(self) -> None:
         """Load the model and the vector matrix now, so the first query does not wait."""
