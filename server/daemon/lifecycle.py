@@ -93,7 +93,15 @@ def start(settings: Settings, paths: DaemonPaths | None = None) -> dict[str, Any
     info = probe(paths)
     if info is not None:
         return info
-    paths.home.mkdir(parents=True, exist_ok=True)
+    try:
+        paths.home.mkdir(parents=True, exist_ok=True)
+        paths.log.touch()
+    except OSError as exc:
+        raise DaemonError(
+            f"cannot start the ctxd daemon in {paths.home}: {exc.strerror or exc}",
+            hint="Check that the index folder (CTXD_HOME / --home) is writable.",
+            details={"home": str(paths.home)},
+        ) from exc
     r, w = os.pipe()
     try:
         with open(paths.log, "ab") as logf:

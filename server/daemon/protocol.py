@@ -5,7 +5,7 @@ requests, each answered before the next is sent:
 
 1. Handshake. The client sends `{"id": 0, "method": "hello", "params": {"protocol": P,
    "version": V, "settings": DIGEST}}`; the daemon answers `{"id": 0, "result": {"protocol",
-   "version", "pid", "started_at", "settings", "model", "socket"}}`. A client that finds
+   "version", "pid", "started_at", "settings", "socket", "home"}}`. A client that finds
    another `version` or `protocol` does not trust the daemon (it asks it to stop and starts
    its own); another settings digest means the daemon answers for other settings (another
    model, config or Zoekt), so the client works in-process instead.

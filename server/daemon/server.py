@@ -3,8 +3,9 @@
 `Daemon(settings).run(ready=...)` takes the daemon lock (`paths.DaemonLock`; a second
 daemon of the same home gives up within half a second), listens on the Unix socket (mode
 0600), writes its record, starts the file watcher, loads the model and the vector matrix
-in the background (when the index has vectors), and answers requests (`protocol`) until `shutdown`, SIGTERM/SIGINT, or
-`daemon.idle_minutes` without requests or watched repositories.
+in the background (when the index has vectors), and answers requests (`protocol`) until
+`shutdown`, SIGTERM/SIGINT, or `daemon.idle_minutes` without requests or watched
+repositories.
 
 Each connection is served by a worker of a fixed pool (so the service's per-thread SQLite
 connections stay bounded); a request runs the `Service` method of the same name. The
