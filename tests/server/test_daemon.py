@@ -533,3 +533,37 @@ def test_no_daemon_and_autostart_false_keep_a_semantic_search_in_process(indexed
     r = ctxd("search", "exponential backoff", autostart=True)
     assert r.returncode == 0 and "net/retry.py" in r.stdout
     assert lifecycle.probe(paths) is not None  # and by default it starts one
+
+
+@pytest.mark.model
+def test_ctxd_index_through_the_daemon_draws_its_progress_bar_on_a_terminal(
+    indexed, daemons, tmp_path
+):
+    import pty
+
+    daemons.start()
+    paths = daemons.paths()
+    before = exchange(paths, "daemon_info")["requests"]
+    big = RepoBuilder(tmp_path / "big")
+    for n in range(60):
+        big.write(f"m{n}.py", f"def function_{n}(x):\n    return x * {n}\n")
+    master, slave = pty.openpty()  # stderr is a terminal, so the bar is drawn
+    proc = subprocess.Popen([*CLI, "index", str(big.root)], stdout=subprocess.PIPE,
+                            stderr=slave, text=True,
+                            env={**os.environ, "CTXD_DAEMON_AUTOSTART": "false"})
+    os.close(slave)
+    drawn = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        drawn += chunk
+    os.close(master)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0
+    assert out.startswith(f"Indexed {big.root} as `big`: 60 files")
+    assert b"\r\x1b[K" in drawn and b"walk" in drawn  # the bar, fed by the daemon's events
+    assert exchange(paths, "daemon_info")["requests"] > before  # the daemon did the work
