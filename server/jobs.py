@@ -38,7 +38,7 @@ from ctxd.indexer.errors import CtxdError, JobNotFound, PathOutsideRoot
 from ctxd.indexer.pathguard import is_inside
 from ctxd.indexer.pipeline import IndexStats, Progress, now_rfc3339
 from ctxd.indexer.walker import validate_root, validate_walk_options
-from ctxd.server.service import Service
+from ctxd.server.use_cases import UseCases
 
 log = logging.getLogger(__name__)
 
@@ -192,7 +192,7 @@ class IndexJob:
 class JobManager:
     """Starts, dedupes and remembers background index jobs for one `Service`."""
 
-    def __init__(self, service: Service, *, keep: int = 50) -> None:
+    def __init__(self, service: UseCases, *, keep: int = 50) -> None:
         self.service = service
         self.keep = keep
         self._jobs: dict[str, IndexJob] = {}
@@ -346,7 +346,7 @@ def check_allowed(path: str, roots: Sequence[Path]) -> Path:
 
 
 def validate_request(
-    service: Service,
+    service: UseCases,
     path: Path,
     include_patterns: Sequence[str] | None,
     exclude_patterns: Sequence[str] | None,

@@ -10,9 +10,8 @@ records from `search/`; it renders nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from ctxd.indexer.embedder import Embedder
 from ctxd.indexer.errors import IndexNotFound, QueryError, ValidationError
@@ -26,13 +25,10 @@ from ctxd.search.hybrid import fuse
 from ctxd.search.keyword import informative_terms, keyword_search, keyword_terms, match_expression
 from ctxd.search.lexical import EmbeddedLexical
 from ctxd.search.models import (
-    Block,
     FileContent,
-    FileMatch,
     Hit,
     LexicalBackend,
     LexicalResult,
-    MatchSource,
     References,
     SymbolItem,
     SymbolPage,
@@ -51,35 +47,12 @@ from ctxd.search.zoekt import ZoektClient
 from ctxd.search.zoekt_query import escape_regex, scoped_query
 from ctxd.server.config import Settings
 from ctxd.server.file_access import not_found, refusal
+from ctxd.server.pages import MODES, LexicalPage, SearchPage, file_hit
 
-MODES = ("hybrid", "semantic", "keyword", "lexical")
-"""hybrid: semantic + keyword (+ Zoekt) fused; semantic: vectors only; keyword: BM25 over
-checkpoint words; lexical: the query is Zoekt syntax, run by the lexical engine."""
+__all__ = ["HYBRID_DEPTH", "MODES", "LexicalPage", "SearchCases", "SearchPage", "file_hit"]
 
 HYBRID_DEPTH = 50
 """How many hits each leg contributes to fusion."""
-
-
-@dataclass(slots=True)
-class LexicalPage:
-    """One page of a lexical (Zoekt-syntax) search."""
-
-    query: str
-    result: LexicalResult
-    offset: int
-    next_cursor: str | None = None
-
-
-@dataclass(slots=True)
-class SearchPage:
-    """One page of ranked hits."""
-
-    query: str
-    mode: str
-    results: list[Hit]
-    next_cursor: str | None = None
-    stats: dict[str, Any] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
 
 
 class SearchCases:
@@ -502,28 +475,6 @@ def not_indexed(name: str, known: set[str]) -> IndexNotFound:
         hint=f"Indexed repositories: {', '.join(sorted(known)) or 'none'}. "
         "Run `ctxd index PATH` first (`list_repos` / `ctxd repos` lists them).",
         details={"field": "repository", "value": name},
-    )
-
-
-def file_hit(fm: FileMatch) -> Hit:
-    """A lexical file match as a ranked hit: `start_line..end_line` spans its context
-    blocks (one per matching line when there is no context), `snippet` is the first block,
-    numbered from `start_line`; every block keeps its own numbering in `blocks`."""
-    blocks = fm.blocks or tuple(Block(m.line, (m.text,)) for m in fm.matches)
-    if not blocks:
-        blocks = (Block(1, ()),)
-    last = blocks[-1]
-    return Hit(
-        repository=fm.repository,
-        path=fm.path,
-        language=fm.language,
-        start_line=blocks[0].start_line,
-        end_line=last.start_line + max(len(last.lines) - 1, 0),
-        score=round(fm.score, 4),
-        sources=(MatchSource.LEXICAL,),
-        snippet="\n".join(blocks[0].lines),
-        matches=fm.matches,
-        blocks=blocks if len(blocks) > 1 else (),
     )
 
 

@@ -109,6 +109,11 @@ class Service(SearchCases):
                 )
             return self._embedder
 
+    @property
+    def model_loaded(self) -> bool:
+        """Whether the embedding model is loaded (without loading it)."""
+        return self._embedder is not None
+
     def store(self) -> Store:
         """This thread's connection to the index (opened on first use)."""
         store: Store | None = getattr(self._local, "store", None)

@@ -33,6 +33,8 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("CTXD_HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    # Tests run in-process unless they start a daemon themselves (tests/server/test_daemon.py).
+    monkeypatch.setenv("CTXD_DAEMON_AUTOSTART", "false")
     return home
 
 

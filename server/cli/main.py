@@ -1,6 +1,13 @@
-"""The `ctxd` command line: thin adapters over `Service`, rendered by `server/render.py`.
+"""The `ctxd` command line: thin adapters over the use cases, rendered by `server/render.py`.
 
-Every command: parse flags -> build `Settings` -> call one `Service` method -> render.
+Every command: parse flags -> build `Settings` -> call one `UseCases` method -> render.
+The use cases run in the `ctxd daemon` of the index home when one runs (a semantic or
+hybrid search starts it, unless `--no-daemon` or `daemon.autostart = false`), else in this
+process (`Service`); both return the same records, so the output is the same either way.
+
+Start-up stays light: `serve` (MCP) and `watch` (watchdog) are imported only when run
+(`LazyGroup`), and nothing here imports torch or sentence-transformers (the model loads
+on first use, in the daemon or in-process).
 Errors are turned into `error: <code>: <message>` plus a hint on stderr (or the
 contract's JSON error object with `--json`) in one place, `CtxdGroup.invoke`.
 Exit codes: 0 ok, 1 nothing matched, 2 errors.
@@ -8,6 +15,7 @@ Exit codes: 0 ok, 1 nothing matched, 2 errors.
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import sys
@@ -19,18 +27,53 @@ import click
 
 from ctxd.indexer.errors import CtxdError, ValidationError
 from ctxd.server.cli import render
-from ctxd.server.cli.watch_cmd import watch
+from ctxd.server.cli.daemon_cmd import daemon, daemon_summary, summary_text
 from ctxd.server.config import settings_from_cli
-from ctxd.server.mcp.serve import serve
-from ctxd.server.search_cases import MODES
-from ctxd.server.service import Service
+from ctxd.server.daemon import lifecycle
+from ctxd.server.pages import MODES
+from ctxd.server.use_cases import UseCases
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("ctxd")
 
 
+LAZY_COMMANDS = {
+    "serve": ("ctxd.server.mcp.serve", "serve",
+              "Run the MCP server for coding agents (stdio by default, or streamable HTTP)."),
+    "watch": ("ctxd.server.cli.watch_cmd", "watch",
+              "Keep indexed repositories fresh by watching their files."),
+}
+"""Commands imported when run, not at start-up: `serve` pulls in the MCP SDK (~0.6 s of
+imports) and `watch` watchdog; (module, attribute, short help for `ctxd --help`)."""
+
+
 class CtxdGroup(click.Group):
-    """Turns CtxdError (and any unexpected error) into a clean message and exit code."""
+    """Turns CtxdError (and any unexpected error) into a clean message and exit code;
+    loads the `LAZY_COMMANDS` only when one of them runs."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in LAZY_COMMANDS and cmd_name not in self.commands:
+            module, attr, _help = LAZY_COMMANDS[cmd_name]
+            command = getattr(importlib.import_module(module), attr)
+            assert isinstance(command, click.Command)
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in LAZY_COMMANDS and name not in self.commands:
+                rows.append((name, LAZY_COMMANDS[name][2]))
+                continue
+            cmd = super().get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, cmd.get_short_help_str(formatter.width - 6 - len(name))))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
         raw = _raw_args(ctx)  # the group clears them before it resolves the subcommand
@@ -94,10 +137,29 @@ def json_option(f: F) -> F:
     )(f)
 
 
-def _service(ctx: click.Context, *, long_lived: bool = False) -> Service:
-    service = Service(settings_from_cli(ctx.obj), long_lived=long_lived)
-    ctx.call_on_close(service.close)
-    return service
+def _service(ctx: click.Context, *, long_lived: bool = False, autostart: bool = False
+             ) -> UseCases:
+    """The use cases for this command: the daemon's when one runs (or, with `autostart`,
+    once started), else an in-process `Service`."""
+    settings = settings_from_cli(ctx.obj)
+
+    def local() -> UseCases:
+        # Imported here: the service pulls in every search engine (~0.15 s), which a
+        # command answered by the daemon never needs.
+        from ctxd.server.service import Service
+
+        service = Service(settings, long_lived=long_lived)
+        ctx.call_on_close(service.close)
+        return service
+
+    if not ctx.obj.get("no_daemon"):
+        client = lifecycle.connect(
+            settings, autostart=autostart and settings.daemon.autostart, local=local,
+            note=lambda text: render.emit(f"note: {text}", err=True))
+        if client is not None:
+            ctx.call_on_close(client.close)
+            return client
+    return local()
 
 
 @click.group(cls=CtxdGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -105,9 +167,12 @@ def _service(ctx: click.Context, *, long_lived: bool = False) -> Service:
 @click.option("--config", "config", type=click.Path(dir_okay=False),
               help="Config file (CTXD_CONFIG).")
 @click.option("--model", help="Embedding model name or folder (CTXD_MODEL).")
+@click.option("--no-daemon", is_flag=True, envvar="CTXD_NO_DAEMON",
+              help="Work in this process; do not use or start the ctxd daemon (CTXD_NO_DAEMON).")
 @click.version_option(package_name="ctxd", prog_name="ctxd")
 @click.pass_context
-def main(ctx: click.Context, home: str | None, config: str | None, model: str | None) -> None:
+def main(ctx: click.Context, home: str | None, config: str | None, model: str | None,
+         no_daemon: bool) -> None:
     """ctxd: index local repositories and search them by meaning and by text.
 
     \b
@@ -120,7 +185,8 @@ def main(ctx: click.Context, home: str | None, config: str | None, model: str | 
         level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
     )
     flags = {k: v for k, v in {"home": home, "embedding.model": model}.items() if v}
-    ctx.obj = {"flags": flags, "config": Path(config) if config else None}
+    ctx.obj = {"flags": flags, "config": Path(config) if config else None,
+               "no_daemon": no_daemon}
 
 
 @main.command()
@@ -185,6 +251,8 @@ def index(
 @click.option("--batch", "batch", type=click.File("r", encoding="utf-8"), metavar="FILE",
               help="Run one query per line of FILE ('-' = stdin; plain text or JSON "
               '{"id", "query"}); print one JSON object per line.')
+@click.option("--no-daemon", is_flag=True,
+              help="Run in this process: neither use nor start the ctxd daemon.")
 @json_option
 @click.pass_context
 def search(
@@ -198,6 +266,7 @@ def search(
     cursor: str | None,
     explain: bool,
     batch: TextIO | None,
+    no_daemon: bool,
     as_json: bool,
 ) -> None:
     """Search the index for QUERY (a question, keywords, or Zoekt syntax with --mode lexical).
@@ -207,7 +276,11 @@ def search(
       ctxd search "how are HTTP redirects followed" --lang python --limit 5
       ctxd search 'sym:Retry lang:python' --mode lexical
     """
-    service = _service(ctx, long_lived=batch is not None)
+    if no_daemon:
+        ctx.obj["no_daemon"] = True
+    # Only a query that needs the model is worth starting the daemon for.
+    service = _service(ctx, long_lived=batch is not None,
+                       autostart=mode in ("hybrid", "semantic") and not explain)
     options: dict[str, Any] = {"mode": mode, "limit": limit, "repositories": list(repos) or None,
                "path_glob": path_glob, "language": lang}
     if batch is not None:
@@ -229,7 +302,7 @@ def search(
         sys.exit(1)
 
 
-def _search_batch(service: Service, lines: TextIO, options: dict[str, Any]) -> None:
+def _search_batch(service: UseCases, lines: TextIO, options: dict[str, Any]) -> None:
     """One JSON result object per input line, the model loaded once."""
     for n, raw in enumerate(lines, start=1):
         raw = raw.strip()
@@ -263,9 +336,11 @@ def status(ctx: click.Context, as_json: bool) -> None:
       ctxd status --json
     """
     info = _service(ctx).status()
+    info["daemon"] = daemon_summary(settings_from_cli(ctx.obj))
     if as_json:
         render.emit_json(info)
         return
+    render.emit(summary_text(info["daemon"]))
     render.emit(f"index:  {info['database']} ({info['size_bytes'] / 1e6:.1f} MB)")
     render.emit(f"model:  {info['model']}" + (f" ({info['dimension']} dims)"
                                               if info["dimension"] else ""))
@@ -433,8 +508,7 @@ def cat(ctx: click.Context, repo: str, path: str, lines: str | None, as_json: bo
         render.emit(fc.content.removesuffix("\n"))
 
 
-main.add_command(serve)
-main.add_command(watch)
+main.add_command(daemon)
 
 if __name__ == "__main__":
     main()

@@ -13,12 +13,14 @@ import re
 import sys
 import time
 from dataclasses import asdict
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ctxd.indexer.errors import CtxdError
-from ctxd.indexer.pipeline import IndexStats, Progress
 from ctxd.search.models import Hit, References, SymbolPage
-from ctxd.server.search_cases import LexicalPage, SearchPage, file_hit
+from ctxd.server.pages import LexicalPage, SearchPage, file_hit
+
+if TYPE_CHECKING:  # annotations only: the pipeline pulls in the chunker and tree-sitter
+    from ctxd.indexer.pipeline import IndexStats, Progress
 
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 

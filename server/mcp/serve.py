@@ -35,9 +35,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ctxd.indexer.errors import ConfigError
 from ctxd.server.config import LOG_LEVELS, TRANSPORTS, ServerOptions, settings_from_cli
+from ctxd.server.daemon import lifecycle
 from ctxd.server.jobs import JobManager
 from ctxd.server.mcp.tools import build_server
 from ctxd.server.service import Service
+from ctxd.server.use_cases import UseCases
 from ctxd.server.watch.watcher import start_watching
 
 log = logging.getLogger("ctxd.serve")
@@ -257,11 +259,17 @@ def serve(
     options = settings.server
     configure_logging(options.log_level)
     check_bind(options)
-    service = Service(settings, long_lived=True)
+    # One model, vector matrix and writer per index home: use (or start) the daemon when
+    # there may be several clients; in-process otherwise.
+    local = Service(settings, long_lived=True)
+    client = lifecycle.connect(settings, autostart=settings.daemon.autostart,
+                               local=lambda: local, note=lambda text: log.warning("%s", text))
+    service: UseCases = client or local
     jobs = JobManager(service)
     server = build_server(service, jobs)
-    watcher = start_watching(service, settings) if watch else None
-    service.watcher = watcher
+    # The daemon watches files itself; here only when this process does the work.
+    watcher = start_watching(local, settings) if watch and client is None else None
+    local.watcher = watcher
     log.info("ctxd %s: index %s, transport %s", server.version, settings.db_path,
              options.transport)
     try:
@@ -276,5 +284,6 @@ def serve(
             watcher.stop()
         jobs.shutdown()
         service.close()
+        local.close()
 
 

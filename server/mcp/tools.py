@@ -58,7 +58,7 @@ from ctxd.server.mcp import markdown as md
 from ctxd.server.mcp import markdown_status as status_md
 from ctxd.server.mcp import schemas
 from ctxd.server.mcp.budget import select_freshness
-from ctxd.server.service import Service
+from ctxd.server.use_cases import UseCases
 
 log = logging.getLogger(__name__)
 
@@ -331,7 +331,7 @@ def root_uris(roots: ListRootsResult | None) -> list[str] | None:
 
 
 def build_server(  # noqa: C901 - one small closure per tool
-    service: Service, jobs: JobManager | None = None
+    service: UseCases, jobs: JobManager | None = None
 ) -> MCPServer[Any]:
     """An `MCPServer` named `ctxd` exposing every tool over `service`.
 

@@ -51,6 +51,7 @@ def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
         "HF_HUB_OFFLINE": "1",
         "TOKENIZERS_PARALLELISM": "false",
         "CTXD_SERVER_ALLOWED_ROOTS": str(tmp_path),
+        "CTXD_DAEMON_AUTOSTART": "false",  # in-process; test_daemon.py covers the daemon
         **extra,
     }
 

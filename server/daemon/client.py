@@ -1,0 +1,311 @@
+"""Talking to a running daemon: `DaemonClient`, the `UseCases` of the daemon's `Service`.
+
+`DaemonClient(settings, paths, info, local=...)` sends each use case over the daemon's
+socket (`protocol`) and returns the records the daemon's service returned, so the CLI and
+`ctxd serve` render them exactly as they render an in-process `Service`'s. `index`
+relays the daemon's progress events to the caller's `progress` callback.
+
+When the daemon goes away in the middle of a request (killed, crashed, restarted), the
+client says so through `note` (the CLI prints it on stderr) and runs that request, and
+every later one, on `local()`: an in-process `Service`.
+
+`exchange(paths, method, params)` is the bare request used by discovery and
+`ctxd daemon status|stop`. Imports no model, watcher or MCP code.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ctxd.indexer.errors import DaemonError
+from ctxd.indexer.walker import validate_root
+from ctxd.search.models import FileContent, References, SymbolPage
+from ctxd.server.config import Settings
+from ctxd.server.daemon import protocol
+from ctxd.server.daemon.paths import DaemonPaths
+from ctxd.server.pages import LexicalPage, SearchPage
+from ctxd.server.use_cases import UseCases
+
+if TYPE_CHECKING:  # annotations only (start-up time)
+    from ctxd.indexer.pipeline import IndexStats, ProgressFn
+
+log = logging.getLogger("ctxd.daemon.client")
+
+CONNECT_TIMEOUT = 5.0
+"""Seconds to connect and finish the handshake; requests themselves have no time limit
+(a first query may wait for the model to load, an index run takes what it takes)."""
+
+_ids = itertools.count(1)
+
+
+class DaemonGone(Exception):
+    """The daemon's socket refused us or closed before the answer came."""
+
+
+class Connection:
+    """One connection to the daemon, handshake done."""
+
+    def __init__(self, paths: DaemonPaths, settings_digest: str = "") -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(CONNECT_TIMEOUT)
+        try:
+            sock.connect(str(paths.socket))
+        except OSError as exc:
+            sock.close()
+            raise DaemonGone(f"cannot connect to {paths.socket}: {exc.strerror or exc}") from exc
+        self.sock = sock
+        self.reader = protocol.LineReader(sock)
+        self.info: dict[str, Any] = self.request("hello", {
+            "protocol": protocol.PROTOCOL, "version": protocol.CTXD_VERSION,
+            "settings": settings_digest})
+        sock.settimeout(None)
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def request(
+        self, method: str, params: dict[str, Any],
+        on_event: Callable[[str, Any], None] | None = None,
+    ) -> Any:
+        """Send one request; return its decoded result.
+
+        Raises:
+            CtxdError: the daemon answered with an error (the same class it raised).
+            DaemonGone: the connection broke before the answer.
+        """
+        rid = next(_ids)
+        try:
+            protocol.send(self.sock, {"id": rid, "method": method,
+                                      "params": protocol.encode(params)})
+            while True:
+                msg = self.reader.receive()
+                if msg is None:
+                    raise DaemonGone("the daemon closed the connection")
+                if "event" in msg:
+                    if on_event is not None:
+                        on_event(str(msg["event"]), protocol.decode(msg.get("data")))
+                    continue
+                if "error" in msg:
+                    raise protocol.error_from_wire(msg["error"])
+                return protocol.decode(msg.get("result"))
+        except (OSError, protocol.ProtocolError) as exc:
+            raise DaemonGone(str(exc) or type(exc).__name__) from exc
+
+
+def exchange(paths: DaemonPaths, method: str, params: dict[str, Any] | None = None) -> Any:
+    """Connect, shake hands, send one request, close.
+
+    Raises:
+        DaemonGone: no daemon answers at `paths.socket`.
+        CtxdError: the daemon's error answer.
+    """
+    conn = Connection(paths)
+    try:
+        return conn.request(method, params or {})
+    finally:
+        conn.close()
+
+
+class DaemonClient:
+    """`UseCases` answered by the daemon, with an in-process fallback."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        paths: DaemonPaths,
+        info: dict[str, Any],
+        *,
+        local: Callable[[], UseCases],
+        note: Callable[[str], None] = lambda _text: None,
+    ) -> None:
+        self.settings = settings
+        self.paths = paths
+        self.info = info
+        self._digest = protocol.settings_digest(settings)
+        self._make_local = local
+        self._local: UseCases | None = None
+        self._note = note
+
+    @property
+    def pid(self) -> int:
+        return int(self.info.get("pid", 0))
+
+    def _fallback(self) -> UseCases:
+        if self._local is None:
+            self._local = self._make_local()
+        return self._local
+
+    def _call(
+        self, method: str, params: dict[str, Any], *,
+        progress: ProgressFn | None = None,
+        on_lock_wait: Callable[[str], None] | None = None,
+    ) -> Any:
+        if self._local is None:
+            def on_event(kind: str, data: Any) -> None:
+                if kind == "progress" and progress is not None:
+                    progress(data)
+                elif kind == "lock_wait" and on_lock_wait is not None:
+                    on_lock_wait(str(data))
+
+            try:
+                conn = Connection(self.paths, self._digest)
+                try:
+                    return conn.request(method, params, on_event)
+                finally:
+                    conn.close()
+            except DaemonGone as exc:
+                self._note(f"ctxd daemon (pid {self.pid}) went away during `{method}` ({exc}); "
+                           "running it in this process instead.")
+                log.info("daemon gone during %s: %s", method, exc)
+                self._fallback()
+        fn = getattr(self._fallback(), method)
+        if method == "index":
+            return fn(**params, progress=progress, on_lock_wait=on_lock_wait, lock_wait=None)
+        return fn(**params)
+
+    # -- the use cases -------------------------------------------------------------------
+
+    def index(
+        self,
+        path: str | Path,
+        *,
+        include_patterns: list[str] | None = None,
+        exclude_patterns: list[str] | None = None,
+        max_file_size: int | None = None,
+        dry_run: bool = False,
+        progress: ProgressFn | None = None,
+        lock_wait: float | None = None,
+        on_lock_wait: Callable[[str], None] | None = None,
+    ) -> IndexStats:
+        # The daemon has its own working folder: resolve here, with the same errors.
+        root = str(validate_root(path))
+        stats: IndexStats = self._call(
+            "index", {"path": root, "include_patterns": include_patterns,
+                      "exclude_patterns": exclude_patterns, "max_file_size": max_file_size,
+                      "dry_run": dry_run},
+            progress=progress, on_lock_wait=on_lock_wait)
+        return stats
+
+    def search(
+        self,
+        query: str,
+        *,
+        mode: str = "semantic",
+        limit: int | None = None,
+        cursor: str | None = None,
+        repositories: list[str] | None = None,
+        path_glob: str | None = None,
+        language: str | None = None,
+    ) -> SearchPage:
+        page: SearchPage = self._call("search", {
+            "query": query, "mode": mode, "limit": limit, "cursor": cursor,
+            "repositories": repositories, "path_glob": path_glob, "language": language})
+        return page
+
+    def explain(self, query: str, mode: str) -> str:
+        return str(self._call("explain", {"query": query, "mode": mode}))
+
+    def lexical(
+        self, query: str, *, limit: int = 30, context_lines: int = 3, cursor: str | None = None
+    ) -> LexicalPage:
+        page: LexicalPage = self._call("lexical", {
+            "query": query, "limit": limit, "context_lines": context_lines, "cursor": cursor})
+        return page
+
+    def files(
+        self,
+        pattern: str,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+        repositories: list[str] | None = None,
+    ) -> LexicalPage:
+        page: LexicalPage = self._call("files", {
+            "pattern": pattern, "limit": limit, "cursor": cursor, "repositories": repositories})
+        return page
+
+    def references(
+        self,
+        symbol: str,
+        *,
+        language: str | None = None,
+        repositories: list[str] | None = None,
+        limit: int = 100,
+    ) -> References:
+        refs: References = self._call("references", {
+            "symbol": symbol, "language": language, "repositories": repositories,
+            "limit": limit})
+        return refs
+
+    def symbols(
+        self,
+        query: str,
+        *,
+        kinds: list[str] | None = None,
+        max_items: int | None = None,
+        start_index: int = 0,
+        pagination_id: str | None = None,
+        repositories: list[str] | None = None,
+    ) -> SymbolPage:
+        page: SymbolPage = self._call("symbols", {
+            "query": query, "kinds": kinds, "max_items": max_items, "start_index": start_index,
+            "pagination_id": pagination_id, "repositories": repositories})
+        return page
+
+    def file_content(
+        self,
+        repository: str,
+        path: str,
+        *,
+        branch: str = "HEAD",
+        start_line: int | None = None,
+        end_line: int | None = None,
+    ) -> FileContent:
+        fc: FileContent = self._call("file_content", {
+            "repository": repository, "path": path, "branch": branch,
+            "start_line": start_line, "end_line": end_line})
+        return fc
+
+    def status(self) -> dict[str, Any]:
+        out: dict[str, Any] = self._call("status", {})
+        return out
+
+    def list_repos(self, filter: str | None = None) -> dict[str, Any]:
+        out: dict[str, Any] = self._call("list_repos", {"filter": filter})
+        return out
+
+    def health(self) -> dict[str, Any]:
+        out: dict[str, Any] = self._call("health", {})
+        return out
+
+    def freshness(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = self._call("freshness", {})
+        return out
+
+    def remove(self, name_or_path: str) -> dict[str, Any]:
+        target = name_or_path
+        if not os.path.isabs(target) and os.path.isdir(target):
+            # A folder relative to our working folder, unless it is also a repository name.
+            names = {r["name"] for r in self._call("repos", {})}
+            if target not in names:
+                target = str(Path(target).resolve())
+        out: dict[str, Any] = self._call("remove", {"name_or_path": target})
+        return out
+
+    def close(self) -> None:
+        if self._local is not None:
+            self._local.close()
+
+
+def not_running(paths: DaemonPaths) -> DaemonError:
+    return DaemonError(
+        f"no ctxd daemon is running for {paths.home}",
+        hint="Start one with `ctxd daemon start`.",
+        details={"home": str(paths.home), "socket": str(paths.socket)},
+    )

@@ -1,0 +1,188 @@
+"""Where a daemon's files live, and the daemon lock that makes it one per index home.
+
+`DaemonPaths.for_home(home)` names them:
+
+- `<home>/daemon.sock`: the Unix domain socket (mode 0600). When that path is longer than
+  `AF_UNIX` allows (107 bytes on Linux, 103 on macOS), the socket goes to
+  `$XDG_RUNTIME_DIR/ctxd-<hash>.sock`, else `/tmp/ctxd-<uid>/ctxd-<hash>.sock` (the folder
+  mode 0700 and owned by this user, or refused). `<hash>` is derived from the home, so
+  the client and the daemon compute the same path; the daemon also records it.
+- `<home>/daemon.lock`: held (`flock`) by the running daemon for its whole life. The kernel
+  drops it when the process dies, even on `kill -9`, so "is the lock free?" tells a stale
+  socket from a live one, and of two daemons started at once only one gets it.
+- `<home>/daemon.json`: the running daemon's record (pid, socket, version, start time).
+- `<home>/daemon.log`: stdout and stderr of a daemon started in the background.
+
+Reads and writes only these files; knows nothing of requests.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import stat
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ctxd.indexer.errors import DaemonError
+
+MAX_SOCKET_PATH = 103 if sys.platform == "darwin" else 107
+"""Longest `AF_UNIX` path in bytes (the kernel's `sun_path` less its terminating NUL)."""
+
+
+def fits_af_unix(path: Path) -> bool:
+    return len(os.fsencode(str(path))) <= MAX_SOCKET_PATH
+
+
+def runtime_dir(env: dict[str, str] | None = None) -> Path:
+    """A private folder for sockets: `$XDG_RUNTIME_DIR`, else `/tmp/ctxd-<uid>` (0700).
+
+    Raises:
+        DaemonError: `/tmp/ctxd-<uid>` exists but belongs to another user or is open to others.
+    """
+    env = dict(os.environ) if env is None else env
+    xdg = env.get("XDG_RUNTIME_DIR")
+    if xdg and os.path.isdir(xdg):
+        return Path(xdg)
+    folder = Path(tempfile.gettempdir()) / f"ctxd-{os.getuid()}"
+    try:
+        folder.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    st = folder.lstat()
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        raise DaemonError(
+            f"refusing the socket folder {folder}: it must be a folder owned by uid "
+            f"{os.getuid()} with mode 0700 (found uid {st.st_uid}, mode "
+            f"{stat.S_IMODE(st.st_mode):o})",
+            hint=f"Remove {folder}, or set XDG_RUNTIME_DIR to a private folder, or use a "
+            "shorter CTXD_HOME.",
+            details={"field": "socket", "value": str(folder)},
+        )
+    return folder
+
+
+@dataclass(frozen=True, slots=True)
+class DaemonPaths:
+    """The files of the daemon of one index home."""
+
+    home: Path
+    socket: Path
+    lock: Path
+    record: Path
+    log: Path
+
+    @classmethod
+    def for_home(cls, home: Path, env: dict[str, str] | None = None) -> DaemonPaths:
+        """Raises: DaemonError (see `runtime_dir`)."""
+        home = Path(os.path.abspath(home))
+        sock = home / "daemon.sock"
+        if not fits_af_unix(sock):
+            digest = hashlib.sha256(os.fsencode(str(home))).hexdigest()[:16]
+            sock = runtime_dir(env) / f"ctxd-{digest}.sock"
+            if not fits_af_unix(sock):
+                raise DaemonError(
+                    f"no usable socket path for {home}: {sock} is longer than "
+                    f"{MAX_SOCKET_PATH} bytes",
+                    hint="Set XDG_RUNTIME_DIR to a short private folder, or use a shorter "
+                    "CTXD_HOME.",
+                    details={"field": "socket", "value": str(sock)},
+                )
+        paths = cls(home=home, socket=sock, lock=home / "daemon.lock",
+                    record=home / "daemon.json", log=home / "daemon.log")
+        recorded = (paths.read_record() or {}).get("socket")
+        if isinstance(recorded, str) and recorded != str(sock) and os.path.exists(recorded):
+            # A daemon started with another XDG_RUNTIME_DIR (a systemd unit, say).
+            paths = replace(paths, socket=Path(recorded))
+        return paths
+
+    # -- the record -------------------------------------------------------------------
+
+    def read_record(self) -> dict[str, Any] | None:
+        try:
+            data = json.loads(self.record.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def write_record(self, data: dict[str, Any]) -> None:
+        tmp = self.record.with_name(f".{self.record.name}.{os.getpid()}")
+        tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
+        os.replace(tmp, self.record)
+
+    def remove_leftovers(self) -> None:
+        """Delete the socket and record of a daemon that is gone (call only while the
+        daemon lock is free or held by us)."""
+        for p in (self.socket, self.record):
+            try:
+                p.unlink()
+            except FileNotFoundError:
+                pass
+
+
+class DaemonLock:
+    """The lock a daemon holds for its lifetime (`<home>/daemon.lock`)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def try_acquire(self) -> bool:
+        """Take the lock if it is free; False when another daemon holds it."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self._fd = fd
+        return True
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+
+def lock_is_held(path: Path) -> bool:
+    """Whether a live daemon holds the lock at `path`."""
+    probe = DaemonLock(path)
+    if not path.exists():
+        return False
+    if probe.try_acquire():
+        probe.release()
+        return False
+    return True
+
+
+def wait_lock_free(path: Path, timeout: float) -> bool:
+    """Block until no process holds the lock at `path` (the daemon exited), or `timeout`.
+
+    A blocking `flock` in a helper thread: woken by the kernel when the holder goes, no
+    polling. Returns whether it became free in time.
+    """
+    if not path.exists():
+        return True
+    fd = os.open(path, os.O_RDWR)
+    freed = threading.Event()
+
+    def take() -> None:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            freed.set()
+        finally:
+            os.close(fd)
+
+    threading.Thread(target=take, name="ctxd-daemon-wait", daemon=True).start()
+    return freed.wait(timeout)

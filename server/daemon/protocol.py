@@ -1,0 +1,218 @@
+"""The daemon's wire protocol: JSON lines over a Unix domain socket (the one place it lives).
+
+Every message is one UTF-8 JSON object on one line. A connection is a conversation of
+requests, each answered before the next is sent:
+
+1. Handshake. The client sends `{"id": 0, "method": "hello", "params": {"protocol": P,
+   "version": V, "settings": DIGEST}}`; the daemon answers `{"id": 0, "result": {"protocol",
+   "version", "pid", "started_at", "settings", "socket", "home"}}`. A client that finds
+   another `version` or `protocol` does not trust the daemon (it asks it to stop and starts
+   its own); another settings digest means the daemon answers for other settings (another
+   model, config or Zoekt), so the client works in-process instead.
+2. Requests: `{"id": N, "method": M, "params": {...}}`. Methods are the use cases of
+   `UseCases` (`search`, `symbols`, `index`, ...) plus `daemon_info` and `shutdown`.
+3. Answers: `{"id": N, "result": VALUE}` or `{"id": N, "error": {"code", "message",
+   "hint", "details", "type"}}`. Before its answer, `index` streams events
+   `{"id": N, "event": "progress", "data": Progress}` and `{"id": N, "event": "lock_wait",
+   "data": PID}`.
+
+Values are JSON with tags, so the client gets back the very records the service returned
+(`encode` / `decode`): a dataclass of `RECORDS` is `{"$t": NAME, FIELD: ...}`, a tuple
+`{"$tuple": [...]}`, an enum member `{"$enum": NAME, "value": V}`, and a plain dict with a
+key starting with `$` is wrapped as `{"$dict": {...}}`. Decoding builds only the types named
+in `RECORDS` (never a class named by the peer). Errors come back as the same `CtxdError`
+subclass (`error_to_wire` / `error_from_wire`).
+
+Invariants: pure functions over values plus two small socket helpers (`send`, `receive`);
+imports nothing heavier than the record modules (no torch, no mcp).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib
+import json
+import socket
+from enum import Enum
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from ctxd.indexer import errors
+from ctxd.indexer.errors import CtxdError
+from ctxd.indexer.models import FileFailure
+from ctxd.search import models
+from ctxd.server.config import Settings
+from ctxd.server.pages import LexicalPage, SearchPage
+
+PROTOCOL = 1
+"""Bumped whenever a message or a method changes shape."""
+
+MAX_LINE = 64 << 20
+"""The longest message accepted (64 MiB: a big `file_content` plus JSON escaping)."""
+
+
+def package_version() -> str:
+    try:
+        return version("ctxd")
+    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+        return "0+unknown"
+
+
+CTXD_VERSION = package_version()
+"""The version a daemon announces and a client expects (module-level so that a test can
+start a daemon that claims to be older)."""
+
+RECORDS: dict[str, type[Any]] = {
+    cls.__name__: cls
+    for cls in (
+        models.LineMatch, models.Block, models.FileMatch, models.LexicalResult,
+        models.SymbolItem, models.Hit, models.SymbolPage, models.Reference, models.References,
+        models.FileContent, SearchPage, LexicalPage, FileFailure,
+    )
+}
+LAZY_RECORDS = {"IndexStats": "ctxd.indexer.pipeline", "Progress": "ctxd.indexer.pipeline"}
+"""Records whose module is imported on first use: the pipeline pulls in the chunker and
+tree-sitter, which only `index` needs (start-up time of every other command)."""
+
+
+def record_type(name: str) -> type[Any] | None:
+    """The record class called `name`, or None when it is not a protocol record."""
+    if name not in RECORDS and name in LAZY_RECORDS:
+        RECORDS[name] = getattr(importlib.import_module(LAZY_RECORDS[name]), name)
+    return RECORDS.get(name)
+ENUMS: dict[str, type[Enum]] = {"MatchSource": models.MatchSource}
+ERRORS: dict[str, type[CtxdError]] = {
+    name: obj for name, obj in vars(errors).items()
+    if isinstance(obj, type) and issubclass(obj, CtxdError)
+}
+
+
+class ProtocolError(Exception):
+    """The peer sent something that is not this protocol (or closed the connection)."""
+
+
+def settings_digest(settings: Settings) -> str:
+    """A fingerprint of everything that changes answers (not the MCP server's own options)."""
+    parts = (settings.home, settings.config_file, settings.walk, settings.chunk,
+             settings.embedding, settings.search)
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
+
+
+# -- values ---------------------------------------------------------------------------------
+
+
+def encode(value: Any) -> Any:
+    """A JSON-ready form of `value` that `decode` turns back into equal records."""
+    if isinstance(value, Enum):  # before str: a StrEnum member is a str too
+        return {"$enum": type(value).__name__, "value": value.value}
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        name = type(value).__name__
+        if record_type(name) is not type(value):
+            raise TypeError(f"{name} is not a protocol record")
+        out = {"$t": name}
+        out.update({f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)})
+        return out
+    if isinstance(value, tuple):
+        return {"$tuple": [encode(v) for v in value]}
+    if isinstance(value, list):
+        return [encode(v) for v in value]
+    if isinstance(value, dict):
+        body = {str(k): encode(v) for k, v in value.items()}
+        return {"$dict": body} if any(str(k).startswith("$") for k in value) else body
+    raise TypeError(f"cannot send a {type(value).__name__} to the daemon")
+
+
+def decode(value: Any) -> Any:
+    """The inverse of `encode`.
+
+    Raises:
+        ProtocolError: a tag names a type this side does not know.
+    """
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "$t" in value:
+        cls = record_type(str(value["$t"]))
+        if cls is None:
+            raise ProtocolError(f"unknown record type {value['$t']!r}")
+        return cls(**{k: decode(v) for k, v in value.items() if k != "$t"})
+    if "$tuple" in value:
+        return tuple(decode(v) for v in value["$tuple"])
+    if "$enum" in value:
+        enum = ENUMS.get(value["$enum"])
+        if enum is None:
+            raise ProtocolError(f"unknown enum {value['$enum']!r}")
+        return enum(value["value"])
+    if "$dict" in value:
+        return {k: decode(v) for k, v in value["$dict"].items()}
+    return {k: decode(v) for k, v in value.items()}
+
+
+def error_to_wire(err: CtxdError) -> dict[str, Any]:
+    try:
+        details = encode(err.details)
+    except TypeError:  # a value outside the protocol (a Path, ...): sent as its text
+        details = json.loads(json.dumps(err.details, default=str))
+    return {"code": err.code, "message": err.message, "hint": err.hint,
+            "details": details, "type": type(err).__name__}
+
+
+def error_from_wire(data: dict[str, Any]) -> CtxdError:
+    """The same `CtxdError` subclass, message, hint and details the daemon raised."""
+    cls = ERRORS.get(str(data.get("type")), CtxdError)
+    err = cls(str(data.get("message", "")), hint=data.get("hint"),
+              details=decode(data.get("details") or {}))
+    if err.code != data.get("code") and isinstance(data.get("code"), str):
+        err.code = data["code"]
+    return err
+
+
+# -- framing --------------------------------------------------------------------------------
+
+
+def dumps(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def send(sock: socket.socket, message: dict[str, Any]) -> None:
+    sock.sendall(dumps(message))
+
+
+class LineReader:
+    """Reads whole JSON lines from a socket."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self._buf = bytearray()
+
+    def receive(self) -> dict[str, Any] | None:
+        """The next message, or None when the peer closed the connection cleanly.
+
+        Raises:
+            ProtocolError: a line that is not a JSON object, too long, or a connection cut
+                in the middle of a line.
+        """
+        while True:
+            end = self._buf.find(b"\n")
+            if end >= 0:
+                line = bytes(self._buf[:end])
+                del self._buf[: end + 1]
+                try:
+                    msg = json.loads(line)
+                except ValueError as exc:
+                    raise ProtocolError(f"not a JSON line: {exc}") from None
+                if not isinstance(msg, dict):
+                    raise ProtocolError("a message must be a JSON object")
+                return msg
+            if len(self._buf) > MAX_LINE:
+                raise ProtocolError("message too long")
+            chunk = self.sock.recv(1 << 16)
+            if not chunk:
+                if self._buf:
+                    raise ProtocolError("connection closed in the middle of a message")
+                return None
+            self._buf += chunk

@@ -1,0 +1,362 @@
+"""The daemon process: one per index home, holding the model, the vectors and the watcher.
+
+`Daemon(settings).run(ready=...)` takes the daemon lock (`paths.DaemonLock`; a second
+daemon of the same home gives up within half a second), listens on the Unix socket (mode
+0600), writes its record, starts the file watcher, loads the model and the vector matrix
+in the background (when the index has vectors), and answers requests (`protocol`) until
+`shutdown`, SIGTERM/SIGINT, or `daemon.idle_minutes` without requests or watched
+repositories.
+
+Each connection is served by a worker of a fixed pool (so the service's per-thread SQLite
+connections stay bounded); a request runs the `Service` method of the same name. The
+daemon is the index's single writer: `index` and `remove` run here, the watcher too.
+
+Invariants:
+- Only this user's processes are answered: the socket is 0600 and, where the platform
+  has `SO_PEERCRED`, a peer with another uid is refused before it can send a request.
+- A request never takes the daemon down: a `CtxdError` goes back as an error answer, any
+  other exception is logged with its traceback and answered as `internal_error`.
+- A client that goes away during `index` does not stop the run (its files are committed
+  one by one; the events are just no longer sent).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import logging
+import os
+import select
+import signal
+import socket
+import struct
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from ctxd.indexer.errors import CtxdError, ValidationError
+from ctxd.indexer.pipeline import Progress, now_rfc3339
+from ctxd.server.config import Settings
+from ctxd.server.daemon import protocol
+from ctxd.server.daemon.paths import DaemonLock, DaemonPaths
+from ctxd.server.service import Service
+from ctxd.server.watch.watcher import start_watching
+
+log = logging.getLogger("ctxd.daemon")
+
+USE_CASES = frozenset({
+    "index", "search", "explain", "lexical", "files", "references", "symbols",
+    "file_content", "status", "list_repos", "health", "freshness", "remove", "repos",
+})
+"""`Service` methods a client may call by name."""
+
+WORKERS = 16
+"""Connections served at once (each holds one SQLite connection while it lives)."""
+
+
+def rss_bytes(pid: int | None = None) -> int | None:
+    """Resident memory of a process (Linux /proc), or None where unknown."""
+    try:
+        with open(f"/proc/{pid or 'self'}/status", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def peer_uid(conn: socket.socket) -> int | None:
+    """The uid of the process at the other end (Linux `SO_PEERCRED`), None elsewhere."""
+    opt = getattr(socket, "SO_PEERCRED", None)
+    if opt is None:
+        return None
+    creds = conn.getsockopt(socket.SOL_SOCKET, opt, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return int(uid)
+
+
+class Daemon:
+    """A running daemon; `run()` blocks until it stops."""
+
+    def __init__(self, settings: Settings, *, paths: DaemonPaths | None = None) -> None:
+        self.settings = settings
+        self.paths = paths or DaemonPaths.for_home(settings.home)
+        self.service = Service(settings, long_lived=True)
+        self.started = time.time()
+        self.started_at = now_rfc3339()
+        self.requests = 0
+        """Use-case requests answered (for `daemon_info` and the tests)."""
+        self._lock = DaemonLock(self.paths.lock)
+        self._state = threading.Lock()
+        self._in_flight = 0
+        self._last_request = time.monotonic()
+        self._wake_r, self._wake_w = os.pipe()
+        self._stopping = threading.Event()
+        self._watcher: Any = None
+        self._conns: set[socket.socket] = set()
+
+    # -- life cycle ----------------------------------------------------------------------
+
+    def run(self, ready: Callable[[str], None] | None = None) -> int:
+        """Serve until stopped. `ready(line)` is told `ready <pid>` once the socket listens,
+        or `running <pid>` when another daemon already serves this home (then returns 3).
+
+        Raises:
+            DaemonError: the socket folder is unusable.
+        """
+        if not self._take_lock():
+            holder = (self.paths.read_record() or {}).get("pid", "?")
+            log.info("another ctxd daemon (pid %s) already serves %s", holder, self.paths.home)
+            if ready is not None:
+                ready(f"running {holder}")
+            return 3
+        listener = self._listen()
+        try:
+            self.paths.write_record({
+                "pid": os.getpid(), "socket": str(self.paths.socket),
+                "version": protocol.CTXD_VERSION, "protocol": protocol.PROTOCOL,
+                "started_at": self.started_at, "home": str(self.paths.home),
+            })
+            self._start_watcher()
+            threading.Thread(target=self._warm, name="ctxd-daemon-warm", daemon=True).start()
+            self._install_signals()
+            log.info("ctxd daemon %s (pid %d) listening on %s", protocol.CTXD_VERSION,
+                     os.getpid(), self.paths.socket)
+            if ready is not None:
+                ready(f"ready {os.getpid()}")
+            self._serve(listener)
+        finally:
+            self._shutdown(listener)
+        return 0
+
+    def _take_lock(self) -> bool:
+        """The daemon lock; a few retries, because a client checking for a dead daemon
+        holds it for an instant (`paths.lock_is_held`)."""
+        for _ in range(10):
+            if self._lock.try_acquire():
+                return True
+            time.sleep(0.05)
+        return False
+
+    def stop(self) -> None:
+        """Ask `run` to return (safe from any thread and from a signal handler)."""
+        self._stopping.set()
+        with contextlib.suppress(OSError):
+            os.write(self._wake_w, b"x")
+
+    def _listen(self) -> socket.socket:
+        self.paths.home.mkdir(parents=True, exist_ok=True)
+        self.paths.remove_leftovers()  # we hold the lock: whatever is there is stale
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)  # the socket is created 0600, never briefly open to others
+        try:
+            listener.bind(str(self.paths.socket))
+        finally:
+            os.umask(old)
+        os.chmod(self.paths.socket, 0o600)
+        listener.listen(64)
+        return listener
+
+    def _install_signals(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda _s, _f: self.stop())
+
+    def _start_watcher(self) -> None:
+        try:
+            # Not handed to the service as its `watcher`: status and health read the
+            # watcher's status file, as they do in any other process, so an answer is the
+            # same whether the daemon or the client computed it.
+            self._watcher = start_watching(self.service, self.settings)
+        except (CtxdError, OSError) as err:
+            log.warning("not watching files: %s", getattr(err, "message", err))
+
+    def _warm(self) -> None:
+        """Load the model and the vector matrix now, so the first query does not wait."""
+        try:
+            if not self.settings.db_path.exists():
+                return  # nothing indexed yet: the first index run loads the model
+            store = self.service.store()
+            if store.vector_state()[0] == 0:
+                return
+            self.service.embedder.embed(["warm up"])
+            if self.service.matrix is not None:
+                self.service.matrix.refresh(store)
+        except Exception:
+            log.exception("warming the model failed; queries will load it")
+
+    def _shutdown(self, listener: socket.socket) -> None:
+        listener.close()
+        if self._watcher is not None:
+            with contextlib.suppress(Exception):
+                self._watcher.stop()
+        self.paths.remove_leftovers()
+        self.service.close()
+        self._lock.release()
+        for fd in (self._wake_r, self._wake_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        log.info("ctxd daemon (pid %d) stopped", os.getpid())
+
+    # -- serving -------------------------------------------------------------------------
+
+    def _idle_timeout(self) -> float | None:
+        """Seconds until the idle exit, None when it cannot happen now."""
+        limit = self.settings.daemon.idle_minutes * 60
+        if limit <= 0:
+            return None
+        with self._state:
+            if self._in_flight:
+                return None
+            left = self._last_request + limit - time.monotonic()
+        if self._watching():
+            return None
+        return max(0.0, left)
+
+    def _watching(self) -> bool:
+        w = self._watcher
+        return bool(w is not None and w.running and w.health().get("repos")
+                    and w.health().get("role") == "active")
+
+    def _serve(self, listener: socket.socket) -> None:
+        with ThreadPoolExecutor(WORKERS, thread_name_prefix="ctxd-daemon") as pool:
+            while not self._stopping.is_set():
+                idle = self._idle_timeout()
+                wait = 60.0 if idle is None else min(idle, 60.0)
+                readable, _, _ = select.select(
+                    [listener.fileno(), self._wake_r], [], [], wait)
+                if listener.fileno() in readable:
+                    conn, _ = listener.accept()
+                    pool.submit(self._connection, conn)
+                elif not readable and idle is not None and self._idle_timeout() == 0.0:
+                    log.info("idle for %.1f minutes: exiting", self.settings.daemon.idle_minutes)
+                    self.stop()
+            self._stopping.set()
+            self._hang_up()
+
+    def _hang_up(self) -> None:
+        """Stop reading from every open connection: a request in progress still sends its
+        answer, then its connection ends, so the pool's shutdown never waits on a client
+        that keeps an idle connection open."""
+        with self._state:
+            conns = list(self._conns)
+        for conn in conns:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RD)
+
+    def _connection(self, conn: socket.socket) -> None:
+        with self._state:
+            self._conns.add(conn)
+        try:
+            uid = peer_uid(conn)
+            if uid is not None and uid != os.getuid():
+                log.warning("refused a connection from uid %d", uid)
+                protocol.send(conn, {"id": None, "error": protocol.error_to_wire(CtxdError(
+                    f"this ctxd daemon serves uid {os.getuid()} only; refused uid {uid}"))})
+                return
+            reader = protocol.LineReader(conn)
+            while (msg := reader.receive()) is not None:
+                self._request(conn, msg)
+        except (OSError, protocol.ProtocolError) as exc:
+            log.debug("connection ended: %s", exc)
+        finally:
+            with self._state:
+                self._conns.discard(conn)
+            conn.close()
+
+    def _request(self, conn: socket.socket, msg: dict[str, Any]) -> None:
+        rid = msg.get("id")
+        method = str(msg.get("method"))
+        with self._state:
+            self._in_flight += 1
+            self._last_request = time.monotonic()
+            if method not in ("hello", "daemon_info"):
+                self.requests += 1
+        try:
+            result = self._dispatch(conn, rid, method, msg.get("params") or {})
+            answer: dict[str, Any] = {"id": rid, "result": protocol.encode(result)}
+        except CtxdError as err:
+            answer = {"id": rid, "error": protocol.error_to_wire(err)}
+        except Exception as exc:
+            log.exception("request %s failed", method)
+            answer = {"id": rid, "error": protocol.error_to_wire(CtxdError(
+                f"{type(exc).__name__}: {exc}",
+                hint="This is a bug in ctxd. Re-run with LOG_LEVEL=debug for the traceback."))}
+        finally:
+            with self._state:
+                self._in_flight -= 1
+                self._last_request = time.monotonic()
+        protocol.send(conn, answer)
+        if method == "shutdown":
+            self.stop()
+
+    def _dispatch(self, conn: socket.socket, rid: Any, method: str, raw: Any) -> Any:
+        params = protocol.decode(raw)
+        if not isinstance(params, dict):
+            raise ValidationError("params must be an object", details={"field": "params"})
+        if method == "hello":
+            return self.info()
+        if method == "daemon_info":
+            return self.info(detail=True)
+        if method == "shutdown":
+            return {"pid": os.getpid()}
+        if method not in USE_CASES:
+            raise ValidationError(f"unknown method {method!r}",
+                                  details={"field": "method", "value": method})
+        if method == "index":
+            params.update(self._index_events(conn, rid))
+        fn = getattr(self.service, method)
+        try:
+            inspect.signature(fn).bind(**params)
+        except TypeError as exc:
+            raise ValidationError(f"bad arguments for {method}: {exc}",
+                                  details={"field": "params", "method": method}) from None
+        return fn(**params)
+
+    def _index_events(self, conn: socket.socket, rid: Any) -> dict[str, Any]:
+        """Progress and lock-wait callbacks that stream events to the client."""
+        gone = threading.Event()
+
+        def event(kind: str, data: Any) -> None:
+            if gone.is_set():
+                return
+            try:
+                protocol.send(conn, {"id": rid, "event": kind, "data": protocol.encode(data)})
+            except OSError:
+                gone.set()  # the client left; the run goes on
+
+        def progress(p: Progress) -> None:
+            event("progress", p)
+
+        def lock_wait(pid: str) -> None:
+            event("lock_wait", pid)
+
+        return {"progress": progress, "on_lock_wait": lock_wait, "lock_wait": None}
+
+    def info(self, *, detail: bool = False) -> dict[str, Any]:
+        """What the handshake and `ctxd daemon status` report."""
+        out: dict[str, Any] = {
+            "protocol": protocol.PROTOCOL,
+            "version": protocol.CTXD_VERSION,
+            "pid": os.getpid(),
+            "started_at": self.started_at,
+            "settings": protocol.settings_digest(self.settings),
+            "socket": str(self.paths.socket),
+            "home": str(self.paths.home),
+        }
+        if detail:
+            w = self._watcher
+            out.update({
+                "uptime_s": round(time.time() - self.started, 1),
+                "rss_bytes": rss_bytes(),
+                "model": self.settings.embedding.model,
+                "model_loaded": self.service.model_loaded,
+                "requests": self.requests,
+                "watching": sorted(w.health().get("repos", {})) if w is not None else [],
+                "idle_minutes": self.settings.daemon.idle_minutes,
+            })
+        return out
