@@ -126,7 +126,7 @@ def keyword_search(
             start_line=int(start),
             end_line=int(end),
             score=round(-float(s), 4),
-            sources=(MatchSource.LEXICAL,),
+            sources=(MatchSource.KEYWORD,),
             symbol=symbol,
             snippet=text,
             matches=line_matches(text, int(start), words),

@@ -10,17 +10,20 @@ records from `search/`; it renders nothing.
 
 from __future__ import annotations
 
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ctxd.indexer.embedder import Embedder
-from ctxd.indexer.errors import FileNotFound, IndexNotFound, QueryError, ValidationError
+from ctxd.indexer.errors import CtxdError, FileNotFound, IndexNotFound, QueryError, ValidationError
 from ctxd.indexer.languages import detect_language
 from ctxd.indexer.pathguard import resolve_inside
 from ctxd.indexer.store import Store
 from ctxd.search.cursor import decode_cursor, encode_cursor
-from ctxd.search.hybrid import fuse
+from ctxd.search.hybrid import FusionOptions, identifier_terms, rank_hybrid
 from ctxd.search.keyword import informative_terms, keyword_search, keyword_terms, match_expression
 from ctxd.search.lexical import EmbeddedLexical
 from ctxd.search.models import (
@@ -38,7 +41,7 @@ from ctxd.search.references import find_references
 from ctxd.search.semantic import SearchFilters, VectorMatrix, semantic_search
 from ctxd.search.symbols import merge_symbols, normalize_kind, search_symbols
 from ctxd.search.zoekt import ZoektClient
-from ctxd.search.zoekt_query import escape_regex, scoped_query
+from ctxd.search.zoekt_query import escape_regex, quote_term, scoped_query
 from ctxd.server.config import Settings
 
 MODES = ("hybrid", "semantic", "keyword", "lexical")
@@ -47,6 +50,9 @@ checkpoint words; lexical: the query is Zoekt syntax, run by the lexical engine.
 
 HYBRID_DEPTH = 50
 """How many hits each leg contributes to fusion."""
+
+_LEXICAL_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ctxd-hybrid-lexical")
+"""Runs hybrid search's lexical leg beside the semantic and keyword legs."""
 
 
 @dataclass(slots=True)
@@ -76,6 +82,7 @@ class SearchCases:
 
     settings: Settings
     matrix: VectorMatrix | None
+    _coverage_cache: tuple[tuple[object, ...], list[tuple[str, int, int]]] | None = None
 
     def store(self) -> Store:  # pragma: no cover - provided by Service
         raise NotImplementedError
@@ -136,21 +143,27 @@ class SearchCases:
         filters = SearchFilters(tuple(repositories or ()), path_glob, language)
         store = self.store()
         self._check_repositories(store, filters.repositories)
-        hits = self._ranked(store, query, mode, filters, offset, limit + 1)
+        notes: list[str] = []
+        hits = self._ranked(store, query, mode, filters, offset, limit + 1, notes)
         more = len(hits) > limit
         hits = hits[:limit]
+        if mode in ("hybrid", "semantic"):
+            notes.extend(coverage_notes(self._coverage(store, filters.repositories), mode,
+                                        bool(hits)))
         return SearchPage(
             query=query,
             mode=mode,
             results=hits,
             next_cursor=encode_cursor(params, offset + limit, limit) if more else None,
             stats={"offset": offset, "count": len(hits)},
+            notes=notes,
         )
 
     def _ranked(
-        self, store: Store, query: str, mode: str, filters: SearchFilters, offset: int, n: int
+        self, store: Store, query: str, mode: str, filters: SearchFilters, offset: int, n: int,
+        notes: list[str],
     ) -> list[Hit]:
-        """`n` hits from `offset` on, in the given mode."""
+        """`n` hits from `offset` on, in the given mode (remarks go to `notes`)."""
         if mode == "keyword":
             return keyword_search(store, query, filters=filters, limit=n, offset=offset)
         if mode == "lexical":
@@ -160,13 +173,80 @@ class SearchCases:
             return semantic_search(store, self.embedder, query, filters=filters, limit=n,
                                    offset=offset, matrix=self.matrix)
         depth = max(HYBRID_DEPTH, offset + n)
-        legs = [
-            semantic_search(store, self.embedder, query, filters=filters, limit=depth,
-                            matrix=self.matrix),
-            keyword_search(store, query, filters=filters, limit=depth),
-        ]
-        weights = [1.0, self.settings.search.keyword_weight]
-        return fuse(legs, k=self.settings.search.rrf_k, weights=weights)[offset : offset + n]
+        legs, _ms, leg_notes = self.hybrid_legs(query, depth=depth, filters=filters,
+                                                store=store)
+        notes.extend(leg_notes)
+        return rank_hybrid(query, legs, self.fusion_options())[offset : offset + n]
+
+    def _coverage(self, store: Store, names: tuple[str, ...]) -> list[tuple[str, int, int]]:
+        """`Store.embedding_coverage`, recomputed only when checkpoints or vectors changed."""
+        count, top = store.query("SELECT count(*), coalesce(max(id), 0) FROM checkpoints")[0]
+        key = (store.vector_state(), count, top, names)
+        cached = self._coverage_cache
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        rows = store.embedding_coverage(names)
+        self._coverage_cache = (key, rows)
+        return rows
+
+    def fusion_options(self) -> FusionOptions:
+        """The hybrid ranking's options from `[search]`."""
+        s = self.settings.search
+        return FusionOptions(rrf_k=s.rrf_k, keyword_weight=s.keyword_weight,
+                             lexical_weight=s.lexical_weight)
+
+    def hybrid_legs(
+        self, query: str, *, depth: int, filters: SearchFilters | None = None,
+        store: Store | None = None,
+    ) -> tuple[dict[str, list[Hit]], dict[str, float], list[str]]:
+        """The candidates of each hybrid leg, each leg's time (ms) and notes.
+
+        The lexical leg (Zoekt, else the embedded engine) runs in a worker thread while
+        the semantic and keyword legs run here; it is given `hybrid_lexical_timeout_ms`,
+        and a slow or failing one costs that and a note, never the answer.
+        """
+        filters = filters or SearchFilters()
+        store = store or self.store()
+        times: dict[str, float] = {}
+        notes: list[str] = []
+        lexical_query = hybrid_lexical_query(query, filters)
+        future: Future[list[Hit]] | None = None
+        started = time.perf_counter()
+        if lexical_query is not None and self.settings.search.lexical_weight > 0:
+            future = _LEXICAL_POOL.submit(self._lexical_leg, lexical_query, filters, depth)
+        t0 = time.perf_counter()
+        semantic = semantic_search(store, self.embedder, query, filters=filters, limit=depth,
+                                   matrix=self.matrix)
+        times["semantic"] = (time.perf_counter() - t0) * 1000
+        t0 = time.perf_counter()
+        keyword = keyword_search(store, query, filters=filters, limit=depth)
+        times["keyword"] = (time.perf_counter() - t0) * 1000
+        legs = {"semantic": semantic, "keyword": keyword}
+        if future is not None:
+            budget = self.settings.search.hybrid_lexical_timeout_ms / 1000
+            left = max(0.0, budget - (time.perf_counter() - started))
+            engine = "Zoekt" if self.settings.search.zoekt_url else "the lexical engine"
+            try:
+                legs["lexical"] = future.result(timeout=left)
+            except FutureTimeout:
+                future.cancel()
+                notes.append(f"{engine} did not answer within "
+                             f"{self.settings.search.hybrid_lexical_timeout_ms} ms; "
+                             "results are from the semantic and keyword legs only.")
+            except CtxdError as exc:
+                notes.append(f"{engine} failed ({exc.message}); results are from the "
+                             "semantic and keyword legs only.")
+            times["lexical"] = (time.perf_counter() - started) * 1000
+        return legs, times, notes
+
+    def _lexical_leg(self, query: str, filters: SearchFilters, depth: int) -> list[Hit]:
+        """One hit per file from the lexical engine: the file's first matches."""
+        result = self._lexical_search(query, offset=0, max_files=min(depth, 100),
+                                      context_lines=0)
+        source = MatchSource.ZOEKT if self.settings.search.zoekt_url else MatchSource.LEXICAL
+        path_ok = filters.path_matcher()
+        return [first_block_hit(fm, source) for fm in result.files
+                if path_ok(fm.path) and fm.matches]
 
     def _lexical_hits(
         self, query: str, filters: SearchFilters, offset: int, n: int
@@ -176,7 +256,8 @@ class SearchCases:
         result = self._lexical_search(scope, offset=offset, max_files=n,
                                       context_lines=self.settings.search.context_lines)
         path_ok = filters.path_matcher()
-        return [file_hit(fm) for fm in result.files if path_ok(fm.path)]
+        source = MatchSource.ZOEKT if self.settings.search.zoekt_url else MatchSource.LEXICAL
+        return [file_hit(fm, source) for fm in result.files if path_ok(fm.path)]
 
 
     # -- lexical (Zoekt syntax) ----------------------------------------------------------
@@ -428,7 +509,56 @@ class SearchCases:
                           truncated=len(data) > max_bytes)
 
 
-def file_hit(fm: FileMatch) -> Hit:
+def hybrid_lexical_query(query: str, filters: SearchFilters) -> str | None:
+    """The lexical leg's Zoekt query for a hybrid question: its identifier-like words
+    (`Retry.increment`, `MAX_RETRIES`, `parseHeader`), ORed, as literals, scoped to the
+    filters; None when the question has none (plain words are the keyword leg's job)."""
+    terms = identifier_terms(query)[:8]
+    if not terms:
+        return None
+    text = " or ".join(quote_term(escape_regex(t)) for t in terms)
+    return scoped_query(text, filters.repositories, filters.language)
+
+
+def first_block_hit(fm: FileMatch, source: MatchSource) -> Hit:
+    """A lexical file match as a hit on its first matching line (its matches kept)."""
+    first = min(m.line for m in fm.matches)
+    return Hit(repository=fm.repository, path=fm.path, language=fm.language,
+               start_line=first, end_line=first, score=round(fm.score, 4), sources=(source,),
+               snippet=next(m.text for m in fm.matches if m.line == first),
+               matches=fm.matches)
+
+
+def coverage_notes(
+    coverage: list[tuple[str, int, int]], mode: str, found: bool
+) -> list[str]:
+    """What a semantic or hybrid answer must say about repositories whose embeddings are
+    not complete (`coverage`: repository, checkpoints, embedded): how far along they
+    are, and what that means for the results."""
+    notes = []
+    for name, total, embedded in coverage:
+        if total == 0 or embedded >= total:
+            continue
+        share = f"{embedded / total:.0%} ({embedded} of {total} checkpoints)"
+        if embedded == 0:
+            what = ("has no embeddings yet" + (
+                "; semantic search cannot see it until they are built"
+                if mode == "semantic" else "; its results here come from keyword and "
+                "lexical matches only"))
+            notes.append(f"Repository {name} {what}: semantic coverage {share}. "
+                         "Embedding continues in the background (`ctxd status`).")
+        else:
+            notes.append(f"Repository {name} is still embedding: semantic coverage is "
+                         f"partial, {share}"
+                         + ("" if mode == "semantic" else "; keyword and lexical matches "
+                            "cover all of it") + ".")
+    if mode == "semantic" and not found and notes:
+        notes.insert(0, "No semantic results: embeddings are not built yet for the "
+                     "repositories searched.")
+    return notes
+
+
+def file_hit(fm: FileMatch, source: MatchSource = MatchSource.LEXICAL) -> Hit:
     """A lexical file match as a ranked hit spanning its matching lines."""
     lines = [m.line for m in fm.matches] or [1]
     snippet = "\n".join("\n".join(b.lines) for b in fm.blocks) if fm.blocks else "\n".join(
@@ -440,7 +570,7 @@ def file_hit(fm: FileMatch) -> Hit:
         start_line=min(lines),
         end_line=max(lines),
         score=round(fm.score, 4),
-        sources=(MatchSource.LEXICAL,),
+        sources=(source,),
         snippet=snippet,
         matches=fm.matches,
     )
