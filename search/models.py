@@ -128,8 +128,10 @@ class SearchOptions:
     zoekt_timeout_ms: int = 30000
     default_limit: int = 10
     context_lines: int = 3
+    fusion: str = "score"
+    """Hybrid fusion: `score` (normalised scores, query-aware, re-ranked) or `rrf`."""
     rrf_k: int = 10
-    """Reciprocal-rank-fusion constant for hybrid ranking (tuned on eval-dev)."""
+    """Reciprocal-rank-fusion constant when `fusion = "rrf"`."""
     keyword_weight: float = 0.6
     """Weight of the keyword (BM25) leg against the semantic leg in hybrid fusion."""
     lexical_weight: float = 0.3

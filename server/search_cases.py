@@ -23,7 +23,13 @@ from ctxd.indexer.languages import detect_language
 from ctxd.indexer.pathguard import resolve_inside
 from ctxd.indexer.store import Store
 from ctxd.search.cursor import decode_cursor, encode_cursor
-from ctxd.search.hybrid import FusionOptions, identifier_terms, rank_hybrid
+from ctxd.search.hybrid import (
+    FusionOptions,
+    identifier_terms,
+    is_identifier_query,
+    leg_weights,
+    rank_hybrid,
+)
 from ctxd.search.keyword import informative_terms, keyword_search, keyword_terms, match_expression
 from ctxd.search.lexical import EmbeddedLexical
 from ctxd.search.models import (
@@ -41,7 +47,7 @@ from ctxd.search.references import find_references
 from ctxd.search.semantic import SearchFilters, VectorMatrix, semantic_search
 from ctxd.search.symbols import merge_symbols, normalize_kind, search_symbols
 from ctxd.search.zoekt import ZoektClient
-from ctxd.search.zoekt_query import escape_regex, quote_term, scoped_query
+from ctxd.search.zoekt_query import escape_regex, scoped_query
 from ctxd.server.config import Settings
 
 MODES = ("hybrid", "semantic", "keyword", "lexical")
@@ -192,7 +198,7 @@ class SearchCases:
     def fusion_options(self) -> FusionOptions:
         """The hybrid ranking's options from `[search]`."""
         s = self.settings.search
-        return FusionOptions(rrf_k=s.rrf_k, keyword_weight=s.keyword_weight,
+        return FusionOptions(method=s.fusion, rrf_k=s.rrf_k, keyword_weight=s.keyword_weight,
                              lexical_weight=s.lexical_weight)
 
     def hybrid_legs(
@@ -276,9 +282,16 @@ class SearchCases:
             lines.append(f"semantic: embed the query with {self.settings.embedding.model}, "
                          f"{'in-memory matrix' if self.matrix else 'sqlite-vec'} KNN")
         if mode == "hybrid":
-            lines.append(f"fusion: RRF k={self.settings.search.rrf_k}, weights semantic 1.0 / "
-                         f"keyword {self.settings.search.keyword_weight}, "
-                         f"{HYBRID_DEPTH} hits per leg")
+            o = self.fusion_options()
+            w = leg_weights(query, o)
+            kind = "identifier-like" if is_identifier_query(query) else "natural-language"
+            lexical_query = hybrid_lexical_query(query, SearchFilters())
+            engine = "zoekt" if self.settings.search.zoekt_url else "lexical (embedded)"
+            lines.append(
+                f"fusion: {o.method} over {HYBRID_DEPTH} hits per leg; {kind} query: weights "
+                f"semantic {w['semantic']:g} / keyword {w['keyword']:g} / {engine} "
+                f"{w['lexical']:g}")
+            lines.append(f"{engine} leg query: {lexical_query or '(none: no identifiers)'}")
         return "\n".join(lines)
 
     def zoekt(self) -> ZoektClient | None:
@@ -516,7 +529,7 @@ def hybrid_lexical_query(query: str, filters: SearchFilters) -> str | None:
     terms = identifier_terms(query)[:8]
     if not terms:
         return None
-    text = " or ".join(quote_term(escape_regex(t)) for t in terms)
+    text = " or ".join(escape_regex(t) for t in terms)
     return scoped_query(text, filters.repositories, filters.language)
 
 
