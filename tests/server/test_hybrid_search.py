@@ -16,7 +16,7 @@ from ctxd.server.config import load_settings
 from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder, RepoBuilder
 from tests.search.test_zoekt_client import ALIASES, FIXTURES, LiveZoekt
-from tests.search.test_zoekt_client import live_zoekt as live_zoekt  # noqa: F401 - fixture
+from tests.search.test_zoekt_client import live_zoekt as live_zoekt  # the fixture
 from tests.search.zoekt_fixture_server import (
     FixtureServer,
     StallingServer,
@@ -173,7 +173,7 @@ def test_semantic_search_on_an_unembedded_index_says_so_and_how_far_along(tmp_pa
     assert "keyword and lexical matches only" in hybrid.notes[0]
 
 
-def test_hybrid_against_a_live_zoekt_webserver(tmp_path, live_zoekt: LiveZoekt):  # noqa: F811
+def test_hybrid_against_a_live_zoekt_webserver(tmp_path, live_zoekt: LiveZoekt):
     """Runs only where zoekt-index and zoekt-webserver are installed (the fixture skips)."""
     service = service_for(tmp_path, zoekt_url=live_zoekt.url)
     try:
