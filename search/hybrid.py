@@ -50,18 +50,18 @@ class FusionOptions:
     """Keyword (BM25) leg against the semantic leg, for identifier-like queries."""
     lexical_weight: float = 0.3
     """Lexical leg (embedded engine or Zoekt), file-level, for identifier-like queries."""
-    question_factor: float = 0.5
+    question_factor: float = 0.7
     """Keyword and lexical weights are multiplied by this for natural-language questions."""
     query_aware: bool = True
-    file_evidence: float = 0.15
+    file_evidence: float = 0.1
     """Each checkpoint gains this times the scores of the next two best of its file."""
-    rerank: bool = True
+    rerank: bool = False
     symbol_bonus: float = 0.15
     path_bonus: float = 0.1
     agreement_bonus: float = 0.05
-    demote_tests: float = 0.7
+    demote_tests: float = 0.5
     """Score factor for tests and type stubs (1.0 = off) unless the query asks for tests."""
-    demote_changelogs: float = 0.7
+    demote_changelogs: float = 0.5
     """Score factor for changelogs (1.0 = off) unless the query asks about releases."""
 
 
@@ -167,13 +167,15 @@ def _key(h: Hit) -> _Key:
 
 
 def normalised(scores: Sequence[float]) -> list[float]:
-    """Scores scaled to 0..1 between the list's worst and best (all 1.0 when equal)."""
+    """Scores relative to the list's best (`s / best`, so the best is 1.0; negative
+    scores count as 0). Unlike min-max scaling, this does not depend on how deep the
+    list goes, and a leg whose candidates all score alike keeps them alike."""
     if not scores:
         return []
-    hi, lo = max(scores), min(scores)
-    if hi - lo <= 1e-12:
-        return [1.0] * len(scores)
-    return [(s - lo) / (hi - lo) for s in scores]
+    hi = max(scores)
+    if hi <= 0:
+        return [1.0 if s == hi else 0.0 for s in scores]
+    return [max(0.0, s) / hi for s in scores]
 
 
 def fuse(
