@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -101,36 +102,35 @@ def dump_legs(service: Any, queries: list[dict[str, Any]], depth: int) -> dict[s
 
 
 def variants() -> dict[str, FusionOptions]:
-    """Fusion / re-ranking variants replayed over the same candidate lists. The first
-    is the old default (RRF k=10, keyword weight 0.6, no re-ranking)."""
+    """Fusion / re-ranking variants replayed over the same candidate lists: each lever
+    added to the one before (the last is the shipped default), then side experiments."""
     d = FusionOptions()
-    base = FusionOptions(method="rrf", rrf_k=10, keyword_weight=0.6, lexical_weight=0.0,
-                         query_aware=False, file_evidence=0.0, rerank=False,
-                         demote_tests=1.0)
-    return {
-        "old-default (rrf k10 kw0.6)": base,
-        "semantic only": FusionOptions(method="rrf", keyword_weight=0.0, lexical_weight=0.0,
-                                       query_aware=False, file_evidence=0.0, rerank=False,
-                                       demote_tests=1.0),
-        "keyword only": FusionOptions(method="rrf", semantic_weight=0.0, keyword_weight=1.0,
-                                      lexical_weight=0.0, query_aware=False,
-                                      file_evidence=0.0, rerank=False, demote_tests=1.0),
-        "+ query-aware weights": FusionOptions(method="rrf", rrf_k=10, keyword_weight=0.6,
-                                               lexical_weight=0.0, query_aware=True,
-                                               file_evidence=0.0, rerank=False,
-                                               demote_tests=1.0),
-        "score fusion (norm. CombSUM)": FusionOptions(method="score", lexical_weight=0.0,
-                                                      query_aware=False, file_evidence=0.0,
-                                                      rerank=False, demote_tests=1.0),
-        "score fusion + query-aware": FusionOptions(method="score", lexical_weight=0.0,
-                                                    file_evidence=0.0, rerank=False,
-                                                    demote_tests=1.0),
-        "+ tests/stubs demoted": FusionOptions(method="score", lexical_weight=0.0,
-                                               file_evidence=0.0, rerank=False),
-        "+ file evidence": FusionOptions(method="score", lexical_weight=0.0, rerank=False),
-        "+ re-rank": FusionOptions(method="score", lexical_weight=0.0),
-        "+ lexical leg (new default)": d,
+    off = replace(d, query_aware=False, file_evidence=0.0, rerank=False, demote_tests=1.0,
+                  demote_changelogs=1.0, lexical_weight=0.0)
+    steps = {
+        "old default: RRF k=10, keyword 0.6": replace(off, method="rrf", rrf_k=10),
+        "score fusion (s / leg's best)": off,
+        "+ query-aware weights": replace(off, query_aware=True),
+        "+ tests/stubs demoted": replace(off, query_aware=True, demote_tests=d.demote_tests),
+        "+ changelogs demoted": replace(off, query_aware=True, demote_tests=d.demote_tests,
+                                        demote_changelogs=d.demote_changelogs),
+        "+ file evidence": replace(d, lexical_weight=0.0),
+        "+ lexical leg (embedded engine) = default": d,
     }
+    side = {
+        "semantic leg alone": replace(off, method="rrf", keyword_weight=0.0),
+        "keyword leg alone": replace(off, method="rrf", semantic_weight=0.0, keyword_weight=1.0),
+        "default, query-aware off": replace(d, query_aware=False),
+        "default + re-rank (symbol 0.15, path 0.1, agreement 0.05)": replace(
+            d, rerank=True, symbol_bonus=0.15, path_bonus=0.1, agreement_bonus=0.05),
+        "default + re-rank (path 0.05 only)": replace(
+            d, rerank=True, symbol_bonus=0.0, path_bonus=0.05, agreement_bonus=0.0),
+        "default + re-rank (agreement 0.05 only)": replace(
+            d, rerank=True, symbol_bonus=0.0, path_bonus=0.0, agreement_bonus=0.05),
+        "default, lexical weight 0.3": replace(d, lexical_weight=0.3),
+        "default, rank-only RRF": replace(d, method="rrf"),
+    }
+    return {**steps, **side}
 
 
 def score_variant(

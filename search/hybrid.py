@@ -48,7 +48,7 @@ class FusionOptions:
     semantic_weight: float = 1.0
     keyword_weight: float = 0.6
     """Keyword (BM25) leg against the semantic leg, for identifier-like queries."""
-    lexical_weight: float = 0.3
+    lexical_weight: float = 0.15
     """Lexical leg (embedded engine or Zoekt), file-level, for identifier-like queries."""
     question_factor: float = 0.7
     """Keyword and lexical weights are multiplied by this for natural-language questions."""
@@ -116,11 +116,16 @@ def leg_weights(query: str, options: FusionOptions) -> dict[str, float]:
     }
 
 
-_TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_tests?\.py$|(^|/)conftest\.py$")
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|testing|testsuite|[a-z0-9]*_tests?|tests?_[a-z0-9_]*|dummy[a-z0-9_]*|"
+    r"mocks?|fakes?|fixtures?)/"
+    r"|(^|/)test_[^/]*$|_tests?\.py$|(^|/)(conftest|testcase|testutils?)\.py$"
+)
 
 
 def is_test_or_stub(path: str) -> bool:
-    """Tests (`tests/`, `test_*.py`, `*_test.py`, `conftest.py`) and type stubs (`*.pyi`)."""
+    """Tests and test support (`tests/`, `test_*.py`, `*_test.py`, `conftest.py`, folders
+    of dummies, mocks, fakes and fixtures) and type stubs (`*.pyi`)."""
     return path.endswith(".pyi") or bool(_TEST_PATH.search(path))
 
 

@@ -134,7 +134,7 @@ class SearchOptions:
     """Reciprocal-rank-fusion constant when `fusion = "rrf"`."""
     keyword_weight: float = 0.6
     """Weight of the keyword (BM25) leg against the semantic leg in hybrid fusion."""
-    lexical_weight: float = 0.3
+    lexical_weight: float = 0.15
     """Weight of the lexical leg (Zoekt, else the embedded engine) in hybrid fusion."""
     hybrid_lexical_timeout_ms: int = 1000
     """Hybrid search waits this long for the lexical leg (Zoekt), then answers without it."""

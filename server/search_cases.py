@@ -54,7 +54,7 @@ MODES = ("hybrid", "semantic", "keyword", "lexical")
 """hybrid: semantic + keyword (+ Zoekt) fused; semantic: vectors only; keyword: BM25 over
 checkpoint words; lexical: the query is Zoekt syntax, run by the lexical engine."""
 
-HYBRID_DEPTH = 50
+HYBRID_DEPTH = 100
 """How many hits each leg contributes to fusion."""
 
 _LEXICAL_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ctxd-hybrid-lexical")
