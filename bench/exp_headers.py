@@ -1,4 +1,15 @@
-"""Checkpoint headers: one line of context embedded in front of a checkpoint's lines.
+"""Experiment (not shipped): richer checkpoint headers, measured on eval-dev.
+
+    .venv/bin/python bench/exp_headers.py SRC_HOME DST_HOME
+    .venv/bin/python bench/eval_quality.py --home DST_HOME --legs-cache legs-hdr.json --no-latency
+
+Copies the index in SRC_HOME (built by `bench/eval_quality.py --home SRC_HOME`) to
+DST_HOME and re-embeds every checkpoint there with the header below in place of ctxd's
+`path symbol` header, so the two indexes differ in nothing else. Result (docs/BENCHMARKS.md,
+"Retrieval quality"): semantic-only MRR@10 +0.013, fused default -0.004, at the cost of
+longer inputs; not shipped.
+
+Checkpoint headers: one line of context embedded in front of a checkpoint's lines.
 
 A checkpoint in the middle of a long method carries neither the method's signature nor
 its docstring, so a question about what the method does cannot reach it. The header
@@ -7,16 +18,23 @@ and, when the checkpoint does not itself start at that definition, the definitio
 signature line and the first sentence of its docstring (or of the comment above it);
 a checkpoint outside any definition gets the first sentence of the module docstring.
 
-Pure functions over a file's text and its symbols (`FileContext`); the pipeline builds
-one context per file.
+Pure functions over a file's text and its symbols (`FileContext`).
 """
 
 from __future__ import annotations
 
 import re
+import shutil
+import sys
+import time
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.corpus import ensure_corpus
 from ctxd.indexer.models import Symbol
 
 DOC_WORDS = 16
@@ -144,3 +162,45 @@ def header(path: str, symbol: str | None, start_line: int, context: FileContext 
         return head
     extra = " ".join(p for p in (summary.signature, summary.doc) if p)
     return f"{head}: {extra}" if extra else head
+
+
+def main() -> None:
+    from ctxd.indexer.embedder import SentenceTransformerEmbedder
+    from ctxd.indexer.store import Store, serialize_vector
+    from ctxd.server.config import load_settings
+
+    src, dst = Path(sys.argv[1]), Path(sys.argv[2])
+    corpus = ensure_corpus()
+    dst.mkdir(parents=True, exist_ok=True)
+    shutil.copy(src / "index.db", dst / "index.db")
+    store = Store.open(dst / "index.db")
+    symbols: dict[str, list[Symbol]] = defaultdict(list)
+    for path, name, kind, container, line, end in store.query(
+            "SELECT path, name, kind, container, line, end_line FROM symbols"):
+        symbols[str(path)].append(Symbol(str(name), str(kind), int(line), int(end),
+                                         None if container is None else str(container)))
+    contexts: dict[str, FileContext] = {}
+    inputs: dict[str, str] = {}
+    for path, start, symbol, text, digest in store.query(
+            "SELECT path, start_line, symbol, text, hash FROM checkpoints "
+            "ORDER BY path, start_line"):
+        if path not in contexts:
+            body = (corpus / str(path)).read_text(encoding="utf-8", errors="replace")
+            contexts[path] = file_context(body, symbols[str(path)])
+        if digest not in inputs:
+            inputs[digest] = header(str(path), symbol, int(start), contexts[path]) + "\n" + text
+    embedder = SentenceTransformerEmbedder(load_settings().embedding)
+    ids = dict(store.query("SELECT hash, id FROM embeddings"))
+    order = sorted(inputs, key=lambda h: len(inputs[h]), reverse=True)
+    t0 = time.perf_counter()
+    vectors = embedder.embed([inputs[h] for h in order])
+    print(f"embedded {len(order)} inputs in {time.perf_counter() - t0:.1f} s")
+    with store.transaction():
+        for digest, vec in zip(order, vectors, strict=True):
+            store.db.execute("DELETE FROM vec_embeddings WHERE rowid = ?", (ids[digest],))
+            store.db.execute("INSERT INTO vec_embeddings(rowid, embedding) VALUES (?, ?)",
+                             (ids[digest], serialize_vector(vec.tolist())))
+
+
+if __name__ == "__main__":
+    main()
