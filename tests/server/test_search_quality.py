@@ -86,7 +86,8 @@ def test_touch_keeps_the_session_alive():
 ''',
 }
 
-QUESTION = "where do we decide that a signed-in user has been inactive too long and must log in again?"
+QUESTION = ("where do we decide that a signed-in user has been inactive too long and must "
+            "log in again?")
 MORE = (
     # With rank-only RRF of the semantic and keyword legs (the previous default), the
     # changelog or the test came first for these.
