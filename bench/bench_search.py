@@ -33,11 +33,13 @@ from bench.corpus import ensure_corpus
 from bench.stats import summary
 from ctxd.indexer.models import Chunk, Symbol
 from ctxd.indexer.store import FileRecord, Store, serialize_vector
-from ctxd.search.hybrid import fuse
+from ctxd.search.hybrid import FusionOptions, fuse, rank_hybrid
 from ctxd.search.keyword import keyword_search
 from ctxd.search.lexical import EmbeddedLexical
+from ctxd.search.models import MatchSource
 from ctxd.search.semantic import SearchFilters, VectorMatrix, knn, rank_by_vector
 from ctxd.search.symbols import search_symbols
+from ctxd.server.search_cases import first_block_hit, hybrid_lexical_query
 from tests.conftest import FakeEmbedder
 
 WORDS = ("retry backoff session cookie header parse render template token stream buffer cache "
@@ -168,11 +170,31 @@ def bench_scale(tmp: Path, n: int) -> dict[str, object]:
             fuse(legs)
         return run
 
+    lexical = EmbeddedLexical(store)
+    idents = [f"{w.split()[0]}_{w.split()[-1]} " + w for w in words]
+
+    def hyb_default(fn):  # type: ignore[no-untyped-def]
+        """The shipped default: 100 hits a leg, the lexical leg for identifier-like
+        queries (all of these), normalised-score fusion with re-ranking (`rank_hybrid`)."""
+        def run() -> None:
+            i = next(it) % 30
+            legs = {"semantic": rank_by_vector(store, queries[i], filters=filters, limit=100,
+                                               knn_fn=fn),
+                    "keyword": keyword_search(store, idents[i], limit=100)}
+            q = hybrid_lexical_query(idents[i], filters)
+            if q is not None:
+                res = lexical.search(q, max_files=100, context_lines=0)
+                legs["lexical"] = [first_block_hit(fm, MatchSource.LEXICAL)
+                                   for fm in res.files if fm.matches]
+            rank_hybrid(idents[i], legs, FusionOptions())
+        return run
+
     out = {
         "semantic_sqlite_vec_ms": summary(timed(sem(knn), 30)),
         "semantic_matrix_ms": summary(timed(sem(matrix.knn), 30)),
         "hybrid_sqlite_vec_ms": summary(timed(hyb(knn), 30)),
         "hybrid_matrix_ms": summary(timed(hyb(matrix.knn), 30)),
+        "hybrid_default_matrix_ms": summary(timed(hyb_default(matrix.knn), 30)),
         "keyword_only_ms": summary(timed(lambda: keyword_search(store, words[next(it) % 30],
                                                                 limit=50), 30)),
     }

@@ -30,7 +30,7 @@ comparison and for callers that want rank-only fusion.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ctxd.search.models import Hit, LineMatch, MatchSource
@@ -337,28 +337,47 @@ def file_evidence(hits: Sequence[Hit], weight: float) -> list[Hit]:
 
 
 def rank_hybrid(
-    query: str, legs: Mapping[str, Sequence[Hit]], options: FusionOptions | None = None
+    query: str,
+    legs: Mapping[str, Sequence[Hit]],
+    options: FusionOptions | None = None,
+    *,
+    unembedded: Collection[_Key] = (),
 ) -> list[Hit]:
     """The hybrid ranking of `legs` (`semantic`, `keyword`, `lexical`; any may be
-    missing or empty) for `query`: fused, re-ranked, overlaps merged, best first."""
+    missing or empty) for `query`: fused, re-ranked, overlaps merged, best first.
+
+    `unembedded` names checkpoints (repository, path, start, end) that have no vector
+    yet (a repository still embedding): the semantic leg cannot see them, so their
+    missing semantic evidence is imputed from their keyword evidence instead of counting
+    as zero; otherwise any weak semantic neighbour would outrank them.
+    """
     options = options or FusionOptions()
     w = leg_weights(query, options)
     names = [n for n in ("semantic", "keyword") if legs.get(n) and w[n] > 0]
-    rankings = [legs[n] for n in names]
+    rankings = [list(legs[n]) for n in names]
     weights = [w[n] for n in names]
     if options.method == "rrf":
         contributions = [
             [wt / (options.rrf_k + r) for r in range(1, len(rk) + 1)]
             for rk, wt in zip(rankings, weights, strict=True)
         ]
-        fused = _combine(rankings, contributions)
-        scale = max((h.score for h in fused), default=1.0) or 1.0
-        fused = [replace(h, score=h.score / scale) for h in fused]
     else:
-        fused = _combine(rankings, [
+        contributions = [
             [wt * s for s in normalised([h.score for h in rk])]
             for rk, wt in zip(rankings, weights, strict=True)
-        ])
+        ]
+    if unembedded and "keyword" in names:
+        i = names.index("keyword")
+        pending = set(unembedded)
+        imputed = [(h, c / weights[i] * w["semantic"])
+                   for h, c in zip(rankings[i], contributions[i], strict=True)
+                   if _key(h) in pending]
+        rankings.append([h for h, _c in imputed])
+        contributions.append([c for _h, c in imputed])
+    fused = _combine(rankings, contributions)
+    if options.method == "rrf":
+        scale = max((h.score for h in fused), default=1.0) or 1.0
+        fused = [replace(h, score=h.score / scale) for h in fused]
     fused = add_lexical(fused, legs.get("lexical", ()), w["lexical"])
     return _ordered_hits(merge_overlaps(rerank(query, fused, options)))
 

@@ -182,7 +182,28 @@ class SearchCases:
         legs, _ms, leg_notes = self.hybrid_legs(query, depth=depth, filters=filters,
                                                 store=store)
         notes.extend(leg_notes)
-        return rank_hybrid(query, legs, self.fusion_options())[offset : offset + n]
+        pending = self._unembedded(store, filters, legs.get("keyword", []))
+        return rank_hybrid(query, legs, self.fusion_options(),
+                           unembedded=pending)[offset : offset + n]
+
+    def _unembedded(
+        self, store: Store, filters: SearchFilters, hits: list[Hit]
+    ) -> set[tuple[str, str, int, int]]:
+        """Which of `hits` have no vector yet (only asked while some repository in scope
+        is still embedding)."""
+        coverage = self._coverage(store, filters.repositories)
+        if not hits or all(embedded >= total for _n, total, embedded in coverage):
+            return set()
+        paths = sorted({h.path for h in hits})
+        marks = ",".join("?" * len(paths))
+        rows = store.query(
+            "SELECT r.name, c.path, c.start_line, c.end_line FROM checkpoints c "
+            "JOIN repos r ON r.id = c.repo_id "
+            f"WHERE c.path IN ({marks}) AND NOT EXISTS "
+            "(SELECT 1 FROM embeddings e WHERE e.hash = c.hash)",
+            paths,
+        )
+        return {(str(a), str(b), int(c), int(d)) for a, b, c, d in rows}
 
     def _coverage(self, store: Store, names: tuple[str, ...]) -> list[tuple[str, int, int]]:
         """`Store.embedding_coverage`, recomputed only when checkpoints or vectors changed."""

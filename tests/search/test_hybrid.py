@@ -147,12 +147,14 @@ def test_identifier_query_trusts_the_keyword_leg():
 def test_score_fusion_normalises_each_leg():
     from ctxd.search.hybrid import fuse_scores, normalised
 
-    assert normalised([3.0, 2.0, 1.0]) == [1.0, 0.5, 0.0]
+    assert normalised([4.0, 2.0, 1.0]) == [1.0, 0.5, 0.25]
     assert normalised([5.0]) == [1.0]
-    out = fuse_scores([[scored("a.py", 1, 2, SEM, 0.9), scored("b.py", 1, 2, SEM, 0.5)],
-                       [scored("b.py", 1, 2, KW, 30.0), scored("a.py", 1, 2, KW, 10.0)]],
+    assert normalised([0.5, -0.2]) == [1.0, 0.0]
+    out = fuse_scores([[scored("a.py", 1, 2, SEM, 0.8), scored("b.py", 1, 2, SEM, 0.4)],
+                       [scored("b.py", 1, 2, KW, 30.0), scored("a.py", 1, 2, KW, 15.0)]],
                       [1.0, 0.5])
-    assert [(h.path, round(h.score, 3)) for h in out] == [("a.py", 1.0), ("b.py", 0.5)]
+    # a: 0.8/0.8 + 0.5 * 15/30 = 1.25; b: 0.4/0.8 + 0.5 * 30/30 = 1.0
+    assert [(h.path, round(h.score, 3)) for h in out] == [("a.py", 1.25), ("b.py", 1.0)]
     assert out[0].sources == (SEM, KW)
 
 
@@ -207,3 +209,14 @@ def test_rank_hybrid_works_with_any_leg_missing():
     assert rank_hybrid("anything", {}) == []
     only_kw = rank_hybrid("retry_after", {"keyword": [scored("a.py", 1, 3, KW, 2.0)]})
     assert [h.path for h in only_kw] == ["a.py"] and only_kw[0].sources == (KW,)
+
+
+def test_checkpoints_without_vectors_get_imputed_semantic_evidence():
+    from ctxd.search.hybrid import rank_hybrid
+
+    # refund.py is not embedded yet: only the keyword leg can see it.
+    legs = {"semantic": [scored("invoice.py", 1, 3, SEM, 0.21), scored("tax.py", 1, 3, SEM, 0.2)],
+            "keyword": [scored("refund.py", 1, 2, KW, 8.0), scored("invoice.py", 1, 3, KW, 1.0)]}
+    assert rank_hybrid("issue_refund order", legs)[0].path == "invoice.py"
+    out = rank_hybrid("issue_refund order", legs, unembedded={("r", "refund.py", 1, 2)})
+    assert out[0].path == "refund.py" and out[0].sources == (KW,)
