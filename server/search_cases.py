@@ -236,7 +236,8 @@ class SearchCases:
         store = store or self.store()
         times: dict[str, float] = {}
         notes: list[str] = []
-        lexical_query = hybrid_lexical_query(query, filters)
+        zoekt = bool(self.settings.search.zoekt_url)
+        lexical_query = hybrid_lexical_query(query, filters, questions=zoekt)
         future: Future[list[Hit]] | None = None
         started = time.perf_counter()
         if lexical_query is not None and self.settings.search.lexical_weight > 0:
@@ -306,7 +307,8 @@ class SearchCases:
             o = self.fusion_options()
             w = leg_weights(query, o)
             kind = "identifier-like" if is_identifier_query(query) else "natural-language"
-            lexical_query = hybrid_lexical_query(query, SearchFilters())
+            lexical_query = hybrid_lexical_query(
+                query, SearchFilters(), questions=bool(self.settings.search.zoekt_url))
             engine = "zoekt" if self.settings.search.zoekt_url else "lexical (embedded)"
             lines.append(
                 f"fusion: {o.method} over {HYBRID_DEPTH} hits per leg; {kind} query: weights "
@@ -543,11 +545,17 @@ class SearchCases:
                           truncated=len(data) > max_bytes)
 
 
-def hybrid_lexical_query(query: str, filters: SearchFilters) -> str | None:
-    """The lexical leg's Zoekt query for a hybrid question: its identifier-like words
+def hybrid_lexical_query(
+    query: str, filters: SearchFilters, *, questions: bool = False
+) -> str | None:
+    """The lexical leg's Zoekt query for a hybrid query: its identifier-like words
     (`Retry.increment`, `MAX_RETRIES`, `parseHeader`), ORed, as literals, scoped to the
-    filters; None when the question has none (plain words are the keyword leg's job)."""
+    filters. A query without identifiers gets None (plain words are the keyword leg's
+    job), unless `questions`: then its eight longest content words, ORed (used with a
+    Zoekt server, so that repositories only Zoekt indexes answer questions too)."""
     terms = identifier_terms(query)[:8]
+    if not terms and questions:
+        terms = sorted(keyword_terms(query), key=len, reverse=True)[:8]
     if not terms:
         return None
     text = " or ".join(escape_regex(t) for t in terms)

@@ -82,12 +82,29 @@ def test_a_stalled_zoekt_costs_its_timeout_and_a_note_never_the_answer(tmp_path)
             started = time.perf_counter()
             page = service.search("compute_vat", mode="hybrid")
             took = time.perf_counter() - started
+            # With a Zoekt server, questions without identifiers are sent to it too.
+            question = service.search("how much tax is added to an amount", mode="hybrid")
         finally:
             stall.release.set()
             service.close()
     assert page.results[0].path == "billing/tax.py"
     assert took < 3.0
     assert any("Zoekt did not answer within 300 ms" in n for n in page.notes), page.notes
+    assert question.results and any("Zoekt did not answer" in n for n in question.notes)
+
+
+def test_the_lexical_leg_query_takes_identifiers_or_with_zoekt_content_words():
+    from ctxd.search.semantic import SearchFilters
+    from ctxd.server.search_cases import hybrid_lexical_query
+
+    none = SearchFilters()
+    assert hybrid_lexical_query("does Retry.increment raise MaxRetryError?", none) == (
+        "Retry\\.increment or MaxRetryError")
+    assert hybrid_lexical_query("how are retries counted", none) is None
+    assert hybrid_lexical_query("how are retries counted", none, questions=True) == (
+        "retries or counted")
+    scoped = hybrid_lexical_query("MAX_RETRIES", SearchFilters(("shop",), None, "python"))
+    assert scoped == '(MAX_RETRIES) (repo:"^shop$") lang:"python"'
 
 
 def test_a_dead_zoekt_is_a_note_in_hybrid_search(tmp_path):
@@ -186,3 +203,28 @@ def test_hybrid_against_a_live_zoekt_webserver(tmp_path, live_zoekt: LiveZoekt):
     text = (live_zoekt.repos / "shop" / shop[0].path).read_text(encoding="utf-8")
     assert "calculate_tax" in text.split("\n")[shop[0].start_line - 1]
     assert not page.notes
+
+
+def test_engine_names_are_the_same_in_mcp_text_json_and_the_cli(indexed, sample_repo,
+                                                                 tmp_path):
+    """Issue 9 item 17: `keyword` is the BM25 leg, `lexical` the embedded engine."""
+    import json
+
+    from click.testing import CliRunner
+
+    from ctxd.server.cli.main import main
+    from tests.server.conftest import text
+
+    query = "backoff_delays retry attempts"
+    result = indexed.call("semantic_search", {"query": query})
+    top = (result.structured_content or {})["results"][0]
+    assert top["path"] == "net/retry.py"
+    assert top["sources"] == ["semantic", "keyword", "lexical"]
+    assert "Found by: semantic, keyword, lexical |" in text(result)
+
+    cli, home = CliRunner(), ["--home", str(tmp_path / "cli-home")]  # the real model
+    assert cli.invoke(main, [*home, "index", str(sample_repo.root)]).exit_code == 0
+    out = json.loads(cli.invoke(main, [*home, "search", query, "--json"]).output)
+    assert out["results"][0]["sources"] == ["semantic", "keyword", "lexical"]
+    plain = cli.invoke(main, [*home, "search", query]).output
+    assert "semantic+keyword+lexical" in plain
