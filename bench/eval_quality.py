@@ -106,15 +106,19 @@ def variants() -> dict[str, FusionOptions]:
     added to the one before (the last is the shipped default), then side experiments."""
     d = FusionOptions()
     off = replace(d, query_aware=False, file_evidence=0.0, rerank=False, demote_tests=1.0,
-                  demote_changelogs=1.0, lexical_weight=0.0)
+                  demote_changelogs=1.0, demote_prose_for_where=1.0, lexical_weight=0.0)
+    qa = replace(off, query_aware=True)
+    tests = replace(qa, demote_tests=d.demote_tests)
+    logs = replace(tests, demote_changelogs=d.demote_changelogs)
+    prose = replace(logs, demote_prose_for_where=d.demote_prose_for_where)
     steps = {
         "old default: RRF k=10, keyword 0.6": replace(off, method="rrf", rrf_k=10),
         "score fusion (s / leg's best)": off,
-        "+ query-aware weights": replace(off, query_aware=True),
-        "+ tests/stubs demoted": replace(off, query_aware=True, demote_tests=d.demote_tests),
-        "+ changelogs demoted": replace(off, query_aware=True, demote_tests=d.demote_tests,
-                                        demote_changelogs=d.demote_changelogs),
-        "+ file evidence": replace(d, lexical_weight=0.0),
+        "+ query-aware weights": qa,
+        "+ tests/stubs demoted": tests,
+        "+ changelogs demoted": logs,
+        "+ prose demoted for 'where' questions": prose,
+        "+ file evidence": replace(prose, file_evidence=d.file_evidence),
         "+ lexical leg (embedded engine) = default": d,
     }
     side = {

@@ -63,6 +63,9 @@ class FusionOptions:
     """Score factor for tests and type stubs (1.0 = off) unless the query asks for tests."""
     demote_changelogs: float = 0.5
     """Score factor for changelogs (1.0 = off) unless the query asks about releases."""
+    demote_prose_for_where: float = 0.7
+    """Score factor for prose files (`.md`, `.rst`, ...) when the query asks where in the
+    code something happens (`asks_where_in_code`; 1.0 = off)."""
 
 
 # -- query analysis ------------------------------------------------------------------------
@@ -141,6 +144,19 @@ def is_changelog(path: str) -> bool:
 def asks_for_history(query: str) -> bool:
     return bool(re.search(r"\b(release[sd]?|version(s|ed)?|changelog|history|changed|"
                           r"deprecated|removed|introduced|since)\b", query, re.IGNORECASE))
+
+
+_PROSE = re.compile(r"\.(md|markdown|rst|txt|adoc)$", re.IGNORECASE)
+_WHERE = re.compile(r"\bwhere\b|\bwhich (function|method|class|module|file|code)\b",
+                    re.IGNORECASE)
+_DOCS = re.compile(r"\b(docs?|documentation|documented|guide|readme|tutorial|manual)\b",
+                   re.IGNORECASE)
+
+
+def asks_where_in_code(query: str) -> bool:
+    """"Where is ... decided", "which function ...": the answer is a place in the code,
+    not a page of prose (unless the query names the documentation)."""
+    return bool(_WHERE.search(query)) and not _DOCS.search(query)
 
 
 def asks_for_tests(query: str) -> bool:
@@ -295,6 +311,7 @@ def rerank(query: str, hits: Sequence[Hit], options: FusionOptions) -> list[Hit]
     words = query_words(query)
     tests_ok = asks_for_tests(query)
     history_ok = asks_for_history(query)
+    code_wanted = asks_where_in_code(query)
     out: list[Hit] = []
     for h in hits:
         score = h.score
@@ -310,6 +327,8 @@ def rerank(query: str, hits: Sequence[Hit], options: FusionOptions) -> list[Hit]
             score *= options.demote_tests
         if not history_ok and is_changelog(h.path):
             score *= options.demote_changelogs
+        elif code_wanted and _PROSE.search(h.path):
+            score *= options.demote_prose_for_where
         out.append(replace(h, score=score))
     if options.file_evidence > 0:
         out = file_evidence(out, options.file_evidence)

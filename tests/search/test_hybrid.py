@@ -220,3 +220,16 @@ def test_checkpoints_without_vectors_get_imputed_semantic_evidence():
     assert rank_hybrid("issue_refund order", legs)[0].path == "invoice.py"
     out = rank_hybrid("issue_refund order", legs, unembedded={("r", "refund.py", 1, 2)})
     assert out[0].path == "refund.py" and out[0].sources == (KW,)
+
+
+def test_where_questions_prefer_code_to_prose_unless_they_name_the_docs():
+    from ctxd.search.hybrid import asks_where_in_code, rank_hybrid
+
+    assert asks_where_in_code("where is the retry delay computed?")
+    assert asks_where_in_code("which function parses the header")
+    assert not asks_where_in_code("how do I configure retries?")
+    assert not asks_where_in_code("where do the docs explain retries?")
+    legs = {"semantic": [scored("docs/retries.rst", 1, 9, SEM, 0.60),
+                         scored("pkg/retry.py", 1, 9, SEM, 0.55)]}
+    assert rank_hybrid("where is the retry delay computed?", legs)[0].path == "pkg/retry.py"
+    assert rank_hybrid("how do I configure the retry delay?", legs)[0].path == "docs/retries.rst"
