@@ -34,7 +34,7 @@ from bench.stats import summary
 from ctxd.indexer.models import Chunk, Symbol
 from ctxd.indexer.store import FileRecord, Store, serialize_vector
 from ctxd.search.hybrid import FusionOptions, fuse, rank_hybrid
-from ctxd.search.keyword import keyword_search
+from ctxd.search.keyword import add_line_matches, keyword_search
 from ctxd.search.lexical import EmbeddedLexical
 from ctxd.search.models import MatchSource
 from ctxd.search.semantic import SearchFilters, VectorMatrix, knn, rank_by_vector
@@ -180,13 +180,14 @@ def bench_scale(tmp: Path, n: int) -> dict[str, object]:
             i = next(it) % 30
             legs = {"semantic": rank_by_vector(store, queries[i], filters=filters, limit=100,
                                                knn_fn=fn),
-                    "keyword": keyword_search(store, idents[i], limit=100)}
+                    "keyword": keyword_search(store, idents[i], limit=100,
+                                              with_matches=False)}
             q = hybrid_lexical_query(idents[i], filters)
             if q is not None:
                 res = lexical.search(q, max_files=100, context_lines=0)
                 legs["lexical"] = [first_block_hit(fm, MatchSource.LEXICAL)
                                    for fm in res.files if fm.matches]
-            rank_hybrid(idents[i], legs, FusionOptions())
+            add_line_matches(store, idents[i], rank_hybrid(idents[i], legs, FusionOptions())[:10])
         return run
 
     out = {

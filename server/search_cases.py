@@ -30,7 +30,13 @@ from ctxd.search.hybrid import (
     leg_weights,
     rank_hybrid,
 )
-from ctxd.search.keyword import informative_terms, keyword_search, keyword_terms, match_expression
+from ctxd.search.keyword import (
+    add_line_matches,
+    informative_terms,
+    keyword_search,
+    keyword_terms,
+    match_expression,
+)
 from ctxd.search.lexical import EmbeddedLexical
 from ctxd.search.models import (
     FileContent,
@@ -183,8 +189,8 @@ class SearchCases:
                                                 store=store)
         notes.extend(leg_notes)
         pending = self._unembedded(store, filters, legs.get("keyword", []))
-        return rank_hybrid(query, legs, self.fusion_options(),
-                           unembedded=pending)[offset : offset + n]
+        ranked = rank_hybrid(query, legs, self.fusion_options(), unembedded=pending)
+        return add_line_matches(store, query, ranked[offset : offset + n])
 
     def _unembedded(
         self, store: Store, filters: SearchFilters, hits: list[Hit]
@@ -247,7 +253,8 @@ class SearchCases:
                                    matrix=self.matrix)
         times["semantic"] = (time.perf_counter() - t0) * 1000
         t0 = time.perf_counter()
-        keyword = keyword_search(store, query, filters=filters, limit=depth)
+        keyword = keyword_search(store, query, filters=filters, limit=depth,
+                                 with_matches=False)
         times["keyword"] = (time.perf_counter() - t0) * 1000
         legs = {"semantic": semantic, "keyword": keyword}
         if future is not None:
