@@ -56,6 +56,18 @@ def timed(fn, runs: int) -> list[float]:  # type: ignore[no-untyped-def]
     return out
 
 
+def interleaved(fns: dict[str, object], runs: int) -> dict[str, list[float]]:
+    """Times of several functions run in turn (a, b, c, a, b, c, ...), so that a shared
+    machine's load drifts over all of them alike."""
+    out: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(runs):
+        for name, fn in fns.items():
+            t = time.perf_counter()
+            fn()  # type: ignore[operator]
+            out[name].append((time.perf_counter() - t) * 1000)
+    return out
+
+
 
 def bench_lexical(tmp: Path) -> dict[str, object]:
     from ctxd.indexer.pipeline import Indexer
@@ -195,10 +207,11 @@ def bench_scale(tmp: Path, n: int) -> dict[str, object]:
         "semantic_sqlite_vec_ms": summary(timed(sem(knn), 30)),
         "semantic_matrix_ms": summary(timed(sem(matrix.knn), 30)),
         "hybrid_sqlite_vec_ms": summary(timed(hyb(knn), 30)),
-        "hybrid_matrix_ms": summary(timed(hyb(matrix.knn), 30)),
-        "hybrid_default_matrix_ms": summary(timed(hyb_default(matrix.knn, words), 30)),
-        "hybrid_default_identifier_query_matrix_ms": summary(
-            timed(hyb_default(matrix.knn, idents), 30)),
+        **{name: summary(times) for name, times in interleaved({
+            "hybrid_matrix_ms": hyb(matrix.knn),
+            "hybrid_default_matrix_ms": hyb_default(matrix.knn, words),
+            "hybrid_default_identifier_query_matrix_ms": hyb_default(matrix.knn, idents),
+        }, 40).items()},
         "keyword_only_ms": summary(timed(lambda: keyword_search(store, words[next(it) % 30],
                                                                 limit=50), 30)),
     }
