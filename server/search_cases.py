@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from ctxd.indexer.embedder import Embedder
-from ctxd.indexer.errors import CtxdError, FileNotFound, IndexNotFound, QueryError, ValidationError
+from ctxd.indexer.errors import (
+    BackendTimeout,
+    CtxdError,
+    FileNotFound,
+    IndexNotFound,
+    QueryError,
+    ValidationError,
+)
 from ctxd.indexer.languages import detect_language
 from ctxd.indexer.pathguard import resolve_inside
 from ctxd.indexer.store import Store
@@ -261,13 +268,16 @@ class SearchCases:
             budget = self.settings.search.hybrid_lexical_timeout_ms / 1000
             left = max(0.0, budget - (time.perf_counter() - started))
             engine = "Zoekt" if self.settings.search.zoekt_url else "the lexical engine"
+            late = (f"{engine} did not answer within "
+                    f"{self.settings.search.hybrid_lexical_timeout_ms} ms; "
+                    "results are from the semantic and keyword legs only.")
             try:
                 legs["lexical"] = future.result(timeout=left)
             except FutureTimeout:
                 future.cancel()
-                notes.append(f"{engine} did not answer within "
-                             f"{self.settings.search.hybrid_lexical_timeout_ms} ms; "
-                             "results are from the semantic and keyword legs only.")
+                notes.append(late)
+            except BackendTimeout:
+                notes.append(late)
             except CtxdError as exc:
                 notes.append(f"{engine} failed ({exc.message}); results are from the "
                              "semantic and keyword legs only.")
@@ -275,10 +285,17 @@ class SearchCases:
         return legs, times, notes
 
     def _lexical_leg(self, query: str, filters: SearchFilters, depth: int) -> list[Hit]:
-        """One hit per file from the lexical engine: the file's first matches."""
-        result = self._lexical_search(query, offset=0, max_files=min(depth, 100),
-                                      context_lines=0)
-        source = MatchSource.ZOEKT if self.settings.search.zoekt_url else MatchSource.LEXICAL
+        """One hit per file from the lexical engine: the file's first matches. Zoekt gets
+        the hybrid time limit as its own, so a stalled request frees its worker then."""
+        s = self.settings.search
+        if s.zoekt_url:
+            client = ZoektClient(s.zoekt_url,
+                                 timeout_ms=min(s.zoekt_timeout_ms, s.hybrid_lexical_timeout_ms))
+            result = client.search(query, max_files=min(depth, 100), context_lines=0)
+        else:
+            result = EmbeddedLexical(self.store()).search(query, max_files=min(depth, 100),
+                                                          context_lines=0)
+        source = MatchSource.ZOEKT if s.zoekt_url else MatchSource.LEXICAL
         path_ok = filters.path_matcher()
         return [first_block_hit(fm, source) for fm in result.files
                 if path_ok(fm.path) and fm.matches]
