@@ -228,3 +228,22 @@ def test_engine_names_are_the_same_in_mcp_text_json_and_the_cli(indexed, sample_
     assert out["results"][0]["sources"] == ["semantic", "keyword", "lexical"]
     plain = cli.invoke(main, [*home, "search", query]).output
     assert "semantic+keyword+lexical" in plain
+
+
+def test_mcp_semantic_search_on_an_unembedded_index_says_so(env, sample_repo):
+    """Issue 9 item 28, as an agent reads it."""
+    from tests.server.conftest import text
+
+    store = Store.open(env.service.settings.db_path)
+    try:
+        Indexer(store, env.service.embedder).index(sample_repo.root, WalkOptions(), embed=False)
+    finally:
+        store.close()
+    result = env.call("semantic_search", {"query": "exponential backoff", "mode": "semantic"})
+    body = text(result)
+    assert not result.is_error
+    assert "No results." in body
+    assert "> Note: No semantic results: embeddings are not built yet" in body
+    assert "semantic coverage 0% (0 of" in body
+    notes = (result.structured_content or {})["notes"]
+    assert any("has no embeddings yet" in n for n in notes)
