@@ -33,11 +33,13 @@ from bench.corpus import ensure_corpus
 from bench.stats import summary
 from ctxd.indexer.models import Chunk, Symbol
 from ctxd.indexer.store import FileRecord, Store, serialize_vector
-from ctxd.search.hybrid import fuse
-from ctxd.search.keyword import keyword_search
+from ctxd.search.hybrid import FusionOptions, fuse, rank_hybrid
+from ctxd.search.keyword import add_line_matches, keyword_search
 from ctxd.search.lexical import EmbeddedLexical
+from ctxd.search.models import MatchSource
 from ctxd.search.semantic import SearchFilters, VectorMatrix, knn, rank_by_vector
 from ctxd.search.symbols import search_symbols
+from ctxd.server.search_cases import first_block_hit, hybrid_lexical_query
 from tests.conftest import FakeEmbedder
 
 WORDS = ("retry backoff session cookie header parse render template token stream buffer cache "
@@ -51,6 +53,18 @@ def timed(fn, runs: int) -> list[float]:  # type: ignore[no-untyped-def]
         t = time.perf_counter()
         fn()
         out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+def interleaved(fns: dict[str, object], runs: int) -> dict[str, list[float]]:
+    """Times of several functions run in turn (a, b, c, a, b, c, ...), so that a shared
+    machine's load drifts over all of them alike."""
+    out: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(runs):
+        for name, fn in fns.items():
+            t = time.perf_counter()
+            fn()  # type: ignore[operator]
+            out[name].append((time.perf_counter() - t) * 1000)
     return out
 
 
@@ -168,11 +182,36 @@ def bench_scale(tmp: Path, n: int) -> dict[str, object]:
             fuse(legs)
         return run
 
+    lexical = EmbeddedLexical(store)
+    idents = [f"{w.split()[0]}_{w.split()[-1]} " + w for w in words]
+
+    def hyb_default(fn, texts):  # type: ignore[no-untyped-def]
+        """The shipped default: 100 hits a leg, the lexical leg when the query has
+        identifier-like words, normalised-score fusion and re-ranking (`rank_hybrid`),
+        keyword line matches for the returned page only."""
+        def run() -> None:
+            i = next(it) % 30
+            legs = {"semantic": rank_by_vector(store, queries[i], filters=filters, limit=100,
+                                               knn_fn=fn),
+                    "keyword": keyword_search(store, texts[i], limit=100,
+                                              with_matches=False)}
+            q = hybrid_lexical_query(texts[i], filters)
+            if q is not None:
+                res = lexical.search(q, max_files=100, context_lines=0)
+                legs["lexical"] = [first_block_hit(fm, MatchSource.LEXICAL)
+                                   for fm in res.files if fm.matches]
+            add_line_matches(store, texts[i], rank_hybrid(texts[i], legs, FusionOptions())[:10])
+        return run
+
     out = {
         "semantic_sqlite_vec_ms": summary(timed(sem(knn), 30)),
         "semantic_matrix_ms": summary(timed(sem(matrix.knn), 30)),
         "hybrid_sqlite_vec_ms": summary(timed(hyb(knn), 30)),
-        "hybrid_matrix_ms": summary(timed(hyb(matrix.knn), 30)),
+        **{name: summary(times) for name, times in interleaved({
+            "hybrid_matrix_ms": hyb(matrix.knn),
+            "hybrid_default_matrix_ms": hyb_default(matrix.knn, words),
+            "hybrid_default_identifier_query_matrix_ms": hyb_default(matrix.knn, idents),
+        }, 40).items()},
         "keyword_only_ms": summary(timed(lambda: keyword_search(store, words[next(it) % 30],
                                                                 limit=50), 30)),
     }

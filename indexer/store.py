@@ -515,6 +515,24 @@ class Store:
 
     # -- counts --------------------------------------------------------------------------
 
+    def embedding_coverage(self, names: Sequence[str] = ()) -> list[tuple[str, int, int]]:
+        """(repository, checkpoints, embedded checkpoints) per repository, or for `names`.
+
+        One grouped query; an embedded checkpoint is one whose text has a vector.
+        """
+        where = ""
+        params: list[object] = []
+        if names:
+            where = f"WHERE r.name IN ({','.join('?' * len(names))})"
+            params = list(names)
+        rows = self.db.execute(
+            "SELECT r.name, count(c.id), coalesce(sum(EXISTS (SELECT 1 FROM embeddings e "
+            "WHERE e.hash = c.hash)), 0) FROM repos r LEFT JOIN checkpoints c "
+            f"ON c.repo_id = r.id {where} GROUP BY r.name ORDER BY r.name",
+            params,
+        )
+        return [(str(n), int(t), int(e)) for n, t, e in rows]
+
     def repo_counts(self, repo_id: int) -> dict[str, int]:
         """files, checkpoints, symbols, embedded checkpoints for one repository."""
 

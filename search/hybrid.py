@@ -1,26 +1,202 @@
-"""Hybrid ranking: reciprocal-rank fusion of semantic and lexical hits, overlaps merged.
+"""Hybrid ranking: fuse the semantic, keyword and lexical legs, re-rank, merge overlaps.
 
-`fuse(rankings, k, weights)` (pure) scores every hit `sum(weight / (k + rank))` over the
-ranked lists it appears in, then merges hits of the same file whose line ranges overlap
-(or touch) into one hit spanning both; the merged hit keeps its best part's score (two
-neighbouring chunks are one place, not twice the evidence) and its `sources` say which
-engines found it. Nothing here touches the store or the model.
+Everything here is pure (hits in, hits out); nothing touches the store or the model.
 
-Defaults (k=10, lexical weight 0.5, 50 hits a leg) were tuned on ../shared/eval-dev
-only; the neighbourhood k 5..10, weight 0.4..0.7 scores within 0.01 of them
-(docs/BENCHMARKS.md).
+`rank_hybrid(query, legs, options)` is the default mode's ranking:
+
+1. **Query-aware weights** (`leg_weights`): an identifier-like query (`load_config_file`,
+   `Retry.increment`, `MAX_RETRIES`) trusts the keyword and lexical legs as much as the
+   vectors; a natural-language question keeps them well below the vectors, so BM25 on a
+   question's common words cannot outvote the semantic leg.
+2. **Fusion** (`fuse_scores`, or `fuse` for plain RRF): each leg's scores are normalised
+   to 0..1 against its own best and worst candidate, weighted and summed per checkpoint
+   (one checkpoint found by two legs collects both).
+3. **Lexical evidence** (embedded engine or Zoekt) is file-level: a file it matched adds
+   its weight to every checkpoint of that file, the checkpoints holding a matching line
+   name the engine in `sources`, and a file no other leg found enters as a hit on its
+   first match (a repository only Zoekt indexes still shows path and line).
+4. **Re-ranking** (`rerank`): a bonus for the query's words in the checkpoint's symbol
+   and path, for agreement between legs, and for other strong checkpoints of the same
+   file (`file_evidence`); tests and type stubs are demoted unless the query asks for
+   tests.
+5. Overlapping or touching hits of one file are merged (`merge_overlaps`); the merged hit
+   keeps its best part's score and the union of `sources`.
+
+Defaults were tuned on ../shared/eval-dev only, with rules that name no repository
+(docs/BENCHMARKS.md, "Retrieval quality"). `fuse` (reciprocal-rank fusion) stays for
+comparison and for callers that want rank-only fusion.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+import re
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from ctxd.search.models import Hit, LineMatch, MatchSource
 
+_Key = tuple[str, str, int, int]
 
-def _key(h: Hit) -> tuple[str, str, int, int]:
+
+@dataclass(frozen=True, slots=True)
+class FusionOptions:
+    """How `rank_hybrid` fuses and re-ranks (defaults: the tuned eval-dev choice)."""
+
+    method: str = "score"
+    """`score`: normalised-score sum; `rrf`: reciprocal-rank fusion."""
+    rrf_k: int = 10
+    semantic_weight: float = 1.0
+    keyword_weight: float = 0.6
+    """Keyword (BM25) leg against the semantic leg, for identifier-like queries."""
+    lexical_weight: float = 0.15
+    """Lexical leg (embedded engine or Zoekt), file-level, for identifier-like queries."""
+    question_factor: float = 0.7
+    """Keyword and lexical weights are multiplied by this for natural-language questions."""
+    query_aware: bool = True
+    file_evidence: float = 0.1
+    """Each checkpoint gains this times the scores of the next two best of its file."""
+    rerank: bool = False
+    symbol_bonus: float = 0.15
+    path_bonus: float = 0.1
+    agreement_bonus: float = 0.05
+    demote_tests: float = 0.5
+    """Score factor for tests and type stubs (1.0 = off) unless the query asks for tests."""
+    demote_changelogs: float = 0.5
+    """Score factor for changelogs (1.0 = off) unless the query asks about releases."""
+    demote_prose_for_where: float = 0.7
+    """Score factor for prose files (`.md`, `.rst`, ...) when the query asks where in the
+    code something happens (`asks_where_in_code`; 1.0 = off)."""
+
+
+# -- query analysis ------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*[A-Za-z0-9_]|[A-Za-z_]")
+_CAMEL = re.compile(r"[a-z0-9][A-Z]")
+
+
+def is_identifier(token: str) -> bool:
+    """`snake_case`, `camelCase`, `Dotted.name`, `ALL_CAPS` or a call `name()`."""
+    t = token.rstrip("()")
+    if "_" in t.strip("_") or "." in t:
+        return True
+    if _CAMEL.search(t):
+        return True
+    return len(t) >= 3 and t.isupper()
+
+
+def identifier_terms(query: str) -> list[str]:
+    """The identifier-like tokens of a query, in order, distinct."""
+    seen: dict[str, None] = {}
+    for tok in _TOKEN.findall(query.replace("`", " ")):
+        if is_identifier(tok):
+            seen.setdefault(tok.strip("."), None)
+    return list(seen)
+
+
+def is_identifier_query(query: str) -> bool:
+    """True when at least half the query's words are identifiers, or it is a lone name.
+
+    `Retry.increment is_exhausted` and `load_config_file` are; "where do we decide
+    whether a session expired?" is not.
+    """
+    words = _TOKEN.findall(query.replace("`", " "))
+    if not words:
+        return False
+    idents = sum(1 for w in words if is_identifier(w))
+    return idents * 2 >= len(words) or (len(words) <= 2 and idents >= 1) or (
+        len(words) == 1 and words[0].isidentifier() and not query.strip().endswith("?"))
+
+
+def leg_weights(query: str, options: FusionOptions) -> dict[str, float]:
+    """The weight of each leg for this query (see `FusionOptions`)."""
+    factor = 1.0
+    if options.query_aware and not is_identifier_query(query):
+        factor = options.question_factor
+    return {
+        "semantic": options.semantic_weight,
+        "keyword": options.keyword_weight * factor,
+        "lexical": options.lexical_weight * factor,
+    }
+
+
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|testing|testsuite|[a-z0-9]*_tests?|tests?_[a-z0-9_]*|dummy[a-z0-9_]*|"
+    r"mocks?|fakes?|fixtures?)/"
+    r"|(^|/)test_[^/]*$|_tests?\.py$|(^|/)(conftest|testcase|testutils?)\.py$"
+)
+
+
+def is_test_or_stub(path: str) -> bool:
+    """Tests and test support (`tests/`, `test_*.py`, `*_test.py`, `conftest.py`, folders
+    of dummies, mocks, fakes and fixtures) and type stubs (`*.pyi`)."""
+    return path.endswith(".pyi") or bool(_TEST_PATH.search(path))
+
+
+_CHANGELOG = re.compile(r"(^|/)(changes|changelog|history|news|releases?)(\.[a-z]+)?$",
+                        re.IGNORECASE)
+
+
+def is_changelog(path: str) -> bool:
+    """`CHANGES.rst`, `CHANGELOG.md`, `HISTORY.md`, `NEWS`, `RELEASES.txt`, ..."""
+    return bool(_CHANGELOG.search(path))
+
+
+def asks_for_history(query: str) -> bool:
+    return bool(re.search(r"\b(release[sd]?|version(s|ed)?|changelog|history|changed|"
+                          r"deprecated|removed|introduced|since)\b", query, re.IGNORECASE))
+
+
+_PROSE = re.compile(r"\.(md|markdown|rst|txt|adoc)$", re.IGNORECASE)
+_WHERE = re.compile(r"\bwhere\b|\bwhich (function|method|class|module|file|code)\b",
+                    re.IGNORECASE)
+_DOCS = re.compile(r"\b(docs?|documentation|documented|guide|readme|tutorial|manual)\b",
+                   re.IGNORECASE)
+
+
+def asks_where_in_code(query: str) -> bool:
+    """"Where is ... decided", "which function ...": the answer is a place in the code,
+    not a page of prose (unless the query names the documentation)."""
+    return bool(_WHERE.search(query)) and not _DOCS.search(query)
+
+
+def asks_for_tests(query: str) -> bool:
+    return bool(re.search(r"\b(tests?|testing|unittests?|pytest|fixtures?|stubs?|pyi)\b",
+                          query, re.IGNORECASE))
+
+
+_WORD = re.compile(r"[A-Za-z][a-z0-9]*|[A-Z]+(?![a-z])|\d+")
+
+
+def word_parts(text: str) -> set[str]:
+    """Lowercase word parts of identifiers and paths (`parseHeader_v2.py` -> parse,
+    header, v2, py)."""
+    return {w.lower() for w in _WORD.findall(text) if len(w) >= 2}
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ers", "ed", "es", "er", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+# -- fusion --------------------------------------------------------------------------------
+
+
+def _key(h: Hit) -> _Key:
     return (h.repository, h.path, h.start_line, h.end_line)
+
+
+def normalised(scores: Sequence[float]) -> list[float]:
+    """Scores relative to the list's best (`s / best`, so the best is 1.0; negative
+    scores count as 0). Unlike min-max scaling, this does not depend on how deep the
+    list goes, and a leg whose candidates all score alike keeps them alike."""
+    if not scores:
+        return []
+    hi = max(scores)
+    if hi <= 0:
+        return [1.0 if s == hi else 0.0 for s in scores]
+    return [max(0.0, s) / hi for s in scores]
 
 
 def fuse(
@@ -32,7 +208,7 @@ def fuse(
     """One ranked list from several (best first each), by reciprocal rank fusion.
 
     Args:
-        rankings: ranked hit lists, e.g. [semantic, lexical].
+        rankings: ranked hit lists, e.g. [semantic, keyword].
         k: the RRF constant; larger flattens the difference between ranks.
         weights: one per ranking (default 1.0 each).
 
@@ -41,28 +217,188 @@ def fuse(
         of one file merged.
     """
     weights = list(weights) if weights is not None else [1.0] * len(rankings)
-    scores: dict[tuple[str, str, int, int], float] = {}
-    first: dict[tuple[str, str, int, int], Hit] = {}
-    sources: dict[tuple[str, str, int, int], set[MatchSource]] = {}
-    matches: dict[tuple[str, str, int, int], set[LineMatch]] = {}
-    for ranking, weight in zip(rankings, weights, strict=True):
-        for rank, hit in enumerate(ranking, start=1):
+    contributions = [
+        [weight / (k + rank) for rank in range(1, len(ranking) + 1)]
+        for ranking, weight in zip(rankings, weights, strict=True)
+    ]
+    return _ordered_hits(merge_overlaps(_combine(rankings, contributions)))
+
+
+def fuse_scores(rankings: Sequence[Sequence[Hit]], weights: Sequence[float]) -> list[Hit]:
+    """Weighted sum of each leg's normalised scores (`normalised`), per checkpoint.
+
+    Unlike RRF, a leg whose best hit barely beats its tenth contributes little
+    separation, and a leg with one clear winner contributes a clear margin.
+    """
+    contributions = [
+        [weight * s for s in normalised([h.score for h in ranking])]
+        for ranking, weight in zip(rankings, weights, strict=True)
+    ]
+    return _ordered_hits(_combine(rankings, contributions))
+
+
+def _combine(rankings: Sequence[Sequence[Hit]], contributions: Sequence[Sequence[float]]
+             ) -> list[Hit]:
+    scores: dict[_Key, float] = {}
+    first: dict[_Key, Hit] = {}
+    sources: dict[_Key, set[MatchSource]] = {}
+    matches: dict[_Key, set[LineMatch]] = {}
+    for ranking, contrib in zip(rankings, contributions, strict=True):
+        for hit, c in zip(ranking, contrib, strict=True):
             key = _key(hit)
-            scores[key] = scores.get(key, 0.0) + weight / (k + rank)
+            scores[key] = scores.get(key, 0.0) + c
             first.setdefault(key, hit)
             sources.setdefault(key, set()).update(hit.sources)
             matches.setdefault(key, set()).update(hit.matches)
-    fused = [
+    return [
         replace(first[key], score=scores[key], sources=_ordered(sources[key]),
                 matches=tuple(sorted(matches[key], key=lambda m: m.line)))
         for key in scores
     ]
-    return sorted(merge_overlaps(fused), key=lambda h: (-h.score, h.repository, h.path,
-                                                        h.start_line))
+
+
+def _ordered_hits(hits: Sequence[Hit]) -> list[Hit]:
+    return sorted(hits, key=lambda h: (-h.score, h.repository, h.path, h.start_line))
 
 
 def _ordered(sources: set[MatchSource]) -> tuple[MatchSource, ...]:
     return tuple(s for s in MatchSource if s in sources)
+
+
+def add_lexical(hits: Sequence[Hit], lexical: Sequence[Hit], weight: float) -> list[Hit]:
+    """File-level lexical evidence (see the module docstring, step 3).
+
+    `lexical` holds one hit per file, best first, spanning that file's first matches.
+    """
+    if not lexical or weight <= 0:
+        return list(hits)
+    norm = dict(zip(((h.repository, h.path) for h in lexical),
+                    normalised([h.score for h in lexical]), strict=True))
+    by_file = {(h.repository, h.path): h for h in lexical}
+    out: list[Hit] = []
+    seen: set[tuple[str, str]] = set()
+    for h in hits:
+        f = (h.repository, h.path)
+        lex = by_file.get(f)
+        if lex is None:
+            out.append(h)
+            continue
+        seen.add(f)
+        lines = {m.line for m in lex.matches}
+        hit_lines = any(h.start_line <= n <= h.end_line for n in lines)
+        src = _ordered({*h.sources, *lex.sources}) if hit_lines else h.sources
+        out.append(replace(h, score=h.score + weight * norm[f], sources=src))
+    top = max((h.score for h in hits), default=1.0)
+    for f, lex in by_file.items():
+        if f not in seen:
+            # Found by the lexical engine alone: scaled like a weak fused hit.
+            out.append(replace(lex, score=weight * norm[f] * min(top, 1.0)))
+    return out
+
+
+# -- re-ranking ----------------------------------------------------------------------------
+
+
+def query_words(query: str) -> set[str]:
+    """Stemmed content words of a query, identifier parts included (stop words dropped)."""
+    from ctxd.search.keyword import STOPWORDS
+
+    return {_stem(w) for w in word_parts(query) if w not in STOPWORDS and len(w) >= 3}
+
+
+def rerank(query: str, hits: Sequence[Hit], options: FusionOptions) -> list[Hit]:
+    """Re-score fused hits with signals ctxd already has (module docstring, step 4)."""
+    words = query_words(query)
+    tests_ok = asks_for_tests(query)
+    history_ok = asks_for_history(query)
+    code_wanted = asks_where_in_code(query)
+    out: list[Hit] = []
+    for h in hits:
+        score = h.score
+        if options.rerank and words:
+            sym = {_stem(w) for w in word_parts(h.symbol or "")}
+            stem = h.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+            path = {_stem(w) for w in word_parts(stem)}
+            score += options.symbol_bonus * len(words & sym) / len(words) ** 0.5
+            score += options.path_bonus * len(words & path) / len(words) ** 0.5
+        if options.rerank and len({s for s in h.sources if s is not MatchSource.SYMBOL}) > 1:
+            score += options.agreement_bonus
+        if not tests_ok and is_test_or_stub(h.path):
+            score *= options.demote_tests
+        if not history_ok and is_changelog(h.path):
+            score *= options.demote_changelogs
+        elif code_wanted and _PROSE.search(h.path):
+            score *= options.demote_prose_for_where
+        out.append(replace(h, score=score))
+    if options.file_evidence > 0:
+        out = file_evidence(out, options.file_evidence)
+    return out
+
+
+def file_evidence(hits: Sequence[Hit], weight: float) -> list[Hit]:
+    """Each hit gains `weight` times the summed scores of the two best other hits of its
+    file: several strong checkpoints in one file are evidence for the file."""
+    by_file: dict[tuple[str, str], list[float]] = {}
+    for h in hits:
+        by_file.setdefault((h.repository, h.path), []).append(h.score)
+    for scores in by_file.values():
+        scores.sort(reverse=True)
+    out = []
+    for h in hits:
+        scores = by_file[(h.repository, h.path)]
+        others = list(scores)
+        others.remove(h.score)
+        out.append(replace(h, score=h.score + weight * sum(others[:2])))
+    return out
+
+
+# -- the default mode ----------------------------------------------------------------------
+
+
+def rank_hybrid(
+    query: str,
+    legs: Mapping[str, Sequence[Hit]],
+    options: FusionOptions | None = None,
+    *,
+    unembedded: Collection[_Key] = (),
+) -> list[Hit]:
+    """The hybrid ranking of `legs` (`semantic`, `keyword`, `lexical`; any may be
+    missing or empty) for `query`: fused, re-ranked, overlaps merged, best first.
+
+    `unembedded` names checkpoints (repository, path, start, end) that have no vector
+    yet (a repository still embedding): the semantic leg cannot see them, so their
+    missing semantic evidence is imputed from their keyword evidence instead of counting
+    as zero; otherwise any weak semantic neighbour would outrank them.
+    """
+    options = options or FusionOptions()
+    w = leg_weights(query, options)
+    names = [n for n in ("semantic", "keyword") if legs.get(n) and w[n] > 0]
+    rankings = [list(legs[n]) for n in names]
+    weights = [w[n] for n in names]
+    if options.method == "rrf":
+        contributions = [
+            [wt / (options.rrf_k + r) for r in range(1, len(rk) + 1)]
+            for rk, wt in zip(rankings, weights, strict=True)
+        ]
+    else:
+        contributions = [
+            [wt * s for s in normalised([h.score for h in rk])]
+            for rk, wt in zip(rankings, weights, strict=True)
+        ]
+    if unembedded and "keyword" in names:
+        i = names.index("keyword")
+        pending = set(unembedded)
+        imputed = [(h, c / weights[i] * w["semantic"])
+                   for h, c in zip(rankings[i], contributions[i], strict=True)
+                   if _key(h) in pending]
+        rankings.append([h for h, _c in imputed])
+        contributions.append([c for _h, c in imputed])
+    fused = _combine(rankings, contributions)
+    if options.method == "rrf":
+        scale = max((h.score for h in fused), default=1.0) or 1.0
+        fused = [replace(h, score=h.score / scale) for h in fused]
+    fused = add_lexical(fused, legs.get("lexical", ()), w["lexical"])
+    return _ordered_hits(merge_overlaps(rerank(query, fused, options)))
 
 
 def merge_overlaps(hits: Sequence[Hit]) -> list[Hit]:

@@ -11,6 +11,7 @@ when no Zoekt server is configured.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from ctxd.indexer.schema import split_identifiers
 from ctxd.indexer.store import Store
@@ -90,8 +91,12 @@ def keyword_search(
     filters: SearchFilters | None = None,
     limit: int = 10,
     offset: int = 0,
+    with_matches: bool = True,
 ) -> list[Hit]:
-    """The checkpoints best matching the question's words by BM25, best first."""
+    """The checkpoints best matching the question's words by BM25, best first.
+
+    `with_matches=False` leaves `Hit.matches` empty (hybrid search fills them in for
+    the hits it returns only; see `add_line_matches`)."""
     terms = informative_terms(store, keyword_terms(question))
     if not terms:
         return []
@@ -126,15 +131,29 @@ def keyword_search(
             start_line=int(start),
             end_line=int(end),
             score=round(-float(s), 4),
-            sources=(MatchSource.LEXICAL,),
+            sources=(MatchSource.KEYWORD,),
             symbol=symbol,
             snippet=text,
-            matches=line_matches(text, int(start), words),
+            matches=line_matches(text, int(start), words) if with_matches else (),
         )
         for s, repo, path, lang, start, end, symbol, text in rows
         if path_ok(path)
     ]
     return hits[offset:want]
+
+
+def add_line_matches(store: Store, question: str, hits: list[Hit]) -> list[Hit]:
+    """`hits` with the lines that hold the question's keyword terms, for the hits the
+    keyword leg found that carry no matches yet."""
+    todo = [h for h in hits if MatchSource.KEYWORD in h.sources and not h.matches]
+    if not todo:
+        return hits
+    terms = informative_terms(store, keyword_terms(question))
+    if not terms:
+        return hits
+    words = term_pattern(terms)
+    return [replace(h, matches=line_matches(h.snippet, h.start_line, words))
+            if MatchSource.KEYWORD in h.sources and not h.matches else h for h in hits]
 
 
 def term_pattern(terms: list[str]) -> re.Pattern[str]:

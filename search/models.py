@@ -18,8 +18,12 @@ class MatchSource(StrEnum):
 
     SEMANTIC = "semantic"
     """Vector similarity between the query and a checkpoint."""
+    KEYWORD = "keyword"
+    """BM25 over the checkpoints' words (the `keyword` mode)."""
     LEXICAL = "lexical"
-    """A literal or regular-expression match in the text."""
+    """A literal or regular-expression match by the embedded lexical (trigram) engine."""
+    ZOEKT = "zoekt"
+    """A literal or regular-expression match by a Zoekt server."""
     SYMBOL = "symbol"
     """A definition whose name matches."""
 
@@ -128,10 +132,16 @@ class SearchOptions:
     zoekt_timeout_ms: int = 30000
     default_limit: int = 10
     context_lines: int = 3
+    fusion: str = "score"
+    """Hybrid fusion: `score` (normalised scores, query-aware, re-ranked) or `rrf`."""
     rrf_k: int = 10
-    """Reciprocal-rank-fusion constant for hybrid ranking (tuned on eval-dev)."""
+    """Reciprocal-rank-fusion constant when `fusion = "rrf"`."""
     keyword_weight: float = 0.6
     """Weight of the keyword (BM25) leg against the semantic leg in hybrid fusion."""
+    lexical_weight: float = 0.15
+    """Weight of the lexical leg (Zoekt, else the embedded engine) in hybrid fusion."""
+    hybrid_lexical_timeout_ms: int = 1000
+    """Hybrid search waits this long for the lexical leg (Zoekt), then answers without it."""
     token_budget: int = 6000
     """Approximate token budget of one page of results for agents."""
 

@@ -69,6 +69,9 @@ class VectorMatrix:
     def __init__(self) -> None:
         self._ids = np.empty(0, dtype=np.int64)
         self._rows = np.empty((0, 0), dtype=np.float32)
+        self._sq = np.empty(0, dtype=np.float32)
+        """Squared norms of the rows: stored vectors are only nearly unit length (a bf16
+        model), so distances are computed exactly, as sqlite-vec computes them."""
         self._top = 0
         """Largest rowid held (taken from the rows actually loaded, never from a count
         read earlier: a writer may append between the two reads)."""
@@ -85,26 +88,31 @@ class VectorMatrix:
             ids = np.array([r[0] for r in rows], dtype=np.int64)
             mat = (np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
                    .reshape(len(rows), -1) if rows else np.empty((0, 0), dtype=np.float32))
+            sq = np.einsum("ij,ij->i", mat, mat)
             if appending:
                 if rows:
                     self._ids = np.concatenate([self._ids, ids])
                     self._rows = np.vstack([self._rows, mat])
+                    self._sq = np.concatenate([self._sq, sq])
             else:
-                self._ids, self._rows = ids, mat
+                self._ids, self._rows, self._sq = ids, mat, sq
             self._top = int(self._ids.max()) if self._ids.size else 0
             self._generation = generation
 
     def knn(self, store: Store, vector: list[float], k: int) -> list[tuple[int, float]]:
         """(rowid, L2 distance) of the k nearest vectors, like `knn`."""
         self.refresh(store)
-        ids, rows = self._ids, self._rows
+        with self._lock:
+            ids, rows, sq = self._ids, self._rows, self._sq
         if not len(ids) or k <= 0:
             return []
-        sims = rows @ np.asarray(vector, dtype=np.float32)
+        v = np.asarray(vector, dtype=np.float32)
+        # |r - v|^2 = |r|^2 + |v|^2 - 2 r.v (one matrix product; exact for any norms)
+        d2 = sq - 2.0 * (rows @ v) + float(v @ v)
         k = min(k, len(ids))
-        top = np.argpartition(-sims, k - 1)[:k]
-        top = top[np.argsort(-sims[top], kind="stable")]
-        dist = np.sqrt(np.maximum(0.0, 2.0 - 2.0 * sims[top]))
+        top = np.argpartition(d2, k - 1)[:k]
+        top = top[np.argsort(d2[top], kind="stable")]
+        dist = np.sqrt(np.maximum(0.0, d2[top]))
         return [(int(ids[i]), float(d)) for i, d in zip(top, dist, strict=True)]
 
 

@@ -40,7 +40,7 @@ class SearchPage:
     notes: list[str] = field(default_factory=list)
 
 
-def file_hit(fm: FileMatch) -> Hit:
+def file_hit(fm: FileMatch, source: MatchSource = MatchSource.LEXICAL) -> Hit:
     """A lexical file match as a ranked hit: `start_line..end_line` spans its context
     blocks (one per matching line when there is no context), `snippet` is the first block,
     numbered from `start_line`; every block keeps its own numbering in `blocks`."""
@@ -55,7 +55,7 @@ def file_hit(fm: FileMatch) -> Hit:
         start_line=blocks[0].start_line,
         end_line=last.start_line + max(len(last.lines) - 1, 0),
         score=round(fm.score, 4),
-        sources=(MatchSource.LEXICAL,),
+        sources=(source,),
         snippet="\n".join(blocks[0].lines),
         matches=fm.matches,
         blocks=blocks if len(blocks) > 1 else (),

@@ -79,7 +79,7 @@ class HitOut(TypedDict):
     end_line: int
     score: float
     sources: list[str]
-    """Engines that found it: semantic, lexical, symbol."""
+    """Engines that found it: semantic, keyword (BM25), lexical (embedded engine), zoekt."""
     symbol: str | None
     snippet: str
     """The lines from `start_line` on (a lexical hit: its first context block)."""

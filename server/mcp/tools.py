@@ -67,7 +67,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 INSTRUCTIONS = """\
 ctxd searches local code repositories that were indexed on this machine.
 - `semantic_search` for questions in plain language ("where are retries configured");
-  results say which engines (semantic, lexical, symbol) found them.
+  results say which engines (semantic, keyword, lexical or zoekt) found them.
 - `search` for exact text or regular expressions in Zoekt syntax (`lang:python retry`,
   `file:\\.go$ /func \\w+Handler/`), `search_symbols` for definitions by name,
   `find_references` for definitions plus usages, `search_files` for paths.

@@ -95,3 +95,141 @@ def test_terms_in_most_documents_are_dropped_only_in_large_indexes(isolated_env,
     hits = keyword.keyword_search(store, "common rare")
     assert hits[0].path == "f0.txt"
     store.close()
+
+
+# -- rank_hybrid: query-aware score fusion, lexical evidence, re-ranking ------------------
+
+KW, ZO = MatchSource.KEYWORD, MatchSource.ZOEKT
+
+
+def scored(path, a, b, src, score, symbol=None):
+    return Hit("r", path, "python", a, b, score, (src,), symbol=symbol)
+
+
+def test_identifier_queries_are_told_from_questions():
+    from ctxd.search.hybrid import identifier_terms, is_identifier_query
+
+    assert is_identifier_query("Retry.increment is_exhausted MaxRetryError")
+    assert is_identifier_query("load_config_file")
+    assert is_identifier_query("MAX_RETRIES")
+    assert not is_identifier_query("where do we decide whether a session expired?")
+    assert not is_identifier_query("how are column widths shrunk when the table is too wide")
+    assert identifier_terms("does `parseHeader` call Retry.increment or retry?") == [
+        "parseHeader", "Retry.increment"]
+
+
+def test_a_question_does_not_let_bm25_on_common_words_outvote_the_vectors():
+    from ctxd.search.hybrid import FusionOptions, rank_hybrid
+
+    # The vectors clearly prefer expiry.py; BM25 prefers common.py (many common words).
+    legs = {
+        "semantic": [scored("expiry.py", 1, 9, SEM, 0.62), scored("common.py", 1, 9, SEM, 0.40),
+                     scored("other.py", 1, 9, SEM, 0.38)],
+        "keyword": [scored("common.py", 1, 9, KW, 14.0), scored("other.py", 1, 9, KW, 6.0),
+                    scored("expiry.py", 1, 9, KW, 5.0)],
+    }
+    question = "where do we decide whether a session has expired?"
+    assert rank_hybrid(question, legs)[0].path == "expiry.py"
+    # Plain rank fusion with an equal-weight keyword leg lets BM25 win the tie-break.
+    rrf = FusionOptions(method="rrf", keyword_weight=1.0, query_aware=False, rerank=False,
+                        file_evidence=0.0)
+    assert rank_hybrid(question, legs, rrf)[0].path == "common.py"
+
+
+def test_identifier_query_trusts_the_keyword_leg():
+    from ctxd.search.hybrid import FusionOptions, leg_weights
+
+    o = FusionOptions(keyword_weight=0.6, question_factor=0.5)
+    assert leg_weights("Retry.increment", o)["keyword"] == pytest.approx(0.6)
+    assert leg_weights("how do retries back off?", o)["keyword"] == pytest.approx(0.3)
+
+
+def test_score_fusion_normalises_each_leg():
+    from ctxd.search.hybrid import fuse_scores, normalised
+
+    assert normalised([4.0, 2.0, 1.0]) == [1.0, 0.5, 0.25]
+    assert normalised([5.0]) == [1.0]
+    assert normalised([0.5, -0.2]) == [1.0, 0.0]
+    out = fuse_scores([[scored("a.py", 1, 2, SEM, 0.8), scored("b.py", 1, 2, SEM, 0.4)],
+                       [scored("b.py", 1, 2, KW, 30.0), scored("a.py", 1, 2, KW, 15.0)]],
+                      [1.0, 0.5])
+    # a: 0.8/0.8 + 0.5 * 15/30 = 1.25; b: 0.4/0.8 + 0.5 * 30/30 = 1.0
+    assert [(h.path, round(h.score, 3)) for h in out] == [("a.py", 1.25), ("b.py", 1.0)]
+    assert out[0].sources == (SEM, KW)
+
+
+def test_tests_stubs_and_changelogs_yield_to_the_implementation_unless_asked_for():
+    from ctxd.search.hybrid import rank_hybrid
+
+    legs = {"semantic": [scored("tests/test_retry.py", 1, 9, SEM, 0.70),
+                         scored("pkg/retry.pyi", 1, 9, SEM, 0.69),
+                         scored("CHANGES.rst", 1, 9, SEM, 0.68),
+                         scored("pkg/retry.py", 1, 9, SEM, 0.66),
+                         scored("pkg/other.py", 1, 9, SEM, 0.30)]}
+    assert rank_hybrid("how long do we wait between retries", legs)[0].path == "pkg/retry.py"
+    asked = rank_hybrid("which test checks the wait between retries", legs)
+    assert asked[0].path == "tests/test_retry.py"
+    assert rank_hybrid("which release changed the retry wait", legs)[0].path == "CHANGES.rst"
+
+
+def test_several_strong_checkpoints_are_evidence_for_their_file():
+    from ctxd.search.hybrid import file_evidence
+
+    hits = [scored("one.py", 1, 5, SEM, 0.80), scored("many.py", 1, 5, SEM, 0.75),
+            scored("many.py", 10, 15, SEM, 0.70), scored("many.py", 20, 25, SEM, 0.70)]
+    out = sorted(file_evidence(hits, 0.1), key=lambda h: -h.score)
+    assert out[0].path == "many.py" and out[0].score == pytest.approx(0.75 + 0.1 * 1.4)
+    assert [h.score for h in out if h.path == "one.py"] == [0.80]
+
+
+def test_lexical_evidence_is_file_level_and_names_its_engine():
+    from ctxd.search.hybrid import FusionOptions, rank_hybrid
+    from ctxd.search.models import LineMatch
+
+    legs = {
+        "semantic": [scored("a.py", 1, 10, SEM, 0.6), scored("a.py", 30, 40, SEM, 0.5),
+                     scored("b.py", 1, 10, SEM, 0.58)],
+        "lexical": [Hit("r", "b.py", "python", 4, 4, 9000.0, (ZO,),
+                        matches=(LineMatch(4, "MAX_RETRIES = 3", ((1, 12),)),)),
+                    Hit("zoekt-only", "c.go", "go", 7, 7, 500.0, (ZO,),
+                        matches=(LineMatch(7, "MAX_RETRIES", ((1, 12),)),))],
+    }
+    out = rank_hybrid("MAX_RETRIES", legs, FusionOptions(rerank=False, file_evidence=0.0))
+    assert out[0].path == "b.py" and out[0].sources == (SEM, ZO)
+    # A repository only Zoekt knows still appears, with its path and line.
+    only = next(h for h in out if h.repository == "zoekt-only")
+    assert (only.path, only.start_line, only.sources) == ("c.go", 7, (ZO,))
+    # The checkpoint of a.py holds no match line: no engine name is added to it.
+    assert all(h.sources == (SEM,) for h in out if h.path == "a.py")
+
+
+def test_rank_hybrid_works_with_any_leg_missing():
+    from ctxd.search.hybrid import rank_hybrid
+
+    assert rank_hybrid("anything", {}) == []
+    only_kw = rank_hybrid("retry_after", {"keyword": [scored("a.py", 1, 3, KW, 2.0)]})
+    assert [h.path for h in only_kw] == ["a.py"] and only_kw[0].sources == (KW,)
+
+
+def test_checkpoints_without_vectors_get_imputed_semantic_evidence():
+    from ctxd.search.hybrid import rank_hybrid
+
+    # refund.py is not embedded yet: only the keyword leg can see it.
+    legs = {"semantic": [scored("invoice.py", 1, 3, SEM, 0.21), scored("tax.py", 1, 3, SEM, 0.2)],
+            "keyword": [scored("refund.py", 1, 2, KW, 8.0), scored("invoice.py", 1, 3, KW, 1.0)]}
+    assert rank_hybrid("issue_refund order", legs)[0].path == "invoice.py"
+    out = rank_hybrid("issue_refund order", legs, unembedded={("r", "refund.py", 1, 2)})
+    assert out[0].path == "refund.py" and out[0].sources == (KW,)
+
+
+def test_where_questions_prefer_code_to_prose_unless_they_name_the_docs():
+    from ctxd.search.hybrid import asks_where_in_code, rank_hybrid
+
+    assert asks_where_in_code("where is the retry delay computed?")
+    assert asks_where_in_code("which function parses the header")
+    assert not asks_where_in_code("how do I configure retries?")
+    assert not asks_where_in_code("where do the docs explain retries?")
+    legs = {"semantic": [scored("docs/retries.rst", 1, 9, SEM, 0.60),
+                         scored("pkg/retry.py", 1, 9, SEM, 0.55)]}
+    assert rank_hybrid("where is the retry delay computed?", legs)[0].path == "pkg/retry.py"
+    assert rank_hybrid("how do I configure the retry delay?", legs)[0].path == "docs/retries.rst"

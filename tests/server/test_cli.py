@@ -218,7 +218,7 @@ def test_explain_shows_the_plan_without_running(repo):
     assert "trigrams:" in r.output and "file_text MATCH" in r.output
     r = run("search", "stop following redirects", "--explain")
     assert "keyword terms: stop, following, redirects" in r.output
-    assert "RRF k=10" in r.output
+    assert "fusion: score over 100 hits per leg; natural-language query" in r.output
 
 
 def test_config_option_is_read_without_touching_the_environment(tmp_path, monkeypatch):

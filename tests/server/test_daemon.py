@@ -147,7 +147,7 @@ def test_cli_output_is_byte_for_byte_the_same_through_the_daemon(indexed, daemon
     for args in commands:
         via_daemon, local = run(*args), run("--no-daemon", *args)
         assert (via_daemon.exit_code, _untimed(via_daemon.output)) == (
-            local.exit_code, _untimed(local.output)), args
+            local.exit_code, _untimed(local.output)), (args, via_daemon.output, local.output)
     served = exchange(paths, "daemon_info")["requests"] - before
     assert served >= len(commands)
 

@@ -41,9 +41,10 @@ def lexical_view(result: CallToolResult) -> Any:
 
 
 def semantic_view(result: CallToolResult) -> Any:
+    # Ranks, not scores: hybrid fusion uses the keyword leg's BM25 scores, whose term
+    # statistics are index-wide, so another repository's files landing moves the numbers.
     data = result.structured_content or {}
-    return [(h["repository"], h["path"], h["start_line"], round(h["score"], 6))
-            for h in data["results"]]
+    return [(h["repository"], h["path"], h["start_line"]) for h in data["results"]]
 
 
 async def burst(client: Client, n: int) -> list[tuple[str, CallToolResult]]:

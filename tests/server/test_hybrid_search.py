@@ -1,0 +1,249 @@
+"""Hybrid search through the service: the lexical leg (Zoekt from recorded real responses,
+a stalled or dead Zoekt, a live zoekt-webserver when installed), engine names, and what
+the answer says while embeddings are incomplete (issue 9 items 8, 17, 28)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from ctxd.indexer.pipeline import Indexer
+from ctxd.indexer.store import Store
+from ctxd.indexer.walker import WalkOptions
+from ctxd.server.config import load_settings
+from ctxd.server.service import Service
+from tests.conftest import FakeEmbedder, RepoBuilder
+from tests.search.test_zoekt_client import ALIASES, FIXTURES, LiveZoekt
+from tests.search.test_zoekt_client import live_zoekt as live_zoekt  # the fixture
+from tests.search.zoekt_fixture_server import (
+    FixtureServer,
+    StallingServer,
+    closed_port,
+    load_exchanges,
+)
+
+LOCAL = {
+    "billing/tax.py": "def compute_vat(amount):\n    \"\"\"Value added tax.\"\"\"\n"
+                      "    return amount * 0.2\n",
+    "billing/invoice.py": "class Invoice:\n    def render(self):\n        return 'invoice'\n",
+}
+
+
+def local_repo(tmp_path: Path) -> Path:
+    b = RepoBuilder(tmp_path / "billing-repo")
+    for rel, text in LOCAL.items():
+        b.write(rel, text)
+    return b.root
+
+
+def service_for(tmp_path: Path, **search: object) -> Service:
+    flags = {"home": str(tmp_path / "home"), **{f"search.{k}": v for k, v in search.items()}}
+    return Service(load_settings(flags), embedder=FakeEmbedder())
+
+
+@pytest.fixture
+def recorded_zoekt():
+    if not (FIXTURES / "responses").is_dir():
+        pytest.skip(f"Zoekt fixtures not found at {FIXTURES}")
+    server = FixtureServer(load_exchanges(FIXTURES / "responses"), aliases=ALIASES)
+    with server:
+        yield server
+    assert not server.problems, "requests a real Zoekt would have answered differently"
+
+
+def test_hybrid_fuses_zoekt_hits_and_shows_zoekt_only_repositories(tmp_path, recorded_zoekt):
+    service = service_for(tmp_path, zoekt_url=recorded_zoekt.url)
+    try:
+        service.index(local_repo(tmp_path))
+        page = service.search("calculate_tax", mode="hybrid", limit=20)
+    finally:
+        service.close()
+    zoekt_hits = [h for h in page.results if "zoekt" in h.sources]
+    # The recording answers from the `shop` repository, which only Zoekt indexes.
+    assert zoekt_hits, [(h.repository, h.path, h.sources) for h in page.results]
+    shop = zoekt_hits[0]
+    assert shop.repository == "shop" and shop.path.endswith(".py") and shop.start_line >= 1
+    on_disk = (FIXTURES / "repos" / "shop" / shop.path).read_text(encoding="utf-8")
+    assert "calculate_tax" in on_disk.split("\n")[shop.start_line - 1]
+    assert [s.value for s in shop.sources] == ["zoekt"]
+    assert not page.notes
+    # The local legs still answer beside it.
+    assert {h.repository for h in page.results} >= {"shop", "billing-repo"}
+
+
+def test_a_stalled_zoekt_costs_its_timeout_and_a_note_never_the_answer(tmp_path):
+    stall = StallingServer()
+    with stall:
+        service = service_for(tmp_path, zoekt_url=stall.url, hybrid_lexical_timeout_ms=300)
+        try:
+            service.index(local_repo(tmp_path))
+            started = time.perf_counter()
+            page = service.search("compute_vat", mode="hybrid")
+            took = time.perf_counter() - started
+            # With a Zoekt server, questions without identifiers are sent to it too.
+            question = service.search("how much tax is added to an amount", mode="hybrid")
+        finally:
+            stall.release.set()
+            service.close()
+    assert page.results[0].path == "billing/tax.py"
+    assert took < 3.0
+    assert any("Zoekt did not answer within 300 ms" in n for n in page.notes), page.notes
+    assert question.results and any("Zoekt did not answer" in n for n in question.notes)
+
+
+def test_the_lexical_leg_query_takes_identifiers_or_with_zoekt_content_words():
+    from ctxd.search.semantic import SearchFilters
+    from ctxd.server.search_cases import hybrid_lexical_query
+
+    none = SearchFilters()
+    assert hybrid_lexical_query("does Retry.increment raise MaxRetryError?", none) == (
+        "Retry\\.increment or MaxRetryError")
+    assert hybrid_lexical_query("how are retries counted", none) is None
+    assert hybrid_lexical_query("how are retries counted", none, questions=True) == (
+        "retries or counted")
+    scoped = hybrid_lexical_query("MAX_RETRIES", SearchFilters(("shop",), None, "python"))
+    assert scoped == '(MAX_RETRIES) (repo:"^shop$") lang:"python"'
+
+
+def test_a_dead_zoekt_is_a_note_in_hybrid_search(tmp_path):
+    with closed_port() as port:
+        service = service_for(tmp_path, zoekt_url=f"http://127.0.0.1:{port}")
+        try:
+            service.index(local_repo(tmp_path))
+            page = service.search("compute_vat", mode="hybrid")
+        finally:
+            service.close()
+    assert page.results[0].path == "billing/tax.py"
+    assert any(n.startswith("Zoekt failed") for n in page.notes), page.notes
+
+
+def test_engine_names_without_zoekt_are_semantic_keyword_lexical(tmp_path):
+    service = service_for(tmp_path)
+    try:
+        service.index(local_repo(tmp_path))
+        hybrid = service.search("compute_vat amount", mode="hybrid")
+        keyword = service.search("compute_vat", mode="keyword")
+        lexical = service.search("compute_vat", mode="lexical")
+    finally:
+        service.close()
+    top = hybrid.results[0]
+    assert top.path == "billing/tax.py"
+    assert [s.value for s in top.sources] == ["semantic", "keyword", "lexical"]
+    assert {s.value for h in keyword.results for s in h.sources} == {"keyword"}
+    assert {s.value for h in lexical.results for s in h.sources} == {"lexical"}
+
+
+def test_a_natural_language_question_skips_the_lexical_leg(tmp_path):
+    service = service_for(tmp_path)
+    try:
+        service.index(local_repo(tmp_path))
+        legs, _ms, notes = service.hybrid_legs("how much tax is added to an amount", depth=10)
+    finally:
+        service.close()
+    assert "lexical" not in legs and not notes
+    assert legs["keyword"] and legs["semantic"]
+
+
+def partly_embedded(tmp_path: Path, embed_first: bool) -> Service:
+    """A repository whose first file is embedded (or not) and whose second file is
+    written and searchable by keyword but not embedded yet."""
+    service = service_for(tmp_path)
+    repo = local_repo(tmp_path)
+    store = Store.open(service.settings.db_path)
+    try:
+        indexer = Indexer(store, service.embedder)
+        indexer.index(repo, WalkOptions(), embed=embed_first)
+        (repo / "billing" / "refund.py").write_text(
+            "def issue_refund(order):\n    return order.total\n", encoding="utf-8")
+        indexer.index(repo, WalkOptions(), embed=False)
+    finally:
+        store.close()
+    return service
+
+
+def test_while_a_repository_embeds_its_keyword_hits_reach_hybrid_and_coverage_is_said(tmp_path):
+    service = partly_embedded(tmp_path, embed_first=True)
+    try:
+        page = service.search("issue_refund order", mode="hybrid")
+    finally:
+        service.close()
+    assert page.results[0].path == "billing/refund.py"
+    assert "semantic" not in page.results[0].sources
+    (note,) = page.notes
+    assert "still embedding" in note and "semantic coverage is partial" in note
+    assert "67% (2 of 3 checkpoints)" in note, note
+
+
+def test_semantic_search_on_an_unembedded_index_says_so_and_how_far_along(tmp_path):
+    service = partly_embedded(tmp_path, embed_first=False)
+    try:
+        page = service.search("refund an order", mode="semantic")
+        hybrid = service.search("refund an order", mode="hybrid")
+    finally:
+        service.close()
+    assert page.results == []
+    assert page.notes[0].startswith("No semantic results: embeddings are not built yet")
+    assert "has no embeddings yet" in page.notes[1] and "0% (0 of 3 checkpoints)" in page.notes[1]
+    assert hybrid.results and hybrid.results[0].path == "billing/refund.py"
+    assert "keyword and lexical matches only" in hybrid.notes[0]
+
+
+def test_hybrid_against_a_live_zoekt_webserver(tmp_path, live_zoekt: LiveZoekt):
+    """Runs only where zoekt-index and zoekt-webserver are installed (the fixture skips)."""
+    service = service_for(tmp_path, zoekt_url=live_zoekt.url)
+    try:
+        service.index(local_repo(tmp_path))
+        page = service.search("calculate_tax", mode="hybrid", limit=20)
+    finally:
+        service.close()
+    shop = [h for h in page.results if h.repository == "shop"]
+    assert shop and all("zoekt" in [s.value for s in h.sources] for h in shop)
+    text = (live_zoekt.repos / "shop" / shop[0].path).read_text(encoding="utf-8")
+    assert "calculate_tax" in text.split("\n")[shop[0].start_line - 1]
+    assert not page.notes
+
+
+def test_engine_names_are_the_same_in_mcp_text_json_and_the_cli(indexed, sample_repo,
+                                                                 tmp_path):
+    """Issue 9 item 17: `keyword` is the BM25 leg, `lexical` the embedded engine."""
+    import json
+
+    from click.testing import CliRunner
+
+    from ctxd.server.cli.main import main
+    from tests.server.conftest import text
+
+    query = "backoff_delays retry attempts"
+    result = indexed.call("semantic_search", {"query": query})
+    top = (result.structured_content or {})["results"][0]
+    assert top["path"] == "net/retry.py"
+    assert top["sources"] == ["semantic", "keyword", "lexical"]
+    assert "Found by: semantic, keyword, lexical |" in text(result)
+
+    cli, home = CliRunner(), ["--home", str(tmp_path / "cli-home")]  # the real model
+    assert cli.invoke(main, [*home, "index", str(sample_repo.root)]).exit_code == 0
+    out = json.loads(cli.invoke(main, [*home, "search", query, "--json"]).output)
+    assert out["results"][0]["sources"] == ["semantic", "keyword", "lexical"]
+    plain = cli.invoke(main, [*home, "search", query]).output
+    assert "semantic+keyword+lexical" in plain
+
+
+def test_mcp_semantic_search_on_an_unembedded_index_says_so(env, sample_repo):
+    """Issue 9 item 28, as an agent reads it."""
+    from tests.server.conftest import text
+
+    store = Store.open(env.service.settings.db_path)
+    try:
+        Indexer(store, env.service.embedder).index(sample_repo.root, WalkOptions(), embed=False)
+    finally:
+        store.close()
+    result = env.call("semantic_search", {"query": "exponential backoff", "mode": "semantic"})
+    body = text(result)
+    assert not result.is_error
+    assert "No results." in body
+    assert "> Note: No semantic results: embeddings are not built yet" in body
+    assert "semantic coverage 0% (0 of" in body
+    notes = (result.structured_content or {})["notes"]
+    assert any("has no embeddings yet" in n for n in notes)

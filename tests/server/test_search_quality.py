@@ -1,0 +1,126 @@
+"""End to end with the real model: on a tiny repository, a conceptual question finds the
+implementing file first in the default (hybrid) mode, ahead of the test and the changelog
+that talk about the same thing in the same words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctxd.indexer.embedder import SentenceTransformerEmbedder
+from ctxd.server.config import load_settings
+from ctxd.server.service import Service
+from tests.conftest import RepoBuilder
+
+FILES = {
+    "webapp/auth/session.py": '''"""Server-side login state."""
+
+import time
+
+
+class Session:
+    """One signed-in user's state between requests."""
+
+    def __init__(self, user_id, idle_timeout=1800):
+        self.user_id = user_id
+        self.idle_timeout = idle_timeout
+        self.last_seen = time.monotonic()
+
+    def touch(self):
+        self.last_seen = time.monotonic()
+
+    def is_expired(self, now=None):
+        """True once no request came for longer than the idle timeout."""
+        now = time.monotonic() if now is None else now
+        return now - self.last_seen > self.idle_timeout
+''',
+    "webapp/billing/tax.py": '''def vat(amount, rate=0.2):
+    """Value added tax owed on a net amount."""
+    return round(amount * rate, 2)
+
+
+def gross(amount, rate=0.2):
+    return amount + vat(amount, rate)
+''',
+    "webapp/net/retry.py": '''import time
+
+
+def with_backoff(call, attempts=5, base=0.5):
+    """Call again after exponentially growing pauses when it raises."""
+    for n in range(attempts):
+        try:
+            return call()
+        except OSError:
+            time.sleep(base * 2 ** n)
+    return call()
+''',
+    "webapp/render/markdown.py": '''import html
+
+
+def paragraph(text):
+    """Wrap escaped text in a paragraph element."""
+    return "<p>" + html.escape(text) + "</p>"
+''',
+    "tests/test_session.py": '''from webapp.auth.session import Session
+
+
+def test_session_expires_after_idle_timeout():
+    s = Session("u1", idle_timeout=10)
+    assert not s.is_expired(now=s.last_seen + 5)
+    assert s.is_expired(now=s.last_seen + 11)
+
+
+def test_touch_keeps_the_session_alive():
+    s = Session("u1", idle_timeout=10)
+    s.touch()
+    assert not s.is_expired(now=s.last_seen + 1)
+''',
+    "CHANGES.md": '''# Changes
+
+## 2.1.0
+
+- Sessions no longer expire while a user is active: the idle timeout restarts on
+  every request, and an expired session now logs the user out cleanly.
+- Tax rounding fixed for amounts below one cent.
+''',
+}
+
+QUESTION = ("where do we decide that a signed-in user has been inactive too long and must "
+            "log in again?")
+MORE = (
+    # With rank-only RRF of the semantic and keyword legs (the previous default), the
+    # changelog or the test came first for these.
+    "how long can a session stay idle before it expires?",
+    "when is a session considered expired?",
+    "where is the idle timeout of a session checked?",
+)
+
+
+@pytest.fixture
+def quality_repo(tmp_path: Path) -> Path:
+    b = RepoBuilder(tmp_path / "webapp-repo")
+    for rel, text in FILES.items():
+        b.write(rel, text)
+    return b.root
+
+
+def test_a_conceptual_question_finds_the_implementation_first(
+    tmp_path: Path, quality_repo: Path, real_embedder: SentenceTransformerEmbedder
+) -> None:
+    service = Service(load_settings({"home": str(tmp_path / "home")}), embedder=real_embedder)
+    try:
+        service.index(quality_repo)
+        hybrid = service.search(QUESTION, mode="hybrid")
+        more = {q: service.search(q, mode="hybrid").results[0].path for q in MORE}
+        asked_for_tests = service.search(
+            "which test checks that an idle session expires?", mode="hybrid")
+    finally:
+        service.close()
+    files = list(dict.fromkeys(h.path for h in hybrid.results))
+    assert files[0] == "webapp/auth/session.py", files
+    assert hybrid.results[0].start_line <= 18 <= hybrid.results[0].end_line  # is_expired
+    assert files.index("tests/test_session.py") > 0
+    assert more == dict.fromkeys(MORE, "webapp/auth/session.py")
+    # Asking for tests brings the test file back to the top.
+    assert asked_for_tests.results[0].path == "tests/test_session.py"
