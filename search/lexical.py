@@ -70,6 +70,7 @@ from ctxd.search.lexical_rank import (
     split_on_newlines,
 )
 from ctxd.search.lexical_sql import CANDIDATES_SQL, CondOp, language_names, render_cond
+from ctxd.search.limits import check_term_count
 from ctxd.search.models import Block, FileMatch, LexicalResult, LineMatch
 from ctxd.search.query import And, Lang, Node, Not, Or, RepoSet, ResultType, Type, parse, simplify
 
@@ -207,7 +208,9 @@ class EmbeddedLexical:
         """
         started = time.perf_counter()
         _check_limits(max_files=max_files, context_lines=context_lines, offset=offset)
-        root = self._restrict(parse(query), repos)
+        parsed = parse(query)
+        check_term_count(parsed)
+        root = self._restrict(parsed, repos)
         notes = self._notes(root, repos)
         if isinstance(root, Type) and root.kind == ResultType.REPO:
             return self._repo_result(root.child, started, notes)

@@ -23,6 +23,7 @@ from ctxd.search.cursor import decode_cursor, encode_cursor
 from ctxd.search.hybrid import fuse
 from ctxd.search.keyword import informative_terms, keyword_search, keyword_terms, match_expression
 from ctxd.search.lexical import EmbeddedLexical
+from ctxd.search.limits import check_query_length
 from ctxd.search.models import (
     FileContent,
     FileMatch,
@@ -110,6 +111,7 @@ class SearchCases:
                 hint="Pass a question or keywords, e.g. `ctxd search \"where is retry backoff\"`.",
                 details={"field": "query", "value": query},
             )
+        check_query_length("query", query)
         if mode not in MODES:
             raise ValidationError(
                 f"unknown mode {mode!r}",
@@ -184,6 +186,7 @@ class SearchCases:
     def explain(self, query: str, mode: str) -> str:
         """How a query would run, without running it: the parsed Zoekt query, trigrams and
         SQL for `lexical`; the keyword terms and FTS5 MATCH text for the other modes."""
+        check_query_length("query", query)
         if mode == "lexical":
             if self.settings.search.zoekt_url:
                 return f"lexical query sent to Zoekt at {self.settings.search.zoekt_url}: {query}"
@@ -241,6 +244,7 @@ class SearchCases:
                 hint="Pass a pattern, e.g. `lang:python def main` or `sym:Handler`.",
                 details={"field": "query", "value": query},
             )
+        check_query_length("query", query)
         bounds = (("limit", limit, 1, 100), ("contextLines", context_lines, 0, 10))
         for name, value, lo, hi in bounds:
             if not lo <= value <= hi:
@@ -274,6 +278,7 @@ class SearchCases:
                 hint="Pass a glob like `**/*.py` or a regex like `test_.*\\.py$`.",
                 details={"field": "pattern", "value": pattern},
             )
+        check_query_length("pattern", pattern)
         params = {"files": pattern, "repositories": sorted(repositories or [])}
         offset = 0
         if cursor:
@@ -300,6 +305,7 @@ class SearchCases:
         limit: int = 100,
     ) -> References:
         """Definitions and word-boundary usages of `symbol`, labelled."""
+        check_query_length("symbol", symbol)
         store = self.store()
         backend = self.lexical_backend()
         definitions = None
@@ -348,6 +354,7 @@ class SearchCases:
                 hint="Pass a symbol name or part of one, e.g. `AuthService` or `calc`.",
                 details={"field": "query", "value": query},
             )
+        check_query_length("query", query)
         if start_index < 0 or (max_items is not None and max_items < 1):
             raise ValidationError(
                 "start_index must be >= 0 and max_items >= 1",
