@@ -138,7 +138,8 @@ class SearchCases:
         filters = SearchFilters(tuple(repositories or ()), path_glob, language)
         store = self.store()
         self._check_repositories(store, filters.repositories)
-        hits = self._ranked(store, query, mode, filters, offset, limit + 1)
+        notes: list[str] = []
+        hits = self._ranked(store, query, mode, filters, offset, limit + 1, notes)
         more = len(hits) > limit
         hits = hits[:limit]
         return SearchPage(
@@ -147,16 +148,19 @@ class SearchCases:
             results=hits,
             next_cursor=encode_cursor(params, offset + limit, limit) if more else None,
             stats={"offset": offset, "count": len(hits)},
+            notes=notes,
         )
 
     def _ranked(
-        self, store: Store, query: str, mode: str, filters: SearchFilters, offset: int, n: int
+        self, store: Store, query: str, mode: str, filters: SearchFilters, offset: int, n: int,
+        notes: list[str] | None = None,
     ) -> list[Hit]:
-        """`n` hits from `offset` on, in the given mode."""
+        """`n` hits from `offset` on, in the given mode; the engine's notes (lexical: what
+        cut the results) are appended to `notes`."""
         if mode == "keyword":
             return keyword_search(store, query, filters=filters, limit=n, offset=offset)
         if mode == "lexical":
-            return self._lexical_hits(query, filters, offset, n)
+            return self._lexical_hits(query, filters, offset, n, notes)
         store.check_model(self.embedder.name)
         if mode == "semantic":
             return semantic_search(store, self.embedder, query, filters=filters, limit=n,
@@ -171,12 +175,15 @@ class SearchCases:
         return fuse(legs, k=self.settings.search.rrf_k, weights=weights)[offset : offset + n]
 
     def _lexical_hits(
-        self, query: str, filters: SearchFilters, offset: int, n: int
+        self, query: str, filters: SearchFilters, offset: int, n: int,
+        notes: list[str] | None = None,
     ) -> list[Hit]:
         """Zoekt-syntax results as hits (one per file: its matching line span)."""
         scope = scoped_query(query, filters.repositories, filters.language)
         result = self._lexical_search(scope, offset=offset, max_files=n,
                                       context_lines=self.settings.search.context_lines)
+        if notes is not None:
+            notes.extend(result.notes)
         path_ok = filters.path_matcher()
         return [file_hit(fm) for fm in result.files if path_ok(fm.path)]
 
@@ -216,10 +223,10 @@ class SearchCases:
         self, query: str, *, offset: int, max_files: int, context_lines: int
     ) -> LexicalResult:
         backend = self.lexical_backend()
-        if isinstance(backend, EmbeddedLexical):
+        if isinstance(backend, EmbeddedLexical | ZoektClient):
+            # Zoekt has no offset: its client asks for the files up to the page's end.
             return backend.search(query, max_files=max_files, context_lines=context_lines,
                                   offset=offset)
-        # Zoekt has no offset: ask for everything up to the end of this page and slice.
         res = backend.search(query, max_files=offset + max_files, context_lines=context_lines)
         return replace(res, files=res.files[offset:])
 
@@ -259,7 +266,9 @@ class SearchCases:
         result = self._lexical_search(query, offset=offset, max_files=limit,
                                       context_lines=context_lines)
         end = offset + len(result.files)
-        more = end < result.file_count and bool(result.files)
+        # A short page is the last one reachable (e.g. Zoekt's match limit cut the rest;
+        # the result's notes say so).
+        more = end < result.file_count and len(result.files) >= limit
         return LexicalPage(query=query, result=result, offset=offset,
                            next_cursor=encode_cursor(params, end, limit) if more else None)
 
