@@ -322,8 +322,9 @@ def build_server(  # noqa: C901 - one small closure per tool
     ) -> Annotated[CallToolResult, schemas.IndexOutput]:
         """Index (or refresh) a repository or folder for search. Incremental: unchanged files
         are skipped. Sends progress notifications; if it runs longer than the server's wait
-        time (default 5 minutes) it continues in the background and answers with a
-        `timeout_error` carrying a `job_id` for `index_status`."""
+        time (`server.index_wait_seconds`, default 20 s) it continues in the background and
+        answers with a `timeout_error` carrying a `job_id` and its progress for
+        `index_status`."""
         allowed = allowed_roots(settings.server.allowed_roots, root_uris(roots), Path.cwd())
         real = check_allowed(path, allowed)
         size = None if max_file_size == DEFAULT_MAX_FILE_SIZE else max_file_size
