@@ -134,8 +134,14 @@ class Indexer:
         embedder: Embedder,
         chunk_options: ChunkOptions | None = None,
         *,
-        embed_commit_every: int = 256,
+        embed_commit_every: int = 32,
     ) -> None:
+        """
+        Args:
+            embed_commit_every: checkpoints embedded per commit. One embedder batch: each
+                commit is a point where `should_stop` is honoured (server shutdown, a
+                watcher with edits waiting), about a second of work on a CPU.
+        """
         self.store = store
         self.embedder = embedder
         limit = embedder.max_tokens - HEADER_TOKEN_RESERVE

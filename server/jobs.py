@@ -200,6 +200,7 @@ class JobManager:
         self._ids = itertools.count(1)
         self._queue: queue.SimpleQueue[IndexJob | None] = queue.SimpleQueue()
         self._worker: threading.Thread | None = None
+        self._stopping = threading.Event()
 
     def start(
         self,
@@ -254,13 +255,33 @@ class JobManager:
         with self._lock:
             return list(self._jobs.values())
 
-    def shutdown(self) -> None:
-        """Let the worker stop once the queued jobs are done (at process exit it is simply
-        abandoned: it is a daemon thread and the index is crash-safe)."""
+    def shutdown(self, wait: float | None = None) -> bool:
+        """Take no more jobs.
+
+        Without `wait` the worker finishes the queued jobs and stops. With `wait`, the
+        running job is asked to stop at its next checkpoint (committed files are whole;
+        the next index run resumes the rest), queued jobs are dropped, and the worker is
+        joined for up to `wait` seconds, so that no indexing (and no model call) is in
+        flight when the process exits: interpreter shutdown under a running torch call
+        aborts the process.
+
+        Returns:
+            True when no worker is running any more.
+        """
+        if wait is not None:
+            self._stopping.set()
         self._queue.put(None)
+        worker = self._worker
+        if wait is not None and worker is not None:
+            worker.join(wait)
+        return worker is None or not worker.is_alive()
 
     def _work(self) -> None:
         while (job := self._queue.get()) is not None:
+            if self._stopping.is_set():
+                job._change(state=JobState.FAILED, phase="done", finished_at=now_rfc3339(),
+                            message="not started: the server stopped")
+                continue
             self._run(job)
 
     def _forget_old(self) -> None:
@@ -279,6 +300,7 @@ class JobManager:
                 max_file_size=d.max_file_size,
                 progress=job._on_progress,
                 lock_wait=None,
+                should_stop=self._stopping.is_set,
             )
         except CtxdError as err:
             job._change(state=JobState.FAILED, phase="done", error=err,
@@ -293,7 +315,9 @@ class JobManager:
             job._change(state=JobState.FAILED, phase="done", error=failure,
                         message=failure.message, finished_at=now_rfc3339())
         else:
-            job._change(state=JobState.SUCCEEDED, phase="done", stats=stats, message="done",
+            message = ("stopped: the server is shutting down; the next index run resumes"
+                       if stats.stopped else "done")
+            job._change(state=JobState.SUCCEEDED, phase="done", stats=stats, message=message,
                         finished_at=now_rfc3339())
 
 

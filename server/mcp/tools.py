@@ -227,7 +227,11 @@ async def follow(job: IndexJob, ctx: Context, wait_seconds: float) -> JobSnapsho
     snap, reported = job.snapshot(), -1
     while not snap.finished:
         if snap.progress > reported:
-            await ctx.report_progress(snap.progress, snap.total, snap.message)
+            try:
+                await ctx.report_progress(snap.progress, snap.total, snap.message)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                log.info("client gone while following job %s; it continues", job.job_id)
+                return snap
             reported = snap.progress
         left = deadline - anyio.current_time()
         if left <= 0:
