@@ -241,6 +241,7 @@ class Service(SearchCases):
     def repos(self) -> list[dict[str, Any]]:
         """Every indexed repository with its counts and freshness."""
         store = self.store()
+        writing = self.write_lock().is_held()
         out = []
         for repo in store.repos():
             counts = store.repo_counts(repo.id)
@@ -257,7 +258,7 @@ class Service(SearchCases):
                     if counts["checkpoints"]
                     else 1.0,
                     "indexed_at": repo.indexed_at,
-                    "indexing": repo.index_started_at is not None,
+                    "indexing": repo.index_started_at is not None and writing,
                     "options": repo.options,
                 }
             )
@@ -322,10 +323,13 @@ class Service(SearchCases):
 
 
     def freshness(self) -> list[dict[str, Any]]:
-        """When each repository was last indexed and whether a re-index is running."""
+        """When each repository was last indexed and whether a re-index is running: its
+        run started and a live process holds the write lock (a run whose process died
+        leaves `index_started_at` behind but no lock holder)."""
+        writing = self.write_lock().is_held()
         return [
             {"repository": r.name, "indexed_at": r.indexed_at,
-             "indexing": r.index_started_at is not None}
+             "indexing": r.index_started_at is not None and writing}
             for r in self.store().repos()
         ]
 

@@ -6,6 +6,9 @@ means a live writer holds the index lock. SDK in-memory client, real SQLite inde
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -44,3 +47,49 @@ def test_default_index_wait_answers_within_a_clients_request_timeout(
     tool = next(t for t in listed.tools if t.name == "index_repository")
     assert "default 20 s" in (tool.description or "")
     env.embedder.release()
+
+
+WRITER = """
+import sys, threading
+from ctxd.server.config import load_settings
+from ctxd.server.service import Service
+from tests.conftest import FakeEmbedder
+
+class Stuck(FakeEmbedder):
+    def embed(self, texts):
+        print("embedding", flush=True)  # phase 1 is written; the run holds the lock
+        threading.Event().wait()
+
+Service(load_settings({"home": sys.argv[1]}), embedder=Stuck()).index(sys.argv[2])
+"""
+
+
+def test_indexing_state_follows_a_live_lock_holder_not_a_stale_start_time(
+    env_factory: Any, sample_repo: RepoBuilder, tmp_path: Path
+):
+    # Issue 9, item 14: a writer killed mid-run leaves `index_started_at` behind; the
+    # servers must not report "re-indexing now" for ever after.
+    env: Env = env_factory(**{"server.allowed_roots": [str(sample_repo.root.parent)]})
+    home = str(env.settings.home)
+    root = Path(__file__).resolve().parents[2]
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, home, str(sample_repo.root)],
+                              stdout=subprocess.PIPE, text=True, cwd=root,
+                              env={**os.environ, "PYTHONPATH": str(root)})
+    try:
+        assert writer.stdout is not None
+        assert writer.stdout.readline().strip() == "embedding"
+        (live,) = env.service.freshness()
+        assert live["indexing"] is True
+        assert "re-indexing now" in text(env.call("index_status", {}))
+    finally:
+        writer.kill()  # SIGKILL: no cleanup runs, the start time stays in the index
+        writer.wait(timeout=30)
+    (row,) = env.service.store().repos()
+    assert row.index_started_at is not None
+    assert env.service.freshness() == [{"repository": "sample", "indexed_at": None,
+                                        "indexing": False}]
+    assert [r["indexing"] for r in env.service.repos()] == [False]
+    assert "re-indexing now" not in text(env.call("index_status", {}))
+    listing = env.call("list_repos", {})
+    assert listing.structured_content is not None
+    assert [r["indexing"] for r in listing.structured_content["repositories"]] == [False]
