@@ -23,7 +23,7 @@ import logging
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -95,6 +95,12 @@ class IndexStats:
     """Files new or changed in this run (their rows were rewritten)."""
     files_unchanged: int = 0
     files_removed: int = 0
+    removed_reasons: dict[str, int] = field(default_factory=dict)
+    """Why the removed files left the index, by reason: `deleted` (gone from disk) or the
+    walk's skip reason for files still on disk (`not_included`, `excluded`, `ignored`,
+    `too_large`, ...: the new options or ignore rules leave them out)."""
+    removed_files: list[RemovedFile] = field(default_factory=list)
+    """The first `REMOVED_SAMPLE` removed files with their reason."""
     files_skipped: dict[str, int] = field(default_factory=dict)
     files_failed: list[FileFailure] = field(default_factory=list)
     checkpoints: int = 0
@@ -111,6 +117,31 @@ class IndexStats:
     stopped: bool = False
     """`should_stop` ended the run early: committed files are whole, the rest (and any
     removals) wait for the next run."""
+
+
+REMOVED_SAMPLE = 50
+"""How many removed files `IndexStats.removed_files` names."""
+
+
+@dataclass(frozen=True, slots=True)
+class RemovedFile:
+    """A file that left the index in a run, and why."""
+
+    file: str
+    reason: str
+
+
+def removal_reasons(
+    gone: Iterable[str], skip_reasons: Mapping[str, str], root: Path
+) -> list[RemovedFile]:
+    """Why each removed file left the index: the walk's skip reason when it was walked and
+    refused, `deleted` when it no longer exists, else `not_walked` (under a pruned or
+    unreadable directory)."""
+    return [
+        RemovedFile(p, skip_reasons.get(p)
+                    or ("not_walked" if os.path.lexists(root / p) else "deleted"))
+        for p in gone
+    ]
 
 
 def candidates_of(
@@ -259,6 +290,7 @@ class Indexer:
         """
         stored = self.store.stored_files(repo_id) if repo_id >= 0 else {}
         skipped: Counter[str] = Counter()
+        skip_reasons: dict[str, str] = {}  # stored files the walk now refuses
         seen: set[str] = set()
         new_inputs: dict[str, str] = {}
         done = 0
@@ -269,12 +301,15 @@ class Indexer:
                 return new_inputs  # removals need a complete walk: left to the next run
             if isinstance(item, Skipped):
                 self._record_skip(item, skipped, stats)
+                if item.path in stored:
+                    skip_reasons[item.path] = item.reason.value
                 continue
             seen.add(item.path)
             outcome = self._index_file(item, repo_id, stored, now, dry_run, new_inputs)
             if isinstance(outcome, Skipped):
                 seen.discard(item.path)
                 self._record_skip(outcome, skipped, stats)
+                skip_reasons[item.path] = outcome.reason.value
             elif outcome:
                 stats.files_updated += 1
             else:
@@ -285,6 +320,9 @@ class Indexer:
         report(Progress("walk", done, done))
         candidates = stored.keys() if wanted is None else (wanted & stored.keys())
         gone = sorted(p for p in candidates if p not in seen)
+        removed = removal_reasons(gone, skip_reasons, root)
+        stats.removed_reasons = dict(sorted(Counter(r.reason for r in removed).items()))
+        stats.removed_files = removed[:REMOVED_SAMPLE]
         if dry_run:
             stats.files_removed = len(gone)
         elif gone:

@@ -2,8 +2,10 @@
 
 `JobManager(service)` runs `Service.index` on one worker thread (indexing is serialised
 by the index's write lock anyway, and one thread means one SQLite connection for all
-jobs). `start(path, ...)` returns an `IndexJob` at once; a second request for a path
-that is already queued or running joins that job instead of starting another one.
+jobs). `start(path, ...)` returns an `IndexJob` at once. A second request for a path
+that is already queued or running joins that job when its arguments are the same; with
+other arguments (patterns, size limit) it is queued to run after it (`after` names the
+job it waits for), so the new arguments are never silently dropped.
 `IndexJob.wait_for_change(version, timeout)` blocks until the job reports progress or
 finishes, so the MCP tool can relay progress notifications without polling, and return
 a job id when the caller's wait time runs out; `index_status` reads the same jobs.
@@ -78,6 +80,8 @@ class JobSnapshot:
     include_patterns: tuple[str, ...] = ()
     exclude_patterns: tuple[str, ...] = ()
     max_file_size: int | None = None
+    after: str | None = None
+    """The job of the same path, with other arguments, that this one was queued behind."""
 
     @property
     def finished(self) -> bool:
@@ -103,6 +107,7 @@ class _JobData:
     include_patterns: tuple[str, ...]
     exclude_patterns: tuple[str, ...]
     max_file_size: int | None
+    after: str | None = None
     state: JobState = JobState.QUEUED
     phase: str = "queued"
     walked: int = 0
@@ -135,6 +140,7 @@ class IndexJob:
                 started_at=d.started_at, finished_at=d.finished_at, stats=d.stats,
                 error=d.error, version=d.version, include_patterns=d.include_patterns,
                 exclude_patterns=d.exclude_patterns, max_file_size=d.max_file_size,
+                after=d.after,
             )
 
     def wait_for_change(self, version: int, timeout: float) -> JobSnapshot:
@@ -210,18 +216,20 @@ class JobManager:
         exclude_patterns: Sequence[str] | None = None,
         max_file_size: int | None = None,
     ) -> IndexJob:
-        """Queue an index run of `path` (already resolved and checked), or join the one queued
-        or running for the same path."""
+        """Queue an index run of `path` (already resolved and checked), or join the one
+        queued or running for the same path with the same arguments. With other arguments
+        the new run is queued after the unfinished one (the worker runs jobs in order)."""
+        args = (tuple(include_patterns or ()), tuple(exclude_patterns or ()), max_file_size)
         with self._lock:
-            for job in self._jobs.values():
-                snap = job.snapshot()
-                if snap.path == str(path) and not snap.finished:
-                    return job
-            job = IndexJob(
-                f"idx-{next(self._ids)}",
-                _JobData(str(path), tuple(include_patterns or ()), tuple(exclude_patterns or ()),
-                         max_file_size),
-            )
+            pending = [j.snapshot() for j in self._jobs.values()]
+            pending = [s for s in pending if s.path == str(path) and not s.finished]
+            for snap in pending:
+                if (snap.include_patterns, snap.exclude_patterns, snap.max_file_size) == args:
+                    return self._jobs[snap.job_id]
+            after = pending[-1].job_id if pending else None
+            job = IndexJob(f"idx-{next(self._ids)}", _JobData(str(path), *args, after=after))
+            if after is not None:
+                job._data.message = f"queued after job {after} (same path, other arguments)"
             self._jobs[job.job_id] = job
             self._forget_old()
             if self._worker is None:

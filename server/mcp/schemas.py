@@ -226,6 +226,11 @@ class FailureOut(TypedDict):
     error: str
 
 
+class RemovedOut(TypedDict):
+    file: str
+    reason: str
+
+
 class IndexOutput(TypedDict):
     """`index_repository`: what the run did (the original contract's fields first)."""
 
@@ -239,6 +244,10 @@ class IndexOutput(TypedDict):
     files_updated: int
     files_unchanged: int
     files_removed: int
+    removed_reasons: dict[str, int]
+    """Why files left the index: `deleted`, or the walk's skip reason (`not_included`,
+    `excluded`, `ignored`, `too_large`, ...) when the new options leave them out."""
+    removed: list[RemovedOut]
     files_skipped: dict[str, int]
     files_failed: int
     errors: list[FailureOut]

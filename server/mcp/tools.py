@@ -77,8 +77,10 @@ Every list of results states how fresh the index is and gives a cursor when ther
 """
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-INDEXING = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+INDEXING = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
                            open_world_hint=False)
+"""`index_repository` is destructive: files that its options (or the disk) no longer admit
+leave the index, e.g. narrower `include_patterns`; the answer says how many and why."""
 
 def package_version() -> str:
     """ctxd's version: the installed distribution's, else pyproject.toml's."""
@@ -257,7 +259,7 @@ def job_answer(snap: JobSnapshot, wait_seconds: float, budget: int) -> CallToolR
         "search see files as they are written, semantic search as embeddings land.",
         details={"timeout": waited, "job_id": snap.job_id, "path": snap.path,
                  "state": snap.state.value, "phase": snap.phase, "progress": snap.progress,
-                 "total": snap.total},
+                 "total": snap.total, **({"after": snap.after} if snap.after else {})},
     )
 
 

@@ -93,3 +93,48 @@ def test_indexing_state_follows_a_live_lock_holder_not_a_stale_start_time(
     listing = env.call("list_repos", {})
     assert listing.structured_content is not None
     assert [r["indexing"] for r in listing.structured_content["repositories"]] == [False]
+
+
+def ok(result: Any) -> dict[str, Any]:
+    assert not result.is_error, text(result)
+    return dict(result.structured_content)
+
+
+def test_a_second_call_with_other_patterns_runs_after_the_first_and_says_what_left(
+    env_factory: Any, sample_repo: RepoBuilder
+):
+    # Issue 9, item 9: the second call used to join the running job, silently dropping
+    # its narrower include_patterns; and removals went unreported under a tool annotated
+    # non-destructive.
+    env: Env = env_factory(**{"server.allowed_roots": [str(sample_repo.root.parent)],
+                              "server.index_wait_seconds": 0})
+    path = str(sample_repo.root)
+    env.embedder.arm(after=0)
+    first = details(text(env.call("index_repository", {"path": path})))
+    assert first["job_id"] == "idx-1"
+    same = details(text(env.call("index_repository", {"path": path})))
+    assert same["job_id"] == "idx-1"  # same arguments: joins the running job
+    narrower = env.call("index_repository", {"path": path, "include_patterns": ["*.py"]})
+    body = text(narrower)
+    assert narrower.is_error and ": timeout_error: " in body
+    info = details(body)
+    assert info["job_id"] == "idx-2" and info["after"] == "idx-1"
+    assert "queued after job idx-1" in body
+    env.embedder.release()
+    done = ok(env.call("index_status", {"job_id": "idx-2", "wait_seconds": 60}))
+    (job,) = done["jobs"]
+    assert job["state"] == "succeeded"
+    result = job["result"]
+    assert result["include_patterns"] == ["*.py"]
+    assert result["files_removed"] == 1
+    assert result["removed_reasons"] == {"not_included": 1}
+    assert result["removed"] == [{"file": "README.md", "reason": "not_included"}]
+    assert ok(env.call("index_status", {"job_id": "idx-1"}))["jobs"][0]["state"] == "succeeded"
+    (sample_repo.root / "main.py").unlink()
+    waiting: Env = env_factory(**{"server.allowed_roots": [str(sample_repo.root.parent)]})
+    again = waiting.call("index_repository", {"path": path, "include_patterns": ["*.py"]})
+    assert "Removed from the index: 1 files (deleted from disk 1)" in text(again)
+    assert ok(again)["removed"] == [{"file": "main.py", "reason": "deleted"}]
+    listed = run_client(env.server, lambda c: c.list_tools())
+    tool = next(t for t in listed.tools if t.name == "index_repository")
+    assert tool.annotations is not None and tool.annotations.destructive_hint is True
