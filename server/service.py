@@ -147,6 +147,7 @@ class Service(SearchCases):
         on_lock_wait: Callable[[str], None] | None = None,
         only_paths: list[str] | None = None,
         should_stop: Callable[[], bool] | None = None,
+        embed: bool = True,
     ) -> IndexStats:
         """Index (or refresh) the repository at `path`.
 
@@ -155,6 +156,7 @@ class Service(SearchCases):
                 walk options for this run.
             dry_run: walk and chunk only; nothing is written or embedded.
             lock_wait: seconds to wait for another writer (None = wait as long as it takes).
+            embed: False = phase 1 only (text, symbols); the embeddings stay pending.
 
         Raises:
             ValidationError: bad path or options (before any work).
@@ -175,7 +177,7 @@ class Service(SearchCases):
         lock.acquire(wait=lock_wait, on_wait=on_lock_wait)
         try:
             return indexer.index(path, walk, progress=progress, only_paths=only_paths,
-                                 should_stop=should_stop)
+                                 should_stop=should_stop, embed=embed)
         finally:
             lock.release()
 
@@ -325,11 +327,17 @@ class Service(SearchCases):
     def freshness(self) -> list[dict[str, Any]]:
         """When each repository was last indexed and whether a re-index is running: its
         run started and a live process holds the write lock (a run whose process died
-        leaves `index_started_at` behind but no lock holder)."""
+        leaves `index_started_at` behind but no lock holder), plus the embedding backlog
+        this process's watcher reports (`embedding_backlog`, only when non-zero)."""
         writing = self.write_lock().is_held()
-        return [
-            {"repository": r.name, "indexed_at": r.indexed_at,
-             "indexing": r.index_started_at is not None and writing}
-            for r in self.store().repos()
-        ]
+        watched = self.watcher.health().get("repos", {}) if self.watcher is not None else {}
+        out: list[dict[str, Any]] = []
+        for r in self.store().repos():
+            row: dict[str, Any] = {"repository": r.name, "indexed_at": r.indexed_at,
+                                   "indexing": r.index_started_at is not None and writing}
+            backlog = (watched.get(r.name) or {}).get("embedding_backlog")
+            if backlog:
+                row["embedding_backlog"] = int(backlog)
+            out.append(row)
+        return out
 

@@ -18,7 +18,7 @@ Invariants: declarations only, no behaviour; field names are the wire contract (
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired
 
 from typing_extensions import TypedDict
 
@@ -29,6 +29,9 @@ class Freshness(TypedDict):
     repository: str
     indexed_at: str | None
     indexing: bool
+    embedding_backlog: NotRequired[int]
+    """Checkpoints still without embeddings, when this server's watcher has a backlog:
+    text and symbol search see them, semantic search not yet."""
 
 
 class MatchOut(TypedDict):
