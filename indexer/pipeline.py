@@ -119,6 +119,10 @@ class IndexStats:
     removals) wait for the next run."""
 
 
+PROGRESS_EVERY = 25
+"""Walk progress is reported every this many files examined (admitted or refused)."""
+PLAN_STEP = 512
+"""Texts per token count of a dry run's plan (one `plan` progress report each)."""
 REMOVED_SAMPLE = 50
 """How many removed files `IndexStats.removed_files` names."""
 
@@ -254,7 +258,7 @@ class Indexer:
         )
         if dry_run:
             stats.files_indexed = stats.files_updated + stats.files_unchanged
-            stats.chunks_to_embed, stats.tokens_to_embed = self._dry_run_plan(new_inputs)
+            stats.chunks_to_embed, stats.tokens_to_embed = self._dry_run_plan(new_inputs, report)
         else:
             if embed and not stats.stopped:
                 self.embed_pending(repo_id, progress=report, stats=stats, should_stop=stop)
@@ -293,12 +297,17 @@ class Indexer:
         skip_reasons: dict[str, str] = {}  # stored files the walk now refuses
         seen: set[str] = set()
         new_inputs: dict[str, str] = {}
-        done = 0
+        done = examined = 0
         items = walk(root, options) if wanted is None else candidates_of(root, options, wanted)
         for item in items:
             if should_stop():
                 stats.stopped = True
                 return new_inputs  # removals need a complete walk: left to the next run
+            examined += 1
+            if examined % PROGRESS_EVERY == 0:
+                # Refused files count too: a walk of a huge tree that admits little (or a
+                # dry run of one) still shows it is moving.
+                report(Progress("walk", done, None, f"{examined} examined, at {item.path}"))
             if isinstance(item, Skipped):
                 self._record_skip(item, skipped, stats)
                 if item.path in stored:
@@ -315,8 +324,6 @@ class Indexer:
             else:
                 stats.files_unchanged += 1
             done += 1
-            if done % 25 == 0:
-                report(Progress("walk", done, None, item.path))
         report(Progress("walk", done, done))
         candidates = stored.keys() if wanted is None else (wanted & stored.keys())
         gone = sorted(p for p in candidates if p not in seen)
@@ -411,11 +418,21 @@ class Indexer:
                 out.append((part, content_hash(inp), inp))
         return fc.language, out, fc.symbols
 
-    def _dry_run_plan(self, inputs: dict[str, str]) -> tuple[int, int]:
-        """(texts, word pieces) a real run would embed: new hashes not already in the index."""
+    def _dry_run_plan(
+        self, inputs: dict[str, str], report: ProgressFn | None = None
+    ) -> tuple[int, int]:
+        """(texts, word pieces) a real run would embed: new hashes not already in the index.
+        Tokens are counted in slices, each reported as `plan` progress."""
         known = {r[0] for r in self.store.query("SELECT hash FROM embeddings")}
         todo = [text for h, text in inputs.items() if h not in known]
-        return len(todo), (sum(self.embedder.count_tokens(todo)) if todo else 0)
+        tokens = 0
+        for start in range(0, len(todo), PLAN_STEP):
+            if report is not None:
+                report(Progress("plan", start, len(todo), "counting tokens to embed"))
+            tokens += sum(self.embedder.count_tokens(todo[start : start + PLAN_STEP]))
+        if report is not None and todo:
+            report(Progress("plan", len(todo), len(todo), "counting tokens to embed"))
+        return len(todo), tokens
 
     # -- phase 2 -------------------------------------------------------------------------
 

@@ -39,6 +39,7 @@ from urllib.parse import unquote, urlsplit
 from ctxd.indexer.errors import CtxdError, JobNotFound, PathOutsideRoot
 from ctxd.indexer.pathguard import is_inside
 from ctxd.indexer.pipeline import IndexStats, Progress, now_rfc3339
+from ctxd.indexer.rootguard import check_index_root
 from ctxd.indexer.walker import validate_root, validate_walk_options
 from ctxd.server.service import Service
 
@@ -108,6 +109,7 @@ class _JobData:
     exclude_patterns: tuple[str, ...]
     max_file_size: int | None
     after: str | None = None
+    force: bool = False
     state: JobState = JobState.QUEUED
     phase: str = "queued"
     walked: int = 0
@@ -215,6 +217,7 @@ class JobManager:
         include_patterns: Sequence[str] | None = None,
         exclude_patterns: Sequence[str] | None = None,
         max_file_size: int | None = None,
+        force: bool = False,
     ) -> IndexJob:
         """Queue an index run of `path` (already resolved and checked), or join the one
         queued or running for the same path with the same arguments. With other arguments
@@ -227,7 +230,8 @@ class JobManager:
                 if (snap.include_patterns, snap.exclude_patterns, snap.max_file_size) == args:
                     return self._jobs[snap.job_id]
             after = pending[-1].job_id if pending else None
-            job = IndexJob(f"idx-{next(self._ids)}", _JobData(str(path), *args, after=after))
+            job = IndexJob(f"idx-{next(self._ids)}",
+                           _JobData(str(path), *args, after=after, force=force))
             if after is not None:
                 job._data.message = f"queued after job {after} (same path, other arguments)"
             self._jobs[job.job_id] = job
@@ -299,6 +303,7 @@ class JobManager:
 
     def _run(self, job: IndexJob) -> None:
         d = job.snapshot()
+        force = job._data.force
         job._change(state=JobState.RUNNING, phase="walk", message="starting")
         try:
             stats = self.service.index(
@@ -309,6 +314,7 @@ class JobManager:
                 progress=job._on_progress,
                 lock_wait=None,
                 should_stop=self._stopping.is_set,
+                force=force,
             )
         except CtxdError as err:
             job._change(state=JobState.FAILED, phase="done", error=err,
@@ -383,15 +389,17 @@ def validate_request(
     include_patterns: Sequence[str] | None,
     exclude_patterns: Sequence[str] | None,
     max_file_size: int | None,
+    force: bool = False,
 ) -> None:
     """Check an index request before a job is queued (the same checks `Service.index`
     runs first), so bad input is answered at once instead of from a job.
 
     Raises:
-        ValidationError: the path does not exist or is not a folder, a bad glob, or a bad
-            `max_file_size`.
+        ValidationError: the path does not exist or is not a folder, is `/` or a home
+            directory without `force`, a bad glob, or a bad `max_file_size`.
     """
     validate_root(path)
+    check_index_root(path, force=force)
     walk = service.settings.walk
     if include_patterns:
         walk = replace(walk, include_patterns=tuple(include_patterns))

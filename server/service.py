@@ -28,6 +28,7 @@ from ctxd.indexer.embedder import Embedder, SentenceTransformerEmbedder, Vectors
 from ctxd.indexer.errors import IndexNotFound, QueryError
 from ctxd.indexer.lock import WriteLock
 from ctxd.indexer.pipeline import Indexer, IndexStats, ProgressFn
+from ctxd.indexer.rootguard import check_index_root
 from ctxd.indexer.store import Store
 from ctxd.search.semantic import VectorMatrix
 from ctxd.server.config import Settings
@@ -148,6 +149,7 @@ class Service(SearchCases):
         only_paths: list[str] | None = None,
         should_stop: Callable[[], bool] | None = None,
         embed: bool = True,
+        force: bool = False,
     ) -> IndexStats:
         """Index (or refresh) the repository at `path`.
 
@@ -157,12 +159,16 @@ class Service(SearchCases):
             dry_run: walk and chunk only; nothing is written or embedded.
             lock_wait: seconds to wait for another writer (None = wait as long as it takes).
             embed: False = phase 1 only (text, symbols); the embeddings stay pending.
+            force: index even the filesystem root or a home directory (refused otherwise;
+                a watcher's partial run, `only_paths`, is never refused).
 
         Raises:
             ValidationError: bad path or options (before any work).
             IndexLocked: another process is writing and `lock_wait` ran out.
             ModelMismatch: the index belongs to another model.
         """
+        if only_paths is None:
+            check_index_root(path, force=force)
         walk = self.settings.walk
         if include_patterns is not None:
             walk = replace(walk, include_patterns=tuple(include_patterns))

@@ -322,6 +322,9 @@ def build_server(  # noqa: C901 - one small closure per tool
         max_file_size: Annotated[int, Field(ge=0, le=MAX_FILE_SIZE_LIMIT, description=(
             "Skip files larger than this many bytes (default 1 MiB, at most 10 MiB, 0 = no "
             "limit)."))] = DEFAULT_MAX_FILE_SIZE,
+        force: Annotated[bool, Field(description=(
+            "Index even the filesystem root or a home directory (refused otherwise: that "
+            "would index the whole machine)."))] = False,
         *,
         ctx: Context,
         roots: Annotated[ListRootsResult | None, Resolve(client_roots)],
@@ -334,9 +337,9 @@ def build_server(  # noqa: C901 - one small closure per tool
         allowed = allowed_roots(settings.server.allowed_roots, root_uris(roots), Path.cwd())
         real = check_allowed(path, allowed)
         size = None if max_file_size == DEFAULT_MAX_FILE_SIZE else max_file_size
-        validate_request(service, real, include_patterns, exclude_patterns, size)
+        validate_request(service, real, include_patterns, exclude_patterns, size, force)
         job = jobs.start(real, include_patterns=include_patterns,
-                         exclude_patterns=exclude_patterns, max_file_size=size)
+                         exclude_patterns=exclude_patterns, max_file_size=size, force=force)
         wait = float(settings.server.index_wait_seconds)
         return job_answer(await follow(job, ctx, wait), wait, budget)
 

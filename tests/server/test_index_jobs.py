@@ -84,6 +84,8 @@ def test_indexing_state_follows_a_live_lock_holder_not_a_stale_start_time(
     finally:
         writer.kill()  # SIGKILL: no cleanup runs, the start time stays in the index
         writer.wait(timeout=30)
+        if writer.stdout is not None:
+            writer.stdout.close()
     (row,) = env.service.store().repos()
     assert row.index_started_at is not None
     assert env.service.freshness() == [{"repository": "sample", "indexed_at": None,
