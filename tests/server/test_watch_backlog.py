@@ -65,7 +65,7 @@ def test_small_repo_edit_lands_while_a_big_repo_embeds(
         took = time.monotonic() - edited
         left = service.store().count_pending(big_id)
         assert left > 0, "the edit waited for the whole backlog"
-        assert took < 5.0, f"phase 1 of the edit took {took:.1f}s"
+        assert took < 10.0, f"phase 1 of the edit took {took:.1f}s"
         lexical = service.lexical("zebracorn_turbo")
         assert [f.path for f in lexical.result.files] == ["app.py"]
         # The status tells the truth: the big repository still has a backlog, and the
