@@ -3,7 +3,9 @@
 `WriteLock(db_path)` holds `flock(LOCK_EX)` on `<db>.lock` and writes the holder's
 pid into it, so a second writer can say who it waits for. The kernel drops the
 lock when the holder dies (even on `kill -9`), so a crash never leaves a stale
-lock. Readers never take it: SQLite's WAL lets them read while one process writes.
+lock, and `is_held()` tells a live writer from a dead one (a repository's
+`index_started_at` outlives a crashed run; "indexing now" means it and a held
+lock). Readers never take it: SQLite's WAL lets them read while one process writes.
 """
 
 from __future__ import annotations
@@ -24,6 +26,27 @@ class WriteLock:
     def __init__(self, db_path: Path) -> None:
         self.path = Path(str(db_path) + ".lock")
         self._fd: int | None = None
+
+    def is_held(self) -> bool:
+        """Whether a live process (this one included) holds the lock now.
+
+        Probes with a shared, non-blocking `flock` on a fresh descriptor and lets go at
+        once: the kernel drops a dead holder's lock, so a crashed writer never counts.
+        A writer retrying its `acquire` in that instant simply tries again.
+        """
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError:
+            return False  # no lock file: nobody ever wrote this index
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        else:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return False
+        finally:
+            os.close(fd)
 
     def holder(self) -> str:
         """The pid written by the current holder, or '?'."""

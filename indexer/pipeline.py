@@ -23,7 +23,7 @@ import logging
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -95,6 +95,12 @@ class IndexStats:
     """Files new or changed in this run (their rows were rewritten)."""
     files_unchanged: int = 0
     files_removed: int = 0
+    removed_reasons: dict[str, int] = field(default_factory=dict)
+    """Why the removed files left the index, by reason: `deleted` (gone from disk) or the
+    walk's skip reason for files still on disk (`not_included`, `excluded`, `ignored`,
+    `too_large`, ...: the new options or ignore rules leave them out)."""
+    removed_files: list[RemovedFile] = field(default_factory=list)
+    """The first `REMOVED_SAMPLE` removed files with their reason."""
     files_skipped: dict[str, int] = field(default_factory=dict)
     files_failed: list[FileFailure] = field(default_factory=list)
     checkpoints: int = 0
@@ -111,6 +117,35 @@ class IndexStats:
     stopped: bool = False
     """`should_stop` ended the run early: committed files are whole, the rest (and any
     removals) wait for the next run."""
+
+
+PROGRESS_EVERY = 25
+"""Walk progress is reported every this many files examined (admitted or refused)."""
+PLAN_STEP = 512
+"""Texts per token count of a dry run's plan (one `plan` progress report each)."""
+REMOVED_SAMPLE = 50
+"""How many removed files `IndexStats.removed_files` names."""
+
+
+@dataclass(frozen=True, slots=True)
+class RemovedFile:
+    """A file that left the index in a run, and why."""
+
+    file: str
+    reason: str
+
+
+def removal_reasons(
+    gone: Iterable[str], skip_reasons: Mapping[str, str], root: Path
+) -> list[RemovedFile]:
+    """Why each removed file left the index: the walk's skip reason when it was walked and
+    refused, `deleted` when it no longer exists, else `not_walked` (under a pruned or
+    unreadable directory)."""
+    return [
+        RemovedFile(p, skip_reasons.get(p)
+                    or ("not_walked" if os.path.lexists(root / p) else "deleted"))
+        for p in gone
+    ]
 
 
 def candidates_of(
@@ -134,8 +169,14 @@ class Indexer:
         embedder: Embedder,
         chunk_options: ChunkOptions | None = None,
         *,
-        embed_commit_every: int = 256,
+        embed_commit_every: int = 32,
     ) -> None:
+        """
+        Args:
+            embed_commit_every: checkpoints embedded per commit. One embedder batch: each
+                commit is a point where `should_stop` is honoured (server shutdown, a
+                watcher with edits waiting), about a second of work on a CPU.
+        """
         self.store = store
         self.embedder = embedder
         limit = embedder.max_tokens - HEADER_TOKEN_RESERVE
@@ -217,7 +258,7 @@ class Indexer:
         )
         if dry_run:
             stats.files_indexed = stats.files_updated + stats.files_unchanged
-            stats.chunks_to_embed, stats.tokens_to_embed = self._dry_run_plan(new_inputs)
+            stats.chunks_to_embed, stats.tokens_to_embed = self._dry_run_plan(new_inputs, report)
         else:
             if embed and not stats.stopped:
                 self.embed_pending(repo_id, progress=report, stats=stats, should_stop=stop)
@@ -253,32 +294,42 @@ class Indexer:
         """
         stored = self.store.stored_files(repo_id) if repo_id >= 0 else {}
         skipped: Counter[str] = Counter()
+        skip_reasons: dict[str, str] = {}  # stored files the walk now refuses
         seen: set[str] = set()
         new_inputs: dict[str, str] = {}
-        done = 0
+        done = examined = 0
         items = walk(root, options) if wanted is None else candidates_of(root, options, wanted)
         for item in items:
             if should_stop():
                 stats.stopped = True
                 return new_inputs  # removals need a complete walk: left to the next run
+            examined += 1
+            if examined % PROGRESS_EVERY == 0:
+                # Refused files count too: a walk of a huge tree that admits little (or a
+                # dry run of one) still shows it is moving.
+                report(Progress("walk", done, None, f"{examined} examined, at {item.path}"))
             if isinstance(item, Skipped):
                 self._record_skip(item, skipped, stats)
+                if item.path in stored:
+                    skip_reasons[item.path] = item.reason.value
                 continue
             seen.add(item.path)
             outcome = self._index_file(item, repo_id, stored, now, dry_run, new_inputs)
             if isinstance(outcome, Skipped):
                 seen.discard(item.path)
                 self._record_skip(outcome, skipped, stats)
+                skip_reasons[item.path] = outcome.reason.value
             elif outcome:
                 stats.files_updated += 1
             else:
                 stats.files_unchanged += 1
             done += 1
-            if done % 25 == 0:
-                report(Progress("walk", done, None, item.path))
         report(Progress("walk", done, done))
         candidates = stored.keys() if wanted is None else (wanted & stored.keys())
         gone = sorted(p for p in candidates if p not in seen)
+        removed = removal_reasons(gone, skip_reasons, root)
+        stats.removed_reasons = dict(sorted(Counter(r.reason for r in removed).items()))
+        stats.removed_files = removed[:REMOVED_SAMPLE]
         if dry_run:
             stats.files_removed = len(gone)
         elif gone:
@@ -367,11 +418,21 @@ class Indexer:
                 out.append((part, content_hash(inp), inp))
         return fc.language, out, fc.symbols
 
-    def _dry_run_plan(self, inputs: dict[str, str]) -> tuple[int, int]:
-        """(texts, word pieces) a real run would embed: new hashes not already in the index."""
+    def _dry_run_plan(
+        self, inputs: dict[str, str], report: ProgressFn | None = None
+    ) -> tuple[int, int]:
+        """(texts, word pieces) a real run would embed: new hashes not already in the index.
+        Tokens are counted in slices, each reported as `plan` progress."""
         known = {r[0] for r in self.store.query("SELECT hash FROM embeddings")}
         todo = [text for h, text in inputs.items() if h not in known]
-        return len(todo), (sum(self.embedder.count_tokens(todo)) if todo else 0)
+        tokens = 0
+        for start in range(0, len(todo), PLAN_STEP):
+            if report is not None:
+                report(Progress("plan", start, len(todo), "counting tokens to embed"))
+            tokens += sum(self.embedder.count_tokens(todo[start : start + PLAN_STEP]))
+        if report is not None and todo:
+            report(Progress("plan", len(todo), len(todo), "counting tokens to embed"))
+        return len(todo), tokens
 
     # -- phase 2 -------------------------------------------------------------------------
 

@@ -168,6 +168,13 @@ class Store:
         """Run a read-only statement built by the search layer and return all rows."""
         return list(self.db.execute(sql, params))
 
+    def generation(self) -> tuple[int, int]:
+        """Changes whenever the index may have changed as seen by this connection: a commit
+        by another connection (`PRAGMA data_version`) or a row changed through this one
+        (`total_changes`). Lets readers keep answers while it stays the same."""
+        version = int(self.db.execute("PRAGMA data_version").fetchone()[0])
+        return version, self.db.total_changes
+
     # -- model metadata ------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:

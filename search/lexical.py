@@ -49,7 +49,10 @@ SQL conditions live in `search/lexical_sql.py`, per-file verification (step 3) i
 from __future__ import annotations
 
 import math
+import threading
 import time
+import weakref
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -70,6 +73,7 @@ from ctxd.search.lexical_rank import (
     split_on_newlines,
 )
 from ctxd.search.lexical_sql import CANDIDATES_SQL, CondOp, language_names, render_cond
+from ctxd.search.limits import check_term_count
 from ctxd.search.models import Block, FileMatch, LexicalResult, LineMatch
 from ctxd.search.query import And, Lang, Node, Not, Or, RepoSet, ResultType, Type, parse, simplify
 
@@ -161,6 +165,26 @@ class _Outcome:
         return self.stopped is not None
 
 
+CACHE_ENTRIES = 32
+"""Ranked answers kept per connection (the newest; one connection per thread)."""
+CACHE_MAX_HITS = 5_000
+"""Answers with more matching files are not kept (memory)."""
+
+_CacheEntry = tuple[tuple[int, int], _Outcome, list[_Hit]]
+_CACHES: weakref.WeakKeyDictionary[Store, OrderedDict[tuple[str, int, int], _CacheEntry]] = (
+    weakref.WeakKeyDictionary())
+_CACHES_LOCK = threading.Lock()
+
+
+def _outcome_cache(store: Store) -> OrderedDict[tuple[str, int, int], _CacheEntry]:
+    """The answer cache of one connection (created on first use, dropped with it)."""
+    with _CACHES_LOCK:
+        cache = _CACHES.get(store)
+        if cache is None:
+            cache = _CACHES[store] = OrderedDict()
+        return cache
+
+
 class EmbeddedLexical:
     """Zoekt-compatible lexical search over the index's trigram table (no server)."""
 
@@ -207,13 +231,14 @@ class EmbeddedLexical:
         """
         started = time.perf_counter()
         _check_limits(max_files=max_files, context_lines=context_lines, offset=offset)
-        root = self._restrict(parse(query), repos)
+        parsed = parse(query)
+        check_term_count(parsed)
+        root = self._restrict(parsed, repos)
         notes = self._notes(root, repos)
         if isinstance(root, Type) and root.kind == ResultType.REPO:
             return self._repo_result(root.child, started, notes)
         root = self._resolve_repo_types(root)
-        outcome = self._run(root)
-        hits = sorted(outcome.hits, key=lambda h: (-h.score, h.row.repo, h.row.path))
+        outcome, hits = self._ranked(root)
         page = hits[offset : offset + max_files]
         files = [self._file_match(outcome.plan, h, context_lines) for h in page]
         notes += self._scan_notes(outcome)
@@ -249,6 +274,25 @@ class EmbeddedLexical:
         return explain_query(self.store, query, self.scan_limit_bytes)
 
     # -- internals ---------------------------------------------------------------------------
+
+    def _ranked(self, root: Node) -> tuple[_Outcome, list[_Hit]]:
+        """Every matching file, ranked; reused from this connection's recent answers while
+        the index has not changed (`Store.generation`), so concurrent clients asking the
+        same query, and the pages after the first, skip the evaluation."""
+        key = (repr(root), self.scan_limit_bytes, self.match_limit)
+        version = self.store.generation()
+        cache = _outcome_cache(self.store)
+        found = cache.get(key)
+        if found is not None and found[0] == version:
+            cache.move_to_end(key)
+            return found[1], found[2]
+        outcome = self._run(root)
+        hits = sorted(outcome.hits, key=lambda h: (-h.score, h.row.repo, h.row.path))
+        if len(hits) <= CACHE_MAX_HITS:
+            cache[key] = (version, outcome, hits)
+            while len(cache) > CACHE_ENTRIES:
+                cache.popitem(last=False)
+        return outcome, hits
 
     def _restrict(self, root: Node, repos: Sequence[str] | None) -> Node:
         if repos is None:

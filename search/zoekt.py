@@ -14,8 +14,16 @@ and lets the client enforce one deadline over connect + send + every read.
 
 Invariants:
 - Every `/api/search` request sends explicit `ChunkMatches`, `MaxDocDisplayCount`,
-  `MaxMatchDisplayCount` and `MaxWallTime` (a little under the client timeout, so that
-  Zoekt returns partial results before the socket gives up), never Zoekt's defaults.
+  `MaxMatchDisplayCount`, `ShardMaxMatchCount`, `TotalMaxMatchCount` and `MaxWallTime`
+  (a little under the client timeout, so that Zoekt returns partial results before the
+  socket gives up), never Zoekt's defaults. The match limits are the same on every page,
+  so Zoekt's limit heuristic (§2.4) never changes the candidate set between pages.
+- Paging (§7.6, there is no offset): page `offset..offset+n` asks for the first
+  `offset+n` files and slices. Zoekt spends `MaxMatchDisplayCount` on files in rank
+  order and drops the files after the budget is spent, so a common term can leave
+  fewer files than asked although more match (`len(Files) < FileCount`); the client
+  then asks again with a budget grown to fit, up to `match_display_cap`, and only when
+  that cap still cuts does the result say so, naming that limit.
 - A non-JSON answer is never parsed as a result: it is `BackendUnavailable` with the
   `-rpc` hint. HTTP 400 is `QueryError`; a socket time-out is `BackendTimeout`.
 - Repository listing uses `POST /api/list`, never `type:repo` searches.
@@ -44,6 +52,7 @@ from ctxd.search.zoekt_decode import (
     as_int,
     decode_b64,
     display_text,
+    display_units,
     parse_repo_list,
     parse_search_result,
     parse_symbols,
@@ -57,7 +66,15 @@ Json = dict[str, Any]
 
 DEFAULT_TIMEOUT_MS = 30_000
 MAX_MATCH_DISPLAY = 1_000
-"""Cap on matches (chunk ranges) per response; files past the budget are dropped (§2.2)."""
+"""First `MaxMatchDisplayCount` of a search: matches (chunk ranges, or line fragments on a
+line-mode server) per response; files past the budget are dropped (§2.2)."""
+MATCH_DISPLAY_CAP = 20_000
+"""The largest `MaxMatchDisplayCount` the client grows to when the budget cuts the files
+a page needs (keeps one answer to a few MB)."""
+SHARD_MAX_MATCHES = 100_000
+"""`ShardMaxMatchCount`: Zoekt's own per-shard default, sent explicitly (§2.4, §7.6)."""
+TOTAL_MAX_MATCHES = 1_000_000
+"""`TotalMaxMatchCount`: no further shards are searched past this many matches."""
 WHOLE_FILE_MAX_DOCS = 10
 """`MaxDocDisplayCount` of a whole-file fetch: one path, one document per distinct content."""
 _EXCERPT = 200
@@ -94,11 +111,20 @@ class ZoektClient:
     Args:
         url: base URL, e.g. `http://localhost:6070` (a path prefix is kept).
         timeout_ms: deadline for each HTTP exchange (connect, send, whole answer).
+        match_display: `MaxMatchDisplayCount` of a search's first request.
+        match_display_cap: the most it grows to when it cuts the files of a page.
     """
 
     name = "zoekt"
 
-    def __init__(self, url: str, *, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        timeout_ms: int = DEFAULT_TIMEOUT_MS,
+        match_display: int = MAX_MATCH_DISPLAY,
+        match_display_cap: int = MATCH_DISPLAY_CAP,
+    ) -> None:
         parts = urlsplit(url.strip())
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValidationError(
@@ -123,19 +149,32 @@ class ZoektClient:
                 f"Invalid Zoekt URL {url!r}: {exc}", details={"field": "zoekt_url", "value": url}
             ) from exc
         self._prefix = parts.path.rstrip("/")
+        self.match_display = max(match_display, 1)
+        self.match_display_cap = max(match_display_cap, self.match_display)
 
     # ---- LexicalBackend --------------------------------------------------------------
 
-    def search(self, query: str, *, max_files: int = 30, context_lines: int = 3) -> LexicalResult:
-        """Run a Zoekt query; up to `max_files` files, best first, with context blocks.
+    def search(
+        self, query: str, *, max_files: int = 30, context_lines: int = 3, offset: int = 0
+    ) -> LexicalResult:
+        """Run a Zoekt query; files `offset..offset+max_files` in Zoekt's ranking, with
+        context blocks; `file_count` counts every matching file.
 
         Raises:
             QueryError: Zoekt rejected the query (its message, plus a hint).
             BackendUnavailable: no server, no JSON API (`-rpc`), or a server error.
             BackendTimeout: no complete answer within `timeout_ms`.
         """
-        result = self._search_json(normalize_query(query), max_files, max(context_lines, 0))
-        return parse_search_result(result, max_files=max_files)
+        text, context, want = normalize_query(query), max(context_lines, 0), offset + max_files
+        budget = self.match_display
+        while True:
+            result = self._search_json(text, want, context, match_display=budget)
+            grown = next_match_budget(result, want, budget, self.match_display_cap)
+            if grown is None:
+                break
+            budget = grown
+        return parse_search_result(result, max_files=max_files, offset=offset,
+                                   match_display=budget)
 
     def symbols(self, query: str, *, max_files: int = 100) -> list[SymbolItem]:
         """Symbol definitions matching `query` (ctags data in the index, §7.3).
@@ -252,12 +291,16 @@ class ZoektClient:
         """Zoekt's own deadline: 90% of ours, so partial results arrive before we give up."""
         return max(self.timeout_ms * 9 // 10, 1) * 1_000_000
 
-    def _search_json(self, query: str, max_files: int, context_lines: int) -> Json:
+    def _search_json(
+        self, query: str, max_files: int, context_lines: int, *, match_display: int | None = None
+    ) -> Json:
         opts = {
             "ChunkMatches": True,
             "NumContextLines": context_lines,
             "MaxDocDisplayCount": max(max_files, 1),
-            "MaxMatchDisplayCount": MAX_MATCH_DISPLAY,
+            "MaxMatchDisplayCount": match_display or self.match_display,
+            "ShardMaxMatchCount": SHARD_MAX_MATCHES,
+            "TotalMaxMatchCount": TOTAL_MAX_MATCHES,
             "MaxWallTime": self._wall_time_ns(),
         }
         return self._call_search({"Q": query, "Opts": opts})
@@ -387,3 +430,18 @@ def _read_all(
         if not part:
             return b"".join(parts)
         parts.append(part)
+
+
+def next_match_budget(result: Json, want: int, budget: int, cap: int) -> int | None:
+    """A larger `MaxMatchDisplayCount` when `budget` was spent (Zoekt stops at exactly the
+    budget, so a spent budget may have cut the matches, or the files, of the first `want`
+    files), else None. Pure.
+
+    The next budget scales the matches per file seen so far to `want` files (with a
+    margin), at least doubles, and stops at `cap`.
+    """
+    if budget >= cap or display_units(result) < budget:
+        return None
+    shown = len(result.get("Files") or [])
+    per_file = budget / max(shown, 1)
+    return min(cap, max(budget * 2, int(per_file * want * 1.25) + 1))

@@ -36,6 +36,7 @@ __all__ = [
     "completeness",
     "decode_b64",
     "display_text",
+    "display_units",
     "parse_repo_list",
     "parse_search_result",
     "parse_symbols",
@@ -226,23 +227,58 @@ def _file_match(fm: Mapping[str, Any]) -> tuple[FileMatch, int]:
     return record, shown
 
 
+def display_units(payload: Mapping[str, Any]) -> int:
+    """What `MaxMatchDisplayCount` counts in an answer: chunk `Ranges` plus line-mode
+    `LineFragments` (§2.2). Pure."""
+    return sum(
+        sum(len(c.get("Ranges") or []) for c in fm.get("ChunkMatches") or [])
+        + sum(len(lm.get("LineFragments") or []) for lm in fm.get("LineMatches") or [])
+        for fm in payload.get("Files") or []
+    )
+
+
 def completeness(
-    result: Mapping[str, Any], *, shown_files: int, shown_matches: int, max_files: int | None
+    result: Mapping[str, Any],
+    *,
+    shown_files: int,
+    shown_matches: int,
+    max_files: int | None,
+    offset: int = 0,
+    match_display: int | None = None,
 ) -> tuple[bool, tuple[str, ...]]:
-    """Whether a search result is partial, and why (§3.12). Pure."""
+    """Whether a search result is partial, and why (§3.12), naming the limit that cut it.
+    Pure. A page that ends before the last matching file is not partial: the caller
+    pages on (its cursor) to the rest.
+
+    Args:
+        result: the `Result` object; its `Files` are the first `offset + max_files` files
+            asked for (or fewer).
+        shown_files / shown_matches: files and matches of the whole answer (all pages).
+        max_files: the page size; offset: files before this page.
+        match_display: the `MaxMatchDisplayCount` that was sent.
+    """
     notes: list[str] = []
     file_count = as_int(result.get("FileCount"))
     match_count = as_int(result.get("MatchCount"))
-    if shown_files < file_count:
-        limit = f" (limit {max_files})" if max_files else ""
-        notes.append(f"Showing {shown_files} of {file_count} matching files{limit}.")
-    elif shown_matches < match_count:
-        notes.append(f"Showing {shown_matches} of {match_count} matches (match display limit).")
+    if max_files and shown_files < min(file_count, offset + max_files):
+        budget = "MaxMatchDisplayCount" + (f" {match_display}" if match_display else "")
+        notes.append(
+            f"Zoekt's match display limit ({budget}) cut the results: its matches were all "
+            f"spent on the first {shown_files} of {file_count} matching files, so the files "
+            f"after them cannot be fetched. Narrow the query (repo:, file:, lang:) to reach them."
+        )
+    elif not max_files and shown_files < file_count:
+        notes.append(f"Showing {shown_files} of {file_count} matching files.")
+    elif shown_files >= file_count and shown_matches < match_count:
+        why = f"Zoekt's MaxMatchDisplayCount {match_display}" if match_display else (
+            "match display limit")
+        notes.append(f"Showing {shown_matches} of {match_count} matches ({why}).")
     skipped = as_int(result.get("FilesSkipped"))
     if skipped:
         notes.append(
-            f"Zoekt stopped early: {skipped} candidate files were not searched "
-            "(match limit or deadline); counts are lower bounds."
+            f"Zoekt stopped early: {skipped} candidate files were not searched (its match "
+            "limits ShardMaxMatchCount / TotalMaxMatchCount, or the MaxWallTime deadline); "
+            "counts are lower bounds."
         )
     shards = as_int(result.get("ShardsSkipped"))
     if shards:
@@ -259,12 +295,17 @@ def completeness(
 
 
 def parse_search_result(
-    payload: Mapping[str, Any], *, max_files: int | None = None
+    payload: Mapping[str, Any],
+    *,
+    max_files: int | None = None,
+    offset: int = 0,
+    match_display: int | None = None,
 ) -> LexicalResult:
     """Decode the `Result` object of `/api/search` (same shape as a `/healthz` answer). Pure.
 
-    Files keep Zoekt's ranking; inside a file, matches and blocks are in line order.
-    `max_files` only words the display-limit note.
+    Files keep Zoekt's ranking; inside a file, matches and blocks are in line order. The
+    answer holds the first `offset + max_files` files: the result keeps the page from
+    `offset` on. `max_files` and `match_display` (the limits sent) word the notes.
     """
     files: list[FileMatch] = []
     shown_matches = 0
@@ -273,10 +314,12 @@ def parse_search_result(
         files.append(record)
         shown_matches += shown
     partial, notes = completeness(
-        payload, shown_files=len(files), shown_matches=shown_matches, max_files=max_files
+        payload, shown_files=len(files), shown_matches=shown_matches, max_files=max_files,
+        offset=offset, match_display=match_display,
     )
+    end = None if max_files is None else offset + max_files
     return LexicalResult(
-        files=files,
+        files=files[offset:end],
         match_count=as_int(payload.get("MatchCount")),
         file_count=as_int(payload.get("FileCount")),
         duration_ms=as_int(payload.get("Duration")) / 1e6,

@@ -57,8 +57,9 @@ class ServerOptions:
     """Allow binding a non-loopback host without a token (not recommended)."""
     allowed_roots: tuple[str, ...] = ()
     """Folders `index_repository` may index; empty = the client's roots, else the cwd."""
-    index_wait_seconds: int = 300
-    """How long `index_repository` waits before answering with a background job id."""
+    index_wait_seconds: int = 20
+    """How long `index_repository` waits before answering with a background job id (short
+    enough for MCP clients' usual 60 s request timeout)."""
 
 
 @dataclass(frozen=True, slots=True)

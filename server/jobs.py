@@ -2,8 +2,10 @@
 
 `JobManager(service)` runs `Service.index` on one worker thread (indexing is serialised
 by the index's write lock anyway, and one thread means one SQLite connection for all
-jobs). `start(path, ...)` returns an `IndexJob` at once; a second request for a path
-that is already queued or running joins that job instead of starting another one.
+jobs). `start(path, ...)` returns an `IndexJob` at once. A second request for a path
+that is already queued or running joins that job when its arguments are the same; with
+other arguments (patterns, size limit) it is queued to run after it (`after` names the
+job it waits for), so the new arguments are never silently dropped.
 `IndexJob.wait_for_change(version, timeout)` blocks until the job reports progress or
 finishes, so the MCP tool can relay progress notifications without polling, and return
 a job id when the caller's wait time runs out; `index_status` reads the same jobs.
@@ -37,6 +39,7 @@ from urllib.parse import unquote, urlsplit
 from ctxd.indexer.errors import CtxdError, JobNotFound, PathOutsideRoot
 from ctxd.indexer.pathguard import is_inside
 from ctxd.indexer.pipeline import IndexStats, Progress, now_rfc3339
+from ctxd.indexer.rootguard import check_index_root
 from ctxd.indexer.walker import validate_root, validate_walk_options
 from ctxd.server.use_cases import UseCases
 
@@ -78,6 +81,8 @@ class JobSnapshot:
     include_patterns: tuple[str, ...] = ()
     exclude_patterns: tuple[str, ...] = ()
     max_file_size: int | None = None
+    after: str | None = None
+    """The job of the same path, with other arguments, that this one was queued behind."""
 
     @property
     def finished(self) -> bool:
@@ -103,6 +108,8 @@ class _JobData:
     include_patterns: tuple[str, ...]
     exclude_patterns: tuple[str, ...]
     max_file_size: int | None
+    after: str | None = None
+    force: bool = False
     state: JobState = JobState.QUEUED
     phase: str = "queued"
     walked: int = 0
@@ -135,6 +142,7 @@ class IndexJob:
                 started_at=d.started_at, finished_at=d.finished_at, stats=d.stats,
                 error=d.error, version=d.version, include_patterns=d.include_patterns,
                 exclude_patterns=d.exclude_patterns, max_file_size=d.max_file_size,
+                after=d.after,
             )
 
     def wait_for_change(self, version: int, timeout: float) -> JobSnapshot:
@@ -200,6 +208,7 @@ class JobManager:
         self._ids = itertools.count(1)
         self._queue: queue.SimpleQueue[IndexJob | None] = queue.SimpleQueue()
         self._worker: threading.Thread | None = None
+        self._stopping = threading.Event()
 
     def start(
         self,
@@ -208,19 +217,23 @@ class JobManager:
         include_patterns: Sequence[str] | None = None,
         exclude_patterns: Sequence[str] | None = None,
         max_file_size: int | None = None,
+        force: bool = False,
     ) -> IndexJob:
-        """Queue an index run of `path` (already resolved and checked), or join the one queued
-        or running for the same path."""
+        """Queue an index run of `path` (already resolved and checked), or join the one
+        queued or running for the same path with the same arguments. With other arguments
+        the new run is queued after the unfinished one (the worker runs jobs in order)."""
+        args = (tuple(include_patterns or ()), tuple(exclude_patterns or ()), max_file_size)
         with self._lock:
-            for job in self._jobs.values():
-                snap = job.snapshot()
-                if snap.path == str(path) and not snap.finished:
-                    return job
-            job = IndexJob(
-                f"idx-{next(self._ids)}",
-                _JobData(str(path), tuple(include_patterns or ()), tuple(exclude_patterns or ()),
-                         max_file_size),
-            )
+            pending = [j.snapshot() for j in self._jobs.values()]
+            pending = [s for s in pending if s.path == str(path) and not s.finished]
+            for snap in pending:
+                if (snap.include_patterns, snap.exclude_patterns, snap.max_file_size) == args:
+                    return self._jobs[snap.job_id]
+            after = pending[-1].job_id if pending else None
+            job = IndexJob(f"idx-{next(self._ids)}",
+                           _JobData(str(path), *args, after=after, force=force))
+            if after is not None:
+                job._data.message = f"queued after job {after} (same path, other arguments)"
             self._jobs[job.job_id] = job
             self._forget_old()
             if self._worker is None:
@@ -254,13 +267,33 @@ class JobManager:
         with self._lock:
             return list(self._jobs.values())
 
-    def shutdown(self) -> None:
-        """Let the worker stop once the queued jobs are done (at process exit it is simply
-        abandoned: it is a daemon thread and the index is crash-safe)."""
+    def shutdown(self, wait: float | None = None) -> bool:
+        """Take no more jobs.
+
+        Without `wait` the worker finishes the queued jobs and stops. With `wait`, the
+        running job is asked to stop at its next checkpoint (committed files are whole;
+        the next index run resumes the rest), queued jobs are dropped, and the worker is
+        joined for up to `wait` seconds, so that no indexing (and no model call) is in
+        flight when the process exits: interpreter shutdown under a running torch call
+        aborts the process.
+
+        Returns:
+            True when no worker is running any more.
+        """
+        if wait is not None:
+            self._stopping.set()
         self._queue.put(None)
+        worker = self._worker
+        if wait is not None and worker is not None:
+            worker.join(wait)
+        return worker is None or not worker.is_alive()
 
     def _work(self) -> None:
         while (job := self._queue.get()) is not None:
+            if self._stopping.is_set():
+                job._change(state=JobState.FAILED, phase="done", finished_at=now_rfc3339(),
+                            message="not started: the server stopped")
+                continue
             self._run(job)
 
     def _forget_old(self) -> None:
@@ -270,6 +303,7 @@ class JobManager:
 
     def _run(self, job: IndexJob) -> None:
         d = job.snapshot()
+        force = job._data.force
         job._change(state=JobState.RUNNING, phase="walk", message="starting")
         try:
             stats = self.service.index(
@@ -279,6 +313,8 @@ class JobManager:
                 max_file_size=d.max_file_size,
                 progress=job._on_progress,
                 lock_wait=None,
+                should_stop=self._stopping.is_set,
+                force=force,
             )
         except CtxdError as err:
             job._change(state=JobState.FAILED, phase="done", error=err,
@@ -293,7 +329,9 @@ class JobManager:
             job._change(state=JobState.FAILED, phase="done", error=failure,
                         message=failure.message, finished_at=now_rfc3339())
         else:
-            job._change(state=JobState.SUCCEEDED, phase="done", stats=stats, message="done",
+            message = ("stopped: the server is shutting down; the next index run resumes"
+                       if stats.stopped else "done")
+            job._change(state=JobState.SUCCEEDED, phase="done", stats=stats, message=message,
                         finished_at=now_rfc3339())
 
 
@@ -351,15 +389,17 @@ def validate_request(
     include_patterns: Sequence[str] | None,
     exclude_patterns: Sequence[str] | None,
     max_file_size: int | None,
+    force: bool = False,
 ) -> None:
     """Check an index request before a job is queued (the same checks `Service.index`
     runs first), so bad input is answered at once instead of from a job.
 
     Raises:
-        ValidationError: the path does not exist or is not a folder, a bad glob, or a bad
-            `max_file_size`.
+        ValidationError: the path does not exist or is not a folder, is `/` or a home
+            directory without `force`, a bad glob, or a bad `max_file_size`.
     """
     validate_root(path)
+    check_index_root(path, force=force)
     walk = service.settings.walk
     if include_patterns:
         walk = replace(walk, include_patterns=tuple(include_patterns))

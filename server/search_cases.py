@@ -45,6 +45,7 @@ from ctxd.search.keyword import (
     match_expression,
 )
 from ctxd.search.lexical import EmbeddedLexical
+from ctxd.search.limits import check_query_length
 from ctxd.search.models import (
     FileContent,
     FileMatch,
@@ -121,6 +122,7 @@ class SearchCases:
                 hint="Pass a question or keywords, e.g. `ctxd search \"where is retry backoff\"`.",
                 details={"field": "query", "value": query},
             )
+        check_query_length("query", query)
         reject_nul(query)
         if mode not in MODES:
             raise ValidationError(
@@ -309,6 +311,7 @@ class SearchCases:
     def explain(self, query: str, mode: str) -> str:
         """How a query would run, without running it: the parsed Zoekt query, trigrams and
         SQL for `lexical`; the keyword terms and FTS5 MATCH text for the other modes."""
+        check_query_length("query", query)
         if mode == "lexical":
             if self.settings.search.zoekt_url:
                 return f"lexical query sent to Zoekt at {self.settings.search.zoekt_url}: {query}"
@@ -346,10 +349,10 @@ class SearchCases:
         self, query: str, *, offset: int, max_files: int, context_lines: int
     ) -> LexicalResult:
         backend = self.lexical_backend()
-        if isinstance(backend, EmbeddedLexical):
+        if isinstance(backend, EmbeddedLexical | ZoektClient):
+            # Zoekt has no offset: its client asks for the files up to the page's end.
             return backend.search(query, max_files=max_files, context_lines=context_lines,
                                   offset=offset)
-        # Zoekt has no offset: ask for everything up to the end of this page and slice.
         res = backend.search(query, max_files=offset + max_files, context_lines=context_lines)
         return replace(res, files=res.files[offset:])
 
@@ -374,6 +377,7 @@ class SearchCases:
                 hint="Pass a pattern, e.g. `lang:python def main` or `sym:Handler`.",
                 details={"field": "query", "value": query},
             )
+        check_query_length("query", query)
         reject_nul(query)
         bounds = (("limit", limit, 1, 100), ("contextLines", context_lines, 0, 10))
         for name, value, lo, hi in bounds:
@@ -389,7 +393,9 @@ class SearchCases:
         result = self._lexical_search(query, offset=offset, max_files=limit,
                                       context_lines=context_lines)
         end = offset + len(result.files)
-        more = end < result.file_count and bool(result.files)
+        # A short page is the last one reachable (e.g. Zoekt's match limit cut the rest;
+        # the result's notes say so).
+        more = end < result.file_count and len(result.files) >= limit
         return LexicalPage(query=query, result=result, offset=offset,
                            next_cursor=encode_cursor(params, end, limit) if more else None)
 
@@ -408,6 +414,7 @@ class SearchCases:
                 hint="Pass a glob like `**/*.py` or a regex like `test_.*\\.py$`.",
                 details={"field": "pattern", "value": pattern},
             )
+        check_query_length("pattern", pattern)
         params = {"files": pattern, "repositories": sorted(repositories or [])}
         if repositories and self.zoekt() is None:
             self._check_repositories(self.store(), tuple(repositories))
@@ -440,6 +447,7 @@ class SearchCases:
         Raises:
             IndexNotFound: a repository that is not indexed.
         """
+        check_query_length("symbol", symbol)
         store = self.store()
         if self.zoekt() is None:
             self._check_repositories(store, tuple(repositories or ()))
@@ -485,6 +493,7 @@ class SearchCases:
                 hint="Pass a symbol name or part of one, e.g. `AuthService` or `calc`.",
                 details={"field": "query", "value": query},
             )
+        check_query_length("query", query)
         if start_index < 0 or (max_items is not None and max_items < 1):
             raise ValidationError(
                 "start_index must be >= 0 and max_items >= 1",

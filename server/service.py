@@ -29,6 +29,7 @@ from ctxd.indexer.errors import IndexNotFound, QueryError
 from ctxd.indexer.gitrefs import branch_rows
 from ctxd.indexer.lock import WriteLock
 from ctxd.indexer.pipeline import Indexer, IndexStats, ProgressFn
+from ctxd.indexer.rootguard import check_index_root
 from ctxd.indexer.store import Store
 from ctxd.search.semantic import VectorMatrix
 from ctxd.server.config import Settings
@@ -153,6 +154,8 @@ class Service(SearchCases):
         on_lock_wait: Callable[[str], None] | None = None,
         only_paths: list[str] | None = None,
         should_stop: Callable[[], bool] | None = None,
+        embed: bool = True,
+        force: bool = False,
     ) -> IndexStats:
         """Index (or refresh) the repository at `path`.
 
@@ -161,12 +164,17 @@ class Service(SearchCases):
                 walk options for this run.
             dry_run: walk and chunk only; nothing is written or embedded.
             lock_wait: seconds to wait for another writer (None = wait as long as it takes).
+            embed: False = phase 1 only (text, symbols); the embeddings stay pending.
+            force: index even the filesystem root or a home directory (refused otherwise;
+                a watcher's partial run, `only_paths`, is never refused).
 
         Raises:
             ValidationError: bad path or options (before any work).
             IndexLocked: another process is writing and `lock_wait` ran out.
             ModelMismatch: the index belongs to another model.
         """
+        if only_paths is None:
+            check_index_root(path, force=force)
         walk = self.settings.walk
         if include_patterns is not None:
             walk = replace(walk, include_patterns=tuple(include_patterns))
@@ -181,7 +189,7 @@ class Service(SearchCases):
         lock.acquire(wait=lock_wait, on_wait=on_lock_wait)
         try:
             return indexer.index(path, walk, progress=progress, only_paths=only_paths,
-                                 should_stop=should_stop)
+                                 should_stop=should_stop, embed=embed)
         finally:
             lock.release()
 
@@ -252,6 +260,7 @@ class Service(SearchCases):
     def repos(self) -> list[dict[str, Any]]:
         """Every indexed repository with its counts and freshness."""
         store = self.store()
+        writing = self.write_lock().is_held()
         out = []
         for repo in store.repos():
             counts = store.repo_counts(repo.id)
@@ -268,7 +277,7 @@ class Service(SearchCases):
                     if counts["checkpoints"]
                     else 1.0,
                     "indexed_at": repo.indexed_at,
-                    "indexing": repo.index_started_at is not None,
+                    "indexing": repo.index_started_at is not None and writing,
                     "options": repo.options,
                 }
             )
@@ -333,10 +342,19 @@ class Service(SearchCases):
 
 
     def freshness(self) -> list[dict[str, Any]]:
-        """When each repository was last indexed and whether a re-index is running."""
-        return [
-            {"repository": r.name, "indexed_at": r.indexed_at,
-             "indexing": r.index_started_at is not None}
-            for r in self.store().repos()
-        ]
+        """When each repository was last indexed and whether a re-index is running: its
+        run started and a live process holds the write lock (a run whose process died
+        leaves `index_started_at` behind but no lock holder), plus the embedding backlog
+        this process's watcher reports (`embedding_backlog`, only when non-zero)."""
+        writing = self.write_lock().is_held()
+        watched = self.watcher.health().get("repos", {}) if self.watcher is not None else {}
+        out: list[dict[str, Any]] = []
+        for r in self.store().repos():
+            row: dict[str, Any] = {"repository": r.name, "indexed_at": r.indexed_at,
+                                   "indexing": r.index_started_at is not None and writing}
+            backlog = (watched.get(r.name) or {}).get("embedding_backlog")
+            if backlog:
+                row["embedding_backlog"] = int(backlog)
+            out.append(row)
+        return out
 

@@ -36,6 +36,8 @@ class UseCases(Protocol):
         progress: ProgressFn | None = None,
         lock_wait: float | None = None,
         on_lock_wait: Callable[[str], None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
+        force: bool = False,
     ) -> IndexStats: ...
 
     def search(

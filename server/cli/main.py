@@ -198,6 +198,8 @@ def main(ctx: click.Context, home: str | None, config: str | None, model: str | 
 @click.option("--max-file-size", type=int, metavar="BYTES",
               help="Skip larger files (default 1048576, max 10485760, 0 = no limit).")
 @click.option("--dry-run", is_flag=True, help="Walk and chunk only: report what would be indexed.")
+@click.option("--force", is_flag=True, help="Index even / or a home directory (refused "
+              "otherwise: that would index the whole machine).")
 @json_option
 @click.pass_context
 def index(
@@ -207,6 +209,7 @@ def index(
     exclude: tuple[str, ...],
     max_file_size: int | None,
     dry_run: bool,
+    force: bool,
     as_json: bool,
 ) -> None:
     """Index (or refresh) the repository at PATH.
@@ -224,6 +227,7 @@ def index(
         exclude_patterns=list(exclude) if exclude else None,
         max_file_size=max_file_size,
         dry_run=dry_run,
+        force=force,
         progress=render.ProgressBar(),
         lock_wait=None,
         on_lock_wait=lambda pid: render.emit(

@@ -91,6 +91,9 @@ def index_stats_text(stats: IndexStats) -> str:
             f"  {stats.checkpoints} checkpoints, {stats.chunks_embedded} embedded in this run"
         )
     lines.append(f"  skipped {skipped}" + (f" ({reasons})" if reasons else ""))
+    if stats.files_removed:
+        why = ", ".join(f"{k} {v}" for k, v in stats.removed_reasons.items())
+        lines.append(f"  removed {stats.files_removed} from the index ({why})")
     if stats.files_failed:
         lines.append(f"  failed {len(stats.files_failed)}:")
         lines.extend(f"    {safe(f.file)}: {safe(f.error)}" for f in stats.files_failed[:20])

@@ -145,6 +145,7 @@ class DaemonClient:
         self, method: str, params: dict[str, Any], *,
         progress: ProgressFn | None = None,
         on_lock_wait: Callable[[str], None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
     ) -> Any:
         if self._local is None:
             def on_event(kind: str, data: Any) -> None:
@@ -166,7 +167,8 @@ class DaemonClient:
                 self._fallback()
         fn = getattr(self._fallback(), method)
         if method == "index":
-            return fn(**params, progress=progress, on_lock_wait=on_lock_wait, lock_wait=None)
+            return fn(**params, progress=progress, on_lock_wait=on_lock_wait, lock_wait=None,
+                      should_stop=should_stop)
         return fn(**params)
 
     # -- the use cases -------------------------------------------------------------------
@@ -182,14 +184,19 @@ class DaemonClient:
         progress: ProgressFn | None = None,
         lock_wait: float | None = None,
         on_lock_wait: Callable[[str], None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
+        force: bool = False,
     ) -> IndexStats:
+        """Index through the daemon. `should_stop` applies only when the run falls back to
+        this process: the daemon is the index's writer and finishes a run it started even
+        when this client goes away (the next run would resume it anyway)."""
         # The daemon has its own working folder: resolve here, with the same errors.
         root = str(validate_root(path))
         stats: IndexStats = self._call(
             "index", {"path": root, "include_patterns": include_patterns,
                       "exclude_patterns": exclude_patterns, "max_file_size": max_file_size,
-                      "dry_run": dry_run},
-            progress=progress, on_lock_wait=on_lock_wait)
+                      "dry_run": dry_run, "force": force},
+            progress=progress, on_lock_wait=on_lock_wait, should_stop=should_stop)
         return stats
 
     def search(

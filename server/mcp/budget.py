@@ -119,6 +119,9 @@ def freshness_line(fresh: Sequence[Freshness], *, limit: int = 10) -> str:
             parts.append(f"`{f['repository']}` indexed {f['indexed_at']}")
         else:
             parts.append(f"`{f['repository']}` never completed an index run")
+        if f.get("embedding_backlog"):
+            parts[-1] += (f" ({f.get('embedding_backlog')} checkpoints still to embed: "
+                          "semantic search does not see them yet)")
     more = f"; and {len(fresh) - limit} more" if len(fresh) > limit else ""
     return "_Index freshness: " + "; ".join(parts) + more + "._"
 
@@ -128,12 +131,16 @@ def select_freshness(
 ) -> list[Freshness]:
     """The freshness rows of the searched repositories (all of them when unfiltered)."""
     wanted = set(repositories or ())
-    return [
-        Freshness(repository=str(f["repository"]), indexed_at=f.get("indexed_at"),
-                  indexing=bool(f.get("indexing")))
-        for f in fresh
-        if not wanted or f["repository"] in wanted
-    ]
+    out = []
+    for f in fresh:
+        if wanted and f["repository"] not in wanted:
+            continue
+        row = Freshness(repository=str(f["repository"]), indexed_at=f.get("indexed_at"),
+                        indexing=bool(f.get("indexing")))
+        if f.get("embedding_backlog"):
+            row["embedding_backlog"] = int(f["embedding_backlog"])
+        out.append(row)
+    return out
 
 
 def more_note(tool: str, cursor: str) -> str:

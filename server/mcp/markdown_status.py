@@ -30,6 +30,7 @@ from ctxd.server.mcp.schemas import (
     IndexOutput,
     IndexStatusOutput,
     JobOut,
+    RemovedOut,
     Rendered,
     RepoOut,
     ReposOutput,
@@ -200,12 +201,27 @@ def index_out(stats: IndexStats, job_id: str | None) -> IndexOutput:
         exclude_patterns=list(stats.exclude_patterns), max_file_size=stats.max_file_size,
         indexed_at=stats.indexed_at, repository=stats.repository,
         files_updated=stats.files_updated, files_unchanged=stats.files_unchanged,
-        files_removed=stats.files_removed, files_skipped=dict(stats.files_skipped),
+        files_removed=stats.files_removed, removed_reasons=dict(stats.removed_reasons),
+        removed=[RemovedOut(file=r.file, reason=r.reason) for r in stats.removed_files],
+        files_skipped=dict(stats.files_skipped),
         files_failed=len(stats.files_failed),
         errors=[FailureOut(file=f.file, error=f.error) for f in stats.files_failed[:50]],
         checkpoints=stats.checkpoints, chunks_embedded=stats.chunks_embedded,
         duration_ms=stats.duration_ms, job_id=job_id,
     )
+
+
+REMOVED_WHY = {
+    "deleted": "deleted from disk",
+    "not_included": "not matched by include_patterns",
+    "excluded": "matched exclude_patterns",
+    "ignored": "ignored (.gitignore/.ctxdignore or a pruned directory)",
+    "too_large": "larger than max_file_size",
+    "sensitive": "likely secret",
+    "binary": "binary",
+    "not_walked": "under a directory the walk no longer enters",
+}
+"""How the `index_repository` answer words each reason a file left the index."""
 
 
 def _index_lines(o: IndexOutput) -> list[str]:
@@ -222,6 +238,13 @@ def _index_lines(o: IndexOutput) -> list[str]:
         f"Indexed at {o['indexed_at']} in {o['duration_ms'] / 1000:.1f}s"
         + (f" (job `{o['job_id']}`)" if o["job_id"] else ""),
     ]
+    if o["files_removed"]:
+        why = ", ".join(f"{REMOVED_WHY.get(k, k)} {v}" for k, v in o["removed_reasons"].items())
+        lines.append(f"Removed from the index: {o['files_removed']} files ({why})")
+        lines.extend(f"  - {r['file']}: {REMOVED_WHY.get(r['reason'], r['reason'])}"
+                     for r in o["removed"][:10])
+        if o["files_removed"] > 10:
+            lines.append(f"  - … and {o['files_removed'] - 10} more (see structured content)")
     if o["files_failed"]:
         lines.append(f"Failed: {o['files_failed']}")
         lines.extend(f"  - {e['file']}: {e['error']}" for e in o["errors"][:10])

@@ -29,6 +29,9 @@ class Freshness(TypedDict):
     repository: str
     indexed_at: str | None
     indexing: bool
+    embedding_backlog: NotRequired[int]
+    """Checkpoints still without embeddings, when this server's watcher has a backlog:
+    text and symbol search see them, semantic search not yet."""
 
 
 class MatchOut(TypedDict):
@@ -230,6 +233,11 @@ class FailureOut(TypedDict):
     error: str
 
 
+class RemovedOut(TypedDict):
+    file: str
+    reason: str
+
+
 class IndexOutput(TypedDict):
     """`index_repository`: what the run did (the original contract's fields first)."""
 
@@ -243,6 +251,10 @@ class IndexOutput(TypedDict):
     files_updated: int
     files_unchanged: int
     files_removed: int
+    removed_reasons: dict[str, int]
+    """Why files left the index: `deleted`, or the walk's skip reason (`not_included`,
+    `excluded`, `ignored`, `too_large`, ...) when the new options leave them out."""
+    removed: list[RemovedOut]
     files_skipped: dict[str, int]
     files_failed: int
     errors: list[FailureOut]

@@ -24,10 +24,14 @@ import hmac
 import ipaddress
 import json
 import logging
+import os
+import signal
 import socket
 import sys
+import threading
 from typing import Any
 
+import anyio
 import click
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
@@ -40,7 +44,7 @@ from ctxd.server.jobs import JobManager
 from ctxd.server.mcp.tools import build_server
 from ctxd.server.service import Service
 from ctxd.server.use_cases import UseCases
-from ctxd.server.watch.watcher import start_watching
+from ctxd.server.watch.watcher import Watcher, start_watching
 
 log = logging.getLogger("ctxd.serve")
 
@@ -276,14 +280,51 @@ def serve(
         if options.transport == "http":
             run_http(server, options)
         else:
-            server.run("stdio")
+            run_stdio(server)
     except KeyboardInterrupt:
         log.info("interrupted")
     finally:
-        if watcher is not None:
-            watcher.stop()
-        jobs.shutdown()
+        stop_cleanly(jobs, watcher)
         service.close()
         local.close()
+
+
+def is_disconnect(exc: BaseException) -> bool:
+    """Whether `exc` only says that the client's end of the pipe is gone."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(is_disconnect(e) for e in exc.exceptions)
+    return isinstance(exc, BrokenPipeError | ConnectionResetError | anyio.BrokenResourceError
+                      | anyio.ClosedResourceError)
+
+
+def run_stdio(server: MCPServer[Any]) -> None:
+    """Serve stdio until the client goes away: its stdin closing (EOF) or its stdout
+    breaking (the client died) both end the server normally, not as an error."""
+    try:
+        server.run("stdio")
+    except (OSError, BaseExceptionGroup) as exc:
+        if not is_disconnect(exc):
+            raise
+        # Nothing more can reach the client; keep exit-time flushes off the broken pipe.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        log.info("client disconnected (stdout closed): stopping")
+    else:
+        log.info("client disconnected (stdin closed): stopping")
+
+
+def stop_cleanly(jobs: JobManager, watcher: Watcher | None, wait: float = 30.0) -> None:
+    """Stop the watcher and the index job at their next checkpoint (the index stays
+    consistent; the next run resumes) and wait for them, so that no model call is in
+    flight when the interpreter shuts down (that aborts the process). SIGTERM is ignored
+    from here to the exit (an MCP client sends one 2 s after closing stdin), so it cannot
+    cut the stop or the interpreter's teardown short; SIGKILL still ends a stop that hangs."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if watcher is not None:
+        watcher.stop(timeout=wait)
+    if not jobs.shutdown(wait=wait):
+        log.warning("the index job did not stop within %.0f s; exiting anyway", wait)
 
 

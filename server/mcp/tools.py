@@ -78,8 +78,10 @@ Every list of results states how fresh the index is and gives a cursor when ther
 """
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-INDEXING = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+INDEXING = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
                            open_world_hint=False)
+"""`index_repository` is destructive: files that its options (or the disk) no longer admit
+leave the index, e.g. narrower `include_patterns`; the answer says how many and why."""
 
 def package_version() -> str:
     """ctxd's version: the installed distribution's, else pyproject.toml's."""
@@ -284,7 +286,11 @@ async def follow(job: IndexJob, ctx: Context, wait_seconds: float) -> JobSnapsho
     snap, reported = job.snapshot(), -1
     while not snap.finished:
         if snap.progress > reported:
-            await ctx.report_progress(snap.progress, snap.total, snap.message)
+            try:
+                await ctx.report_progress(snap.progress, snap.total, snap.message)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                log.info("client gone while following job %s; it continues", job.job_id)
+                return snap
             reported = snap.progress
         left = deadline - anyio.current_time()
         if left <= 0:
@@ -310,7 +316,7 @@ def job_answer(snap: JobSnapshot, wait_seconds: float, budget: int) -> CallToolR
         "search see files as they are written, semantic search as embeddings land.",
         details={"timeout": waited, "job_id": snap.job_id, "path": snap.path,
                  "state": snap.state.value, "phase": snap.phase, "progress": snap.progress,
-                 "total": snap.total},
+                 "total": snap.total, **({"after": snap.after} if snap.after else {})},
     )
 
 
@@ -373,20 +379,24 @@ def build_server(  # noqa: C901 - one small closure per tool
         max_file_size: Annotated[int, Field(ge=0, le=MAX_FILE_SIZE_LIMIT, description=(
             "Skip files larger than this many bytes (default 1 MiB, at most 10 MiB, 0 = no "
             "limit)."))] = DEFAULT_MAX_FILE_SIZE,
+        force: Annotated[bool, Field(description=(
+            "Index even the filesystem root or a home directory (refused otherwise: that "
+            "would index the whole machine)."))] = False,
         *,
         ctx: Context,
         roots: Annotated[ListRootsResult | None, Resolve(client_roots)],
     ) -> Annotated[CallToolResult, schemas.IndexOutput]:
         """Index (or refresh) a repository or folder for search. Incremental: unchanged files
         are skipped. Sends progress notifications; if it runs longer than the server's wait
-        time (default 5 minutes) it continues in the background and answers with a
-        `timeout_error` carrying a `job_id` for `index_status`."""
+        time (`server.index_wait_seconds`, default 20 s) it continues in the background and
+        answers with a `timeout_error` carrying a `job_id` and its progress for
+        `index_status`."""
         allowed = allowed_roots(settings.server.allowed_roots, root_uris(roots), Path.cwd())
         real = check_allowed(path, allowed)
         size = None if max_file_size == DEFAULT_MAX_FILE_SIZE else max_file_size
-        validate_request(service, real, include_patterns, exclude_patterns, size)
+        validate_request(service, real, include_patterns, exclude_patterns, size, force)
         job = jobs.start(real, include_patterns=include_patterns,
-                         exclude_patterns=exclude_patterns, max_file_size=size)
+                         exclude_patterns=exclude_patterns, max_file_size=size, force=force)
         wait = float(settings.server.index_wait_seconds)
         return job_answer(await follow(job, ctx, wait), wait, budget)
 

@@ -10,6 +10,12 @@ Called by `server/watch.py` (the worker thread, the only caller). Calls `Service
 `Service.store` / `Service.write_lock`, the walker (`walk`) and the pure diffing of
 `server/changes.py`; updates `RepoState`s under the watcher's condition.
 
+Two kinds of work, so that an edit never waits behind a bulk embedding: a batch writes
+phase 1 only (text, symbols: searchable by text at once) and counts the repository's
+embedding backlog; `embed(repo, should_stop)` computes that backlog in commits of one
+embedder batch, and the watcher stops it (`should_stop`) as soon as a batch of any
+repository is due, resuming it afterwards.
+
 Invariants:
 - A batch never loses changes: one that cannot run because another process holds the
   write lock is merged back into its repository and retried after `_LOCK_RETRY_SECONDS`
@@ -167,10 +173,15 @@ class BatchApplier:
             with self._cond:
                 if repo.waiting_for_lock:
                     repo.waiting_for_lock = None
+            if job.catch_up:
+                self.count_backlog(repo)
             return None
         stats = self._index(repo, found, on_wait)
         if stats.stopped:
             raise Cancelled
+        with self._cond:
+            repo.embed_error = None
+        self.count_backlog(repo)
         applied = time.time()
         self._remember_unindexable(store, repo, found, on_disk)
         newest = job.newest_wall
@@ -239,7 +250,49 @@ class BatchApplier:
             lock_wait=self.lock_wait_seconds,
             on_lock_wait=on_wait,
             should_stop=self._stopping,
+            embed=False,
         )
+
+    def count_backlog(self, repo: RepoState) -> int:
+        """Count (and record) the repository's checkpoints still without embeddings."""
+        n = self.service.store().count_pending(repo.id)
+        with self._cond:  # waiters are woken when the batch (or slice) ends
+            repo.embed_backlog = n
+            self.watched.status_dirty = True
+        return n
+
+    def embed(self, repo: RepoState, should_stop: Callable[[], bool]) -> int:
+        """Embed the repository's backlog until done or `should_stop()` (checked after
+        every commit of one embedder batch); returns the checkpoints embedded. Holds the
+        write lock only while it runs; a held lock or an error leaves the backlog for later.
+        """
+        walk_opts = repo.walk
+        try:
+            stats = self.service.index(
+                repo.root,
+                include_patterns=list(walk_opts.include_patterns),
+                exclude_patterns=list(walk_opts.exclude_patterns),
+                max_file_size=walk_opts.max_file_size,
+                only_paths=[],
+                lock_wait=self.lock_wait_seconds,
+                should_stop=should_stop,
+            )
+        except IndexLocked as exc:
+            with self._cond:
+                repo.waiting_for_lock = str(exc.details.get("pid", "?"))
+                repo.retry_at = time.monotonic() + _LOCK_RETRY_SECONDS
+            return 0
+        except CtxdError as exc:
+            with self._cond:
+                repo.embed_error = exc.message
+            self.watched.say(f"Embedding {repo.name} failed: {exc.message}; the next rescan "
+                             "retries.")
+            return 0
+        if stats.chunks_embedded:
+            log.info("%s: embedded %d checkpoints%s", repo.name, stats.chunks_embedded,
+                     " (paused for other work)" if stats.stopped else "")
+        self.count_backlog(repo)
+        return stats.chunks_embedded
 
     def _put_back(self, job: Job, holder: str) -> None:
         repo = job.repo

@@ -109,6 +109,12 @@ class RepoState:
     gone: bool = False
     """The folder disappeared: re-watched when it comes back."""
     unindexable: dict[str, Stat] = field(default_factory=dict)
+    embed_backlog: int = 0
+    """Checkpoints of this repository still without embeddings (as last counted)."""
+    embedding: bool = False
+    """The worker is embedding this repository's backlog now."""
+    embed_error: str | None = None
+    """Why its embeddings cannot be computed (retried at the next rescan)."""
 
     @property
     def pending(self) -> int:
@@ -132,6 +138,8 @@ class RepoState:
             waiting_for_lock=self.waiting_for_lock,
             note=self.note,
             error=self.error,
+            embedding_backlog=self.embed_backlog,
+            embedding=self.embedding,
         )
 
 

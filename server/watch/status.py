@@ -48,6 +48,11 @@ class RepoWatchHealth:
     note: str | None = None
     """Why the mode is polling (said once in the log too)."""
     error: str | None = None
+    embedding_backlog: int = 0
+    """Checkpoints whose embeddings are still to compute: text and symbol search see them,
+    semantic search does not yet. Embedding runs in slices that yield to edits."""
+    embedding: bool = False
+    """The watcher is embedding this repository's backlog now."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

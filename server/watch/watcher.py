@@ -55,7 +55,7 @@ from ctxd.server.config import Settings, WatchOptions
 from ctxd.server.watch.batch import BatchApplier, BatchResult
 from ctxd.server.watch.changes import FULL
 from ctxd.server.watch.events import OverflowSignal, quiet_watchdog_bookkeeping
-from ctxd.server.watch.repos import Job, WatchedRepos, WatchMode
+from ctxd.server.watch.repos import Job, RepoState, WatchedRepos, WatchMode
 from ctxd.server.watch.status import (
     RepoWatchHealth,
     now_rfc3339,
@@ -217,10 +217,12 @@ class Watcher:
 
     @property
     def idle(self) -> bool:
-        """Active, every repository set up, and nothing pending or being written."""
+        """Active, every repository set up, and nothing pending or being written (changes
+        or embeddings)."""
         with self._cond:
             return self._role is Role.ACTIVE and all(
-                r.pending == 0 for r in self._watched.repos.values() if r.error is None
+                r.pending == 0 and (r.embed_backlog == 0 or r.embed_error is not None)
+                for r in self._watched.repos.values() if r.error is None
             )
 
     def wait_for(self, predicate: Callable[[], bool], timeout: float) -> bool:
@@ -363,6 +365,8 @@ class Watcher:
         job = self._next_job(time.monotonic())
         if job is not None:
             self._apply(job)
+        elif (repo := self._next_backlog(time.monotonic())) is not None:
+            self._embed(repo)
         else:
             self._wait_until(self._next_deadline())
         if (self._watched.status_dirty
@@ -403,6 +407,8 @@ class Watcher:
                     due.append(r.next_poll)
                 if self.options.rescan_seconds > 0:
                     due.append(r.next_rescan)
+                if r.embed_backlog > 0 and r.embed_error is None:
+                    due.append(now)  # embedding waits only for the lock's retry time
                 if due:
                     times.append(max(min(due), r.retry_at))
         return min(times)
@@ -442,6 +448,46 @@ class Watcher:
                 r.in_flight = max(1, len(changes))
                 return job
         return None
+
+    def _next_backlog(self, now: float) -> RepoState | None:
+        """The repository whose embedding backlog to work on next (smallest first, so
+        small repositories become fully searchable soonest)."""
+        with self._cond:
+            waiting = [r for r in self._watched.repos.values()
+                       if r.embed_backlog > 0 and r.error is None and r.embed_error is None
+                       and now >= r.retry_at]
+            return min(waiting, key=lambda r: (r.embed_backlog, r.name), default=None)
+
+    def _batch_due(self) -> bool:
+        """Whether a batch (changes past their debounce, a rescan, a poll) waits, or the
+        watcher should stop: embedding yields to it at its next commit."""
+        now = time.monotonic()
+        with self._cond:
+            if self._stop_requested:
+                return True
+            return any(
+                r.error is None and now >= r.retry_at and (
+                    r.rescan is not None
+                    or (r.mode is WatchMode.POLLING and now >= r.next_poll)
+                    or (r.first_event is not None and bool(r.acc) and (
+                        now - r.last_event >= self.debounce
+                        or now - r.first_event >= self.max_delay))
+                )
+                for r in self._watched.repos.values()
+            )
+
+    def _embed(self, repo: RepoState) -> None:
+        with self._cond:
+            repo.embedding = True
+            self._watched.status_dirty = True
+            self._cond.notify_all()
+        try:
+            self._batches.embed(repo, self._batch_due)
+        finally:
+            with self._cond:
+                repo.embedding = False
+                self._watched.status_dirty = True
+                self._cond.notify_all()
 
     def _apply(self, job: Job) -> None:
         result = self._batches.apply(job)

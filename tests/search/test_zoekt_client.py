@@ -76,6 +76,8 @@ FIXTURES = Path(
     )
 )
 REPOS = FIXTURES / "repos"
+CONSTRUCTED = Path(__file__).resolve().parent / "zoekt-fixtures" / "responses"
+"""Answers constructed from a recording by the contract's rules (see its README)."""
 EMPTY_FILE = ("shop", "src/shop/auth/__init__.py")
 ALIASES = {
     # The empty-file recording was made without `case:yes`, which our client always adds.
@@ -111,7 +113,7 @@ class LiveZoekt:
 def exchanges() -> dict[str, Exchange]:
     if not (FIXTURES / "responses").is_dir():
         pytest.skip(f"Zoekt fixtures not found at {FIXTURES}")
-    return load_exchanges(FIXTURES / "responses")
+    return {**load_exchanges(FIXTURES / "responses"), **load_exchanges(CONSTRUCTED)}
 
 
 @pytest.fixture
@@ -377,7 +379,7 @@ def test_search_matches_point_at_the_files_on_disk(
         assert result.match_count == want["MatchCount"]
     else:  # a line-mode recording counts lines; a live chunk-mode answer counts ranges
         assert result.match_count >= want["MatchCount"]
-    assert result.partial == (len(shown) < want["FileCount"])
+    assert not result.partial  # a page that ends before the last file is not partial
     assert all(f.score > 0 and f.language for f in result.files)
     if backend.server is not None:
         assert [(f.repository, f.path) for f in result.files] == shown  # Zoekt's ranking
@@ -397,6 +399,8 @@ def test_search_sends_explicit_options(recorded: FixtureServer) -> None:
             "NumContextLines": 3,
             "MaxDocDisplayCount": 30,
             "MaxMatchDisplayCount": 1000,
+            "ShardMaxMatchCount": 100_000,  # explicit: Zoekt's heuristic (§2.4) stays off,
+            "TotalMaxMatchCount": 1_000_000,  # so every page searches the same candidates
             "MaxWallTime": 27_000_000_000,  # 90% of the 30 s client timeout, in ns
         },
     }
@@ -427,12 +431,14 @@ def test_line_mode_context_merges_into_blocks(recorded: FixtureServer) -> None:
     assert [(b.start_line, len(b.lines)) for b in by_path["ideas.txt"].blocks] == [(1, 2)]
 
 
-def test_display_limit_marks_result_partial(backend: Backend) -> None:
+def test_a_page_shorter_than_the_file_count_is_not_partial(backend: Backend) -> None:
+    # The page size is not a cut: the caller pages on (issue 9, item 3: the old note
+    # "Showing 2 of 9 matching files (limit 2)" made every first page look partial).
     result = backend.client.search("cart", max_files=2, context_lines=0)
 
-    assert result.partial
+    assert not result.partial
     assert (len(result.files), result.file_count) == (2, 9)
-    assert result.notes == ("Showing 2 of 9 matching files (limit 2).",)
+    assert result.notes == ()
 
 
 def test_complete_results_have_no_notes(backend: Backend) -> None:
@@ -942,13 +948,20 @@ _GOOD_OPTS = {"ChunkMatches": True, "MaxDocDisplayCount": 30, "MaxWallTime": 10*
         (
             "POST",
             "/api/search",
-            {"Q": "case:yes Cart", "Opts": {**_GOOD_OPTS, "MaxDocDisplayCount": 2}},
-            "would cut",
+            {"Q": "calculate_tax",
+             "Opts": {**_GOOD_OPTS, "NumContextLines": 3, "MaxMatchDisplayCount": 1}},
+            "inside a chunk",
         ),
         (
             "POST",
             "/api/search",
-            {"Q": "calculate_tax", "Opts": {**_GOOD_OPTS, "ShardMaxMatchCount": 5}},
+            {"Q": "calculate_tax", "Opts": {**_GOOD_OPTS, "ShardMaxMatchCount": 2}},
+            "below the recorded MatchCount",
+        ),
+        (
+            "POST",
+            "/api/search",
+            {"Q": "calculate_tax", "Opts": {**_GOOD_OPTS, "ShardRepoMaxMatchCount": 1}},
             "not sent by our client",
         ),
         ("POST", "/api/list", {"Q": "", "Opts": {"Field": 1}}, "Field differs"),
@@ -970,6 +983,58 @@ def test_every_recording_is_exercised(exchanges: dict[str, Exchange]) -> None:
         "healthz", "list_all", "list_get", "list_repo_filter", "list_repos_map",
         "search_empty_query", "search_get", "search_invalid_json", "search_invalid_regex",
         "search_sym_lines", "search_sym_regex", "search_type_filename", "search_whole_file",
-        "search_whole_file_empty",
+        "search_whole_file_empty", "search_match_display_cut",
     }  # fmt: skip
     assert {c.recording for c in CASES} | elsewhere == set(exchanges)
+
+
+# --------------------------------------------------------------------------------------
+# Paging past Zoekt's match display limit (issue 9, item 3)
+# --------------------------------------------------------------------------------------
+
+
+def test_constructed_cut_answer_follows_the_contract(exchanges: dict[str, Exchange]) -> None:
+    # The constructed recording is the full recording under MaxMatchDisplayCount 4: the
+    # budget is spent on the first two files, the other six are dropped, Stats unchanged.
+    cut = exchanges["search_match_display_cut"].response_json["Result"]
+    full = exchanges["search_case_yes_all"].response_json["Result"]
+    assert cut["Files"] == full["Files"][:2]
+    assert {k: v for k, v in cut.items() if k != "Files"} == {
+        k: v for k, v in full.items() if k != "Files"
+    }
+    assert sum(len(lm["LineFragments"]) for f in cut["Files"] for lm in f["LineMatches"]) == 4
+
+
+def test_a_cut_by_the_match_display_limit_names_that_limit(recorded: FixtureServer) -> None:
+    client = ZoektClient(recorded.url, match_display=4, match_display_cap=4)
+
+    result = client.search("case:yes Cart", max_files=30, context_lines=0)
+
+    assert recorded.served() == ["search_match_display_cut"]
+    assert [f.path for f in result.files] == ["src/shop/cart.py", "web/app.ts"]
+    assert (result.file_count, result.partial) == (8, True)
+    (note,) = result.notes
+    assert "MaxMatchDisplayCount 4" in note and "first 2 of 8 matching files" in note
+    assert "limit 30" not in note
+
+
+def test_pages_reach_every_file_when_the_match_budget_is_small(backend: Backend) -> None:
+    # 8 files, 14 line fragments: a 4-match budget holds only the first two files, so the
+    # client must grow it to fill each page, and page 2+ must carry the files after page 1.
+    client = ZoektClient(backend.client.url, match_display=4)
+    pages = [client.search("case:yes Cart", max_files=3, context_lines=0, offset=offset)
+             for offset in (0, 3, 6)]
+    sent = list(backend.server.requests) if backend.server is not None else []
+    full = ZoektClient(backend.client.url).search("case:yes Cart", max_files=30,
+                                                  context_lines=0)
+
+    assert [len(p.files) for p in pages] == [3, 3, 2]
+    assert all(p.file_count == 8 and not p.partial and p.notes == () for p in pages)
+    paged = [f for p in pages for f in p.files]
+    assert [(f.repository, f.path) for f in paged] == [(f.repository, f.path)
+                                                       for f in full.files]
+    assert [f.matches for f in paged] == [f.matches for f in full.files]
+    if backend.server is not None:
+        assert not backend.server.problems
+        grown = [r.json["Opts"]["MaxMatchDisplayCount"] for r in sent]
+        assert grown[0] == 4 and max(grown) > 4

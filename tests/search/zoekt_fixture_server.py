@@ -11,9 +11,13 @@ Zoekt would have given that answer to *this* request:
   (`ChunkMatches: true`, positive `MaxWallTime` and `MaxDocDisplayCount`);
 - `Q` equals the recorded query (or an alias a test declared equivalent);
 - options that shape the answer agree: `NumContextLines`, `Whole`, `Opts.Field`; a display
-  limit that was not recorded must be large enough not to cut the recorded answer
-  (`MaxDocDisplayCount >= FileCount`, `MaxMatchDisplayCount >= MatchCount`), one that was
-  recorded must be equal. Error recordings (HTTP 4xx) depend on `Q` only.
+  limit that was recorded must be equal; one that was not recorded is applied to the
+  recorded answer as Zoekt applies it (`display_limited`: the first `MaxDocDisplayCount`
+  files, then `MaxMatchDisplayCount` matches spent in rank order, index/limit.go), which is
+  exact for recordings made without display limits; a cut inside a multi-range chunk
+  (which trims its `Content`) is refused. The match limits (`ShardMaxMatchCount`,
+  `TotalMaxMatchCount`) must not be below the recorded `MatchCount` (the recordings do not
+  hit them). Error recordings (HTTP 4xx) depend on `Q` only.
 
 Recordings made without `ChunkMatches` (line mode) are served to our chunk-mode requests
 as a server from before 2022-07 would answer (it ignores the option): the client reads
@@ -63,7 +67,7 @@ SEARCH_OPTS = frozenset(
 """Every `SearchOptions` field of the recorded Zoekt version (zoekt-api.md §2.2)."""
 CLIENT_OPTS = frozenset(
     {"ChunkMatches", "NumContextLines", "MaxDocDisplayCount", "MaxMatchDisplayCount"}
-    | {"MaxWallTime", "Whole"}
+    | {"MaxWallTime", "Whole", "ShardMaxMatchCount", "TotalMaxMatchCount"}
 )
 """The options our client may send; the others change results and are not recorded."""
 LIST_KEYS = frozenset({"Q", "Opts"})
@@ -168,10 +172,9 @@ def contract_problems(path: str, doc: object) -> list[str]:
     for name in ("MaxWallTime", "MaxDocDisplayCount"):
         if not _is_int(opts.get(name)) or opts[name] <= 0:
             problems.append(f"{name} must be a positive integer")
-    if "MaxMatchDisplayCount" in opts and (
-        not _is_int(opts["MaxMatchDisplayCount"]) or opts["MaxMatchDisplayCount"] <= 0
-    ):
-        problems.append("MaxMatchDisplayCount must be a positive integer")
+    for name in ("MaxMatchDisplayCount", "ShardMaxMatchCount", "TotalMaxMatchCount"):
+        if name in opts and (not _is_int(opts[name]) or opts[name] <= 0):
+            problems.append(f"{name} must be a positive integer")
     ctx = opts.get("NumContextLines", 0)
     if not _is_int(ctx) or ctx < 0:
         problems.append("NumContextLines must be a non-negative integer")
@@ -179,20 +182,80 @@ def contract_problems(path: str, doc: object) -> list[str]:
 
 
 def _search_mismatch(recorded: Exchange, opts: Mapping[str, Any]) -> str | None:
-    """Why `recorded` is not the answer to a search with `opts` (None: it is)."""
+    """Why `recorded` is not the answer to a search with `opts` (None: it is, after
+    `display_limited`)."""
     ropts = recorded.request_json.get("Opts") or {}
     for name, default in (("NumContextLines", 0), ("Whole", False)):
         if opts.get(name, default) != ropts.get(name, default):
             return f"{name} {opts.get(name, default)!r} != recorded {ropts.get(name, default)!r}"
     result = recorded.response_json.get("Result") or {}
-    limits = (("MaxDocDisplayCount", "FileCount"), ("MaxMatchDisplayCount", "MatchCount"))
-    for name, count in limits:
-        if name in ropts:
-            if opts.get(name) != ropts[name]:
-                return f"{name} {opts.get(name)!r} != recorded {ropts[name]!r}"
-        elif name in opts and opts[name] < result.get(count, 0):
-            return f"{name} {opts[name]} would cut the recorded answer ({count} {result[count]})"
+    for name in ("ShardMaxMatchCount", "TotalMaxMatchCount"):
+        if name in opts and opts[name] < result.get("MatchCount", 0):
+            return f"{name} {opts[name]} is below the recorded MatchCount"
+    for name in ("MaxDocDisplayCount", "MaxMatchDisplayCount"):
+        if name in ropts and opts.get(name) != ropts[name]:
+            return f"{name} {opts.get(name)!r} != recorded {ropts[name]!r}"
+    try:
+        display_limited(result, ropts, opts)
+    except ValueError as exc:
+        return str(exc)
     return None
+
+
+def display_units(fm: Mapping[str, Any]) -> int:
+    """What `MaxMatchDisplayCount` counts in one file: chunk ranges or line fragments."""
+    return sum(len(c["Ranges"]) for c in fm.get("ChunkMatches") or []) + sum(
+        len(lm["LineFragments"]) for lm in fm.get("LineMatches") or []
+    )
+
+
+def display_limited(
+    result: Mapping[str, Any], recorded_opts: Mapping[str, Any], opts: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The recorded `Result` as Zoekt would answer it under `opts`' display limits that the
+    recording was made without (zoekt-api.md §2.2; Zoekt's index/limit.go): keep the first
+    `MaxDocDisplayCount` files; then spend `MaxMatchDisplayCount` on the files in rank
+    order and their matches in the order given (line fragments in line mode, ranges in
+    chunk mode), trimming the file where it runs out and dropping the files after it.
+    Stats (`FileCount`, `MatchCount`, ...) describe the search before truncation and stay.
+
+    Raises:
+        ValueError: the budget runs out inside a chunk with several ranges (Zoekt would
+            trim its `Content`; not reproduced here).
+    """
+    out = json.loads(json.dumps(result))
+    files = list(out.get("Files") or [])
+    docs = opts.get("MaxDocDisplayCount") if "MaxDocDisplayCount" not in recorded_opts else None
+    if docs and len(files) > docs:
+        files = files[:docs]
+    left = opts.get("MaxMatchDisplayCount") if "MaxMatchDisplayCount" not in recorded_opts else None
+    if left:
+        kept = []
+        for fm in files:
+            kept.append(fm)
+            if display_units(fm) < left:
+                left -= display_units(fm)
+                continue
+            for key, unit in (("LineMatches", "LineFragments"), ("ChunkMatches", "Ranges")):
+                items = []
+                for item in fm.get(key) or []:
+                    items.append(item)
+                    if len(item[unit]) >= left:
+                        if unit == "Ranges" and len(item[unit]) > left:
+                            raise ValueError("the match budget would cut inside a chunk")
+                        item[unit] = item[unit][:left]
+                        left = 0
+                        break
+                    left -= len(item[unit])
+                if key in fm:
+                    fm[key] = items
+                if left == 0:
+                    break
+            break
+        files = kept
+    if out.get("Files") is not None:
+        out["Files"] = files
+    return out
 
 
 def choose(
@@ -226,6 +289,12 @@ def choose(
     ]
     if not same_q:
         return None, f"no recording of {path} for Q={query!r}"
+    # A recording made with the very display limits asked for beats one derived by
+    # `display_limited` from a recording made without them.
+    same_q.sort(key=lambda e: -sum(
+        name in (e.request_json.get("Opts") or {})
+        for name in ("MaxDocDisplayCount", "MaxMatchDisplayCount")
+    ))
     reasons = []
     for rec in same_q:
         if rec.status != 200:
@@ -348,6 +417,13 @@ class FixtureServer(_Running):
                 self.problems.append(f"{method} {path}: {why}")
         if rec is None:
             return 418, "text/plain; charset=utf-8", f"fixture server: {why}\n".encode()
+        if method == "POST" and path == "/api/search" and rec.status == 200:
+            result = rec.response_json["Result"]
+            limited = display_limited(result, rec.request_json.get("Opts") or {},
+                                      json.loads(body).get("Opts") or {})
+            if limited != result:
+                payload = json.dumps({"Result": limited}, separators=(",", ":")) + "\n"
+                return rec.status, rec.content_type, payload.encode("utf-8")
         return rec.reply()
 
     def served(self) -> list[str]:

@@ -68,7 +68,11 @@ def test_index_repository_input_schema_is_the_original_contract(env: Env):
     tools = {t.name: t for t in run_client(env.server, lambda c: c.list_tools()).tools}
     schema = tools["index_repository"].input_schema
     props = schema["properties"]
-    assert set(props) == {"path", "include_patterns", "exclude_patterns", "max_file_size"}
+    # The contract's four, plus one optional extension (issue 9, item 24): `force` lets a
+    # client insist on indexing / or a home directory.
+    assert set(props) == {"path", "include_patterns", "exclude_patterns", "max_file_size",
+                          "force"}
+    assert props["force"]["type"] == "boolean" and props["force"]["default"] is False
     assert schema["required"] == ["path"]
     assert props["path"]["type"] == "string" and props["path"]["minLength"] == 1
     for name in ("include_patterns", "exclude_patterns"):

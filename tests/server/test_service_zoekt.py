@@ -19,7 +19,8 @@ def zoekt_service(tmp_path):
         pytest.skip(f"Zoekt fixtures not found at {FIXTURES}")
     server = FixtureServer(load_exchanges(FIXTURES / "responses"), aliases=ALIASES)
     with server:
-        settings = load_settings({"home": str(tmp_path / "home"), "search.zoekt_url": server.url})
+        settings = load_settings({"home": str(tmp_path / "home"), "search.zoekt_url": server.url,
+                                  "search.context_lines": 0})
         service = Service(settings, embedder=FakeEmbedder())
         yield service
         service.close()
@@ -71,3 +72,25 @@ def test_file_content_of_a_zoekt_repository_ignores_the_local_include_patterns(t
         finally:
             service.close()
     assert fc.content == (REPOS / "shop" / "src" / "shop" / "cart.py").read_text(encoding="utf-8")
+
+
+def test_lexical_pages_through_every_zoekt_file_with_cursors(zoekt_service):
+    # Issue 9, item 3: page 2+ must carry the files after page 1, for the `search` tool
+    # (`Service.lexical`) and for `ctxd search --mode lexical` (`Service.search`).
+    seen, cursor = [], None
+    while True:
+        page = zoekt_service.lexical("case:yes Cart", limit=3, context_lines=0, cursor=cursor)
+        assert not page.result.partial and page.result.file_count == 8
+        seen += [(f.repository, f.path) for f in page.result.files]
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    assert len(seen) == len(set(seen)) == 8
+    hits, cursor = [], None
+    while True:
+        sp = zoekt_service.search("case:yes Cart", mode="lexical", limit=3, cursor=cursor)
+        hits += [(h.repository, h.path) for h in sp.results]
+        cursor = sp.next_cursor
+        if cursor is None:
+            break
+    assert hits == seen
