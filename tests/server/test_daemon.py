@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import stat
@@ -300,11 +301,26 @@ def test_two_daemon_starts_at_once_one_wins(isolated_env, daemons):
     assert (paths.read_record() or {})["pid"] in pids
 
 
+@pytest.fixture
+def short_dir():
+    """Folders with short paths under /tmp (a Unix socket path must fit in ~107 bytes, and
+    pytest's tmp_path is long), removed after the test."""
+    made: list[Path] = []
+
+    def make(prefix: str) -> Path:
+        made.append(Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp")))
+        return made[-1]
+
+    yield make
+    for folder in made:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def test_a_socket_path_too_long_for_af_unix_goes_to_the_runtime_dir(tmp_path, monkeypatch,
-                                                                     daemons):
+                                                                     daemons, short_dir):
     home = tmp_path / ("h" * 60) / ("o" * 60)
     assert len(str(home / "daemon.sock")) > MAX_SOCKET_PATH
-    runtime = Path(tempfile.mkdtemp(prefix="ctxd-rt-", dir="/tmp"))
+    runtime = short_dir("ctxd-rt-")
     monkeypatch.setenv("CTXD_HOME", str(home))
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     paths = daemons.track(DaemonPaths.for_home(home))
@@ -322,7 +338,7 @@ def test_a_socket_path_too_long_for_af_unix_goes_to_the_runtime_dir(tmp_path, mo
     assert stat.S_IMODE(private.stat().st_mode) == 0o700
 
 
-def test_the_socket_is_owner_only_and_other_users_are_refused(isolated_env, daemons):
+def test_the_socket_is_owner_only_and_other_users_are_refused(isolated_env, daemons, short_dir):
     info = daemons.start()
     paths = daemons.paths()
     assert stat.S_IMODE(paths.socket.stat().st_mode) == 0o600
@@ -331,7 +347,7 @@ def test_the_socket_is_owner_only_and_other_users_are_refused(isolated_env, daem
         pytest.skip("needs root (to act as another user) and SO_PEERCRED")
     # The index home is private (pytest's tmp folders are 0700): give the socket inode a
     # second name in a folder anyone may enter, so only the socket's own checks remain.
-    public = Path(tempfile.mkdtemp(prefix="ctxd-perm-", dir="/tmp"))
+    public = short_dir("ctxd-perm-")
     public.chmod(0o755)
     link = public / "d.sock"
     os.link(paths.socket, link)
@@ -437,16 +453,17 @@ def test_serve_clients_share_one_daemon(tmp_path, daemons):
     assert "Traceback" not in logs.read_text(encoding="utf-8")
 
 
-def test_a_client_finds_the_socket_its_daemon_recorded(isolated_env, monkeypatch, daemons):
+def test_a_client_finds_the_socket_its_daemon_recorded(isolated_env, monkeypatch, daemons,
+                                                       short_dir):
     """A daemon started with another runtime folder (e.g. by systemd) is still found."""
     home = isolated_env
     long_home = home.parent / ("x" * 70) / ("y" * 40)
-    runtime = Path(tempfile.mkdtemp(prefix="ctxd-rt-", dir="/tmp"))
+    runtime = short_dir("ctxd-rt-")
     monkeypatch.setenv("CTXD_HOME", str(long_home))
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     started = daemons.start()
     daemons.track(DaemonPaths.for_home(long_home))
-    other = Path(tempfile.mkdtemp(prefix="ctxd-rt-", dir="/tmp"))
+    other = short_dir("ctxd-rt-")
     assert DaemonPaths.for_home(long_home, env={"XDG_RUNTIME_DIR": str(other)}).socket == Path(
         started["socket"])
     r = ctxd("daemon", "status", "--json", XDG_RUNTIME_DIR=str(other))
