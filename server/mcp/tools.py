@@ -69,7 +69,8 @@ ctxd searches local code repositories that were indexed on this machine.
 - `semantic_search` for questions in plain language ("where are retries configured");
   results say which engines (semantic, keyword, lexical or zoekt) found them.
 - `search` for exact text or regular expressions in Zoekt syntax (`lang:python retry`,
-  `file:\\.go$ /func \\w+Handler/`), `search_symbols` for definitions by name,
+  `file:\\.go$ "func \\\\w+Handler"`: bare words and quoted strings are regexes, no
+  `/.../` delimiters), `search_symbols` for definitions by name,
   `find_references` for definitions plus usages, `search_files` for paths.
 - `file_content` reads a file (or a line range) of an indexed repository.
 - `list_repos` shows what is indexed and when; `index_repository` adds or refreshes a folder
@@ -88,7 +89,7 @@ def package_version() -> str:
     try:
         return version("ctxd")
     except PackageNotFoundError:
-        pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+        pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
         try:
             with pyproject.open("rb") as f:
                 return str(tomllib.load(f)["project"]["version"])
