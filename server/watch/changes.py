@@ -13,8 +13,6 @@ Pure decisions for `server/watch.py`, no filesystem, database, clock or watchdog
   every stored or scanned path under a re-evaluated subtree.
 - `diff(paths, stored, on_disk)`: compare each candidate's stat with the store and
   return the files to (re)index and the ones to drop.
-- `walk_options_for(base, repo_options)`: the walk policy a watched repository is
-  re-indexed with (its stored patterns over the configured defaults).
 
 Invariants: paths are repo-relative POSIX strings ("" is the repository root); a
 `ChangeSet` is normalised (no directory inside another one, no file inside a
@@ -25,13 +23,11 @@ file whose (size, mtime_ns) equals the stored one.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 from ctxd.indexer.ignore import GIT_INFO_EXCLUDE, IGNORE_FILE_NAMES
 from ctxd.indexer.policy import PRUNED_DIR_NAMES, VCS_DIR_NAMES, VENV_MARKERS
-from ctxd.indexer.walker import WalkOptions
 
 """The one path inside a VCS folder that changes the policy (a root-level ignore file)."""
 
@@ -283,21 +279,3 @@ def diff(
         elif now != old and skip.get(path) != now:
             changed.append(path)
     return Diff(tuple(changed), tuple(deleted))
-
-
-def walk_options_for(base: WalkOptions, repo_options: Mapping[str, Any]) -> WalkOptions:
-    """The walk policy `Service.index` applies to a watched repository.
-
-    The repository's stored include/exclude patterns and size limit (from its last
-    `ctxd index`) win over the configured ones; sensitive-file and ignore-file settings
-    come from the configuration, as in `Service.index`.
-    """
-    out = base
-    if isinstance(inc := repo_options.get("include_patterns"), list):
-        out = replace(out, include_patterns=tuple(str(p) for p in inc))
-    if isinstance(exc := repo_options.get("exclude_patterns"), list):
-        out = replace(out, exclude_patterns=tuple(str(p) for p in exc))
-    size = repo_options.get("max_file_size")
-    if isinstance(size, int) and not isinstance(size, bool):
-        out = replace(out, max_file_size=size)
-    return out

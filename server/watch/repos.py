@@ -44,6 +44,7 @@ from watchdog.observers.api import BaseObserver, ObservedWatch
 
 from ctxd.indexer.errors import ValidationError
 from ctxd.indexer.filefilter import FileFilter
+from ctxd.indexer.servable import stored_walk_options
 from ctxd.indexer.walker import WalkOptions
 from ctxd.server.config import WatchOptions
 from ctxd.server.watch.changes import (
@@ -51,7 +52,6 @@ from ctxd.server.watch.changes import (
     ChangeSet,
     Stat,
     relative_path,
-    walk_options_for,
 )
 from ctxd.server.watch.events import (
     EVENT_TYPES,
@@ -278,7 +278,7 @@ class WatchedRepos:
             log.info("%s left the index; no longer watched", repo.name)
 
     def _add(self, repo_id: int, name: str, root: str, options: dict[str, Any]) -> None:
-        walk_opts = walk_options_for(self.service.settings.walk, options)
+        walk_opts = stored_walk_options(self.service.settings.walk, options)
         home_rel = relative_path(root, self._home)
         repo = RepoState(repo_id, name, root, dict(options), walk_opts, None, home_rel)
         now = time.monotonic()
@@ -300,7 +300,7 @@ class WatchedRepos:
 
     def reconfigure(self, repo: RepoState, options: dict[str, Any]) -> None:
         """The repository's stored options changed (or its folder came back)."""
-        walk_opts = walk_options_for(self.service.settings.walk, options)
+        walk_opts = stored_walk_options(self.service.settings.walk, options)
         try:
             flt = FileFilter(Path(repo.root), walk_opts)
         except ValidationError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ctxd.indexer.servable import stored_walk_options
 from ctxd.indexer.walker import WalkOptions
 from ctxd.server.watch.changes import (
     FULL,
@@ -17,7 +18,6 @@ from ctxd.server.watch.changes import (
     is_under,
     normalize,
     relative_path,
-    walk_options_for,
 )
 
 C, M, D, MV = EventKind.CREATED, EventKind.MODIFIED, EventKind.DELETED, EventKind.MOVED
@@ -160,12 +160,12 @@ def test_diff_deletes_stored_file_now_refused_by_policy():
     assert out.deleted == ("build/gen.py",)
 
 
-def test_walk_options_for_uses_stored_patterns_over_configured_ones():
+def test_stored_walk_options_uses_stored_patterns_over_configured_ones():
     base = WalkOptions(exclude_patterns=("*.tmp",), use_gitignore=False)
-    opts = walk_options_for(base, {"include_patterns": ["*.py"], "exclude_patterns": [],
+    opts = stored_walk_options(base, {"include_patterns": ["*.py"], "exclude_patterns": [],
                                    "max_file_size": 2048, "use_gitignore": True})
     assert opts.include_patterns == ("*.py",)
     assert opts.exclude_patterns == ()
     assert opts.max_file_size == 2048
     assert opts.use_gitignore is False  # from the configuration, as Service.index does
-    assert walk_options_for(base, {}) == base
+    assert stored_walk_options(base, {}) == base
