@@ -63,6 +63,14 @@ class Embedder(Protocol):
         ...
 
 
+def unit_rows(vecs: Vectors) -> Vectors:
+    """Rows scaled to unit length in float32. A bf16 model normalises in bf16, leaving
+    norms 0.2% off one; scores assume unit vectors (cosine = 1 - L2^2 / 2)."""
+    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+    out: Vectors = (vecs / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+    return out
+
+
 def resolve_model_dir(model: str) -> Path | None:
     """The local folder for `model`: itself if it is a folder, the packaged weights for
     the default name, else None (a hub name, which must already be in the local cache)."""
@@ -200,4 +208,4 @@ class SentenceTransformerEmbedder:
             convert_to_numpy=True,
             show_progress_bar=False,
         )
-        return np.asarray(vecs, dtype=np.float32)
+        return unit_rows(np.asarray(vecs, dtype=np.float32))

@@ -124,3 +124,14 @@ def test_a_conceptual_question_finds_the_implementation_first(
     assert more == dict.fromkeys(MORE, "webapp/auth/session.py")
     # Asking for tests brings the test file back to the top.
     assert asked_for_tests.results[0].path == "tests/test_session.py"
+
+
+def test_the_model_gives_unit_vectors_in_float32(
+    real_embedder: SentenceTransformerEmbedder,
+) -> None:
+    """Scores take cos = 1 - L2^2 / 2 (sqlite-vec and the in-memory matrix alike), which
+    holds only for unit vectors; a bf16 model normalises in bf16 (norms off by ~0.2%)."""
+    vecs = real_embedder.embed([QUESTION, *MORE, "x"])
+    assert vecs.dtype.name == "float32"
+    norms = [float(sum(float(v) ** 2 for v in row) ** 0.5) for row in vecs]
+    assert all(abs(n - 1.0) < 1e-5 for n in norms), norms
