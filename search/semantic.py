@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from ctxd.indexer.embedder import Embedder
 from ctxd.indexer.patterns import compile_globs
@@ -111,19 +112,38 @@ class VectorMatrix:
         d2 = sq - 2.0 * (rows @ v) + float(v @ v)
         k = min(k, len(ids))
         top = np.argpartition(d2, k - 1)[:k]
-        top = top[np.argsort(d2[top], kind="stable")]
-        dist = np.sqrt(np.maximum(0.0, d2[top]))
-        return [(int(ids[i]), float(d)) for i, d in zip(top, dist, strict=True)]
+        return exact_ranking(ids[top], rows[top], v)
 
 
 def knn(store: Store, vector: list[float], k: int) -> list[tuple[int, float]]:
-    """(embedding rowid, L2 distance) of the k nearest vectors (sqlite-vec scan)."""
+    """(embedding rowid, L2 distance) of the k nearest vectors (sqlite-vec scan), scored
+    by `exact_ranking` like the matrix's."""
     rows = store.query(
-        "SELECT rowid, distance FROM vec_embeddings WHERE embedding MATCH ? AND k = ? "
+        "SELECT rowid, embedding FROM vec_embeddings WHERE embedding MATCH ? AND k = ? "
         "ORDER BY distance",
         (serialize_vector(vector), k),
     )
-    return [(int(r[0]), float(r[1])) for r in rows]
+    if not rows:
+        return []
+    ids = np.array([int(r[0]) for r in rows], dtype=np.int64)
+    mat = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32).reshape(
+        len(rows), -1)
+    return exact_ranking(ids, mat, np.asarray(vector, dtype=np.float32))
+
+
+def exact_ranking(
+    ids: npt.NDArray[np.int64], rows: npt.NDArray[np.float32], vector: npt.NDArray[np.float32]
+) -> list[tuple[int, float]]:
+    """(rowid, L2 distance) of the given candidate vectors, nearest first (ties by rowid).
+
+    Both neighbour sources (sqlite-vec's scan, the in-memory matrix) finish here, so a
+    daemon (matrix) and a one-shot search (sqlite-vec) give the same distances to the last
+    bit: each row's distance depends on that row and the query only.
+    """
+    diff = rows - vector
+    dist = np.sqrt((diff * diff).sum(axis=1))
+    order = np.lexsort((ids, dist))
+    return [(int(ids[i]), float(dist[i])) for i in order]
 
 
 KNN_MAX = 4096
