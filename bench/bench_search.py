@@ -39,7 +39,7 @@ from ctxd.search.lexical import EmbeddedLexical
 from ctxd.search.models import MatchSource
 from ctxd.search.semantic import SearchFilters, VectorMatrix, knn, rank_by_vector
 from ctxd.search.symbols import search_symbols
-from ctxd.server.search_cases import first_block_hit, hybrid_lexical_query
+from ctxd.server.hybrid_case import first_block_hit, hybrid_lexical_query
 from tests.conftest import FakeEmbedder
 
 WORDS = ("retry backoff session cookie header parse render template token stream buffer cache "

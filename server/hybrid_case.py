@@ -1,0 +1,204 @@
+"""Hybrid search's legs, as a mixin of `SearchCases`: the semantic and keyword legs run
+in the calling thread while the lexical leg (Zoekt when `search.zoekt_url` is set, else
+the embedded engine, for identifier-like queries) runs in a worker with a time limit;
+plus what a hybrid or semantic answer says about repositories still embedding.
+
+Ranking itself is pure and lives in `search/hybrid.py` (`rank_hybrid`).
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+
+from ctxd.indexer.embedder import Embedder
+from ctxd.indexer.errors import BackendTimeout, CtxdError
+from ctxd.indexer.store import Store
+from ctxd.search.hybrid import FusionOptions, identifier_terms
+from ctxd.search.keyword import keyword_search, keyword_terms
+from ctxd.search.lexical import EmbeddedLexical
+from ctxd.search.models import FileMatch, Hit, MatchSource
+from ctxd.search.semantic import SearchFilters, VectorMatrix, semantic_search
+from ctxd.search.zoekt import ZoektClient
+from ctxd.search.zoekt_query import escape_regex, scoped_query
+from ctxd.server.config import Settings
+
+HYBRID_DEPTH = 100
+"""How many hits each leg contributes to fusion."""
+
+_LEXICAL_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ctxd-hybrid-lexical")
+"""Runs hybrid search's lexical leg beside the semantic and keyword legs."""
+
+
+
+class HybridCases:
+    """The legs of hybrid search; mixed into `SearchCases` (and so into `Service`, which
+    provides the members declared here)."""
+
+    settings: Settings
+    matrix: VectorMatrix | None
+    _coverage_cache: tuple[tuple[object, ...], list[tuple[str, int, int]]] | None = None
+
+    def store(self) -> Store:  # pragma: no cover - provided by Service
+        raise NotImplementedError
+
+    @property
+    def embedder(self) -> Embedder:  # pragma: no cover - provided by Service
+        raise NotImplementedError
+
+    def _unembedded(
+        self, store: Store, filters: SearchFilters, hits: list[Hit]
+    ) -> set[tuple[str, str, int, int]]:
+        """Which of `hits` have no vector yet (only asked while some repository in scope
+        is still embedding)."""
+        coverage = self._coverage(store, filters.repositories)
+        if not hits or all(embedded >= total for _n, total, embedded in coverage):
+            return set()
+        paths = sorted({h.path for h in hits})
+        marks = ",".join("?" * len(paths))
+        rows = store.query(
+            "SELECT r.name, c.path, c.start_line, c.end_line FROM checkpoints c "
+            "JOIN repos r ON r.id = c.repo_id "
+            f"WHERE c.path IN ({marks}) AND NOT EXISTS "
+            "(SELECT 1 FROM embeddings e WHERE e.hash = c.hash)",
+            paths,
+        )
+        return {(str(a), str(b), int(c), int(d)) for a, b, c, d in rows}
+
+    def _coverage(self, store: Store, names: tuple[str, ...]) -> list[tuple[str, int, int]]:
+        """`Store.embedding_coverage`, recomputed only when checkpoints or vectors changed."""
+        count, top = store.query("SELECT count(*), coalesce(max(id), 0) FROM checkpoints")[0]
+        key = (store.vector_state(), count, top, names)
+        cached = self._coverage_cache
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        rows = store.embedding_coverage(names)
+        self._coverage_cache = (key, rows)
+        return rows
+
+    def fusion_options(self) -> FusionOptions:
+        """The hybrid ranking's options from `[search]`."""
+        s = self.settings.search
+        return FusionOptions(method=s.fusion, rrf_k=s.rrf_k, keyword_weight=s.keyword_weight,
+                             lexical_weight=s.lexical_weight)
+
+    def hybrid_legs(
+        self, query: str, *, depth: int, filters: SearchFilters | None = None,
+        store: Store | None = None,
+    ) -> tuple[dict[str, list[Hit]], dict[str, float], list[str]]:
+        """The candidates of each hybrid leg, each leg's time (ms) and notes.
+
+        The lexical leg (Zoekt, else the embedded engine) runs in a worker thread while
+        the semantic and keyword legs run here; it is given `hybrid_lexical_timeout_ms`,
+        and a slow or failing one costs that and a note, never the answer.
+        """
+        filters = filters or SearchFilters()
+        store = store or self.store()
+        times: dict[str, float] = {}
+        notes: list[str] = []
+        zoekt = bool(self.settings.search.zoekt_url)
+        lexical_query = hybrid_lexical_query(query, filters, questions=zoekt)
+        future: Future[list[Hit]] | None = None
+        started = time.perf_counter()
+        if lexical_query is not None and self.settings.search.lexical_weight > 0:
+            future = _LEXICAL_POOL.submit(self._lexical_leg, lexical_query, filters, depth)
+        t0 = time.perf_counter()
+        semantic = semantic_search(store, self.embedder, query, filters=filters, limit=depth,
+                                   matrix=self.matrix)
+        times["semantic"] = (time.perf_counter() - t0) * 1000
+        t0 = time.perf_counter()
+        keyword = keyword_search(store, query, filters=filters, limit=depth,
+                                 with_matches=False)
+        times["keyword"] = (time.perf_counter() - t0) * 1000
+        legs = {"semantic": semantic, "keyword": keyword}
+        if future is not None:
+            budget = self.settings.search.hybrid_lexical_timeout_ms / 1000
+            left = max(0.0, budget - (time.perf_counter() - started))
+            engine = "Zoekt" if self.settings.search.zoekt_url else "the lexical engine"
+            late = (f"{engine} did not answer within "
+                    f"{self.settings.search.hybrid_lexical_timeout_ms} ms; "
+                    "results are from the semantic and keyword legs only.")
+            try:
+                legs["lexical"] = future.result(timeout=left)
+            except FutureTimeout:
+                future.cancel()
+                notes.append(late)
+            except BackendTimeout:
+                notes.append(late)
+            except CtxdError as exc:
+                notes.append(f"{engine} failed ({exc.message}); results are from the "
+                             "semantic and keyword legs only.")
+            times["lexical"] = (time.perf_counter() - started) * 1000
+        return legs, times, notes
+
+    def _lexical_leg(self, query: str, filters: SearchFilters, depth: int) -> list[Hit]:
+        """One hit per file from the lexical engine: the file's first matches. Zoekt gets
+        the hybrid time limit as its own, so a stalled request frees its worker then."""
+        s = self.settings.search
+        if s.zoekt_url:
+            client = ZoektClient(s.zoekt_url,
+                                 timeout_ms=min(s.zoekt_timeout_ms, s.hybrid_lexical_timeout_ms))
+            result = client.search(query, max_files=min(depth, 100), context_lines=0)
+        else:
+            result = EmbeddedLexical(self.store()).search(query, max_files=min(depth, 100),
+                                                          context_lines=0)
+        source = MatchSource.ZOEKT if s.zoekt_url else MatchSource.LEXICAL
+        path_ok = filters.path_matcher()
+        return [first_block_hit(fm, source) for fm in result.files
+                if path_ok(fm.path) and fm.matches]
+
+
+def hybrid_lexical_query(
+    query: str, filters: SearchFilters, *, questions: bool = False
+) -> str | None:
+    """The lexical leg's Zoekt query for a hybrid query: its identifier-like words
+    (`Retry.increment`, `MAX_RETRIES`, `parseHeader`), ORed, as literals, scoped to the
+    filters. A query without identifiers gets None (plain words are the keyword leg's
+    job), unless `questions`: then its eight longest content words, ORed (used with a
+    Zoekt server, so that repositories only Zoekt indexes answer questions too)."""
+    terms = identifier_terms(query)[:8]
+    if not terms and questions:
+        terms = sorted(keyword_terms(query), key=len, reverse=True)[:8]
+    if not terms:
+        return None
+    text = " or ".join(escape_regex(t) for t in terms)
+    return scoped_query(text, filters.repositories, filters.language)
+
+
+def first_block_hit(fm: FileMatch, source: MatchSource) -> Hit:
+    """A lexical file match as a hit on its first matching line (its matches kept)."""
+    first = min(m.line for m in fm.matches)
+    return Hit(repository=fm.repository, path=fm.path, language=fm.language,
+               start_line=first, end_line=first, score=round(fm.score, 4), sources=(source,),
+               snippet=next(m.text for m in fm.matches if m.line == first),
+               matches=fm.matches)
+
+
+def coverage_notes(
+    coverage: list[tuple[str, int, int]], mode: str, found: bool
+) -> list[str]:
+    """What a semantic or hybrid answer must say about repositories whose embeddings are
+    not complete (`coverage`: repository, checkpoints, embedded): how far along they
+    are, and what that means for the results."""
+    notes = []
+    for name, total, embedded in coverage:
+        if total == 0 or embedded >= total:
+            continue
+        share = f"{embedded / total:.0%} ({embedded} of {total} checkpoints)"
+        if embedded == 0:
+            what = ("has no embeddings yet" + (
+                "; semantic search cannot see it until they are built"
+                if mode == "semantic" else "; its results here come from keyword and "
+                "lexical matches only"))
+            notes.append(f"Repository {name} {what}: semantic coverage {share}. "
+                         "Embedding continues in the background (`ctxd status`).")
+        else:
+            notes.append(f"Repository {name} is still embedding: semantic coverage is "
+                         f"partial, {share}"
+                         + ("" if mode == "semantic" else "; keyword and lexical matches "
+                            "cover all of it") + ".")
+    if mode == "semantic" and not found and notes:
+        notes.insert(0, "No semantic results: embeddings are not built yet for the "
+                     "repositories searched.")
+    return notes
