@@ -345,9 +345,10 @@ class Service(SearchCases):
         """When each repository was last indexed and whether a re-index is running: its
         run started and a live process holds the write lock (a run whose process died
         leaves `index_started_at` behind but no lock holder), plus the embedding backlog
-        this process's watcher reports (`embedding_backlog`, only when non-zero)."""
+        the active watcher reports (`embedding_backlog`, only when non-zero): this
+        process's, else the one another process (the daemon) publishes."""
         writing = self.write_lock().is_held()
-        watched = self.watcher.health().get("repos", {}) if self.watcher is not None else {}
+        watched = watch_health(self.settings, self.watcher).get("repos", {})
         out: list[dict[str, Any]] = []
         for r in self.store().repos():
             row: dict[str, Any] = {"repository": r.name, "indexed_at": r.indexed_at,

@@ -84,3 +84,29 @@ def test_small_repo_edit_lands_while_a_big_repo_embeds(
     finally:
         watcher.stop()
         service.close()
+
+
+def test_freshness_reports_the_backlog_a_watcher_in_another_process_publishes(
+    tmp_path: Path, repo: RepoBuilder, fake_embedder
+) -> None:
+    """The daemon's watcher is not this Service's: its backlog arrives through the status
+    file it publishes while it holds the watch lock (as `ctxd status` reads it)."""
+    from ctxd.server.watch_state import status_path, watch_lock, write_status
+
+    repo.write("a.py", "def a():\n    return 1\n")
+    service = Service(load_settings({"home": str(tmp_path / "home")}), embedder=fake_embedder)
+    lock = watch_lock(service.settings)
+    try:
+        service.index(repo.root)
+        name = repo.root.name
+        lock.acquire(wait=0)  # stands for the other process's live watcher
+        write_status(status_path(service.settings), {"running": True, "repos": {
+            name: {"name": name, "pending": 0, "embedding_backlog": 42}}})
+        row = next(r for r in service.freshness() if r["repository"] == name)
+        assert row["embedding_backlog"] == 42
+        lock.release()  # the watcher is gone: its file is no longer believed
+        row = next(r for r in service.freshness() if r["repository"] == name)
+        assert "embedding_backlog" not in row
+    finally:
+        lock.release()
+        service.close()
