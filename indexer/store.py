@@ -540,6 +540,20 @@ class Store:
         )
         return [(str(n), int(t), int(e)) for n, t, e in rows]
 
+    def unembedded_spans(self, paths: Sequence[str]) -> set[tuple[str, str, int, int]]:
+        """(repository, path, start line, end line) of the checkpoints of `paths` whose
+        text has no vector yet."""
+        if not paths:
+            return set()
+        rows = self.db.execute(
+            "SELECT r.name, c.path, c.start_line, c.end_line FROM checkpoints c "
+            "JOIN repos r ON r.id = c.repo_id "
+            f"WHERE c.path IN ({','.join('?' * len(paths))}) AND NOT EXISTS "
+            "(SELECT 1 FROM embeddings e WHERE e.hash = c.hash)",
+            list(paths),
+        )
+        return {(str(a), str(b), int(c), int(d)) for a, b, c, d in rows}
+
     def repo_counts(self, repo_id: int) -> dict[str, int]:
         """files, checkpoints, symbols, embedded checkpoints for one repository."""
 

@@ -39,6 +39,7 @@ class HybridCases:
     settings: Settings
     matrix: VectorMatrix | None
     _coverage_cache: tuple[tuple[object, ...], list[tuple[str, int, int]]] | None = None
+    """(connection, its generation, names) -> coverage, for the latest query."""
 
     def store(self) -> Store:  # pragma: no cover - provided by Service
         raise NotImplementedError
@@ -55,21 +56,12 @@ class HybridCases:
         coverage = self._coverage(store, filters.repositories)
         if not hits or all(embedded >= total for _n, total, embedded in coverage):
             return set()
-        paths = sorted({h.path for h in hits})
-        marks = ",".join("?" * len(paths))
-        rows = store.query(
-            "SELECT r.name, c.path, c.start_line, c.end_line FROM checkpoints c "
-            "JOIN repos r ON r.id = c.repo_id "
-            f"WHERE c.path IN ({marks}) AND NOT EXISTS "
-            "(SELECT 1 FROM embeddings e WHERE e.hash = c.hash)",
-            paths,
-        )
-        return {(str(a), str(b), int(c), int(d)) for a, b, c, d in rows}
+        return store.unembedded_spans(sorted({h.path for h in hits}))
 
     def _coverage(self, store: Store, names: tuple[str, ...]) -> list[tuple[str, int, int]]:
-        """`Store.embedding_coverage`, recomputed only when checkpoints or vectors changed."""
-        count, top = store.query("SELECT count(*), coalesce(max(id), 0) FROM checkpoints")[0]
-        key = (store.vector_state(), count, top, names)
+        """`Store.embedding_coverage`, recomputed only when the index changed (as seen by
+        this thread's connection: `Store.generation`)."""
+        key = (id(store), store.generation(), names)
         cached = self._coverage_cache
         if cached is not None and cached[0] == key:
             return cached[1]
