@@ -1,6 +1,6 @@
 """Records the search layer returns: hits, line matches, symbol items, backend results.
 
-Search returns these; rendering (Markdown, JSON) lives in `server/render.py`.
+Search returns these; rendering (Markdown, JSON) lives in `server/cli/render.py`.
 Lines are 1-based; columns are 1-based character offsets with an exclusive end
 (as Zoekt's `Location.Column`): the match of `foo` at the start of a line is
 `start_column=1, end_column=4`.

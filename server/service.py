@@ -3,7 +3,7 @@
 `Service(settings)` owns the store and embedder lifecycle: one SQLite connection per
 thread (MCP runs sync tools in worker threads), one lazily loaded embedding model per
 process guarded by a lock. Every method takes plain values and returns records or
-plain dicts; rendering happens in `server/render.py`.
+plain dicts; rendering happens in `server/cli/render.py`.
 
 Here: resources (store per thread, embedder, write lock), `index`, and the inventory
 (`repos`, `status`, `list_repos`, `health`, `freshness`, `remove`). The search use cases

@@ -1,4 +1,4 @@
-"""The `ctxd` command line: thin adapters over the use cases, rendered by `server/render.py`.
+"""The `ctxd` command line: thin adapters over the use cases, rendered by `server/cli/render.py`.
 
 Every command: parse flags -> build `Settings` -> call one `UseCases` method -> render.
 The use cases run in the `ctxd daemon` of the index home when one runs (a semantic or

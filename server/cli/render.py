@@ -2,8 +2,8 @@
 
 The only module that prints (ruff T20 is allowed here alone): the CLI hands it
 records from the service layer. JSON shapes are the documented `--json` contracts;
-text is for people. Markdown for agents lives in `server/markdown.py` (search results)
-and `server/markdown_status.py` (repositories, health, jobs).
+text is for people. Markdown for agents lives in `server/mcp/markdown.py` (search results)
+and `server/mcp/markdown_status.py` (repositories, health, jobs).
 """
 
 from __future__ import annotations

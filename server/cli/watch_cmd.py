@@ -1,6 +1,6 @@
 """`ctxd watch [PATH...]`: keep repositories' indexes fresh in the foreground.
 
-`watch` is a click command registered on the `ctxd` group by `server/cli.py`
+`watch` is a click command registered on the `ctxd` group by `server/cli/main.py`
 (`main.add_command(watch)`); `run_watch(service, paths, stop=...)` is its body, usable
 without click or signals (tests). Repositories given as PATHs that are not indexed yet
 are indexed first; with no PATH every indexed repository is watched, and repositories
@@ -8,9 +8,9 @@ indexed later are picked up. Each applied batch is shown as it happens (one line
 one JSON object per line with `--json`). SIGINT/SIGTERM stop it after the file being
 written; the exit code is 0.
 
-Calls `Service` and `server/watch.py` (`Watcher`; its `BatchResult` from
-`server/watch_batch.py`, `describe` from `server/watch_status.py`); prints through
-`server/render.py`.
+Calls `Service` and `server/watch/watcher.py` (`Watcher`; its `BatchResult` from
+`server/watch/batch.py`, `describe` from `server/watch/status.py`); prints through
+`server/cli/render.py`.
 """
 
 from __future__ import annotations

@@ -23,7 +23,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctxd.indexer.errors import DaemonError
 from ctxd.indexer.walker import validate_root
 from ctxd.search.models import FileContent, References, SymbolPage
 from ctxd.server.config import Settings
@@ -61,9 +60,13 @@ class Connection:
             raise DaemonGone(f"cannot connect to {paths.socket}: {exc.strerror or exc}") from exc
         self.sock = sock
         self.reader = protocol.LineReader(sock)
-        self.info: dict[str, Any] = self.request("hello", {
-            "protocol": protocol.PROTOCOL, "version": protocol.CTXD_VERSION,
-            "settings": settings_digest})
+        try:
+            self.info: dict[str, Any] = self.request("hello", {
+                "protocol": protocol.PROTOCOL, "version": protocol.CTXD_VERSION,
+                "settings": settings_digest})
+        except BaseException:
+            sock.close()  # a refused or timed-out handshake must not leak the socket
+            raise
         sock.settimeout(None)
 
     def close(self) -> None:
@@ -131,6 +134,7 @@ class DaemonClient:
         self._make_local = local
         self._local: UseCases | None = None
         self._note = note
+        self._said_gone = False
 
     @property
     def pid(self) -> int:
@@ -147,24 +151,32 @@ class DaemonClient:
         on_lock_wait: Callable[[str], None] | None = None,
         should_stop: Callable[[], bool] | None = None,
     ) -> Any:
-        if self._local is None:
-            def on_event(kind: str, data: Any) -> None:
-                if kind == "progress" and progress is not None:
-                    progress(data)
-                elif kind == "lock_wait" and on_lock_wait is not None:
-                    on_lock_wait(str(data))
+        def on_event(kind: str, data: Any) -> None:
+            if kind == "progress" and progress is not None:
+                progress(data)
+            elif kind == "lock_wait" and on_lock_wait is not None:
+                on_lock_wait(str(data))
 
+        # Every call tries the daemon first: one that left (idle exit, `ctxd daemon stop`,
+        # a crash) may be back, started by another client; until then this process works.
+        try:
+            conn = Connection(self.paths, self._digest)
+        except DaemonGone as exc:
+            if not self._said_gone:
+                self._note(f"ctxd daemon (pid {self.pid}) is not running any more ({exc}); "
+                           "working in this process until one answers again.")
+                self._said_gone = True
+            log.info("daemon unreachable for %s: %s", method, exc)
+        else:
+            self._said_gone = False
             try:
-                conn = Connection(self.paths, self._digest)
-                try:
-                    return conn.request(method, params, on_event)
-                finally:
-                    conn.close()
+                return conn.request(method, params, on_event)
             except DaemonGone as exc:
-                self._note(f"ctxd daemon (pid {self.pid}) went away during `{method}` ({exc}); "
-                           "running it in this process instead.")
+                self._note(f"ctxd daemon (pid {self.pid}) went away during `{method}` "
+                           f"({exc}); running it in this process instead.")
                 log.info("daemon gone during %s: %s", method, exc)
-                self._fallback()
+            finally:
+                conn.close()
         fn = getattr(self._fallback(), method)
         if method == "index":
             return fn(**params, progress=progress, on_lock_wait=on_lock_wait, lock_wait=None,
@@ -308,11 +320,3 @@ class DaemonClient:
     def close(self) -> None:
         if self._local is not None:
             self._local.close()
-
-
-def not_running(paths: DaemonPaths) -> DaemonError:
-    return DaemonError(
-        f"no ctxd daemon is running for {paths.home}",
-        hint="Start one with `ctxd daemon start`.",
-        details={"home": str(paths.home), "socket": str(paths.socket)},
-    )

@@ -35,7 +35,6 @@ import importlib
 import json
 import socket
 from enum import Enum
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from ctxd.indexer import errors
@@ -44,19 +43,13 @@ from ctxd.indexer.models import FileFailure
 from ctxd.search import models
 from ctxd.server.config import Settings
 from ctxd.server.pages import LexicalPage, SearchPage
+from ctxd.server.version import package_version
 
 PROTOCOL = 1
 """Bumped whenever a message or a method changes shape."""
 
 MAX_LINE = 64 << 20
 """The longest message accepted (64 MiB: a big `file_content` plus JSON escaping)."""
-
-
-def package_version() -> str:
-    try:
-        return version("ctxd")
-    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-        return "0+unknown"
 
 
 CTXD_VERSION = package_version()
@@ -175,7 +168,10 @@ def error_from_wire(data: dict[str, Any]) -> CtxdError:
 
 
 def dumps(message: dict[str, Any]) -> bytes:
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    """One JSON line. ASCII escapes keep it valid for any text, including the lone
+    surrogates that stand for file-name bytes that are not UTF-8 (`json.loads` gives them
+    back unchanged)."""
+    return json.dumps(message, ensure_ascii=True, separators=(",", ":")).encode() + b"\n"
 
 
 def send(sock: socket.socket, message: dict[str, Any]) -> None:

@@ -56,10 +56,10 @@ WORKERS = 16
 """Connections served at once (each holds one SQLite connection while it lives)."""
 
 
-def rss_bytes(pid: int | None = None) -> int | None:
-    """Resident memory of a process (Linux /proc), or None where unknown."""
+def rss_bytes() -> int | None:
+    """Resident memory of this process (Linux /proc), or None where unknown."""
     try:
-        with open(f"/proc/{pid or 'self'}/status", encoding="utf-8") as f:
+        with open("/proc/self/status", encoding="utf-8") as f:
             for line in f:
                 if line.startswith("VmRSS:"):
                     return int(line.split()[1]) * 1024
@@ -219,8 +219,10 @@ class Daemon:
 
     def _watching(self) -> bool:
         w = self._watcher
-        return bool(w is not None and w.running and w.health().get("repos")
-                    and w.health().get("role") == "active")
+        if w is None or not w.running:
+            return False
+        health = w.health()
+        return bool(health.get("repos")) and health.get("role") == "active"
 
     def _serve(self, listener: socket.socket) -> None:
         with ThreadPoolExecutor(WORKERS, thread_name_prefix="ctxd-daemon") as pool:
@@ -263,6 +265,8 @@ class Daemon:
                 self._request(conn, msg)
         except (OSError, protocol.ProtocolError) as exc:
             log.debug("connection ended: %s", exc)
+        except Exception:  # a bug here must reach the log, not vanish in the executor
+            log.exception("connection failed")
         finally:
             with self._state:
                 self._conns.discard(conn)
@@ -335,7 +339,9 @@ class Daemon:
         def lock_wait(pid: str) -> None:
             event("lock_wait", pid)
 
-        return {"progress": progress, "on_lock_wait": lock_wait, "lock_wait": None}
+        # `ctxd daemon stop` ends a run at its next checkpoint (the next run resumes it).
+        return {"progress": progress, "on_lock_wait": lock_wait, "lock_wait": None,
+                "should_stop": self._stopping.is_set}
 
     def info(self, *, detail: bool = False) -> dict[str, Any]:
         """What the handshake and `ctxd daemon status` report."""

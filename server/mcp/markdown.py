@@ -1,22 +1,22 @@
 """Compact Markdown (and matching structured data) for the code-reading MCP tools.
 
 Each `render_*` function turns one service-layer result into a `Rendered` (Markdown for
-the model plus the same data as the tool's `*Output` in `server/mcp_schemas.py`):
+the model plus the same data as the tool's `*Output` in `server/mcp/schemas.py`):
 `render_search` (`search`: `## Results for: \\`q\\`` with one section per file),
 `render_hits` (`semantic_search`), `render_symbols` (`search_symbols`: the symbol table),
 `render_references` (`find_references`), `render_files` (`search_files`) and
 `render_file` (`file_content`: `## {repository}/{path}` and the lines in a fence).
 Layouts follow the original tool contracts (../shared/seeds). The server-state tools
 (`list_repos`, `get_health`, `index_repository`, `index_status`) render in
-`server/markdown_status.py`.
+`server/mcp/markdown_status.py`.
 
-Budget (`server/budget.py`): a page never exceeds `budget` estimated tokens. Whole items
+Budget (`server/mcp/budget.py`): a page never exceeds `budget` estimated tokens. Whole items
 are dropped from the end first; an item too large on its own is clipped at a line
 boundary. Whenever something was left out the page says so and how to continue (a
 cursor, `start_index`, or `start_line`), and the structured data holds exactly the items
 shown.
 
-Pure: no I/O, no service calls. Callers: `server/mcp_server.py`.
+Pure: no I/O, no service calls. Callers: `server/mcp/tools.py`.
 """
 
 from __future__ import annotations

@@ -3,13 +3,13 @@
 `render_repos` (`list_repos`: the enriched repository list), `render_health`
 (`get_health`), `render_index` (`index_repository`: what the run did) and `render_jobs`
 (`index_status`: background jobs and index freshness) each return a `Rendered` whose
-data is the tool's `*Output` in `server/mcp_schemas.py`. `index_out` and `job_out` build
+data is the tool's `*Output` in `server/mcp/schemas.py`. `index_out` and `job_out` build
 those records from `IndexStats` and job fields; `error_text` is the text of a failed
 tool call (`{code}: {message}`, hint, details) and `format_duration` the Go-style
 durations of the original contract (`"5m0s"`).
 
-Callers: `server/mcp_server.py`. Pure: no I/O, no service calls; every page stays within
-its token budget (`server/budget.py`), clipped at a line boundary when it would not.
+Callers: `server/mcp/tools.py`. Pure: no I/O, no service calls; every page stays within
+its token budget (`server/mcp/budget.py`), clipped at a line boundary when it would not.
 """
 
 from __future__ import annotations

@@ -7,9 +7,9 @@ same content as structured data. `data` follows the tool's `*Output` TypedDict b
 `*Out` dicts are their items, and `Freshness` is the per-repository index-age row most
 answers carry.
 
-Callers: `server/mcp_server.py` names the `*Output` types as the tools' output schemas
+Callers: `server/mcp/tools.py` names the `*Output` types as the tools' output schemas
 (the SDK turns them into JSON schema, so every field type here must stay JSON-friendly);
-`server/markdown.py`, `server/markdown_status.py` and `server/budget.py` build them.
+`server/mcp/markdown.py`, `server/mcp/markdown_status.py` and `server/mcp/budget.py` build them.
 
 Invariants: declarations only, no behaviour; field names are the wire contract (some, like
 `definitionCount`, follow the original tool contracts in ../shared/seeds).

@@ -1,10 +1,11 @@
 """`ctxd serve`: the MCP server over stdio or streamable HTTP.
 
-`serve` is a click command (registered on the `ctxd` group by `server/cli.py`; also
-runnable as `python -m server.serve`). It builds `Settings` (flags > environment >
-config file > defaults: `MCP_TRANSPORT`, `MCP_HOST`, `MCP_PORT`, `LOG_LEVEL`, `CTXD_TOKEN`,
-`ZOEKT_URL`, ...), a `Service`, a `JobManager` and the server from `server/mcp_server.py`,
-then runs the transport until the client goes away (stdio) or the process is stopped.
+`serve` is a click command (registered on the `ctxd` group by `server/cli/main.py`). It
+builds `Settings` (flags > environment > config file > defaults: `MCP_TRANSPORT`,
+`MCP_HOST`, `MCP_PORT`, `LOG_LEVEL`, `CTXD_TOKEN`, `ZOEKT_URL`, ...), the use cases (the
+daemon's when one runs or can be started, else an in-process `Service`), a `JobManager`
+and the server from `server/mcp/tools.py`, then runs the transport until the client goes
+away (stdio) or the process is stopped.
 
 Safe by default:
 - Logs go to stderr; on stdio, stdout carries nothing but the protocol (the SDK also
@@ -285,7 +286,8 @@ def serve(
         log.info("interrupted")
     finally:
         stop_cleanly(jobs, watcher)
-        service.close()
+        if client is not None:
+            client.close()
         local.close()
 
 

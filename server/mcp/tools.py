@@ -4,10 +4,10 @@
 (`index_repository`, `index_status`, `search`, `semantic_search`, `search_symbols`,
 `find_references`, `search_files`, `file_content`, `list_repos`, `get_health`). Each tool
 is an adapter of a few lines: parse (the SDK validates arguments against the tool's
-JSON schema) -> one `Service` call -> `server/markdown.py` (code results) or
-`server/markdown_status.py` (server state) renders Markdown for the model plus structured
-content with the same data (the output schema is a TypedDict in `server/mcp_schemas.py`).
-`server/serve.py` runs it over stdio or streamable HTTP; tests use the SDK's in-memory
+JSON schema) -> one `Service` call -> `server/mcp/markdown.py` (code results) or
+`server/mcp/markdown_status.py` (server state) renders Markdown for the model plus structured
+content with the same data (the output schema is a TypedDict in `server/mcp/schemas.py`).
+`server/mcp/serve.py` runs it over stdio or streamable HTTP; tests use the SDK's in-memory
 `Client(server)`.
 
 Errors (`adapter`): a `CtxdError` becomes a `ToolError` whose text is
@@ -26,9 +26,7 @@ import inspect
 import json
 import logging
 import re
-import tomllib
 from collections.abc import Callable, Sequence
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -59,6 +57,7 @@ from ctxd.server.mcp import markdown_status as status_md
 from ctxd.server.mcp import schemas
 from ctxd.server.mcp.budget import select_freshness
 from ctxd.server.use_cases import UseCases
+from ctxd.server.version import package_version
 
 log = logging.getLogger(__name__)
 
@@ -83,19 +82,6 @@ INDEXING = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempote
                            open_world_hint=False)
 """`index_repository` is destructive: files that its options (or the disk) no longer admit
 leave the index, e.g. narrower `include_patterns`; the answer says how many and why."""
-
-def package_version() -> str:
-    """ctxd's version: the installed distribution's, else pyproject.toml's."""
-    try:
-        return version("ctxd")
-    except PackageNotFoundError:
-        pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
-        try:
-            with pyproject.open("rb") as f:
-                return str(tomllib.load(f)["project"]["version"])
-        except (OSError, KeyError, tomllib.TOMLDecodeError):
-            return "0+unknown"
-
 
 # -- errors ---------------------------------------------------------------------------------
 

@@ -6,9 +6,9 @@ rescan), re-stats the candidate paths, diffs them against the store and calls
 changed files are re-chunked and re-embedded. It returns the `BatchResult` to report and
 keeps the batch log (`results`, `batches`, `batches_examined`).
 
-Called by `server/watch.py` (the worker thread, the only caller). Calls `Service.index` /
+Called by `server/watch/watcher.py` (the worker thread, the only caller). Calls `Service.index` /
 `Service.store` / `Service.write_lock`, the walker (`walk`) and the pure diffing of
-`server/changes.py`; updates `RepoState`s under the watcher's condition.
+`server/watch/changes.py`; updates `RepoState`s under the watcher's condition.
 
 Two kinds of work, so that an edit never waits behind a bulk embedding: a batch writes
 phase 1 only (text, symbols: searchable by text at once) and counts the repository's

@@ -1,6 +1,6 @@
 """What the file watcher should re-index: file events -> a path set -> (changed, deleted).
 
-Pure decisions for `server/watch.py`, no filesystem, database, clock or watchdog inside:
+Pure decisions for `server/watch/watcher.py`, no filesystem, database, clock or watchdog inside:
 
 - `classify(event)` / `ChangeAccumulator` / `coalesce(events)`: turn events (hints, not
   truth) into a `ChangeSet` of file paths to re-stat and directory subtrees to

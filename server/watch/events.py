@@ -2,13 +2,13 @@
 become `FsEvent`s, and the workarounds watchdog needs.
 
 `fs_event(root, home_rel, event)` turns one watchdog event into the repository-relative
-`FsEvent` that `server/changes.py` coalesces (None: not ours to index). `EventForwarder`
+`FsEvent` that `server/watch/changes.py` coalesces (None: not ours to index). `EventForwarder`
 is the handler scheduled per repository; `OverflowSignal` turns watchdog's "inotify queue
 overflowed" warning into a rescan request; `quiet_watchdog_bookkeeping` silences its
 harmless registration-race warnings; `inotify_headroom` and `count_dirs` tell, before a
 recursive watch is scheduled, whether it fits in the user's inotify watch limit.
 
-Called by `server/watch_repos.py` (handlers, headroom) and `server/watch.py` (overflow
+Called by `server/watch/repos.py` (handlers, headroom) and `server/watch/watcher.py` (overflow
 signal, warnings filter). Reads `/proc` on Linux; knows nothing of the index, the store
 or the watcher's locks.
 

@@ -7,9 +7,9 @@ repository (inotify mode) or falls back to polling when watches cannot be added 
 `RepoState` is one repository's state (pending changes, mode, last update, error); `Job`
 is the batch the worker took from it.
 
-Used by `server/watch.py` (`Watcher`, which decides when a batch runs) and
-`server/watch_batch.py` (which applies it). Calls the store's repository list, the
-`indexer.filefilter.FileFilter`, `server/changes.py` and `server/watch_events.py`.
+Used by `server/watch/watcher.py` (`Watcher`, which decides when a batch runs) and
+`server/watch/batch.py` (which applies it). Calls the store's repository list, the
+`indexer.filefilter.FileFilter`, `server/watch/changes.py` and `server/watch/events.py`.
 
 Invariants:
 - `cond` (the watcher's condition, shared with `Watcher` and `BatchApplier`) guards

@@ -3,21 +3,21 @@
 
 `Watcher(service, options).start()` runs one worker thread (the only writer in this
 process) and one watchdog observer. Observer threads only turn events into repo-relative
-paths and add them to a per-repository `ChangeAccumulator` (`server/changes.py`). The
+paths and add them to a per-repository `ChangeAccumulator` (`server/watch/changes.py`). The
 worker waits until a repository has been quiet for `debounce_ms` (or busy for
-`max_delay`), then hands the batch to `BatchApplier` (`server/watch_batch.py`), which
+`max_delay`), then hands the batch to `BatchApplier` (`server/watch/batch.py`), which
 re-stats the coalesced paths, diffs them against the store and re-indexes only what
 changed. Other jobs: a stat rescan at start (catching up with everything changed while
 no watcher ran, and finishing an interrupted run's embeddings), every `rescan_seconds`,
 and after an inotify queue overflow; polling (a stat rescan every `poll_seconds`) for
 repositories whose watches cannot be added, or everywhere with `force_polling`; picking
 up repositories indexed (or removed) while running (`WatchedRepos`,
-`server/watch_repos.py`).
+`server/watch/repos.py`).
 
-Called by `server/watch_cli.py` (`ctxd watch`) and, through `start_watching`, by
-`ctxd serve --watch`. Calls `server/watch_repos.py` (repositories, observer),
-`server/watch_batch.py` (applying batches), `server/watch_events.py` (watchdog
-plumbing) and `server/watch_status.py` (health records, the status file).
+Called by `server/cli/watch_cmd.py` (`ctxd watch`) and, through `start_watching`, by
+`ctxd serve --watch`. Calls `server/watch/repos.py` (repositories, observer),
+`server/watch/batch.py` (applying batches), `server/watch/events.py` (watchdog
+plumbing) and `server/watch/status.py` (health records, the status file).
 
 Invariants:
 - One active watcher per index: it holds `<db>.watch.lock` for its lifetime; a second

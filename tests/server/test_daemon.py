@@ -586,3 +586,10 @@ def test_ctxd_index_through_the_daemon_draws_its_progress_bar_on_a_terminal(
     assert out.startswith(f"Indexed {big.root} as `big`: 60 files")
     assert b"\r\x1b[K" in drawn and b"walk" in drawn  # the bar, fed by the daemon's events
     assert exchange(paths, "daemon_info")["requests"] > before  # the daemon did the work
+
+
+def test_protocol_carries_file_names_that_are_not_utf8():
+    """`os` hands such names back as lone surrogates; the wire must carry them unchanged."""
+    message = {"id": 1, "result": {"path": "caf\udce9.py"}}
+    line = protocol.dumps(message)
+    assert line.endswith(b"\n") and json.loads(line) == message
