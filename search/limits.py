@@ -3,10 +3,9 @@
 `check_query_length(field, value)` refuses a query longer than `MAX_QUERY_CHARS` with a
 `ValidationError` naming the field, the length and the limit. Every search entry point of
 the service (search in every mode, lexical `search`, symbols, references, files, explain)
-calls it, so the CLI and the MCP tools answer alike; the MCP tools also publish the bound
-as `maxLength` in their input schemas. The bound keeps each request's cost small (query
-words, FTS5 terms, regex compilation and the embedding tokenizer all grow with it), so
-one request cannot hold a worker, or the GIL, for long. `check_term_count(root)` bounds
+calls it, so the CLI and the MCP tools answer alike. The bound keeps each request's cost
+small (query words, FTS5 terms, regex compilation and the embedding tokenizer all grow with
+it), so one request cannot hold a worker, or the GIL, for long. `check_term_count(root)` bounds
 the atoms of a parsed Zoekt query for the embedded engine, whose candidate SQL nests one
 condition per atom (SQLite refuses expression trees deeper than 1,000).
 """

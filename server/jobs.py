@@ -219,17 +219,19 @@ class JobManager:
         max_file_size: int | None = None,
         force: bool = False,
     ) -> IndexJob:
-        """Queue an index run of `path` (already resolved and checked), or join the one
-        queued or running for the same path with the same arguments. With other arguments
-        the new run is queued after the unfinished one (the worker runs jobs in order)."""
+        """Queue an index run of `path` (already resolved and checked), or join the last
+        one queued or running for the same path when it has the same arguments (joining an
+        earlier one would let a later run with other arguments have the last word). With
+        other arguments the new run is queued after it (the worker runs jobs in order)."""
         args = (tuple(include_patterns or ()), tuple(exclude_patterns or ()), max_file_size)
         with self._lock:
             pending = [j.snapshot() for j in self._jobs.values()]
             pending = [s for s in pending if s.path == str(path) and not s.finished]
-            for snap in pending:
-                if (snap.include_patterns, snap.exclude_patterns, snap.max_file_size) == args:
-                    return self._jobs[snap.job_id]
-            after = pending[-1].job_id if pending else None
+            last = pending[-1] if pending else None
+            if last is not None and (
+                    last.include_patterns, last.exclude_patterns, last.max_file_size) == args:
+                return self._jobs[last.job_id]
+            after = last.job_id if last is not None else None
             job = IndexJob(f"idx-{next(self._ids)}",
                            _JobData(str(path), *args, after=after, force=force))
             if after is not None:

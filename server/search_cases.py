@@ -395,7 +395,8 @@ class SearchCases(HybridCases):
             start_index, max_items = decode_cursor(pagination_id, params)
         store = self.store()
         self._check_repositories(store, tuple(repositories or ()))
-        in_index = stored_kinds(store) if kinds else []
+        # The index's own kinds are read only when a kind is not a known one.
+        in_index = stored_kinds(store) if kinds and unknown_kinds(kinds) else []
         if kinds and self.zoekt() is None and (bad := unknown_kinds(kinds, in_index)):
             allowed = sorted(SYMBOL_KINDS | set(in_index))
             raise ValidationError(

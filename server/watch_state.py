@@ -21,7 +21,6 @@ import time
 from pathlib import Path
 from typing import Any, Protocol
 
-from ctxd.indexer.errors import IndexLocked
 from ctxd.indexer.lock import WriteLock
 from ctxd.server.config import Settings
 
@@ -68,13 +67,7 @@ def read_watch_status(settings: Settings) -> dict[str, Any] | None:
         return None
     if not isinstance(data, dict):
         return None
-    probe = watch_lock(settings)
-    try:
-        probe.acquire(wait=0)
-    except IndexLocked:
-        pass  # held: the writer is alive
-    else:
-        probe.release()
+    if not watch_lock(settings).is_held():  # a shared probe: never steals a starting watcher's turn
         return None
     now = time.time()
     for repo in (data.get("repos") or {}).values():

@@ -140,3 +140,23 @@ def test_a_second_call_with_other_patterns_runs_after_the_first_and_says_what_le
     listed = run_client(env.server, lambda c: c.list_tools())
     tool = next(t for t in listed.tools if t.name == "index_repository")
     assert tool.annotations is not None and tool.annotations.destructive_hint is True
+
+
+def test_a_call_joins_only_the_last_queued_run_of_its_path(
+    env_factory: Any, sample_repo: RepoBuilder
+):
+    """Running: idx-1 (all files); queued: idx-2 (*.py). The first arguments again must not
+    join idx-1, or idx-2, which runs later, would have the last word."""
+    env: Env = env_factory(**{"server.allowed_roots": [str(sample_repo.root.parent)],
+                              "server.index_wait_seconds": 0})
+    path = str(sample_repo.root)
+    env.embedder.arm(after=0)
+    assert details(text(env.call("index_repository", {"path": path})))["job_id"] == "idx-1"
+    narrower = details(text(env.call("index_repository",
+                                     {"path": path, "include_patterns": ["*.py"]})))
+    assert narrower["job_id"] == "idx-2"
+    again = details(text(env.call("index_repository", {"path": path})))
+    assert again["job_id"] == "idx-3" and again["after"] == "idx-2"
+    env.embedder.release()
+    (job,) = ok(env.call("index_status", {"job_id": "idx-3", "wait_seconds": 60}))["jobs"]
+    assert job["state"] == "succeeded" and job["result"]["include_patterns"] == []
