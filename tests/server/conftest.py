@@ -203,7 +203,7 @@ def env_factory(tmp_path: Path) -> Iterator[Callable[..., Env]]:
     yield factory
     for e in made:
         e.embedder.release()
-        e.jobs.shutdown()
+        e.jobs.shutdown(wait=30)  # joined: no job thread outlives its test
         e.service.close()
 
 
