@@ -217,10 +217,7 @@ def fuse(
         of one file merged.
     """
     weights = list(weights) if weights is not None else [1.0] * len(rankings)
-    contributions = [
-        [weight / (k + rank) for rank in range(1, len(ranking) + 1)]
-        for ranking, weight in zip(rankings, weights, strict=True)
-    ]
+    contributions = leg_contributions(rankings, weights, method="rrf", rrf_k=k)
     return _ordered_hits(merge_overlaps(_combine(rankings, contributions)))
 
 
@@ -230,11 +227,20 @@ def fuse_scores(rankings: Sequence[Sequence[Hit]], weights: Sequence[float]) -> 
     Unlike RRF, a leg whose best hit barely beats its tenth contributes little
     separation, and a leg with one clear winner contributes a clear margin.
     """
-    contributions = [
-        [weight * s for s in normalised([h.score for h in ranking])]
-        for ranking, weight in zip(rankings, weights, strict=True)
-    ]
-    return _ordered_hits(_combine(rankings, contributions))
+    return _ordered_hits(_combine(rankings, leg_contributions(rankings, weights)))
+
+
+def leg_contributions(
+    rankings: Sequence[Sequence[Hit]], weights: Sequence[float], *, method: str = "score",
+    rrf_k: int = 10,
+) -> list[list[float]]:
+    """What each hit of each ranking adds to its checkpoint's fused score: `weight /
+    (rrf_k + rank)` for `rrf`, `weight * normalised score` for `score`."""
+    if method == "rrf":
+        return [[weight / (rrf_k + rank) for rank in range(1, len(ranking) + 1)]
+                for ranking, weight in zip(rankings, weights, strict=True)]
+    return [[weight * s for s in normalised([h.score for h in ranking])]
+            for ranking, weight in zip(rankings, weights, strict=True)]
 
 
 def _combine(rankings: Sequence[Sequence[Hit]], contributions: Sequence[Sequence[float]]
@@ -375,16 +381,8 @@ def rank_hybrid(
     names = [n for n in ("semantic", "keyword") if legs.get(n) and w[n] > 0]
     rankings = [list(legs[n]) for n in names]
     weights = [w[n] for n in names]
-    if options.method == "rrf":
-        contributions = [
-            [wt / (options.rrf_k + r) for r in range(1, len(rk) + 1)]
-            for rk, wt in zip(rankings, weights, strict=True)
-        ]
-    else:
-        contributions = [
-            [wt * s for s in normalised([h.score for h in rk])]
-            for rk, wt in zip(rankings, weights, strict=True)
-        ]
+    contributions = leg_contributions(rankings, weights, method=options.method,
+                                      rrf_k=options.rrf_k)
     if unembedded and "keyword" in names:
         i = names.index("keyword")
         pending = set(unembedded)
