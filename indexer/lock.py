@@ -1,11 +1,12 @@
-"""One writer per index: an advisory file lock next to the database.
+"""Advisory file locks: one writer per index, one daemon per index home.
 
-`WriteLock(db_path)` holds `flock(LOCK_EX)` on `<db>.lock` and writes the holder's
-pid into it, so a second writer can say who it waits for. The kernel drops the
-lock when the holder dies (even on `kill -9`), so a crash never leaves a stale
-lock, and `is_held()` tells a live writer from a dead one (a repository's
-`index_started_at` outlives a crashed run; "indexing now" means it and a held
-lock). Readers never take it: SQLite's WAL lets them read while one process writes.
+`FileLock(path)` is an exclusive `flock` on a file that names its holder's pid; the
+daemon holds one on `<home>/daemon.lock` for its life. `WriteLock(db_path)` is the one
+on `<db>.lock`, so a second writer can say who it waits for. The kernel drops a lock when
+its holder dies (even on `kill -9`), so a crash never leaves a stale lock, and
+`is_held()` tells a live holder from a dead one (a repository's `index_started_at`
+outlives a crashed run; "indexing now" means it and a held lock). Readers never take
+it: SQLite's WAL lets them read while one process writes.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ from types import TracebackType
 from ctxd.indexer.errors import IndexLocked
 
 
-class WriteLock:
-    """An exclusive, process-wide lock on writing one index."""
+class FileLock:
+    """An exclusive, process-wide `flock` on `path`; the holder writes its pid there."""
 
-    def __init__(self, db_path: Path) -> None:
-        self.path = Path(str(db_path) + ".lock")
+    def __init__(self, path: Path, *, mode: int = 0o644) -> None:
+        self.path = path
+        self.mode = mode
         self._fd: int | None = None
 
     def is_held(self) -> bool:
@@ -55,23 +57,17 @@ class WriteLock:
         except OSError:
             return "?"
 
-    def acquire(
+    def try_acquire(
         self,
         *,
         wait: float | None = 0.0,
         on_wait: Callable[[str], None] | None = None,
-    ) -> None:
-        """Take the lock.
-
-        Args:
-            wait: seconds to wait for another writer; 0 = fail at once; None = forever.
-            on_wait: called once with the holder's pid when we have to wait.
-
-        Raises:
-            IndexLocked: another process still holds the lock after `wait` seconds.
-        """
+    ) -> bool:
+        """Take the lock; False when another process still holds it after `wait` seconds
+        (0 = try once; None = wait forever). `on_wait` is called once with the holder's
+        pid when we have to wait."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, self.mode)
         deadline = None if wait is None else time.monotonic() + wait
         told = False
         while True:
@@ -81,26 +77,48 @@ class WriteLock:
             except BlockingIOError:
                 if deadline is not None and time.monotonic() >= deadline:
                     os.close(fd)
-                    pid = self.holder()
-                    raise IndexLocked(
-                        f"Another ctxd process (pid {pid}) is writing the index {self.path.stem}.",
-                        hint="Wait for it to finish (`ctxd status` shows progress), or stop it; "
-                        "searches keep working meanwhile.",
-                        details={"lock": str(self.path), "pid": pid},
-                    ) from None
+                    return False
                 if not told and on_wait is not None:
                     on_wait(self.holder())
                     told = True
-                time.sleep(0.1)
+                time.sleep(0.05)
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
         self._fd = fd
+        return True
 
     def release(self) -> None:
         if self._fd is not None:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
+
+
+class WriteLock(FileLock):
+    """An exclusive, process-wide lock on writing one index (`<db>.lock`)."""
+
+    def __init__(self, db_path: Path) -> None:
+        super().__init__(Path(str(db_path) + ".lock"))
+
+    def acquire(
+        self,
+        *,
+        wait: float | None = 0.0,
+        on_wait: Callable[[str], None] | None = None,
+    ) -> None:
+        """Take the lock (see `FileLock.try_acquire`).
+
+        Raises:
+            IndexLocked: another process still holds the lock after `wait` seconds.
+        """
+        if not self.try_acquire(wait=wait, on_wait=on_wait):
+            pid = self.holder()
+            raise IndexLocked(
+                f"Another ctxd process (pid {pid}) is writing the index {self.path.stem}.",
+                hint="Wait for it to finish (`ctxd status` shows progress), or stop it; "
+                "searches keep working meanwhile.",
+                details={"lock": str(self.path), "pid": pid},
+            )
 
     def __enter__(self) -> WriteLock:
         self.acquire()

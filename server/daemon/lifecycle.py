@@ -164,7 +164,12 @@ def _tail(paths: DaemonPaths, lines: int = 5) -> str:
 
 def stop(paths: DaemonPaths, timeout: float = STOP_TIMEOUT) -> int | None:
     """Stop the daemon of `paths` (politely, then SIGTERM, then SIGKILL); its pid, or None
-    when none was running."""
+    when none was running.
+
+    Raises:
+        DaemonError: the lock's holder is still alive after all that (or its pid is
+            unknown); its socket and record are left in place.
+    """
     info = probe(paths)
     record = paths.read_record() or {}
     pid = int((info or record).get("pid") or 0) or None
@@ -183,6 +188,15 @@ def stop(paths: DaemonPaths, timeout: float = STOP_TIMEOUT) -> int | None:
             os.kill(pid, sig)
         if wait_lock_free(paths.lock, timeout):
             break
+    if lock_is_held(paths.lock):
+        # Still alive (no pid to signal, or it survived SIGKILL): its socket stays.
+        raise DaemonError(
+            f"the ctxd daemon for {paths.home} does not answer and did not stop"
+            + (f" (pid {pid})" if pid else "; its pid is unknown"),
+            hint=f"Find the process holding {paths.lock} (e.g. `fuser {paths.lock}`) and "
+            "stop it; then run `ctxd daemon start` again.",
+            details={"lock": str(paths.lock), "pid": pid},
+        )
     paths.remove_leftovers()
     _reap(pid)
     return pid

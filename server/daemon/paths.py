@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxd.indexer.errors import DaemonError
+from ctxd.indexer.lock import FileLock
 
 MAX_SOCKET_PATH = 103 if sys.platform == "darwin" else 107
 """Longest `AF_UNIX` path in bytes (the kernel's `sun_path` less its terminating NUL)."""
@@ -126,43 +127,14 @@ class DaemonPaths:
                 pass
 
 
-class DaemonLock:
-    """The lock a daemon holds for its lifetime (`<home>/daemon.lock`)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._fd: int | None = None
-
-    def try_acquire(self) -> bool:
-        """Take the lock if it is free; False when another daemon holds it."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            return False
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
-        self._fd = fd
-        return True
-
-    def release(self) -> None:
-        if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
-            self._fd = None
+def daemon_lock(path: Path) -> FileLock:
+    """The lock a daemon holds for its lifetime (`<home>/daemon.lock`, mode 0600)."""
+    return FileLock(path, mode=0o600)
 
 
 def lock_is_held(path: Path) -> bool:
-    """Whether a live daemon holds the lock at `path`."""
-    probe = DaemonLock(path)
-    if not path.exists():
-        return False
-    if probe.try_acquire():
-        probe.release()
-        return False
-    return True
+    """Whether a live daemon holds the lock at `path` (`FileLock.is_held`)."""
+    return daemon_lock(path).is_held()
 
 
 def wait_lock_free(path: Path, timeout: float) -> bool:

@@ -1,6 +1,6 @@
 """The daemon process: one per index home, holding the model, the vectors and the watcher.
 
-`Daemon(settings).run(ready=...)` takes the daemon lock (`paths.DaemonLock`; a second
+`Daemon(settings).run(ready=...)` takes the daemon lock (`paths.daemon_lock`; a second
 daemon of the same home gives up within half a second), listens on the Unix socket (mode
 0600), writes its record, starts the file watcher, loads the model and the vector matrix
 in the background (when the index has vectors), and answers requests (`protocol`) until
@@ -40,7 +40,7 @@ from ctxd.indexer.errors import CtxdError, ValidationError
 from ctxd.indexer.pipeline import Progress, now_rfc3339
 from ctxd.server.config import Settings
 from ctxd.server.daemon import protocol
-from ctxd.server.daemon.paths import DaemonLock, DaemonPaths
+from ctxd.server.daemon.paths import DaemonPaths, daemon_lock
 from ctxd.server.service import Service
 from ctxd.server.watch.watcher import start_watching
 
@@ -89,7 +89,7 @@ class Daemon:
         self.started_at = now_rfc3339()
         self.requests = 0
         """Use-case requests answered (for `daemon_info` and the tests)."""
-        self._lock = DaemonLock(self.paths.lock)
+        self._lock = daemon_lock(self.paths.lock)
         self._state = threading.Lock()
         self._in_flight = 0
         self._last_request = time.monotonic()
@@ -133,13 +133,9 @@ class Daemon:
         return 0
 
     def _take_lock(self) -> bool:
-        """The daemon lock; a few retries, because a client checking for a dead daemon
-        holds it for an instant (`paths.lock_is_held`)."""
-        for _ in range(10):
-            if self._lock.try_acquire():
-                return True
-            time.sleep(0.05)
-        return False
+        """The daemon lock; retried for half a second, because a client checking for a dead
+        daemon holds it (shared) for an instant (`paths.lock_is_held`)."""
+        return self._lock.try_acquire(wait=0.5)
 
     def stop(self) -> None:
         """Ask `run` to return (safe from any thread and from a signal handler)."""

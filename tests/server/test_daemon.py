@@ -25,7 +25,7 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
-from ctxd.indexer.errors import IndexNotFound
+from ctxd.indexer.errors import DaemonError, IndexNotFound
 from ctxd.indexer.pipeline import Progress
 from ctxd.search.models import Hit, LineMatch, MatchSource
 from ctxd.server.cli.main import main
@@ -593,3 +593,33 @@ def test_protocol_carries_file_names_that_are_not_utf8():
     message = {"id": 1, "result": {"path": "caf\udce9.py"}}
     line = protocol.dumps(message)
     assert line.endswith(b"\n") and json.loads(line) == message
+
+
+def test_stop_leaves_the_socket_of_a_live_holder_it_cannot_signal(isolated_env):
+    """A process holds the daemon lock but answers nothing and left no record (pid
+    unknown): `stop` must say so and keep its socket, not delete a live daemon's files."""
+    paths = DaemonPaths.for_home(isolated_env)
+    paths.socket.parent.mkdir(parents=True, exist_ok=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600); "
+         "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); sys.stdin.read()",
+         str(paths.lock)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        listener = socket.socket(socket.AF_UNIX)
+        listener.bind(str(paths.socket))  # the socket file exists; nobody accepts on it
+        try:
+            with pytest.raises(DaemonError, match="does not answer and did not stop; its pid "
+                                                  "is unknown") as err:
+                lifecycle.stop(paths, timeout=0.2)
+            assert "fuser" in (err.value.hint or "")
+            assert paths.socket.exists()
+            assert lock_is_held(paths.lock)
+        finally:
+            listener.close()
+    finally:
+        holder.communicate(timeout=10)  # closes its stdin (it lets go) and our pipes
+    assert wait_lock_free(paths.lock, 10)
+    assert lifecycle.stop(paths, timeout=1) is None  # now nothing runs
