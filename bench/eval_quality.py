@@ -12,7 +12,9 @@ per fusion variant, with per-category tables and query latency.
    offline over those same lists with the production code (`ctxd.search.hybrid`), so
    trying a fusion or re-ranking variant costs milliseconds, not a re-index.
 3. Runs each `--modes` mode end to end through `Service.search` (warm, in-process, the
-   server's in-memory vector matrix) and reports latency p50/p95 next to its quality.
+   server's in-memory vector matrix) and reports latency p50/p95 (of the first page)
+   next to its quality. A page cut short by the token budget is followed by its cursor
+   until ten files are ranked.
 
 Scores come from the eval set's own `run_eval.py` (imported). Ranked files per mode go
 to bench/results/eval-<mode>.jsonl.
@@ -106,7 +108,8 @@ def variants() -> dict[str, FusionOptions]:
     added to the one before (the last is the shipped default), then side experiments."""
     d = FusionOptions()
     off = replace(d, query_aware=False, file_evidence=0.0, rerank=False, demote_tests=1.0,
-                  demote_changelogs=1.0, demote_prose_for_where=1.0, lexical_weight=0.0)
+                  demote_changelogs=1.0, demote_prose_for_where=1.0, lexical_weight=0.0,
+                  promote_prose_for_how_to=1.0, summary_weight=0.0)
     qa = replace(off, query_aware=True)
     tests = replace(qa, demote_tests=d.demote_tests)
     logs = replace(tests, demote_changelogs=d.demote_changelogs)
@@ -119,7 +122,10 @@ def variants() -> dict[str, FusionOptions]:
         "+ changelogs demoted": logs,
         "+ prose demoted for 'where' questions": prose,
         "+ file evidence": replace(prose, file_evidence=d.file_evidence),
-        "+ lexical leg (embedded engine) = default": d,
+        "+ lexical leg (embedded engine)": replace(d, promote_prose_for_how_to=1.0,
+                                                   summary_weight=0.0),
+        "+ prose promoted for how-to questions": replace(d, summary_weight=0.0),
+        "+ file summaries = default": d,
     }
     side = {
         "semantic leg alone": replace(off, method="rrf", keyword_weight=0.0),
@@ -133,6 +139,10 @@ def variants() -> dict[str, FusionOptions]:
             d, rerank=True, symbol_bonus=0.0, path_bonus=0.0, agreement_bonus=0.05),
         "default, lexical weight 0.3": replace(d, lexical_weight=0.3),
         "default, rank-only RRF": replace(d, method="rrf"),
+        "default, how-to prose x1.2": replace(d, promote_prose_for_how_to=1.2),
+        "default, how-to prose x2.0": replace(d, promote_prose_for_how_to=2.0),
+        "default, summary weight 0.05": replace(d, summary_weight=0.05),
+        "default, summary weight 0.2": replace(d, summary_weight=0.2),
     }
     return {**steps, **side}
 
@@ -250,7 +260,13 @@ def main() -> None:  # noqa: C901 - a linear script
             t0 = time.perf_counter()
             page = service.search(q["query"], mode=mode, limit=40)
             times.append((time.perf_counter() - t0) * 1000)
-            results[q["id"]] = ranked_files(page.results)
+            hits = list(page.results)
+            # A page may stop short of `limit` at the token budget: page on (untimed)
+            # until the scorer's ten files are there, as an agent would.
+            while page.next_cursor and len(ranked_files(hits)) < 10:
+                page = service.search(q["query"], mode=mode, limit=40, cursor=page.next_cursor)
+                hits += page.results
+            results[q["id"]] = ranked_files(hits)
         with (out_dir / f"eval-{mode}.jsonl").open("w", encoding="utf-8") as f:
             for qid, files in results.items():
                 f.write(json.dumps({"id": qid, "ranked_files": files}) + "\n")

@@ -2,10 +2,11 @@
 
 `Indexer(store, embedder, chunk_options).index(root, walk_options)` is the one entry
 point, used by the service layer for `ctxd index`, the MCP `index_repository` tool and
-the watcher. Phase 1 writes each changed file's rows (text, checkpoints, symbols) in
-one transaction, so lexical and symbol search work at once; phase 2 embeds the
-checkpoint texts that have no vector yet, longest-first-sorted batches, committed as
-it goes, so semantic search covers more and more while it runs.
+the watcher. Phase 1 writes each changed file's rows (text, checkpoints, symbols, its
+summary: `indexer.summary`) in one transaction, so lexical and symbol search work at
+once; phase 2 embeds the checkpoint and summary texts that have no vector yet,
+longest-first-sorted batches, committed as it goes, so semantic search covers more and
+more while it runs.
 
 Invariants:
 - Incremental and idempotent: a file whose (size, mtime_ns) is unchanged is not read;
@@ -34,7 +35,15 @@ from ctxd.indexer.chunker import ChunkOptions, chunk_file, split_chunk
 from ctxd.indexer.embedder import Embedder
 from ctxd.indexer.filefilter import FileFilter
 from ctxd.indexer.models import Chunk, FileEntry, FileFailure, Skipped, SkipReason, Symbol
-from ctxd.indexer.store import FileRecord, Store, StoredFile, serialize_vector
+from ctxd.indexer.store import (
+    NO_SUMMARY,
+    FileRecord,
+    Store,
+    StoredFile,
+    Summary,
+    serialize_vector,
+)
+from ctxd.indexer.summary import file_summary
 from ctxd.indexer.walker import WalkOptions, read_text, validate_root, validate_walk_options, walk
 
 log = logging.getLogger(__name__)
@@ -65,6 +74,13 @@ def embedding_input(path: str, chunk: Chunk) -> str:
     """
     head = f"{path} {chunk.symbol}" if chunk.symbol else path
     return f"{head}\n{chunk.text}"
+
+
+def summary_of(path: str, language: str, text: str, symbols: list[Symbol]) -> Summary:
+    """A file's summary (`indexer.summary`) with its hash, or `NO_SUMMARY`. The hash is
+    of a marked text, so a summary never shares a vector with a checkpoint by accident."""
+    body = file_summary(path, language, text, symbols)
+    return NO_SUMMARY if body is None else Summary(body, content_hash("summary\n" + body))
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,6 +276,8 @@ class Indexer:
             stats.files_indexed = stats.files_updated + stats.files_unchanged
             stats.chunks_to_embed, stats.tokens_to_embed = self._dry_run_plan(new_inputs, report)
         else:
+            if not stats.stopped:
+                self.backfill_summaries(repo_id)
             if embed and not stats.stopped:
                 self.embed_pending(repo_id, progress=report, stats=stats, should_stop=stop)
                 total = self.store.vector_state()[0] if self.store.has_vectors() else 0
@@ -371,8 +389,11 @@ class Indexer:
             log.exception("chunking %s failed", entry.path)
             return Skipped(entry.path, SkipReason.UNREADABLE,
                            f"could not be chunked: {type(exc).__name__}: {exc}")
+        summary = summary_of(entry.path, chunks[0], text, chunks[2])
         if dry_run:
             new_inputs.update((h, inp) for _chunk, h, inp in chunks[1])
+            if summary.text:
+                new_inputs[summary.hash] = summary.text
             return True
         record = FileRecord(
             path=entry.path,
@@ -389,6 +410,7 @@ class Indexer:
             [(c, h) for c, h, _inp in chunks[1]],
             chunks[2],
             now,
+            summary,
         )
         return True
 
@@ -434,6 +456,19 @@ class Indexer:
             report(Progress("plan", len(todo), len(todo), "counting tokens to embed"))
         return len(todo), tokens
 
+    def backfill_summaries(self, repo_id: int) -> int:
+        """Write the summaries of files indexed before summaries existed, from their stored
+        text and symbols (no re-chunking); returns how many files got a row."""
+        missing = self.store.files_without_summary(repo_id)
+        items = [
+            (file_id, path, summary_of(path, language, self.store.file_content(file_id),
+                                       self.store.file_symbols(file_id)))
+            for file_id, path, language in missing
+        ]
+        if items:
+            self.store.put_summaries(repo_id, items)
+        return len(items)
+
     # -- phase 2 -------------------------------------------------------------------------
 
     def embed_pending(
@@ -444,17 +479,22 @@ class Indexer:
         stats: IndexStats | None = None,
         should_stop: Callable[[], bool] | None = None,
     ) -> int:
-        """Embed every checkpoint text without a vector (of one repo, or all); returns the count."""
+        """Embed every checkpoint text and file summary without a vector (of one repo, or
+        all); returns how many texts were embedded (`stats.chunks_embedded` counts the
+        checkpoint texts among them)."""
         report = progress or (lambda _p: None)
-        pending = self.store.pending_chunks(repo_id)
+        pending = [
+            (p.hash, embedding_input(p.path, Chunk(0, 0, p.text, symbol=p.symbol)))
+            for p in self.store.pending_chunks(repo_id)
+        ]
+        n_chunks = len(pending)
+        pending += self.store.pending_summaries(repo_id)
         if not pending:
             return 0
         self.store.ensure_model(self.embedder.name, self.embedder.dimension)
-        inputs = [
-            embedding_input(p.path, Chunk(0, 0, p.text, symbol=p.symbol)) for p in pending
-        ]
+        inputs = [text for _h, text in pending]
         order = sorted(range(len(pending)), key=lambda i: len(inputs[i]), reverse=True)
-        total, done = len(order), 0
+        total, done, chunks_done = len(order), 0, 0
         report(Progress("embed", 0, total))
         step = self.embed_commit_every
         for start in range(0, total, step):
@@ -466,12 +506,13 @@ class Indexer:
             vecs = self.embedder.embed([inputs[i] for i in idx])
             self.store.add_embeddings(
                 [
-                    (pending[i].hash, serialize_vector(v.tolist()))
+                    (pending[i][0], serialize_vector(v.tolist()))
                     for i, v in zip(idx, vecs, strict=True)
                 ]
             )
             done += len(idx)
+            chunks_done += sum(1 for i in idx if i < n_chunks)
             report(Progress("embed", done, total))
         if stats is not None:
-            stats.chunks_embedded += done
+            stats.chunks_embedded += chunks_done
         return done

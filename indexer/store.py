@@ -11,11 +11,12 @@ Called by `indexer.pipeline` (writes), `search/` (reads) and `server/` (opens on
 thread). Calls `indexer.schema`, `sqlean` and `sqlite_vec`.
 
 Invariants:
-- All rows of one file (files, file_text, checkpoints, symbols) change in one
-  transaction (`replace_file`, `delete_files`): a crash never leaves half a file.
+- All rows of one file (files, file_text, checkpoints, symbols, its summary) change in
+  one transaction (`replace_file`, `delete_files`): a crash never leaves half a file.
 - Embeddings are keyed by the hash of the text that was embedded, shared by every
-  checkpoint with that hash across files and repositories; `embeddings.id` is the
-  rowid of `vec_embeddings`. Orphans are collected by `gc_embeddings`.
+  checkpoint (and file summary) with that hash across files and repositories;
+  `embeddings.id` is the rowid of `vec_embeddings`. Orphans are collected by
+  `gc_embeddings`.
 - The index records the embedding model and dimension in `meta`; opening it for
   another model raises `ModelMismatch`.
 - A connection belongs to one thread: open one `Store` per thread.
@@ -86,6 +87,18 @@ class PendingChunk:
     path: str
     symbol: str | None
     text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """A file's summary text (`indexer.summary`) and the hash of that text; empty for a
+    file without one (prose, data), so that every indexed file has a row."""
+
+    text: str
+    hash: str
+
+
+NO_SUMMARY = Summary("", "")
 
 
 def serialize_vector(vec: Sequence[float]) -> bytes:
@@ -299,7 +312,7 @@ class Store:
                 "(SELECT id FROM checkpoints WHERE repo_id = ?)",
                 (repo_id,),
             )
-            for table in ("checkpoints", "symbols", "files"):
+            for table in ("checkpoints", "symbols", "summaries", "files"):
                 self.db.execute(f"DELETE FROM {table} WHERE repo_id = ?", (repo_id,))
             self.db.execute("DELETE FROM repos WHERE id = ?", (repo_id,))
         self.gc_embeddings()
@@ -327,11 +340,14 @@ class Store:
         chunks: Iterable[tuple[Chunk, str]],
         symbols: Iterable[Symbol],
         now: str,
+        summary: Summary = NO_SUMMARY,
     ) -> int:
-        """Write one file's rows (file, full text, checkpoints, symbols) in one transaction.
+        """Write one file's rows (file, full text, checkpoints, symbols, summary) in one
+        transaction.
 
         Args:
             chunks: (chunk, hash of its embedding input) pairs.
+            summary: the file's summary (`NO_SUMMARY` when it has none).
 
         Returns:
             The file's id.
@@ -410,7 +426,43 @@ class Store:
                     for s in symbols
                 ],
             )
+            self._put_summary(file_id, repo_id, record.path, summary)
         return file_id
+
+    def _put_summary(self, file_id: int, repo_id: int, path: str, summary: Summary) -> None:
+        self.db.execute(
+            "INSERT INTO summaries(file_id, repo_id, path, text, hash) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT(file_id) DO UPDATE SET text = excluded.text, hash = excluded.hash",
+            (file_id, repo_id, path, summary.text, summary.hash),
+        )
+
+    def files_without_summary(self, repo_id: int) -> list[tuple[int, str, str]]:
+        """(file id, path, language) of the files that have no summary row (indexed
+        before summaries existed)."""
+        rows = self.db.execute(
+            "SELECT f.id, f.path, f.language FROM files f WHERE f.repo_id = ? AND NOT EXISTS "
+            "(SELECT 1 FROM summaries s WHERE s.file_id = f.id) ORDER BY f.path",
+            (repo_id,),
+        )
+        return [(int(a), str(b), str(c)) for a, b, c in rows]
+
+    def file_content(self, file_id: int) -> str:
+        row = self.db.execute("SELECT content FROM file_text WHERE rowid = ?", (file_id,))
+        found = row.fetchone()
+        return "" if found is None else str(found[0])
+
+    def file_symbols(self, file_id: int) -> list[Symbol]:
+        rows = self.db.execute(
+            "SELECT name, kind, line, end_line, container FROM symbols WHERE file_id = ? "
+            "ORDER BY line", (file_id,))
+        return [Symbol(str(n), str(k), int(a), int(b), None if c is None else str(c))
+                for n, k, a, b, c in rows]
+
+    def put_summaries(self, repo_id: int, items: Sequence[tuple[int, str, Summary]]) -> None:
+        """Store (file id, path, summary) rows in one transaction (the backfill)."""
+        with self.transaction():
+            for file_id, path, summary in items:
+                self._put_summary(file_id, repo_id, path, summary)
 
     def _delete_file_rows(self, file_id: int) -> None:
         self.db.execute("DELETE FROM file_text WHERE rowid = ?", (file_id,))
@@ -420,6 +472,7 @@ class Store:
         )
         self.db.execute("DELETE FROM checkpoints WHERE file_id = ?", (file_id,))
         self.db.execute("DELETE FROM symbols WHERE file_id = ?", (file_id,))
+        self.db.execute("DELETE FROM summaries WHERE file_id = ?", (file_id,))
         self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
     def delete_files(self, repo_id: int, paths: Iterable[str]) -> int:
@@ -449,15 +502,32 @@ class Store:
         )
         return [PendingChunk(r[0], r[1], r[2], r[3]) for r in rows]
 
-    def count_pending(self, repo_id: int | None = None) -> int:
-        where = "AND c.repo_id = ?" if repo_id is not None else ""
+    def pending_summaries(self, repo_id: int | None = None) -> list[tuple[str, str]]:
+        """(hash, text) of every distinct file summary (of one repository, or all) with no
+        embedding yet."""
+        where = "AND s.repo_id = ?" if repo_id is not None else ""
         params: tuple[Any, ...] = (repo_id,) if repo_id is not None else ()
-        row = self.db.execute(
-            "SELECT count(DISTINCT c.hash) FROM checkpoints c "
-            f"WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = c.hash) {where}",
+        rows = self.db.execute(
+            "SELECT s.hash, s.text FROM summaries s WHERE s.text != '' "
+            "AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = s.hash) "
+            f"{where} GROUP BY s.hash",
             params,
-        ).fetchone()
-        return int(row[0])
+        )
+        return [(str(h), str(t)) for h, t in rows]
+
+    def count_pending(self, repo_id: int | None = None) -> int:
+        """Distinct texts (checkpoints and file summaries) waiting for a vector."""
+        params: tuple[Any, ...] = (repo_id,) if repo_id is not None else ()
+        total = 0
+        for table, alias, cond in (("checkpoints", "c", "1"), ("summaries", "s", "s.text != ''")):
+            where = f"AND {alias}.repo_id = ?" if repo_id is not None else ""
+            row = self.db.execute(
+                f"SELECT count(DISTINCT {alias}.hash) FROM {table} {alias} WHERE {cond} AND "
+                f"NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = {alias}.hash) {where}",
+                params,
+            ).fetchone()
+            total += int(row[0])
+        return total
 
     def add_embeddings(self, items: Sequence[tuple[str, bytes]]) -> None:
         """Store (hash, float32 vector blob) pairs in one transaction; known hashes are kept."""
@@ -492,7 +562,7 @@ class Store:
         return [(int(r[0]), bytes(r[1])) for r in rows]
 
     def gc_embeddings(self, min_orphans: int = 0) -> int:
-        """Delete embeddings no checkpoint refers to; returns how many went.
+        """Delete embeddings no checkpoint or summary refers to; returns how many went.
 
         Args:
             min_orphans: do nothing while fewer vectors than this are orphaned. Orphans are
@@ -504,7 +574,8 @@ class Store:
             return 0
         orphan_sql = (
             "SELECT e.id FROM embeddings e "
-            "WHERE NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.hash = e.hash)"
+            "WHERE NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.hash = e.hash) "
+            "AND NOT EXISTS (SELECT 1 FROM summaries s WHERE s.hash = e.hash)"
         )
         if min_orphans > 0:
             n = int(self.db.execute(f"SELECT count(*) FROM ({orphan_sql})").fetchone()[0])

@@ -2,7 +2,8 @@
 
 Everything here is pure (hits in, hits out); nothing touches the store or the model.
 
-`rank_hybrid(query, legs, options)` is the default mode's ranking:
+`rank_hybrid(query, legs, options)` is the default mode's ranking (`legs`: `semantic`,
+`keyword`, `lexical` and `summary`, any of them missing or empty):
 
 1. **Query-aware weights** (`leg_weights`): an identifier-like query (`load_config_file`,
    `Retry.increment`, `MAX_RETRIES`) trusts the keyword and lexical legs as much as the
@@ -18,9 +19,14 @@ Everything here is pure (hits in, hits out); nothing touches the store or the mo
 4. **Re-ranking** (`rerank`): a bonus for the query's words in the checkpoint's symbol
    and path, for agreement between legs, and for other strong checkpoints of the same
    file (`file_evidence`); tests and type stubs are demoted unless the query asks for
-   tests.
+   tests, changelogs unless it asks about releases; prose files (`.md`, `.rst`, ...)
+   are demoted for "where in the code" questions and promoted for a user's how-to
+   questions ("how do I ...", "can I ...").
 5. Overlapping or touching hits of one file are merged (`merge_overlaps`); the merged hit
    keeps its best part's score and the union of `sources`.
+6. **File summaries** (`add_summaries`, the `summary` leg: one similarity per candidate
+   file, of the query to the file's embedded summary, `indexer.summary`): each hit
+   gains `summary_weight` times its file's similarity relative to the best file's.
 
 Defaults were tuned on ../shared/eval-dev only, with rules that name no repository
 (docs/BENCHMARKS.md, "Retrieval quality"). `fuse` (reciprocal-rank fusion) stays for
@@ -50,6 +56,9 @@ class FusionOptions:
     """Keyword (BM25) leg against the semantic leg, for identifier-like queries."""
     lexical_weight: float = 0.15
     """Lexical leg (embedded engine or Zoekt), file-level, for identifier-like queries."""
+    summary_weight: float = 0.1
+    """File summaries (the `summary` leg): each hit gains this times its file's summary
+    similarity relative to the best candidate file's."""
     question_factor: float = 0.7
     """Keyword and lexical weights are multiplied by this for natural-language questions."""
     query_aware: bool = True
@@ -66,6 +75,9 @@ class FusionOptions:
     demote_prose_for_where: float = 0.7
     """Score factor for prose files (`.md`, `.rst`, ...) when the query asks where in the
     code something happens (`asks_where_in_code`; 1.0 = off)."""
+    promote_prose_for_how_to: float = 1.4
+    """Score factor for prose files when the query is a user's how-to question
+    (`asks_how_to`: "how do I ...", "can I ...", "is there a way ..."; 1.0 = off)."""
 
 
 # -- query analysis ------------------------------------------------------------------------
@@ -157,6 +169,18 @@ def asks_where_in_code(query: str) -> bool:
     """"Where is ... decided", "which function ...": the answer is a place in the code,
     not a page of prose (unless the query names the documentation)."""
     return bool(_WHERE.search(query)) and not _DOCS.search(query)
+
+
+_HOW_TO = re.compile(
+    r"\b(how (do|can|should) (i|we)|(can|do|should) i|i'm|i am|is there a way|how to)\b",
+    re.IGNORECASE)
+
+
+def asks_how_to(query: str) -> bool:
+    """A user's how-to question ("how do I turn off ...", "can I ...", "I'm running ...;
+    is there a way ..."): usage documentation answers it, unless it asks where in the
+    code (`asks_where_in_code` wins)."""
+    return bool(_HOW_TO.search(query)) and not asks_where_in_code(query)
 
 
 def asks_for_tests(query: str) -> bool:
@@ -318,6 +342,7 @@ def rerank(query: str, hits: Sequence[Hit], options: FusionOptions) -> list[Hit]
     tests_ok = asks_for_tests(query)
     history_ok = asks_for_history(query)
     code_wanted = asks_where_in_code(query)
+    how_to = asks_how_to(query)
     out: list[Hit] = []
     for h in hits:
         score = h.score
@@ -335,6 +360,8 @@ def rerank(query: str, hits: Sequence[Hit], options: FusionOptions) -> list[Hit]
             score *= options.demote_changelogs
         elif code_wanted and _PROSE.search(h.path):
             score *= options.demote_prose_for_where
+        elif how_to and _PROSE.search(h.path):
+            score *= options.promote_prose_for_how_to
         out.append(replace(h, score=score))
     if options.file_evidence > 0:
         out = file_evidence(out, options.file_evidence)
@@ -368,8 +395,8 @@ def rank_hybrid(
     *,
     unembedded: Collection[_Key] = (),
 ) -> list[Hit]:
-    """The hybrid ranking of `legs` (`semantic`, `keyword`, `lexical`; any may be
-    missing or empty) for `query`: fused, re-ranked, overlaps merged, best first.
+    """The hybrid ranking of `legs` (`semantic`, `keyword`, `lexical`, `summary`; any may
+    be missing or empty) for `query`: fused, re-ranked, overlaps merged, best first.
 
     `unembedded` names checkpoints (repository, path, start, end) that have no vector
     yet (a repository still embedding): the semantic leg cannot see them, so their
@@ -396,7 +423,20 @@ def rank_hybrid(
         scale = max((h.score for h in fused), default=1.0) or 1.0
         fused = [replace(h, score=h.score / scale) for h in fused]
     fused = add_lexical(fused, legs.get("lexical", ()), w["lexical"])
-    return _ordered_hits(merge_overlaps(rerank(query, fused, options)))
+    ranked = merge_overlaps(rerank(query, fused, options))
+    return _ordered_hits(add_summaries(ranked, legs.get("summary", ()), options.summary_weight))
+
+
+def add_summaries(hits: Sequence[Hit], summaries: Sequence[Hit], weight: float) -> list[Hit]:
+    """File-level evidence from file summaries (module docstring, step 6): `summaries`
+    holds one hit per file, scored by similarity; a file without one gains nothing, and
+    no file enters the list through its summary alone."""
+    if not summaries or weight <= 0:
+        return list(hits)
+    norm = dict(zip(((h.repository, h.path) for h in summaries),
+                    normalised([h.score for h in summaries]), strict=True))
+    return [replace(h, score=h.score + weight * norm.get((h.repository, h.path), 0.0))
+            for h in hits]
 
 
 def merge_overlaps(hits: Sequence[Hit]) -> list[Hit]:

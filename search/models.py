@@ -140,6 +140,8 @@ class SearchOptions:
     """Weight of the keyword (BM25) leg against the semantic leg in hybrid fusion."""
     lexical_weight: float = 0.15
     """Weight of the lexical leg (Zoekt, else the embedded engine) in hybrid fusion."""
+    summary_weight: float = 0.1
+    """Weight of the file summaries' similarity (file-level evidence) in hybrid fusion."""
     hybrid_lexical_timeout_ms: int = 1000
     """Hybrid search waits this long for the lexical leg (Zoekt), then answers without it."""
     token_budget: int = 6000

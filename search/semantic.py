@@ -13,7 +13,7 @@ Reads the store only; knows nothing of rendering.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -248,3 +248,36 @@ def rank_by_vector(
         if len(hits) >= want or k >= total:
             return hits[offset:want]
         k = min(total, k * 4)
+
+
+def summary_hits(
+    store: Store, vector: list[float], files: Collection[tuple[str, str]]
+) -> list[Hit]:
+    """How near each of `files` ((repository, path)) is to the query by its summary
+    (`indexer.summary`): one file-level hit per file with an embedded summary, cosine
+    score, best first. Hybrid search asks this for its candidate files only."""
+    if not files or not store.has_vectors():
+        return []
+    paths = sorted({p for _r, p in files})
+    rows = [
+        row for row in store.query(
+            "SELECT r.name, s.path, f.language, v.embedding FROM summaries s "
+            "JOIN repos r ON r.id = s.repo_id JOIN files f ON f.id = s.file_id "
+            "JOIN embeddings e ON e.hash = s.hash JOIN vec_embeddings v ON v.rowid = e.id "
+            f"WHERE s.text != '' AND s.path IN ({','.join('?' * len(paths))})",
+            paths,
+        )
+        if (str(row[0]), str(row[1])) in files
+    ]
+    if not rows:
+        return []
+    mat = np.frombuffer(b"".join(bytes(r[3]) for r in rows), dtype=np.float32).reshape(
+        len(rows), -1)
+    ranked = exact_ranking(np.arange(len(rows), dtype=np.int64), mat,
+                           np.asarray(vector, dtype=np.float32))
+    return [
+        Hit(repository=str(rows[i][0]), path=str(rows[i][1]), language=str(rows[i][2]),
+            start_line=1, end_line=1, score=round(1.0 - dist * dist / 2.0, 4),
+            sources=(MatchSource.SEMANTIC,))
+        for i, dist in ranked
+    ]

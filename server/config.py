@@ -339,6 +339,8 @@ def _rules(s: Settings) -> list[tuple[str, bool, str]]:
         ("search.fusion", s.search.fusion in ("score", "rrf"), "score or rrf"),
         ("search.lexical_weight", 0.0 <= s.search.lexical_weight <= 10.0,
          "a number between 0 and 10 (0 = no lexical leg in hybrid search)"),
+        ("search.summary_weight", 0.0 <= s.search.summary_weight <= 10.0,
+         "a number between 0 and 10 (0 = file summaries do not count in hybrid search)"),
         ("search.hybrid_lexical_timeout_ms", s.search.hybrid_lexical_timeout_ms >= 1,
          "a positive number of milliseconds"),
         ("search.zoekt_timeout_ms", s.search.zoekt_timeout_ms >= 1,

@@ -19,7 +19,7 @@ from ctxd.search.hybrid import FusionOptions, identifier_terms
 from ctxd.search.keyword import keyword_search, keyword_terms
 from ctxd.search.lexical import EmbeddedLexical
 from ctxd.search.models import FileMatch, Hit, MatchSource
-from ctxd.search.semantic import SearchFilters, VectorMatrix, semantic_search
+from ctxd.search.semantic import SearchFilters, VectorMatrix, knn, rank_by_vector, summary_hits
 from ctxd.search.zoekt import ZoektClient
 from ctxd.search.zoekt_query import escape_regex, scoped_query
 from ctxd.server.config import Settings
@@ -73,7 +73,7 @@ class HybridCases:
         """The hybrid ranking's options from `[search]`."""
         s = self.settings.search
         return FusionOptions(method=s.fusion, rrf_k=s.rrf_k, keyword_weight=s.keyword_weight,
-                             lexical_weight=s.lexical_weight)
+                             lexical_weight=s.lexical_weight, summary_weight=s.summary_weight)
 
     def hybrid_legs(
         self, query: str, *, depth: int, filters: SearchFilters | None = None,
@@ -96,14 +96,24 @@ class HybridCases:
         if lexical_query is not None and self.settings.search.lexical_weight > 0:
             future = _LEXICAL_POOL.submit(self._lexical_leg, lexical_query, filters, depth)
         t0 = time.perf_counter()
-        semantic = semantic_search(store, self.embedder, query, filters=filters, limit=depth,
-                                   matrix=self.matrix)
+        semantic: list[Hit] = []
+        vector: list[float] | None = None
+        if store.has_vectors():
+            vector = self.embedder.embed([query])[0].tolist()
+            semantic = rank_by_vector(
+                store, vector, filters=filters, limit=depth,
+                knn_fn=self.matrix.knn if self.matrix is not None else knn)
         times["semantic"] = (time.perf_counter() - t0) * 1000
         t0 = time.perf_counter()
         keyword = keyword_search(store, query, filters=filters, limit=depth,
                                  with_matches=False)
         times["keyword"] = (time.perf_counter() - t0) * 1000
         legs = {"semantic": semantic, "keyword": keyword}
+        if vector is not None and self.settings.search.summary_weight > 0:
+            t0 = time.perf_counter()
+            files = {(h.repository, h.path) for h in (*semantic, *keyword)}
+            legs["summary"] = summary_hits(store, vector, files)
+            times["summary"] = (time.perf_counter() - t0) * 1000
         if future is not None:
             budget = self.settings.search.hybrid_lexical_timeout_ms / 1000
             left = max(0.0, budget - (time.perf_counter() - started))

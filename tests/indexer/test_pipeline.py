@@ -49,6 +49,14 @@ def counts(store: Store) -> dict[str, int]:
     return {t: int(store.query(f"SELECT count(*) FROM {t}")[0][0]) for t in tables}
 
 
+def distinct_texts(store: Store) -> int:
+    """Distinct embedded inputs the index should hold: checkpoint texts and the code
+    files' summaries."""
+    return int(store.query(
+        "SELECT count(*) FROM (SELECT hash FROM checkpoints UNION "
+        "SELECT hash FROM summaries WHERE text != '')")[0][0])
+
+
 @pytest.fixture
 def store(isolated_env: Path):
     s = Store.open(isolated_env / "index.db")
@@ -106,7 +114,7 @@ def test_changed_file_replaces_its_checkpoints(repo, store, fake_embedder):
     assert "milk" not in "".join(texts)
     assert fake_embedder.embedded_texts[-1].startswith("notes.txt")
     # the old text's vector is an orphan (invisible to search), collected by gc
-    distinct = int(store.query("SELECT count(DISTINCT hash) FROM checkpoints")[0][0])
+    distinct = distinct_texts(store)
     assert counts(store)["embeddings"] == distinct + 1
     assert store.gc_embeddings() == 1
     assert counts(store)["embeddings"] == counts(store)["vec_embeddings"] == distinct
@@ -294,8 +302,7 @@ def test_kill_during_indexing_leaves_a_consistent_index_and_the_next_run_complet
         assert store.count_pending() == 0
         store.gc_embeddings()
         c = counts(store)
-        assert c["embeddings"] == int(store.query(
-            "SELECT count(DISTINCT hash) FROM checkpoints")[0][0])
+        assert c["embeddings"] == distinct_texts(store)
 
 
 def test_a_file_that_breaks_chunking_is_reported_and_the_run_goes_on(repo, store, caplog):

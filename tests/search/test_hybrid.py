@@ -233,3 +233,43 @@ def test_where_questions_prefer_code_to_prose_unless_they_name_the_docs():
                          scored("pkg/retry.py", 1, 9, SEM, 0.55)]}
     assert rank_hybrid("where is the retry delay computed?", legs)[0].path == "pkg/retry.py"
     assert rank_hybrid("how do I configure the retry delay?", legs)[0].path == "docs/retries.rst"
+
+
+def test_how_to_questions_prefer_usage_docs_to_code():
+    from ctxd.search.hybrid import FusionOptions, asks_how_to, rank_hybrid
+
+    for q in ("how do I turn off colours?", "can I use my own certificates?",
+              "I'm behind a proxy; is there a way to set it per host?",
+              "how to strip the blank lines tags leave"):
+        assert asks_how_to(q), q
+    for q in ("where do I find the retry loop?",  # asks where in the code
+              "how does the pool decide to block?", "which module prints versions?"):
+        assert not asks_how_to(q), q
+    legs = {"semantic": [scored("pkg/colour.py", 1, 9, SEM, 0.60),
+                         scored("docs/usage.md", 1, 9, SEM, 0.50)]}
+    assert rank_hybrid("how do I turn off colours?", legs)[0].path == "docs/usage.md"
+    assert rank_hybrid("how are colours turned off?", legs)[0].path == "pkg/colour.py"
+    off = FusionOptions(promote_prose_for_how_to=1.0)
+    assert rank_hybrid("how do I turn off colours?", legs, off)[0].path == "pkg/colour.py"
+
+
+def test_file_summaries_add_file_level_evidence_relative_to_the_best_file():
+    from ctxd.search.hybrid import FusionOptions, add_summaries, rank_hybrid
+
+    legs = {"semantic": [scored("session.py", 1, 9, SEM, 0.50), scored("help.py", 1, 9, SEM, 0.48)]}
+    assert rank_hybrid("which module reports versions for a bug report?", legs)[0].path == \
+        "session.py"
+    legs["summary"] = [scored("help.py", 1, 1, SEM, 0.62), scored("session.py", 1, 1, SEM, 0.31)]
+    out = rank_hybrid("which module reports versions for a bug report?", legs)
+    assert out[0].path == "help.py"
+    assert out[0].score == pytest.approx(0.48 / 0.50 + 0.1 * 1.0)  # the best summary's file
+    # each hit of a file gains the same; a summary alone brings in no file
+    hits = [scored("a.py", 1, 2, SEM, 1.0), scored("a.py", 10, 12, SEM, 0.5)]
+    out = add_summaries(hits, [scored("a.py", 1, 1, SEM, 0.4), scored("z.py", 1, 1, SEM, 0.8)],
+                        0.2)
+    assert [(h.path, h.score) for h in out] == [("a.py", pytest.approx(1.1)),
+                                                ("a.py", pytest.approx(0.6))]
+    assert add_summaries(hits, [scored("a.py", 1, 1, SEM, 0.4)], 0.0) == hits
+    off = FusionOptions(summary_weight=0.0)
+    assert rank_hybrid("which module reports versions for a bug report?", legs, off)[0].path \
+        == "session.py"

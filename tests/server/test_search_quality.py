@@ -76,6 +76,24 @@ def test_touch_keeps_the_session_alive():
     s.touch()
     assert not s.is_expired(now=s.last_seen + 1)
 ''',
+    "webapp/support/report.py": '''"""Bug report helper: the versions of Python, the TLS
+library and the optional packages, for users to paste into an issue."""
+
+import platform
+import ssl
+
+
+def _implementation():
+    return {"name": platform.python_implementation(), "version": platform.python_version()}
+
+
+def info():
+    return {"implementation": _implementation(), "openssl": ssl.OPENSSL_VERSION}
+
+
+def main():
+    print(info())
+''',
     "CHANGES.md": '''# Changes
 
 ## 2.1.0
@@ -135,3 +153,22 @@ def test_the_model_gives_unit_vectors_in_float32(
     assert vecs.dtype.name == "float32"
     norms = [float(sum(float(v) ** 2 for v in row) ** 0.5) for row in vecs]
     assert all(abs(n - 1.0) < 1e-5 for n in norms), norms
+
+
+def test_a_question_about_a_modules_purpose_is_answered_by_its_summary(
+    tmp_path: Path, quality_repo: Path, real_embedder: SentenceTransformerEmbedder
+) -> None:
+    """Every code file's summary (path, module docstring, classes, function names) is
+    embedded at index time; hybrid search scores its candidate files by it."""
+    question = "which module gathers the version details users attach to a bug report?"
+    service = Service(load_settings({"home": str(tmp_path / "home")}), embedder=real_embedder)
+    try:
+        service.index(quality_repo)
+        legs, _ms, _notes = service.hybrid_legs(question, depth=20)
+        hybrid = service.search(question, mode="hybrid")
+    finally:
+        service.close()
+    summary = [h.path for h in legs["summary"]]
+    assert summary[0] == "webapp/support/report.py", summary
+    assert "CHANGES.md" not in summary  # prose has no summary
+    assert hybrid.results[0].path == "webapp/support/report.py"

@@ -1,0 +1,161 @@
+"""File summaries: what one code file's summary says, and how the index keeps it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctxd.indexer.chunker import ChunkOptions, chunk_file
+from ctxd.indexer.pipeline import Indexer
+from ctxd.indexer.store import Store
+from ctxd.indexer.summary import file_summary
+from ctxd.indexer.walker import WalkOptions
+
+HELP_PY = '''#!/usr/bin/env python
+# -*- coding: utf-8 -*-
+"""Module containing bug report helper(s).
+
+This second paragraph is not part of the summary.
+"""
+import sys
+
+
+class Reporter:
+    """Collects versions of the HTTP stack.
+
+    Details nobody needs in a summary.
+    """
+
+    def __init__(self):
+        self.parts = []
+
+    def add(self, name):
+        return name
+
+    class Inner:
+        def hidden(self):
+            return 1
+
+
+def info():
+    """Print the versions."""
+    return sys.version
+
+
+def _private():
+    return 0
+'''
+
+GO_FILE = '''// Copyright 2024 The Authors. Licensed under the Apache License.
+
+package pool
+
+// Pool keeps idle connections per host.
+type Pool struct {
+	idle int
+}
+
+// Get returns an idle connection or dials a new one.
+func (p *Pool) Get() int {
+	return p.idle
+}
+
+func Dial() int { return 0 }
+'''
+
+
+def summary_of_source(path: str, text: str) -> str | None:
+    fc = chunk_file(path, text, ChunkOptions(), lambda texts: [len(t.split()) for t in texts])
+    return file_summary(path, fc.language, text, fc.symbols)
+
+
+def test_a_python_summary_has_path_module_doc_classes_and_names():
+    summary = summary_of_source("src/pkg/help.py", HELP_PY)
+    assert summary is not None
+    lines = summary.split("\n")
+    assert lines[0] == "file src/pkg/help.py"
+    assert lines[1] == "Module containing bug report helper(s)."
+    assert lines[2] == "class Reporter: Collects versions of the HTTP stack."
+    assert lines[3] == "Reporter.add; def info; def _private"
+    assert "__init__" not in summary  # dunder methods say nothing
+    assert "hidden" not in summary and "second paragraph" not in summary
+
+
+def test_other_languages_use_the_comment_above_and_skip_a_licence_header():
+    summary = summary_of_source("pool/pool.go", GO_FILE)
+    assert summary is not None
+    assert "Copyright" not in summary and "Apache" not in summary
+    assert "Pool keeps idle connections per host." in summary
+    assert "Dial" in summary
+
+
+@pytest.mark.parametrize("path,text", [
+    ("README.md", "# Shop\n\nA tiny shop.\n\n## Usage\n\nRun it.\n"),
+    ("notes.txt", "remember the milk\n"),
+    ("empty.py", "X = 1\n"),
+])
+def test_files_without_definitions_have_no_summary(path, text):
+    assert summary_of_source(path, text) is None
+
+
+def summaries(store: Store) -> dict[str, str]:
+    return {str(p): str(t) for p, t in store.query("SELECT path, text FROM summaries")}
+
+
+def embedded(store: Store, path: str) -> bool:
+    return bool(store.query(
+        "SELECT 1 FROM summaries s JOIN embeddings e ON e.hash = s.hash WHERE s.path = ?",
+        (path,)))
+
+
+@pytest.fixture
+def store(isolated_env: Path):
+    s = Store.open(isolated_env / "index.db")
+    yield s
+    s.close()
+
+
+def test_the_index_keeps_one_summary_per_file_in_step_with_the_file(repo, store, fake_embedder):
+    repo.write("pkg/help.py", HELP_PY)
+    repo.write("README.md", "# Help\n\nSee help.py.\n")
+    indexer = Indexer(store, fake_embedder)
+    indexer.index(repo.root, WalkOptions())
+    rows = summaries(store)
+    assert rows["README.md"] == ""  # a row for every file; prose has no summary
+    assert rows["pkg/help.py"].startswith("file pkg/help.py\nModule containing bug report")
+    assert embedded(store, "pkg/help.py") and store.count_pending() == 0
+    assert any(t.startswith("file pkg/help.py") for t in fake_embedder.embedded_texts)
+
+    repo.write("pkg/help.py", HELP_PY.replace("def info", "def versions"))
+    indexer.index(repo.root, WalkOptions())
+    assert "def versions" in summaries(store)["pkg/help.py"]
+    assert embedded(store, "pkg/help.py")
+    store.gc_embeddings()  # the old summary's vector goes, the new one stays
+    assert embedded(store, "pkg/help.py")
+    assert int(store.query("SELECT count(*) FROM embeddings")[0][0]) == int(store.query(
+        "SELECT count(*) FROM (SELECT hash FROM checkpoints UNION "
+        "SELECT hash FROM summaries WHERE text != '')")[0][0])
+
+    (repo.root / "pkg/help.py").unlink()
+    indexer.index(repo.root, WalkOptions())
+    assert "pkg/help.py" not in summaries(store)
+
+
+def test_files_indexed_before_summaries_get_theirs_on_the_next_run(repo, store, fake_embedder):
+    repo.write("pkg/help.py", HELP_PY)
+    indexer = Indexer(store, fake_embedder)
+    indexer.index(repo.root, WalkOptions())
+    store.db.execute("DELETE FROM summaries")  # an index from before the summaries table
+    stats = indexer.index(repo.root, WalkOptions())
+    assert stats.files_unchanged == 1 and stats.chunks_embedded == 0  # nothing re-chunked
+    assert summaries(store)["pkg/help.py"].startswith("file pkg/help.py")
+    assert embedded(store, "pkg/help.py")
+
+
+def test_a_dry_run_counts_the_summaries_it_would_embed(repo, store, fake_embedder):
+    repo.write("pkg/help.py", HELP_PY)
+    stats = Indexer(store, fake_embedder).index(repo.root, WalkOptions(), dry_run=True)
+    fc = chunk_file("pkg/help.py", HELP_PY, ChunkOptions(), fake_embedder.count_tokens)
+    assert stats.chunks_to_embed == len({c.text for c in fc.chunks}) + 1
+    assert summaries(store) == {}
