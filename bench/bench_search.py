@@ -32,12 +32,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.corpus import ensure_corpus
 from bench.stats import summary
 from ctxd.indexer.models import Chunk, Symbol
-from ctxd.indexer.store import FileRecord, Store, serialize_vector
+from ctxd.indexer.store import FileRecord, Store, Summary, serialize_vector
 from ctxd.search.hybrid import FusionOptions, fuse, rank_hybrid
 from ctxd.search.keyword import add_line_matches, keyword_search
 from ctxd.search.lexical import EmbeddedLexical
 from ctxd.search.models import MatchSource
-from ctxd.search.semantic import SearchFilters, VectorMatrix, knn, rank_by_vector
+from ctxd.search.semantic import SearchFilters, VectorMatrix, knn, rank_by_vector, summary_hits
 from ctxd.search.symbols import search_symbols
 from ctxd.server.hybrid_case import first_block_hit, hybrid_lexical_query
 from tests.conftest import FakeEmbedder
@@ -123,9 +123,17 @@ def synthetic_store(path: Path, n: int, dim: int = 384) -> Store:
                            f"h{f}-{c}"))
         syms = [Symbol(f"{rng.choice(WORDS)}_{rng.choice(WORDS)}_{f}_{c}", "function",
                        c * 10 + 1, c * 10 + 10) for c in range(per_file)]
-        store.replace_file(repo.id, FileRecord(f"pkg{f % 100}/mod{f}.py", 1, 1, str(f), "python",
-                                               100), "x", chunks, syms, "2026-01-01T00:00:00Z")
+        path = f"pkg{f % 100}/mod{f}.py"
+        store.replace_file(repo.id, FileRecord(path, 1, 1, str(f), "python", 100), "x", chunks,
+                           syms, "2026-01-01T00:00:00Z",
+                           Summary(f"file {path}\n" + "; ".join(s.name for s in syms), f"s{f}"))
     hashes = [r[0] for r in store.query("SELECT hash FROM checkpoints ORDER BY id")]
+    summaries = np.random.default_rng(n + 1).standard_normal((n // per_file, dim)).astype(
+        np.float32)
+    summaries /= np.linalg.norm(summaries, axis=1, keepdims=True)
+    file_ids = [int(r[0]) for r in store.query("SELECT file_id FROM summaries ORDER BY file_id")]
+    store.add_embeddings([], [(i, serialize_vector(v.tolist()))
+                              for i, v in zip(file_ids, summaries, strict=True)])
     for start in range(0, len(hashes), 5000):
         store.add_embeddings([(h, serialize_vector(vecs[i].tolist()))
                               for i, h in enumerate(hashes[start:start + 5000], start)])
@@ -185,16 +193,19 @@ def bench_scale(tmp: Path, n: int) -> dict[str, object]:
     lexical = EmbeddedLexical(store)
     idents = [f"{w.split()[0]}_{w.split()[-1]} " + w for w in words]
 
-    def hyb_default(fn, texts):  # type: ignore[no-untyped-def]
-        """The shipped default: 100 hits a leg, the lexical leg when the query has
-        identifier-like words, normalised-score fusion and re-ranking (`rank_hybrid`),
-        keyword line matches for the returned page only."""
+    def hyb_default(fn, texts, summaries=True):  # type: ignore[no-untyped-def]
+        """The shipped default: 100 hits a leg, the candidate files' summaries, the lexical
+        leg when the query has identifier-like words, normalised-score fusion and
+        re-ranking (`rank_hybrid`), keyword line matches for the returned page only."""
         def run() -> None:
             i = next(it) % 30
             legs = {"semantic": rank_by_vector(store, queries[i], filters=filters, limit=100,
                                                knn_fn=fn),
                     "keyword": keyword_search(store, texts[i], limit=100,
                                               with_matches=False)}
+            if summaries:
+                files = {(h.repository, h.path) for leg in legs.values() for h in leg}
+                legs["summary"] = summary_hits(store, queries[i], files)
             q = hybrid_lexical_query(texts[i], filters)
             if q is not None:
                 res = lexical.search(q, max_files=100, context_lines=0)
@@ -210,6 +221,7 @@ def bench_scale(tmp: Path, n: int) -> dict[str, object]:
         **{name: summary(times) for name, times in interleaved({
             "hybrid_matrix_ms": hyb(matrix.knn),
             "hybrid_default_matrix_ms": hyb_default(matrix.knn, words),
+            "hybrid_default_without_summaries_matrix_ms": hyb_default(matrix.knn, words, False),
             "hybrid_default_identifier_query_matrix_ms": hyb_default(matrix.knn, idents),
         }, 40).items()},
         "keyword_only_ms": summary(timed(lambda: keyword_search(store, words[next(it) % 30],

@@ -14,16 +14,18 @@ variant changes one thing:
   eval-dev on its own; leave-one-repository-out tuning (a small grid is tuned on three
   repositories and scored on the fourth), the closest thing to the held-out set here.
 - `replay`: whole-file BM25 added as file-level evidence; a prior on file size
-  (log of its checkpoint count), either sign.
+  (log of its checkpoint count), either sign; other keyword column weights.
 - `vectors`: a file-summary vector (path, module docstring, class names and docstrings,
   function names); 40-line windows as a second semantic view; a docstring vector per
-  definition inside the semantic leg; pseudo-relevance feedback (Rocchio) on the
+  definition inside the semantic leg, or the best docstring / symbol-name vector per
+  file as file-level evidence; pseudo-relevance feedback (Rocchio) on the
   query; the query's clauses, or the query without stop words, embedded beside it.
 - `text`: the index at --home copied to DST and re-embedded with every checkpoint's
   text rewritten (`nl`: identifiers split into lowercase words, punctuation dropped;
   `camel`: camelCase split, the rest kept); then run `eval_quality.py --home DST`.
 
-Results: docs/BENCHMARKS.md, "Further levers (2026-11-23)".
+Results: docs/BENCHMARKS.md ("How well the defaults travel", "Further levers tried");
+the replay and vectors tables there were measured with `--morning`.
 """
 
 from __future__ import annotations
@@ -218,6 +220,18 @@ def replay(b: Bench, home: Path) -> None:
             return sorted((replace(h, score=h.score - beta * math.log(sizes.get(h.path, 1)))
                            for h in default_rank(i, q, legs)), key=lambda h: -h.score)
         print(b.row(f"file score {-beta:+} x log(its checkpoints)", prior))
+    import ctxd.search.keyword as keyword
+
+    shipped = keyword.COLUMN_WEIGHTS
+    for weights in ((1.0, 1.0, 1.0), (2.0, 2.0, 1.0), (5.0, 5.0, 1.0), (3.0, 8.0, 1.0),
+                    (6.0, 4.0, 1.0), (0.5, 4.0, 1.0), (3.0, 1.0, 1.0)):
+        keyword.COLUMN_WEIGHTS = weights
+        legs = [keyword.keyword_search(store, q["query"], limit=100, with_matches=False)
+                for q in b.queries]
+        print(b.row(f"keyword columns (path, symbol, text) {weights}",
+                    lambda i, q, old, legs=legs: rank_hybrid(
+                        q["query"], {**old, "keyword": legs[i]}, DEFAULT)))
+    keyword.COLUMN_WEIGHTS = shipped
 
 
 # -- vectors: summaries, windows, docstrings, query variants -----------------------------------
@@ -271,6 +285,15 @@ def docstring_rows(path: str, text: str) -> list[tuple[str, int, int, str]]:
     return rows
 
 
+def _definitions(text: str) -> list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    return [n for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)]
+
+
 def vectors(b: Bench, home: Path) -> None:
     os.environ["CTXD_HOME"] = str(home)
     from ctxd.search.semantic import SearchFilters, _checkpoints_for
@@ -299,6 +322,7 @@ def vectors(b: Bench, home: Path) -> None:
     print(HEAD)
     print(b.row("shipped default", default_rank))
     file_views(b, emb, texts, qv)
+    definition_vectors(b, emb, texts, qv)
     query_variants(b, emb, qv, rows, leg)
 
 
@@ -332,6 +356,10 @@ def file_views(b: Bench, emb: Any, texts: dict[str, str], qv: np.ndarray) -> Non
         return out
     for w in (0.1, 0.3):
         print(b.row(f"+ 40-line windows as a second view x {w}", file_boost(window_files, w)))
+
+
+def definition_vectors(b: Bench, emb: Any, texts: dict[str, str], qv: np.ndarray) -> None:
+    """Docstrings inside the semantic leg; docstring or symbol-name vectors per file."""
     drows = [r for p, t in texts.items() if p.endswith(".py") for r in docstring_rows(p, t)]
     dsims = qv @ emb.embed([r[3] for r in drows]).T
 
@@ -343,6 +371,18 @@ def file_views(b: Bench, emb: Any, texts: dict[str, str], qv: np.ndarray) -> Non
         return sorted(b.legs[i]["semantic"] + extra, key=lambda h: -h.score)[:100]
     print(b.row(f"+ {len(drows)} docstring vectors in the semantic leg",
                 with_semantic(with_docstrings)))
+    names_of = [(p, as_words(s.name)) for p, t in texts.items() if p.endswith(".py")
+                for s in _definitions(t)]
+    nsims = qv @ emb.embed([n for _p, n in names_of]).T
+    for label, rows_, sims in (("docstring", drows, dsims), ("symbol-name", names_of, nsims)):
+        def best_per_file(i: int, _q: dict[str, Any], rows_: Any = rows_, sims: Any = sims
+                          ) -> dict[str, float]:
+            out: dict[str, float] = {}
+            for j in np.argsort(-sims[i])[:200]:
+                out.setdefault(rows_[j][0], max(0.0, float(sims[i][j])))
+            return out
+        for w in (0.05, 0.1):
+            print(b.row(f"+ best {label} vector per file x {w}", file_boost(best_per_file, w)))
 
 
 def query_variants(b: Bench, emb: Any, qv: np.ndarray, rows: np.ndarray,
@@ -421,10 +461,16 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--home", type=Path, required=True, help="an eval_quality.py index home")
     ap.add_argument("--legs", type=Path, required=True, help="an eval_quality.py legs cache")
+    ap.add_argument("--morning", action="store_true",
+                    help="compare against the default before how-to questions and file "
+                         "summaries (how the replay and vectors tables were measured)")
     ap.add_argument("what", choices=("robustness", "replay", "vectors", "text"))
     ap.add_argument("rest", nargs="*", help="for text: MODE (nl|camel) and DST")
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if args.morning:
+        global DEFAULT
+        DEFAULT = replace(DEFAULT, promote_prose_for_how_to=1.0, summary_weight=0.0)
     if args.what == "text":
         mode, dst = args.rest
         text(args.home, mode, Path(dst))

@@ -483,7 +483,8 @@ class Indexer:
         all); returns how many texts were embedded (`stats.chunks_embedded` counts the
         checkpoint texts among them)."""
         report = progress or (lambda _p: None)
-        pending = [
+        # (checkpoint hash or summary file id, text): hashes first, then summaries.
+        pending: list[tuple[str | int, str]] = [
             (p.hash, embedding_input(p.path, Chunk(0, 0, p.text, symbol=p.symbol)))
             for p in self.store.pending_chunks(repo_id)
         ]
@@ -504,11 +505,10 @@ class Indexer:
                 break
             idx = order[start : start + step]
             vecs = self.embedder.embed([inputs[i] for i in idx])
+            blobs = [(i, serialize_vector(v.tolist())) for i, v in zip(idx, vecs, strict=True)]
             self.store.add_embeddings(
-                [
-                    (pending[i][0], serialize_vector(v.tolist()))
-                    for i, v in zip(idx, vecs, strict=True)
-                ]
+                [(str(pending[i][0]), b) for i, b in blobs if i < n_chunks],
+                [(int(pending[i][0]), b) for i, b in blobs if i >= n_chunks],
             )
             done += len(idx)
             chunks_done += sum(1 for i in idx if i < n_chunks)

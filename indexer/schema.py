@@ -3,8 +3,8 @@
 `MIGRATIONS[i]` takes the database from schema version `i` to `i + 1`: `_m001_create_core`
 (meta, repos, files, the FTS5 trigram `file_text`, checkpoints, embeddings, symbols) and
 `_m002_chunk_fts` (the word-level, porter-stemmed `chunk_fts` over checkpoints, for
-BM25 keyword ranking), `_m003_summaries` (one summary text per code file, embedded
-like a checkpoint). `chunk_fts_row(path, symbol, text)` is what one checkpoint
+BM25 keyword ranking), `_m003_summaries` (one summary text and its vector per code
+file). `chunk_fts_row(path, symbol, text)` is what one checkpoint
 writes into `chunk_fts`; `split_identifiers(text)` adds the camelCase humps of its
 identifiers, so a question's words reach code (the keyword search splits query words
 the same way).
@@ -151,9 +151,11 @@ def _m002_chunk_fts(db: sqlite3.Connection) -> None:
 
 
 def _m003_summaries(db: sqlite3.Connection) -> None:
-    """One row per file: its summary text (`indexer.summary`), embedded like a
-    checkpoint (its vector is the `embeddings` row of the same hash), or '' for a file
-    without one. Files indexed before this migration get theirs from the next index run
+    """One row per file: its summary text (`indexer.summary`), or '' for a file without
+    one, and the text's vector once embedded (NULL until then). The vectors stay out of
+    `vec_embeddings`: hybrid search reads a few hundred of them by file, never by
+    nearest-neighbour search, and the checkpoints' KNN should not see them. Files indexed
+    before this migration get theirs from the next index run
     (`Indexer.backfill_summaries`)."""
     _run_script(
         db,
@@ -163,7 +165,8 @@ def _m003_summaries(db: sqlite3.Connection) -> None:
             repo_id INTEGER NOT NULL,
             path TEXT NOT NULL,
             text TEXT NOT NULL,
-            hash TEXT NOT NULL
+            hash TEXT NOT NULL,
+            vector BLOB
         );
         CREATE INDEX summaries_hash ON summaries(hash);
         CREATE INDEX summaries_path ON summaries(path);

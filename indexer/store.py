@@ -14,9 +14,11 @@ Invariants:
 - All rows of one file (files, file_text, checkpoints, symbols, its summary) change in
   one transaction (`replace_file`, `delete_files`): a crash never leaves half a file.
 - Embeddings are keyed by the hash of the text that was embedded, shared by every
-  checkpoint (and file summary) with that hash across files and repositories;
-  `embeddings.id` is the rowid of `vec_embeddings`. Orphans are collected by
-  `gc_embeddings`.
+  checkpoint with that hash across files and repositories; `embeddings.id` is the
+  rowid of `vec_embeddings`. Orphans are collected by `gc_embeddings`. A file's
+  summary keeps its vector in its own row (`summaries.vector`), reused whenever a
+  summary with the same text already has one (a changed file whose summary did not
+  change, the same file in another repository).
 - The index records the embedding model and dimension in `meta`; opening it for
   another model raises `ModelMismatch`.
 - A connection belongs to one thread: open one `Store` per thread.
@@ -356,7 +358,12 @@ class Store:
             row = self.db.execute(
                 "SELECT id FROM files WHERE repo_id = ? AND path = ?", (repo_id, record.path)
             ).fetchone()
+            vector: bytes | None = None
             if row is not None:
+                old = self.db.execute("SELECT hash, vector FROM summaries WHERE file_id = ?",
+                                      (int(row[0]),)).fetchone()
+                if old is not None and old[0] == summary.hash and old[1] is not None:
+                    vector = bytes(old[1])
                 self._delete_file_rows(int(row[0]))
             cur = self.db.execute(
                 "INSERT INTO files(repo_id, path, size, mtime_ns, hash, language, lines, "
@@ -426,14 +433,22 @@ class Store:
                     for s in symbols
                 ],
             )
-            self._put_summary(file_id, repo_id, record.path, summary)
+            self._put_summary(file_id, repo_id, record.path, summary, vector)
         return file_id
 
-    def _put_summary(self, file_id: int, repo_id: int, path: str, summary: Summary) -> None:
+    def _put_summary(self, file_id: int, repo_id: int, path: str, summary: Summary,
+                     vector: bytes | None = None) -> None:
+        """Write a file's summary row; its vector is `vector`, else that of any summary
+        with the same text (the same file in another repository), else NULL (pending)."""
+        if vector is None and summary.text:
+            same = self.db.execute("SELECT vector FROM summaries WHERE hash = ? AND "
+                                   "vector IS NOT NULL LIMIT 1", (summary.hash,)).fetchone()
+            vector = None if same is None else bytes(same[0])
         self.db.execute(
-            "INSERT INTO summaries(file_id, repo_id, path, text, hash) VALUES (?, ?, ?, ?, ?) "
-            "ON CONFLICT(file_id) DO UPDATE SET text = excluded.text, hash = excluded.hash",
-            (file_id, repo_id, path, summary.text, summary.hash),
+            "INSERT INTO summaries(file_id, repo_id, path, text, hash, vector) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(file_id) DO UPDATE SET "
+            "text = excluded.text, hash = excluded.hash, vector = excluded.vector",
+            (file_id, repo_id, path, summary.text, summary.hash, vector),
         )
 
     def files_without_summary(self, repo_id: int) -> list[tuple[int, str, str]]:
@@ -502,36 +517,39 @@ class Store:
         )
         return [PendingChunk(r[0], r[1], r[2], r[3]) for r in rows]
 
-    def pending_summaries(self, repo_id: int | None = None) -> list[tuple[str, str]]:
-        """(hash, text) of every distinct file summary (of one repository, or all) with no
-        embedding yet."""
-        where = "AND s.repo_id = ?" if repo_id is not None else ""
+    _PENDING_SUMMARY = "text != '' AND vector IS NULL"
+
+    def pending_summaries(self, repo_id: int | None = None) -> list[tuple[int, str]]:
+        """(file id, text) of every file summary (of one repository, or all) with no
+        vector yet."""
+        where = "AND repo_id = ?" if repo_id is not None else ""
         params: tuple[Any, ...] = (repo_id,) if repo_id is not None else ()
         rows = self.db.execute(
-            "SELECT s.hash, s.text FROM summaries s WHERE s.text != '' "
-            "AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = s.hash) "
-            f"{where} GROUP BY s.hash",
-            params,
-        )
-        return [(str(h), str(t)) for h, t in rows]
+            f"SELECT file_id, text FROM summaries WHERE {self._PENDING_SUMMARY} {where}",
+            params)
+        return [(int(i), str(t)) for i, t in rows]
 
     def count_pending(self, repo_id: int | None = None) -> int:
-        """Distinct texts (checkpoints and file summaries) waiting for a vector."""
+        """Texts waiting for a vector: distinct checkpoint texts and file summaries."""
+        where = "AND c.repo_id = ?" if repo_id is not None else ""
         params: tuple[Any, ...] = (repo_id,) if repo_id is not None else ()
-        total = 0
-        for table, alias, cond in (("checkpoints", "c", "1"), ("summaries", "s", "s.text != ''")):
-            where = f"AND {alias}.repo_id = ?" if repo_id is not None else ""
-            row = self.db.execute(
-                f"SELECT count(DISTINCT {alias}.hash) FROM {table} {alias} WHERE {cond} AND "
-                f"NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = {alias}.hash) {where}",
-                params,
-            ).fetchone()
-            total += int(row[0])
-        return total
+        row = self.db.execute(
+            "SELECT count(DISTINCT c.hash) FROM checkpoints c "
+            f"WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = c.hash) {where}",
+            params,
+        ).fetchone()
+        summaries = self.db.execute(
+            f"SELECT count(*) FROM summaries WHERE {self._PENDING_SUMMARY} "
+            + ("AND repo_id = ?" if repo_id is not None else ""), params).fetchone()
+        return int(row[0]) + int(summaries[0])
 
-    def add_embeddings(self, items: Sequence[tuple[str, bytes]]) -> None:
-        """Store (hash, float32 vector blob) pairs in one transaction; known hashes are kept."""
+    def add_embeddings(self, items: Sequence[tuple[str, bytes]],
+                       summaries: Sequence[tuple[int, bytes]] = ()) -> None:
+        """Store (hash, float32 vector blob) pairs, and (file id, blob) summary vectors, in
+        one transaction; known hashes are kept."""
         with self.transaction():
+            self.db.executemany("UPDATE summaries SET vector = ? WHERE file_id = ?",
+                                [(blob, file_id) for file_id, blob in summaries])
             for h, blob in items:
                 cur = self.db.execute(
                     "INSERT INTO embeddings(hash) VALUES (?) ON CONFLICT(hash) DO NOTHING", (h,)
@@ -562,7 +580,7 @@ class Store:
         return [(int(r[0]), bytes(r[1])) for r in rows]
 
     def gc_embeddings(self, min_orphans: int = 0) -> int:
-        """Delete embeddings no checkpoint or summary refers to; returns how many went.
+        """Delete embeddings no checkpoint refers to; returns how many went.
 
         Args:
             min_orphans: do nothing while fewer vectors than this are orphaned. Orphans are
@@ -574,8 +592,7 @@ class Store:
             return 0
         orphan_sql = (
             "SELECT e.id FROM embeddings e "
-            "WHERE NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.hash = e.hash) "
-            "AND NOT EXISTS (SELECT 1 FROM summaries s WHERE s.hash = e.hash)"
+            "WHERE NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.hash = e.hash)"
         )
         if min_orphans > 0:
             n = int(self.db.execute(f"SELECT count(*) FROM ({orphan_sql})").fetchone()[0])

@@ -261,10 +261,9 @@ def summary_hits(
     paths = sorted({p for _r, p in files})
     rows = [
         row for row in store.query(
-            "SELECT r.name, s.path, f.language, v.embedding FROM summaries s "
+            "SELECT r.name, s.path, f.language, s.vector FROM summaries s "
             "JOIN repos r ON r.id = s.repo_id JOIN files f ON f.id = s.file_id "
-            "JOIN embeddings e ON e.hash = s.hash JOIN vec_embeddings v ON v.rowid = e.id "
-            f"WHERE s.text != '' AND s.path IN ({','.join('?' * len(paths))})",
+            f"WHERE s.vector IS NOT NULL AND s.path IN ({','.join('?' * len(paths))})",
             paths,
         )
         if (str(row[0]), str(row[1])) in files

@@ -26,6 +26,7 @@ from ctxd.indexer.servable import name_verdict, read_servable, stored_walk_optio
 from ctxd.indexer.store import Store
 from ctxd.search.cursor import decode_cursor, encode_cursor
 from ctxd.search.hybrid import (
+    asks_how_to,
     is_identifier_query,
     leg_weights,
     rank_hybrid,
@@ -223,6 +224,10 @@ class SearchCases(HybridCases):
                 f"semantic {w['semantic']:g} / keyword {w['keyword']:g} / {engine} "
                 f"{w['lexical']:g}")
             lines.append(f"{engine} leg query: {lexical_query or '(none: no identifiers)'}")
+            lines.append(f"file summaries: weight {o.summary_weight:g} (the candidate files' "
+                         "summary vectors)")
+            if asks_how_to(query):
+                lines.append(f"a how-to question: prose files x{o.promote_prose_for_how_to:g}")
         return "\n".join(lines)
 
     def zoekt(self) -> ZoektClient | None:

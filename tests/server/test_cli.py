@@ -219,6 +219,9 @@ def test_explain_shows_the_plan_without_running(repo):
     r = run("search", "stop following redirects", "--explain")
     assert "keyword terms: stop, following, redirects" in r.output
     assert "fusion: score over 100 hits per leg; natural-language query" in r.output
+    assert "file summaries: weight 0.1" in r.output and "how-to" not in r.output
+    r = run("search", "how do I stop following redirects?", "--explain")
+    assert "a how-to question: prose files x1.4" in r.output
 
 
 def test_config_option_is_read_without_touching_the_environment(tmp_path, monkeypatch):
