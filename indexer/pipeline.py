@@ -77,8 +77,9 @@ def embedding_input(path: str, chunk: Chunk) -> str:
 
 
 def summary_of(path: str, language: str, text: str, symbols: list[Symbol]) -> Summary:
-    """A file's summary (`indexer.summary`) with its hash, or `NO_SUMMARY`. The hash is
-    of a marked text, so a summary never shares a vector with a checkpoint by accident."""
+    """A file's summary (`indexer.summary`) with its hash, or `NO_SUMMARY`. The hash
+    lets an identical summary reuse a vector; it is of a marked text, so a dry run's
+    count never mistakes a summary for a checkpoint text."""
     body = file_summary(path, language, text, symbols)
     return NO_SUMMARY if body is None else Summary(body, content_hash("summary\n" + body))
 
@@ -445,7 +446,9 @@ class Indexer:
     ) -> tuple[int, int]:
         """(texts, word pieces) a real run would embed: new hashes not already in the index.
         Tokens are counted in slices, each reported as `plan` progress."""
-        known = {r[0] for r in self.store.query("SELECT hash FROM embeddings")}
+        known = {r[0] for r in self.store.query(
+            "SELECT hash FROM embeddings UNION SELECT hash FROM summaries "
+            "WHERE vector IS NOT NULL")}
         todo = [text for h, text in inputs.items() if h not in known]
         tokens = 0
         for start in range(0, len(todo), PLAN_STEP):
