@@ -11,7 +11,8 @@
   drops it when the process dies, even on `kill -9`, so "is the lock free?" tells a stale
   socket from a live one, and of two daemons started at once only one gets it.
 - `<home>/daemon.json`: the running daemon's record (pid, socket, version, start time).
-- `<home>/daemon.log`: stdout and stderr of a daemon started in the background.
+- `<home>/daemon.log`: stdout and stderr of a daemon started in the background; the
+  daemon moves it to `daemon.log.1` past 1 MiB (at start and once a minute when idle).
 
 Reads and writes only these files; knows nothing of requests.
 """
@@ -32,6 +33,9 @@ from typing import Any
 
 from ctxd.indexer.errors import DaemonError
 from ctxd.indexer.lock import FileLock
+
+LOG_MAX_BYTES = 1 << 20
+"""`daemon.log` is rotated (one old copy, `daemon.log.1`) once it grows past this."""
 
 MAX_SOCKET_PATH = 103 if sys.platform == "darwin" else 107
 """Longest `AF_UNIX` path in bytes (the kernel's `sun_path` less its terminating NUL)."""
@@ -116,6 +120,29 @@ class DaemonPaths:
         tmp = self.record.with_name(f".{self.record.name}.{os.getpid()}")
         tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
         os.replace(tmp, self.record)
+
+    def rotate_log(self, max_bytes: int = LOG_MAX_BYTES) -> bool:
+        """Move `daemon.log` to `daemon.log.1` (replacing it) once it is over `max_bytes`,
+        and point this process's stdout and stderr at a fresh `daemon.log`. Only when they
+        write to that file (a daemon started in the background; call with the daemon lock
+        held, so one process rotates); returns whether it rotated."""
+        try:
+            st = os.fstat(1)
+            log = os.stat(self.log)
+        except OSError:
+            return False
+        if (st.st_dev, st.st_ino) != (log.st_dev, log.st_ino) or log.st_size <= max_bytes:
+            return False
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.replace(self.log, self.log.with_name(self.log.name + ".1"))
+        fd = os.open(self.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.dup2(fd, 1)
+            os.dup2(fd, 2)
+        finally:
+            os.close(fd)
+        return True
 
     def remove_leftovers(self) -> None:
         """Delete the socket and record of a daemon that is gone (call only while the

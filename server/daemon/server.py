@@ -113,6 +113,7 @@ class Daemon:
             if ready is not None:
                 ready(f"running {holder}")
             return 3
+        self.paths.rotate_log()
         listener = self._listen()
         try:
             self.paths.write_record({
@@ -233,6 +234,8 @@ class Daemon:
                 elif not readable and idle is not None and self._idle_timeout() == 0.0:
                     log.info("idle for %.1f minutes: exiting", self.settings.daemon.idle_minutes)
                     self.stop()
+                elif not readable:
+                    self.paths.rotate_log()
             self._stopping.set()
             self._hang_up()
 

@@ -623,3 +623,18 @@ def test_stop_leaves_the_socket_of_a_live_holder_it_cannot_signal(isolated_env):
         holder.communicate(timeout=10)  # closes its stdin (it lets go) and our pipes
     assert wait_lock_free(paths.lock, 10)
     assert lifecycle.stop(paths, timeout=1) is None  # now nothing runs
+
+
+def test_a_large_daemon_log_is_rotated_when_the_daemon_starts(isolated_env, daemons):
+    from ctxd.server.daemon.paths import LOG_MAX_BYTES
+
+    paths = daemons.paths()
+    paths.home.mkdir(parents=True, exist_ok=True)
+    old = "an old line from a previous daemon\n" * (LOG_MAX_BYTES // 30)
+    paths.log.write_text(old, encoding="utf-8")
+    info = daemons.start()
+    rotated = paths.log.with_name("daemon.log.1")
+    assert rotated.read_text(encoding="utf-8") == old
+    assert f"(pid {info['pid']}) listening on" in paths.log.read_text(encoding="utf-8")
+    assert paths.log.stat().st_size < 10_000
+    assert not paths.rotate_log()  # this process's stdout is not the daemon's log
