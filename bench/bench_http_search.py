@@ -10,8 +10,10 @@ server: uvicorn, the SDK's streamable-HTTP session manager, the tools), then run
 `streamable_http_client`, one session each, all in this process's event loop), each
 calling the `search` tool `--requests` times with queries from a fixed list. Reports
 latency p50/p95 per call and requests/s over the whole run, after one warm-up call per
-client. `--profile FILE` samples the server with py-spy (if installed) while the clients
-run and writes its top functions.
+client. `ctxd serve` starts (or finds) the home's daemon and hands it the searches, as
+it does by default; the daemon is stopped after the run. `--profile FILE` samples the
+server and the daemon with py-spy (if installed) while the clients run and writes its
+top functions.
 
 Default corpus: the Python standard library of the running interpreter (`*.py` only,
 without site-packages and the library's own tests), because it needs no download;
@@ -45,6 +47,8 @@ from bench.stats import summary
 from ctxd.indexer.pipeline import Indexer
 from ctxd.indexer.store import Store
 from ctxd.indexer.walker import WalkOptions
+from ctxd.server.daemon import lifecycle
+from ctxd.server.daemon.paths import DaemonPaths
 from tests.conftest import FakeEmbedder
 
 QUERIES = [
@@ -155,7 +159,7 @@ def profile_server(pid: int, out: Path, seconds: float) -> subprocess.Popen[byte
         return None
     return subprocess.Popen(
         [spy, "record", "--pid", str(pid), "--duration", str(int(seconds)), "--format",
-         "raw", "--output", str(out), "--rate", "200", "--nonblocking"],
+         "raw", "--output", str(out), "--rate", "200", "--nonblocking", "--subprocesses"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -196,12 +200,16 @@ def main() -> None:
             if args.profile:
                 spy = profile_server(proc.pid, args.profile.with_suffix(".raw"), 600)
             latencies, wall = anyio.run(run_clients, url, args.clients, args.requests)
+            daemon = DaemonPaths.for_home(home).read_record()
         finally:
             if spy is not None:
                 spy.send_signal(2)  # SIGINT: py-spy writes what it has
                 spy.wait(timeout=60)
             proc.terminate()
             proc.wait(timeout=30)
+            # `ctxd serve` shares (and autostarts) the per-home daemon: stop it, or it
+            # outlives the run (loading the model in the background of the next one).
+            lifecycle.stop(DaemonPaths.for_home(home), timeout=30)
     out = {
         "date": time.strftime("%Y-%m-%d"),
         "corpus": str(args.corpus),
@@ -211,6 +219,7 @@ def main() -> None:
         "requests": len(latencies),
         "latency_ms": summary(latencies),
         "requests_per_s": round(len(latencies) / wall, 1),
+        "served_by": f"daemon (pid {daemon['pid']})" if daemon else "ctxd serve, in-process",
         "wall_s": round(wall, 2),
     }
     if args.profile and args.profile.with_suffix(".raw").exists():

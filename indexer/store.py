@@ -183,6 +183,18 @@ class Store:
         """Run a read-only statement built by the search layer and return all rows."""
         return list(self.db.execute(sql, params))
 
+    def text_generation(self) -> int:
+        """Grows with every change to the indexed text (a file written or removed, a
+        repository removed), as seen by every connection and process: answers computed
+        from the text stay valid while it stays the same. Embedding commits leave it."""
+        return int(self.get_meta("text_generation") or 0)
+
+    def _text_changed(self) -> None:
+        """Bump `text_generation` (inside the caller's write transaction)."""
+        self.db.execute(
+            "INSERT INTO meta(key, value) VALUES ('text_generation', '1') ON CONFLICT(key) "
+            "DO UPDATE SET value = CAST(value AS INTEGER) + 1")
+
     def generation(self) -> tuple[int, int]:
         """Changes whenever the index may have changed as seen by this connection: a commit
         by another connection (`PRAGMA data_version`) or a row changed through this one
@@ -317,6 +329,7 @@ class Store:
             for table in ("checkpoints", "symbols", "summaries", "files"):
                 self.db.execute(f"DELETE FROM {table} WHERE repo_id = ?", (repo_id,))
             self.db.execute("DELETE FROM repos WHERE id = ?", (repo_id,))
+            self._text_changed()
         self.gc_embeddings()
 
     # -- files ---------------------------------------------------------------------------
@@ -434,6 +447,7 @@ class Store:
                 ],
             )
             self._put_summary(file_id, repo_id, record.path, summary, vector)
+            self._text_changed()
         return file_id
 
     def _put_summary(self, file_id: int, repo_id: int, path: str, summary: Summary,
@@ -501,6 +515,8 @@ class Store:
                 if row is not None:
                     self._delete_file_rows(int(row[0]))
                     count += 1
+            if count:
+                self._text_changed()
         return count
 
     # -- embeddings ----------------------------------------------------------------------

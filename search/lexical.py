@@ -51,7 +51,6 @@ from __future__ import annotations
 import math
 import threading
 import time
-import weakref
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -165,24 +164,21 @@ class _Outcome:
         return self.stopped is not None
 
 
-CACHE_ENTRIES = 32
-"""Ranked answers kept per connection (the newest; one connection per thread)."""
+CACHE_ENTRIES = 64
+"""Ranked answers kept in the process (the newest), shared by every connection."""
 CACHE_MAX_HITS = 5_000
 """Answers with more matching files are not kept (memory)."""
+EVALUATIONS_AT_ONCE = 2
+"""Query evaluations running at once in the process; more threads would only take turns
+holding the GIL, so every one of them would finish late."""
 
-_CacheEntry = tuple[tuple[int, int], _Outcome, list[_Hit]]
-_CACHES: weakref.WeakKeyDictionary[Store, OrderedDict[tuple[str, int, int], _CacheEntry]] = (
-    weakref.WeakKeyDictionary())
-_CACHES_LOCK = threading.Lock()
-
-
-def _outcome_cache(store: Store) -> OrderedDict[tuple[str, int, int], _CacheEntry]:
-    """The answer cache of one connection (created on first use, dropped with it)."""
-    with _CACHES_LOCK:
-        cache = _CACHES.get(store)
-        if cache is None:
-            cache = _CACHES[store] = OrderedDict()
-        return cache
+_Key = tuple[str, str, int, int]
+"""(index file, query, scan limit, match limit)."""
+_CacheEntry = tuple[int, _Outcome, list[_Hit]]
+_ANSWERS: OrderedDict[_Key, _CacheEntry] = OrderedDict()
+_IN_FLIGHT: dict[_Key, threading.Event] = {}
+_ANSWERS_LOCK = threading.Lock()
+_EVALUATIONS = threading.BoundedSemaphore(EVALUATIONS_AT_ONCE)
 
 
 class EmbeddedLexical:
@@ -240,7 +236,10 @@ class EmbeddedLexical:
         root = self._resolve_repo_types(root)
         outcome, hits = self._ranked(root)
         page = hits[offset : offset + max_files]
-        files = [self._file_match(outcome.plan, h, context_lines) for h in page]
+        # A plan reads through its connection and memoizes as it goes: an answer another
+        # thread's connection computed gets a plan of this connection's own.
+        plan = outcome.plan if outcome.plan.store is self.store else Plan(self.store, root)
+        files = [self._file_match(plan, h, context_lines) for h in page]
         notes += self._scan_notes(outcome)
         return LexicalResult(
             files=files,
@@ -276,23 +275,42 @@ class EmbeddedLexical:
     # -- internals ---------------------------------------------------------------------------
 
     def _ranked(self, root: Node) -> tuple[_Outcome, list[_Hit]]:
-        """Every matching file, ranked; reused from this connection's recent answers while
-        the index has not changed (`Store.generation`), so concurrent clients asking the
-        same query, and the pages after the first, skip the evaluation."""
-        key = (repr(root), self.scan_limit_bytes, self.match_limit)
-        version = self.store.generation()
-        cache = _outcome_cache(self.store)
-        found = cache.get(key)
-        if found is not None and found[0] == version:
-            cache.move_to_end(key)
-            return found[1], found[2]
-        outcome = self._run(root)
-        hits = sorted(outcome.hits, key=lambda h: (-h.score, h.row.repo, h.row.path))
-        if len(hits) <= CACHE_MAX_HITS:
-            cache[key] = (version, outcome, hits)
-            while len(cache) > CACHE_ENTRIES:
-                cache.popitem(last=False)
-        return outcome, hits
+        """Every matching file, ranked.
+
+        Answers are kept for the whole process and reused while the index's text has not
+        changed (`Store.text_generation`, which every connection and process sees; an
+        embedding commit does not move it). A query another thread is evaluating is
+        waited for, not evaluated twice, and at most `EVALUATIONS_AT_ONCE` evaluations
+        run at a time, so concurrent clients asking the same query, and the pages after
+        the first, skip the work.
+        """
+        key = (str(self.store.path), repr(root), self.scan_limit_bytes, self.match_limit)
+        while True:
+            version = self.store.text_generation()
+            with _ANSWERS_LOCK:
+                found = _ANSWERS.get(key)
+                if found is not None and found[0] == version:
+                    _ANSWERS.move_to_end(key)
+                    return found[1], found[2]
+                running = _IN_FLIGHT.get(key)
+                if running is None:
+                    mine = _IN_FLIGHT[key] = threading.Event()
+                    break
+            running.wait()  # then look again: usually its answer is there now
+        try:
+            with _EVALUATIONS:
+                outcome = self._run(root)
+            hits = sorted(outcome.hits, key=lambda h: (-h.score, h.row.repo, h.row.path))
+            if len(hits) <= CACHE_MAX_HITS:
+                with _ANSWERS_LOCK:
+                    _ANSWERS[key] = (version, outcome, hits)
+                    while len(_ANSWERS) > CACHE_ENTRIES:
+                        _ANSWERS.popitem(last=False)
+            return outcome, hits
+        finally:
+            with _ANSWERS_LOCK:
+                del _IN_FLIGHT[key]
+            mine.set()
 
     def _restrict(self, root: Node, repos: Sequence[str] | None) -> Node:
         if repos is None:
