@@ -29,8 +29,25 @@ TYPE_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "impl"}
 FUNCTION_KINDS = frozenset({"function", "method"})
 
 _QUOTES = re.compile(r'^[rRbBuU]{0,2}("""|\'\'\'|"|\')')
-_COMMENT = re.compile(r"^\s*(#!?|//+|/\*+|\*+/?|--|;+)\s?")
+_HASH_COMMENTS = frozenset({"python", "cython", "ruby", "shell", "perl", "r", "elixir",
+                            "powershell", "yaml", "toml", "makefile", "cmake", "dockerfile",
+                            "terraform", "graphql"})
+"""Languages whose comments start with `#` (elsewhere `#` starts an attribute,
+`#include`, a preprocessor line...)."""
+_DASH_COMMENTS = frozenset({"sql", "lua", "haskell"})
+_SLASH = r"//+!?|/\*+!?|\*+/?"
 _LICENSE = re.compile(r"\b(copyright|licen[cs]e[ds]?|spdx)\b", re.IGNORECASE)
+
+
+def _comment_marker(language: str) -> re.Pattern[str]:
+    """The start of a comment line in `language`."""
+    if language in _HASH_COMMENTS:
+        marker = r"#+"
+    elif language in _DASH_COMMENTS:
+        marker = r"--+"
+    else:
+        marker = _SLASH
+    return re.compile(rf"^\s*({marker})\s?")
 
 
 def first_paragraph(text: str, chars: int) -> str:
@@ -66,12 +83,13 @@ def string_at(lines: Sequence[str], start: int) -> str:
     return "\n".join(out)
 
 
-def comment_block(lines: Sequence[str], first: int, step: int) -> str:
+def comment_block(language: str, lines: Sequence[str], first: int, step: int) -> str:
     """The run of comment lines from 0-based `first`, walking by `step` (-1 upwards)."""
+    marker = _comment_marker(language)
     out: list[str] = []
     i = first
-    while 0 <= i < len(lines) and lines[i].strip() and _COMMENT.match(lines[i]):
-        out.append(_COMMENT.sub("", lines[i], count=1).rstrip("*/ "))
+    while 0 <= i < len(lines) and lines[i].strip() and marker.match(lines[i]):
+        out.append(marker.sub("", lines[i], count=1).rstrip("*/ "))
         i += step
     return "\n".join(reversed(out) if step < 0 else out)
 
@@ -84,7 +102,9 @@ def module_doc(language: str, lines: Sequence[str]) -> str:
         i += 1
     if language == "python":
         return string_at(lines, i)
-    doc = comment_block(lines, next((n for n, t in enumerate(lines) if t.strip()), 0), 1)
+    # Skip blank lines, a shebang and Rust's inner attributes (`#![...]`).
+    first = next((n for n, t in enumerate(lines) if t.strip() and not t.startswith("#!")), 0)
+    doc = comment_block(language, lines, first, 1)
     return "" if _LICENSE.search(doc) else doc
 
 
@@ -99,9 +119,9 @@ def definition_doc(language: str, lines: Sequence[str], symbol: Symbol) -> str:
             end += 1
         return string_at(lines, end + 1)
     i = line - 1
-    while i >= 0 and lines[i].lstrip().startswith("@"):
+    while i >= 0 and lines[i].lstrip().startswith(("@", "#[")):  # decorators, attributes
         i -= 1
-    return comment_block(lines, i, -1)
+    return comment_block(language, lines, i, -1)
 
 
 def file_summary(path: str, language: str, text: str, symbols: Sequence[Symbol]) -> str | None:
@@ -116,8 +136,12 @@ def file_summary(path: str, language: str, text: str, symbols: Sequence[Symbol])
         parts.append(doc)
     types = {s.name for s in defs if s.kind in TYPE_KINDS and s.container is None}
     names: list[str] = []
+    listed: set[str] = set()
     for s in defs:
         if s.container is None and s.kind in TYPE_KINDS:
+            if s.name in listed:
+                continue  # a type and its `impl` block(s), say
+            listed.add(s.name)
             doc = first_paragraph(definition_doc(language, lines, s), CLASS_DOC_CHARS)
             parts.append(f"class {s.name}: {doc}" if doc else f"class {s.name}")
         elif s.kind not in FUNCTION_KINDS:

@@ -166,3 +166,42 @@ def test_a_dry_run_counts_the_summaries_it_would_embed(repo, store, fake_embedde
     fc = chunk_file("pkg/help.py", HELP_PY, ChunkOptions(), fake_embedder.count_tokens)
     assert stats.chunks_to_embed == len({c.text for c in fc.chunks}) + 1
     assert summaries(store) == {}
+
+
+RUST_FILE = '''#![feature(rustc_private)]
+//! Renders the error code index as Markdown or HTML.
+
+use std::env;
+
+/// Where the output goes.
+#[derive(Debug)]
+enum OutputFormat {
+    HTML,
+    Markdown,
+}
+
+impl OutputFormat {
+    fn from(format: &str) -> OutputFormat {
+        OutputFormat::Markdown
+    }
+}
+
+fn main() {}
+'''
+
+C_FILE = '''#include <stdio.h>
+
+/* Parse one header line. */
+int parse_header(const char *line) { return 0; }
+'''
+
+
+def test_attributes_and_includes_are_not_comments_and_a_type_is_listed_once():
+    rust = summary_of_source("src/main.rs", RUST_FILE)
+    assert rust is not None
+    assert "feature" not in rust
+    assert rust.split("\n")[1] == "Renders the error code index as Markdown or HTML."
+    assert rust.count("class OutputFormat") == 1
+    assert "class OutputFormat: Where the output goes." in rust
+    c = summary_of_source("src/header.c", C_FILE)
+    assert c is not None and "include" not in c and "def parse_header" in c
