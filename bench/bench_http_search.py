@@ -10,10 +10,12 @@ server: uvicorn, the SDK's streamable-HTTP session manager, the tools), then run
 `streamable_http_client`, one session each, all in this process's event loop), each
 calling the `search` tool `--requests` times with queries from a fixed list. Reports
 latency p50/p95 per call and requests/s over the whole run, after one warm-up call per
-client. `ctxd serve` starts (or finds) the home's daemon and hands it the searches, as
-it does by default; the daemon is stopped after the run. `--profile FILE` samples the
-server and the daemon with py-spy (if installed) while the clients run and writes its
-top functions.
+client. `ctxd serve` answers in its own process (`CTXD_DAEMON_AUTOSTART=false`);
+with `--daemon` it starts the home's daemon and hands it the searches, as it does by
+default, but the daemon's watcher then embeds the (phase-1-only) index in the background
+of the run; the daemon is stopped afterwards. `--profile FILE` samples the server (and
+the daemon) with py-spy (if installed) while the clients run and writes its top
+functions.
 
 Default corpus: the Python standard library of the running interpreter (`*.py` only,
 without site-packages and the library's own tests), because it needs no download;
@@ -83,10 +85,12 @@ def build_index(corpus: Path, home: Path) -> dict[str, Any]:
             "seconds": round(time.perf_counter() - started, 1)}
 
 
-def start_server(home: Path, port: int, workdir: Path) -> tuple[subprocess.Popen[str], Any]:
+def start_server(home: Path, port: int, workdir: Path, *, daemon: bool
+                 ) -> tuple[subprocess.Popen[str], Any]:
     ctxd = Path(sys.executable).parent / "ctxd"
     env = {**os.environ, "CTXD_HOME": str(home), "HF_HUB_OFFLINE": "1",
-           "TOKENIZERS_PARALLELISM": "false"}
+           "TOKENIZERS_PARALLELISM": "false",
+           "CTXD_DAEMON_AUTOSTART": "true" if daemon else "false"}
     proc = subprocess.Popen(
         [str(ctxd), "serve", "--transport", "http", "--port", str(port), "--log-level",
          "warning"], env=env, cwd=str(workdir), stdout=subprocess.DEVNULL,
@@ -186,6 +190,9 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, default=Path(sysconfig.get_paths()["stdlib"]))
     ap.add_argument("--json", type=Path)
     ap.add_argument("--profile", type=Path)
+    ap.add_argument("--daemon", action="store_true",
+                    help="let `ctxd serve` start the home's daemon and hand it the searches "
+                         "(its watcher then embeds the phase-1-only index meanwhile)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="ctxd-bench-http-") as tmp:
         home = Path(tmp) / "home"
@@ -193,7 +200,7 @@ def main() -> None:
         print(f"indexed {index['files']} files, {index['checkpoints']} checkpoints "
               f"in {index['seconds']} s", file=sys.stderr)
         port = free_port()
-        proc, _lines = start_server(home, port, Path(tmp))
+        proc, _lines = start_server(home, port, Path(tmp), daemon=args.daemon)
         spy = None
         try:
             url = f"http://127.0.0.1:{port}/mcp"
