@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.corpus import ensure_corpus
 from ctxd.indexer.models import Symbol
+from ctxd.indexer.summary import string_at
 
 DOC_WORDS = 16
 """The docstring summary is cut to this many words."""
@@ -61,7 +62,6 @@ class FileContext:
     module_doc: str = ""
 
 
-_QUOTES = re.compile(r'^[rRbBuU]{0,2}("""|\'\'\')')
 _COMMENT = re.compile(r"^\s*(#|//|/\*+|\*|--)\s?")
 
 
@@ -74,31 +74,6 @@ def first_sentence(text: str, words: int = DOC_WORDS) -> str:
         flat = flat[: m.start()]
     parts = flat.split()
     return " ".join(parts[:words]) + (" ..." if len(parts) > words else "")
-
-
-def docstring_at(lines: Sequence[str], start: int) -> str:
-    """The triple-quoted string starting at or after 0-based line `start` (skipping blank
-    lines), or ""."""
-    i = start
-    while i < len(lines) and not lines[i].strip():
-        i += 1
-    if i >= len(lines):
-        return ""
-    first = lines[i].strip()
-    m = _QUOTES.match(first)
-    if not m:
-        return ""
-    quote = m.group(1)
-    body = first[m.end():]
-    if quote in body:
-        return body[: body.index(quote)]
-    out = [body]
-    for line in lines[i + 1 : i + 40]:
-        if quote in line:
-            out.append(line[: line.index(quote)])
-            break
-        out.append(line)
-    return "\n".join(out)
 
 
 def _comment_above(lines: Sequence[str], line: int) -> str:
@@ -139,14 +114,14 @@ def file_context(text: str, symbols: Sequence[Symbol]) -> FileContext:
             continue
         qual = f"{s.container}.{s.name}" if s.container else s.name
         sig, body = _signature(lines, s.line - 1, s.name)
-        doc = docstring_at(lines, body) or _comment_above(lines, s.line - 1)
+        doc = string_at(lines, body) or _comment_above(lines, s.line - 1)
         defs.setdefault(qual, Summary(s.line, sig, first_sentence(doc) if doc else ""))
-    module = docstring_at(lines, 0)
+    module = string_at(lines, 0)
     if not module:
         i = 0
         while i < len(lines) and (lines[i].startswith("#!") or "coding" in lines[i][:30]):
             i += 1
-        module = docstring_at(lines, i)
+        module = string_at(lines, i)
     return FileContext(defs, first_sentence(module) if module else "")
 
 
