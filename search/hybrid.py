@@ -9,9 +9,9 @@ Everything here is pure (hits in, hits out); nothing touches the store or the mo
    `Retry.increment`, `MAX_RETRIES`) trusts the keyword and lexical legs as much as the
    vectors; a natural-language question keeps them well below the vectors, so BM25 on a
    question's common words cannot outvote the semantic leg.
-2. **Fusion** (`fuse_scores`, or `fuse` for plain RRF): each leg's scores are normalised
-   to 0..1 against its own best and worst candidate, weighted and summed per checkpoint
-   (one checkpoint found by two legs collects both).
+2. **Fusion** (`leg_contributions`; `fuse_scores` and `fuse`, plain RRF, run it alone):
+   each leg's scores are divided by its best candidate's (`normalised`), weighted and
+   summed per checkpoint (one checkpoint found by two legs collects both).
 3. **Lexical evidence** (embedded engine or Zoekt) is file-level: a file it matched adds
    its weight to every checkpoint of that file, the checkpoints holding a matching line
    name the engine in `sources`, and a file no other leg found enters as a hit on its
@@ -295,6 +295,13 @@ def _ordered(sources: set[MatchSource]) -> tuple[MatchSource, ...]:
     return tuple(s for s in MatchSource if s in sources)
 
 
+def file_norms(per_file: Sequence[Hit]) -> dict[tuple[str, str], float]:
+    """(repository, path) -> score relative to the best (`normalised`), for a leg that
+    holds one hit per file."""
+    return dict(zip(((h.repository, h.path) for h in per_file),
+                    normalised([h.score for h in per_file]), strict=True))
+
+
 def add_lexical(hits: Sequence[Hit], lexical: Sequence[Hit], weight: float) -> list[Hit]:
     """File-level lexical evidence (see the module docstring, step 3).
 
@@ -302,8 +309,7 @@ def add_lexical(hits: Sequence[Hit], lexical: Sequence[Hit], weight: float) -> l
     """
     if not lexical or weight <= 0:
         return list(hits)
-    norm = dict(zip(((h.repository, h.path) for h in lexical),
-                    normalised([h.score for h in lexical]), strict=True))
+    norm = file_norms(lexical)
     by_file = {(h.repository, h.path): h for h in lexical}
     out: list[Hit] = []
     seen: set[tuple[str, str]] = set()
@@ -338,7 +344,7 @@ def query_words(query: str) -> set[str]:
 
 def rerank(query: str, hits: Sequence[Hit], options: FusionOptions) -> list[Hit]:
     """Re-score fused hits with signals ctxd already has (module docstring, step 4)."""
-    words = query_words(query)
+    words = query_words(query) if options.rerank else set()
     tests_ok = asks_for_tests(query)
     history_ok = asks_for_history(query)
     code_wanted = asks_where_in_code(query)
@@ -374,13 +380,12 @@ def file_evidence(hits: Sequence[Hit], weight: float) -> list[Hit]:
     by_file: dict[tuple[str, str], list[float]] = {}
     for h in hits:
         by_file.setdefault((h.repository, h.path), []).append(h.score)
-    for scores in by_file.values():
-        scores.sort(reverse=True)
+    top3 = {f: sorted(scores, reverse=True)[:3] for f, scores in by_file.items()}
     out = []
     for h in hits:
-        scores = by_file[(h.repository, h.path)]
-        others = list(scores)
-        others.remove(h.score)
+        others = list(top3[(h.repository, h.path)])
+        if h.score in others:
+            others.remove(h.score)
         out.append(replace(h, score=h.score + weight * sum(others[:2])))
     return out
 
@@ -433,8 +438,7 @@ def add_summaries(hits: Sequence[Hit], summaries: Sequence[Hit], weight: float) 
     no file enters the list through its summary alone."""
     if not summaries or weight <= 0:
         return list(hits)
-    norm = dict(zip(((h.repository, h.path) for h in summaries),
-                    normalised([h.score for h in summaries]), strict=True))
+    norm = file_norms(summaries)
     return [replace(h, score=h.score + weight * norm.get((h.repository, h.path), 0.0))
             for h in hits]
 

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from ctxd.indexer.errors import CtxdError
-from ctxd.indexer.pipeline import IndexStats
+from ctxd.indexer.pipeline import IndexStats, now_rfc3339
 from ctxd.server.mcp.budget import MIN_BUDGET, assemble, clip, fit, freshness_line, truncated_note
 from ctxd.server.mcp.schemas import (
     BranchOut,
@@ -136,16 +135,11 @@ def _health_value(key: str, v: Any) -> str:
     if v is None:
         return "-"
     if isinstance(v, int | float) and key.endswith(("_since", "_at")):
-        return rfc3339(float(v))  # an epoch time: shown like every other time
+        # an epoch time: shown like every other time
+        return now_rfc3339(float(v), timespec="milliseconds")
     if isinstance(v, dict | list):
         return json.dumps(v, default=str, ensure_ascii=False)
     return str(v)
-
-
-def rfc3339(ts: float) -> str:
-    """A Unix time as RFC 3339 UTC with milliseconds (`2026-01-02T03:04:05.678Z`)."""
-    when = datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="milliseconds")
-    return when.replace("+00:00", "Z")
 
 
 def _is_record(v: Any) -> bool:
