@@ -11,6 +11,8 @@ when no Zoekt server is configured.
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import replace
 
 from ctxd.indexer.schema import split_identifiers
@@ -69,14 +71,29 @@ def informative_terms(store: Store, terms: list[str]) -> list[str]:
     total = int(store.query("SELECT max(id) FROM checkpoints")[0][0] or 0)
     if total <= PRUNE_ABOVE_CHECKPOINTS:
         return terms
+    # Hybrid search asks twice per query (its keyword leg, then the page's line matches):
+    # the counts depend on the indexed text only, so they are kept per text generation.
+    key = (str(store.path), store.text_generation(), tuple(terms))
+    with _PRUNED_LOCK:
+        if key in _PRUNED:
+            return list(_PRUNED[key])
     total = int(store.query("SELECT count(*) FROM checkpoints")[0][0])
     df = {
         t: int(store.query("SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?",
                            (match_expression([t]),))[0][0])
         for t in terms
     }
-    kept = [t for t in terms if df[t] <= total / 2]
-    return kept or [min(terms, key=lambda t: df[t])]
+    kept = [t for t in terms if df[t] <= total / 2] or [min(terms, key=lambda t: df[t])]
+    with _PRUNED_LOCK:
+        _PRUNED[key] = tuple(kept)
+        while len(_PRUNED) > 256:
+            _PRUNED.popitem(last=False)
+    return kept
+
+
+_PRUNED: OrderedDict[tuple[str, int, tuple[str, ...]], tuple[str, ...]] = OrderedDict()
+"""`informative_terms` answers of large indexes (the newest 256)."""
+_PRUNED_LOCK = threading.Lock()
 
 
 def match_expression(terms: list[str]) -> str:
