@@ -47,7 +47,8 @@ def status_path(settings: Settings) -> Path:
 
 
 def write_status(path: Path, data: dict[str, Any]) -> None:
-    """Replace the status file at `path` with `data` (raises OSError)."""
+    """Replace the JSON file at `path` with `data` at once (a temporary file renamed over
+    it): the watcher's status, the daemon's record. Raises OSError."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
     tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")

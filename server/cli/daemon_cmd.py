@@ -26,10 +26,11 @@ def daemon_summary(settings: Settings) -> dict[str, Any]:
     """`{"running": False}` or the running daemon's pid, uptime, memory, model, socket."""
     try:
         paths = DaemonPaths.for_home(settings.home)
-        if lifecycle.probe(paths) is None:
-            return {"running": False, "socket": str(paths.socket)}
         info: dict[str, Any] = exchange(paths, "daemon_info")
-    except (DaemonGone, CtxdError):
+    except DaemonGone:
+        lifecycle.probe(paths)  # no answer: clears a dead daemon's leftovers
+        return {"running": False, "socket": str(paths.socket)}
+    except CtxdError:
         return {"running": False}
     return {"running": True, **info}
 

@@ -339,8 +339,9 @@ def status(ctx: click.Context, as_json: bool) -> None:
     Example:
       ctxd status --json
     """
-    info = _service(ctx).status()
-    info["daemon"] = daemon_summary(settings_from_cli(ctx.obj))
+    service = _service(ctx)
+    info = service.status()
+    info["daemon"] = daemon_summary(service.settings)
     if as_json:
         render.emit_json(info)
         return

@@ -32,7 +32,7 @@ from typing import Any
 from ctxd.indexer.errors import CtxdError, DaemonError
 from ctxd.server.config import Settings
 from ctxd.server.daemon import protocol
-from ctxd.server.daemon.client import DaemonClient, DaemonGone, exchange
+from ctxd.server.daemon.client import Connection, DaemonClient, DaemonGone, exchange
 from ctxd.server.daemon.paths import DaemonPaths, lock_is_held, wait_lock_free
 from ctxd.server.use_cases import UseCases
 
@@ -52,9 +52,9 @@ exits is reaped rather than left a zombie of a long-lived client such as `ctxd s
 def probe(paths: DaemonPaths) -> dict[str, Any] | None:
     """The running daemon's handshake info, or None (stale files are cleaned up)."""
     try:
-        info: dict[str, Any] = exchange(paths, "hello", {
-            "protocol": protocol.PROTOCOL, "version": protocol.CTXD_VERSION})
-        return info
+        conn = Connection(paths)  # the handshake's answer is the info
+        conn.close()
+        return conn.info
     except DaemonGone:
         pass
     except CtxdError as err:  # e.g. refused by a daemon of another user

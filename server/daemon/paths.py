@@ -33,6 +33,7 @@ from typing import Any
 
 from ctxd.indexer.errors import DaemonError
 from ctxd.indexer.lock import FileLock
+from ctxd.server.watch_state import write_status
 
 LOG_MAX_BYTES = 1 << 20
 """`daemon.log` is rotated (one old copy, `daemon.log.1`) once it grows past this."""
@@ -117,9 +118,7 @@ class DaemonPaths:
         return data if isinstance(data, dict) else None
 
     def write_record(self, data: dict[str, Any]) -> None:
-        tmp = self.record.with_name(f".{self.record.name}.{os.getpid()}")
-        tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-        os.replace(tmp, self.record)
+        write_status(self.record, data)
 
     def rotate_log(self, max_bytes: int = LOG_MAX_BYTES) -> bool:
         """Move `daemon.log` to `daemon.log.1` (replacing it) once it is over `max_bytes`,

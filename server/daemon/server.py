@@ -90,6 +90,7 @@ class Daemon:
         self.requests = 0
         """Use-case requests answered (for `daemon_info` and the tests)."""
         self._lock = daemon_lock(self.paths.lock)
+        self._digest = protocol.settings_digest(settings)
         self._state = threading.Lock()
         self._in_flight = 0
         self._last_request = time.monotonic()
@@ -349,7 +350,7 @@ class Daemon:
             "version": protocol.CTXD_VERSION,
             "pid": os.getpid(),
             "started_at": self.started_at,
-            "settings": protocol.settings_digest(self.settings),
+            "settings": self._digest,
             "socket": str(self.paths.socket),
             "home": str(self.paths.home),
         }
