@@ -131,9 +131,8 @@ def synthetic_store(path: Path, n: int, dim: int = 384) -> Store:
     summaries = np.random.default_rng(n + 1).standard_normal((n // per_file, dim)).astype(
         np.float32)
     summaries /= np.linalg.norm(summaries, axis=1, keepdims=True)
-    file_ids = [int(r[0]) for r in store.query("SELECT file_id FROM summaries ORDER BY file_id")]
-    store.add_embeddings([], [(i, serialize_vector(v.tolist()))
-                              for i, v in zip(file_ids, summaries, strict=True)])
+    store.add_embeddings([], [(f"s{f}", serialize_vector(v.tolist()))
+                              for f, v in enumerate(summaries)])
     for start in range(0, len(hashes), 5000):
         store.add_embeddings([(h, serialize_vector(vecs[i].tolist()))
                               for i, h in enumerate(hashes[start:start + 5000], start)])

@@ -277,7 +277,7 @@ class Indexer:
             stats.files_indexed = stats.files_updated + stats.files_unchanged
             stats.chunks_to_embed, stats.tokens_to_embed = self._dry_run_plan(new_inputs, report)
         else:
-            if not stats.stopped:
+            if not stats.stopped and only_paths is None:
                 self.backfill_summaries(repo_id)
             if embed and not stats.stopped:
                 self.embed_pending(repo_id, progress=report, stats=stats, should_stop=stop)
@@ -461,12 +461,12 @@ class Indexer:
 
     def backfill_summaries(self, repo_id: int) -> int:
         """Write the summaries of files indexed before summaries existed, from their stored
-        text and symbols (no re-chunking); returns how many files got a row."""
-        missing = self.store.files_without_summary(repo_id)
+        text and symbols (no re-chunking); returns how many files got a row. Full runs
+        only: a watcher's batch writes the summaries of the files it changes."""
         items = [
-            (file_id, path, summary_of(path, language, self.store.file_content(file_id),
-                                       self.store.file_symbols(file_id)))
-            for file_id, path, language in missing
+            (file_id, path, summary_of(path, language, text, symbols))
+            for file_id, path, language, text, symbols in self.store.files_without_summary(
+                repo_id)
         ]
         if items:
             self.store.put_summaries(repo_id, items)
@@ -486,8 +486,8 @@ class Indexer:
         all); returns how many texts were embedded (`stats.chunks_embedded` counts the
         checkpoint texts among them)."""
         report = progress or (lambda _p: None)
-        # (checkpoint hash or summary file id, text): hashes first, then summaries.
-        pending: list[tuple[str | int, str]] = [
+        # (hash, text): checkpoint texts first, then summaries (index >= n_chunks).
+        pending = [
             (p.hash, embedding_input(p.path, Chunk(0, 0, p.text, symbol=p.symbol)))
             for p in self.store.pending_chunks(repo_id)
         ]
@@ -510,8 +510,8 @@ class Indexer:
             vecs = self.embedder.embed([inputs[i] for i in idx])
             blobs = [(i, serialize_vector(v.tolist())) for i, v in zip(idx, vecs, strict=True)]
             self.store.add_embeddings(
-                [(str(pending[i][0]), b) for i, b in blobs if i < n_chunks],
-                [(int(pending[i][0]), b) for i, b in blobs if i >= n_chunks],
+                [(pending[i][0], b) for i, b in blobs if i < n_chunks],
+                [(pending[i][0], b) for i, b in blobs if i >= n_chunks],
             )
             done += len(idx)
             chunks_done += sum(1 for i in idx if i < n_chunks)

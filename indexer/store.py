@@ -465,27 +465,27 @@ class Store:
             (file_id, repo_id, path, summary.text, summary.hash, vector),
         )
 
-    def files_without_summary(self, repo_id: int) -> list[tuple[int, str, str]]:
-        """(file id, path, language) of the files that have no summary row (indexed
-        before summaries existed)."""
-        rows = self.db.execute(
-            "SELECT f.id, f.path, f.language FROM files f WHERE f.repo_id = ? AND NOT EXISTS "
+    def files_without_summary(self, repo_id: int
+                              ) -> list[tuple[int, str, str, str, list[Symbol]]]:
+        """(file id, path, language, text, symbols) of the files that have no summary row
+        (indexed before summaries existed): two statements for the whole repository."""
+        files = self.db.execute(
+            "SELECT f.id, f.path, f.language, t.content FROM files f "
+            "JOIN file_text t ON t.rowid = f.id WHERE f.repo_id = ? AND NOT EXISTS "
             "(SELECT 1 FROM summaries s WHERE s.file_id = f.id) ORDER BY f.path",
             (repo_id,),
-        )
-        return [(int(a), str(b), str(c)) for a, b, c in rows]
-
-    def file_content(self, file_id: int) -> str:
-        row = self.db.execute("SELECT content FROM file_text WHERE rowid = ?", (file_id,))
-        found = row.fetchone()
-        return "" if found is None else str(found[0])
-
-    def file_symbols(self, file_id: int) -> list[Symbol]:
-        rows = self.db.execute(
-            "SELECT name, kind, line, end_line, container FROM symbols WHERE file_id = ? "
-            "ORDER BY line", (file_id,))
-        return [Symbol(str(n), str(k), int(a), int(b), None if c is None else str(c))
-                for n, k, a, b, c in rows]
+        ).fetchall()
+        if not files:
+            return []
+        symbols: dict[int, list[Symbol]] = {}
+        for fid, n, k, a, b, c in self.db.execute(
+                "SELECT file_id, name, kind, line, end_line, container FROM symbols s "
+                "WHERE repo_id = ? AND NOT EXISTS (SELECT 1 FROM summaries m "
+                "WHERE m.file_id = s.file_id) ORDER BY file_id, line", (repo_id,)):
+            symbols.setdefault(int(fid), []).append(
+                Symbol(str(n), str(k), int(a), int(b), None if c is None else str(c)))
+        return [(int(i), str(p), str(lang), str(text), symbols.get(int(i), []))
+                for i, p, lang, text in files]
 
     def put_summaries(self, repo_id: int, items: Sequence[tuple[int, str, Summary]]) -> None:
         """Store (file id, path, summary) rows in one transaction (the backfill)."""
@@ -535,37 +535,38 @@ class Store:
 
     _PENDING_SUMMARY = "text != '' AND vector IS NULL"
 
-    def pending_summaries(self, repo_id: int | None = None) -> list[tuple[int, str]]:
-        """(file id, text) of every file summary (of one repository, or all) with no
+    def pending_summaries(self, repo_id: int | None = None) -> list[tuple[str, str]]:
+        """(hash, text) of every distinct file summary (of one repository, or all) with no
         vector yet."""
-        where = "AND repo_id = ?" if repo_id is not None else ""
+        scope = "AND repo_id = ?" if repo_id is not None else ""
         params: tuple[Any, ...] = (repo_id,) if repo_id is not None else ()
         rows = self.db.execute(
-            f"SELECT file_id, text FROM summaries WHERE {self._PENDING_SUMMARY} {where}",
-            params)
-        return [(int(i), str(t)) for i, t in rows]
+            f"SELECT hash, text FROM summaries WHERE {self._PENDING_SUMMARY} {scope} "
+            "GROUP BY hash", params)
+        return [(str(h), str(t)) for h, t in rows]
 
     def count_pending(self, repo_id: int | None = None) -> int:
         """Texts waiting for a vector: distinct checkpoint texts and file summaries."""
-        where = "AND c.repo_id = ?" if repo_id is not None else ""
+        scope = "AND repo_id = ?" if repo_id is not None else ""
         params: tuple[Any, ...] = (repo_id,) if repo_id is not None else ()
-        row = self.db.execute(
+        chunks = self.db.execute(
             "SELECT count(DISTINCT c.hash) FROM checkpoints c "
-            f"WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = c.hash) {where}",
+            f"WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = c.hash) {scope}",
             params,
         ).fetchone()
         summaries = self.db.execute(
-            f"SELECT count(*) FROM summaries WHERE {self._PENDING_SUMMARY} "
-            + ("AND repo_id = ?" if repo_id is not None else ""), params).fetchone()
-        return int(row[0]) + int(summaries[0])
+            f"SELECT count(DISTINCT hash) FROM summaries WHERE {self._PENDING_SUMMARY} {scope}",
+            params).fetchone()
+        return int(chunks[0]) + int(summaries[0])
 
     def add_embeddings(self, items: Sequence[tuple[str, bytes]],
-                       summaries: Sequence[tuple[int, bytes]] = ()) -> None:
-        """Store (hash, float32 vector blob) pairs, and (file id, blob) summary vectors, in
-        one transaction; known hashes are kept."""
+                       summaries: Sequence[tuple[str, bytes]] = ()) -> None:
+        """Store (hash, float32 vector blob) pairs of checkpoint texts, and of file
+        summaries (every summary with that hash), in one transaction; known checkpoint
+        hashes are kept."""
         with self.transaction():
-            self.db.executemany("UPDATE summaries SET vector = ? WHERE file_id = ?",
-                                [(blob, file_id) for file_id, blob in summaries])
+            self.db.executemany("UPDATE summaries SET vector = ? WHERE hash = ?",
+                                [(blob, h) for h, blob in summaries])
             for h, blob in items:
                 cur = self.db.execute(
                     "INSERT INTO embeddings(hash) VALUES (?) ON CONFLICT(hash) DO NOTHING", (h,)

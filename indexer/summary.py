@@ -27,6 +27,7 @@ CLASS_DOC_CHARS = 150
 """A class's docstring's first paragraph is cut to this many characters."""
 TYPE_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "impl"})
 FUNCTION_KINDS = frozenset({"function", "method"})
+_DEFINITION_KINDS = TYPE_KINDS | FUNCTION_KINDS
 
 _QUOTES = re.compile(r'^[rRbBuU]{0,2}("""|\'\'\'|"|\')')
 _HASH_COMMENTS = frozenset({"python", "cython", "ruby", "shell", "perl", "r", "elixir",
@@ -97,10 +98,10 @@ def comment_block(language: str, lines: Sequence[str], first: int, step: int) ->
 def module_doc(language: str, lines: Sequence[str]) -> str:
     """A Python module's docstring; elsewhere the file's leading comment, unless it is a
     licence header."""
-    i = 0
-    while i < len(lines) and (not lines[i].strip() or lines[i].lstrip().startswith("#")):
-        i += 1
-    if language == "python":
+    if language == "python":  # after the shebang, coding line and comments
+        i = 0
+        while i < len(lines) and (not lines[i].strip() or lines[i].lstrip().startswith("#")):
+            i += 1
         return string_at(lines, i)
     # Skip blank lines, a shebang and Rust's inner attributes (`#![...]`).
     first = next((n for n, t in enumerate(lines) if t.strip() and not t.startswith("#!")), 0)
@@ -126,7 +127,7 @@ def definition_doc(language: str, lines: Sequence[str], symbol: Symbol) -> str:
 
 def file_summary(path: str, language: str, text: str, symbols: Sequence[Symbol]) -> str | None:
     """The summary embedded for a code file, or None for a file without definitions."""
-    defs = sorted((s for s in symbols if s.kind in TYPE_KINDS | FUNCTION_KINDS),
+    defs = sorted((s for s in symbols if s.kind in _DEFINITION_KINDS),
                   key=lambda s: (s.line, s.name))
     if not defs:
         return None

@@ -205,3 +205,19 @@ def test_attributes_and_includes_are_not_comments_and_a_type_is_listed_once():
     assert "class OutputFormat: Where the output goes." in rust
     c = summary_of_source("src/header.c", C_FILE)
     assert c is not None and "include" not in c and "def parse_header" in c
+
+
+def test_one_summary_text_pending_in_two_repositories_is_embedded_once(tmp_path, store,
+                                                                      fake_embedder):
+    from tests.conftest import RepoBuilder
+
+    a, b = RepoBuilder(tmp_path / "a" / "app"), RepoBuilder(tmp_path / "b" / "app")
+    for r in (a, b):
+        r.write("pkg/help.py", HELP_PY)
+    indexer = Indexer(store, fake_embedder)
+    for r in (a, b):
+        indexer.index(r.root, WalkOptions(), embed=False)
+    assert store.count_pending() == len(store.pending_chunks()) + 1
+    indexer.embed_pending()
+    assert sum(t.startswith("file pkg/help.py") for t in fake_embedder.embedded_texts) == 1
+    assert len(store.query("SELECT 1 FROM summaries WHERE vector IS NOT NULL")) == 2
