@@ -400,9 +400,11 @@ class SearchCases(HybridCases):
             start_index, max_items = decode_cursor(pagination_id, params)
         store = self.store()
         self._check_repositories(store, tuple(repositories or ()))
-        # The index's own kinds are read only when a kind is not a known one.
-        in_index = stored_kinds(store) if kinds and unknown_kinds(kinds) else []
-        if kinds and self.zoekt() is None and (bad := unknown_kinds(kinds, in_index)):
+        zoekt = self.zoekt()
+        # Without Zoekt, a kind must be a known one or one the index holds (read only
+        # when a kind is not known); Zoekt may know others.
+        if kinds and zoekt is None and unknown_kinds(kinds) and (
+                bad := unknown_kinds(kinds, in_index := stored_kinds(store))):
             allowed = sorted(SYMBOL_KINDS | set(in_index))
             raise ValidationError(
                 f"unknown symbol kind {bad[0]!r} in kinds",
@@ -411,7 +413,6 @@ class SearchCases(HybridCases):
                          "allowed": allowed},
             )
         items = search_symbols(store, query, kinds=kinds, repositories=repositories)
-        zoekt = self.zoekt()
         if zoekt is not None:
             items = merge_symbols(
                 query, items, zoekt_symbols(zoekt, query, kinds, repositories))

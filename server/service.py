@@ -30,7 +30,7 @@ from ctxd.indexer.gitrefs import branch_rows
 from ctxd.indexer.lock import WriteLock
 from ctxd.indexer.pipeline import Indexer, IndexStats, ProgressFn
 from ctxd.indexer.rootguard import check_index_root
-from ctxd.indexer.store import Store
+from ctxd.indexer.store import RepoRow, Store
 from ctxd.search.semantic import VectorMatrix
 from ctxd.server.config import Settings
 from ctxd.server.search_cases import SearchCases
@@ -235,7 +235,8 @@ class Service(SearchCases):
 
     def health(self) -> dict[str, Any]:
         """The store's state and, when configured, Zoekt's."""
-        st = self.status()
+        watch = watch_health(self.settings, self.watcher)
+        st = self._status(watch)
         out: dict[str, Any] = {
             "ok": True,
             "index": {k: st[k] for k in ("database", "model", "dimension", "size_bytes")},
@@ -246,7 +247,7 @@ class Service(SearchCases):
                 for r in st["repositories"]
             ],
             "lexical_backend": "zoekt" if self.settings.search.zoekt_url else "embedded",
-            "watch": watch_health(self.settings, self.watcher),
+            "watch": watch,
         }
         client = self.zoekt()
         if client is not None:
@@ -277,7 +278,7 @@ class Service(SearchCases):
                     if counts["checkpoints"]
                     else 1.0,
                     "indexed_at": repo.indexed_at,
-                    "indexing": repo.index_started_at is not None and writing,
+                    "indexing": is_indexing(repo, writing),
                     "options": repo.options,
                 }
             )
@@ -285,6 +286,10 @@ class Service(SearchCases):
 
     def status(self) -> dict[str, Any]:
         """Where the index lives, its model, size and per-repository state."""
+        return self._status(watch_health(self.settings, self.watcher))
+
+    def _status(self, watch: dict[str, Any]) -> dict[str, Any]:
+        """`status` with the watcher's health already read (`health` needs it whole)."""
         store = self.store()
         model = store.model()
         db = self.settings.db_path
@@ -292,7 +297,6 @@ class Service(SearchCases):
             os.path.getsize(p) for p in (db, Path(f"{db}-wal")) if os.path.exists(p)
         )
         repos = self.repos()
-        watch = watch_health(self.settings, self.watcher)
         for r in repos:
             r["watch"] = watch["repos"].get(r["name"])
         return {
@@ -352,10 +356,15 @@ class Service(SearchCases):
         out: list[dict[str, Any]] = []
         for r in self.store().repos():
             row: dict[str, Any] = {"repository": r.name, "indexed_at": r.indexed_at,
-                                   "indexing": r.index_started_at is not None and writing}
+                                   "indexing": is_indexing(r, writing)}
             backlog = (watched.get(r.name) or {}).get("embedding_backlog")
             if backlog:
                 row["embedding_backlog"] = int(backlog)
             out.append(row)
         return out
 
+
+def is_indexing(repo: RepoRow, writing: bool) -> bool:
+    """A repository is being indexed now when its run started and a live process holds the
+    write lock (`writing`): a run whose process died leaves `index_started_at` behind."""
+    return repo.index_started_at is not None and writing

@@ -181,7 +181,8 @@ class BatchApplier:
             raise Cancelled
         with self._cond:
             repo.embed_error = None
-        self.count_backlog(repo)
+        if stats.files_updated or stats.files_removed or finish:
+            self.count_backlog(repo)  # (a scan of the repository's checkpoints)
         applied = time.time()
         self._remember_unindexable(store, repo, found, on_disk)
         newest = job.newest_wall
@@ -254,7 +255,8 @@ class BatchApplier:
         )
 
     def count_backlog(self, repo: RepoState) -> int:
-        """Count (and record) the repository's checkpoints still without embeddings."""
+        """Count (and record) the repository's texts still without vectors (distinct
+        checkpoint texts and file summaries)."""
         n = self.service.store().count_pending(repo.id)
         with self._cond:  # waiters are woken when the batch (or slice) ends
             repo.embed_backlog = n

@@ -110,7 +110,7 @@ class RepoState:
     """The folder disappeared: re-watched when it comes back."""
     unindexable: dict[str, Stat] = field(default_factory=dict)
     embed_backlog: int = 0
-    """Checkpoints of this repository still without embeddings (as last counted)."""
+    """Texts of this repository still without vectors (as last counted)."""
     embedding: bool = False
     """The worker is embedding this repository's backlog now."""
     embed_error: str | None = None

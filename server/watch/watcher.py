@@ -50,7 +50,6 @@ from typing import TYPE_CHECKING, Any
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
-from ctxd.indexer.errors import IndexLocked
 from ctxd.server.config import Settings, WatchOptions
 from ctxd.server.watch.batch import BatchApplier, BatchResult
 from ctxd.server.watch.changes import FULL
@@ -310,10 +309,8 @@ class Watcher:
             self._shutdown()
 
     def _try_activate(self) -> bool:
-        try:
-            self._watch_lock.acquire(wait=0)
-        except IndexLocked as exc:
-            holder = str(exc.details.get("pid", "?"))
+        if not self._watch_lock.try_acquire(wait=0):
+            holder = self._watch_lock.holder()
             if self._role is not Role.STANDBY:
                 log.warning(
                     "Another ctxd process (pid %s) is already watching the index %s; this "
