@@ -243,7 +243,9 @@ def _first_para(doc: str | None, chars: int) -> str:
 
 def file_summary(path: str, text: str) -> str | None:
     """Path, module docstring, classes with their docstrings' first paragraph, and the
-    names of functions and methods."""
+    names of functions and methods: the `ast` prototype of the shipped
+    `ctxd.indexer.summary.file_summary` (which works from any language's symbols), kept
+    as measured."""
     try:
         tree = ast.parse(text)
     except SyntaxError:

@@ -161,6 +161,10 @@ class DaemonClient:
         # a crash) may be back, started by another client; until then this process works.
         try:
             conn = Connection(self.paths, self._digest)
+            if not (protocol.trusted(conn.info) and conn.info.get("settings") == self._digest):
+                conn.close()  # replaced since `connect` checked it
+                raise DaemonGone(f"the daemon answering now (pid {conn.info.get('pid')}) runs "
+                                 "another ctxd or other settings")
         except DaemonGone as exc:
             if not self._said_gone:
                 self._note(f"ctxd daemon (pid {self.pid}) is not running any more ({exc}); "

@@ -67,12 +67,6 @@ def probe(paths: DaemonPaths) -> dict[str, Any] | None:
     return None
 
 
-def trusted(info: dict[str, Any]) -> bool:
-    """Whether a daemon runs this very ctxd (version and protocol)."""
-    return bool(info.get("version") == protocol.CTXD_VERSION
-                and info.get("protocol") == protocol.PROTOCOL)
-
-
 def daemon_argv(settings: Settings, *extra: str) -> list[str]:
     """The command that runs the daemon for these settings (the client's own flags, so
     its settings digest matches; the environment is inherited)."""
@@ -229,7 +223,7 @@ def connect(
     try:
         paths = DaemonPaths.for_home(settings.home)
         info = probe(paths)
-        if info is not None and not trusted(info):
+        if info is not None and not protocol.trusted(info):
             note(f"the running ctxd daemon (pid {info.get('pid')}) is version "
                  f"{info.get('version')} (protocol {info.get('protocol')}); this is "
                  f"{protocol.CTXD_VERSION}: stopping it.")

@@ -85,6 +85,12 @@ class ProtocolError(Exception):
     """The peer sent something that is not this protocol (or closed the connection)."""
 
 
+def trusted(info: dict[str, Any]) -> bool:
+    """Whether a daemon's handshake answer says it runs this very ctxd (version and
+    protocol)."""
+    return bool(info.get("version") == CTXD_VERSION and info.get("protocol") == PROTOCOL)
+
+
 def settings_digest(settings: Settings) -> str:
     """A fingerprint of everything that changes answers (not the MCP server's own options)."""
     parts = (settings.home, settings.config_file, settings.walk, settings.chunk,

@@ -95,18 +95,24 @@ def _one_line(text: str, limit: int = 160) -> str:
 # -- search (Zoekt syntax) -------------------------------------------------------------------
 
 
-def _file_section(fm: FileMatch) -> str:
-    marks = {m.line for m in fm.matches}
-    blocks = [(b.start_line, list(b.lines)) for b in fm.blocks] or [
-        (m.line, [m.text]) for m in fm.matches
-    ]
-    last = max((s + len(ls) - 1 for s, ls in blocks), default=1)
+def _numbered_blocks(blocks: list[tuple[int, list[str]]], marks: set[int]) -> list[str]:
+    """Blocks of lines, each numbered from its own first line in one width, "…" between
+    them; `marks` are the matching lines."""
+    last = max((s + max(len(ls) - 1, 0) for s, ls in blocks), default=1)
     width = len(str(last))
     code: list[str] = []
     for i, (start, lines) in enumerate(blocks):
         if i:
             code.append("…")
         code.extend(_numbered(start, lines, marks, width))
+    return code
+
+
+def _file_section(fm: FileMatch) -> str:
+    blocks = [(b.start_line, list(b.lines)) for b in fm.blocks] or [
+        (m.line, [m.text]) for m in fm.matches
+    ]
+    code = _numbered_blocks(blocks, {m.line for m in fm.matches})
     branch = ", ".join(fm.branches) or "HEAD"
     lang = fm.language or "text"
     out = [
@@ -187,13 +193,7 @@ def _hit_section(rank: int, h: Hit) -> str:
     symbol = f" | symbol: `{h.symbol}`" if h.symbol else ""
     blocks = [(b.start_line, list(b.lines)) for b in h.blocks] or [
         (h.start_line, h.snippet.split("\n") if h.snippet else [])]
-    width = len(str(max(s + max(len(ls) - 1, 0) for s, ls in blocks)))
-    marks = {m.line for m in h.matches}
-    code: list[str] = []
-    for i, (start, lines) in enumerate(blocks):
-        if i:
-            code.append("…")
-        code.extend(_numbered(start, lines, marks, width))
+    code = _numbered_blocks(blocks, {m.line for m in h.matches})
     return "\n".join([
         f"### {rank}. {h.repository} - {h.path}:{h.start_line}-{h.end_line}",
         f"Found by: {found} | score {h.score:.3f} | {h.language or 'text'}{symbol}",
