@@ -15,28 +15,13 @@ import shutil
 from typing import Any
 
 import pytest
-from mcp_types import CallToolResult
 
 from ctxd.server.mcp import markdown_status as status_md
 from ctxd.server.watch.status import RepoWatchHealth
 from tests.conftest import RepoBuilder
 from tests.indexer.test_gitrefs import git
 from tests.server.conftest import Env, text
-from tests.server.test_mcp_tools import many_files
-
-
-def ok(result: CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, text(result)
-    assert result.structured_content is not None
-    return result.structured_content
-
-
-def err(result: CallToolResult, code: str) -> str:
-    body = text(result)
-    assert result.is_error, body
-    assert f": {code}: " in body, body
-    return body
-
+from tests.server.test_mcp_tools import err, many_files, ok
 
 NUMBERED = re.compile(r"^\s*(\d+)[:-] (.*)$")
 
