@@ -42,6 +42,7 @@ from dataclasses import dataclass, replace
 from ctxd.search.models import Hit, LineMatch, MatchSource
 
 _Key = tuple[str, str, int, int]
+_Identity = tuple[str, str, int, int, int | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +212,12 @@ def _key(h: Hit) -> _Key:
     return (h.repository, h.path, h.start_line, h.end_line)
 
 
+def _identity(h: Hit) -> _Identity:
+    """What fusion adds up: one checkpoint. Lines alone do not name one: every part of a
+    very long line spans the same single line (issue 15)."""
+    return (h.repository, h.path, h.start_line, h.end_line, h.checkpoint)
+
+
 def normalised(scores: Sequence[float]) -> list[float]:
     """Scores relative to the list's best (`s / best`, so the best is 1.0; negative
     scores count as 0). Unlike min-max scaling, this does not depend on how deep the
@@ -269,17 +276,23 @@ def leg_contributions(
 
 def _combine(rankings: Sequence[Sequence[Hit]], contributions: Sequence[Sequence[float]]
              ) -> list[Hit]:
-    scores: dict[_Key, float] = {}
-    first: dict[_Key, Hit] = {}
-    sources: dict[_Key, set[MatchSource]] = {}
-    matches: dict[_Key, set[LineMatch]] = {}
+    """One hit per checkpoint (`_identity`): its legs' contributions summed, at most one
+    per leg (a leg that lists a checkpoint twice counts its best), so a fused score stays
+    within the sum of the legs' weights however many parts a file has."""
+    scores: dict[_Identity, float] = {}
+    first: dict[_Identity, Hit] = {}
+    sources: dict[_Identity, set[MatchSource]] = {}
+    matches: dict[_Identity, set[LineMatch]] = {}
     for ranking, contrib in zip(rankings, contributions, strict=True):
+        best: dict[_Identity, float] = {}
         for hit, c in zip(ranking, contrib, strict=True):
-            key = _key(hit)
-            scores[key] = scores.get(key, 0.0) + c
+            key = _identity(hit)
+            best[key] = max(best.get(key, 0.0), c)
             first.setdefault(key, hit)
             sources.setdefault(key, set()).update(hit.sources)
             matches.setdefault(key, set()).update(hit.matches)
+        for key, c in best.items():
+            scores[key] = scores.get(key, 0.0) + c
     return [
         replace(first[key], score=scores[key], sources=_ordered(sources[key]),
                 matches=tuple(sorted(matches[key], key=lambda m: m.line)))

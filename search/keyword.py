@@ -127,7 +127,7 @@ def keyword_search(
         f"SELECT rowid, bm25(chunk_fts, {w[0]}, {w[1]}, {w[2]}) AS s FROM chunk_fts "
         "WHERE chunk_fts MATCH ? ORDER BY s"
     )
-    cols = "t.s, r.name, c.path, c.language, c.start_line, c.end_line, c.symbol, c.text"
+    cols = "t.s, r.name, c.path, c.language, c.start_line, c.end_line, c.symbol, c.text, c.id"
     joins = "JOIN checkpoints c ON c.id = t.rowid JOIN repos r ON r.id = c.repo_id"
     expr = match_expression(terms)
     if where or filters.path_glob:
@@ -152,8 +152,9 @@ def keyword_search(
             symbol=symbol,
             snippet=text,
             matches=line_matches(text, int(start), words) if with_matches else (),
+            checkpoint=int(cid),
         )
-        for s, repo, path, lang, start, end, symbol, text in rows
+        for s, repo, path, lang, start, end, symbol, text, cid in rows
         if path_ok(path)
     ]
     return hits[offset:want]

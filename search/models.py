@@ -106,6 +106,10 @@ class Hit:
     blocks: tuple[Block, ...] = field(default_factory=tuple)
     """A lexical hit's context blocks, each numbered from its own `start_line` (separate
     runs of lines, not one span); empty for checkpoint hits."""
+    checkpoint: int | None = None
+    """The checkpoint's row id for a checkpoint hit (semantic, keyword legs); None for a
+    file-level hit. Distinct checkpoints can share a line range (the parts of one very
+    long line), so fusion tells them apart by this id, never by lines alone."""
 
 
 class LexicalBackend(Protocol):

@@ -171,7 +171,8 @@ def _checkpoints_for(
     where, params = filters.sql()
     marks = ",".join("?" * len(rowids))
     rows = store.query(
-        "SELECT e.id, r.name, c.path, c.language, c.start_line, c.end_line, c.symbol, c.text "
+        "SELECT e.id, r.name, c.path, c.language, c.start_line, c.end_line, c.symbol, c.text, "
+        "c.id "
         "FROM embeddings e JOIN checkpoints c ON c.hash = e.hash JOIN repos r ON r.id = c.repo_id "
         f"WHERE e.id IN ({marks}) {where} ORDER BY r.name, c.path, c.start_line",
         [*rowids, *params],
@@ -229,7 +230,7 @@ def rank_by_vector(
         hits: list[Hit] = []
         for rowid, dist in neighbours:
             score = 1.0 - dist * dist / 2.0
-            for repo, path, lang, start, end, symbol, text in rows.get(rowid, []):
+            for repo, path, lang, start, end, symbol, text, cid in rows.get(rowid, []):
                 if not path_ok(str(path)):
                     continue
                 hits.append(
@@ -243,6 +244,7 @@ def rank_by_vector(
                         sources=(MatchSource.SEMANTIC,),
                         symbol=None if symbol is None else str(symbol),
                         snippet=str(text),
+                        checkpoint=int(cid),  # type: ignore[call-overload]
                     )
                 )
         if len(hits) >= want or k >= total:

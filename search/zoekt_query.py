@@ -69,16 +69,18 @@ def scoped_query(
     """`query` restricted to exact repository names and a language.
 
     The query is parenthesised first, so a top-level `or` in it cannot capture the scope:
-    `a or b` scoped to `shop` is `(a or b) (repo:"^shop$") lang:python`, not
-    `a or (b repo:...)`.
+    `a or b` scoped to `shop` is `( a or b ) repo:"^shop$" lang:"python"`, not
+    `a or (b repo:...)`. Every parenthesis stands apart from its contents: in Zoekt's
+    grammar `(` groups only when a blank comes before its `)`, so `(repo:"^shop$")` would
+    be one regex atom over paths and contents (it never matched: issue 15).
     """
     parts = []
     if repositories:
-        names = " or ".join("repo:" + quote_term(f"^{escape_regex(r)}$") for r in repositories)
-        parts.append(f"({names})")
+        names = [f"repo:{quote_term(f'^{escape_regex(r)}$')}" for r in repositories]
+        parts.append(names[0] if len(names) == 1 else f"( {' or '.join(names)} )")
     if language:
         parts.append("lang:" + quote_term(language))
-    return f"({query}) {' '.join(parts)}" if parts else query
+    return f"( {query} ) {' '.join(parts)}" if parts else query
 
 
 def literal_content_query(text: str) -> str:

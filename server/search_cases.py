@@ -355,10 +355,15 @@ class SearchCases(HybridCases):
                                repositories=repositories, limit=limit, definitions=definitions)
 
 
-    @staticmethod
-    def _check_repositories(store: Store, names: tuple[str, ...]) -> None:
+    def _check_repositories(self, store: Store, names: tuple[str, ...]) -> None:
+        """Refuse a repository name that neither the index nor Zoekt (when configured)
+        knows; a Zoekt-only repository is a valid scope."""
         known = {r.name for r in store.repos()}
-        for name in names:
+        missing = [n for n in names if n not in known]
+        client = self.zoekt() if missing else None
+        if client is not None:
+            known |= {z.name for z in client.list_repos()}
+        for name in missing:
             if name not in known:
                 raise not_indexed(name, known)
 

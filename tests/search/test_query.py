@@ -341,7 +341,24 @@ def test_scoped_query_keeps_a_top_level_or_inside_the_scope():
     from ctxd.search.zoekt_query import scoped_query
 
     q = scoped_query("login or logout", ["shop"], "python")
-    assert q == '(login or logout) (repo:"^shop$") lang:"python"'
-    tree = format_node(parse(q))
-    assert tree.startswith("and(") and "or(" in tree
+    assert q == '( login or logout ) repo:"^shop$" lang:"python"'
+    assert format_node(parse(q)) == (
+        "and(or(any:'login'/i, any:'logout'/i), repo:'^shop$', lang:python)")
     assert scoped_query("x") == "x"
+
+
+@pytest.mark.parametrize(
+    ("query", "repos", "tree"),
+    [
+        # issue 15: `(repo:"^flask$")` was one regex atom over paths and contents
+        ("session", ["flask"], "and(any:'session'/i, repo:'^flask$')"),
+        ("a b", ["x", "y"], "and(any:'a'/i, any:'b'/i, or(repo:'^x$', repo:'^y$'))"),
+        ("foo(bar)", ["x"], "and(any:'foo(bar)'/i, repo:'^x$')"),
+        ("repo:sh cart", ["a.b"], r"and(repo:'sh', any:'cart'/i, repo:'^a\\.b$')"),
+    ],
+)
+def test_scoped_query_scopes_by_repository_atoms(query: str, repos: list[str], tree: str):
+    from ctxd.search.query import format_node
+    from ctxd.search.zoekt_query import scoped_query
+
+    assert format_node(parse(scoped_query(query, repos))) == tree

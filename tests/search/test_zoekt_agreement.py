@@ -229,3 +229,18 @@ def test_fixture_contents_match_the_indexed_text(zoekt_store: Store) -> None:
         (fm["FileName"],),
     )
     assert rows[0][0].encode("utf-8") == on_disk
+
+
+def test_repository_scope_alias_is_sound(zoekt_store: Store) -> None:
+    """The recorded `repo:^notes$ cart` and the scope a `--repo notes` filter writes
+    (tests/search/test_zoekt_client.py ALIASES) select the same lines."""
+    from tests.search.test_zoekt_client import ALIASES
+
+    rec = _request(_recording("search_repo_filter.json"))
+    assert rec is not None
+    engine = EmbeddedLexical(zoekt_store)
+    _r, recorded, _ = _engine_answer(engine, rec["Q"])
+    assert recorded
+    for alias in ALIASES["search_repo_filter"]:
+        _r, lines, _ = _engine_answer(engine, alias)
+        assert lines == recorded, alias

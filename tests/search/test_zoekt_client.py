@@ -49,6 +49,7 @@ from ctxd.search.zoekt_query import (
     normalize_query,
     quote_literal,
     quote_term,
+    scoped_query,
 )
 
 try:  # `tests` as a package (rootdir on sys.path) or this directory on sys.path
@@ -84,6 +85,9 @@ ALIASES = {
     # The answer is the same: no other path of the repository differs from it only in
     # case (test_empty_file_alias_is_sound checks this on disk).
     "search_whole_file_empty": (exact_file_query(*EMPTY_FILE),),
+    # `repo:^notes$ cart` as a repository filter writes it (`--repo notes`); the embedded
+    # engine answers both alike (test_zoekt_agreement: test_repository_scope_alias_is_sound).
+    "search_repo_filter": (scoped_query("cart", ["notes"]),),
 }
 HTML_PAGE = "<!DOCTYPE html><html><head><title>Zoekt</title></head><body>search</body></html>"
 
