@@ -137,6 +137,8 @@ def _engine_answer(engine: EmbeddedLexical, query: str) -> tuple[Any, set[Triple
 
 
 def test_every_search_recording_is_classified() -> None:
+    if not RESPONSES.is_dir():
+        pytest.skip(f"Zoekt fixtures not found at {FIXTURES} (they live in ../shared)")
     unqueried = {n for n, c in CLASSES.items() if c == "none"}
     assert unqueried == set(NOT_QUERIES), (
         "recordings without a query must be listed with a reason in NOT_QUERIES"

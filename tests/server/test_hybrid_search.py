@@ -104,7 +104,7 @@ def test_the_lexical_leg_query_takes_identifiers_or_with_zoekt_content_words():
     assert hybrid_lexical_query("how are retries counted", none, questions=True) == (
         "retries or counted")
     scoped = hybrid_lexical_query("MAX_RETRIES", SearchFilters(("shop",), None, "python"))
-    assert scoped == '(MAX_RETRIES) (repo:"^shop$") lang:"python"'
+    assert scoped == '( MAX_RETRIES ) repo:"^shop$" lang:"python"'
 
 
 def test_a_dead_zoekt_is_a_note_in_hybrid_search(tmp_path):
