@@ -34,6 +34,7 @@ import xxhash
 from ctxd.indexer.chunker import ChunkOptions, chunk_file, split_chunk
 from ctxd.indexer.embedder import Embedder
 from ctxd.indexer.filefilter import FileFilter
+from ctxd.indexer.languages import detect_language
 from ctxd.indexer.models import Chunk, FileEntry, FileFailure, Skipped, SkipReason, Symbol
 from ctxd.indexer.store import (
     NO_SUMMARY,
@@ -44,6 +45,7 @@ from ctxd.indexer.store import (
     serialize_vector,
 )
 from ctxd.indexer.summary import file_summary
+from ctxd.indexer.textclass import TextRules, VendorDirs, classify
 from ctxd.indexer.walker import WalkOptions, read_text, validate_root, validate_walk_options, walk
 
 log = logging.getLogger(__name__)
@@ -119,6 +121,15 @@ class IndexStats:
     removed_files: list[RemovedFile] = field(default_factory=list)
     """The first `REMOVED_SAMPLE` removed files with their reason."""
     files_skipped: dict[str, int] = field(default_factory=dict)
+    skipped_files: list[SkippedFile] = field(default_factory=list)
+    """The first `SKIPPED_SAMPLE` files the walk refused, with reason and detail."""
+    not_embedded: dict[str, int] = field(default_factory=dict)
+    """Files of the repository kept greppable but not embedded, by role (`lockfile`,
+    `vendored`, `minified`, `certificate`, `data`; `indexer.textclass`)."""
+    not_embedded_files: list[SkippedFile] = field(default_factory=list)
+    """The first `SKIPPED_SAMPLE` of them, with role and reason."""
+    large_files: list[LargeFile] = field(default_factory=list)
+    """Files of this run that yielded `LARGE_FILE_CHECKPOINTS` checkpoints or more."""
     files_failed: list[FileFailure] = field(default_factory=list)
     checkpoints: int = 0
     """Checkpoints in the index for this repository after the run."""
@@ -142,6 +153,40 @@ PLAN_STEP = 512
 """Texts per token count of a dry run's plan (one `plan` progress report each)."""
 REMOVED_SAMPLE = 50
 """How many removed files `IndexStats.removed_files` names."""
+SKIPPED_SAMPLE = 100
+"""How many skipped (and how many not-embedded) files `IndexStats` names."""
+LARGE_FILE_CHECKPOINTS = 1000
+"""A file that yields this many checkpoints is named in `IndexStats.large_files`."""
+TEXT_RULE_KEYS = ("lexical_only_rules", "lexical_only_patterns", "embed_allow")
+"""Walk options that decide a file's role: a repository whose stored values differ is
+re-read (`Role`s re-decided) even where the stat is unchanged."""
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedFile:
+    """A file left out (or not embedded), and why."""
+
+    path: str
+    reason: str
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LargeFile:
+    """A file that yielded a very large number of checkpoints."""
+
+    path: str
+    checkpoints: int
+
+
+@dataclass(frozen=True, slots=True)
+class _FileRun:
+    """What every file of one run is judged by."""
+
+    rules: TextRules
+    vendor: VendorDirs
+    recheck: bool
+    """The text rules changed since the last run: ignore the stat shortcut."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,9 +299,14 @@ class Indexer:
             "sensitive_excludes": options.sensitive_excludes,
             "sensitive_allow": list(options.sensitive_allow),
             "use_gitignore": options.use_gitignore,
+            "lexical_only_rules": options.lexical_only_rules,
+            "lexical_only_patterns": list(options.lexical_only_patterns),
+            "embed_allow": list(options.embed_allow),
         }
+        existing = self.store.repo_by_root(str(root_path))
+        run = _FileRun(options.text_rules(), VendorDirs(root_path), recheck=existing is not None
+                       and any(existing.options.get(k) != opts_json[k] for k in TEXT_RULE_KEYS))
         if dry_run:
-            existing = self.store.repo_by_root(str(root_path))
             repo_id, repo_name = (existing.id, existing.name) if existing else (-1, root_path.name)
         else:
             repo = self.store.upsert_repo(str(root_path), opts_json, now)
@@ -272,7 +322,7 @@ class Indexer:
         stop = should_stop or (lambda: False)
         new_inputs = self._sync_files(
             root_path, options, repo_id, now, stats, report, dry_run=dry_run,
-            wanted=None if only_paths is None else set(only_paths), should_stop=stop,
+            wanted=None if only_paths is None else set(only_paths), should_stop=stop, run=run,
         )
         if dry_run:
             stats.files_indexed = stats.files_updated + stats.files_unchanged
@@ -289,6 +339,8 @@ class Indexer:
             counts = self.store.repo_counts(repo_id)
             stats.files_indexed = counts["files"]
             stats.checkpoints = counts["checkpoints"]
+            stats.not_embedded, sample = self.store.lexical_only_files(repo_id, SKIPPED_SAMPLE)
+            stats.not_embedded_files = [SkippedFile(*row) for row in sample]
         stats.indexed_at = now_rfc3339()
         stats.duration_ms = int((time.perf_counter() - started) * 1000)
         report(Progress("done", stats.files_indexed, stats.files_indexed))
@@ -306,6 +358,7 @@ class Indexer:
         dry_run: bool,
         wanted: set[str] | None,
         should_stop: Callable[[], bool],
+        run: _FileRun,
     ) -> dict[str, str]:
         """Phase 1: walk, write changed files, remove vanished ones; counts go to `stats`.
 
@@ -334,7 +387,8 @@ class Indexer:
                     skip_reasons[item.path] = item.reason.value
                 continue
             seen.add(item.path)
-            outcome = self._index_file(item, repo_id, stored, now, dry_run, new_inputs)
+            outcome = self._index_file(item, repo_id, stored, now, dry_run, new_inputs, run,
+                                       stats)
             if isinstance(outcome, Skipped):
                 seen.discard(item.path)
                 self._record_skip(outcome, skipped, stats)
@@ -363,6 +417,9 @@ class Indexer:
             stats.files_failed.append(FileFailure(item.path, item.detail or "unreadable"))
         else:
             skipped[item.reason.value] += 1
+            if len(stats.skipped_files) < SKIPPED_SAMPLE:
+                stats.skipped_files.append(
+                    SkippedFile(item.path, item.reason.value, item.detail or ""))
 
     def _index_file(
         self,
@@ -372,26 +429,44 @@ class Indexer:
         now: str,
         dry_run: bool,
         new_inputs: dict[str, str],
+        run: _FileRun,
+        stats: IndexStats,
     ) -> bool | Skipped:
-        """Index one file; True if rows were (or would be) written, False if unchanged."""
+        """Index one file; True if rows were (or would be) written, False if unchanged.
+
+        A file whose role (`indexer.textclass.classify`) is lexical-only keeps its text
+        (lexical search) but gets no checkpoints, symbols or summary."""
         old = stored.get(entry.path)
-        if old is not None and old.size == entry.size and old.mtime_ns == entry.mtime_ns:
+        if (old is not None and not run.recheck and old.size == entry.size
+                and old.mtime_ns == entry.mtime_ns):
             return False
         text = read_text(entry)
         if isinstance(text, Skipped):
             return text
         digest = content_hash(text)
-        if old is not None and old.hash == digest:
+        role, why = classify(entry.path, text, run.rules, run.vendor)
+        if old is not None and old.hash == digest and old.role == role.value:
             if not dry_run:
                 self.store.touch_file(old.id, entry.size, entry.mtime_ns)
             return False
-        try:
-            chunks = self.chunk(entry.path, text)
-        except Exception as exc:
-            log.exception("chunking %s failed", entry.path)
-            return Skipped(entry.path, SkipReason.UNREADABLE,
-                           f"could not be chunked: {type(exc).__name__}: {exc}")
-        summary = summary_of(entry.path, chunks[0], text, chunks[2])
+        if role.lexical_only:
+            chunks: tuple[str, list[tuple[Chunk, str, str]], list[Symbol]] = (
+                detect_language(entry.path, text), [], [])
+        else:
+            try:
+                chunks = self.chunk(entry.path, text)
+            except Exception as exc:
+                log.exception("chunking %s failed", entry.path)
+                return Skipped(entry.path, SkipReason.UNREADABLE,
+                               f"could not be chunked: {type(exc).__name__}: {exc}")
+        if role.lexical_only and dry_run:
+            stats.not_embedded[role.value] = stats.not_embedded.get(role.value, 0) + 1
+            if len(stats.not_embedded_files) < SKIPPED_SAMPLE:
+                stats.not_embedded_files.append(SkippedFile(entry.path, role.value, why))
+        if len(chunks[1]) >= LARGE_FILE_CHECKPOINTS:
+            stats.large_files.append(LargeFile(entry.path, len(chunks[1])))
+        summary = NO_SUMMARY if role.lexical_only else summary_of(
+            entry.path, chunks[0], text, chunks[2])
         if dry_run:
             new_inputs.update((h, inp) for _chunk, h, inp in chunks[1])
             if summary.text:
@@ -404,6 +479,7 @@ class Indexer:
             hash=digest,
             language=chunks[0],
             lines=text.count("\n") + (0 if text.endswith("\n") or not text else 1),
+            role=role.value,
         )
         self.store.replace_file(
             repo_id,

@@ -4,7 +4,8 @@
 (meta, repos, files, the FTS5 trigram `file_text`, checkpoints, embeddings, symbols) and
 `_m002_chunk_fts` (the word-level, porter-stemmed `chunk_fts` over checkpoints, for
 BM25 keyword ranking), `_m003_summaries` (one summary text and its vector per code
-file). `chunk_fts_row(path, symbol, text)` is what one checkpoint
+file), `_m004_file_roles` (what a file is for: embedded, or kept greppable only).
+`chunk_fts_row(path, symbol, text)` is what one checkpoint
 writes into `chunk_fts`; `split_identifiers(text)` adds the camelCase humps of its
 identifiers, so a question's words reach code (the keyword search splits query words
 the same way).
@@ -175,6 +176,14 @@ def _m003_summaries(db: sqlite3.Connection) -> None:
     )
 
 
+def _m004_file_roles(db: sqlite3.Connection) -> None:
+    """`files.role`: '' for code and prose (embedded), else why a file is kept greppable
+    only or ranked low (`indexer.textclass.Role`: `lockfile`, `vendored`, `minified`,
+    `certificate`, `data`, `generated`). Existing files keep '' until their next change
+    or a change of the rules (`Indexer` re-reads a repository whose rules changed)."""
+    db.execute("ALTER TABLE files ADD COLUMN role TEXT NOT NULL DEFAULT ''")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
-    _m001_create_core, _m002_chunk_fts, _m003_summaries]
+    _m001_create_core, _m002_chunk_fts, _m003_summaries, _m004_file_roles]
 """Numbered schema migrations: MIGRATIONS[i] takes the schema from version i to i+1."""

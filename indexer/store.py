@@ -67,6 +67,7 @@ class StoredFile:
     size: int
     mtime_ns: int
     hash: str
+    role: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +80,8 @@ class FileRecord:
     hash: str
     language: str
     lines: int
+    role: str = ""
+    """`indexer.textclass.Role` value: '' = embedded code or prose."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,9 +340,10 @@ class Store:
     def stored_files(self, repo_id: int) -> dict[str, StoredFile]:
         """Every file of a repository, by path: what incremental indexing compares against."""
         rows = self.db.execute(
-            "SELECT path, id, size, mtime_ns, hash FROM files WHERE repo_id = ?", (repo_id,)
+            "SELECT path, id, size, mtime_ns, hash, role FROM files WHERE repo_id = ?",
+            (repo_id,),
         )
-        return {r[0]: StoredFile(r[1], r[2], r[3], r[4]) for r in rows}
+        return {r[0]: StoredFile(r[1], r[2], r[3], r[4], r[5]) for r in rows}
 
     def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
         """Record a new stat for a file whose content hash did not change."""
@@ -380,7 +384,7 @@ class Store:
                 self._delete_file_rows(int(row[0]))
             cur = self.db.execute(
                 "INSERT INTO files(repo_id, path, size, mtime_ns, hash, language, lines, "
-                "indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "indexed_at, role) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     repo_id,
                     record.path,
@@ -390,6 +394,7 @@ class Store:
                     record.language,
                     record.lines,
                     now,
+                    record.role,
                 ),
             )
             file_id = int(cur.lastrowid or 0)
@@ -644,6 +649,32 @@ class Store:
             params,
         )
         return [(str(n), int(t), int(e)) for n, t, e in rows]
+
+    def lexical_only_files(
+        self, repo_id: int, sample: int
+    ) -> tuple[dict[str, int], list[tuple[str, str]]]:
+        """A repository's files kept greppable but not embedded: counts by role, and the
+        first `sample` (path, role) pairs by path."""
+        where = "repo_id = ? AND role != '' AND role != 'generated'"
+        counts = {str(r): int(n) for r, n in self.db.execute(
+            f"SELECT role, count(*) FROM files WHERE {where} GROUP BY role ORDER BY role",
+            (repo_id,))}
+        rows = self.db.execute(
+            f"SELECT path, role FROM files WHERE {where} ORDER BY path LIMIT ?",
+            (repo_id, sample)).fetchall()
+        return counts, [(str(p), str(r)) for p, r in rows]
+
+    def file_roles(self, paths: Sequence[str]) -> dict[tuple[str, str], str]:
+        """(repository, path) -> role (`indexer.textclass.Role`) of the files at `paths`
+        (in any repository) whose role is not '' (embedded code or prose)."""
+        if not paths:
+            return {}
+        rows = self.db.execute(
+            "SELECT r.name, f.path, f.role FROM files f JOIN repos r ON r.id = f.repo_id "
+            f"WHERE f.path IN ({','.join('?' * len(paths))}) AND f.role != ''",
+            list(paths),
+        )
+        return {(str(a), str(b)): str(c) for a, b, c in rows}
 
     def unembedded_spans(self, paths: Sequence[str]) -> set[tuple[str, str, int, int]]:
         """(repository, path, start line, end line) of the checkpoints of `paths` whose

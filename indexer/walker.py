@@ -73,6 +73,7 @@ from ctxd.indexer.policy import (
     too_large,
     venv_verdict,
 )
+from ctxd.indexer.textclass import TextRules
 
 __all__ = [
     "DEFAULT_MAX_FILE_SIZE",
@@ -111,6 +112,19 @@ class WalkOptions:
     directories they match (everything under them), like excludes prune directories."""
     use_gitignore: bool = True
     """Honour `.gitignore` (nested), `.ctxdignore` and `.git/info/exclude`."""
+    lexical_only_rules: bool = True
+    """Keep lockfiles, vendored trees, SVG, minified/bundled and long-line files,
+    certificates and data blobs greppable but never embedded (`indexer.textclass`)."""
+    lexical_only_patterns: tuple[str, ...] = ()
+    """More globs whose files are kept greppable only."""
+    embed_allow: tuple[str, ...] = ()
+    """Globs embedded whatever the built-in rules say (a file, or a directory and all
+    under it: `["vendor/**"]`, `["third_party"]`)."""
+
+    def text_rules(self) -> TextRules:
+        """The compiled `lexical_only_*` / `embed_allow` rules (validated globs)."""
+        return TextRules.build(self.lexical_only_rules, self.lexical_only_patterns,
+                               self.embed_allow)
 
 
 # --------------------------------------------------------------------------- validation
@@ -197,6 +211,7 @@ def compile_policy(opts: WalkOptions) -> Policy:
         ValidationError: as `validate_walk_options`.
     """
     size = _check_max_file_size(opts.max_file_size)
+    opts.text_rules()  # validates the lexical_only_patterns and embed_allow globs
     return Policy(
         include=compile_globs(opts.include_patterns, "include_patterns"),
         exclude=compile_globs(opts.exclude_patterns, "exclude_patterns"),

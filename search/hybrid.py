@@ -18,8 +18,8 @@ Everything here is pure (hits in, hits out); nothing touches the store or the mo
    first match (a repository only Zoekt indexes still shows path and line).
 4. **Re-ranking** (`rerank`): a bonus for the query's words in the checkpoint's symbol
    and path, for agreement between legs, and for other strong checkpoints of the same
-   file (`file_evidence`); tests and type stubs are demoted unless the query asks for
-   tests, changelogs unless it asks about releases; prose files (`.md`, `.rst`, ...)
+   file (`file_evidence`); tests, type stubs and generated code are demoted unless the
+   query asks for tests, changelogs unless it asks about releases; prose files (`.md`, `.rst`, ...)
    are demoted for "where in the code" questions and promoted for a user's how-to
    questions ("how do I ...", "can I ...").
 5. Overlapping or touching hits of one file are merged (`merge_overlaps`); the merged hit
@@ -73,6 +73,8 @@ class FusionOptions:
     """Score factor for tests and type stubs (1.0 = off) unless the query asks for tests."""
     demote_changelogs: float = 0.5
     """Score factor for changelogs (1.0 = off) unless the query asks about releases."""
+    demote_generated: float = 0.5
+    """Score factor for generated code (`rank_hybrid`'s `generated`), like tests."""
     demote_prose_for_where: float = 0.7
     """Score factor for prose files (`.md`, `.rst`, ...) when the query asks where in the
     code something happens (`asks_where_in_code`; 1.0 = off)."""
@@ -355,8 +357,10 @@ def query_words(query: str) -> set[str]:
     return {_stem(w) for w in word_parts(query) if w not in STOPWORDS and len(w) >= 3}
 
 
-def rerank(query: str, hits: Sequence[Hit], options: FusionOptions) -> list[Hit]:
-    """Re-score fused hits with signals ctxd already has (module docstring, step 4)."""
+def rerank(query: str, hits: Sequence[Hit], options: FusionOptions,
+           generated: Collection[tuple[str, str]] = ()) -> list[Hit]:
+    """Re-score fused hits with signals ctxd already has (module docstring, step 4);
+    `generated` names (repository, path) of generated code, demoted like tests."""
     words = query_words(query) if options.rerank else set()
     tests_ok = asks_for_tests(query)
     history_ok = asks_for_history(query)
@@ -375,6 +379,8 @@ def rerank(query: str, hits: Sequence[Hit], options: FusionOptions) -> list[Hit]
             score += options.agreement_bonus
         if not tests_ok and is_test_or_stub(h.path):
             score *= options.demote_tests
+        elif (h.repository, h.path) in generated:
+            score *= options.demote_generated
         if not history_ok and is_changelog(h.path):
             score *= options.demote_changelogs
         elif code_wanted and _PROSE.search(h.path):
@@ -412,6 +418,7 @@ def rank_hybrid(
     options: FusionOptions | None = None,
     *,
     unembedded: Collection[_Key] = (),
+    generated: Collection[tuple[str, str]] = (),
 ) -> list[Hit]:
     """The hybrid ranking of `legs` (`semantic`, `keyword`, `lexical`, `summary`; any may
     be missing or empty) for `query`: fused, re-ranked, overlaps merged, best first.
@@ -419,7 +426,8 @@ def rank_hybrid(
     `unembedded` names checkpoints (repository, path, start, end) that have no vector
     yet (a repository still embedding): the semantic leg cannot see them, so their
     missing semantic evidence is imputed from their keyword evidence instead of counting
-    as zero; otherwise any weak semantic neighbour would outrank them.
+    as zero; otherwise any weak semantic neighbour would outrank them. `generated`
+    names generated files (`indexer.textclass`), demoted like tests.
     """
     options = options or FusionOptions()
     w = leg_weights(query, options)
@@ -441,7 +449,7 @@ def rank_hybrid(
         scale = max((h.score for h in fused), default=1.0) or 1.0
         fused = [replace(h, score=h.score / scale) for h in fused]
     fused = add_lexical(fused, legs.get("lexical", ()), w["lexical"])
-    ranked = merge_overlaps(rerank(query, fused, options))
+    ranked = merge_overlaps(rerank(query, fused, options, generated))
     return _ordered_hits(add_summaries(ranked, legs.get("summary", ()), options.summary_weight))
 
 

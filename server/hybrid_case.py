@@ -15,6 +15,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from ctxd.indexer.embedder import Embedder
 from ctxd.indexer.errors import BackendTimeout, CtxdError
 from ctxd.indexer.store import Store
+from ctxd.indexer.textclass import Role, classify
 from ctxd.search.hybrid import FusionOptions, identifier_terms
 from ctxd.search.keyword import keyword_search, keyword_terms
 from ctxd.search.lexical import EmbeddedLexical
@@ -69,6 +70,29 @@ class HybridCases:
         self._coverage_cache = (key, rows)
         return rows
 
+    def file_roles(self, store: Store, hits: list[Hit]) -> dict[tuple[str, str], Role]:
+        """(repository, path) -> role of the `hits`' files that are not plain code or
+        prose: stored for indexed files, by name for files only Zoekt has."""
+        stored = store.file_roles(sorted({h.path for h in hits}))
+        local = {r.name for r in store.repos()} if self.settings.search.zoekt_url else set()
+        rules = self.settings.walk.text_rules()
+        roles: dict[tuple[str, str], Role] = {}
+        for h in hits:
+            key = (h.repository, h.path)
+            if key in stored:
+                roles[key] = Role(stored[key])
+            elif h.repository not in local and self.settings.search.zoekt_url:
+                role = classify(h.path, "", rules)[0]
+                if role is not Role.EMBED:
+                    roles[key] = role
+        return roles
+
+    def generated_files(self, store: Store, legs: dict[str, list[Hit]]
+                        ) -> set[tuple[str, str]]:
+        """The legs' files of generated code (demoted by the hybrid ranking)."""
+        hits = [h for leg in legs.values() for h in leg]
+        return {k for k, r in self.file_roles(store, hits).items() if r is Role.GENERATED}
+
     def fusion_options(self) -> FusionOptions:
         """The hybrid ranking's options from `[search]`."""
         s = self.settings.search
@@ -122,7 +146,11 @@ class HybridCases:
                     f"{self.settings.search.hybrid_lexical_timeout_ms} ms; "
                     "results are from the semantic and keyword legs only.")
             try:
-                legs["lexical"] = future.result(timeout=left)
+                lexical = future.result(timeout=left)
+                roles = self.file_roles(store, lexical)
+                legs["lexical"] = [h for h in lexical
+                                   if not roles.get((h.repository, h.path), Role.EMBED)
+                                   .lexical_only]
             except FutureTimeout:
                 future.cancel()
                 notes.append(late)

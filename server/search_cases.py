@@ -176,7 +176,8 @@ class SearchCases(HybridCases):
                                                 store=store)
         notes.extend(leg_notes)
         pending = self._unembedded(store, filters, legs.get("keyword", []))
-        ranked = rank_hybrid(query, legs, self.fusion_options(), unembedded=pending)
+        ranked = rank_hybrid(query, legs, self.fusion_options(), unembedded=pending,
+                             generated=self.generated_files(store, legs))
         return add_line_matches(store, query, ranked[offset : offset + n])
 
     def _lexical_hits(
