@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ctxd.indexer.errors import CtxdError
 from ctxd.search.models import Hit, References, SymbolPage
+from ctxd.server.index_report import SHOWN, named_sample, not_embedded_line
 from ctxd.server.pages import LexicalPage, SearchPage, file_hit
 
 if TYPE_CHECKING:  # annotations only: the pipeline pulls in the chunker and tree-sitter
@@ -91,6 +92,15 @@ def index_stats_text(stats: IndexStats) -> str:
             f"  {stats.checkpoints} checkpoints, {stats.chunks_embedded} embedded in this run"
         )
     lines.append(f"  skipped {skipped}" + (f" ({reasons})" if reasons else ""))
+    if stats.skipped_files:
+        lines.append("    " + named_sample(
+            [f"{safe(s.path)} ({s.reason})" for s in stats.skipped_files], skipped)
+            + ("; --json lists them" if skipped > SHOWN else ""))
+    if stats.not_embedded:
+        lines.append("  " + not_embedded_line(stats.not_embedded,
+                                              [safe(s.path) for s in stats.not_embedded_files]))
+    lines.extend(f"  large: {safe(f.path)} yielded {f.checkpoints} checkpoints"
+                 for f in stats.large_files)
     if stats.files_removed:
         why = ", ".join(f"{k} {v}" for k, v in stats.removed_reasons.items())
         lines.append(f"  removed {stats.files_removed} from the index ({why})")

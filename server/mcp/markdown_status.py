@@ -20,6 +20,7 @@ from typing import Any
 
 from ctxd.indexer.errors import CtxdError
 from ctxd.indexer.pipeline import IndexStats, now_rfc3339
+from ctxd.server.index_report import named_sample, not_embedded_line
 from ctxd.server.mcp.budget import MIN_BUDGET, assemble, clip, fit, freshness_line, truncated_note
 from ctxd.server.mcp.schemas import (
     BranchOut,
@@ -29,10 +30,12 @@ from ctxd.server.mcp.schemas import (
     IndexOutput,
     IndexStatusOutput,
     JobOut,
+    LargeFileOut,
     RemovedOut,
     Rendered,
     RepoOut,
     ReposOutput,
+    SkippedOut,
 )
 
 # -- errors -------------------------------------------------------------------------------
@@ -198,6 +201,13 @@ def index_out(stats: IndexStats, job_id: str | None) -> IndexOutput:
         files_removed=stats.files_removed, removed_reasons=dict(stats.removed_reasons),
         removed=[RemovedOut(file=r.file, reason=r.reason) for r in stats.removed_files],
         files_skipped=dict(stats.files_skipped),
+        skipped=[SkippedOut(file=s.path, reason=s.reason, detail=s.detail)
+                 for s in stats.skipped_files],
+        not_embedded=dict(stats.not_embedded),
+        not_embedded_files=[SkippedOut(file=s.path, reason=s.reason, detail=s.detail)
+                            for s in stats.not_embedded_files],
+        large_files=[LargeFileOut(file=f.path, checkpoints=f.checkpoints)
+                     for f in stats.large_files],
         files_failed=len(stats.files_failed),
         errors=[FailureOut(file=f.file, error=f.error) for f in stats.files_failed[:50]],
         checkpoints=stats.checkpoints, chunks_embedded=stats.chunks_embedded,
@@ -232,6 +242,14 @@ def _index_lines(o: IndexOutput) -> list[str]:
         f"Indexed at {o['indexed_at']} in {o['duration_ms'] / 1000:.1f}s"
         + (f" (job `{o['job_id']}`)" if o["job_id"] else ""),
     ]
+    if o["skipped"]:
+        lines.append("Skipped files: " + named_sample(
+            [f"{s['file']} ({s['reason']})" for s in o["skipped"]], skipped))
+    if o["not_embedded"]:
+        lines.append(not_embedded_line(o["not_embedded"], [s["file"]
+                                                           for s in o["not_embedded_files"]]))
+    lines.extend(f"Large: {f['file']} yielded {f['checkpoints']} checkpoints"
+                 for f in o["large_files"])
     if o["files_removed"]:
         why = ", ".join(f"{REMOVED_WHY.get(k, k)} {v}" for k, v in o["removed_reasons"].items())
         lines.append(f"Removed from the index: {o['files_removed']} files ({why})")

@@ -238,6 +238,17 @@ class RemovedOut(TypedDict):
     reason: str
 
 
+class SkippedOut(TypedDict):
+    file: str
+    reason: str
+    detail: str
+
+
+class LargeFileOut(TypedDict):
+    file: str
+    checkpoints: int
+
+
 class IndexOutput(TypedDict):
     """`index_repository`: what the run did (the original contract's fields first)."""
 
@@ -256,6 +267,15 @@ class IndexOutput(TypedDict):
     `excluded`, `ignored`, `too_large`, ...) when the new options leave them out."""
     removed: list[RemovedOut]
     files_skipped: dict[str, int]
+    skipped: list[SkippedOut]
+    """The first files the walk refused (path, reason, detail); `files_skipped` counts
+    them all."""
+    not_embedded: dict[str, int]
+    """Files kept for lexical search but not embedded, by role (`lockfile`, `vendored`,
+    `minified`, `certificate`, `data`)."""
+    not_embedded_files: list[SkippedOut]
+    large_files: list[LargeFileOut]
+    """Files that yielded a thousand checkpoints or more in this run."""
     files_failed: int
     errors: list[FailureOut]
     checkpoints: int

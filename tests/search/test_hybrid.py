@@ -273,3 +273,32 @@ def test_file_summaries_add_file_level_evidence_relative_to_the_best_file():
     off = FusionOptions(summary_weight=0.0)
     assert rank_hybrid("which module reports versions for a bug report?", legs, off)[0].path \
         == "session.py"
+
+
+def test_parts_of_one_line_are_distinct_checkpoints_in_fusion():
+    """Issue 15: a one-line file cut into 1,000 checkpoints all spanning line 1 must not
+    collect 1,000 scores into one; each part is fused on its own, then merged (max)."""
+    from dataclasses import replace
+
+    from ctxd.search.hybrid import rank_hybrid
+
+    parts = [replace(hit("logo.svg", 1, 1, MatchSource.SEMANTIC, 0.5), checkpoint=i)
+             for i in range(1000)]
+    real = replace(hit("zebra.py", 3, 9, MatchSource.SEMANTIC, 0.6), checkpoint=5000)
+    kw = [replace(hit("zebra.py", 3, 9, MatchSource.KEYWORD, 9.0), checkpoint=5000)]
+    ranked = rank_hybrid("checksum of a herd of zebras", {"semantic": [real, *parts],
+                                                          "keyword": kw})
+    assert ranked[0].path == "zebra.py"
+    svg = [h for h in ranked if h.path == "logo.svg"]
+    assert len(svg) == 1 and svg[0].score < ranked[0].score <= 3.0
+
+
+def test_generated_code_gives_way_to_hand_written_code():
+    from ctxd.search.hybrid import rank_hybrid
+
+    legs = {"semantic": [hit("api/user_pb2.py", 1, 5, MatchSource.SEMANTIC, 0.80),
+                         hit("api/user.py", 1, 5, MatchSource.SEMANTIC, 0.70)]}
+    plain = rank_hybrid("user record fields", legs)
+    assert plain[0].path == "api/user_pb2.py"
+    demoted = rank_hybrid("user record fields", legs, generated={("r", "api/user_pb2.py")})
+    assert demoted[0].path == "api/user.py"
