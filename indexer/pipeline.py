@@ -35,6 +35,7 @@ from ctxd.indexer.chunker import ChunkOptions, chunk_file, split_chunk
 from ctxd.indexer.embedder import Embedder
 from ctxd.indexer.filefilter import FileFilter
 from ctxd.indexer.models import Chunk, FileEntry, FileFailure, Skipped, SkipReason, Symbol
+from ctxd.indexer.repo_options import EXPLICIT_KEY
 from ctxd.indexer.store import (
     NO_SUMMARY,
     FileRecord,
@@ -221,6 +222,7 @@ class Indexer:
         embed: bool = True,
         only_paths: Iterable[str] | None = None,
         should_stop: Callable[[], bool] | None = None,
+        explicit: Iterable[str] = (),
     ) -> IndexStats:
         """Bring the index of `root` up to date.
 
@@ -236,6 +238,8 @@ class Indexer:
             should_stop: polled between files and between embedding commits; when it
                 returns True the run ends early (`stats.stopped`), leaving a consistent
                 index that the next run completes.
+            explicit: the names of the options in `options` that were given explicitly
+                (stored with them: a plain refresh keeps those, `indexer.repo_options`).
 
         Raises:
             ValidationError: bad root or options, before any work.
@@ -254,13 +258,16 @@ class Indexer:
             "sensitive_excludes": options.sensitive_excludes,
             "sensitive_allow": list(options.sensitive_allow),
             "use_gitignore": options.use_gitignore,
+            EXPLICIT_KEY: sorted(set(explicit)),
         }
+        first_run = False
         if dry_run:
             existing = self.store.repo_by_root(str(root_path))
             repo_id, repo_name = (existing.id, existing.name) if existing else (-1, root_path.name)
         else:
             repo = self.store.upsert_repo(str(root_path), opts_json, now)
             repo_id, repo_name = repo.id, repo.name
+            first_run = repo.indexed_at is None
         stats = IndexStats(
             path=str(root_path),
             repository=repo_name,
@@ -285,7 +292,10 @@ class Indexer:
                 total = self.store.vector_state()[0] if self.store.has_vectors() else 0
                 self.store.gc_embeddings(min_orphans=max(GC_MIN_ORPHANS, total // 10))
             if not stats.stopped:
-                self.store.mark_indexed(repo_id, now_rfc3339())
+                # A partial run (the watcher's) that changed nothing leaves `indexed_at`.
+                changed = (only_paths is None or first_run or stats.files_updated
+                           or stats.files_removed or stats.chunks_embedded)
+                self.store.mark_indexed(repo_id, now_rfc3339() if changed else None)
             counts = self.store.repo_counts(repo_id)
             stats.files_indexed = counts["files"]
             stats.checkpoints = counts["checkpoints"]

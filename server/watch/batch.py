@@ -2,7 +2,7 @@
 
 `BatchApplier.apply(job)` takes a `Job` (a repository's coalesced changes, or FULL for a
 rescan), re-stats the candidate paths, diffs them against the store and calls
-`Service.index(root, ..., only_paths=diff)` with the repository's stored options, so only
+`Service.index(root, only_paths=diff)` (which uses the repository's stored options), so only
 changed files are re-chunked and re-embedded. It returns the `BatchResult` to report and
 keeps the batch log (`results`, `batches`, `batches_examined`).
 
@@ -241,12 +241,8 @@ class BatchApplier:
     def _index(
         self, repo: RepoState, found: Diff, on_wait: Callable[[str], None]
     ) -> IndexStats:
-        walk_opts = repo.walk
         return self.service.index(
             repo.root,
-            include_patterns=list(walk_opts.include_patterns),
-            exclude_patterns=list(walk_opts.exclude_patterns),
-            max_file_size=walk_opts.max_file_size,
             only_paths=found.paths,
             lock_wait=self.lock_wait_seconds,
             on_lock_wait=on_wait,
@@ -268,13 +264,9 @@ class BatchApplier:
         every commit of one embedder batch); returns the checkpoints embedded. Holds the
         write lock only while it runs; a held lock or an error leaves the backlog for later.
         """
-        walk_opts = repo.walk
         try:
             stats = self.service.index(
                 repo.root,
-                include_patterns=list(walk_opts.include_patterns),
-                exclude_patterns=list(walk_opts.exclude_patterns),
-                max_file_size=walk_opts.max_file_size,
                 only_paths=[],
                 lock_wait=self.lock_wait_seconds,
                 should_stop=should_stop,
