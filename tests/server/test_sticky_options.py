@@ -10,6 +10,8 @@ model, the MCP tools through the `mcp` package's client.
 from __future__ import annotations
 
 import json
+import os
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,9 +21,13 @@ from click.testing import CliRunner
 
 from ctxd.indexer.repo_options import options_view, pinned_options
 from ctxd.indexer.walker import WalkOptions
+from ctxd.server.cli.daemon_cmd import daemon_summary
 from ctxd.server.cli.main import main
 from ctxd.server.config import load_settings
+from ctxd.server.daemon import lifecycle
+from ctxd.server.daemon.paths import DaemonPaths
 from ctxd.server.service import Service
+from ctxd.server.watch_state import read_watch_status
 from tests.conftest import FakeEmbedder, RepoBuilder
 from tests.server.conftest import Env, text
 from tests.server.test_watch import TIMEOUT, paths, start
@@ -40,8 +46,13 @@ def cli(*args: str) -> Any:
     return result
 
 
-def stored(path: Path) -> dict[str, Any]:
+def stored_row() -> dict[str, Any]:
     (repo,) = json.loads(cli("status", "--json").output)["repositories"]
+    return dict(repo)
+
+
+def stored(path: Path) -> dict[str, Any]:
+    repo = stored_row()
     assert repo["root"] == str(path.resolve())
     return dict(repo["options"])
 
@@ -141,3 +152,38 @@ def test_only_explicit_options_are_pinned_and_the_rest_follow_the_configuration(
               "max_file_size": 2048}
     assert pinned_options(config, legacy) == {"include_patterns": ("*.py",)}
     assert pinned_options(config, {"exclude_patterns": "not a list"}) == {}
+
+
+@pytest.mark.model
+def test_through_the_daemon_options_stick_and_its_start_keeps_indexed_at(
+        repo: RepoBuilder):
+    """A real daemon: its watcher's start-up scan over old mtimes and a PNG changes
+    nothing (indexed_at stays, no lag of years), and `ctxd index` through it keeps the
+    stored exclude until `--reset-options`."""
+    root = str(seed(repo).root)
+    repo.write_bytes("assets/logo.png", b"\x89PNG\r\n\x1a\n\x00\x00" + bytes(64))
+    for dirpath, _dirs, files in os.walk(repo.root):
+        for name in files:
+            os.utime(os.path.join(dirpath, name), (1577836800, 1577836800))  # 2020
+    cli("--no-daemon", "index", root, "--exclude", "gen/**")
+    settings = load_settings()
+    before = stored_row()["indexed_at"]
+    paths_ = DaemonPaths.for_home(settings.home)
+    try:
+        lifecycle.start(settings, paths_)
+        deadline = time.monotonic() + 120
+        while True:  # another process: its status file is the only signal
+            st = (read_watch_status(settings) or {}).get("repos", {}).get("repo") or {}
+            if st.get("watching") and st.get("pending") == 0:
+                break
+            assert time.monotonic() < deadline, st
+            time.sleep(0.05)
+        assert st["last_update"] is None  # nothing to report: the PNG is no change
+        assert daemon_summary(settings)["running"]
+        assert stored_row()["indexed_at"] == before
+        again = json.loads(cli("index", root, "--json").output)
+        assert again["exclude_patterns"] == ["gen/**"] and again["files_indexed"] == 2
+        reset = json.loads(cli("index", root, "--reset-options", "--json").output)
+        assert reset["exclude_patterns"] == [] and reset["files_indexed"] == 3
+    finally:
+        lifecycle.stop(paths_, timeout=20)
