@@ -194,7 +194,7 @@ class Service(SearchCases):
         lock.acquire(wait=lock_wait, on_wait=on_lock_wait)
         try:
             return indexer.index(path, walk, progress=progress, only_paths=only_paths,
-                                 should_stop=should_stop, embed=embed, explicit=pinned)
+                                 should_stop=should_stop, embed=embed, explicit=sorted(pinned))
         finally:
             lock.release()
 

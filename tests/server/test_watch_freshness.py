@@ -146,3 +146,17 @@ def test_a_real_change_beside_a_binary_reports_only_the_change(service, repo):
     finally:
         watcher.stop()
     assert indexed_at(service) is not None and indexed_at(service) >= (before or "")
+
+
+def test_a_partial_run_that_changes_nothing_keeps_indexed_at(service, repo):
+    seed(repo)
+    repo.write_bytes("assets/logo.png", b"\x89PNG\r\n\x1a\n\x00\x00" + bytes(64))
+    service.index(repo.root)
+    before = indexed_at(service)
+    stats = service.index(repo.root, only_paths=["src/app.py", "assets/logo.png"])
+    assert stats.files_updated == 0 and indexed_at(service) == before
+    assert service.store().repos()[0].index_started_at is None
+    repo.write("src/app.py", "def start_engine(speed):\n    return speed * 5\n")
+    service.index(repo.root, only_paths=["src/app.py"])
+    assert (indexed_at(service) or "") >= (before or "")
+    assert "src/app.py" in fts(service, "speed * 5")
