@@ -36,6 +36,7 @@ from ctxd.indexer.embedder import Embedder
 from ctxd.indexer.filefilter import FileFilter
 from ctxd.indexer.languages import detect_language
 from ctxd.indexer.models import Chunk, FileEntry, FileFailure, Skipped, SkipReason, Symbol
+from ctxd.indexer.repo_options import EXPLICIT_KEY
 from ctxd.indexer.store import (
     NO_SUMMARY,
     FileRecord,
@@ -266,6 +267,7 @@ class Indexer:
         embed: bool = True,
         only_paths: Iterable[str] | None = None,
         should_stop: Callable[[], bool] | None = None,
+        explicit: Iterable[str] = (),
     ) -> IndexStats:
         """Bring the index of `root` up to date.
 
@@ -281,6 +283,8 @@ class Indexer:
             should_stop: polled between files and between embedding commits; when it
                 returns True the run ends early (`stats.stopped`), leaving a consistent
                 index that the next run completes.
+            explicit: the names of the options in `options` that were given explicitly
+                (stored with them: a plain refresh keeps those, `indexer.repo_options`).
 
         Raises:
             ValidationError: bad root or options, before any work.
@@ -302,15 +306,18 @@ class Indexer:
             "lexical_only_rules": options.lexical_only_rules,
             "lexical_only_patterns": list(options.lexical_only_patterns),
             "embed_allow": list(options.embed_allow),
+            EXPLICIT_KEY: sorted(set(explicit)),
         }
         existing = self.store.repo_by_root(str(root_path))
         run = _FileRun(options.text_rules(), VendorDirs(root_path), recheck=existing is not None
                        and any(existing.options.get(k) != opts_json[k] for k in TEXT_RULE_KEYS))
+        first_run = False
         if dry_run:
             repo_id, repo_name = (existing.id, existing.name) if existing else (-1, root_path.name)
         else:
             repo = self.store.upsert_repo(str(root_path), opts_json, now)
             repo_id, repo_name = repo.id, repo.name
+            first_run = repo.indexed_at is None
         stats = IndexStats(
             path=str(root_path),
             repository=repo_name,
@@ -335,7 +342,10 @@ class Indexer:
                 total = self.store.vector_state()[0] if self.store.has_vectors() else 0
                 self.store.gc_embeddings(min_orphans=max(GC_MIN_ORPHANS, total // 10))
             if not stats.stopped:
-                self.store.mark_indexed(repo_id, now_rfc3339())
+                # A partial run (the watcher's) that changed nothing leaves `indexed_at`.
+                changed = (only_paths is None or first_run or stats.files_updated
+                           or stats.files_removed or stats.chunks_embedded)
+                self.store.mark_indexed(repo_id, now_rfc3339() if changed else None)
             counts = self.store.repo_counts(repo_id)
             stats.files_indexed = counts["files"]
             stats.checkpoints = counts["checkpoints"]

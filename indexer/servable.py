@@ -27,28 +27,20 @@ from typing import Any
 
 from ctxd.indexer.filefilter import FileFilter, normalize_rel
 from ctxd.indexer.models import Skipped, SkipReason
+from ctxd.indexer.repo_options import pinned_options, with_options
 from ctxd.indexer.walker import MAX_FILE_SIZE_LIMIT, WalkOptions, compile_policy, read_text
 
 __all__ = ["name_verdict", "read_servable", "stored_walk_options"]
 
 
 def stored_walk_options(base: WalkOptions, stored: Mapping[str, Any]) -> WalkOptions:
-    """The walk options a repository was indexed with.
+    """The walk options a repository's next run uses (`indexer.repo_options`).
 
-    The patterns and size limit stored in its row by the pipeline (from its last
-    `ctxd index` / `index_repository`) win over `base` (the configured ones);
-    sensitive-file and ignore-file settings come from `base`, the configuration, as in
-    `Service.index`.
+    The patterns and size limit given explicitly to its runs (stored in its row by the
+    pipeline) win over `base` (the configured ones); sensitive-file and ignore-file
+    settings come from `base`, the configuration, as in `Service.index`.
     """
-    out = base
-    if isinstance(inc := stored.get("include_patterns"), list):
-        out = replace(out, include_patterns=tuple(str(p) for p in inc))
-    if isinstance(exc := stored.get("exclude_patterns"), list):
-        out = replace(out, exclude_patterns=tuple(str(p) for p in exc))
-    size = stored.get("max_file_size")
-    if isinstance(size, int) and not isinstance(size, bool):
-        out = replace(out, max_file_size=size)
-    return out
+    return with_options(base, pinned_options(base, stored))
 
 
 def read_servable(root: Path, rel_path: str, opts: WalkOptions) -> tuple[str, str] | Skipped:

@@ -312,9 +312,11 @@ class Store:
         assert repo is not None
         return repo
 
-    def mark_indexed(self, repo_id: int, now: str) -> None:
+    def mark_indexed(self, repo_id: int, now: str | None) -> None:
+        """End a run: `indexed_at` becomes `now` (None: stays as it was)."""
         self.db.execute(
-            "UPDATE repos SET indexed_at = ?, index_started_at = NULL WHERE id = ?", (now, repo_id)
+            "UPDATE repos SET indexed_at = coalesce(?, indexed_at), index_started_at = NULL "
+            "WHERE id = ?", (now, repo_id)
         )
 
     def remove_repo(self, repo_id: int) -> None:

@@ -83,6 +83,7 @@ class JobSnapshot:
     max_file_size: int | None = None
     after: str | None = None
     """The job of the same path, with other arguments, that this one was queued behind."""
+    reset_options: bool = False
 
     @property
     def finished(self) -> bool:
@@ -108,6 +109,7 @@ class _JobData:
     include_patterns: tuple[str, ...]
     exclude_patterns: tuple[str, ...]
     max_file_size: int | None
+    reset_options: bool = False
     after: str | None = None
     force: bool = False
     state: JobState = JobState.QUEUED
@@ -142,7 +144,7 @@ class IndexJob:
                 started_at=d.started_at, finished_at=d.finished_at, stats=d.stats,
                 error=d.error, version=d.version, include_patterns=d.include_patterns,
                 exclude_patterns=d.exclude_patterns, max_file_size=d.max_file_size,
-                after=d.after,
+                after=d.after, reset_options=d.reset_options,
             )
 
     def wait_for_change(self, version: int, timeout: float) -> JobSnapshot:
@@ -218,18 +220,20 @@ class JobManager:
         exclude_patterns: Sequence[str] | None = None,
         max_file_size: int | None = None,
         force: bool = False,
+        reset_options: bool = False,
     ) -> IndexJob:
         """Queue an index run of `path` (already resolved and checked), or join the last
         one queued or running for the same path when it has the same arguments (joining an
         earlier one would let a later run with other arguments have the last word). With
         other arguments the new run is queued after it (the worker runs jobs in order)."""
-        args = (tuple(include_patterns or ()), tuple(exclude_patterns or ()), max_file_size)
+        args = (tuple(include_patterns or ()), tuple(exclude_patterns or ()), max_file_size,
+                reset_options)
         with self._lock:
             pending = [j.snapshot() for j in self._jobs.values()]
             pending = [s for s in pending if s.path == str(path) and not s.finished]
             last = pending[-1] if pending else None
-            if last is not None and (
-                    last.include_patterns, last.exclude_patterns, last.max_file_size) == args:
+            if last is not None and (last.include_patterns, last.exclude_patterns,
+                                     last.max_file_size, last.reset_options) == args:
                 return self._jobs[last.job_id]
             after = last.job_id if last is not None else None
             job = IndexJob(f"idx-{next(self._ids)}",
@@ -313,6 +317,7 @@ class JobManager:
                 include_patterns=list(d.include_patterns) or None,
                 exclude_patterns=list(d.exclude_patterns) or None,
                 max_file_size=d.max_file_size,
+                reset_options=d.reset_options,
                 progress=job._on_progress,
                 lock_wait=None,
                 should_stop=self._stopping.is_set,

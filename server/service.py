@@ -18,7 +18,6 @@ import os
 import re
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +28,10 @@ from ctxd.indexer.errors import IndexNotFound, QueryError
 from ctxd.indexer.gitrefs import branch_rows
 from ctxd.indexer.lock import WriteLock
 from ctxd.indexer.pipeline import Indexer, IndexStats, ProgressFn
+from ctxd.indexer.repo_options import options_view, pinned_options, with_options
 from ctxd.indexer.rootguard import check_index_root
 from ctxd.indexer.store import RepoRow, Store
+from ctxd.indexer.walker import validate_root
 from ctxd.search.semantic import VectorMatrix
 from ctxd.server.config import Settings
 from ctxd.server.search_cases import SearchCases
@@ -156,12 +157,17 @@ class Service(SearchCases):
         should_stop: Callable[[], bool] | None = None,
         embed: bool = True,
         force: bool = False,
+        reset_options: bool = False,
     ) -> IndexStats:
         """Index (or refresh) the repository at `path`.
 
         Args:
             include_patterns / exclude_patterns / max_file_size: override the configured
-                walk options for this run.
+                walk options; they stick to the repository: a later run without them (a
+                plain refresh, a dry run, the watcher) uses them again
+                (`indexer.repo_options`).
+            reset_options: forget the options given to earlier runs: back to the
+                configured ones (plus those given to this run).
             dry_run: walk and chunk only; nothing is written or embedded.
             lock_wait: seconds to wait for another writer (None = wait as long as it takes).
             embed: False = phase 1 only (text, symbols); the embeddings stay pending.
@@ -175,13 +181,12 @@ class Service(SearchCases):
         """
         if only_paths is None:
             check_index_root(path, force=force)
-        walk = self.settings.walk
-        if include_patterns is not None:
-            walk = replace(walk, include_patterns=tuple(include_patterns))
-        if exclude_patterns is not None:
-            walk = replace(walk, exclude_patterns=tuple(exclude_patterns))
-        if max_file_size is not None:
-            walk = replace(walk, max_file_size=max_file_size)
+        given = {"include_patterns": include_patterns, "exclude_patterns": exclude_patterns,
+                 "max_file_size": max_file_size}
+        pinned = {} if reset_options else self._pinned_options(path)
+        pinned.update({k: tuple(v) if isinstance(v, list) else v
+                       for k, v in given.items() if v is not None})
+        walk = with_options(self.settings.walk, pinned)
         indexer = Indexer(self.store(), self.embedder, self.settings.chunk)
         if dry_run:
             return indexer.index(path, walk, progress=progress, dry_run=True)
@@ -189,9 +194,15 @@ class Service(SearchCases):
         lock.acquire(wait=lock_wait, on_wait=on_lock_wait)
         try:
             return indexer.index(path, walk, progress=progress, only_paths=only_paths,
-                                 should_stop=should_stop, embed=embed)
+                                 should_stop=should_stop, embed=embed, explicit=sorted(pinned))
         finally:
             lock.release()
+
+    def _pinned_options(self, path: str | Path) -> dict[str, Any]:
+        """The options given explicitly to earlier runs of the repository at `path` (none
+        for a folder not indexed yet)."""
+        repo = self.store().repo_by_root(str(validate_root(path)))
+        return {} if repo is None else pinned_options(self.settings.walk, repo.options)
 
     def list_repos(self, filter: str | None = None) -> dict[str, Any]:
         """Local repositories merged with Zoekt's `/api/list`, optionally regex-filtered.
@@ -214,7 +225,8 @@ class Service(SearchCases):
             {"name": r["name"], "root": r["root"], "source": "local", "files": r["files"],
              "bytes": r["bytes"], "branches": branch_rows(r["root"]),
              "symbols": r["symbols"] > 0,
-             "indexed_at": r["indexed_at"], "indexing": r["indexing"], "coverage": r["coverage"]}
+             "indexed_at": r["indexed_at"], "indexing": r["indexing"], "coverage": r["coverage"],
+             "options": r["options"]}
             for r in self.repos()
         ]
         client = self.zoekt()
@@ -224,7 +236,7 @@ class Service(SearchCases):
                  "branches": [{"name": b, "sha": sha} for b, sha in z.branches],
                  "symbols": z.has_symbols,
                  "indexed_at": z.indexed_at.isoformat() if z.indexed_at else None,
-                 "indexing": False, "coverage": None}
+                 "indexing": False, "coverage": None, "options": None}
                 for z in client.list_repos()
             )
         if rx is not None:
@@ -243,7 +255,7 @@ class Service(SearchCases):
             "totals": st["totals"],
             "repositories": [
                 {k: r[k] for k in ("name", "files", "checkpoints", "embedded", "coverage",
-                                   "indexed_at", "indexing")}
+                                   "indexed_at", "indexing", "options")}
                 for r in st["repositories"]
             ],
             "lexical_backend": "zoekt" if self.settings.search.zoekt_url else "embedded",
@@ -279,7 +291,7 @@ class Service(SearchCases):
                     else 1.0,
                     "indexed_at": repo.indexed_at,
                     "indexing": is_indexing(repo, writing),
-                    "options": repo.options,
+                    "options": options_view(self.settings.walk, repo.options),
                 }
             )
         return out

@@ -38,6 +38,7 @@ class UseCases(Protocol):
         on_lock_wait: Callable[[str], None] | None = None,
         should_stop: Callable[[], bool] | None = None,
         force: bool = False,
+        reset_options: bool = False,
     ) -> IndexStats: ...
 
     def search(

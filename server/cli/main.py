@@ -197,6 +197,8 @@ def main(ctx: click.Context, home: str | None, config: str | None, model: str | 
               help="Never index files matching GLOB (repeatable; wins over --include).")
 @click.option("--max-file-size", type=int, metavar="BYTES",
               help="Skip larger files (default 1048576, max 10485760, 0 = no limit).")
+@click.option("--reset-options", is_flag=True, help="Forget the --include/--exclude/"
+              "--max-file-size of earlier runs: back to the configuration's.")
 @click.option("--dry-run", is_flag=True, help="Walk and chunk only: report what would be indexed.")
 @click.option("--force", is_flag=True, help="Index even / or a home directory (refused "
               "otherwise: that would index the whole machine).")
@@ -208,6 +210,7 @@ def index(
     include: tuple[str, ...],
     exclude: tuple[str, ...],
     max_file_size: int | None,
+    reset_options: bool,
     dry_run: bool,
     force: bool,
     as_json: bool,
@@ -215,6 +218,10 @@ def index(
     """Index (or refresh) the repository at PATH.
 
     Incremental: unchanged files are skipped by size and modification time.
+    --include, --exclude and --max-file-size stick to the repository: a later
+    `ctxd index PATH` (and the watcher) uses them again; give them again to change
+    them, or --reset-options to go back to the configuration's (`ctxd status` shows
+    them).
 
     \b
     Example:
@@ -226,6 +233,7 @@ def index(
         include_patterns=list(include) if include else None,
         exclude_patterns=list(exclude) if exclude else None,
         max_file_size=max_file_size,
+        reset_options=reset_options,
         dry_run=dry_run,
         force=force,
         progress=render.ProgressBar(),
@@ -356,6 +364,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
         state = "indexing" if r["indexing"] else f"indexed {r['indexed_at']}"
         render.emit(f"  {r['name']:<20} {r['files']:>6} files {r['checkpoints']:>7} checkpoints "
                     f"embedded {r['coverage'] * 100:5.1f}%  {state}  {r['root']}")
+        render.emit(render.options_text(r["options"]))
         ws = r.get("watch")
         if ws:
             lag = "-" if ws["lag_ms"] is None else f"{ws['lag_ms']} ms"

@@ -74,6 +74,17 @@ def index_stats_json(stats: IndexStats) -> dict[str, Any]:
     return d
 
 
+def options_text(options: dict[str, Any]) -> str:
+    """A repository's walk options, one line of `ctxd status`."""
+    size = options["max_file_size"] or "none"
+    line = (f"    include {' '.join(options['include_patterns']) or '(all)'}  exclude "
+            f"{' '.join(options['exclude_patterns']) or '(none)'}  max-file-size {size}")
+    if options["explicit"]:
+        line += (f"  (given: {', '.join(options['explicit'])}; --reset-options returns to "
+                 "the configuration's)")
+    return safe(line)
+
+
 def index_stats_text(stats: IndexStats) -> str:
     skipped = sum(stats.files_skipped.values())
     reasons = ", ".join(f"{k} {v}" for k, v in stats.files_skipped.items())
@@ -101,6 +112,9 @@ def index_stats_text(stats: IndexStats) -> str:
                                               [safe(s.path) for s in stats.not_embedded_files]))
     lines.extend(f"  large: {safe(f.path)} yielded {f.checkpoints} checkpoints"
                  for f in stats.large_files)
+    if stats.include_patterns or stats.exclude_patterns:
+        lines.append(safe(f"  patterns: include {' '.join(stats.include_patterns) or '(all)'}"
+                          f"  exclude {' '.join(stats.exclude_patterns) or '(none)'}"))
     if stats.files_removed:
         why = ", ".join(f"{k} {v}" for k, v in stats.removed_reasons.items())
         lines.append(f"  removed {stats.files_removed} from the index ({why})")

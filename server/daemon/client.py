@@ -202,6 +202,7 @@ class DaemonClient:
         on_lock_wait: Callable[[str], None] | None = None,
         should_stop: Callable[[], bool] | None = None,
         force: bool = False,
+        reset_options: bool = False,
     ) -> IndexStats:
         """Index through the daemon. `should_stop` applies only when the run falls back to
         this process: the daemon is the index's writer and finishes a run it started even
@@ -211,7 +212,7 @@ class DaemonClient:
         stats: IndexStats = self._call(
             "index", {"path": root, "include_patterns": include_patterns,
                       "exclude_patterns": exclude_patterns, "max_file_size": max_file_size,
-                      "dry_run": dry_run, "force": force},
+                      "dry_run": dry_run, "force": force, "reset_options": reset_options},
             progress=progress, on_lock_wait=on_lock_wait, should_stop=should_stop)
         return stats
 

@@ -64,7 +64,8 @@ RECORDS: dict[str, type[Any]] = {
         models.FileContent, SearchPage, LexicalPage, FileFailure,
     )
 }
-LAZY_RECORDS = {"IndexStats": "ctxd.indexer.pipeline", "Progress": "ctxd.indexer.pipeline"}
+LAZY_RECORDS = {name: "ctxd.indexer.pipeline"
+                for name in ("IndexStats", "Progress", "RemovedFile", "SkippedFile", "LargeFile")}
 """Records whose module is imported on first use: the pipeline pulls in the chunker and
 tree-sitter, which only `index` needs (start-up time of every other command)."""
 

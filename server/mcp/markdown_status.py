@@ -33,6 +33,7 @@ from ctxd.server.mcp.schemas import (
     LargeFileOut,
     RemovedOut,
     Rendered,
+    RepoOptionsOut,
     RepoOut,
     ReposOutput,
     SkippedOut,
@@ -77,7 +78,28 @@ def _repo_out(r: dict[str, Any]) -> RepoOut:
         symbols=bool(r.get("symbols")), indexed_at=_str_or_none(r.get("indexed_at")),
         indexing=bool(r.get("indexing")),
         coverage=float(coverage) if coverage is not None else None,
+        options=_options_out(r.get("options")),
     )
+
+
+def _options_out(o: Any) -> RepoOptionsOut | None:
+    if not isinstance(o, dict):
+        return None
+    return RepoOptionsOut(
+        include_patterns=[str(p) for p in o.get("include_patterns") or []],
+        exclude_patterns=[str(p) for p in o.get("exclude_patterns") or []],
+        max_file_size=int(o.get("max_file_size") or 0),
+        explicit=[str(k) for k in o.get("explicit") or []])
+
+
+def _options_line(o: RepoOptionsOut | None) -> str:
+    """`   Options: include *.py; exclude gen/**; max_file_size 1.0 MB (given: ...)`."""
+    if o is None:
+        return ""
+    size = human_bytes(o["max_file_size"]) if o["max_file_size"] else "no limit"
+    given = f" (given: {', '.join(o['explicit'])})" if o["explicit"] else ""
+    return (f"\n   Options: include {', '.join(o['include_patterns']) or 'all'}; exclude "
+            f"{', '.join(o['exclude_patterns']) or 'none'}; max_file_size {size}{given}")
 
 
 def _str_or_none(v: object) -> str | None:
@@ -97,7 +119,8 @@ def _repo_item(i: int, r: RepoOut) -> str:
            if r["coverage"] is not None and r["coverage"] < 1 else "")
     where = f"\n   Root: {r['root']}" if r["root"] else ""
     return (f"{first}\n   Branches: {branches}\n   Symbols: {'✅' if r['symbols'] else '❌'} | "
-            f"Indexed: {indexed}{state}{cov} | Source: {r['source']}{where}")
+            f"Indexed: {indexed}{state}{cov} | Source: {r['source']}{where}"
+            f"{_options_line(r['options'])}")
 
 
 def render_repos(listing: dict[str, Any], *, name_filter: str | None, budget: int) -> Rendered:

@@ -204,6 +204,16 @@ class BranchOut(TypedDict):
     sha: str
 
 
+class RepoOptionsOut(TypedDict):
+    """The walk options a repository's next refresh uses (`indexer.repo_options`)."""
+
+    include_patterns: list[str]
+    exclude_patterns: list[str]
+    max_file_size: int
+    explicit: list[str]
+    """Those given explicitly to an earlier run (they stick); the rest are the server's."""
+
+
 class RepoOut(TypedDict):
     name: str
     root: str | None
@@ -215,6 +225,7 @@ class RepoOut(TypedDict):
     indexed_at: str | None
     indexing: bool
     coverage: float | None
+    options: RepoOptionsOut | None
 
 
 class ReposOutput(TypedDict):

@@ -357,24 +357,32 @@ def build_server(  # noqa: C901 - one small closure per tool
             "configured roots, else your client's roots, else its working directory)."))],
         include_patterns: Annotated[list[str], Field(description=(
             "Only index files matching one of these globs (basename or repo-relative path; "
-            "`**` allowed), e.g. ['*.py', 'docs/**/*.md']. Empty = every file."
+            "`**` allowed), e.g. ['*.py', 'docs/**/*.md']. Empty = the ones given before "
+            "(every file when none were)."
         ))] = [],  # noqa: B006 - pydantic copies defaults
         exclude_patterns: Annotated[list[str], Field(description=(
             "Never index files matching these globs; they win over includes, e.g. "
-            "['*.log', 'vendor/**']. .gitignore files and likely secrets are always left out."
+            "['*.log', 'vendor/**']. Empty = the ones given before. .gitignore files and "
+            "likely secrets are always left out."
         ))] = [],  # noqa: B006 - pydantic copies defaults
         max_file_size: Annotated[int, Field(ge=0, le=MAX_FILE_SIZE_LIMIT, description=(
-            "Skip files larger than this many bytes (default 1 MiB, at most 10 MiB, 0 = no "
-            "limit)."))] = DEFAULT_MAX_FILE_SIZE,
+            "Skip files larger than this many bytes (default: the one given before, else "
+            "1 MiB; at most 10 MiB, 0 = no limit)."))] = DEFAULT_MAX_FILE_SIZE,
         force: Annotated[bool, Field(description=(
             "Index even the filesystem root or a home directory (refused otherwise: that "
             "would index the whole machine)."))] = False,
+        reset_options: Annotated[bool, Field(description=(
+            "Forget the patterns and max_file_size given to earlier runs of this folder: "
+            "back to the server's configured ones (plus any given in this call)."))] = False,
         *,
         ctx: Context,
         roots: Annotated[ListRootsResult | None, Resolve(client_roots)],
     ) -> Annotated[CallToolResult, schemas.IndexOutput]:
         """Index (or refresh) a repository or folder for search. Incremental: unchanged files
-        are skipped. Sends progress notifications; if it runs longer than the server's wait
+        are skipped. Patterns and max_file_size stick to the folder: a later call without
+        them (and the file watcher) uses them again; give them again to change them, or
+        `reset_options` to go back to the server's configured ones (`get_health` shows
+        them). Sends progress notifications; if it runs longer than the server's wait
         time (`server.index_wait_seconds`, default 20 s) it continues in the background and
         answers with a `timeout_error` carrying a `job_id` and its progress for
         `index_status`."""
@@ -383,7 +391,8 @@ def build_server(  # noqa: C901 - one small closure per tool
         size = None if max_file_size == DEFAULT_MAX_FILE_SIZE else max_file_size
         validate_request(service, real, include_patterns, exclude_patterns, size, force)
         job = jobs.start(real, include_patterns=include_patterns,
-                         exclude_patterns=exclude_patterns, max_file_size=size, force=force)
+                         exclude_patterns=exclude_patterns, max_file_size=size, force=force,
+                         reset_options=reset_options)
         wait = float(settings.server.index_wait_seconds)
         return job_answer(await follow(job, ctx, wait), wait, budget)
 

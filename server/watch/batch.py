@@ -2,7 +2,7 @@
 
 `BatchApplier.apply(job)` takes a `Job` (a repository's coalesced changes, or FULL for a
 rescan), re-stats the candidate paths, diffs them against the store and calls
-`Service.index(root, ..., only_paths=diff)` with the repository's stored options, so only
+`Service.index(root, only_paths=diff)` (which uses the repository's stored options), so only
 changed files are re-chunked and re-embedded. It returns the `BatchResult` to report and
 keeps the batch log (`results`, `batches`, `batches_examined`).
 
@@ -35,7 +35,7 @@ import logging
 import os
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -67,7 +67,8 @@ class BatchResult:
     trigger: str
     """`events`, `rescan` (startup, periodic, overflow, options changed) or `poll`."""
     changed: int
-    """Files new or modified on disk (by stat)."""
+    """Files new or modified on disk (by stat) that the index took (not those it refuses
+    when it reads them, e.g. binary ones)."""
     deleted: int
     """Files gone or newly excluded."""
     files_updated: int
@@ -75,11 +76,29 @@ class BatchResult:
     chunks_embedded: int
     duration_ms: int
     lag_ms: int | None
-    """From the newest change in the batch to the index reflecting it."""
+    """From when the newest change of the batch could be noticed to the index reflecting
+    it (`lag_ms`)."""
     applied_at: str
     paths: tuple[str, ...] = ()
     """The first paths of the batch (at most 20), for display."""
     error: str | None = None
+
+
+def lag_ms(job: Job, changed: Sequence[Stat | None], applied: float) -> int | None:
+    """Milliseconds from when the batch's newest change could be noticed to `applied`
+    (when the index reflects it): its event's arrival, or for a scan, the file's mtime
+    but never before the previous scan (`Job.looked_since`): a file copied with its old
+    mtime (`tar`, `cp -p`, `git archive`) could not have been noticed earlier. None when
+    no file changed (deletions only) and no event says when."""
+    newest = job.newest_wall
+    if newest is None:
+        mtimes = [st.mtime_ns / 1e9 for st in changed if st is not None]
+        if not mtimes:
+            return None
+        newest = max(mtimes)
+        if job.looked_since is not None:
+            newest = max(newest, job.looked_since)
+    return max(0, int((applied - newest) * 1000))
 
 
 class Cancelled(Exception):
@@ -185,18 +204,21 @@ class BatchApplier:
             self.count_backlog(repo)  # (a scan of the repository's checkpoints)
         applied = time.time()
         self._remember_unindexable(store, repo, found, on_disk)
-        newest = job.newest_wall
-        if newest is None:
-            stats_of = [on_disk.get(p) for p in found.changed]
-            mtimes = [st.mtime_ns / 1e9 for st in stats_of if st is not None]
-            newest = max(mtimes) if mtimes else None
-        lag = None if newest is None else max(0, int((applied - newest) * 1000))
+        changed = [p for p in found.changed if p not in repo.unindexable]
         row = store.repo_by_root(repo.root)
+        if not (changed or found.deleted or stats.files_removed or finish):
+            # Only files the index refuses (binary): nothing to report, `indexed_at` kept.
+            with self._cond:
+                if row is not None:
+                    repo.options = dict(row.options)
+                repo.waiting_for_lock = None
+            return None
+        lag = lag_ms(job, [on_disk.get(p) for p in changed], applied)
         result = BatchResult(
             repository=repo.name,
             root=repo.root,
             trigger=job.trigger,
-            changed=len(found.changed),
+            changed=len(changed),
             deleted=len(found.deleted),
             files_updated=stats.files_updated,
             files_removed=stats.files_removed,
@@ -204,7 +226,7 @@ class BatchApplier:
             duration_ms=int((time.perf_counter() - started) * 1000),
             lag_ms=lag,
             applied_at=now_rfc3339(applied),
-            paths=tuple(found.paths[:20]),
+            paths=tuple(p for p in found.paths if p not in repo.unindexable)[:20],
         )
         with self._cond:
             if row is not None:
@@ -241,12 +263,8 @@ class BatchApplier:
     def _index(
         self, repo: RepoState, found: Diff, on_wait: Callable[[str], None]
     ) -> IndexStats:
-        walk_opts = repo.walk
         return self.service.index(
             repo.root,
-            include_patterns=list(walk_opts.include_patterns),
-            exclude_patterns=list(walk_opts.exclude_patterns),
-            max_file_size=walk_opts.max_file_size,
             only_paths=found.paths,
             lock_wait=self.lock_wait_seconds,
             on_lock_wait=on_wait,
@@ -268,13 +286,9 @@ class BatchApplier:
         every commit of one embedder batch); returns the checkpoints embedded. Holds the
         write lock only while it runs; a held lock or an error leaves the backlog for later.
         """
-        walk_opts = repo.walk
         try:
             stats = self.service.index(
                 repo.root,
-                include_patterns=list(walk_opts.include_patterns),
-                exclude_patterns=list(walk_opts.exclude_patterns),
-                max_file_size=walk_opts.max_file_size,
                 only_paths=[],
                 lock_wait=self.lock_wait_seconds,
                 should_stop=should_stop,
@@ -303,6 +317,8 @@ class BatchApplier:
                 repo.acc.add_changes(job.changes)
             else:
                 repo.rescan = repo.rescan or job.trigger
+                if job.looked_since is not None:  # the retry's scan is no first look
+                    repo.looked_wall = min(repo.looked_wall, job.looked_since)
             repo.catch_up = repo.catch_up or job.catch_up
             if job.first_event is not None and (
                 repo.first_event is None or job.first_event < repo.first_event

@@ -95,6 +95,9 @@ class RepoState:
     last_event: float = 0.0
     first_wall: float | None = None
     newest_wall: float | None = None
+    looked_wall: float = field(default_factory=time.time)
+    """Unix time of this watcher's last scan of the repository (at first: when it began
+    watching it): a change a scan finds could not have been noticed before it."""
     rescan: str | None = "startup"
     catch_up: bool = True
     next_poll: float = 0.0
@@ -154,6 +157,8 @@ class Job:
     first_event: float | None
     first_wall: float | None
     newest_wall: float | None
+    looked_since: float | None = None
+    """A scan (rescan, poll): Unix time of the scan before it (`RepoState.looked_wall`)."""
 
 
 class WatchedRepos:

@@ -431,14 +431,16 @@ class Watcher:
                     continue
                 changes = r.acc.take()
                 catch_up = r.catch_up or r.rescan is not None
+                looked_since = None
                 if trigger != "events":
                     changes = FULL
+                    looked_since, r.looked_wall = r.looked_wall, time.time()
                     if r.mode is WatchMode.POLLING:
                         r.next_poll = now + self.poll_seconds
                     if self.options.rescan_seconds > 0:
                         r.next_rescan = now + self.options.rescan_seconds
                 job = Job(r, changes, trigger, catch_up, r.first_event, r.first_wall,
-                          r.newest_wall)
+                          r.newest_wall, looked_since)
                 r.rescan = None
                 r.catch_up = False
                 r.first_event = None

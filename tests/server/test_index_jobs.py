@@ -145,17 +145,19 @@ def test_a_second_call_with_other_patterns_runs_after_the_first_and_says_what_le
 def test_a_call_joins_only_the_last_queued_run_of_its_path(
     env_factory: Any, sample_repo: RepoBuilder
 ):
-    """Running: idx-1 (all files); queued: idx-2 (*.py). The first arguments again must not
-    join idx-1, or idx-2, which runs later, would have the last word."""
+    """Running: idx-1 (all files: the configured options); queued: idx-2 (*.py). The first
+    arguments again must not join idx-1, or idx-2, which runs later, would have the last
+    word. (Without `reset_options` a call keeps idx-2's stuck `*.py`.)"""
     env: Env = env_factory(**{"server.allowed_roots": [str(sample_repo.root.parent)],
                               "server.index_wait_seconds": 0})
     path = str(sample_repo.root)
+    all_files = {"path": path, "reset_options": True}
     env.embedder.arm(after=0)
-    assert details(text(env.call("index_repository", {"path": path})))["job_id"] == "idx-1"
+    assert details(text(env.call("index_repository", all_files)))["job_id"] == "idx-1"
     narrower = details(text(env.call("index_repository",
                                      {"path": path, "include_patterns": ["*.py"]})))
     assert narrower["job_id"] == "idx-2"
-    again = details(text(env.call("index_repository", {"path": path})))
+    again = details(text(env.call("index_repository", all_files)))
     assert again["job_id"] == "idx-3" and again["after"] == "idx-2"
     env.embedder.release()
     (job,) = ok(env.call("index_status", {"job_id": "idx-3", "wait_seconds": 60}))["jobs"]

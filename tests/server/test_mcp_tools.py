@@ -68,11 +68,13 @@ def test_index_repository_input_schema_is_the_original_contract(env: Env):
     tools = {t.name: t for t in run_client(env.server, lambda c: c.list_tools()).tools}
     schema = tools["index_repository"].input_schema
     props = schema["properties"]
-    # The contract's four, plus one optional extension (issue 9, item 24): `force` lets a
-    # client insist on indexing / or a home directory.
+    # The contract's four, plus optional extensions: `force` (issue 9, item 24) lets a
+    # client insist on indexing / or a home directory; `reset_options` (issue 15, item 5)
+    # forgets the patterns given to earlier calls.
     assert set(props) == {"path", "include_patterns", "exclude_patterns", "max_file_size",
-                          "force"}
-    assert props["force"]["type"] == "boolean" and props["force"]["default"] is False
+                          "force", "reset_options"}
+    for flag in ("force", "reset_options"):
+        assert props[flag]["type"] == "boolean" and props[flag]["default"] is False
     assert schema["required"] == ["path"]
     assert props["path"]["type"] == "string" and props["path"]["minLength"] == 1
     for name in ("include_patterns", "exclude_patterns"):
@@ -135,7 +137,8 @@ def test_index_repository_reports_the_contract_fields(env: Env, sample_repo: Rep
     assert data["files_skipped"]["too_large"] == 1 and data["files_skipped"]["excluded"] == 1
     assert data["files_failed"] == 0 and data["checkpoints"] >= 3
     assert data["indexed_at"].endswith("Z") and data["job_id"]
-    again = ok(env.call("index_repository", {"path": str(sample_repo.root)}))
+    again = ok(env.call("index_repository", {"path": str(sample_repo.root),
+                                             "reset_options": True}))
     # Without the exclude and the size limit, README.md and big.txt come in; the rest is unchanged.
     assert (again["files_unchanged"], again["files_updated"], again["files_indexed"]) == (3, 2, 5)
 
