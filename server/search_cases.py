@@ -40,6 +40,7 @@ from ctxd.search.keyword import (
 )
 from ctxd.search.lexical import EmbeddedLexical
 from ctxd.search.limits import check_query_length
+from ctxd.search.merge import merge_ranked
 from ctxd.search.models import (
     FileContent,
     Hit,
@@ -50,6 +51,7 @@ from ctxd.search.models import (
     SymbolItem,
     SymbolPage,
 )
+from ctxd.search.query_hints import quoted_escape_hint
 from ctxd.search.references import find_references
 from ctxd.search.semantic import SearchFilters, VectorMatrix, semantic_search
 from ctxd.search.symbols import (
@@ -163,14 +165,18 @@ class SearchCases(HybridCases):
     ) -> list[Hit]:
         """`n` hits from `offset` on, in the given mode; the engines' notes (a bounded scan,
         a cut) are appended to `notes`."""
-        if mode == "keyword":
-            return keyword_search(store, query, filters=filters, limit=n, offset=offset)
-        if mode == "lexical":
+        if mode == "lexical":  # one hit per file: nothing to merge
             return self._lexical_hits(query, filters, offset, n, notes)
+        # One result per definition (`search.merge`): rank from the top with room for
+        # merges, then cut the page, so pages agree with each other.
+        if mode == "keyword":
+            hits = keyword_search(store, query, filters=filters, limit=offset + 2 * n)
+            return merge_ranked(hits)[offset : offset + n]
         store.check_model(self.embedder.name)
         if mode == "semantic":
-            return semantic_search(store, self.embedder, query, filters=filters, limit=n,
-                                   offset=offset, matrix=self.matrix)
+            hits = semantic_search(store, self.embedder, query, filters=filters,
+                                   limit=offset + 2 * n, matrix=self.matrix)
+            return merge_ranked(hits)[offset : offset + n]
         depth = max(HYBRID_DEPTH, offset + n)
         legs, _ms, leg_notes = self.hybrid_legs(query, depth=depth, filters=filters,
                                                 store=store)
@@ -187,7 +193,7 @@ class SearchCases(HybridCases):
         scope = scoped_query(query, filters.repositories, filters.language)
         result = self._lexical_search(scope, offset=offset, max_files=n,
                                       context_lines=self.settings.search.context_lines)
-        notes.extend(result.notes)
+        notes.extend(lexical_notes(query, result))
         if result.partial and not result.notes:
             notes.append("partial results: the lexical engine stopped early (time or match "
                          "limits); narrow the query for complete results")
@@ -286,6 +292,7 @@ class SearchCases(HybridCases):
             offset, limit = decode_cursor(cursor, params)
         result = self._lexical_search(query, offset=offset, max_files=limit,
                                       context_lines=context_lines)
+        result = replace(result, notes=tuple(lexical_notes(query, result)))
         end = offset + len(result.files)
         # A short page is the last one reachable (e.g. Zoekt's match limit cut the rest;
         # the result's notes say so).
@@ -486,6 +493,13 @@ def reject_nul(query: str) -> None:
             "bytes are binary and left out).",
             details={"field": "query", "position": at},
         )
+
+
+def lexical_notes(query: str, result: LexicalResult) -> list[str]:
+    """The engine's notes on a lexical query, plus a hint when a quoted string of the
+    query holds a regex escape that quotes turn into a literal (`search.query_hints`)."""
+    hint = quoted_escape_hint(query)
+    return [*result.notes, *([hint] if hint else [])]
 
 
 def working_tree_branch(repository: str, root: str, asked: str) -> str:

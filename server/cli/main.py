@@ -28,6 +28,9 @@ import click
 from ctxd.indexer.errors import CtxdError, ValidationError
 from ctxd.server.cli import render
 from ctxd.server.cli.daemon_cmd import daemon, daemon_summary, summary_text
+from ctxd.server.cli.hits_text import TextOptions
+from ctxd.server.cli.paths import display_path
+from ctxd.server.cli.styled import COLOR_CHOICES, use_color
 from ctxd.server.config import settings_from_cli
 from ctxd.server.daemon import lifecycle
 from ctxd.server.pages import MODES
@@ -257,6 +260,20 @@ def index(
               '{"id", "query"}); print one JSON object per line.')
 @click.option("--no-daemon", is_flag=True,
               help="Run in this process: neither use nor start the ctxd daemon.")
+@click.option("-C", "--context", "context", type=click.IntRange(0, 50), metavar="N",
+              help="Lines of context around each matching line (default 2).")
+@click.option("-A", "--after-context", "after", type=click.IntRange(0, 50), metavar="N",
+              help="Lines of context after each matching line.")
+@click.option("-B", "--before-context", "before", type=click.IntRange(0, 50), metavar="N",
+              help="Lines of context before each matching line.")
+@click.option("-l", "--files-with-matches", "files_only", is_flag=True,
+              help="Print only the files with results, one per line.")
+@click.option("--vimgrep", is_flag=True,
+              help="Print path:line:column:text, one line per match (as rg --vimgrep).")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Show each result's score, engines and line range.")
+@click.option("--color", type=click.Choice(COLOR_CHOICES), default="auto", show_default=True,
+              help="Colour: auto (a terminal, unless NO_COLOR is set), always, never.")
 @json_option
 @click.pass_context
 def search(
@@ -271,14 +288,26 @@ def search(
     explain: bool,
     batch: TextIO | None,
     no_daemon: bool,
+    context: int | None,
+    after: int | None,
+    before: int | None,
+    files_only: bool,
+    vimgrep: bool,
+    verbose: bool,
+    color: str,
     as_json: bool,
 ) -> None:
     """Search the index for QUERY (a question, keywords, or Zoekt syntax with --mode lexical).
 
+    Results are grouped by file; each starts with PATH:LINE and its symbol, then its
+    lines (`N:` matching, `N-` context), as ripgrep prints them. Paths are REPO/PATH, or
+    relative to the current folder when it is inside the repository.
+
     \b
     Example:
       ctxd search "how are HTTP redirects followed" --lang python --limit 5
-      ctxd search 'sym:Retry lang:python' --mode lexical
+      ctxd search 'sym:Retry lang:python' --mode lexical -C 1
+      ctxd search '/def \\w+_handler/' --mode lexical --vimgrep
     """
     if no_daemon:
         ctx.obj["no_daemon"] = True
@@ -298,12 +327,28 @@ def search(
     page = service.search(query, cursor=cursor, **options)
     if as_json:
         render.emit_json(render.search_page_json(page))
+    elif page.results:
+        opts = TextOptions(before=_first(before, context, 2), after=_first(after, context, 2),
+                           verbose=verbose)
+        output = "vimgrep" if vimgrep else "files" if files_only else "text"
+        render.search_page_text(page, display_path, opts, color=use_color(color),
+                                output=output)
     else:
-        render.emit(render.search_page_text(page))
-        if page.notes:
-            render.emit(render.notes_text(page.notes), err=True)
+        render.emit(render.no_results_text(query))
+    if page.notes and not as_json:
+        render.emit(render.notes_text(page.notes), err=True)
     if not page.results:
+        if not as_json and service.list_repos()["total"] == 0:
+            render.emit("nothing is indexed yet: run `ctxd index PATH` first.", err=True)
         sys.exit(1)
+
+
+def _first(*values: int | None) -> int:
+    """The first value given (`-A`/`-B` win over `-C`, which wins over the default)."""
+    for v in values:
+        if v is not None:
+            return v
+    return 0
 
 
 def _search_batch(service: UseCases, lines: TextIO, options: dict[str, Any]) -> None:

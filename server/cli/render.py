@@ -12,11 +12,14 @@ import json
 import re
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ctxd.indexer.errors import CtxdError
 from ctxd.search.models import Hit, References, SymbolPage
+from ctxd.server.cli.hits_text import TextOptions, file_lines, page_text, vimgrep_lines
+from ctxd.server.cli.styled import write_lines
 from ctxd.server.pages import LexicalPage, SearchPage, file_hit
 
 if TYPE_CHECKING:  # annotations only: the pipeline pulls in the chunker and tree-sitter
@@ -171,29 +174,27 @@ def search_page_json(page: SearchPage) -> dict[str, Any]:
     }
 
 
-def shown_lines(hit: Hit, n: int) -> list[tuple[int, str]]:
-    """The lines to print for a hit: its matching lines if it has any, else its first
-    non-blank lines; (line number, text) pairs."""
-    if hit.matches:
-        return [(m.line, m.text.strip()) for m in hit.matches[:n]]
-    numbered = [(hit.start_line + i, t.rstrip()) for i, t in enumerate(hit.snippet.split("\n"))]
-    return [(ln, t) for ln, t in numbered if t.strip()][:n]
+def no_results_text(query: str) -> str:
+    """`No results for `QUERY`.`: the query as typed (not as a Python literal, which
+    doubles every backslash)."""
+    return f"No results for `{safe(query)}`."
 
 
-def search_page_text(page: SearchPage, *, snippet_lines: int = 4) -> str:
-    if not page.results:
-        return f"No results for {page.query!r}."
-    out: list[str] = []
-    for n, h in enumerate(page.results, start=1 + int(page.stats.get("offset", 0))):
-        where = safe(f"{h.repository}/{h.path}:{h.start_line}-{h.end_line}")
-        sym = f"  {h.symbol}" if h.symbol else ""
-        srcs = "+".join(s.value for s in h.sources)
-        out.append(f"{n:>3}. {where}  [{h.score:.3f} {srcs}]{sym}")
-        out.extend(f"     {ln:>5}  {safe(text[:110])}"
-                   for ln, text in shown_lines(h, snippet_lines))
+def search_page_text(page: SearchPage, where: Callable[[Hit], str], opts: TextOptions, *,
+                     color: bool, output: str = "text") -> None:
+    """Print a page for people: `output` is `text` (grouped, ripgrep style), `vimgrep`
+    (`path:line:col:text`) or `files` (`-l`); `where` names a hit's file."""
+    if output == "vimgrep":
+        for line in vimgrep_lines(page.results, where):
+            emit(safe(line))
+    elif output == "files":
+        for line in file_lines(page.results, where):
+            emit(safe(line))
+    else:
+        write_lines(page_text(page.results, where, opts), color=color,
+                    clean=lambda t: _SURROGATE.sub(_text_escape, safe(t)))
     if page.next_cursor:
-        out.append(f"more: --cursor {page.next_cursor}")
-    return "\n".join(out)
+        emit(f"more results: add --cursor {page.next_cursor}", err=True)
 
 
 def notes_text(notes: list[str]) -> str:
@@ -231,7 +232,7 @@ def symbol_page_json(page: SymbolPage) -> dict[str, Any]:
 
 def symbol_page_text(page: SymbolPage) -> str:
     if not page.items:
-        return f"No symbols match {page.query!r}."
+        return f"No symbols match `{safe(page.query)}`."
     rows = []
     for i in page.items:
         inside = f" (in {i.container})" if i.container else ""
@@ -280,7 +281,7 @@ def lexical_page_json(page: LexicalPage) -> dict[str, Any]:
 
 def files_text(page: LexicalPage) -> str:
     if not page.result.files:
-        return f"No files match {page.query!r}."
+        return f"No files match `{safe(page.query)}`."
     out = [safe(f"{fm.repository}/{fm.path}") for fm in page.result.files]
     if page.next_cursor:
         out.append(f"more: --cursor {page.next_cursor}")
