@@ -531,7 +531,7 @@ def not_indexed(name: str, known: set[str]) -> IndexNotFound:
     return IndexNotFound(
         f"Repository not indexed: {name}",
         hint=f"Indexed repositories: {', '.join(sorted(known)) or 'none'}. "
-        "Run `ctxd index PATH` first (`list_repos` / `ctxd repos` lists them).",
+        "Run `ctxd index PATH` first (`list_repos` lists them).",
         details={"field": "repository", "value": name},
     )
 
@@ -573,7 +573,8 @@ def line_range(
     so the whole file's `content` is the file's text.
 
     Raises:
-        ValidationError: start < 1 or end < start.
+        ValidationError: start < 1, end < start, or a start past the last line (line 1
+            of an empty file is its empty content).
     """
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     final_newline = text.endswith("\n")
@@ -586,6 +587,12 @@ def line_range(
         raise ValidationError(
             f"invalid line range {a}:{b}",
             hint=f"Lines are 1-based and inclusive; this file has {total} lines.",
+            details={"field": "start_line", "start_line": a, "end_line": b, "total_lines": total},
+        )
+    if a > max(total, 1):
+        raise ValidationError(
+            f"line range {a}:{b} starts past the end of {path}, which has {total} lines",
+            hint=f"Ask for lines 1 to {total}." if total else "The file is empty.",
             details={"field": "start_line", "start_line": a, "end_line": b, "total_lines": total},
         )
     b = min(b, total)

@@ -123,7 +123,10 @@ def usage_error(exc: click.UsageError) -> ValidationError:
 
 def _fail(ctx: click.Context, err: CtxdError) -> None:
     if ctx.meta.get("json"):
-        render.emit_json(err.to_dict())
+        body = err.to_dict()
+        if body.get("hint"):
+            body["hint"] = render.cli_hint(body["hint"])
+        render.emit_json(body)
     else:
         render.emit(render.error_text(err), err=True)
     sys.exit(err.exit_code)
@@ -527,27 +530,20 @@ def files(ctx: click.Context, pattern: str, repos: tuple[str, ...], limit: int,
 @main.command()
 @click.argument("repo")
 @click.argument("path")
-@click.option("--lines", metavar="A:B", help="Only lines A to B (1-based, inclusive).")
+@click.option("--lines", metavar="RANGE", help="Only these lines (1-based, inclusive): A:B, "
+              "A: (A to the end), :B (the start to B) or N (line N alone).")
 @json_option
 @click.pass_context
 def cat(ctx: click.Context, repo: str, path: str, lines: str | None, as_json: bool) -> None:
     """Print a file of an indexed repository (read from disk, inside the repository root).
 
+    A range that starts past the end of the file is an error that names its length.
+
     \b
     Example:
       ctxd cat myrepo src/app.py --lines 10:40
     """
-    start = end = None
-    if lines:
-        a, _, b = lines.partition(":")
-        try:
-            start, end = (int(a) if a else None), (int(b) if b else None)
-        except ValueError:
-            raise ValidationError(
-                f"--lines must look like A:B, got {lines!r}",
-                hint="Use 1-based inclusive line numbers, e.g. --lines 10:40.",
-                details={"field": "lines", "value": lines},
-            ) from None
+    start, end = parse_lines(lines) if lines else (None, None)
     fc = _service(ctx).file_content(repo, path, start_line=start, end_line=end)
     if as_json:
         render.emit_json({"repository": fc.repository, "path": fc.path, "language": fc.language,
@@ -556,6 +552,28 @@ def cat(ctx: click.Context, repo: str, path: str, lines: str | None, as_json: bo
                           "content": fc.content})
     else:  # print() ends the line: the file's own final newline is not doubled
         render.emit(fc.content.removesuffix("\n"))
+
+
+def parse_lines(lines: str) -> tuple[int | None, int | None]:
+    """`--lines`: `A:B`, `A:`, `:B` or `N` (line N alone) -> (start, end).
+
+    Raises:
+        ValidationError: anything else.
+    """
+    a, colon, b = lines.partition(":")
+    try:
+        start, end = (int(a) if a else None), (int(b) if b else None)
+    except ValueError:
+        start = end = None
+        colon = ""
+    if not colon and start is None:
+        raise ValidationError(
+            f"--lines must look like A:B, A:, :B or N, got {lines!r}",
+            hint="Use 1-based inclusive line numbers, e.g. --lines 10:40 (or --lines 10 for "
+            "line 10 alone).",
+            details={"field": "lines", "value": lines},
+        )
+    return (start, end if colon else start)
 
 
 main.add_command(daemon)

@@ -106,6 +106,15 @@ def index_stats_text(stats: IndexStats) -> str:
     return "\n".join(lines)
 
 
+def eta_text(left: int, rate: float) -> str:
+    """`, ETA 1m05s` for `left` items at `rate` per second; empty before a rate is known
+    or when nothing is left."""
+    if left <= 0 or rate <= 0:
+        return ""
+    seconds = round(left / rate)
+    return f", ETA {seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f", ETA {seconds}s"
+
+
 class ProgressBar:
     """A one-line progress bar on a terminal's stderr; silent when not a terminal."""
 
@@ -130,7 +139,7 @@ class ProgressBar:
             rate = p.done / max(now - self._started, 1e-6)
             self.stream.write(
                 f"\r\033[K{p.phase:6} [{'#' * filled}{'.' * (width - filled)}] "
-                f"{p.done}/{p.total} ({rate:.0f}/s)"
+                f"{p.done}/{p.total} ({rate:.0f}/s{eta_text(p.total - p.done, rate)})"
             )
         else:
             self.stream.write(f"\r\033[K{p.phase:6} {p.done} files  {p.message[-50:]}")
@@ -205,10 +214,29 @@ def notes_text(notes: list[str]) -> str:
 # -- errors -----------------------------------------------------------------------------
 
 
+CLI_NAMES = {
+    "search_files": "ctxd files", "list_repos": "ctxd repos", "index_repository": "ctxd index",
+    "index_status": "ctxd status", "get_file_content": "ctxd cat",
+    "semantic_search": "ctxd search", "search_symbols": "ctxd symbols",
+    "find_references": "ctxd refs", "include_patterns": "--include",
+    "exclude_patterns": "--exclude",
+}
+"""The MCP tools and arguments that the service's hints name -> the CLI's commands and
+flags, so that every hint the CLI prints names something the CLI has."""
+
+_TOOL_NAME = re.compile(r"`(" + "|".join(CLI_NAMES) + r")`")
+
+
+def cli_hint(hint: str) -> str:
+    """`hint` with the MCP tool and argument names it quotes turned into CLI commands and
+    flags (`search_files` -> `ctxd files`)."""
+    return _TOOL_NAME.sub(lambda m: f"`{CLI_NAMES[m.group(1)]}`", hint)
+
+
 def error_text(err: CtxdError) -> str:
     text = f"error: {err.code}: {err.message}"
     if err.hint:
-        text += f"\nhint: {err.hint}"
+        text += f"\nhint: {cli_hint(err.hint)}"
     return text
 
 
