@@ -549,9 +549,14 @@ def test_no_daemon_and_autostart_false_keep_a_semantic_search_in_process(indexed
     r = ctxd("search", "exponential backoff", autostart=False)
     assert r.returncode == 0 and "net/retry.py" in r.stdout
     assert lifecycle.probe(paths) is None
+    assert "starting the ctxd daemon" not in r.stderr
     r = ctxd("search", "exponential backoff", autostart=True)
     assert r.returncode == 0 and "net/retry.py" in r.stdout
     assert lifecycle.probe(paths) is not None  # and by default it starts one
+    # ... and says so, since it is the wait a search cannot explain (issue 17)
+    assert "note: starting the ctxd daemon (loading the model, ~4 s)..." in r.stderr
+    r = ctxd("search", "exponential backoff", autostart=True)
+    assert r.returncode == 0 and "starting the ctxd daemon" not in r.stderr
 
 
 @pytest.mark.model
