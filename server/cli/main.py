@@ -327,6 +327,11 @@ def search(
     if explain:
         render.emit(service.explain(query, mode))
         return
+    if (mode in ("hybrid", "semantic") and not getattr(service, "model_loaded", True)
+            and sys.stderr.isatty()):
+        # In this process (no daemon): the model loads now, once.
+        render.emit("loading the model (~4 s; `ctxd daemon start` keeps it warm)...",
+                    err=True)
     page = service.search(query, cursor=cursor, **options)
     if as_json:
         render.emit_json(render.search_page_json(page))

@@ -95,6 +95,13 @@ def through_pty(*args: str, **env: str) -> str:
     proc = subprocess.Popen(ctxd_argv(*args), stdout=slave, stderr=subprocess.DEVNULL,
                             env={**os.environ, **env})
     os.close(slave)
+    out = read_terminal(master)
+    assert proc.wait(timeout=60) == 0
+    return out
+
+
+def read_terminal(master: int) -> str:
+    """Everything written to a pseudo-terminal until its child closes it."""
     chunks = []
     while True:
         try:
@@ -105,7 +112,6 @@ def through_pty(*args: str, **env: str) -> str:
             break
         chunks.append(data)
     os.close(master)
-    assert proc.wait(timeout=60) == 0
     return b"".join(chunks).decode().replace("\r\n", "\n")
 
 
@@ -253,3 +259,16 @@ def test_hints_name_cli_commands(demo: RepoBuilder):
 def test_eta_text():
     assert eta_text(0, 5.0) == "" and eta_text(10, 0.0) == ""
     assert eta_text(10, 5.0) == ", ETA 2s" and eta_text(650, 5.0) == ", ETA 2m10s"
+
+
+def test_an_in_process_semantic_search_says_it_loads_the_model_on_a_terminal(
+        isolated_env: Path):
+    args = ("--no-daemon", "search", "anything", "--mode", "semantic")
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(ctxd_argv(*args), stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    said = read_terminal(master)
+    assert proc.wait(timeout=60) == 1
+    assert "loading the model (~4 s; `ctxd daemon start` keeps it warm)..." in said
+    piped = subprocess.run(ctxd_argv(*args), capture_output=True, text=True, check=False)
+    assert "loading the model" not in piped.stderr  # a script's stderr stays quiet
