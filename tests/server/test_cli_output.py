@@ -17,17 +17,15 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from ctxd.search.keyword import keyword_search
-from ctxd.server.cli.main import main
 from ctxd.server.cli.render import eta_text
 from ctxd.server.config import load_settings
 from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder, RepoBuilder
+from tests.server.test_cli_hardening import run
 
 GOLDEN = Path(__file__).parent / "golden"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -61,10 +59,6 @@ def long_function() -> str:
     second = [f"    final_{i} = step_{i} - {i} * offset_marker" for i in range(30)]
     return "\n".join(["def long_handler(request, offset_marker):", *first, "",
                       *second, "    return final_0", ""])
-
-
-def run(*args: str) -> Any:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 @pytest.fixture
