@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from ctxd.search.models import Hit
 
 Segment = tuple[str, str]
-"""(text, style name); style "" is plain. Names: path, line, match, context, symbol,
-separator, meta."""
+"""(text, style name); style "" is plain. Names: heading, path, line, match, context,
+symbol, separator, meta (`server/cli/styled.py` maps them to colours)."""
 StyledLine = list[Segment]
 
 MAX_COLUMNS = 240

@@ -310,7 +310,7 @@ def search(
     Example:
       ctxd search "how are HTTP redirects followed" --lang python --limit 5
       ctxd search 'sym:Retry lang:python' --mode lexical -C 1
-      ctxd search '/def \\w+_handler/' --mode lexical --vimgrep
+      ctxd search 'def\\s\\w+_handler' --mode lexical --vimgrep
     """
     if no_daemon:
         ctx.obj["no_daemon"] = True

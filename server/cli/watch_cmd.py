@@ -4,9 +4,11 @@
 (`main.add_command(watch)`); `run_watch(service, paths, stop=...)` is its body, usable
 without click or signals (tests). Repositories given as PATHs that are not indexed yet
 are indexed first; with no PATH every indexed repository is watched, and repositories
-indexed later are picked up. Each applied batch is shown as it happens (one line, or
-one JSON object per line with `--json`). SIGINT/SIGTERM stop it after the file being
-written; the exit code is 0.
+indexed later are picked up. Each applied batch, and each round of embedding that
+follows, is shown as it happens (one line, or one JSON object per line with `--json`).
+SIGINT/SIGTERM stop it within `STOP_GRACE_S`: a step still running then (an embedding
+that loads the model) is abandoned, its transaction rolled back by SQLite and redone by
+the next run; the exit code is 0.
 
 Calls `Service` and `server/watch/watcher.py` (`Watcher`; its `BatchResult` from
 `server/watch/batch.py`, `describe` from `server/watch/status.py`); prints through
@@ -177,8 +179,9 @@ def watch(
 ) -> None:
     """Keep the index of PATH... (default: every indexed repository) fresh as files change.
 
-    Runs in the foreground and shows each update as it happens; Ctrl-C stops it after
-    the file being written. A second `ctxd watch` on the same index waits in standby.
+    Runs in the foreground and shows each update as it happens; Ctrl-C stops it at once
+    (an update in progress is redone on the next run). A second `ctxd watch` on the same
+    index waits in standby.
 
     \b
     Example:
