@@ -101,8 +101,10 @@ class SearchCases(HybridCases):
         repositories: list[str] | None = None,
         path_glob: str | None = None,
         language: str | None = None,
+        context_lines: int | None = None,
     ) -> SearchPage:
-        """Ranked hits for `query` in the given mode, one page at a time.
+        """Ranked hits for `query` in the given mode, one page at a time; a lexical hit
+        carries `context_lines` lines around its matches (default `search.context_lines`).
 
         Raises:
             ValidationError: empty query, bad mode or limit.
@@ -124,6 +126,11 @@ class SearchCases(HybridCases):
                 details={"field": "mode", "value": mode, "allowed": list(MODES)},
             )
         limit = limit or self.settings.search.default_limit
+        if context_lines is not None and not 0 <= context_lines <= 10:
+            raise ValidationError(
+                f"context_lines must be between 0 and 10, got {context_lines}",
+                details={"field": "context_lines", "value": context_lines, "min": 0, "max": 10},
+            )
         if not 1 <= limit <= 100:
             raise ValidationError(
                 f"limit must be between 1 and 100, got {limit}",
@@ -144,7 +151,8 @@ class SearchCases(HybridCases):
         store = self.store()
         self._check_repositories(store, filters.repositories)
         notes: list[str] = []
-        hits = self._ranked(store, query, mode, filters, offset, limit + 1, notes)
+        context = self.settings.search.context_lines if context_lines is None else context_lines
+        hits = self._ranked(store, query, mode, filters, offset, limit + 1, notes, context)
         more = len(hits) > limit
         hits = hits[:limit]
         if mode in ("hybrid", "semantic"):
@@ -161,12 +169,12 @@ class SearchCases(HybridCases):
 
     def _ranked(
         self, store: Store, query: str, mode: str, filters: SearchFilters, offset: int, n: int,
-        notes: list[str],
+        notes: list[str], context_lines: int,
     ) -> list[Hit]:
         """`n` hits from `offset` on, in the given mode; the engines' notes (a bounded scan,
         a cut) are appended to `notes`."""
         if mode == "lexical":  # one hit per file: nothing to merge
-            return self._lexical_hits(query, filters, offset, n, notes)
+            return self._lexical_hits(query, filters, offset, n, notes, context_lines)
         # One result per definition (`search.merge`): rank from the top with room for
         # merges, then cut the page, so pages agree with each other.
         if mode == "keyword":
@@ -186,13 +194,14 @@ class SearchCases(HybridCases):
         return add_line_matches(store, query, ranked[offset : offset + n])
 
     def _lexical_hits(
-        self, query: str, filters: SearchFilters, offset: int, n: int, notes: list[str]
+        self, query: str, filters: SearchFilters, offset: int, n: int, notes: list[str],
+        context_lines: int,
     ) -> list[Hit]:
-        """Zoekt-syntax results as hits (one per file: its matching line span); the
-        engine's notes go to `notes`."""
+        """Zoekt-syntax results as hits (one per file: its matching lines and their
+        context); the engine's notes go to `notes`."""
         scope = scoped_query(query, filters.repositories, filters.language)
         result = self._lexical_search(scope, offset=offset, max_files=n,
-                                      context_lines=self.settings.search.context_lines)
+                                      context_lines=context_lines)
         notes.extend(lexical_notes(query, result))
         if result.partial and not result.notes:
             notes.append("partial results: the lexical engine stopped early (time or match "

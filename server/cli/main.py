@@ -263,11 +263,12 @@ def index(
               '{"id", "query"}); print one JSON object per line.')
 @click.option("--no-daemon", is_flag=True,
               help="Run in this process: neither use nor start the ctxd daemon.")
-@click.option("-C", "--context", "context", type=click.IntRange(0, 50), metavar="N",
-              help="Lines of context around each matching line (default 2).")
-@click.option("-A", "--after-context", "after", type=click.IntRange(0, 50), metavar="N",
+@click.option("-C", "--context", "context", type=click.IntRange(0, 10), metavar="N",
+              help="Lines of context around each matching line (default 2, at most 10; "
+              "a checkpoint's context ends with the checkpoint).")
+@click.option("-A", "--after-context", "after", type=click.IntRange(0, 10), metavar="N",
               help="Lines of context after each matching line.")
-@click.option("-B", "--before-context", "before", type=click.IntRange(0, 50), metavar="N",
+@click.option("-B", "--before-context", "before", type=click.IntRange(0, 10), metavar="N",
               help="Lines of context before each matching line.")
 @click.option("-l", "--files-with-matches", "files_only", is_flag=True,
               help="Print only the files with results, one per line.")
@@ -332,12 +333,14 @@ def search(
         # In this process (no daemon): the model loads now, once.
         render.emit("loading the model (~4 s; `ctxd daemon start` keeps it warm)...",
                     err=True)
-    page = service.search(query, cursor=cursor, **options)
+    before, after = _first(before, context, 2), _first(after, context, 2)
+    # Lexical hits come with their context lines; the others carry their checkpoint.
+    lexical_context = min(max(before, after), 10) if mode == "lexical" else None
+    page = service.search(query, cursor=cursor, context_lines=lexical_context, **options)
     if as_json:
         render.emit_json(render.search_page_json(page))
     elif page.results:
-        opts = TextOptions(before=_first(before, context, 2), after=_first(after, context, 2),
-                           verbose=verbose)
+        opts = TextOptions(before=before, after=after, verbose=verbose)
         output = "vimgrep" if vimgrep else "files" if files_only else "text"
         render.search_page_text(page, display_path, opts, color=use_color(color),
                                 output=output)

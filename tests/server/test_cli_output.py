@@ -139,6 +139,9 @@ def test_context_flags_are_honoured(demo: RepoBuilder):
                        '10-        return f"hello {name}"']
     after = run("search", "ValueError", "--mode", "lexical", "-B", "0", "-A", "1").stdout
     assert after.splitlines()[2:] == [one[3], one[4]]
+    # more than the engine's default context (search.context_lines = 3) is asked of it
+    wide = run("search", "ValueError", "--mode", "lexical", "-C", "5").stdout.splitlines()
+    assert [ln.split(":")[0].split("-")[0] for ln in wide[2:]] == [str(n) for n in range(4, 15)]
 
 
 def test_vimgrep_lines_parse_and_point_at_the_match(demo: RepoBuilder):
@@ -266,3 +269,11 @@ def test_an_in_process_semantic_search_says_it_loads_the_model_on_a_terminal(
     assert "loading the model (~4 s; `ctxd daemon start` keeps it warm)..." in said
     piped = subprocess.run(ctxd_argv(*args), capture_output=True, text=True, check=False)
     assert "loading the model" not in piped.stderr  # a script's stderr stays quiet
+
+
+def test_search_context_lines_is_validated(service: Service):
+    from ctxd.indexer.errors import ValidationError
+
+    with pytest.raises(ValidationError) as err:
+        service.search("x", mode="lexical", context_lines=11)
+    assert err.value.details["field"] == "context_lines"
