@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -92,6 +93,9 @@ class CtxdGroup(click.Group):
         except KeyboardInterrupt:
             render.emit("interrupted", err=True)
             sys.exit(130)
+        except BrokenPipeError:  # `ctxd search ... | head`: the reader has what it wanted
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(0)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
         except Exception as exc:

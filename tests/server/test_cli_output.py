@@ -277,3 +277,15 @@ def test_search_context_lines_is_validated(service: Service):
     with pytest.raises(ValidationError) as err:
         service.search("x", mode="lexical", context_lines=11)
     assert err.value.details["field"] == "context_lines"
+
+
+def test_a_closed_pipe_ends_quietly(demo: RepoBuilder):
+    """`ctxd search ... | head -1`: the reader leaves; no error, no traceback (as rg)."""
+    proc = subprocess.Popen(ctxd_argv("search", "greet", "--mode", "lexical"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # before it writes: its first write meets a closed pipe
+    err = proc.stderr.read()
+    proc.stderr.close()
+    assert proc.wait(timeout=60) == 0, err
+    assert err == ""
