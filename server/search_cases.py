@@ -25,6 +25,7 @@ from ctxd.indexer.models import Skipped, SkipReason
 from ctxd.indexer.servable import name_verdict, read_servable, stored_walk_options
 from ctxd.indexer.store import Store
 from ctxd.search.cursor import decode_cursor, encode_cursor
+from ctxd.search.enclosing import with_enclosing_symbols
 from ctxd.search.hybrid import (
     asks_how_to,
     is_identifier_query,
@@ -208,7 +209,8 @@ class SearchCases(HybridCases):
                          "limits); narrow the query for complete results")
         path_ok = filters.path_matcher()
         source = MatchSource.ZOEKT if self.settings.search.zoekt_url else MatchSource.LEXICAL
-        return [file_hit(fm, source) for fm in result.files if path_ok(fm.path)]
+        return with_enclosing_symbols(
+            self.store(), [file_hit(fm, source) for fm in result.files if path_ok(fm.path)])
 
 
     # -- lexical (Zoekt syntax) ----------------------------------------------------------

@@ -123,15 +123,16 @@ def test_text_keeps_indentation_groups_by_file_and_hides_scores(demo: RepoBuilde
     lines = out.splitlines()
     assert "7:    def greet(self, name):" in lines  # indentation kept
     assert "repo/pkg/app.py" in lines and "repo/pkg/util.py" in lines  # file headings
-    assert "repo/pkg/util.py:1" in lines  # path:line on each hit
+    assert "repo/pkg/util.py:1  error_handler" in lines  # path:line and symbol on each hit
     assert "score" not in out and "lexical" not in out
     verbose = run("search", "greet", "--mode", "lexical", "-v").stdout
-    assert re.search(r"repo/pkg/app\.py:4  \[lines \d+-\d+, score [\d.]+, lexical\]", verbose)
+    assert re.search(r"repo/pkg/app\.py:4  Greeter  \[lines \d+-\d+, score [\d.]+, lexical\]",
+                     verbose)
 
 
 def test_context_flags_are_honoured(demo: RepoBuilder):
     none = run("search", "ValueError", "--mode", "lexical", "-C", "0").stdout.splitlines()
-    assert none == ["repo/pkg/app.py", "repo/pkg/app.py:9",
+    assert none == ["repo/pkg/app.py", "repo/pkg/app.py:9  Greeter.greet",
                     '9:            raise ValueError("name must not be empty")']
     one = run("search", "ValueError", "--mode", "lexical", "-C", "1").stdout.splitlines()
     assert one[2:] == ["8-        if not name:",
