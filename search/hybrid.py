@@ -22,8 +22,9 @@ Everything here is pure (hits in, hits out); nothing touches the store or the mo
    query asks for tests, changelogs unless it asks about releases; prose files (`.md`, `.rst`, ...)
    are demoted for "where in the code" questions and promoted for a user's how-to
    questions ("how do I ...", "can I ...").
-5. Overlapping or touching hits of one file are merged (`merge_overlaps`); the merged hit
-   keeps its best part's score and the union of `sources`.
+5. Overlapping or touching hits of one file, and adjacent checkpoints of one definition,
+   are merged (`search.merge.merge_overlaps`); the merged hit keeps its best part's score
+   and the union of `sources`.
 6. **File summaries** (`add_summaries`, the `summary` leg: one similarity per candidate
    file, of the query to the file's embedded summary, `indexer.summary`): each hit
    gains `summary_weight` times its file's similarity relative to the best file's.
@@ -39,6 +40,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from ctxd.search.merge import merge_overlaps
 from ctxd.search.models import Hit, LineMatch, MatchSource
 
 _Key = tuple[str, str, int, int]
@@ -462,42 +464,3 @@ def add_summaries(hits: Sequence[Hit], summaries: Sequence[Hit], weight: float) 
     norm = file_norms(summaries)
     return [replace(h, score=h.score + weight * norm.get((h.repository, h.path), 0.0))
             for h in hits]
-
-
-def merge_overlaps(hits: Sequence[Hit]) -> list[Hit]:
-    """Merge hits of the same file whose line ranges overlap or touch."""
-    by_file: dict[tuple[str, str], list[Hit]] = {}
-    for h in hits:
-        by_file.setdefault((h.repository, h.path), []).append(h)
-    out: list[Hit] = []
-    for group in by_file.values():
-        group.sort(key=lambda h: (h.start_line, h.end_line))
-        current = group[0]
-        for h in group[1:]:
-            if h.start_line <= current.end_line + 1:
-                current = _merge(current, h)
-            else:
-                out.append(current)
-                current = h
-        out.append(current)
-    return out
-
-
-def _merge(a: Hit, b: Hit) -> Hit:
-    best = a if a.score >= b.score else b
-    start, end = min(a.start_line, b.start_line), max(a.end_line, b.end_line)
-    snippet = best.snippet
-    if a.snippet and b.snippet and a.end_line < b.end_line and b.start_line > a.start_line:
-        overlap = a.end_line - b.start_line + 1
-        tail = b.snippet.split("\n")[max(overlap, 0):]
-        snippet = "\n".join([*a.snippet.split("\n"), *tail])
-    return replace(
-        best,
-        start_line=start,
-        end_line=end,
-        score=max(a.score, b.score),
-        sources=_ordered(set(a.sources) | set(b.sources)),
-        snippet=snippet,
-        matches=tuple(sorted({*a.matches, *b.matches}, key=lambda m: m.line)),
-        symbol=best.symbol,
-    )

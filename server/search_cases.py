@@ -25,6 +25,7 @@ from ctxd.indexer.models import Skipped, SkipReason
 from ctxd.indexer.servable import name_verdict, read_servable, stored_walk_options
 from ctxd.indexer.store import Store
 from ctxd.search.cursor import decode_cursor, encode_cursor
+from ctxd.search.enclosing import with_enclosing_symbols
 from ctxd.search.hybrid import (
     asks_how_to,
     is_identifier_query,
@@ -40,6 +41,7 @@ from ctxd.search.keyword import (
 )
 from ctxd.search.lexical import EmbeddedLexical
 from ctxd.search.limits import check_query_length
+from ctxd.search.merge import merge_ranked
 from ctxd.search.models import (
     FileContent,
     Hit,
@@ -50,6 +52,7 @@ from ctxd.search.models import (
     SymbolItem,
     SymbolPage,
 )
+from ctxd.search.query_hints import quoted_escape_hint
 from ctxd.search.references import find_references
 from ctxd.search.semantic import SearchFilters, VectorMatrix, semantic_search
 from ctxd.search.symbols import (
@@ -99,8 +102,10 @@ class SearchCases(HybridCases):
         repositories: list[str] | None = None,
         path_glob: str | None = None,
         language: str | None = None,
+        context_lines: int | None = None,
     ) -> SearchPage:
-        """Ranked hits for `query` in the given mode, one page at a time.
+        """Ranked hits for `query` in the given mode, one page at a time; a lexical hit
+        carries `context_lines` lines around its matches (default `search.context_lines`).
 
         Raises:
             ValidationError: empty query, bad mode or limit.
@@ -122,6 +127,11 @@ class SearchCases(HybridCases):
                 details={"field": "mode", "value": mode, "allowed": list(MODES)},
             )
         limit = limit or self.settings.search.default_limit
+        if context_lines is not None and not 0 <= context_lines <= 10:
+            raise ValidationError(
+                f"context_lines must be between 0 and 10, got {context_lines}",
+                details={"field": "context_lines", "value": context_lines, "min": 0, "max": 10},
+            )
         if not 1 <= limit <= 100:
             raise ValidationError(
                 f"limit must be between 1 and 100, got {limit}",
@@ -142,7 +152,8 @@ class SearchCases(HybridCases):
         store = self.store()
         self._check_repositories(store, filters.repositories)
         notes: list[str] = []
-        hits = self._ranked(store, query, mode, filters, offset, limit + 1, notes)
+        context = self.settings.search.context_lines if context_lines is None else context_lines
+        hits = self._ranked(store, query, mode, filters, offset, limit + 1, notes, context)
         more = len(hits) > limit
         hits = hits[:limit]
         if mode in ("hybrid", "semantic"):
@@ -159,18 +170,22 @@ class SearchCases(HybridCases):
 
     def _ranked(
         self, store: Store, query: str, mode: str, filters: SearchFilters, offset: int, n: int,
-        notes: list[str],
+        notes: list[str], context_lines: int,
     ) -> list[Hit]:
         """`n` hits from `offset` on, in the given mode; the engines' notes (a bounded scan,
         a cut) are appended to `notes`."""
+        if mode == "lexical":  # one hit per file: nothing to merge
+            return self._lexical_hits(query, filters, offset, n, notes, context_lines)
+        # One result per definition (`search.merge`): rank from the top with room for
+        # merges, then cut the page, so pages agree with each other.
         if mode == "keyword":
-            return keyword_search(store, query, filters=filters, limit=n, offset=offset)
-        if mode == "lexical":
-            return self._lexical_hits(query, filters, offset, n, notes)
+            hits = keyword_search(store, query, filters=filters, limit=offset + 2 * n)
+            return merge_ranked(hits)[offset : offset + n]
         store.check_model(self.embedder.name)
         if mode == "semantic":
-            return semantic_search(store, self.embedder, query, filters=filters, limit=n,
-                                   offset=offset, matrix=self.matrix)
+            hits = semantic_search(store, self.embedder, query, filters=filters,
+                                   limit=offset + 2 * n, matrix=self.matrix)
+            return merge_ranked(hits)[offset : offset + n]
         depth = max(HYBRID_DEPTH, offset + n)
         legs, _ms, leg_notes = self.hybrid_legs(query, depth=depth, filters=filters,
                                                 store=store)
@@ -181,20 +196,22 @@ class SearchCases(HybridCases):
         return add_line_matches(store, query, ranked[offset : offset + n])
 
     def _lexical_hits(
-        self, query: str, filters: SearchFilters, offset: int, n: int, notes: list[str]
+        self, query: str, filters: SearchFilters, offset: int, n: int, notes: list[str],
+        context_lines: int,
     ) -> list[Hit]:
-        """Zoekt-syntax results as hits (one per file: its matching line span); the
-        engine's notes go to `notes`."""
+        """Zoekt-syntax results as hits (one per file: its matching lines and their
+        context); the engine's notes go to `notes`."""
         scope = scoped_query(query, filters.repositories, filters.language)
         result = self._lexical_search(scope, offset=offset, max_files=n,
-                                      context_lines=self.settings.search.context_lines)
-        notes.extend(result.notes)
+                                      context_lines=context_lines)
+        notes.extend(lexical_notes(query, result))
         if result.partial and not result.notes:
             notes.append("partial results: the lexical engine stopped early (time or match "
                          "limits); narrow the query for complete results")
         path_ok = filters.path_matcher()
         source = MatchSource.ZOEKT if self.settings.search.zoekt_url else MatchSource.LEXICAL
-        return [file_hit(fm, source) for fm in result.files if path_ok(fm.path)]
+        return with_enclosing_symbols(
+            self.store(), [file_hit(fm, source) for fm in result.files if path_ok(fm.path)])
 
 
     # -- lexical (Zoekt syntax) ----------------------------------------------------------
@@ -287,6 +304,7 @@ class SearchCases(HybridCases):
             offset, limit = decode_cursor(cursor, params)
         result = self._lexical_search(query, offset=offset, max_files=limit,
                                       context_lines=context_lines)
+        result = replace(result, notes=tuple(lexical_notes(query, result)))
         end = offset + len(result.files)
         # A short page is the last one reachable (e.g. Zoekt's match limit cut the rest;
         # the result's notes say so).
@@ -494,6 +512,13 @@ def reject_nul(query: str) -> None:
         )
 
 
+def lexical_notes(query: str, result: LexicalResult) -> list[str]:
+    """The engine's notes on a lexical query, plus a hint when a quoted string of the
+    query holds a regex escape that quotes turn into a literal (`search.query_hints`)."""
+    hint = quoted_escape_hint(query)
+    return [*result.notes, *([hint] if hint else [])]
+
+
 def working_tree_branch(repository: str, root: str, asked: str) -> str:
     """The branch a local repository's `file_content` serves: the one checked out in its
     working tree (`HEAD` outside git). `asked` must be `HEAD`, that branch or (a prefix of
@@ -523,7 +548,7 @@ def not_indexed(name: str, known: set[str]) -> IndexNotFound:
     return IndexNotFound(
         f"Repository not indexed: {name}",
         hint=f"Indexed repositories: {', '.join(sorted(known)) or 'none'}. "
-        "Run `ctxd index PATH` first (`list_repos` / `ctxd repos` lists them).",
+        "Run `ctxd index PATH` first (`list_repos` lists them).",
         details={"field": "repository", "value": name},
     )
 
@@ -565,7 +590,8 @@ def line_range(
     so the whole file's `content` is the file's text.
 
     Raises:
-        ValidationError: start < 1 or end < start.
+        ValidationError: start < 1, end < start, or a start past the last line (line 1
+            of an empty file is its empty content).
     """
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     final_newline = text.endswith("\n")
@@ -578,6 +604,12 @@ def line_range(
         raise ValidationError(
             f"invalid line range {a}:{b}",
             hint=f"Lines are 1-based and inclusive; this file has {total} lines.",
+            details={"field": "start_line", "start_line": a, "end_line": b, "total_lines": total},
+        )
+    if a > max(total, 1):
+        raise ValidationError(
+            f"line range {a}:{b} starts past the end of {path}, which has {total} lines",
+            hint=f"Ask for lines 1 to {total}." if total else "The file is empty.",
             details={"field": "start_line", "start_line": a, "end_line": b, "total_lines": total},
         )
     b = min(b, total)

@@ -51,6 +51,7 @@ class UseCases(Protocol):
         repositories: list[str] | None = None,
         path_glob: str | None = None,
         language: str | None = None,
+        context_lines: int | None = None,
     ) -> SearchPage: ...
 
     def explain(self, query: str, mode: str) -> str: ...

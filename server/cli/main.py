@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +29,9 @@ import click
 from ctxd.indexer.errors import CtxdError, ValidationError
 from ctxd.server.cli import render
 from ctxd.server.cli.daemon_cmd import daemon, daemon_summary, summary_text
+from ctxd.server.cli.hits_text import TextOptions
+from ctxd.server.cli.paths import display_path
+from ctxd.server.cli.styled import COLOR_CHOICES, use_color
 from ctxd.server.config import settings_from_cli
 from ctxd.server.daemon import lifecycle
 from ctxd.server.pages import MODES
@@ -89,6 +93,9 @@ class CtxdGroup(click.Group):
         except KeyboardInterrupt:
             render.emit("interrupted", err=True)
             sys.exit(130)
+        except BrokenPipeError:  # `ctxd search ... | head`: the reader has what it wanted
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(0)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
         except Exception as exc:
@@ -120,7 +127,10 @@ def usage_error(exc: click.UsageError) -> ValidationError:
 
 def _fail(ctx: click.Context, err: CtxdError) -> None:
     if ctx.meta.get("json"):
-        render.emit_json(err.to_dict())
+        body = err.to_dict()
+        if body.get("hint"):
+            body["hint"] = render.cli_hint(body["hint"])
+        render.emit_json(body)
     else:
         render.emit(render.error_text(err), err=True)
     sys.exit(err.exit_code)
@@ -265,6 +275,21 @@ def index(
               '{"id", "query"}); print one JSON object per line.')
 @click.option("--no-daemon", is_flag=True,
               help="Run in this process: neither use nor start the ctxd daemon.")
+@click.option("-C", "--context", "context", type=click.IntRange(0, 10), metavar="N",
+              help="Lines of context around each matching line (default 2, at most 10; "
+              "a checkpoint's context ends with the checkpoint).")
+@click.option("-A", "--after-context", "after", type=click.IntRange(0, 10), metavar="N",
+              help="Lines of context after each matching line.")
+@click.option("-B", "--before-context", "before", type=click.IntRange(0, 10), metavar="N",
+              help="Lines of context before each matching line.")
+@click.option("-l", "--files-with-matches", "files_only", is_flag=True,
+              help="Print only the files with results, one per line.")
+@click.option("--vimgrep", is_flag=True,
+              help="Print path:line:column:text, one line per match (as rg --vimgrep).")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Show each result's score, engines and line range.")
+@click.option("--color", type=click.Choice(COLOR_CHOICES), default="auto", show_default=True,
+              help="Colour: auto (a terminal, unless NO_COLOR is set), always, never.")
 @json_option
 @click.pass_context
 def search(
@@ -279,14 +304,26 @@ def search(
     explain: bool,
     batch: TextIO | None,
     no_daemon: bool,
+    context: int | None,
+    after: int | None,
+    before: int | None,
+    files_only: bool,
+    vimgrep: bool,
+    verbose: bool,
+    color: str,
     as_json: bool,
 ) -> None:
     """Search the index for QUERY (a question, keywords, or Zoekt syntax with --mode lexical).
 
+    Results are grouped by file; each starts with PATH:LINE and its symbol, then its
+    lines (`N:` matching, `N-` context), as ripgrep prints them. Paths are REPO/PATH, or
+    relative to the current folder when it is inside the repository.
+
     \b
     Example:
       ctxd search "how are HTTP redirects followed" --lang python --limit 5
-      ctxd search 'sym:Retry lang:python' --mode lexical
+      ctxd search 'sym:Retry lang:python' --mode lexical -C 1
+      ctxd search 'def\\s\\w+_handler' --mode lexical --vimgrep
     """
     if no_daemon:
         ctx.obj["no_daemon"] = True
@@ -303,15 +340,38 @@ def search(
     if explain:
         render.emit(service.explain(query, mode))
         return
-    page = service.search(query, cursor=cursor, **options)
+    if (mode in ("hybrid", "semantic") and not getattr(service, "model_loaded", True)
+            and sys.stderr.isatty()):
+        # In this process (no daemon): the model loads now, once.
+        render.emit("loading the model (~4 s; `ctxd daemon start` keeps it warm)...",
+                    err=True)
+    before, after = _first(before, context, 2), _first(after, context, 2)
+    # Lexical hits come with their context lines; the others carry their checkpoint.
+    lexical_context = min(max(before, after), 10) if mode == "lexical" else None
+    page = service.search(query, cursor=cursor, context_lines=lexical_context, **options)
     if as_json:
         render.emit_json(render.search_page_json(page))
+    elif page.results:
+        opts = TextOptions(before=before, after=after, verbose=verbose)
+        output = "vimgrep" if vimgrep else "files" if files_only else "text"
+        render.search_page_text(page, display_path, opts, color=use_color(color),
+                                output=output)
     else:
-        render.emit(render.search_page_text(page))
-        if page.notes:
-            render.emit(render.notes_text(page.notes), err=True)
+        render.emit(render.no_results_text(query))
+    if page.notes and not as_json:
+        render.emit(render.notes_text(page.notes), err=True)
     if not page.results:
+        if not as_json and service.list_repos()["total"] == 0:
+            render.emit("nothing is indexed yet: run `ctxd index PATH` first.", err=True)
         sys.exit(1)
+
+
+def _first(*values: int | None) -> int:
+    """The first value given (`-A`/`-B` win over `-C`, which wins over the default)."""
+    for v in values:
+        if v is not None:
+            return v
+    return 0
 
 
 def _search_batch(service: UseCases, lines: TextIO, options: dict[str, Any]) -> None:
@@ -491,27 +551,20 @@ def files(ctx: click.Context, pattern: str, repos: tuple[str, ...], limit: int,
 @main.command()
 @click.argument("repo")
 @click.argument("path")
-@click.option("--lines", metavar="A:B", help="Only lines A to B (1-based, inclusive).")
+@click.option("--lines", metavar="RANGE", help="Only these lines (1-based, inclusive): A:B, "
+              "A: (A to the end), :B (the start to B) or N (line N alone).")
 @json_option
 @click.pass_context
 def cat(ctx: click.Context, repo: str, path: str, lines: str | None, as_json: bool) -> None:
     """Print a file of an indexed repository (read from disk, inside the repository root).
 
+    A range that starts past the end of the file is an error that names its length.
+
     \b
     Example:
       ctxd cat myrepo src/app.py --lines 10:40
     """
-    start = end = None
-    if lines:
-        a, _, b = lines.partition(":")
-        try:
-            start, end = (int(a) if a else None), (int(b) if b else None)
-        except ValueError:
-            raise ValidationError(
-                f"--lines must look like A:B, got {lines!r}",
-                hint="Use 1-based inclusive line numbers, e.g. --lines 10:40.",
-                details={"field": "lines", "value": lines},
-            ) from None
+    start, end = parse_lines(lines) if lines else (None, None)
     fc = _service(ctx).file_content(repo, path, start_line=start, end_line=end)
     if as_json:
         render.emit_json({"repository": fc.repository, "path": fc.path, "language": fc.language,
@@ -520,6 +573,28 @@ def cat(ctx: click.Context, repo: str, path: str, lines: str | None, as_json: bo
                           "content": fc.content})
     else:  # print() ends the line: the file's own final newline is not doubled
         render.emit(fc.content.removesuffix("\n"))
+
+
+def parse_lines(lines: str) -> tuple[int | None, int | None]:
+    """`--lines`: `A:B`, `A:`, `:B` or `N` (line N alone) -> (start, end).
+
+    Raises:
+        ValidationError: anything else.
+    """
+    a, colon, b = lines.partition(":")
+    try:
+        start, end = (int(a) if a else None), (int(b) if b else None)
+    except ValueError:
+        start = end = None
+        colon = ""
+    if not colon and start is None:
+        raise ValidationError(
+            f"--lines must look like A:B, A:, :B or N, got {lines!r}",
+            hint="Use 1-based inclusive line numbers, e.g. --lines 10:40 (or --lines 10 for "
+            "line 10 alone).",
+            details={"field": "lines", "value": lines},
+        )
+    return (start, end if colon else start)
 
 
 main.add_command(daemon)

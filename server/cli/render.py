@@ -12,11 +12,14 @@ import json
 import re
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ctxd.indexer.errors import CtxdError
 from ctxd.search.models import Hit, References, SymbolPage
+from ctxd.server.cli.hits_text import TextOptions, file_lines, page_text, vimgrep_lines
+from ctxd.server.cli.styled import write_lines
 from ctxd.server.index_report import SHOWN, named_sample, not_embedded_line
 from ctxd.server.pages import LexicalPage, SearchPage, file_hit
 
@@ -127,6 +130,15 @@ def index_stats_text(stats: IndexStats) -> str:
     return "\n".join(lines)
 
 
+def eta_text(left: int, rate: float) -> str:
+    """`, ETA 1m05s` for `left` items at `rate` per second; empty before a rate is known
+    or when nothing is left."""
+    if left <= 0 or rate <= 0:
+        return ""
+    seconds = round(left / rate)
+    return f", ETA {seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f", ETA {seconds}s"
+
+
 class ProgressBar:
     """A one-line progress bar on a terminal's stderr; silent when not a terminal."""
 
@@ -151,7 +163,7 @@ class ProgressBar:
             rate = p.done / max(now - self._started, 1e-6)
             self.stream.write(
                 f"\r\033[K{p.phase:6} [{'#' * filled}{'.' * (width - filled)}] "
-                f"{p.done}/{p.total} ({rate:.0f}/s)"
+                f"{p.done}/{p.total} ({rate:.0f}/s{eta_text(p.total - p.done, rate)})"
             )
         else:
             self.stream.write(f"\r\033[K{p.phase:6} {p.done} files  {p.message[-50:]}")
@@ -195,29 +207,27 @@ def search_page_json(page: SearchPage) -> dict[str, Any]:
     }
 
 
-def shown_lines(hit: Hit, n: int) -> list[tuple[int, str]]:
-    """The lines to print for a hit: its matching lines if it has any, else its first
-    non-blank lines; (line number, text) pairs."""
-    if hit.matches:
-        return [(m.line, m.text.strip()) for m in hit.matches[:n]]
-    numbered = [(hit.start_line + i, t.rstrip()) for i, t in enumerate(hit.snippet.split("\n"))]
-    return [(ln, t) for ln, t in numbered if t.strip()][:n]
+def no_results_text(query: str) -> str:
+    """`No results for `QUERY`.`: the query as typed (not as a Python literal, which
+    doubles every backslash)."""
+    return f"No results for `{safe(query)}`."
 
 
-def search_page_text(page: SearchPage, *, snippet_lines: int = 4) -> str:
-    if not page.results:
-        return f"No results for {page.query!r}."
-    out: list[str] = []
-    for n, h in enumerate(page.results, start=1 + int(page.stats.get("offset", 0))):
-        where = safe(f"{h.repository}/{h.path}:{h.start_line}-{h.end_line}")
-        sym = f"  {h.symbol}" if h.symbol else ""
-        srcs = "+".join(s.value for s in h.sources)
-        out.append(f"{n:>3}. {where}  [{h.score:.3f} {srcs}]{sym}")
-        out.extend(f"     {ln:>5}  {safe(text[:110])}"
-                   for ln, text in shown_lines(h, snippet_lines))
+def search_page_text(page: SearchPage, where: Callable[[Hit], str], opts: TextOptions, *,
+                     color: bool, output: str = "text") -> None:
+    """Print a page for people: `output` is `text` (grouped, ripgrep style), `vimgrep`
+    (`path:line:col:text`) or `files` (`-l`); `where` names a hit's file."""
+    if output == "vimgrep":
+        for line in vimgrep_lines(page.results, where):
+            emit(safe(line))
+    elif output == "files":
+        for line in file_lines(page.results, where):
+            emit(safe(line))
+    else:
+        write_lines(page_text(page.results, where, opts), color=color,
+                    clean=lambda t: _SURROGATE.sub(_text_escape, safe(t)))
     if page.next_cursor:
-        out.append(f"more: --cursor {page.next_cursor}")
-    return "\n".join(out)
+        emit(f"more results: add --cursor {page.next_cursor}", err=True)
 
 
 def notes_text(notes: list[str]) -> str:
@@ -228,10 +238,29 @@ def notes_text(notes: list[str]) -> str:
 # -- errors -----------------------------------------------------------------------------
 
 
+CLI_NAMES = {
+    "search_files": "ctxd files", "list_repos": "ctxd repos", "index_repository": "ctxd index",
+    "index_status": "ctxd status", "get_file_content": "ctxd cat",
+    "semantic_search": "ctxd search", "search_symbols": "ctxd symbols",
+    "find_references": "ctxd refs", "include_patterns": "--include",
+    "exclude_patterns": "--exclude",
+}
+"""The MCP tools and arguments that the service's hints name -> the CLI's commands and
+flags, so that every hint the CLI prints names something the CLI has."""
+
+_TOOL_NAME = re.compile(r"`(" + "|".join(CLI_NAMES) + r")`")
+
+
+def cli_hint(hint: str) -> str:
+    """`hint` with the MCP tool and argument names it quotes turned into CLI commands and
+    flags (`search_files` -> `ctxd files`)."""
+    return _TOOL_NAME.sub(lambda m: f"`{CLI_NAMES[m.group(1)]}`", hint)
+
+
 def error_text(err: CtxdError) -> str:
     text = f"error: {err.code}: {err.message}"
     if err.hint:
-        text += f"\nhint: {err.hint}"
+        text += f"\nhint: {cli_hint(err.hint)}"
     return text
 
 
@@ -255,7 +284,7 @@ def symbol_page_json(page: SymbolPage) -> dict[str, Any]:
 
 def symbol_page_text(page: SymbolPage) -> str:
     if not page.items:
-        return f"No symbols match {page.query!r}."
+        return f"No symbols match `{safe(page.query)}`."
     rows = []
     for i in page.items:
         inside = f" (in {i.container})" if i.container else ""
@@ -304,7 +333,7 @@ def lexical_page_json(page: LexicalPage) -> dict[str, Any]:
 
 def files_text(page: LexicalPage) -> str:
     if not page.result.files:
-        return f"No files match {page.query!r}."
+        return f"No files match `{safe(page.query)}`."
     out = [safe(f"{fm.repository}/{fm.path}") for fm in page.result.files]
     if page.next_cursor:
         out.append(f"more: --cursor {page.next_cursor}")

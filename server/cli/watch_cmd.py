@@ -4,9 +4,11 @@
 (`main.add_command(watch)`); `run_watch(service, paths, stop=...)` is its body, usable
 without click or signals (tests). Repositories given as PATHs that are not indexed yet
 are indexed first; with no PATH every indexed repository is watched, and repositories
-indexed later are picked up. Each applied batch is shown as it happens (one line, or
-one JSON object per line with `--json`). SIGINT/SIGTERM stop it after the file being
-written; the exit code is 0.
+indexed later are picked up. Each applied batch, and each round of embedding that
+follows, is shown as it happens (one line, or one JSON object per line with `--json`).
+SIGINT/SIGTERM stop it within `STOP_GRACE_S`: a step still running then (an embedding
+that loads the model) is abandoned, its transaction rolled back by SQLite and redone by
+the next run; the exit code is 0.
 
 Calls `Service` and `server/watch/watcher.py` (`Watcher`; its `BatchResult` from
 `server/watch/batch.py`, `describe` from `server/watch/status.py`); prints through
@@ -15,8 +17,11 @@ Calls `Service` and `server/watch/watcher.py` (`Watcher`; its `BatchResult` from
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -36,23 +41,33 @@ from ctxd.server.watch.status import describe
 from ctxd.server.watch.watcher import Role, Watcher
 
 READY_TIMEOUT_S = 60.0
+STOP_GRACE_S = 0.3
+"""How long Ctrl-C waits for the watcher's current step before the command exits."""
 
 
 def format_batch(result: BatchResult) -> str:
-    """One line for a batch: `12:00:01 myrepo: 2 changed, 1 deleted, 3 embedded ...`."""
+    """One line for a batch: `12:00:01 myrepo: 2 changed, 1 deleted in 40 ms ...`. A batch
+    indexes without embedding (its checkpoints' vectors follow: `format_embedded`), so
+    it names a count of embedded checkpoints only when it has one."""
     clock = time.strftime("%H:%M:%S")
     if result.error:
         return f"{clock} {result.repository}: error: {result.error}"
     lag = "" if result.lag_ms is None else f", lag {result.lag_ms} ms"
+    embedded = f", {result.chunks_embedded} embedded" if result.chunks_embedded else ""
     shown = ", ".join(result.paths[:5])
     more = result.changed + result.deleted - min(len(result.paths), 5)
     if more > 0:
         shown += f", +{more} more"
     return (
-        f"{clock} {result.repository}: {result.changed} changed, {result.deleted} deleted, "
-        f"{result.chunks_embedded} embedded in {result.duration_ms} ms ({result.trigger}{lag})"
+        f"{clock} {result.repository}: {result.changed} changed, {result.deleted} deleted"
+        f"{embedded} in {result.duration_ms} ms ({result.trigger}{lag})"
         + (f"  {shown}" if shown else "")
     )
+
+
+def format_embedded(repository: str, count: int) -> str:
+    """One line for a round of embedding: `12:00:02 myrepo: embedded 3 checkpoints`."""
+    return f"{time.strftime('%H:%M:%S')} {repository}: embedded {count} checkpoints"
 
 
 def run_watch(
@@ -63,7 +78,8 @@ def run_watch(
     as_json: bool = False,
     emit: Callable[[str], None] = render.emit,
     on_started: Callable[[Watcher], None] | None = None,
-) -> Watcher:
+    stop_grace: float | None = 60.0,
+) -> tuple[Watcher, bool]:
     """Index what is not indexed yet, watch until `stop` is set, then stop cleanly.
 
     Args:
@@ -73,9 +89,12 @@ def run_watch(
         as_json: one JSON object per batch instead of a line of text.
         emit: where lines go (stdout by default).
         on_started: called once the watcher watches (or stands by).
+        stop_grace: how long to wait for the watcher's current step once stopped.
 
     Returns:
-        The stopped watcher (its `results` and `batches` tell what it did).
+        The stopped watcher (its `results` and `batches` tell what it did) and whether
+        its worker ended within `stop_grace` (False: its last step, e.g. loading the
+        model, still runs; the caller should exit).
 
     Raises:
         ValidationError: a PATH that is not a folder.
@@ -99,7 +118,12 @@ def run_watch(
         emit(json.dumps({"event": "batch", **asdict(result)}) if as_json
              else format_batch(result))
 
-    watcher = Watcher(service, roots=roots or None, on_batch=show)
+    def embedded(repository: str, count: int) -> None:
+        emit(json.dumps({"event": "embedded", "repository": repository, "checkpoints": count})
+             if as_json else format_embedded(repository, count))
+
+    watcher = Watcher(service, roots=roots or None, on_batch=show, on_embedded=embedded,
+                      log_standby=False)
     watcher.start()
     try:
         watcher.wait_ready(READY_TIMEOUT_S)
@@ -114,10 +138,11 @@ def run_watch(
             if not watcher.running:
                 break
     finally:
-        watcher.stop()
+        finished = watcher.stop(timeout=stop_grace)
     if not as_json:
-        emit(f"stopped after {watcher.batches} updates")
-    return watcher
+        unfinished = "" if finished else " (the step in progress is redone on the next run)"
+        emit(f"stopped after {watcher.batches} updates{unfinished}")
+    return watcher, finished
 
 
 def _announce(watcher: Watcher, emit: Callable[[str], None]) -> None:
@@ -154,8 +179,9 @@ def watch(
 ) -> None:
     """Keep the index of PATH... (default: every indexed repository) fresh as files change.
 
-    Runs in the foreground and shows each update as it happens; Ctrl-C stops it after
-    the file being written. A second `ctxd watch` on the same index waits in standby.
+    Runs in the foreground and shows each update as it happens; Ctrl-C stops it at once
+    (an update in progress is redone on the next run). A second `ctxd watch` on the same
+    index waits in standby.
 
     \b
     Example:
@@ -170,7 +196,7 @@ def watch(
     if force_polling:
         watch_opts = replace(watch_opts, force_polling=True)
     service = Service(replace(settings, watch=watch_opts))
-    ctx.call_on_close(service.close)
+    ctx.call_on_close(service.close)  # on an error; the normal end exits below
     stop = threading.Event()
 
     def on_signal(_signum: int, _frame: FrameType | None) -> None:
@@ -181,7 +207,21 @@ def watch(
         for sig in (signal.SIGINT, signal.SIGTERM):
             previous[sig] = signal.signal(sig, on_signal)
     try:
-        run_watch(service, paths, stop=stop, as_json=as_json)
+        watcher, finished = run_watch(service, paths, stop=stop, as_json=as_json,
+                                      stop_grace=STOP_GRACE_S)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    # Ctrl-C answers within STOP_GRACE_S: a step still running in the worker thread
+    # (loading the model alone takes seconds) is not waited for, nor is the interpreter's
+    # teardown (about a second once torch is loaded). SQLite rolls an open transaction
+    # back, the next run redoes it, and the locks go with the process; the status file
+    # goes here.
+    if finished:
+        service.close()
+    elif watcher.role is Role.ACTIVE:
+        with contextlib.suppress(OSError):
+            watcher.status_file.unlink()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

@@ -226,10 +226,12 @@ class DaemonClient:
         repositories: list[str] | None = None,
         path_glob: str | None = None,
         language: str | None = None,
+        context_lines: int | None = None,
     ) -> SearchPage:
         page: SearchPage = self._call("search", {
             "query": query, "mode": mode, "limit": limit, "cursor": cursor,
-            "repositories": repositories, "path_glob": path_glob, "language": language})
+            "repositories": repositories, "path_glob": path_glob, "language": language,
+            "context_lines": context_lines})
         return page
 
     def explain(self, query: str, mode: str) -> str:

@@ -218,7 +218,8 @@ def connect(
     Args:
         autostart: start a daemon when none runs (or replace an untrusted one).
         local: makes the in-process fallback (used if the daemon dies mid-request).
-        note: tells the user about trouble (the CLI prints it on stderr).
+        note: tells the user about trouble, and that a daemon is being started (the
+            CLI prints it on stderr).
     """
     try:
         paths = DaemonPaths.for_home(settings.home)
@@ -230,6 +231,8 @@ def connect(
             stop(paths)
             info = None
         if info is None and autostart:
+            # The only wait a search cannot explain itself: say what takes the time.
+            note("starting the ctxd daemon (loading the model, ~4 s)...")
             info = start(settings, paths)
     except CtxdError as err:
         note(f"not using the ctxd daemon: {err.message}")

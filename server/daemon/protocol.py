@@ -64,8 +64,8 @@ RECORDS: dict[str, type[Any]] = {
         models.FileContent, SearchPage, LexicalPage, FileFailure,
     )
 }
-LAZY_RECORDS = {name: "ctxd.indexer.pipeline"
-                for name in ("IndexStats", "Progress", "RemovedFile", "SkippedFile", "LargeFile")}
+LAZY_RECORDS = dict.fromkeys(
+    ("IndexStats", "Progress", "RemovedFile", "SkippedFile", "LargeFile"), "ctxd.indexer.pipeline")
 """Records whose module is imported on first use: the pipeline pulls in the chunker and
 tree-sitter, which only `index` needs (start-up time of every other command)."""
 

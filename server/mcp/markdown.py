@@ -194,8 +194,10 @@ def _hit_section(rank: int, h: Hit) -> str:
     blocks = [(b.start_line, list(b.lines)) for b in h.blocks] or [
         (h.start_line, h.snippet.split("\n") if h.snippet else [])]
     code = _numbered_blocks(blocks, {m.line for m in h.matches})
+    # A lexical hit names its blocks' own ranges, never one range across the file.
+    where = ", ".join(f"{a}-{a + max(len(lines) - 1, 0)}" for a, lines in blocks)
     return "\n".join([
-        f"### {rank}. {h.repository} - {h.path}:{h.start_line}-{h.end_line}",
+        f"### {rank}. {h.repository} - {h.path}:{where}",
         f"Found by: {found} | score {h.score:.3f} | {h.language or 'text'}{symbol}",
         "",
         fence("\n".join(code), h.language),

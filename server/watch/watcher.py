@@ -96,6 +96,8 @@ class Watcher:
         *,
         roots: Sequence[str | Path] | None = None,
         on_batch: Callable[[BatchResult], None] | None = None,
+        on_embedded: Callable[[str, int], None] | None = None,
+        log_standby: bool = True,
         observer_factory: ObserverFactory | None = None,
         poll_seconds: float = 2.0,
         repo_poll_seconds: float = 2.0,
@@ -108,6 +110,10 @@ class Watcher:
             roots: watch only these repositories (resolved folders); None = every
                 indexed repository, including ones indexed while running.
             on_batch: called (in the worker thread) after each applied batch.
+            on_embedded: called (in the worker thread) with a repository's name and the
+                checkpoints embedded, after a round of embedding that embedded some
+                (batches index without embedding; their vectors come after).
+            log_standby: log a warning on entering standby (`ctxd watch` says it itself).
             observer_factory: builds the watchdog observer (the OS seam; default
                 `watchdog.observers.Observer`).
             poll_seconds: rescan interval of repositories in polling mode.
@@ -120,6 +126,8 @@ class Watcher:
         self.options = options or service.settings.watch
         self.roots = None if roots is None else {str(Path(r).resolve()) for r in roots}
         self.on_batch = on_batch
+        self.on_embedded = on_embedded
+        self.log_standby = log_standby
         self.observer_factory: ObserverFactory = observer_factory or Observer
         self.poll_seconds = poll_seconds
         self.repo_poll_seconds = repo_poll_seconds
@@ -190,14 +198,16 @@ class Watcher:
             self._stop_requested = True
             self._cond.notify_all()
 
-    def stop(self, timeout: float | None = 60.0) -> None:
-        """Stop watching: finish the current transaction, release the locks, and return."""
+    def stop(self, timeout: float | None = 60.0) -> bool:
+        """Stop watching: finish the current transaction, release the locks, and return
+        whether the worker ended within `timeout` (False: it still runs its last step)."""
         self.request_stop()
         thread = self._thread
         if thread is not None:
             thread.join(timeout)
         with self._cond:
             self._thread = None
+        return thread is None or not thread.is_alive()
 
     def __enter__(self) -> Watcher:
         return self.start()
@@ -311,7 +321,7 @@ class Watcher:
     def _try_activate(self) -> bool:
         if not self._watch_lock.try_acquire(wait=0):
             holder = self._watch_lock.holder()
-            if self._role is not Role.STANDBY:
+            if self._role is not Role.STANDBY and self.log_standby:
                 log.warning(
                     "Another ctxd process (pid %s) is already watching the index %s; this "
                     "one stays read-only for watching and takes over when it exits.",
@@ -481,12 +491,17 @@ class Watcher:
             self._watched.status_dirty = True
             self._cond.notify_all()
         try:
-            self._batches.embed(repo, self._batch_due)
+            embedded = self._batches.embed(repo, self._batch_due)
         finally:
             with self._cond:
                 repo.embedding = False
                 self._watched.status_dirty = True
                 self._cond.notify_all()
+        if embedded and self.on_embedded is not None:
+            try:
+                self.on_embedded(repo.name, embedded)
+            except Exception:
+                log.exception("on_embedded callback failed")
 
     def _apply(self, job: Job) -> None:
         result = self._batches.apply(job)

@@ -77,8 +77,8 @@ def test_a_newline_in_a_file_name_stays_on_one_output_line(service: Service, rep
     assert r.exit_code == 0
     assert r.stdout.splitlines() == ["repo/two\\nlines_name.py"]
     r = run("search", "marker_nl", "--mode", "lexical")
-    first = r.stdout.splitlines()[0]
-    assert "repo/two\\nlines_name.py:1-1" in first
+    assert r.stdout.splitlines() == ["repo/two\\nlines_name.py",
+                                     "repo/two\\nlines_name.py:1  marker_nl", "1:marker_nl = 1"]
     out = json.loads(run("files", "lines_name", "--json").stdout)
     assert out["results"][0]["path"] == "two\nlines_name.py"
 

@@ -43,6 +43,7 @@ from ctxd.server.search_cases import SearchPage
 from ctxd.server.service import Service
 from tests.conftest import RepoBuilder
 from tests.server.conftest import RETRY
+from tests.server.test_cli_output import read_terminal
 
 CLI = [sys.executable, "-m", "ctxd.server.cli.main"]
 
@@ -549,9 +550,14 @@ def test_no_daemon_and_autostart_false_keep_a_semantic_search_in_process(indexed
     r = ctxd("search", "exponential backoff", autostart=False)
     assert r.returncode == 0 and "net/retry.py" in r.stdout
     assert lifecycle.probe(paths) is None
+    assert "starting the ctxd daemon" not in r.stderr
     r = ctxd("search", "exponential backoff", autostart=True)
     assert r.returncode == 0 and "net/retry.py" in r.stdout
     assert lifecycle.probe(paths) is not None  # and by default it starts one
+    # ... and says so, since it is the wait a search cannot explain (issue 17)
+    assert "note: starting the ctxd daemon (loading the model, ~4 s)..." in r.stderr
+    r = ctxd("search", "exponential backoff", autostart=True)
+    assert r.returncode == 0 and "starting the ctxd daemon" not in r.stderr
 
 
 @pytest.mark.model
@@ -571,20 +577,11 @@ def test_ctxd_index_through_the_daemon_draws_its_progress_bar_on_a_terminal(
                             stderr=slave, text=True,
                             env={**os.environ, "CTXD_DAEMON_AUTOSTART": "false"})
     os.close(slave)
-    drawn = b""
-    while True:
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        drawn += chunk
-    os.close(master)
+    drawn = read_terminal(master)
     out, _ = proc.communicate(timeout=120)
     assert proc.returncode == 0
     assert out.startswith(f"Indexed {big.root} as `big`: 60 files")
-    assert b"\r\x1b[K" in drawn and b"walk" in drawn  # the bar, fed by the daemon's events
+    assert "\r\x1b[K" in drawn and "walk" in drawn  # the bar, fed by the daemon's events
     assert exchange(paths, "daemon_info")["requests"] > before  # the daemon did the work
 
 

@@ -227,7 +227,9 @@ def test_engine_names_are_the_same_in_mcp_text_json_and_the_cli(indexed, sample_
     out = json.loads(cli.invoke(main, [*home, "search", query, "--json"]).output)
     assert out["results"][0]["sources"] == ["semantic", "keyword", "lexical"]
     plain = cli.invoke(main, [*home, "search", query]).output
-    assert "semantic+keyword+lexical" in plain
+    assert "semantic+keyword+lexical" not in plain  # people see engines with -v only
+    verbose = cli.invoke(main, [*home, "search", query, "-v"]).output
+    assert "semantic+keyword+lexical" in verbose
 
 
 def test_mcp_semantic_search_on_an_unembedded_index_says_so(env, sample_repo):

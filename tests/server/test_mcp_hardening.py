@@ -45,7 +45,7 @@ def test_semantic_search_lexical_mode_numbers_every_block_from_its_own_line(
     env.index(sample_repo.root)
     result = env.call("semantic_search", {"query": "unique_marker", "mode": "lexical"})
     body, data = text(result), ok(result)
-    assert "far.py:7-63" in body
+    assert "far.py:7-13, 57-63" in body  # each block's own range, not one across the file
     shown = numbered_lines(body)
     assert shown, body
     for n, line_text in shown:

@@ -17,7 +17,10 @@ from ctxd.server.config import load_settings
 from ctxd.server.service import Service
 from tests.conftest import RepoBuilder
 
-HEAVY = ("torch", "sentence_transformers", "transformers", "mcp", "uvicorn", "starlette")
+HEAVY = ("torch", "sentence_transformers", "transformers", "mcp", "uvicorn", "starlette",
+         "rich")
+"""`rich` colours a terminal's search results only (issue 17): `--help` and piped output
+do without it."""
 
 RUNNER = """
 import json, sys
@@ -66,7 +69,7 @@ def indexed(repo: RepoBuilder, real_embedder) -> RepoBuilder:
 def test_commands_without_a_model_import_no_torch_and_no_mcp(args, indexed):
     heavy = imported_by(*args)
     if args[0] == "serve":  # its help needs no server; the command itself imports mcp
-        heavy = [m for m in heavy if m not in ("mcp", "starlette", "uvicorn")]
+        heavy = [m for m in heavy if m not in ("mcp", "starlette", "uvicorn", "rich")]
     assert heavy == [], args
 
 

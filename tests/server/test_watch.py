@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -638,11 +639,69 @@ def test_ctxd_watch_command_prints_updates_and_exits_cleanly_on_sigterm(repo, ho
             obj = next(events)
             if obj["event"] == "batch" and "src/app.py" in obj["paths"]:
                 break
+        assert obj["chunks_embedded"] == 0  # a batch indexes; its vectors follow
+        done = next(e for e in events if e["event"] == "embedded")  # honest counts
+        assert done == {"event": "embedded", "repository": repo.root.name, "checkpoints": 1}
+        (repo.root / "src" / "util.py").write_text("Y = 'quokka'\n", encoding="utf-8")
+        next(e for e in events if e["event"] == "batch")
+        # Its embedding runs now; the signal does not wait for it (issue 17: 0.5 s).
+        signalled = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(60) == 0
+        assert time.monotonic() - signalled < 0.5
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait(10)
         _drain(lines)
     assert not (home / "watch-status.json").exists()
+
+
+def _watch_cli(home: Path, *args: str) -> subprocess.Popen[str]:
+    code = (
+        f"import sys; sys.path.insert(0, {str(ROOT)!r});"
+        "from ctxd.server.cli.main import main;"
+        f"main(args=['--home', {str(home)!r}, 'watch', *sys.argv[1:]], prog_name='ctxd')"
+    )
+    return subprocess.Popen([sys.executable, "-c", code, *args], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _stop(proc: subprocess.Popen[str], lines: queue.Queue[str]) -> list[str]:
+    """SIGINT `proc`, wait for it, and return the rest of its output."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    rest = []
+    while (line := lines.get(timeout=30)) != "EOF":
+        rest.append(line)
+    return rest
+
+
+def test_ctxd_watch_says_standby_once(home):
+    first = _watch_cli(home)
+    first_lines = _lines(first)
+    second = None
+    try:
+        _expect(first_lines, "No repositories are indexed yet; watching for new ones "
+                "(`ctxd index PATH`).")
+        second = _watch_cli(home)
+        second_lines = _lines(second)
+        said = second_lines.get(timeout=60)
+        assert said.startswith("standby: Another ctxd process")
+        signalled = time.monotonic()
+        rest = _stop(second, second_lines)
+        assert time.monotonic() - signalled < 0.5
+        assert not any("Another ctxd process" in line for line in rest), rest
+        assert rest == ["stopped after 0 updates"]
+    finally:
+        _stop(first, first_lines)
+        if second is not None and second.poll() is None:
+            second.kill()
+            second.wait(10)
+

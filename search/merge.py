@@ -1,0 +1,100 @@
+"""One result per definition: merge the hits of one file that are one piece of code.
+
+Pure (hits in, hits out). Two hits of one file merge when
+
+- their line ranges overlap or touch (`b.start_line <= a.end_line + 1`), or
+- they are adjacent checkpoints of the same definition: the same `symbol` and at most
+  `MAX_DEFINITION_GAP` lines between them. The chunker leaves no line with code outside
+  every checkpoint (`indexer.chunker`: checkpoints have no leading or trailing blank
+  lines, and every non-blank line is in one), so those gap lines are blank: a long
+  function cut into parts comes back as one hit.
+
+The merged hit keeps its best part's score (never a sum: a definition cut in two must
+not outrank one that was not), the union of `sources` and `matches`, and one snippet
+numbered from the merged `start_line` (gap lines as blank lines).
+
+Used by hybrid ranking (`search.hybrid.rank_hybrid`) and, through the service layer
+(`server/search_cases.py`), by every search mode, so the CLI and MCP show one result
+per definition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from ctxd.search.models import Hit, MatchSource
+
+MAX_DEFINITION_GAP = 2
+"""Blank lines allowed between two checkpoints of one definition for them to merge."""
+
+
+def merge_overlaps(hits: Sequence[Hit]) -> list[Hit]:
+    """Merge hits of the same file whose line ranges overlap or touch, or that are
+    adjacent checkpoints of one definition (module docstring); grouped by file, in
+    line order (callers re-rank)."""
+    by_file: dict[tuple[str, str], list[Hit]] = {}
+    for h in hits:
+        by_file.setdefault((h.repository, h.path), []).append(h)
+    out: list[Hit] = []
+    for group in by_file.values():
+        group.sort(key=lambda h: (h.start_line, h.end_line))
+        current = group[0]
+        for h in group[1:]:
+            if _joins(current, h):
+                current = _merge(current, h)
+            else:
+                out.append(current)
+                current = h
+        out.append(current)
+    return out
+
+
+def merge_ranked(hits: Sequence[Hit]) -> list[Hit]:
+    """`merge_overlaps`, then best first (ties: repository, path, line)."""
+    return sorted(merge_overlaps(hits),
+                  key=lambda h: (-h.score, h.repository, h.path, h.start_line))
+
+
+def _joins(a: Hit, b: Hit) -> bool:
+    """Whether `b` (starting at or after `a`) is part of the same piece of code as `a`."""
+    if b.start_line <= a.end_line + 1:
+        return True
+    return (a.symbol is not None and a.symbol == b.symbol
+            and b.start_line - a.end_line - 1 <= MAX_DEFINITION_GAP)
+
+
+def _lines(h: Hit) -> list[str] | None:
+    """The hit's snippet as lines, when it spans exactly its range (a lexical hit's
+    snippet is its first context block only)."""
+    lines = h.snippet.split("\n")
+    return lines if h.snippet and len(lines) == h.end_line - h.start_line + 1 else None
+
+
+def _snippet(a: Hit, b: Hit, best: Hit) -> str:
+    """One snippet for the merge of `a` and `b` (`a` starts first), numbered from
+    `a.start_line`; the best part's own snippet when the parts' texts do not span their
+    ranges."""
+    if b.end_line <= a.end_line:  # b lies inside a
+        return a.snippet if _lines(a) is not None or best is a else best.snippet
+    la, lb = _lines(a), _lines(b)
+    if la is None or lb is None:
+        return best.snippet
+    gap = b.start_line - a.end_line - 1
+    if gap >= 0:
+        return "\n".join([*la, *[""] * gap, *lb])
+    return "\n".join([*la, *lb[-gap:]])
+
+
+def _merge(a: Hit, b: Hit) -> Hit:
+    best = a if a.score >= b.score else b
+    return replace(
+        best,
+        start_line=min(a.start_line, b.start_line),
+        end_line=max(a.end_line, b.end_line),
+        score=max(a.score, b.score),
+        sources=tuple(s for s in MatchSource if s in {*a.sources, *b.sources}),
+        snippet=_snippet(a, b, best),
+        matches=tuple(sorted({*a.matches, *b.matches}, key=lambda m: m.line)),
+        symbol=best.symbol,
+    )
