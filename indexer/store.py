@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import sqlean as sqlite3
 import sqlite_vec
 
@@ -587,14 +589,20 @@ class Store:
         count, top = row.fetchone()
         return int(count), int(top), int(self.get_meta("vec_generation") or 0)
 
-    def vectors_after(self, rowid: int) -> list[tuple[int, bytes]]:
-        """(rowid, float32 blob) of every vector with a larger rowid, in rowid order."""
+    def vector_batches(
+        self, rowid: int, batch: int = 16384
+    ) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]]:
+        """(rowids, float32 rows) of every vector with a larger rowid, in rowid order, a
+        batch at a time, so that a reader loading a million vectors never holds them
+        twice (as blobs and as a matrix)."""
         if not self.has_vectors():
-            return []
-        rows = self.db.execute(
-            "SELECT rowid, embedding FROM vec_embeddings WHERE rowid > ? ORDER BY rowid", (rowid,)
-        )
-        return [(int(r[0]), bytes(r[1])) for r in rows]
+            return
+        cur = self.db.execute(
+            "SELECT rowid, embedding FROM vec_embeddings WHERE rowid > ? ORDER BY rowid", (rowid,))
+        while rows := cur.fetchmany(batch):
+            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+            yield ids, mat.reshape(len(rows), -1)
 
     def gc_embeddings(self, min_orphans: int = 0) -> int:
         """Delete embeddings no checkpoint refers to; returns how many went.
