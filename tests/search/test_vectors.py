@@ -9,8 +9,14 @@ import numpy as np
 import pytest
 
 from ctxd.indexer.store import Store, serialize_vector
-from ctxd.search.vectors import (ExactMatrix, QuantizedMatrix, SqliteVecIndex, VectorIndex,
-                                 hamming_nearest, sign_codes)
+from ctxd.search.vectors import (
+    ExactMatrix,
+    QuantizedMatrix,
+    SqliteVecIndex,
+    VectorIndex,
+    hamming_nearest,
+    sign_codes,
+)
 from tests.vector_data import clustered_unit_vectors, queries_near
 
 N = 40_000
