@@ -156,7 +156,8 @@ def real_files(tmp: Path) -> tuple[list[RealFile], dict[str, float]]:
              if int(fid) in chunks]
     n_files, n_chunks = len(files), sum(len(f.chunks) for f in files)
     store.close()
-    return files, {"files_with_checkpoints": n_files, "checkpoints": n_chunks, "phase1_s": round(phase1, 2),
+    return files, {"files_with_checkpoints": n_files, "checkpoints": n_chunks,
+                   "phase1_s": round(phase1, 2),
                    "phase1_files_per_s": round(n_files / phase1, 1)}
 
 

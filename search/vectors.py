@@ -42,9 +42,11 @@ class VectorIndex(Protocol):
 
 
 def exact_ranking(
-    ids: npt.NDArray[np.int64], rows: npt.NDArray[np.floating], vector: npt.NDArray[np.float32]
+    ids: npt.NDArray[np.int64], rows: npt.NDArray[np.floating], vector: npt.NDArray[np.float32],
+    k: int | None = None,
 ) -> list[tuple[int, float]]:
-    """(rowid, L2 distance) of the given candidate vectors, nearest first (ties by rowid).
+    """(rowid, L2 distance) of the given candidate vectors, nearest first (ties by rowid);
+    the first `k` only when given.
 
     Every neighbour source finishes here, so a daemon (matrix) and a one-shot search
     (sqlite-vec) give the same distances to the last bit: each row's distance depends on
@@ -52,7 +54,10 @@ def exact_ranking(
     """
     diff = rows.astype(np.float32, copy=False) - vector
     dist = np.sqrt((diff * diff).sum(axis=1))
-    order = np.lexsort((ids, dist))
+    if k is not None and k < len(ids):
+        keep = np.flatnonzero(dist <= np.partition(dist, k - 1)[k - 1])  # ties at the cut stay
+        ids, dist = ids[keep], dist[keep]
+    order = np.lexsort((ids, dist))[:k]
     return [(int(ids[i]), float(dist[i])) for i in order]
 
 
@@ -247,7 +252,7 @@ class QuantizedMatrix(ExactMatrix):
         ids, rows, _sq = self._snapshot()
         v = np.asarray(vector, dtype=np.float32)
         candidates = hamming_nearest(codes[:, :n], sign_codes(v[None, :])[:, 0], want)
-        return exact_ranking(ids[candidates], rows[candidates], v)[:k]
+        return exact_ranking(ids[candidates], rows[candidates], v, k)
 
 
 def hamming_nearest(
