@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 TokenCounter = Callable[[Sequence[str]], list[int]]
 """texts -> word pieces per text, without [CLS]/[SEP]."""
 
@@ -60,6 +62,9 @@ def is_lowercase_bert(config: dict[str, Any]) -> bool:
 _ASCII_WORDS = re.compile(r"[a-z0-9]+|[!-/:-@\[-`{-~]")
 """An uncased BERT pre-tokenizer on printable ASCII: runs of letters and digits, and each
 punctuation character alone (all ASCII symbols are BERT punctuation)."""
+_SEP = "\x01"
+"""Joins a batch's texts for `_count_ascii` (a control character: never in a fast text)."""
+_ASCII_WORDS_SEP = re.compile(_ASCII_WORDS.pattern + "|" + _SEP)
 _ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 """Characters BERT's normaliser deletes (its clean_text), sent to the tokenizer instead."""
 
@@ -68,13 +73,14 @@ class _PieceCounts(dict[str, int]):
     """Word -> its WordPiece count, filled on first use (`__missing__`) from the model."""
 
     def __init__(self, model: Any, max_size: int) -> None:
-        super().__init__()
+        super().__init__({_SEP: -1})
         self._model = model
         self._max_size = max_size
 
     def __missing__(self, word: str) -> int:
         if len(self) >= self._max_size:
             self.clear()
+            self[_SEP] = -1
         n = self[word] = len(self._model.tokenize(word))
         return n
 
@@ -105,16 +111,26 @@ class WordPieceCounter:
         return text.isascii() and self._slow.search(text) is None
 
     def __call__(self, texts: Sequence[str]) -> list[int]:
-        pieces, words = self._counts.__getitem__, _ASCII_WORDS.findall
-        out: list[int] = []
-        slow: list[int] = []
-        for i, text in enumerate(texts):
-            if self._fast(text):
-                out.append(sum(map(pieces, words(text.lower()))))
-            else:
-                out.append(0)
-                slow.append(i)
-        if slow:
-            for i, n in zip(slow, self._fallback([texts[i] for i in slow]), strict=True):
-                out[i] = n
+        if not texts:
+            return []
+        if self._fast("\n".join(texts)):
+            return self._count_ascii(texts)
+        out = [0] * len(texts)
+        fast = [i for i, text in enumerate(texts) if self._fast(text)]
+        slow = sorted(set(range(len(texts))) - set(fast))
+        for part, counter in ((fast, self._count_ascii), (slow, self._fallback)):
+            if part:
+                for i, n in zip(part, counter([texts[i] for i in part]), strict=True):
+                    out[i] = n
         return out
+
+    def _count_ascii(self, texts: Sequence[str]) -> list[int]:
+        """Counts of printable-ASCII texts: one regex pass over all of them (joined by a
+        separator that counts -1), the words' counts looked up, summed between separators."""
+        words = _ASCII_WORDS_SEP.findall(_SEP.join(texts).lower())
+        counts = np.fromiter(map(self._counts.__getitem__, words), dtype=np.int64,
+                             count=len(words))
+        ends = np.flatnonzero(counts < 0)
+        totals = np.cumsum(np.maximum(counts, 0))
+        at_ends = np.concatenate([totals[ends], totals[-1:] if len(totals) else [0]])
+        return np.diff(at_ends, prepend=0).tolist()
