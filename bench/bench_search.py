@@ -220,9 +220,26 @@ def recall(a: list[tuple[int, float]], b: list[tuple[int, float]]) -> float:
     return len({i for i, _ in a} & {i for i, _ in b}) / max(1, len(b))
 
 
+def kept_store(folder: Path, n: int, files: list[RealFile]
+               ) -> tuple[Store, dict[str, float], npt.NDArray[np.float32]]:
+    """`synthetic_store` in `folder`, built once: its build report and query vectors are
+    kept beside it (`--stores`), so a 1M-checkpoint store is built once per session."""
+    path = folder / f"s{n}.db"
+    meta, qfile = path.with_suffix(".build.json"), path.with_suffix(".queries.npy")
+    if meta.is_file() and qfile.is_file():
+        return Store.open(path), json.loads(meta.read_text()), np.load(qfile)
+    for old in folder.glob(path.name + "*"):
+        old.unlink()
+    store, build, queries = synthetic_store(path, n, files)
+    np.save(qfile, queries)
+    meta.write_text(json.dumps(build))
+    return store, build, queries
+
+
 def bench_scale(tmp: Path, n: int, files: list[RealFile], questions: list[str],
-                embed_rate: float | None) -> dict[str, object]:
-    store, build, qvecs = synthetic_store(tmp / f"s{n}.db", n, files)
+                embed_rate: float | None, stores: Path | None = None) -> dict[str, object]:
+    store, build, qvecs = (kept_store(stores, n, files) if stores
+                           else synthetic_store(tmp / f"s{n}.db", n, files))
     queries = [q.tolist() for q in qvecs]
     filters = SearchFilters()
     rss_before = rss_mb()
@@ -319,6 +336,8 @@ def main() -> None:
     ap.add_argument("--scales", default="10000,100000")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--skip-lexical", action="store_true")
+    ap.add_argument("--stores", type=Path,
+                    help="keep the synthetic stores in this folder and reuse them")
     ap.add_argument("--embed-sample", type=int, default=256,
                     help="texts to time the real model on, for the embedding ETA (0: skip)")
     args = ap.parse_args()
@@ -335,7 +354,7 @@ def main() -> None:
         questions = [json.loads(line)["query"] for line in
                      (eval_dir() / "queries.jsonl").read_text().splitlines() if line.strip()]
         for n in (int(x) for x in args.scales.split(",")):
-            result[f"scale_{n}"] = bench_scale(tmp, n, files, questions, rate)
+            result[f"scale_{n}"] = bench_scale(tmp, n, files, questions, rate, args.stores)
     result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     text = json.dumps(result, indent=2)
     print(text)

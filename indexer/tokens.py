@@ -28,8 +28,9 @@ def approximate_counter(texts: Sequence[str]) -> list[int]:
     return [(len(t) + 2) // 3 for t in texts]
 
 
-def load_token_counter(model_dir: Path | None) -> TokenCounter:
-    """A counter for the model in `model_dir`, or `approximate_counter` without one."""
+def load_token_counter(model_dir: Path | None, *, fast: bool = True) -> TokenCounter:
+    """A counter for the model in `model_dir`, or `approximate_counter` without one.
+    `fast=False` always counts with the tokenizer (the benchmarks' baseline)."""
     if model_dir is None or not (Path(model_dir) / "tokenizer.json").is_file():
         return approximate_counter
     from tokenizers import Tokenizer
@@ -44,7 +45,7 @@ def load_token_counter(model_dir: Path | None) -> TokenCounter:
         return [len(e.ids) for e in tok.encode_batch(list(texts), add_special_tokens=False)]
 
     config = json.loads((Path(model_dir) / "tokenizer.json").read_text(encoding="utf-8"))
-    if is_lowercase_bert(config):
+    if fast and is_lowercase_bert(config):
         added = [str(t["content"]) for t in config.get("added_tokens") or []]
         return WordPieceCounter(tok, count, added)
     return count
