@@ -134,4 +134,5 @@ class WordPieceCounter:
         ends = np.flatnonzero(counts < 0)
         totals = np.cumsum(np.maximum(counts, 0))
         at_ends = np.concatenate([totals[ends], totals[-1:] if len(totals) else [0]])
-        return np.diff(at_ends, prepend=0).tolist()
+        out: list[int] = np.diff(at_ends, prepend=0).tolist()
+        return out
