@@ -244,14 +244,14 @@ class QuantizedMatrix(ExactMatrix):
 
     def knn(self, store: Store, vector: list[float], k: int) -> list[tuple[int, float]]:
         self.refresh(store)
-        with self._lock:
-            n, codes = self._n, self._codes
+        with self._lock:  # one consistent view: a reload may swap every array
+            n = self._n
+            ids, rows, codes = self._ids[:n], self._rows[:n], self._codes[:, :n]
         want = max(self.rerank, 8 * k)
         if n < self.exact_below or want * 4 >= n or k <= 0:
             return super().knn(store, vector, k)
-        ids, rows, _sq = self._snapshot()
         v = np.asarray(vector, dtype=np.float32)
-        candidates = hamming_nearest(codes[:, :n], sign_codes(v[None, :])[:, 0], want)
+        candidates = hamming_nearest(codes, sign_codes(v[None, :])[:, 0], want)
         return exact_ranking(ids[candidates], rows[candidates], v, k)
 
 
