@@ -9,7 +9,8 @@ L2 distance) of the k nearest vectors, nearest first. Three implementations:
 - `QuantizedMatrix` (the daemon's, `VectorMatrix`): the same rows plus one sign bit per
   dimension (48 bytes a vector); a query ranks every vector by Hamming distance of those
   bits (coarse pass), then re-scores the best `rerank` exactly. Below `exact_below`
-  vectors it is the exact matrix.
+  vectors it is the exact matrix; the service sets that from `search.quantized_above`,
+  which by default keeps the daemon exact at any size (recall: docs/BENCHMARKS.md).
 
 Every path ends in `exact_ranking`, so the distances a daemon and a one-shot search
 report are equal to the last bit for the rows both return. Another engine (pgvector,
