@@ -34,16 +34,18 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
 import sqlean as sqlite3
 import sqlite_vec
 
 from ctxd.indexer.errors import ModelMismatch
 from ctxd.indexer.models import Chunk, Symbol
 from ctxd.indexer.schema import MIGRATIONS, chunk_fts_row
+
+if TYPE_CHECKING:  # numpy only where vectors are read: settings and help stay light
+    import numpy as np
+    import numpy.typing as npt
 
 Row = tuple[Any, ...]
 
@@ -598,6 +600,8 @@ class Store:
         """(rowids, float32 rows) of every vector with a larger rowid, in rowid order, a
         batch at a time, so that a reader loading a million vectors never holds them
         twice (as blobs and as a matrix)."""
+        import numpy as np
+
         if not self.has_vectors():
             return
         cur = self.db.execute(

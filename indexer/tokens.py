@@ -16,8 +16,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 TokenCounter = Callable[[Sequence[str]], list[int]]
 """texts -> word pieces per text, without [CLS]/[SEP]."""
 
@@ -128,6 +126,8 @@ class WordPieceCounter:
     def _count_ascii(self, texts: Sequence[str]) -> list[int]:
         """Counts of printable-ASCII texts: one regex pass over all of them (joined by a
         separator that counts -1), the words' counts looked up, summed between separators."""
+        import numpy as np  # here, not at import: settings and help stay free of numpy
+
         words = _ASCII_WORDS_SEP.findall(_SEP.join(texts).lower())
         counts = np.fromiter(map(self._counts.__getitem__, words), dtype=np.int64,
                              count=len(words))
