@@ -28,6 +28,7 @@ from ctxd.indexer.chunker import ChunkOptions, chunk_file
 from ctxd.indexer.embedder import EmbedOptions, SentenceTransformerEmbedder
 from ctxd.indexer.pipeline import Indexer
 from ctxd.indexer.store import Store
+from ctxd.indexer.tokens import load_token_counter
 from ctxd.indexer.walker import WalkOptions
 
 
@@ -58,14 +59,46 @@ def bench_phase1(emb: SentenceTransformerEmbedder) -> dict[str, object]:
             "seconds": round(seconds, 2)}
 
 
+def bench_tree(root: Path, emb: SentenceTransformerEmbedder, runs: int) -> dict[str, object]:
+    """Phase 1 (written, no embedding) and `--dry-run` over a large real tree, counting
+    word pieces with the tokenizer (`encode_batch`, before issue 18) and with the fast
+    counter, in turn; files/s of each, medians of `runs`."""
+    counters = {"tokenizer": load_token_counter(emb._dir, fast=False),
+                "fast": load_token_counter(emb._dir)}
+    times: dict[str, list[float]] = {}
+    files = 0
+    for _ in range(runs):
+        for name, counter in counters.items():
+            emb._counter = counter  # the embedder's lazily loaded counter, swapped
+            for dry in (True, False):
+                with tempfile.TemporaryDirectory() as tmp, \
+                        Store.open(Path(tmp) / "index.db") as store:
+                    t = time.perf_counter()
+                    stats = Indexer(store, emb).index(root, WalkOptions(), embed=False,
+                                                      dry_run=dry)
+                    key = f"{'dry_run' if dry else 'phase1'}_{name}"
+                    times.setdefault(key, []).append(time.perf_counter() - t)
+                    files = stats.files_indexed
+    out: dict[str, object] = {"tree": str(root), "files": files}
+    for key, secs in times.items():
+        out[f"{key}_s"] = round(statistics.median(secs), 1)
+        out[f"{key}_files_per_s"] = round(files / statistics.median(secs), 1)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--stdlib", type=Path, default=Path(sysconfig.get_paths()["stdlib"]))
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--tree", type=Path, help="a large real tree: phase 1 and dry run, "
+                    "tokenizer vs fast counter")
+    ap.add_argument("--runs", type=int, default=1)
     args = ap.parse_args()
     emb = SentenceTransformerEmbedder(EmbedOptions())  # counts tokens; never loads torch here
     out = {"date": time.strftime("%Y-%m-%d"), "chunker_stdlib": bench_chunker(args.stdlib, emb),
            "phase1_eval_corpus": bench_phase1(emb)}
+    if args.tree:
+        out["tree"] = bench_tree(args.tree, emb, args.runs)
     text = json.dumps(out, indent=2)
     print(text)
     if args.json:

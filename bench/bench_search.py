@@ -5,11 +5,16 @@
 1. Lexical: the embedded trigram engine vs `rg` (ripgrep 14.1.0 from PyPI) over the same
    corpus (eval-dev, indexed once), for a literal, a rare identifier, a regex and a
    three-letter string; medians of 15 runs and the ratio rg / embedded.
-2. Semantic and hybrid latency p50/p95 over synthetic stores of N checkpoints (random
-   unit vectors, text from a fixed vocabulary, one file per 10 checkpoints): sqlite-vec
-   KNN (one-shot CLI path) and the in-memory matrix (server path); the query vector is
-   precomputed (query embedding, ~8 ms, is reported separately).
-3. Symbol search latency p50/p95 over 100k synthetic symbols.
+2. Phase 1 of the corpus (walk, chunk, text, symbols), timed; the real model's texts/s on
+   a sample of its checkpoints (the embedding ETA of a large index) and the RSS it adds.
+3. Semantic, hybrid, keyword and symbol latency p50/p95 over stores of N checkpoints
+   built from real code: the corpus's files, texts and symbols copied (with replacement)
+   under many folders; vectors synthetic but clustered like embeddings, queries near
+   stored vectors (`tests/vector_data.py`); eval-dev's 108 questions as query words. For
+   each: build time (phase 1 and vectors), index size on disk, the matrix's memory, the
+   quantized pass's recall against exact, time to first lexical answer. sqlite-vec KNN
+   is the one-shot CLI path; "exact matrix" the in-memory float32 product (the daemon
+   before issue 18), "matrix" the daemon's `QuantizedMatrix`, timed in turn in one run.
 """
 
 from __future__ import annotations
@@ -17,34 +22,48 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.corpus import ensure_corpus
+from bench.corpus import ensure_corpus, eval_dir
 from bench.stats import summary
 from ctxd.indexer.models import Chunk, Symbol
 from ctxd.indexer.store import FileRecord, Store, Summary, serialize_vector
-from ctxd.search.hybrid import FusionOptions, fuse, rank_hybrid
+from ctxd.search.hybrid import FusionOptions, rank_hybrid
 from ctxd.search.keyword import add_line_matches, keyword_search
 from ctxd.search.lexical import EmbeddedLexical
 from ctxd.search.models import MatchSource
-from ctxd.search.semantic import SearchFilters, VectorMatrix, knn, rank_by_vector, summary_hits
+from ctxd.search.semantic import SearchFilters, knn, rank_by_vector, summary_hits
 from ctxd.search.symbols import search_symbols
+from ctxd.search.vectors import ExactMatrix, QuantizedMatrix
 from ctxd.server.hybrid_case import first_block_hit, hybrid_lexical_query
 from tests.conftest import FakeEmbedder
+from tests.vector_data import clustered_unit_vectors, queries_near
 
 WORDS = ("retry backoff session cookie header parse render template token stream buffer cache "
          "console style color table column width proxy redirect timeout pool connection adapter "
          "encode decode chunk response request error raise yield return class def import").split()
+
+
+VOCAB = WORDS + [f"{a}{b}" for a in WORDS for b in WORDS][:5000]
+"""A 5,000-word vocabulary drawn Zipf-like (bench_cli's stores; the scale benchmark below
+now copies real code instead)."""
+ZIPF = [1.0 / (i + 1) for i in range(len(VOCAB))]
 
 
 def timed(fn, runs: int) -> list[float]:  # type: ignore[no-untyped-def]
@@ -102,109 +121,173 @@ def bench_lexical(tmp: Path) -> dict[str, object]:
     return out
 
 
-VOCAB = WORDS + [f"{a}{b}" for a in WORDS for b in WORDS][:5000]
-"""A 5,000-word vocabulary drawn Zipf-like, so common words are common and rare ones rare."""
-ZIPF = [1.0 / (i + 1) for i in range(len(VOCAB))]
+@dataclass(frozen=True)
+class RealFile:
+    """A file of the eval-dev corpus as phase 1 indexed it: what the synthetic store copies."""
+
+    path: str
+    language: str
+    content: str
+    chunks: list[tuple[int, int, str, str | None]]
+    symbols: list[Symbol]
 
 
-def synthetic_store(path: Path, n: int, dim: int = 384) -> Store:
+def real_files(tmp: Path) -> tuple[list[RealFile], dict[str, float]]:
+    """The eval-dev corpus through phase 1 (walk, chunk, text, symbols; no embedding),
+    timed, and its files with their checkpoints and symbols."""
+    from ctxd.indexer.pipeline import Indexer
+    from ctxd.indexer.walker import WalkOptions
+
+    corpus = ensure_corpus()
+    store = Store.open(tmp / "real.db")
+    t = time.perf_counter()
+    Indexer(store, FakeEmbedder()).index(corpus, WalkOptions(), embed=False)
+    phase1 = time.perf_counter() - t
+    chunks: dict[int, list[tuple[int, int, str, str | None]]] = {}
+    for fid, start, end, text, sym in store.query(
+            "SELECT file_id, start_line, end_line, text, symbol FROM checkpoints ORDER BY id"):
+        chunks.setdefault(int(fid), []).append((int(start), int(end), str(text), sym))
+    symbols: dict[int, list[Symbol]] = {}
+    for fid, name, kind, line, end, container in store.query(
+            "SELECT file_id, name, kind, line, end_line, container FROM symbols"):
+        symbols.setdefault(int(fid), []).append(Symbol(name, kind, line, end, container))
+    files = [RealFile(str(path), str(lang), str(text), chunks[int(fid)], symbols.get(int(fid), []))
+             for fid, path, lang, text in store.query(
+                 "SELECT f.id, f.path, f.language, t.content FROM files f "
+                 "JOIN file_text t ON t.rowid = f.id ORDER BY f.id")
+             if int(fid) in chunks]
+    n_files, n_chunks = len(files), sum(len(f.chunks) for f in files)
+    store.close()
+    return files, {"files_with_checkpoints": n_files, "checkpoints": n_chunks,
+                   "phase1_s": round(phase1, 2),
+                   "phase1_files_per_s": round(n_files / phase1, 1)}
+
+
+def synthetic_store(path: Path, n: int, files: list[RealFile],
+                    dim: int = 384) -> tuple[Store, dict[str, float], npt.NDArray[np.float32]]:
+    """A store of ~n checkpoints whose files, texts and symbols are real files of the
+    corpus (drawn with replacement, each copy under its own folder, so paths are many and
+    every text keeps real code's vocabulary); vectors are synthetic but clustered like
+    embeddings (`tests.vector_data`), distinct per checkpoint. Returns the store, the
+    build times and 30 query vectors lying near stored vectors."""
     store = Store.open(path)
     store.ensure_model("synthetic", dim)
     rng = random.Random(n)
-    vecs = np.random.default_rng(n).standard_normal((n, dim)).astype(np.float32)
-    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     repo = store.upsert_repo(f"/synthetic/{n}", {}, "2026-01-01T00:00:00Z")
-    per_file = 10
-    for f in range(n // per_file):
-        chunks = []
-        for c in range(per_file):
-            text = " ".join(rng.choices(VOCAB, weights=ZIPF, k=60))
-            chunks.append((Chunk(c * 10 + 1, c * 10 + 10, text, symbol=f"fn_{f}_{c}"),
-                           f"h{f}-{c}"))
-        syms = [Symbol(f"{rng.choice(WORDS)}_{rng.choice(WORDS)}_{f}_{c}", "function",
-                       c * 10 + 1, c * 10 + 10) for c in range(per_file)]
-        path = f"pkg{f % 100}/mod{f}.py"
-        store.replace_file(repo.id, FileRecord(path, 1, 1, str(f), "python", 100), "x", chunks,
-                           syms, "2026-01-01T00:00:00Z",
-                           Summary(f"file {path}\n" + "; ".join(s.name for s in syms), f"s{f}"))
+    t = time.perf_counter()
+    written, f = 0, 0
+    while written < n:
+        real = rng.choice(files)
+        chunks = [(Chunk(start, end, text, symbol=sym), f"h{f}-{c}")
+                  for c, (start, end, text, sym) in enumerate(real.chunks)]
+        fpath = f"pkg{f % 997}/v{f}/{real.path}"
+        store.replace_file(repo.id, FileRecord(fpath, len(real.content), 1, str(f), real.language,
+                                               real.content.count("\n") + 1),
+                           real.content, chunks, real.symbols, "2026-01-01T00:00:00Z",
+                           Summary(f"file {fpath}\n" + "; ".join(s.name for s in real.symbols),
+                                   f"s{f}"))
+        written += len(chunks)
+        f += 1
+    phase1 = time.perf_counter() - t
+    t = time.perf_counter()
     hashes = [r[0] for r in store.query("SELECT hash FROM checkpoints ORDER BY id")]
-    summaries = np.random.default_rng(n + 1).standard_normal((n // per_file, dim)).astype(
-        np.float32)
-    summaries /= np.linalg.norm(summaries, axis=1, keepdims=True)
-    store.add_embeddings([], [(f"s{f}", serialize_vector(v.tolist()))
-                              for f, v in enumerate(summaries)])
-    for start in range(0, len(hashes), 5000):
+    summaries = clustered_unit_vectors(f, dim, seed=n + 1)
+    store.add_embeddings([], [(f"s{i}", serialize_vector(v.tolist()))
+                              for i, v in enumerate(summaries)])
+    del summaries
+    queries = np.empty((0, dim), dtype=np.float32)
+    for start in range(0, len(hashes), 65536):
+        vecs = clustered_unit_vectors(min(65536, len(hashes) - start), dim, seed=n + start)
+        if start == 0:
+            queries = queries_near(vecs, 30)
         store.add_embeddings([(h, serialize_vector(vecs[i].tolist()))
-                              for i, h in enumerate(hashes[start:start + 5000], start)])
-    return store
+                              for i, h in enumerate(hashes[start:start + 65536])])
+    size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+    return store, {"files": f, "checkpoints": len(hashes), "phase1_s": round(phase1, 1),
+                   "phase1_files_per_s": round(f / phase1, 1),
+                   "phase1_checkpoints_per_s": round(len(hashes) / phase1, 1),
+                   "vectors_s": round(time.perf_counter() - t, 1),
+                   "index_bytes_on_disk": size}, queries
 
 
-def bit_knn_candidate(store: Store, queries: list[list[float]]) -> dict[str, object]:
-    """The design LIMITS.md suggests and ctxd did not adopt: a coarse KNN over
-    bit-quantized vectors (vec0 `bit[384]`) then an exact re-rank of the top 400 by rowid.
-    Measured here so the choice of the in-memory matrix rests on numbers."""
-    store.query("CREATE VIRTUAL TABLE vec_bits USING vec0(embedding bit[384])")
-    store.query("INSERT INTO vec_bits(rowid, embedding) "
-                "SELECT rowid, vec_quantize_binary(embedding) FROM vec_embeddings")
-    it = iter(range(10**9))
-
-    def coarse() -> list[int]:
-        q = serialize_vector(queries[next(it) % len(queries)])
-        return [int(r[0]) for r in store.query(
-            "SELECT rowid FROM vec_bits WHERE embedding MATCH vec_quantize_binary(?) "
-            "AND k = 400", (q,))]
-
-    def coarse_and_rerank() -> None:
-        ids = coarse()
-        q = serialize_vector(queries[next(it) % len(queries)])
-        store.query(f"SELECT rowid, vec_distance_l2(embedding, ?) d FROM vec_embeddings "
-                    f"WHERE rowid IN ({','.join(map(str, ids))}) ORDER BY d LIMIT 10", (q,))
-
-    return {"bit_knn_400_ms": summary(timed(coarse, 30)),
-            "bit_knn_plus_rerank_ms": summary(timed(coarse_and_rerank, 30))}
+def rss_mb() -> float:
+    """The current resident set of this process, MB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
 
 
-def bench_scale(tmp: Path, n: int) -> dict[str, object]:
-    store = synthetic_store(tmp / f"s{n}.db", n)
-    rng = np.random.default_rng(7)
-    queries = []
-    for _ in range(30):
-        q = rng.standard_normal(384).astype(np.float32)
-        queries.append((q / np.linalg.norm(q)).tolist())
+def recall(a: list[tuple[int, float]], b: list[tuple[int, float]]) -> float:
+    return len({i for i, _ in a} & {i for i, _ in b}) / max(1, len(b))
+
+
+def kept_store(folder: Path, n: int, files: list[RealFile]
+               ) -> tuple[Store, dict[str, float], npt.NDArray[np.float32]]:
+    """`synthetic_store` in `folder`, built once: its build report and query vectors are
+    kept beside it (`--stores`), so a 1M-checkpoint store is built once per session."""
+    path = folder / f"s{n}.db"
+    meta, qfile = path.with_suffix(".build.json"), path.with_suffix(".queries.npy")
+    if meta.is_file() and qfile.is_file():
+        return Store.open(path), json.loads(meta.read_text()), np.load(qfile)
+    for old in folder.glob(path.name + "*"):
+        old.unlink()
+    store, build, queries = synthetic_store(path, n, files)
+    np.save(qfile, queries)
+    meta.write_text(json.dumps(build))
+    return store, build, queries
+
+
+def bench_scale(tmp: Path, n: int, files: list[RealFile], questions: list[str],
+                embed_rate: float | None, stores: Path | None = None) -> dict[str, object]:
+    store, build, qvecs = (kept_store(stores, n, files) if stores
+                           else synthetic_store(tmp / f"s{n}.db", n, files))
+    queries = [q.tolist() for q in qvecs]
     filters = SearchFilters()
-    matrix = VectorMatrix()
+    rss_before = rss_mb()
+    t = time.perf_counter()
+    matrix = QuantizedMatrix(exact_below=0)
     matrix.refresh(store)
+    load_s = time.perf_counter() - t
+    build.update({"matrix_load_s": round(load_s, 1), "matrix_mb": round(matrix.nbytes / 2**20),
+                  "rss_after_matrix_mb": round(rss_mb()),
+                  "rss_matrix_delta_mb": round(rss_mb() - rss_before)})
+    exact_knn = partial(ExactMatrix.knn, matrix)
+    """The same rows, ranked by the full float32 product: the path before this issue."""
     it = iter(range(10**9))
-    words = [" ".join(random.Random(i).choices(VOCAB, weights=ZIPF, k=6)) for i in range(30)]
+    words = questions[:30]
+    idents = [q for q in questions if hybrid_lexical_query(q, filters) is not None][:30]
 
     def sem(fn):  # type: ignore[no-untyped-def]
         return lambda: rank_by_vector(store, queries[next(it) % 30], filters=filters, limit=10,
                                       knn_fn=fn)
 
-    def hyb(fn):  # type: ignore[no-untyped-def]
-        def run() -> None:
-            i = next(it) % 30
-            legs = [rank_by_vector(store, queries[i], filters=filters, limit=50, knn_fn=fn),
-                    keyword_search(store, words[i], limit=50)]
-            fuse(legs)
-        return run
-
     lexical = EmbeddedLexical(store)
-    idents = [f"{w.split()[0]}_{w.split()[-1]} " + w for w in words]
 
-    def hyb_default(fn, texts, summaries=True):  # type: ignore[no-untyped-def]
+    worker = ThreadPoolExecutor(1)
+    local = threading.local()
+
+    def worker_store() -> Store:
+        """The keyword worker's own connection, as the service gives each thread one."""
+        if not hasattr(local, "store"):
+            local.store = Store.open(store.path)
+        return local.store  # type: ignore[no-any-return]
+
+    def hyb_default(fn, texts, parallel=False):  # type: ignore[no-untyped-def]
         """The shipped default: 100 hits a leg, the candidate files' summaries, the lexical
         leg when the query has identifier-like words, normalised-score fusion and
         re-ranking (`rank_hybrid`), keyword line matches for the returned page only."""
         def run() -> None:
-            i = next(it) % 30
-            legs = {"semantic": rank_by_vector(store, queries[i], filters=filters, limit=100,
-                                               knn_fn=fn),
-                    "keyword": keyword_search(store, texts[i], limit=100,
-                                              with_matches=False)}
-            if summaries:
-                files = {(h.repository, h.path) for leg in legs.values() for h in leg}
-                legs["summary"] = summary_hits(store, queries[i], files)
+            i = next(it) % len(texts)
+            kw = (worker.submit(lambda: keyword_search(worker_store(), texts[i], limit=100,
+                                                        with_matches=False))
+                  if parallel else None)
+            legs = {"semantic": rank_by_vector(store, queries[i % 30], filters=filters,
+                                               limit=100, knn_fn=fn),
+                    "keyword": kw.result() if kw else keyword_search(
+                        store, texts[i], limit=100, with_matches=False)}
+            files = {(h.repository, h.path) for leg in legs.values() for h in leg}
+            legs["summary"] = summary_hits(store, queries[i % 30], files)
             q = hybrid_lexical_query(texts[i], filters)
             if q is not None:
                 res = lexical.search(q, max_files=100, context_lines=0)
@@ -213,27 +296,56 @@ def bench_scale(tmp: Path, n: int) -> dict[str, object]:
             add_line_matches(store, texts[i], rank_hybrid(texts[i], legs, FusionOptions())[:10])
         return run
 
-    out = {
-        "semantic_sqlite_vec_ms": summary(timed(sem(knn), 30)),
-        "semantic_matrix_ms": summary(timed(sem(matrix.knn), 30)),
-        "hybrid_sqlite_vec_ms": summary(timed(hyb(knn), 30)),
+    q_recall = {k: statistics.mean(recall(matrix.knn(store, q, k), exact_knn(store, q, k))
+                                   for q in queries) for k in (10, 100, 400)}
+    t = time.perf_counter()
+    lexical.search(hybrid_lexical_query(idents[0], filters) or idents[0], max_files=100,
+                   context_lines=0)
+    first_ms = (time.perf_counter() - t) * 1000
+    out: dict[str, object] = {
+        "build": build,
+        **{f"quantized_recall_at_{k}_vs_exact": round(r, 4) for k, r in q_recall.items()},
+        "time_to_first_lexical_answer_s": round(build["phase1_s"] + first_ms / 1000, 1),
+        **({"embedding_eta_s": round(build["checkpoints"] / embed_rate),
+            "embedding_rate_texts_per_s": round(embed_rate, 1)} if embed_rate else {}),
+        "semantic_sqlite_vec_ms": summary(timed(sem(knn), 10 if n > 200_000 else 30)),
         **{name: summary(times) for name, times in interleaved({
-            "hybrid_matrix_ms": hyb(matrix.knn),
+            "semantic_exact_matrix_ms": sem(exact_knn),
+            "semantic_matrix_ms": sem(matrix.knn),
+        }, 30).items()},
+        **{name: summary(times) for name, times in interleaved({
+            "hybrid_default_exact_matrix_ms": hyb_default(exact_knn, words),
             "hybrid_default_matrix_ms": hyb_default(matrix.knn, words),
-            "hybrid_default_without_summaries_matrix_ms": hyb_default(matrix.knn, words, False),
+            "hybrid_default_matrix_keyword_in_a_worker_ms": hyb_default(matrix.knn, words,
+                                                                        parallel=True),
             "hybrid_default_identifier_query_matrix_ms": hyb_default(matrix.knn, idents),
-        }, 40).items()},
-        "keyword_only_ms": summary(timed(lambda: keyword_search(store, words[next(it) % 30],
-                                                                limit=50), 30)),
+        }, 30).items()},
+        "keyword_only_ms": summary(timed(lambda: keyword_search(
+            store, words[next(it) % len(words)], limit=100, with_matches=False), 30)),
     }
-    if n >= 100_000:
-        out.update(bit_knn_candidate(store, queries))
-        qs = ["retry", "parse_header", "cch", "tokstr", "session_cookie_1"]
-        out["symbols_ms"] = summary(timed(lambda: search_symbols(
-            store, qs[next(it) % len(qs)], limit=50), 30))
-        out["symbols"] = int(store.query("SELECT count(*) FROM symbols")[0][0])
+    qs = ["retry", "parse_header", "cch", "tokstr", "Console.print", "get_encoding_from"]
+    out["symbols_ms"] = summary(timed(lambda: search_symbols(
+        store, qs[next(it) % len(qs)], limit=50), 30))
+    out["symbols"] = int(store.query("SELECT count(*) FROM symbols")[0][0])
+    worker.submit(lambda: worker_store().close()).result()
+    worker.shutdown()
     store.close()
     return out
+
+
+def embedding_rate(files: list[RealFile], sample: int) -> tuple[float, float]:
+    """Texts per second of the real model (bf16 where the CPU has it) over `sample` real
+    checkpoint texts, and the RSS the model added (MB)."""
+    from ctxd.indexer.embed_options import EmbedOptions
+    from ctxd.indexer.embedder import SentenceTransformerEmbedder
+
+    texts = [c[2] for f in files for c in f.chunks][:sample]
+    before = rss_mb()
+    embedder = SentenceTransformerEmbedder(EmbedOptions())
+    embedder.embed(texts[:8])
+    t = time.perf_counter()
+    embedder.embed(texts)
+    return len(texts) / (time.perf_counter() - t), rss_mb() - before
 
 
 def main() -> None:
@@ -241,14 +353,26 @@ def main() -> None:
     ap.add_argument("--scales", default="10000,100000")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--skip-lexical", action="store_true")
+    ap.add_argument("--stores", type=Path,
+                    help="keep the synthetic stores in this folder and reuse them")
+    ap.add_argument("--embed-sample", type=int, default=256,
+                    help="texts to time the real model on, for the embedding ETA (0: skip)")
     args = ap.parse_args()
     result: dict[str, object] = {"date": time.strftime("%Y-%m-%d")}
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         if not args.skip_lexical:
             result["lexical"] = bench_lexical(tmp)
+        files, result["corpus_phase1"] = real_files(tmp)
+        rate = None
+        if args.embed_sample:
+            rate, model_mb = embedding_rate(files, args.embed_sample)
+            result["model_rss_mb"] = round(model_mb)
+        questions = [json.loads(line)["query"] for line in
+                     (eval_dir() / "queries.jsonl").read_text().splitlines() if line.strip()]
         for n in (int(x) for x in args.scales.split(",")):
-            result[f"scale_{n}"] = bench_scale(tmp, n)
+            result[f"scale_{n}"] = bench_scale(tmp, n, files, questions, rate, args.stores)
+    result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     text = json.dumps(result, indent=2)
     print(text)
     if args.json:

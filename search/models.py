@@ -150,6 +150,10 @@ class SearchOptions:
     """Hybrid search waits this long for the lexical leg (Zoekt), then answers without it."""
     token_budget: int = 6000
     """Approximate token budget of one page of results for agents."""
+    quantized_above: int = 0
+    """Long-lived processes (the daemon) rank vectors with a sign-bit coarse pass and an
+    exact re-score (`search.vectors.QuantizedMatrix`) once the index holds more than this
+    many; 0 = always the exact matrix product."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,17 +12,19 @@ Reads the store only; knows nothing of rendering.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
 from ctxd.indexer.embedder import Embedder
 from ctxd.indexer.patterns import compile_globs
 from ctxd.indexer.store import Store, serialize_vector
 from ctxd.search.models import Hit, MatchSource
+from ctxd.search.vectors import VectorIndex, VectorMatrix, exact_ranking, knn
+
+__all__ = ["KnnFn", "SearchFilters", "VectorIndex", "VectorMatrix", "filtered_scan",
+           "knn", "rank_by_vector", "semantic_search", "summary_hits"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,94 +58,7 @@ class SearchFilters:
 
 
 KnnFn = Callable[[Store, list[float], int], list[tuple[int, float]]]
-
-
-class VectorMatrix:
-    """Every vector in memory, for long-lived processes (the server, batch search).
-
-    sqlite-vec's KNN is a brute-force scan (~83 ms at 100k rows here); a float32
-    matrix product over the same rows is ~8x faster. `knn` refreshes the matrix from the
-    store first: rows past the largest rowid it holds are appended; if vectors were
-    deleted since (the store's generation moved), it reloads.
-    """
-
-    def __init__(self) -> None:
-        self._ids = np.empty(0, dtype=np.int64)
-        self._rows = np.empty((0, 0), dtype=np.float32)
-        self._sq = np.empty(0, dtype=np.float32)
-        """Squared norms of the rows: stored vectors are only nearly unit length (a bf16
-        model), so distances are computed exactly, as sqlite-vec computes them."""
-        self._top = 0
-        """Largest rowid held (taken from the rows actually loaded, never from a count
-        read earlier: a writer may append between the two reads)."""
-        self._generation: int | None = None
-        self._lock = threading.Lock()
-
-    def refresh(self, store: Store) -> None:
-        _count, top, generation = store.vector_state()
-        with self._lock:
-            if generation == self._generation and top <= self._top:
-                return
-            appending = generation == self._generation and self._ids.size > 0
-            rows = store.vectors_after(self._top if appending else 0)
-            ids = np.array([r[0] for r in rows], dtype=np.int64)
-            mat = (np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-                   .reshape(len(rows), -1) if rows else np.empty((0, 0), dtype=np.float32))
-            sq = np.einsum("ij,ij->i", mat, mat)
-            if appending:
-                if rows:
-                    self._ids = np.concatenate([self._ids, ids])
-                    self._rows = np.vstack([self._rows, mat])
-                    self._sq = np.concatenate([self._sq, sq])
-            else:
-                self._ids, self._rows, self._sq = ids, mat, sq
-            self._top = int(self._ids.max()) if self._ids.size else 0
-            self._generation = generation
-
-    def knn(self, store: Store, vector: list[float], k: int) -> list[tuple[int, float]]:
-        """(rowid, L2 distance) of the k nearest vectors, like `knn`."""
-        self.refresh(store)
-        with self._lock:
-            ids, rows, sq = self._ids, self._rows, self._sq
-        if not len(ids) or k <= 0:
-            return []
-        v = np.asarray(vector, dtype=np.float32)
-        # |r - v|^2 = |r|^2 + |v|^2 - 2 r.v (one matrix product; exact for any norms)
-        d2 = sq - 2.0 * (rows @ v) + float(v @ v)
-        k = min(k, len(ids))
-        top = np.argpartition(d2, k - 1)[:k]
-        return exact_ranking(ids[top], rows[top], v)
-
-
-def knn(store: Store, vector: list[float], k: int) -> list[tuple[int, float]]:
-    """(embedding rowid, L2 distance) of the k nearest vectors (sqlite-vec scan), scored
-    by `exact_ranking` like the matrix's."""
-    rows = store.query(
-        "SELECT rowid, embedding FROM vec_embeddings WHERE embedding MATCH ? AND k = ? "
-        "ORDER BY distance",
-        (serialize_vector(vector), k),
-    )
-    if not rows:
-        return []
-    ids = np.array([int(r[0]) for r in rows], dtype=np.int64)
-    mat = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32).reshape(
-        len(rows), -1)
-    return exact_ranking(ids, mat, np.asarray(vector, dtype=np.float32))
-
-
-def exact_ranking(
-    ids: npt.NDArray[np.int64], rows: npt.NDArray[np.float32], vector: npt.NDArray[np.float32]
-) -> list[tuple[int, float]]:
-    """(rowid, L2 distance) of the given candidate vectors, nearest first (ties by rowid).
-
-    Both neighbour sources (sqlite-vec's scan, the in-memory matrix) finish here, so a
-    daemon (matrix) and a one-shot search (sqlite-vec) give the same distances to the last
-    bit: each row's distance depends on that row and the query only.
-    """
-    diff = rows - vector
-    dist = np.sqrt((diff * diff).sum(axis=1))
-    order = np.lexsort((ids, dist))
-    return [(int(ids[i]), float(dist[i])) for i in order]
+"""A `VectorIndex.knn` (`search.vectors`)."""
 
 
 KNN_MAX = 4096
@@ -191,7 +106,7 @@ def semantic_search(
     filters: SearchFilters | None = None,
     limit: int = 10,
     offset: int = 0,
-    matrix: VectorMatrix | None = None,
+    matrix: VectorIndex | None = None,
 ) -> list[Hit]:
     """The `limit` checkpoints nearest to `query` after `offset`, best first.
 

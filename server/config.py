@@ -345,6 +345,8 @@ def _rules(s: Settings) -> list[tuple[str, bool, str]]:
          "a positive number of milliseconds"),
         ("search.zoekt_timeout_ms", s.search.zoekt_timeout_ms >= 1,
          "a positive number of milliseconds"),
+        ("search.quantized_above", s.search.quantized_above >= 0,
+         "0 (always exact) or a number of vectors"),
         ("chunk.target_tokens",
          1 <= s.chunk.min_tokens <= s.chunk.target_tokens <= s.chunk.max_tokens,
          "min_tokens <= target_tokens <= max_tokens"),

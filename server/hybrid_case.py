@@ -1,6 +1,7 @@
-"""Hybrid search's legs, as a mixin of `SearchCases`: the semantic and keyword legs run
-in the calling thread while the lexical leg (Zoekt when `search.zoekt_url` is set, else
-the embedded engine, for identifier-like queries) runs in a worker with a time limit;
+"""Hybrid search's legs, as a mixin of `SearchCases`: the semantic leg runs in the
+calling thread, the keyword leg in a worker beside it, and the lexical leg (Zoekt when
+`search.zoekt_url` is set, else the embedded engine, for identifier-like queries) in
+another worker with a time limit;
 plus what a hybrid or semantic answer says about repositories still embedding.
 
 Ranking itself is pure and lives in `search/hybrid.py` (`rank_hybrid`).
@@ -30,6 +31,9 @@ HYBRID_DEPTH = 100
 
 _LEXICAL_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ctxd-hybrid-lexical")
 """Runs hybrid search's lexical leg beside the semantic and keyword legs."""
+_KEYWORD_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="ctxd-hybrid-keyword")
+"""Runs hybrid search's keyword leg (SQLite's FTS5, which releases the GIL) while the
+calling thread embeds the query and runs the semantic leg."""
 
 
 
@@ -105,8 +109,9 @@ class HybridCases:
     ) -> tuple[dict[str, list[Hit]], dict[str, float], list[str]]:
         """The candidates of each hybrid leg, each leg's time (ms) and notes.
 
-        The lexical leg (Zoekt, else the embedded engine) runs in a worker thread while
-        the semantic and keyword legs run here; it is given `hybrid_lexical_timeout_ms`,
+        The keyword leg runs in a worker thread (on its own connection) while the query is
+        embedded and the semantic leg runs here. The lexical leg (Zoekt, else the embedded
+        engine) runs in another worker; it is given `hybrid_lexical_timeout_ms`,
         and a slow or failing one costs that and a note, never the answer.
         """
         filters = filters or SearchFilters()
@@ -119,6 +124,9 @@ class HybridCases:
         started = time.perf_counter()
         if lexical_query is not None and self.settings.search.lexical_weight > 0:
             future = _LEXICAL_POOL.submit(self._lexical_leg, lexical_query, filters, depth)
+        keyword_future: Future[tuple[list[Hit], float]] | None = None
+        if store.path == self.settings.db_path:  # the worker opens its own connection
+            keyword_future = _KEYWORD_POOL.submit(self._keyword_leg, query, filters, depth)
         t0 = time.perf_counter()
         semantic: list[Hit] = []
         vector: list[float] | None = None
@@ -128,10 +136,10 @@ class HybridCases:
                 store, vector, filters=filters, limit=depth,
                 knn_fn=self.matrix.knn if self.matrix is not None else knn)
         times["semantic"] = (time.perf_counter() - t0) * 1000
-        t0 = time.perf_counter()
-        keyword = keyword_search(store, query, filters=filters, limit=depth,
-                                 with_matches=False)
-        times["keyword"] = (time.perf_counter() - t0) * 1000
+        if keyword_future is not None:
+            keyword, times["keyword"] = keyword_future.result()
+        else:
+            keyword, times["keyword"] = self._keyword_leg(query, filters, depth, store)
         legs = {"semantic": semantic, "keyword": keyword}
         if vector is not None and self.settings.search.summary_weight > 0:
             t0 = time.perf_counter()
@@ -161,6 +169,14 @@ class HybridCases:
                              "semantic and keyword legs only.")
             times["lexical"] = (time.perf_counter() - started) * 1000
         return legs, times, notes
+
+    def _keyword_leg(self, query: str, filters: SearchFilters, depth: int,
+                     store: Store | None = None) -> tuple[list[Hit], float]:
+        """The keyword leg's hits and its time (ms), on `store` or this thread's."""
+        t0 = time.perf_counter()
+        hits = keyword_search(store or self.store(), query, filters=filters, limit=depth,
+                              with_matches=False)
+        return hits, (time.perf_counter() - t0) * 1000
 
     def _lexical_leg(self, query: str, filters: SearchFilters, depth: int) -> list[Hit]:
         """One hit per file from the lexical engine: the file's first matches. Zoekt gets

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -90,7 +91,9 @@ class Service(SearchCases):
             long_lived: keep the vectors in memory between queries (server, batch search).
         """
         self.settings = settings
-        self.matrix = VectorMatrix() if long_lived else None
+        above = settings.search.quantized_above
+        self.matrix = (VectorMatrix(exact_below=above + 1 if above else sys.maxsize)
+                       if long_lived else None)
         self.watcher: HealthSource | None = None
         """The file watcher of this process (`ctxd serve --watch`), for status and health:
         handed in by the edge that starts it; the service never imports the watcher."""

@@ -75,6 +75,7 @@ def test_unknown_env_setting_names_the_variable():
         ({"CTXD_WALK_MAX_FILE_SIZE": "20971520"}, "walk.max_file_size"),
         ({"CTXD_WALK_INCLUDE_PATTERNS": "[bad"}, "walk.include_patterns"),
         ({"CTXD_EMBEDDING_PRECISION": "int4"}, "embedding.precision"),
+        ({"CTXD_SEARCH_QUANTIZED_ABOVE": "-1"}, "search.quantized_above"),
     ],
 )
 def test_bad_values_name_key_and_value(env, key):

@@ -12,6 +12,8 @@ import pytest
 from ctxd.indexer.pipeline import Indexer
 from ctxd.indexer.store import Store
 from ctxd.indexer.walker import WalkOptions
+from ctxd.search.keyword import keyword_search
+from ctxd.search.vectors import QuantizedMatrix
 from ctxd.server.config import load_settings
 from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder, RepoBuilder
@@ -144,6 +146,43 @@ def test_a_natural_language_question_skips_the_lexical_leg(tmp_path):
         service.close()
     assert "lexical" not in legs and not notes
     assert legs["keyword"] and legs["semantic"]
+
+
+def test_the_keyword_leg_runs_beside_the_semantic_leg_on_its_own_connection(tmp_path):
+    """Issue 18: the keyword leg runs in a worker (with its own connection to the index)
+    while the calling thread embeds the query and ranks by vector; its hits are those of
+    a keyword search in the calling thread."""
+    service = service_for(tmp_path)
+    try:
+        service.index(local_repo(tmp_path))
+        question = "how much tax is added to an amount"
+        legs, ms, _notes = service.hybrid_legs(question, depth=10)
+        caller = service.store()
+        with service._stores_lock:
+            workers = [s for s in service._stores if s is not caller]
+        direct = keyword_search(caller, question, limit=10, with_matches=False)
+    finally:
+        service.close()
+    assert workers, "the keyword leg opened no connection of its own"
+    assert legs["keyword"] == direct and direct
+    assert ms["keyword"] > 0
+
+
+def test_quantized_above_picks_the_daemons_vector_index(tmp_path):
+    """`search.quantized_above` (issue 18): 0 keeps the exact product at any size; N
+    switches the long-lived matrix to the coarse pass above N vectors."""
+    home = {"home": str(tmp_path / "home")}
+    exact = Service(load_settings(home), embedder=FakeEmbedder(), long_lived=True)
+    quantized = Service(load_settings({**home, "search.quantized_above": 200_000}),
+                        embedder=FakeEmbedder(), long_lived=True)
+    try:
+        assert isinstance(exact.matrix, QuantizedMatrix)
+        assert exact.matrix.exact_below > 10**12
+        assert isinstance(quantized.matrix, QuantizedMatrix)
+        assert quantized.matrix.exact_below == 200_001
+    finally:
+        exact.close()
+        quantized.close()
 
 
 def partly_embedded(tmp_path: Path, embed_first: bool) -> Service:

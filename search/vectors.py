@@ -1,0 +1,274 @@
+"""Nearest-neighbour search over the checkpoint vectors, behind one small interface.
+
+`VectorIndex` is what semantic search asks: `knn(store, vector, k)` -> (embedding rowid,
+L2 distance) of the k nearest vectors, nearest first. Three implementations:
+
+- `SqliteVecIndex`: sqlite-vec's brute-force scan of the vectors on disk (one-shot CLI
+  searches; nothing held in memory). sqlite-vec stays the store of record.
+- `ExactMatrix`: every vector in an in-memory float32 matrix, one matrix product a query.
+- `QuantizedMatrix` (the daemon's, `VectorMatrix`): the same rows plus one sign bit per
+  dimension (48 bytes a vector); a query ranks every vector by Hamming distance of those
+  bits (coarse pass), then re-scores the best `rerank` exactly. Below `exact_below`
+  vectors it is the exact matrix; the service sets that from `search.quantized_above`,
+  which by default keeps the daemon exact at any size (recall: docs/BENCHMARKS.md).
+
+Every path ends in `exact_ranking`, so the distances a daemon and a one-shot search
+report are equal to the last bit for the rows both return. Another engine (pgvector,
+for a shared deployment) plugs in by implementing `knn`.
+
+Reads the store only (`Store.vector_state`, `Store.vector_batches`, `Store.query`).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from ctxd.indexer.store import Store, serialize_vector
+
+__all__ = ["ExactMatrix", "QuantizedMatrix", "SqliteVecIndex", "VectorIndex", "VectorMatrix",
+           "exact_ranking", "knn", "sign_codes"]
+
+
+class VectorIndex(Protocol):
+    """Anything that answers k-nearest-neighbour queries over the store's vectors."""
+
+    def knn(self, store: Store, vector: list[float], k: int) -> list[tuple[int, float]]:
+        """(embedding rowid, L2 distance) of the k nearest vectors, nearest first
+        (ties by rowid)."""
+        ...
+
+
+def exact_ranking(
+    ids: npt.NDArray[np.int64], rows: npt.NDArray[np.floating], vector: npt.NDArray[np.float32],
+    k: int | None = None,
+) -> list[tuple[int, float]]:
+    """(rowid, L2 distance) of the given candidate vectors, nearest first (ties by rowid);
+    the first `k` only when given.
+
+    Every neighbour source finishes here, so a daemon (matrix) and a one-shot search
+    (sqlite-vec) give the same distances to the last bit: each row's distance depends on
+    that row and the query only.
+    """
+    diff = rows.astype(np.float32, copy=False) - vector
+    dist = np.sqrt((diff * diff).sum(axis=1))
+    if k is not None and k < len(ids):
+        keep = np.flatnonzero(dist <= np.partition(dist, k - 1)[k - 1])  # ties at the cut stay
+        ids, dist = ids[keep], dist[keep]
+    order = np.lexsort((ids, dist))[:k]
+    return [(int(ids[i]), float(dist[i])) for i in order]
+
+
+def knn(store: Store, vector: list[float], k: int) -> list[tuple[int, float]]:
+    """(embedding rowid, L2 distance) of the k nearest vectors (sqlite-vec scan), scored
+    by `exact_ranking` like the matrix's."""
+    rows = store.query(
+        "SELECT rowid, embedding FROM vec_embeddings WHERE embedding MATCH ? AND k = ? "
+        "ORDER BY distance",
+        (serialize_vector(vector), k),
+    )
+    if not rows:
+        return []
+    ids = np.array([int(r[0]) for r in rows], dtype=np.int64)
+    mat = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32).reshape(
+        len(rows), -1)
+    return exact_ranking(ids, mat, np.asarray(vector, dtype=np.float32))
+
+
+class SqliteVecIndex:
+    """The vectors on disk, scanned by sqlite-vec per query (no memory held)."""
+
+    def knn(self, store: Store, vector: list[float], k: int) -> list[tuple[int, float]]:
+        return knn(store, vector, k)
+
+
+def sign_codes(rows: npt.NDArray[np.floating]) -> npt.NDArray[np.uint64]:
+    """One bit per dimension (1 where the value is > 0), packed into 64-bit words and
+    returned word-major: shape (words, rows), so the Hamming pass reads each word of
+    every row as one contiguous array."""
+    n, dim = rows.shape
+    words = -(-dim // 64)
+    bits = np.packbits(rows > 0, axis=1)
+    padded = np.zeros((n, words * 8), dtype=np.uint8)
+    padded[:, : bits.shape[1]] = bits
+    return np.ascontiguousarray(padded.view(np.uint64).T)
+
+
+class ExactMatrix:
+    """Every vector in memory, for long-lived processes (the daemon, batch search).
+
+    sqlite-vec's KNN is a brute-force scan (~83 ms at 100k rows here); a float32
+    matrix product over the same rows is ~5x faster. `knn` refreshes the matrix from the
+    store first: rows past the largest rowid it holds are appended (into spare capacity,
+    so an append never copies the whole matrix); if vectors were deleted since (the
+    store's generation moved), it reloads. Loading streams the rows in batches into one
+    preallocated array: the peak is the matrix itself, not a copy of every blob.
+
+    `dtype=np.float16` halves the memory; distances are then those of the float16 rows
+    (within ~1e-3 of sqlite-vec's), no longer equal to the last bit.
+    """
+
+    def __init__(self, dtype: type[np.floating] = np.float32) -> None:
+        self._dtype = np.dtype(dtype)
+        self._ids = np.empty(0, dtype=np.int64)
+        self._rows: npt.NDArray[np.floating] = np.empty((0, 0), dtype=self._dtype)
+        self._sq = np.empty(0, dtype=np.float32)
+        """Squared norms of the rows: stored vectors are only nearly unit length (a bf16
+        model), so distances are computed exactly, as sqlite-vec computes them."""
+        self._n = 0
+        """Rows in use; the arrays' capacity may be larger."""
+        self._top = 0
+        """Largest rowid held (taken from the rows actually loaded, never from a count
+        read earlier: a writer may append between the two reads)."""
+        self._generation: int | None = None
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return self._n
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the matrix (capacity included)."""
+        return int(self._ids.nbytes + self._rows.nbytes + self._sq.nbytes)
+
+    def refresh(self, store: Store) -> None:
+        count, top, generation = store.vector_state()
+        with self._lock:
+            if generation == self._generation and top <= self._top:
+                return
+            appending = generation == self._generation and self._n > 0
+            if not appending:
+                self._reset(count)
+            for ids, mat in store.vector_batches(self._top if appending else 0):
+                self._append(ids, mat.astype(self._dtype, copy=False))
+            self._generation = generation
+
+    def _reset(self, capacity: int) -> None:
+        self._n = self._top = 0
+        self._ids = np.empty(capacity, dtype=np.int64)
+        self._rows = np.empty((capacity, 0), dtype=self._dtype)
+        self._sq = np.empty(capacity, dtype=np.float32)
+
+    def _grow(self, need: int, dim: int) -> None:
+        """Capacity for `need` rows of `dim`; new arrays (readers keep their views)."""
+        cap = len(self._ids)
+        if need <= cap and self._rows.shape[1] == dim:
+            return
+        cap = max(need, cap + cap // 4, 1024) if need > cap else cap
+        ids = np.empty(cap, dtype=np.int64)
+        rows = np.empty((cap, dim), dtype=self._dtype)
+        sq = np.empty(cap, dtype=np.float32)
+        n = self._n
+        ids[:n], sq[:n] = self._ids[:n], self._sq[:n]
+        if n:
+            rows[:n] = self._rows[:n]
+        self._ids, self._rows, self._sq = ids, rows, sq
+
+    def _append(self, ids: npt.NDArray[np.int64], mat: npt.NDArray[np.floating]) -> None:
+        if not len(ids):
+            return
+        n, m = self._n, len(ids)
+        self._grow(n + m, mat.shape[1])
+        self._ids[n:n + m] = ids
+        self._rows[n:n + m] = mat
+        exact = mat.astype(np.float32, copy=False)
+        self._sq[n:n + m] = np.einsum("ij,ij->i", exact, exact)
+        self._n = n + m
+        self._top = max(self._top, int(ids.max()))
+
+    def _snapshot(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.floating],
+                                 npt.NDArray[np.float32]]:
+        with self._lock:
+            n = self._n
+            return self._ids[:n], self._rows[:n], self._sq[:n]
+
+    def knn(self, store: Store, vector: list[float], k: int) -> list[tuple[int, float]]:
+        """(rowid, L2 distance) of the k nearest vectors, like `knn`."""
+        self.refresh(store)
+        ids, rows, sq = self._snapshot()
+        if not len(ids) or k <= 0:
+            return []
+        v = np.asarray(vector, dtype=np.float32)
+        # |r - v|^2 = |r|^2 + |v|^2 - 2 r.v (one matrix product; exact for any norms)
+        d2 = sq - 2.0 * (rows @ v.astype(rows.dtype)).astype(np.float32) + float(v @ v)
+        k = min(k, len(ids))
+        top = np.argpartition(d2, k - 1)[:k]
+        return exact_ranking(ids[top], rows[top], v)
+
+
+class QuantizedMatrix(ExactMatrix):
+    """`ExactMatrix` with a coarse pass over sign bits, for large indexes.
+
+    A query's sign bits are compared with every row's (XOR and popcount over six 64-bit
+    words a row: ~6 ms per million rows here, against ~65 ms for the float32 product);
+    the `rerank` rows with the fewest differing bits (at least 8 x k) are then ranked
+    exactly. Indexes of fewer than `exact_below` vectors, and queries asking for more
+    than a quarter of the rows, take the exact product: there the coarse pass saves
+    nothing and would only risk a neighbour. The codes cost 48 bytes a 384-d vector.
+    """
+
+    def __init__(self, dtype: type[np.floating] = np.float32, *, rerank: int = 2000,
+                 exact_below: int = 200_000) -> None:
+        super().__init__(dtype)
+        self.rerank = rerank
+        self.exact_below = exact_below
+        self._codes = np.empty((0, 0), dtype=np.uint64)
+
+    @property
+    def nbytes(self) -> int:
+        return super().nbytes + int(self._codes.nbytes)
+
+    def _reset(self, capacity: int) -> None:
+        super()._reset(capacity)
+        self._codes = np.empty((0, capacity), dtype=np.uint64)
+
+    def _grow(self, need: int, dim: int) -> None:
+        super()._grow(need, dim)
+        cap, words = len(self._ids), -(-dim // 64)
+        if self._codes.shape == (words, cap):
+            return
+        codes = np.empty((words, cap), dtype=np.uint64)
+        n = self._n
+        if n and self._codes.shape[0] == words:
+            codes[:, :n] = self._codes[:, :n]
+        self._codes = codes
+
+    def _append(self, ids: npt.NDArray[np.int64], mat: npt.NDArray[np.floating]) -> None:
+        if not len(ids):
+            return
+        n = self._n
+        super()._append(ids, mat)
+        self._codes[:, n:self._n] = sign_codes(mat)
+
+    def knn(self, store: Store, vector: list[float], k: int) -> list[tuple[int, float]]:
+        self.refresh(store)
+        with self._lock:  # one consistent view: a reload may swap every array
+            n = self._n
+            ids, rows, codes = self._ids[:n], self._rows[:n], self._codes[:, :n]
+        want = max(self.rerank, 8 * k)
+        if n < self.exact_below or want * 4 >= n or k <= 0:
+            return super().knn(store, vector, k)
+        v = np.asarray(vector, dtype=np.float32)
+        candidates = hamming_nearest(codes, sign_codes(v[None, :])[:, 0], want)
+        return exact_ranking(ids[candidates], rows[candidates], v, k)
+
+
+def hamming_nearest(
+    codes: npt.NDArray[np.uint64], query: npt.NDArray[np.uint64], want: int
+) -> npt.NDArray[np.intp]:
+    """Indexes of at least `want` rows of word-major `codes` (all of them tied at the cut)
+    with the fewest bits differing from `query`."""
+    dist = np.bitwise_count(codes[0] ^ query[0]).astype(np.uint16)
+    for word in range(1, len(query)):
+        dist += np.bitwise_count(codes[word] ^ query[word])
+    # The cut from a histogram of the (small, integer) distances: cheaper than a partition.
+    cumulative = np.cumsum(np.bincount(dist, minlength=64 * len(query) + 1))
+    cut = int(np.searchsorted(cumulative, want))
+    return np.flatnonzero(dist <= cut)
+
+
+VectorMatrix = QuantizedMatrix
+"""The daemon's in-memory vector index."""
