@@ -53,8 +53,9 @@ JUNK_MARKERS = ("package-lock.json", "yarn.lock", "poetry.lock", "go.sum", "logo
 
 
 def is_junk(path: str) -> bool:
-    """Junk added by this script; generated code counts only when it is ranked first."""
-    return any(m in path for m in JUNK_MARKERS if m != "service_pb2.py")
+    """Junk added by this script (its generated code is embedded, so it is not junk)."""
+    return not path.endswith(".md") and any(
+        m in path for m in JUNK_MARKERS if m != "service_pb2.py")
 
 
 def words_of(repo: Path, rng: random.Random) -> list[str]:
@@ -166,7 +167,7 @@ def make_messy(corpus: Path, dest: Path) -> list[str]:
     return added
 
 
-def run_variant(tree: Path, rules: bool) -> dict[str, Any]:
+def run_variant(tree: Path, rules: bool, ranked_out: Path | None = None) -> dict[str, Any]:
     home = Path(tempfile.mkdtemp(prefix="ctxd-messy-"))
     env = {**os.environ, "CTXD_HOME": str(home), "CTXD_NO_DAEMON": "1",
            "CTXD_WALK_LEXICAL_ONLY_RULES": "true" if rules else "false"}
@@ -197,13 +198,17 @@ def run_variant(tree: Path, rules: bool) -> dict[str, Any]:
         results[q["id"]] = ranked_files(hits)
         junk_top |= {f for f in results[q["id"]] if is_junk(f)}
     service.close()
+    if ranked_out is not None:
+        with ranked_out.open("w", encoding="utf-8") as f:
+            for qid, files in results.items():
+                f.write(json.dumps({"id": qid, "ranked_files": files}) + "\n")
     _rows, summary = scorer.aggregate(queries, results)
     shutil.rmtree(home, ignore_errors=True)
     return {"index_s": round(index_s, 1), "checkpoints": total, "junk_checkpoints": junk_cp,
             "junk_share": round(junk_cp / max(total, 1), 4),
             "not_embedded": stats.get("not_embedded", {}),
             "junk_in_top10": sorted(junk_top),
-            **{k: round(float(summary[k]), 4) for k in ("R@1", "R@5", "MRR@10", "nDCG@10")}}
+            **{k: round(float(summary["all"][k]), 4) for k in ("R@1", "R@5", "MRR@10", "nDCG@10")}}
 
 
 def main() -> None:
@@ -219,8 +224,11 @@ def main() -> None:
     out: dict[str, Any] = {}
     for v in args.variants.split(","):
         tree = corpus if v == "clean" else messy
-        out[v] = run_variant(tree, rules=v != "messy-rules-off")
+        out[v] = run_variant(tree, rules=v != "messy-rules-off",
+                             ranked_out=HERE / "results" / f"messy-{v}.jsonl")
         print(v, json.dumps(out[v]), file=sys.stderr)
+        if args.json:
+            args.json.write_text(json.dumps(out, indent=2), encoding="utf-8")
     print("| variant | R@1 | R@5 | MRR@10 | nDCG@10 | index s | checkpoints | junk share "
           "| junk files in a top 10 |")
     print("|---|---|---|---|---|---|---|---|---|")
