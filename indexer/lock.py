@@ -24,7 +24,7 @@ from ctxd.indexer.errors import IndexLocked
 class FileLock:
     """An exclusive, process-wide `flock` on `path`; the holder writes its pid there."""
 
-    def __init__(self, path: Path, *, mode: int = 0o644) -> None:
+    def __init__(self, path: Path, *, mode: int = 0o600) -> None:
         self.path = path
         self.mode = mode
         self._fd: int | None = None

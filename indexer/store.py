@@ -41,6 +41,7 @@ import sqlite_vec
 
 from ctxd.indexer.errors import ModelMismatch
 from ctxd.indexer.models import Chunk, Symbol
+from ctxd.indexer.private import create_private, private_home
 from ctxd.indexer.schema import MIGRATIONS, chunk_fts_row
 
 Row = tuple[Any, ...]
@@ -132,7 +133,9 @@ class Store:
                 f"file:{path}?mode=ro", uri=True, timeout=30.0, check_same_thread=False
             )
         else:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            # The index holds every indexed file's text: owner only.
+            private_home(path.parent, names=(path.name,))
+            create_private(path)  # before SQLite: its -wal and -shm take this file's mode
             # Used by one thread at a time; check_same_thread=False only lets the owner's
             # service close it from another thread at shutdown.
             db = sqlite3.connect(str(path), timeout=30.0, check_same_thread=False)

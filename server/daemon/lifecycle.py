@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ctxd.indexer.errors import CtxdError, DaemonError
+from ctxd.indexer.private import create_private, private_home
 from ctxd.server.config import Settings
 from ctxd.server.daemon import protocol
 from ctxd.server.daemon.client import Connection, DaemonClient, DaemonGone, exchange
@@ -88,8 +89,8 @@ def start(settings: Settings, paths: DaemonPaths | None = None) -> dict[str, Any
     if info is not None:
         return info
     try:
-        paths.home.mkdir(parents=True, exist_ok=True)
-        paths.log.touch()
+        private_home(paths.home)
+        create_private(paths.log)
     except OSError as exc:
         raise DaemonError(
             f"cannot start the ctxd daemon in {paths.home}: {exc.strerror or exc}",

@@ -38,6 +38,7 @@ from typing import Any
 
 from ctxd.indexer.errors import CtxdError, ValidationError
 from ctxd.indexer.pipeline import Progress, now_rfc3339
+from ctxd.indexer.private import PRIVATE_UMASK, private_home
 from ctxd.server.config import Settings
 from ctxd.server.daemon import protocol
 from ctxd.server.daemon.paths import DaemonPaths, daemon_lock
@@ -108,6 +109,7 @@ class Daemon:
         Raises:
             DaemonError: the socket folder is unusable.
         """
+        os.umask(PRIVATE_UMASK)  # whatever this process creates is its owner's only
         if not self._take_lock():
             holder = (self.paths.read_record() or {}).get("pid", "?")
             log.info("another ctxd daemon (pid %s) already serves %s", holder, self.paths.home)
@@ -146,7 +148,7 @@ class Daemon:
             os.write(self._wake_w, b"x")
 
     def _listen(self) -> socket.socket:
-        self.paths.home.mkdir(parents=True, exist_ok=True)
+        private_home(self.paths.home)
         self.paths.remove_leftovers()  # we hold the lock: whatever is there is stale
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)  # the socket is created 0600, never briefly open to others
