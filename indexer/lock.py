@@ -87,6 +87,17 @@ class FileLock:
         self._fd = fd
         return True
 
+    def still_at_path(self) -> bool:
+        """Whether the lock file this process holds is still the one at `path` (not
+        removed, not replaced): a holder whose file is gone no longer keeps others out."""
+        if self._fd is None:
+            return False
+        try:
+            held, there = os.fstat(self._fd), os.stat(self.path)
+        except OSError:
+            return False
+        return (held.st_dev, held.st_ino) == (there.st_dev, there.st_ino)
+
     def release(self) -> None:
         if self._fd is not None:
             fcntl.flock(self._fd, fcntl.LOCK_UN)

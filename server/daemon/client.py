@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ctxd.indexer.errors import CtxdError
 from ctxd.indexer.walker import validate_root
 from ctxd.search.models import FileContent, References, SymbolPage
 from ctxd.server.config import Settings
@@ -36,8 +37,9 @@ if TYPE_CHECKING:  # annotations only (start-up time)
 
 log = logging.getLogger("ctxd.daemon.client")
 
-CONNECT_TIMEOUT = 5.0
-"""Seconds to connect and finish the handshake; requests themselves have no time limit
+CONNECT_TIMEOUT = 2.0
+"""Seconds to connect and finish the handshake (the daemon answers it without waiting for
+a worker, so only a stuck daemon takes longer); requests themselves have no time limit
 (a first query may wait for the model to load, an index run takes what it takes)."""
 
 _ids = itertools.count(1)
@@ -160,14 +162,17 @@ class DaemonClient:
         # Every call tries the daemon first: one that left (idle exit, `ctxd daemon stop`,
         # a crash) may be back, started by another client; until then this process works.
         try:
-            conn = Connection(self.paths, self._digest)
+            try:
+                conn = Connection(self.paths, self._digest)
+            except CtxdError as err:  # refused: too many connections, say
+                raise DaemonGone(err.message) from err
             if not (protocol.trusted(conn.info) and conn.info.get("settings") == self._digest):
                 conn.close()  # replaced since `connect` checked it
                 raise DaemonGone(f"the daemon answering now (pid {conn.info.get('pid')}) runs "
                                  "another ctxd or other settings")
         except DaemonGone as exc:
             if not self._said_gone:
-                self._note(f"ctxd daemon (pid {self.pid}) is not running any more ({exc}); "
+                self._note(f"ctxd daemon (pid {self.pid}) does not answer ({exc}); "
                            "working in this process until one answers again.")
                 self._said_gone = True
             log.info("daemon unreachable for %s: %s", method, exc)

@@ -33,7 +33,13 @@ from ctxd.indexer.errors import CtxdError, DaemonError
 from ctxd.indexer.private import create_private, private_home
 from ctxd.server.config import Settings
 from ctxd.server.daemon import protocol
-from ctxd.server.daemon.client import Connection, DaemonClient, DaemonGone, exchange
+from ctxd.server.daemon.client import (
+    CONNECT_TIMEOUT,
+    Connection,
+    DaemonClient,
+    DaemonGone,
+    exchange,
+)
 from ctxd.server.daemon.paths import DaemonPaths, lock_is_held, wait_lock_free
 from ctxd.server.use_cases import UseCases
 
@@ -230,6 +236,13 @@ def connect(
                  f"{protocol.CTXD_VERSION}: stopping it.")
             stop(paths)
             info = None
+        if info is None and paths.socket.exists() and lock_is_held(paths.lock):
+            # A live daemon that does not answer (stuck, or every connection taken):
+            # starting another would only find its lock held.
+            pid = (paths.read_record() or {}).get("pid", "?")
+            note(f"the ctxd daemon (pid {pid}) does not answer within {CONNECT_TIMEOUT:g} s; "
+                 "working in this process. `ctxd daemon stop` stops it.")
+            return None
         if info is None and autostart:
             info = start(settings, paths)
     except CtxdError as err:

@@ -198,23 +198,43 @@ class LineReader:
             ProtocolError: a line that is not a JSON object, too long, or a connection cut
                 in the middle of a line.
         """
-        while True:
-            end = self._buf.find(b"\n")
-            if end >= 0:
-                line = bytes(self._buf[:end])
-                del self._buf[: end + 1]
-                try:
-                    msg = json.loads(line)
-                except ValueError as exc:
-                    raise ProtocolError(f"not a JSON line: {exc}") from None
-                if not isinstance(msg, dict):
-                    raise ProtocolError("a message must be a JSON object")
-                return msg
+        while (msg := self.take()) is None:
+            if not self.fill():
+                return None
+        return msg
+
+    def take(self) -> dict[str, Any] | None:
+        """The next whole message already read, or None (reads nothing from the socket).
+
+        Raises:
+            ProtocolError: a line that is not a JSON object, or one too long.
+        """
+        end = self._buf.find(b"\n")
+        if end < 0:
             if len(self._buf) > MAX_LINE:
                 raise ProtocolError("message too long")
-            chunk = self.sock.recv(1 << 16)
-            if not chunk:
-                if self._buf:
-                    raise ProtocolError("connection closed in the middle of a message")
-                return None
-            self._buf += chunk
+            return None
+        line = bytes(self._buf[:end])
+        del self._buf[: end + 1]
+        try:
+            msg = json.loads(line)
+        except ValueError as exc:
+            raise ProtocolError(f"not a JSON line: {exc}") from None
+        if not isinstance(msg, dict):
+            raise ProtocolError("a message must be a JSON object")
+        return msg
+
+    def fill(self) -> bool:
+        """Read what the socket has (one `recv`); False when the peer closed it cleanly.
+
+        Raises:
+            ProtocolError: the connection closed in the middle of a message.
+            OSError: the socket failed (or its time-out ran out).
+        """
+        chunk = self.sock.recv(1 << 16)
+        if not chunk:
+            if self._buf:
+                raise ProtocolError("connection closed in the middle of a message")
+            return False
+        self._buf += chunk
+        return True

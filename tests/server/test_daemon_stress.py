@@ -17,14 +17,12 @@ import subprocess
 import time
 from pathlib import Path
 
-import pytest
-
 from ctxd.indexer.private import private_home
 from ctxd.indexer.store import Store
 from ctxd.server.config import load_settings
-from ctxd.server.daemon import lifecycle
-from ctxd.server.daemon.client import exchange
-from ctxd.server.daemon.paths import DaemonPaths
+from ctxd.server.daemon import lifecycle, protocol, server
+from ctxd.server.daemon.client import CONNECT_TIMEOUT, exchange
+from ctxd.server.daemon.paths import DaemonPaths, daemon_lock
 from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder, RepoBuilder
 from tests.server.test_daemon import ctxd, daemons  # noqa: F401  (the fixture)
@@ -83,3 +81,116 @@ def test_the_daemon_files_are_owner_only(isolated_env, daemons):  # noqa: F811
     assert mode(isolated_env) == 0o700
     for p in (paths.record, paths.log, paths.lock, paths.socket):
         assert mode(p) == 0o600, p
+
+
+# -- 2. idle connections do not starve the daemon ------------------------------------------
+
+
+def _idle_connections(paths: DaemonPaths, n: int) -> list[socket.socket]:
+    out = []
+    for _ in range(n):
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(str(paths.socket))  # connected, never says hello
+        out.append(s)
+    return out
+
+
+def test_idle_connections_do_not_starve_the_daemon(isolated_env, daemons):  # noqa: F811
+    info = daemons.start()
+    paths = daemons.paths()
+    idle = _idle_connections(paths, 3 * server.WORKERS)
+    try:
+        t0 = time.monotonic()
+        for _ in range(3):
+            assert exchange(paths, "daemon_info")["pid"] == info["pid"]
+        assert time.monotonic() - t0 < 2.0
+        out = ctxd("status", "--json")  # a whole CLI command through the daemon
+        assert out.returncode == 0, out.stderr
+        assert "note:" not in out.stderr
+        assert exchange(paths, "daemon_info")["requests"] >= 1  # `status` reached it
+        # A connection that never says hello is closed after the handshake deadline.
+        idle[0].settimeout(server.HANDSHAKE_TIMEOUT + 5)
+        t0 = time.monotonic()
+        assert idle[0].recv(1) == b""
+        assert time.monotonic() - t0 < server.HANDSHAKE_TIMEOUT + 3
+    finally:
+        for s in idle:
+            s.close()
+
+
+def test_connections_past_the_cap_are_refused_with_a_clear_answer(isolated_env, daemons):  # noqa: F811
+    daemons.start()
+    paths = daemons.paths()
+    idle = _idle_connections(paths, server.MAX_CONNECTIONS)
+    try:
+        extra = socket.socket(socket.AF_UNIX)
+        extra.settimeout(5)
+        extra.connect(str(paths.socket))
+        answer = protocol.LineReader(extra).receive()
+        extra.close()
+        assert answer is not None and answer["error"]["code"] == "DAEMON_ERROR"
+        assert "connections open" in answer["error"]["message"]
+        assert "--no-daemon" in answer["error"]["hint"]
+    finally:
+        for s in idle:
+            s.close()
+    # Once they are gone, the daemon answers again.
+    assert exchange(paths, "daemon_info")["pid"]
+
+
+def test_the_cli_gives_up_on_an_unresponsive_daemon_within_two_seconds(isolated_env):
+    """A daemon that holds the lock and accepts connections but never answers: the CLI
+    says so once on stderr, starts no second daemon and works in-process."""
+    paths = DaemonPaths.for_home(isolated_env)
+    lock = daemon_lock(paths.lock)
+    assert lock.try_acquire()
+    stuck = socket.socket(socket.AF_UNIX)
+    stuck.bind(str(paths.socket))
+    stuck.listen(64)  # accepts into its backlog, never answers
+    paths.write_record({"pid": os.getpid(), "socket": str(paths.socket)})
+    try:
+        t0 = time.monotonic()
+        out = ctxd("search", "anything", "--json", autostart=True)
+        took = time.monotonic() - t0
+        assert f"does not answer within {CONNECT_TIMEOUT:g} s" in out.stderr
+        assert out.stderr.count("note:") == 1, out.stderr
+        assert "did not start" not in out.stderr and "exit status 3" not in out.stderr
+        assert '"results": []' in out.stdout  # answered in-process (nothing indexed)
+        assert took < CONNECT_TIMEOUT + 6, took  # ~2 s + a Python start-up, not ~76 s
+        assert lock.still_at_path()  # nobody took or replaced the lock
+    finally:
+        stuck.close()
+        lock.release()
+
+
+# -- 3. a daemon notices its home is gone ----------------------------------------------------
+
+
+def _spawned(pid: int) -> subprocess.Popen[bytes]:
+    return next(p for p in lifecycle._spawned if p.pid == pid)
+
+
+def test_a_daemon_whose_home_is_removed_exits_and_a_new_one_serves_the_path(isolated_env,
+                                                                            daemons):  # noqa: F811
+    old = daemons.start()
+    shutil.rmtree(isolated_env)
+    t0 = time.monotonic()
+    assert _spawned(old["pid"]).wait(timeout=server.HOME_CHECK_INTERVAL + 8) == 0
+    assert time.monotonic() - t0 < server.HOME_CHECK_INTERVAL + 5
+    new = daemons.start()  # a new home at the same path gets its own daemon
+    assert new["pid"] != old["pid"]
+    assert exchange(daemons.paths(), "daemon_info")["pid"] == new["pid"]
+
+
+def test_a_daemon_whose_socket_is_replaced_exits_without_touching_the_new_one(isolated_env,
+                                                                             daemons):  # noqa: F811
+    old = daemons.start()
+    paths = daemons.paths()
+    paths.socket.unlink()
+    other = socket.socket(socket.AF_UNIX)
+    other.bind(str(paths.socket))  # someone else's socket now
+    try:
+        assert _spawned(old["pid"]).wait(timeout=server.HOME_CHECK_INTERVAL + 8) == 0
+        assert paths.socket.exists()  # the old daemon left the new socket alone
+    finally:
+        other.close()
