@@ -40,7 +40,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from ctxd.indexer.errors import CtxdError, IndexTimeout, ToolNotFound, ValidationError
+from ctxd.indexer.errors import CtxdError, ToolNotFound, ValidationError
 from ctxd.indexer.walker import DEFAULT_MAX_FILE_SIZE, MAX_FILE_SIZE_LIMIT
 from ctxd.search.cursor import with_offset
 from ctxd.server.jobs import (
@@ -289,22 +289,16 @@ async def follow(job: IndexJob, ctx: Context, wait_seconds: float) -> JobSnapsho
 
 
 def job_answer(snap: JobSnapshot, wait_seconds: float, budget: int) -> CallToolResult:
-    """The tool answer for a job: its result, its error, or a `timeout_error` with its id."""
+    """The tool answer for a job: its result, its error, or (a normal answer) the job that
+    continues in the background, with its id, progress and how to follow it."""
     if snap.state is JobState.SUCCEEDED and snap.stats is not None:
         return answer(status_md.render_index(snap.stats, snap.job_id, budget=budget))
     if snap.error is not None:
         raise snap.error
-    waited = status_md.format_duration(wait_seconds)
-    raise IndexTimeout(
-        f"repository indexing timed out: still running after {waited}; it continues in the "
-        f"background as job {snap.job_id} ({snap.message})",
-        hint=f'Call `index_status` with `job_id: "{snap.job_id}"` for progress and the final '
-        "result (`wait_seconds` waits for it). Search works meanwhile: lexical and symbol "
-        "search see files as they are written, semantic search as embeddings land.",
-        details={"timeout": waited, "job_id": snap.job_id, "path": snap.path,
-                 "state": snap.state.value, "phase": snap.phase, "progress": snap.progress,
-                 "total": snap.total, **({"after": snap.after} if snap.after else {})},
-    )
+    return answer(status_md.render_index_job(
+        path=snap.path, job_id=snap.job_id, state=snap.state.value, phase=snap.phase,
+        progress=snap.progress, total=snap.total, started_at=snap.started_at,
+        after=snap.after, waited=status_md.format_duration(wait_seconds), budget=budget))
 
 
 def job_out(snap: JobSnapshot) -> schemas.JobOut:
@@ -372,12 +366,12 @@ def build_server(  # noqa: C901 - one small closure per tool
         *,
         ctx: Context,
         roots: Annotated[ListRootsResult | None, Resolve(client_roots)],
-    ) -> Annotated[CallToolResult, schemas.IndexOutput]:
+    ) -> Annotated[CallToolResult, schemas.IndexRepositoryOutput]:
         """Index (or refresh) a repository or folder for search. Incremental: unchanged files
         are skipped. Sends progress notifications; if it runs longer than the server's wait
         time (`server.index_wait_seconds`, default 20 s) it continues in the background and
-        answers with a `timeout_error` carrying a `job_id` and its progress for
-        `index_status`."""
+        the answer (not an error) gives its `job_id`, `state` and `progress`: follow it
+        with `index_status`."""
         allowed = allowed_roots(settings.server.allowed_roots, root_uris(roots), Path.cwd())
         real = check_allowed(path, allowed)
         size = None if max_file_size == DEFAULT_MAX_FILE_SIZE else max_file_size
