@@ -31,6 +31,7 @@ from ctxd.server.cli.daemon_cmd import daemon, daemon_summary, summary_text
 from ctxd.server.config import settings_from_cli
 from ctxd.server.daemon import lifecycle
 from ctxd.server.pages import MODES
+from ctxd.server.text_args import check_text
 from ctxd.server.use_cases import UseCases
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -47,9 +48,23 @@ LAZY_COMMANDS = {
 imports) and `watch` watchdog; (module, attribute, short help for `ctxd --help`)."""
 
 
+class CtxdCommand(click.Command):
+    """A command whose text arguments are checked for control characters before it runs
+    (`text_args.check_text`; a query's NUL is the search's own `QUERY_ERROR`)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        labels = {p.name: (p.opts[0] if isinstance(p, click.Option) else p.name)
+                  for p in self.params if p.name}
+        check_text({labels.get(k, k) or k: v for k, v in ctx.params.items()},
+                   allow_nul=frozenset({"query"}))
+        return super().invoke(ctx)
+
+
 class CtxdGroup(click.Group):
     """Turns CtxdError (and any unexpected error) into a clean message and exit code;
     loads the `LAZY_COMMANDS` only when one of them runs."""
+
+    command_class = CtxdCommand
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})

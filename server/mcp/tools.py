@@ -56,6 +56,7 @@ from ctxd.server.mcp import markdown as md
 from ctxd.server.mcp import markdown_status as status_md
 from ctxd.server.mcp import schemas
 from ctxd.server.mcp.budget import select_freshness
+from ctxd.server.text_args import check_text
 from ctxd.server.use_cases import UseCases
 from ctxd.server.version import package_version
 
@@ -190,7 +191,9 @@ class ArgumentErrors:
     """Server middleware: arguments that fail a tool's input schema come back as a
     `validation_error` naming each field, its value and the bound it broke (instead of
     pydantic's message), so the model can fix its call; an unknown tool name comes back as
-    `NOT_FOUND` with the tools this server has, like every other error."""
+    `NOT_FOUND` with the tools this server has, like every other error. Before the tool
+    runs, an argument the tool does not have (which the SDK would drop silently) and a
+    text argument holding a control character (`text_args`) are refused the same way."""
 
     def __init__(self, server: MCPServer[Any]) -> None:
         self.server = server
@@ -198,6 +201,8 @@ class ArgumentErrors:
     async def __call__(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
+        if ctx.method == "tools/call" and (refused := await self._refuse(ctx)) is not None:
+            return refused
         result = await call_next(ctx)
         if ctx.method != "tools/call" or not isinstance(result, dict) or not result.get("isError"):
             return result
@@ -225,6 +230,34 @@ class ArgumentErrors:
         new["content"] = [{"type": "text", "text": f"Error executing tool {tool}: "
                            + status_md.error_text(err)}]
         return new
+
+    async def _refuse(self, ctx: ServerRequestContext[Any, Any]) -> HandlerResult | None:
+        """The error answer for arguments no tool should run with, or None."""
+        params = ctx.params or {}
+        tool = str(params.get("name", ""))
+        arguments = params.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            return None  # the SDK's own validation answers that
+        schemas = {t.name: t.input_schema for t in await self.server.list_tools()}
+        if tool not in schemas:
+            return None  # the unknown tool is answered after the call
+        known = sorted(schemas[tool].get("properties", {}))
+        try:
+            unknown = sorted(set(arguments) - set(known))
+            if unknown:
+                raise ValidationError(
+                    f"invalid arguments for {tool}: unknown argument"
+                    f"{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}",
+                    hint=f"{tool} takes: {', '.join(known) or 'no arguments'}.",
+                    details={"field": unknown[0], "value": arguments[unknown[0]],
+                             "known": known})
+            check_text(arguments, allow_nul=frozenset({"query"}))
+        except ValidationError as err:
+            text = f"Error executing tool {tool}: {status_md.error_text(err)}"
+            return CallToolResult(content=[TextContent(type="text", text=text)],
+                                  is_error=True).model_dump(by_alias=True, exclude_none=True,
+                                                            mode="json")
+        return None
 
     async def _unknown_tool(self, result: dict[str, Any], name: str) -> HandlerResult:
         names = sorted(t.name for t in await self.server.list_tools())

@@ -8,6 +8,7 @@ back, request settings that travel with the request.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -16,6 +17,8 @@ import stat
 import subprocess
 import time
 from pathlib import Path
+
+import pytest
 
 from ctxd.indexer.private import private_home
 from ctxd.indexer.store import Store
@@ -26,6 +29,7 @@ from ctxd.server.daemon.paths import DaemonPaths, daemon_lock
 from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder, RepoBuilder
 from tests.server.test_daemon import ctxd, daemons  # noqa: F401  (the fixture)
+from tests.server.test_mcp_tools import err
 
 
 def mode(path: Path) -> int:
@@ -194,3 +198,48 @@ def test_a_daemon_whose_socket_is_replaced_exits_without_touching_the_new_one(is
         assert paths.socket.exists()  # the old daemon left the new socket alone
     finally:
         other.close()
+
+
+# -- 9. bad arguments: control characters, unknown arguments ---------------------------------
+
+
+@pytest.mark.parametrize(("tool", "args", "field"), [
+    ("index_repository", {"path": "/tmp/repo\x00x"}, "path"),
+    ("index_repository", {"path": "/tmp", "exclude_patterns": ["*.log", "a\x00"]},
+     "exclude_patterns[1]"),
+    ("search_symbols", {"query": "Shape", "kinds": ["cl\x01ass"]}, "kinds[0]"),
+    ("file_content", {"repository": "sample", "path": "shapes.py\x00"}, "path"),
+    ("find_references", {"symbol": "area\x07"}, "symbol"),
+    ("list_repos", {"filter": "\x1b[31m"}, "filter"),
+    ("semantic_search", {"query": "area", "path": "src/\x00"}, "path"),
+    ("search_files", {"pattern": "py", "repository": "samp\x7fle"}, "repository"),
+    ("index_status", {"job_id": "idx-1\x00"}, "job_id"),
+    ("search", {"query": "area\x1f"}, "query"),
+])
+def test_control_characters_in_any_text_argument_are_a_validation_error(
+    indexed, tool: str, args: dict, field: str
+):
+    body = err(indexed.call(tool, args), "validation_error")
+    assert f"{field} contains a control character" in body
+    assert "internal_error" not in body and "bug in ctxd" not in body
+
+
+def test_a_nul_in_a_query_stays_the_searchs_own_query_error(indexed):
+    err(indexed.call("search", {"query": "area\x00"}), "QUERY_ERROR")
+
+
+@pytest.mark.parametrize("value", [-1, 10**9])
+def test_an_argument_a_tool_does_not_have_is_refused_not_ignored(indexed, value: int):
+    body = err(indexed.call("search_symbols", {"query": "Shape", "limit": value}),
+               "validation_error")
+    assert "unknown argument limit" in body and "max_items" in body  # names the right one
+
+
+def test_the_cli_refuses_control_characters_in_any_argument(isolated_env, repo: RepoBuilder):
+    repo.write("a.py", "x = 1\n")
+    out = ctxd("--no-daemon", "index", str(repo.root), "--exclude", "a\x01b", "--json")
+    assert out.returncode == 2
+    answer = json.loads(out.stdout)
+    assert answer["error"] == "validation_error"
+    assert answer["details"]["field"] == "--exclude[0]"
+    assert not (isolated_env / "index.db").exists()  # refused before anything was written
