@@ -44,6 +44,9 @@ from ctxd.indexer.models import Chunk, Symbol
 from ctxd.indexer.private import create_private, private_home
 from ctxd.indexer.schema import MIGRATIONS, chunk_fts_row
 
+WAL_SIZE_LIMIT = 4 << 20
+"""Bytes the WAL file is truncated back to after a checkpoint (`journal_size_limit`)."""
+
 Row = tuple[Any, ...]
 
 
@@ -147,6 +150,9 @@ class Store:
         if not readonly:
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
+            # After each checkpoint the WAL file shrinks back to this size (else it keeps
+            # its largest size for good).
+            db.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
         db.execute("PRAGMA foreign_keys = ON")
         store = cls(db, path)
         if not readonly:
@@ -155,6 +161,32 @@ class Store:
 
     def close(self) -> None:
         self.db.close()
+
+    # -- space -------------------------------------------------------------------------
+
+    def file_bytes(self) -> int:
+        """The index's size on disk: the database and its WAL."""
+        return sum(os.path.getsize(p) for p in (self.path, Path(f"{self.path}-wal"))
+                   if os.path.exists(p))
+
+    def reclaimable_bytes(self) -> int:
+        """Free pages inside the database file (given back by `compact`)."""
+        pages = int(self.db.execute("PRAGMA freelist_count").fetchone()[0])
+        return pages * int(self.db.execute("PRAGMA page_size").fetchone()[0])
+
+    def checkpoint(self) -> None:
+        """Copy the WAL into the database and truncate it (after large writes): readers
+        that hold an old snapshot make this a partial checkpoint, never an error."""
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+
+    def compact(self) -> tuple[int, int]:
+        """Rewrite the database without its free pages (`VACUUM`) and truncate the WAL;
+        returns its size on disk (database + WAL) before and after. Call with the write
+        lock held: it writes the whole file."""
+        before = self.file_bytes()
+        self.db.execute("VACUUM")
+        self.checkpoint()
+        return before, self.file_bytes()
 
     def __enter__(self) -> Store:
         return self

@@ -336,13 +336,28 @@ class Service(SearchCases):
         repo_id, name, root = self.resolve_repo(name_or_path)
         lock = self.write_lock()
         lock.acquire(wait=None)
+        store = self.store()
         try:
-            counts = self.store().repo_counts(repo_id)
-            self.store().remove_repo(repo_id)
+            counts = store.repo_counts(repo_id)
+            store.remove_repo(repo_id)
+            store.checkpoint()  # a large delete: the WAL does not stay at its size
         finally:
             lock.release()
         return {"removed": name, "root": root, "files": counts["files"],
-                "checkpoints": counts["checkpoints"]}
+                "checkpoints": counts["checkpoints"], "size_bytes": store.file_bytes(),
+                "reclaimable_bytes": store.reclaimable_bytes()}
+
+    def compact(self) -> dict[str, Any]:
+        """Give the free space of the index back to the file system (`VACUUM`, then the
+        WAL truncated). Waits for another writer (an index run) to finish first."""
+        lock = self.write_lock()
+        lock.acquire(wait=None)
+        try:
+            before, after = self.store().compact()
+        finally:
+            lock.release()
+        return {"database": str(self.settings.db_path), "before_bytes": before,
+                "after_bytes": after, "freed_bytes": max(0, before - after)}
 
 
     def freshness(self) -> list[dict[str, Any]]:

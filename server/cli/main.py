@@ -37,6 +37,13 @@ from ctxd.server.use_cases import UseCases
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("ctxd")
 
+COMPACT_HINT_BYTES = 1 << 20
+"""`remove` suggests `ctxd compact` once at least this much of the index is free space."""
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.1f} MB"
+
 
 LAZY_COMMANDS = {
     "serve": ("ctxd.server.mcp.serve", "serve",
@@ -414,6 +421,26 @@ def remove(ctx: click.Context, repo: str, as_json: bool) -> None:
     else:
         render.emit(f"Removed {result['removed']} ({result['files']} files, "
                     f"{result['checkpoints']} checkpoints).")
+        if result["reclaimable_bytes"] >= COMPACT_HINT_BYTES:
+            render.emit(f"{_mb(result['reclaimable_bytes'])} of the index "
+                        f"({_mb(result['size_bytes'])}) is free space now: "
+                        "`ctxd compact` gives it back to the disk.")
+
+
+@main.command()
+@json_option
+@click.pass_context
+def compact(ctx: click.Context, as_json: bool) -> None:
+    """Give the index's free space back to the disk (after `remove`, or large re-indexes).
+
+    Rewrites the database without its free pages; waits for a running index job first.
+    """
+    result = _service(ctx).compact()
+    if as_json:
+        render.emit_json(result)
+    else:
+        render.emit(f"Compacted {result['database']}: {_mb(result['before_bytes'])} -> "
+                    f"{_mb(result['after_bytes'])} ({_mb(result['freed_bytes'])} given back).")
 
 
 @main.command()

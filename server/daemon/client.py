@@ -326,6 +326,10 @@ class DaemonClient:
         out: dict[str, Any] = self._call("remove", {"name_or_path": target})
         return out
 
+    def compact(self) -> dict[str, Any]:
+        out: dict[str, Any] = self._call("compact", {})
+        return out
+
     def close(self) -> None:
         if self._local is not None:
             self._local.close()

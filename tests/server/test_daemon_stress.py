@@ -243,3 +243,52 @@ def test_the_cli_refuses_control_characters_in_any_argument(isolated_env, repo: 
     assert answer["error"] == "validation_error"
     assert answer["details"]["field"] == "--exclude[0]"
     assert not (isolated_env / "index.db").exists()  # refused before anything was written
+
+
+# -- 5. the index gives its space back ------------------------------------------------------
+
+
+def _fill(repo: RepoBuilder, n: int) -> RepoBuilder:
+    for i in range(n):
+        body = "\n".join(
+            f"def handler_{i}_{k}(request):\n" + "".join(
+                f"    value_{j} = request.get('field_{i}_{k}_{j}', 'payload {i * k * j}')\n"
+                for j in range(20)) + f"    return value_{k}\n"
+            for k in range(12))
+        repo.write(f"pkg/mod_{i}.py", body)
+    return repo
+
+
+def test_remove_checkpoints_the_wal_and_compact_gives_the_space_back(isolated_env, tmp_path):
+    keep = _fill(RepoBuilder(tmp_path / "keep"), 40)
+    drop = _fill(RepoBuilder(tmp_path / "drop"), 160)
+    service = Service(load_settings(), embedder=FakeEmbedder())
+    try:
+        service.index(keep.root)
+        service.index(drop.root)
+        before = service.search("handler payload", mode="semantic", limit=10,
+                                repositories=["keep"]).results
+    finally:
+        service.close()
+    db = isolated_env / "index.db"
+    wal = Path(f"{db}-wal")
+    out = ctxd("--no-daemon", "remove", "drop")
+    assert out.returncode == 0, out.stderr
+    assert "`ctxd compact` gives it back" in out.stdout
+    assert not wal.exists() or wal.stat().st_size == 0  # checkpointed and truncated
+    size = db.stat().st_size
+    out = ctxd("--no-daemon", "compact", "--json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["freed_bytes"] > size // 2 and db.stat().st_size < size // 2
+    assert result["after_bytes"] == db.stat().st_size + (wal.stat().st_size if wal.exists()
+                                                         else 0)
+    service = Service(load_settings(), embedder=FakeEmbedder())
+    try:  # the kept repository answers exactly as before
+        after = service.search("handler payload", mode="semantic", limit=10,
+                               repositories=["keep"]).results
+        assert len(after) == 10
+        assert [(h.path, h.start_line, h.score) for h in after] == [
+            (h.path, h.start_line, h.score) for h in before]
+    finally:
+        service.close()
