@@ -94,6 +94,7 @@ class Service(SearchCases):
         """The file watcher of this process (`ctxd serve --watch`), for status and health:
         handed in by the edge that starts it; the service never imports the watcher."""
         self._embedder = LockedEmbedder(embedder) if embedder is not None else None
+        self._parent: Service | None = None
         self._local = threading.local()
         self._stores: list[Store] = []
         self._stores_lock = threading.Lock()
@@ -101,8 +102,20 @@ class Service(SearchCases):
 
     # -- resources -----------------------------------------------------------------------
 
+    def view(self, settings: Settings) -> Service:
+        """A service answering with other request settings (search, walk, chunk) over the
+        same index: it shares this one's model (loaded once, by whichever asks first), its
+        vectors in memory and its watcher; its SQLite connections are its own."""
+        other = Service(settings)
+        other._parent = self
+        other.matrix = self.matrix
+        other.watcher = self.watcher
+        return other
+
     @property
     def embedder(self) -> LockedEmbedder:
+        if self._parent is not None:
+            return self._parent.embedder
         with self._init_lock:
             if self._embedder is None:
                 self._embedder = LockedEmbedder(
@@ -113,6 +126,8 @@ class Service(SearchCases):
     @property
     def model_loaded(self) -> bool:
         """Whether the embedding model is loaded (without loading it)."""
+        if self._parent is not None:
+            return self._parent.model_loaded
         return self._embedder is not None
 
     def store(self) -> Store:

@@ -77,8 +77,10 @@ class Connection:
     def request(
         self, method: str, params: dict[str, Any],
         on_event: Callable[[str, Any], None] | None = None,
+        settings: dict[str, Any] | None = None,
     ) -> Any:
-        """Send one request; return its decoded result.
+        """Send one request (with the `protocol.request_settings` it is to be answered
+        with, when given); return its decoded result.
 
         Raises:
             CtxdError: the daemon answered with an error (the same class it raised).
@@ -86,8 +88,10 @@ class Connection:
         """
         rid = next(_ids)
         try:
-            protocol.send(self.sock, {"id": rid, "method": method,
-                                      "params": protocol.encode(params)})
+            message = {"id": rid, "method": method, "params": protocol.encode(params)}
+            if settings is not None:
+                message["settings"] = settings
+            protocol.send(self.sock, message)
             while True:
                 msg = self.reader.receive()
                 if msg is None:
@@ -133,6 +137,7 @@ class DaemonClient:
         self.paths = paths
         self.info = info
         self._digest = protocol.settings_digest(settings)
+        self._request_settings = protocol.request_settings(settings)
         self._make_local = local
         self._local: UseCases | None = None
         self._note = note
@@ -169,7 +174,7 @@ class DaemonClient:
             if not (protocol.trusted(conn.info) and conn.info.get("settings") == self._digest):
                 conn.close()  # replaced since `connect` checked it
                 raise DaemonGone(f"the daemon answering now (pid {conn.info.get('pid')}) runs "
-                                 "another ctxd or other settings")
+                                 "another ctxd or holds another model")
         except DaemonGone as exc:
             if not self._said_gone:
                 self._note(f"ctxd daemon (pid {self.pid}) does not answer ({exc}); "
@@ -179,7 +184,7 @@ class DaemonClient:
         else:
             self._said_gone = False
             try:
-                return conn.request(method, params, on_event)
+                return conn.request(method, params, on_event, self._request_settings)
             except DaemonGone as exc:
                 self._note(f"ctxd daemon (pid {self.pid}) went away during `{method}` "
                            f"({exc}); running it in this process instead.")

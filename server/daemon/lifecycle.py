@@ -251,7 +251,11 @@ def connect(
     if info is None:
         return None
     if info.get("settings") != protocol.settings_digest(settings):
-        log.info("the daemon (pid %s) serves other settings; working in-process",
-                 info.get("pid"))
+        # Only what the daemon holds (home, model, device, precision) gets here: the
+        # settings that shape a request travel with it.
+        why = protocol.held_difference(settings, info.get("held") or {})
+        note(f"the running ctxd daemon (pid {info.get('pid')}) holds other settings "
+             f"({why or 'another ctxd'}); working in this process (the model loads here). "
+             "`ctxd daemon stop` lets the next command start one with these settings.")
         return None
     return DaemonClient(settings, paths, info, local=local, note=note)

@@ -73,6 +73,9 @@ SEND_TIMEOUT = 60.0
 SELECTOR_SEND_TIMEOUT = 0.5
 """The same for the handshake answers the selector thread sends itself."""
 
+MAX_VIEWS = 4
+"""Services kept for requests with other request settings (`_service_for`)."""
+
 HOME_CHECK_INTERVAL = 2.0
 """How often the daemon checks that its home, lock and socket are still there."""
 
@@ -141,6 +144,7 @@ class Daemon:
         self._socket_id: tuple[int, int] = (0, 0)
         self._sel: selectors.BaseSelector = selectors.DefaultSelector()
         self._pool: ThreadPoolExecutor | None = None
+        self._views: dict[Settings, Service] = {}
 
     # -- life cycle ----------------------------------------------------------------------
 
@@ -239,6 +243,8 @@ class Daemon:
             with contextlib.suppress(Exception):
                 self._watcher.stop()
         self._remove_own_files()
+        for view in self._views.values():
+            view.close()
         self.service.close()
         self._lock.release()
         for fd in (self._wake_r, self._wake_w):
@@ -467,7 +473,8 @@ class Daemon:
             if method not in ("hello", "daemon_info"):
                 self.requests += 1
         try:
-            result = self._dispatch(conn, rid, method, msg.get("params") or {})
+            result = self._dispatch(conn, rid, method, msg.get("params") or {},
+                                    msg.get("settings"))
             answer: dict[str, Any] = {"id": rid, "result": protocol.encode(result)}
         except CtxdError as err:
             answer = {"id": rid, "error": protocol.error_to_wire(err)}
@@ -484,7 +491,8 @@ class Daemon:
         if method == "shutdown":
             self.stop()
 
-    def _dispatch(self, conn: socket.socket, rid: Any, method: str, raw: Any) -> Any:
+    def _dispatch(self, conn: socket.socket, rid: Any, method: str, raw: Any,
+                  settings: Any = None) -> Any:
         params = protocol.decode(raw)
         if not isinstance(params, dict):
             raise ValidationError("params must be an object", details={"field": "params"})
@@ -499,7 +507,7 @@ class Daemon:
                                   details={"field": "method", "value": method})
         if method == "index":
             params.update(self._index_events(conn, rid))
-        fn = getattr(self.service, method)
+        fn = getattr(self._service_for(settings), method)
         try:
             inspect.signature(fn).bind(**params)
         except TypeError as exc:
@@ -529,6 +537,27 @@ class Daemon:
         return {"progress": progress, "on_lock_wait": lock_wait, "lock_wait": None,
                 "should_stop": self._stopping.is_set}
 
+    def _service_for(self, wire: Any) -> Service:
+        """The service that answers with a request's own settings (search, walk, chunk):
+        ours when they are the same, else a view sharing our model, vectors and index
+        (kept for the next request with the same settings; `MAX_VIEWS` at most)."""
+        try:
+            settings = protocol.apply_request_settings(self.settings, wire)
+        except protocol.ProtocolError as exc:
+            raise ValidationError(str(exc), details={"field": "settings"}) from None
+        if settings == self.settings:
+            return self.service
+        with self._state:
+            view = self._views.pop(settings, None)
+            if view is None:
+                view = self.service.view(settings)
+            self._views[settings] = view  # the most recently used last
+            for key in list(self._views)[:-MAX_VIEWS]:
+                # Dropped, not closed: a request may still use it; its connections close
+                # when it is collected.
+                del self._views[key]
+        return view
+
     def info(self, *, detail: bool = False) -> dict[str, Any]:
         """What the handshake and `ctxd daemon status` report."""
         out: dict[str, Any] = {
@@ -537,6 +566,7 @@ class Daemon:
             "pid": os.getpid(),
             "started_at": self.started_at,
             "settings": self._digest,
+            "held": protocol.held_settings(self.settings),
             "socket": str(self.paths.socket),
             "home": str(self.paths.home),
         }

@@ -292,3 +292,37 @@ def test_remove_checkpoints_the_wal_and_compact_gives_the_space_back(isolated_en
             (h.path, h.start_line, h.score) for h in before]
     finally:
         service.close()
+
+
+# -- 7. settings that shape a request travel with it ----------------------------------------
+
+
+def test_request_settings_travel_and_only_held_settings_bypass_the_daemon(
+    isolated_env, daemons, repo: RepoBuilder, tmp_path  # noqa: F811
+):
+    for i in range(8):
+        repo.write(f"m{i}.py", f"def needle_{i}():\n    return 'needle {i}'\n")
+    service = Service(load_settings(), embedder=FakeEmbedder())
+    try:
+        service.index(repo.root, embed=False)  # text only: the daemon loads no model
+    finally:
+        service.close()
+    info = daemons.start()
+    paths = daemons.paths()
+    limited = tmp_path / "limited.toml"
+    limited.write_text("[search]\ndefault_limit = 3\n")
+    same = tmp_path / "same.toml"
+    same.write_text("")  # another config file, default content
+    before = exchange(paths, "daemon_info")["requests"]
+    for config, expected in ((limited, 3), (same, 8)):
+        out = ctxd("--config", str(config), "search", "needle", "--mode", "keyword", "--json")
+        assert out.returncode == 0, out.stderr
+        assert "note:" not in out.stderr, out.stderr
+        assert len(json.loads(out.stdout)["results"]) == expected  # the client's limit
+    assert exchange(paths, "daemon_info")["requests"] == before + 2  # both via the daemon
+    # The daemon holds its model: another model is answered in-process, and said so.
+    out = ctxd("--model", "other/model", "search", "needle", "--mode", "keyword", "--json")
+    assert out.returncode == 0, out.stderr
+    assert f"daemon (pid {info['pid']}) holds other settings (model" in out.stderr
+    assert "'other/model' (here)" in out.stderr and "ctxd daemon stop" in out.stderr
+    assert exchange(paths, "daemon_info")["requests"] == before + 2
