@@ -30,6 +30,7 @@ from ctxd.indexer.gitrefs import branch_rows
 from ctxd.indexer.lock import WriteLock
 from ctxd.indexer.pipeline import Indexer, IndexStats, ProgressFn
 from ctxd.indexer.rootguard import check_index_root
+from ctxd.indexer.storage_errors import free_bytes, last_storage_error, storage_errors
 from ctxd.indexer.store import RepoRow, Store
 from ctxd.search.semantic import VectorMatrix
 from ctxd.server.config import Settings
@@ -134,7 +135,8 @@ class Service(SearchCases):
         """This thread's connection to the index (opened on first use)."""
         store: Store | None = getattr(self._local, "store", None)
         if store is None:
-            store = Store.open(self.settings.db_path)
+            with storage_errors(self.settings.home):
+                store = Store.open(self.settings.db_path)
             self._local.store = store
             with self._stores_lock:
                 self._stores.append(store)
@@ -200,13 +202,14 @@ class Service(SearchCases):
         indexer = Indexer(self.store(), self.embedder, self.settings.chunk)
         if dry_run:
             return indexer.index(path, walk, progress=progress, dry_run=True)
-        lock = self.write_lock()
-        lock.acquire(wait=lock_wait, on_wait=on_lock_wait)
-        try:
-            return indexer.index(path, walk, progress=progress, only_paths=only_paths,
-                                 should_stop=should_stop, embed=embed)
-        finally:
-            lock.release()
+        with storage_errors(self.settings.home):
+            lock = self.write_lock()
+            lock.acquire(wait=lock_wait, on_wait=on_lock_wait)
+            try:
+                return indexer.index(path, walk, progress=progress, only_paths=only_paths,
+                                     should_stop=should_stop, embed=embed)
+            finally:
+                lock.release()
 
     def list_repos(self, filter: str | None = None) -> dict[str, Any]:
         """Local repositories merged with Zoekt's `/api/list`, optionally regex-filtered.
@@ -263,6 +266,9 @@ class Service(SearchCases):
             ],
             "lexical_backend": "zoekt" if self.settings.search.zoekt_url else "embedded",
             "watch": watch,
+            "storage": {"home": str(self.settings.home),
+                        "free_bytes": free_bytes(self.settings.home),
+                        "last_error": last_storage_error()},
         }
         client = self.zoekt()
         if client is not None:
@@ -350,14 +356,15 @@ class Service(SearchCases):
         """Delete a repository and all its rows from the index."""
         repo_id, name, root = self.resolve_repo(name_or_path)
         lock = self.write_lock()
-        lock.acquire(wait=None)
         store = self.store()
-        try:
-            counts = store.repo_counts(repo_id)
-            store.remove_repo(repo_id)
-            store.checkpoint()  # a large delete: the WAL does not stay at its size
-        finally:
-            lock.release()
+        with storage_errors(self.settings.home):
+            lock.acquire(wait=None)
+            try:
+                counts = store.repo_counts(repo_id)
+                store.remove_repo(repo_id)
+                store.checkpoint()  # a large delete: the WAL does not stay at its size
+            finally:
+                lock.release()
         return {"removed": name, "root": root, "files": counts["files"],
                 "checkpoints": counts["checkpoints"], "size_bytes": store.file_bytes(),
                 "reclaimable_bytes": store.reclaimable_bytes()}
@@ -366,11 +373,13 @@ class Service(SearchCases):
         """Give the free space of the index back to the file system (`VACUUM`, then the
         WAL truncated). Waits for another writer (an index run) to finish first."""
         lock = self.write_lock()
-        lock.acquire(wait=None)
-        try:
-            before, after = self.store().compact()
-        finally:
-            lock.release()
+        store = self.store()
+        with storage_errors(self.settings.home):
+            lock.acquire(wait=None)
+            try:
+                before, after = store.compact()
+            finally:
+                lock.release()
         return {"database": str(self.settings.db_path), "before_bytes": before,
                 "after_bytes": after, "freed_bytes": max(0, before - after)}
 

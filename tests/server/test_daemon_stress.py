@@ -16,6 +16,7 @@ import socket
 import stat
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -326,3 +327,52 @@ def test_request_settings_travel_and_only_held_settings_bypass_the_daemon(
     assert f"daemon (pid {info['pid']}) holds other settings (model" in out.stderr
     assert "'other/model' (here)" in out.stderr and "ctxd daemon stop" in out.stderr
     assert exchange(paths, "daemon_info")["requests"] == before + 2
+
+
+# -- 4. a full disk is a storage error the daemon survives -----------------------------------
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 16 MiB tmpfs (needs root and mount(2); skipped with the reason otherwise)."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs for the disk-full test needs root")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m,mode=0700", "tmpfs",
+                           str(mnt)], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        yield mnt
+    finally:  # lazily: a daemon the fixture stops later may still hold files there
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+@pytest.mark.model
+def test_a_full_disk_is_a_storage_error_the_daemon_survives_and_reports(
+    isolated_env, small_disk: Path, daemons, monkeypatch, tmp_path  # noqa: F811
+):
+    home = small_disk / "home"
+    monkeypatch.setenv("CTXD_HOME", str(home))
+    repo = RepoBuilder(tmp_path / "repo")
+    for i in range(20):  # ~60 KB of text: with its trigram index, more than fits
+        repo.write(f"m{i}.py", "".join(f"def handler_{i}_{k}(request, session):\n"
+                                       f"    return session.fetch(request.key_{k}, {i * k})\n"
+                                       for k in range(40)))
+    daemons.start(load_settings())
+    paths = daemons.track(DaemonPaths.for_home(home))
+    filler = small_disk / "filler"  # leaves ~100 KB free
+    filler.write_bytes(b"\0" * (shutil.disk_usage(small_disk).free - (100 << 10)))
+    out = ctxd("index", str(repo.root))
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "error: storage_error: cannot write the index at" in out.stderr
+    assert "the disk is full" in out.stderr and "bytes free there" in out.stderr
+    assert "bug in ctxd" not in out.stderr and "internal_error" not in out.stderr
+    health = exchange(paths, "health")  # the daemon survived, and says what happened
+    assert health["storage"]["last_error"]["kind"] == "disk_full"
+    assert health["storage"]["home"] == str(home)
+    filler.unlink()  # space freed: the next run completes the index
+    out = ctxd("index", str(repo.root), "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["files_indexed"] == 20
