@@ -28,6 +28,7 @@ from ctxd.indexer.embedder import Embedder, SentenceTransformerEmbedder, Vectors
 from ctxd.indexer.errors import IndexNotFound, QueryError
 from ctxd.indexer.gitrefs import branch_rows
 from ctxd.indexer.lock import WriteLock
+from ctxd.indexer.memory import release_free_memory
 from ctxd.indexer.pipeline import Indexer, IndexStats, ProgressFn
 from ctxd.indexer.rootguard import check_index_root
 from ctxd.indexer.storage_errors import free_bytes, last_storage_error, storage_errors
@@ -210,6 +211,7 @@ class Service(SearchCases):
                                      should_stop=should_stop, embed=embed)
             finally:
                 lock.release()
+                release_free_memory()  # the embedding buffers' peak, back to the OS
 
     def list_repos(self, filter: str | None = None) -> dict[str, Any]:
         """Local repositories merged with Zoekt's `/api/list`, optionally regex-filtered.

@@ -108,7 +108,8 @@ def start(settings: Settings, paths: DaemonPaths | None = None) -> dict[str, Any
         with open(paths.log, "ab") as logf:
             proc = subprocess.Popen(
                 daemon_argv(settings, "--ready-fd", str(w)), stdin=subprocess.DEVNULL,
-                stdout=logf, stderr=logf, pass_fds=(w,), cwd="/", start_new_session=True)
+                stdout=logf, stderr=logf, pass_fds=(w,), cwd="/", start_new_session=True,
+                env=daemon_env())
         _spawned[:] = [p for p in _spawned if p.poll() is None]
         _spawned.append(proc)
         os.close(w)
@@ -138,6 +139,12 @@ def start(settings: Settings, paths: DaemonPaths | None = None) -> dict[str, Any
         hint=f"See its log: {paths.log}\n{_tail(paths)}".rstrip(),
         details={"home": str(paths.home), "log": str(paths.log)},
     )
+
+
+def daemon_env() -> dict[str, str]:
+    """The daemon's environment: ours, with glibc's malloc arenas capped (unless set): its
+    many threads would each keep an arena of freed embedding buffers."""
+    return {**os.environ, "MALLOC_ARENA_MAX": os.environ.get("MALLOC_ARENA_MAX", "2")}
 
 
 def _read_line(fd: int, timeout: float) -> str:

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxd.indexer.errors import CtxdError, DaemonError, ValidationError
+from ctxd.indexer.memory import release_free_memory
 from ctxd.indexer.pipeline import Progress, now_rfc3339
 from ctxd.indexer.private import PRIVATE_UMASK, private_home
 from ctxd.server.config import Settings
@@ -313,6 +314,7 @@ class Daemon:
                 elif now - last_rotate >= 60.0:
                     last_rotate = now
                     self.paths.rotate_log()
+                    release_free_memory()
             self._stopping.set()
             self._hang_up()
         sel.close()
