@@ -317,6 +317,7 @@ class Daemon:
                     release_free_memory()
             self._stopping.set()
             self._hang_up()
+        self._take_back()  # the connections whose last request finished: closed
         sel.close()
 
     def _waiting(self) -> list[_Peer]:
