@@ -7,13 +7,22 @@ in the background (when the index has vectors), and answers requests (`protocol`
 `shutdown`, SIGTERM/SIGINT, or `daemon.idle_minutes` without requests or watched
 repositories.
 
-Each connection is served by a worker of a fixed pool (so the service's per-thread SQLite
-connections stay bounded); a request runs the `Service` method of the same name. The
-daemon is the index's single writer: `index` and `remove` run here, the watcher too.
+One thread waits on the listener and on every connection between requests (a selector),
+answers handshakes itself and hands each whole request to a worker of a fixed pool (so
+the service's per-thread SQLite connections stay bounded); a request runs the `Service`
+method of the same name, with the request's own search/walk/chunk settings when it
+carries other ones (`_service_for`: a view sharing the model and the vectors). The
+daemon is the index's single writer: `index`, `remove` and `compact` run here, the
+watcher too.
 
 Invariants:
 - Only this user's processes are answered: the socket is 0600 and, where the platform
   has `SO_PEERCRED`, a peer with another uid is refused before it can send a request.
+  The home is private (0700, files 0600: `indexer.private`).
+- No worker waits for a client's input: idle connections cost a descriptor; a new one
+  must say hello within `HANDSHAKE_TIMEOUT`; past `MAX_CONNECTIONS` one is refused.
+- The daemon exits within `HOME_CHECK_INTERVAL` once its home, lock or socket is removed
+  or replaced, and then deletes only its own socket and record.
 - A request never takes the daemon down: a `CtxdError` goes back as an error answer, any
   other exception is logged with its traceback and answered as `internal_error`.
 - A client that goes away during `index` does not stop the run (its files are committed
