@@ -20,9 +20,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import sqlean as sqlite3
-
 from ctxd.indexer.errors import StorageError
+from ctxd.indexer.store import SQLiteError
 
 _SQLITE_KINDS = (
     ("database or disk is full", "disk_full"),
@@ -67,7 +66,7 @@ def free_bytes(path: Path) -> int | None:
 
 
 def _kind(exc: BaseException, home: Path) -> str | None:
-    if isinstance(exc, sqlite3.Error):
+    if isinstance(exc, SQLiteError):
         text = str(exc).lower()
         return next((kind for needle, kind in _SQLITE_KINDS if needle in text), None)
     if isinstance(exc, OSError) and exc.errno in _ERRNO_KINDS and exc.filename:
@@ -104,7 +103,7 @@ def storage_errors(home: Path) -> Iterator[None]:
     """Raise a `StorageError` for a storage failure of the index in `home`."""
     try:
         yield
-    except (sqlite3.Error, OSError) as exc:
+    except (SQLiteError, OSError) as exc:
         err = as_storage_error(exc, home)
         if err is None:
             raise

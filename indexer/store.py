@@ -44,6 +44,9 @@ from ctxd.indexer.models import Chunk, Symbol
 from ctxd.indexer.private import create_private, private_home
 from ctxd.indexer.schema import MIGRATIONS, chunk_fts_row
 
+SQLiteError = sqlite3.Error
+"""What SQLite raises (for code that classifies errors without talking to SQLite)."""
+
 WAL_SIZE_LIMIT = 4 << 20
 """Bytes the WAL file is truncated back to after a checkpoint (`journal_size_limit`)."""
 
