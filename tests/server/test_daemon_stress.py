@@ -29,6 +29,7 @@ from ctxd.server.daemon.client import CONNECT_TIMEOUT, exchange
 from ctxd.server.daemon.paths import DaemonPaths, daemon_lock
 from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder, RepoBuilder
+from tests.server.conftest import text
 from tests.server.test_daemon import ctxd, daemons  # noqa: F401  (the fixture)
 from tests.server.test_mcp_tools import err
 
@@ -376,3 +377,9 @@ def test_a_full_disk_is_a_storage_error_the_daemon_survives_and_reports(
     out = ctxd("index", str(repo.root), "--json")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["files_indexed"] == 20
+
+
+def test_a_start_index_past_the_end_is_said_not_answered_silently(indexed):
+    body = text(indexed.call("search_symbols", {"query": "Shape", "start_index": 10**9}))
+    assert "start_index 1000000000 is past the last of the 1 results" in body
+    assert "No symbols matched" not in body
