@@ -296,6 +296,25 @@ def test_remove_checkpoints_the_wal_and_compact_gives_the_space_back(isolated_en
         service.close()
 
 
+def test_a_remove_through_the_daemon_leaves_no_grown_wal(isolated_env, daemons, tmp_path):  # noqa: F811
+    service = Service(load_settings(), embedder=FakeEmbedder())
+    try:  # embedded too: the daemon's watcher finds no backlog to embed (holding the lock)
+        service.index(_fill(RepoBuilder(tmp_path / "keep"), 20).root)
+        service.index(_fill(RepoBuilder(tmp_path / "drop"), 120).root)
+    finally:
+        service.close()
+    daemons.start()
+    paths = daemons.paths()
+    exchange(paths, "status")  # the daemon's connections stay open from now on
+    before = exchange(paths, "daemon_info")["requests"]
+    out = ctxd("remove", "drop")
+    assert out.returncode == 0, out.stderr
+    assert exchange(paths, "daemon_info")["requests"] > before  # removed by the daemon
+    wal = Path(f"{isolated_env / 'index.db'}-wal")
+    assert wal.stat().st_size == 0  # checkpointed and truncated, though connections live
+    assert "`ctxd compact` gives it back" in out.stdout
+
+
 # -- 7. settings that shape a request travel with it ----------------------------------------
 
 
@@ -306,7 +325,7 @@ def test_request_settings_travel_and_only_held_settings_bypass_the_daemon(
         repo.write(f"m{i}.py", f"def needle_{i}():\n    return 'needle {i}'\n")
     service = Service(load_settings(), embedder=FakeEmbedder())
     try:
-        service.index(repo.root, embed=False)  # text only: the daemon loads no model
+        service.index(repo.root)  # embedded: the daemon's watcher has no backlog to embed
     finally:
         service.close()
     info = daemons.start()
