@@ -65,14 +65,19 @@ def private_home(home: Path, *, names: tuple[str, ...] = ()) -> list[str]:
 
 
 def _tighten(path: Path) -> bool:
-    """Drop the group's and others' permissions; whether there were any."""
+    """Drop the group's and others' permissions; whether there were any (and it could:
+    a read-only file system keeps them, and says so in the debug log)."""
     st = path.lstat()
     if st.st_uid != os.getuid():
         return False  # another user's file: not ours to change
     current = stat.S_IMODE(st.st_mode)
     if not current & PRIVATE_UMASK:
         return False
-    os.chmod(path, current & ~PRIVATE_UMASK)
+    try:
+        os.chmod(path, current & ~PRIVATE_UMASK)
+    except OSError as exc:
+        log.debug("cannot make %s private: %s", path, exc)
+        return False
     return True
 
 
