@@ -7,8 +7,8 @@ requests, each answered before the next is sent:
    "version": V, "settings": DIGEST}}`; the daemon answers `{"id": 0, "result": {"protocol",
    "version", "pid", "started_at", "settings", "held", "socket", "home"}}`. A client that
    finds another `version` or `protocol` does not trust the daemon (it asks it to stop and
-   starts its own); another settings digest (`held_digest`: the home and the embedding
-   model, device, precision the daemon holds; `held` spells them out) means the daemon
+   starts its own); another `settings_digest` (of `held_settings`: the home and the
+   embedding model, device, precision the daemon holds; `held` spells them out) means the daemon
    cannot answer for this client, which works in-process instead and says why.
 2. Requests: `{"id": N, "method": M, "params": {...}, "settings": {...}}`. Methods are the
    use cases of `UseCases` (`search`, `symbols`, `index`, ...) plus `daemon_info` and
