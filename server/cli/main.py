@@ -434,6 +434,10 @@ def compact(ctx: click.Context, as_json: bool) -> None:
     """Give the index's free space back to the disk (after `remove`, or large re-indexes).
 
     Rewrites the database without its free pages; waits for a running index job first.
+
+    \b
+    Example:
+      ctxd remove old-repo && ctxd compact
     """
     result = _service(ctx).compact()
     if as_json:
