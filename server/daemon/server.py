@@ -302,7 +302,10 @@ class Daemon:
                 now = time.monotonic()
                 wake = min([now + HOME_CHECK_INTERVAL, now + (60.0 if idle is None else idle),
                             *(p.deadline for p in self._waiting())])
-                for key, _ in sel.select(max(0.0, wake - now)):
+                events = sel.select(max(0.0, wake - now))
+                # Connections first: those that closed free their place before a new one
+                # is counted against MAX_CONNECTIONS.
+                for key, _ in sorted(events, key=lambda e: e[0].fileobj is listener):
                     if key.fileobj is listener:
                         self._accept(listener)
                     elif key.fileobj == self._wake_r:
