@@ -21,7 +21,8 @@ without importing upward::
     ├── InvalidCursor              INVALID_CURSOR
     ├── BackendUnavailable         UNAVAILABLE
     ├── BackendTimeout             TIMEOUT
-    └── DaemonError                DAEMON_ERROR       (`ctxd daemon`: cannot start, reach, trust)
+    ├── DaemonError                DAEMON_ERROR       (`ctxd daemon`: cannot start, reach, trust)
+    └── StorageError               storage_error      (disk full, read-only, permission, I/O)
 
 The CLI prints `error: <code>: <message>` and the hint; MCP tools raise them and the
 server turns them into readable tool errors.
@@ -142,3 +143,12 @@ class DaemonError(CtxdError):
     """The background daemon cannot be started, reached or trusted (`ctxd daemon`)."""
 
     code = "DAEMON_ERROR"
+
+
+class StorageError(CtxdError):
+    """The index cannot be written or read: disk full, read-only file system, permission
+    denied, I/O error (`indexer.storage_errors`). Details name the path, the kind and the
+    free space where known; the index stays consistent (a file's rows change in one
+    transaction) and the next run completes it."""
+
+    code = "storage_error"

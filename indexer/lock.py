@@ -24,7 +24,7 @@ from ctxd.indexer.errors import IndexLocked
 class FileLock:
     """An exclusive, process-wide `flock` on `path`; the holder writes its pid there."""
 
-    def __init__(self, path: Path, *, mode: int = 0o644) -> None:
+    def __init__(self, path: Path, *, mode: int = 0o600) -> None:
         self.path = path
         self.mode = mode
         self._fd: int | None = None
@@ -86,6 +86,17 @@ class FileLock:
         os.write(fd, str(os.getpid()).encode())
         self._fd = fd
         return True
+
+    def still_at_path(self) -> bool:
+        """Whether the lock file this process holds is still the one at `path` (not
+        removed, not replaced): a holder whose file is gone no longer keeps others out."""
+        if self._fd is None:
+            return False
+        try:
+            held, there = os.fstat(self._fd), os.stat(self.path)
+        except OSError:
+            return False
+        return (held.st_dev, held.st_ino) == (there.st_dev, there.st_ino)
 
     def release(self) -> None:
         if self._fd is not None:

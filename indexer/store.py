@@ -41,11 +41,18 @@ import sqlite_vec
 
 from ctxd.indexer.errors import ModelMismatch
 from ctxd.indexer.models import Chunk, Symbol
+from ctxd.indexer.private import create_private, private_home
 from ctxd.indexer.schema import MIGRATIONS, chunk_fts_row
 
 if TYPE_CHECKING:  # numpy only where vectors are read: settings and help stay light
     import numpy as np
     import numpy.typing as npt
+
+SQLiteError = sqlite3.Error
+"""What SQLite raises (for code that classifies errors without talking to SQLite)."""
+
+WAL_SIZE_LIMIT = 4 << 20
+"""Bytes the WAL file is truncated back to after a checkpoint (`journal_size_limit`)."""
 
 Row = tuple[Any, ...]
 
@@ -139,7 +146,9 @@ class Store:
                 f"file:{path}?mode=ro", uri=True, timeout=30.0, check_same_thread=False
             )
         else:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            # The index holds every indexed file's text: owner only.
+            private_home(path.parent, names=(path.name,))
+            create_private(path)  # before SQLite: its -wal and -shm take this file's mode
             # Used by one thread at a time; check_same_thread=False only lets the owner's
             # service close it from another thread at shutdown.
             db = sqlite3.connect(str(path), timeout=30.0, check_same_thread=False)
@@ -151,6 +160,9 @@ class Store:
         if not readonly:
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
+            # After each checkpoint the WAL file shrinks back to this size (else it keeps
+            # its largest size for good).
+            db.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
         db.execute("PRAGMA foreign_keys = ON")
         store = cls(db, path)
         if not readonly:
@@ -159,6 +171,32 @@ class Store:
 
     def close(self) -> None:
         self.db.close()
+
+    # -- space -------------------------------------------------------------------------
+
+    def file_bytes(self) -> int:
+        """The index's size on disk: the database and its WAL."""
+        return sum(os.path.getsize(p) for p in (self.path, Path(f"{self.path}-wal"))
+                   if os.path.exists(p))
+
+    def reclaimable_bytes(self) -> int:
+        """Free pages inside the database file (given back by `compact`)."""
+        pages = int(self.db.execute("PRAGMA freelist_count").fetchone()[0])
+        return pages * int(self.db.execute("PRAGMA page_size").fetchone()[0])
+
+    def checkpoint(self) -> None:
+        """Copy the WAL into the database and truncate it (after large writes): readers
+        that hold an old snapshot make this a partial checkpoint, never an error."""
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+
+    def compact(self) -> tuple[int, int]:
+        """Rewrite the database without its free pages (`VACUUM`) and truncate the WAL;
+        returns its size on disk (database + WAL) before and after. Call with the write
+        lock held: it writes the whole file."""
+        before = self.file_bytes()
+        self.db.execute("VACUUM")
+        self.checkpoint()
+        return before, self.file_bytes()
 
     def __enter__(self) -> Store:
         return self

@@ -28,9 +28,11 @@ from ctxd.indexer.embedder import Embedder, SentenceTransformerEmbedder, Vectors
 from ctxd.indexer.errors import IndexNotFound, QueryError
 from ctxd.indexer.gitrefs import branch_rows
 from ctxd.indexer.lock import WriteLock
+from ctxd.indexer.memory import release_free_memory
 from ctxd.indexer.pipeline import Indexer, IndexStats, ProgressFn
 from ctxd.indexer.repo_options import options_view, pinned_options, with_options
 from ctxd.indexer.rootguard import check_index_root
+from ctxd.indexer.storage_errors import free_bytes, last_storage_error, storage_errors
 from ctxd.indexer.store import RepoRow, Store
 from ctxd.indexer.walker import validate_root
 from ctxd.search.semantic import VectorMatrix
@@ -98,6 +100,7 @@ class Service(SearchCases):
         """The file watcher of this process (`ctxd serve --watch`), for status and health:
         handed in by the edge that starts it; the service never imports the watcher."""
         self._embedder = LockedEmbedder(embedder) if embedder is not None else None
+        self._parent: Service | None = None
         self._local = threading.local()
         self._stores: list[Store] = []
         self._stores_lock = threading.Lock()
@@ -105,8 +108,20 @@ class Service(SearchCases):
 
     # -- resources -----------------------------------------------------------------------
 
+    def view(self, settings: Settings) -> Service:
+        """A service answering with other request settings (search, walk, chunk) over the
+        same index: it shares this one's model (loaded once, by whichever asks first), its
+        vectors in memory and its watcher; its SQLite connections are its own."""
+        other = Service(settings)
+        other._parent = self
+        other.matrix = self.matrix
+        other.watcher = self.watcher
+        return other
+
     @property
     def embedder(self) -> LockedEmbedder:
+        if self._parent is not None:
+            return self._parent.embedder
         with self._init_lock:
             if self._embedder is None:
                 self._embedder = LockedEmbedder(
@@ -117,13 +132,16 @@ class Service(SearchCases):
     @property
     def model_loaded(self) -> bool:
         """Whether the embedding model is loaded (without loading it)."""
+        if self._parent is not None:
+            return self._parent.model_loaded
         return self._embedder is not None
 
     def store(self) -> Store:
         """This thread's connection to the index (opened on first use)."""
         store: Store | None = getattr(self._local, "store", None)
         if store is None:
-            store = Store.open(self.settings.db_path)
+            with storage_errors(self.settings.home):
+                store = Store.open(self.settings.db_path)
             self._local.store = store
             with self._stores_lock:
                 self._stores.append(store)
@@ -193,13 +211,16 @@ class Service(SearchCases):
         indexer = Indexer(self.store(), self.embedder, self.settings.chunk)
         if dry_run:
             return indexer.index(path, walk, progress=progress, dry_run=True)
-        lock = self.write_lock()
-        lock.acquire(wait=lock_wait, on_wait=on_lock_wait)
-        try:
-            return indexer.index(path, walk, progress=progress, only_paths=only_paths,
-                                 should_stop=should_stop, embed=embed, explicit=sorted(pinned))
-        finally:
-            lock.release()
+        with storage_errors(self.settings.home):
+            lock = self.write_lock()
+            lock.acquire(wait=lock_wait, on_wait=on_lock_wait)
+            try:
+                return indexer.index(path, walk, progress=progress, only_paths=only_paths,
+                                     should_stop=should_stop, embed=embed,
+                                     explicit=sorted(pinned))
+            finally:
+                lock.release()
+                release_free_memory()  # the embedding buffers' peak, back to the OS
 
     def _pinned_options(self, path: str | Path) -> dict[str, Any]:
         """The options given explicitly to earlier runs of the repository at `path` (none
@@ -263,6 +284,9 @@ class Service(SearchCases):
             ],
             "lexical_backend": "zoekt" if self.settings.search.zoekt_url else "embedded",
             "watch": watch,
+            "storage": {"home": str(self.settings.home),
+                        "free_bytes": free_bytes(self.settings.home),
+                        "last_error": last_storage_error()},
         }
         client = self.zoekt()
         if client is not None:
@@ -350,14 +374,32 @@ class Service(SearchCases):
         """Delete a repository and all its rows from the index."""
         repo_id, name, root = self.resolve_repo(name_or_path)
         lock = self.write_lock()
-        lock.acquire(wait=None)
-        try:
-            counts = self.store().repo_counts(repo_id)
-            self.store().remove_repo(repo_id)
-        finally:
-            lock.release()
+        store = self.store()
+        with storage_errors(self.settings.home):
+            lock.acquire(wait=None)
+            try:
+                counts = store.repo_counts(repo_id)
+                store.remove_repo(repo_id)
+                store.checkpoint()  # a large delete: the WAL does not stay at its size
+            finally:
+                lock.release()
         return {"removed": name, "root": root, "files": counts["files"],
-                "checkpoints": counts["checkpoints"]}
+                "checkpoints": counts["checkpoints"], "size_bytes": store.file_bytes(),
+                "reclaimable_bytes": store.reclaimable_bytes()}
+
+    def compact(self) -> dict[str, Any]:
+        """Give the free space of the index back to the file system (`VACUUM`, then the
+        WAL truncated). Waits for another writer (an index run) to finish first."""
+        lock = self.write_lock()
+        store = self.store()
+        with storage_errors(self.settings.home):
+            lock.acquire(wait=None)
+            try:
+                before, after = store.compact()
+            finally:
+                lock.release()
+        return {"database": str(self.settings.db_path), "before_bytes": before,
+                "after_bytes": after, "freed_bytes": max(0, before - after)}
 
 
     def freshness(self) -> list[dict[str, Any]]:

@@ -51,7 +51,9 @@ def write_status(path: Path, data: dict[str, Any]) -> None:
     it): the watcher's status, the daemon's record. Raises OSError."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # owner only
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(json.dumps(data, indent=1))
     os.replace(tmp, path)
 
 

@@ -35,10 +35,18 @@ from ctxd.server.cli.styled import COLOR_CHOICES, use_color
 from ctxd.server.config import settings_from_cli
 from ctxd.server.daemon import lifecycle
 from ctxd.server.pages import MODES
+from ctxd.server.text_args import check_text
 from ctxd.server.use_cases import UseCases
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("ctxd")
+
+COMPACT_HINT_BYTES = 1 << 20
+"""`remove` suggests `ctxd compact` once at least this much of the index is free space."""
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.1f} MB"
 
 
 LAZY_COMMANDS = {
@@ -51,9 +59,23 @@ LAZY_COMMANDS = {
 imports) and `watch` watchdog; (module, attribute, short help for `ctxd --help`)."""
 
 
+class CtxdCommand(click.Command):
+    """A command whose text arguments are checked for control characters before it runs
+    (`text_args.check_text`; a query's NUL is the search's own `QUERY_ERROR`)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        labels = {p.name: (p.opts[0] if isinstance(p, click.Option) else p.name)
+                  for p in self.params if p.name}
+        check_text({labels.get(k, k) or k: v for k, v in ctx.params.items()},
+                   allow_nul=frozenset({"query"}))
+        return super().invoke(ctx)
+
+
 class CtxdGroup(click.Group):
     """Turns CtxdError (and any unexpected error) into a clean message and exit code;
     loads the `LAZY_COMMANDS` only when one of them runs."""
+
+    command_class = CtxdCommand
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})
@@ -468,6 +490,30 @@ def remove(ctx: click.Context, repo: str, as_json: bool) -> None:
     else:
         render.emit(f"Removed {result['removed']} ({result['files']} files, "
                     f"{result['checkpoints']} checkpoints).")
+        if result["reclaimable_bytes"] >= COMPACT_HINT_BYTES:
+            render.emit(f"{_mb(result['reclaimable_bytes'])} of the index "
+                        f"({_mb(result['size_bytes'])}) is free space now: "
+                        "`ctxd compact` gives it back to the disk.")
+
+
+@main.command()
+@json_option
+@click.pass_context
+def compact(ctx: click.Context, as_json: bool) -> None:
+    """Give the index's free space back to the disk (after `remove`, or large re-indexes).
+
+    Rewrites the database without its free pages; waits for a running index job first.
+
+    \b
+    Example:
+      ctxd remove old-repo && ctxd compact
+    """
+    result = _service(ctx).compact()
+    if as_json:
+        render.emit_json(result)
+    else:
+        render.emit(f"Compacted {result['database']}: {_mb(result['before_bytes'])} -> "
+                    f"{_mb(result['after_bytes'])} ({_mb(result['freed_bytes'])} given back).")
 
 
 @main.command()

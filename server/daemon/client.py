@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ctxd.indexer.errors import CtxdError
 from ctxd.indexer.walker import validate_root
 from ctxd.search.models import FileContent, References, SymbolPage
 from ctxd.server.config import Settings
@@ -36,8 +37,9 @@ if TYPE_CHECKING:  # annotations only (start-up time)
 
 log = logging.getLogger("ctxd.daemon.client")
 
-CONNECT_TIMEOUT = 5.0
-"""Seconds to connect and finish the handshake; requests themselves have no time limit
+CONNECT_TIMEOUT = 2.0
+"""Seconds to connect and finish the handshake (the daemon answers it without waiting for
+a worker, so only a stuck daemon takes longer); requests themselves have no time limit
 (a first query may wait for the model to load, an index run takes what it takes)."""
 
 _ids = itertools.count(1)
@@ -75,8 +77,10 @@ class Connection:
     def request(
         self, method: str, params: dict[str, Any],
         on_event: Callable[[str, Any], None] | None = None,
+        settings: dict[str, Any] | None = None,
     ) -> Any:
-        """Send one request; return its decoded result.
+        """Send one request (with the `protocol.request_settings` it is to be answered
+        with, when given); return its decoded result.
 
         Raises:
             CtxdError: the daemon answered with an error (the same class it raised).
@@ -84,8 +88,10 @@ class Connection:
         """
         rid = next(_ids)
         try:
-            protocol.send(self.sock, {"id": rid, "method": method,
-                                      "params": protocol.encode(params)})
+            message = {"id": rid, "method": method, "params": protocol.encode(params)}
+            if settings is not None:
+                message["settings"] = settings
+            protocol.send(self.sock, message)
             while True:
                 msg = self.reader.receive()
                 if msg is None:
@@ -131,6 +137,7 @@ class DaemonClient:
         self.paths = paths
         self.info = info
         self._digest = protocol.settings_digest(settings)
+        self._request_settings = protocol.request_settings(settings)
         self._make_local = local
         self._local: UseCases | None = None
         self._note = note
@@ -160,21 +167,24 @@ class DaemonClient:
         # Every call tries the daemon first: one that left (idle exit, `ctxd daemon stop`,
         # a crash) may be back, started by another client; until then this process works.
         try:
-            conn = Connection(self.paths, self._digest)
+            try:
+                conn = Connection(self.paths, self._digest)
+            except CtxdError as err:  # refused: too many connections, say
+                raise DaemonGone(err.message) from err
             if not (protocol.trusted(conn.info) and conn.info.get("settings") == self._digest):
                 conn.close()  # replaced since `connect` checked it
                 raise DaemonGone(f"the daemon answering now (pid {conn.info.get('pid')}) runs "
-                                 "another ctxd or other settings")
+                                 "another ctxd or holds another model")
         except DaemonGone as exc:
             if not self._said_gone:
-                self._note(f"ctxd daemon (pid {self.pid}) is not running any more ({exc}); "
+                self._note(f"ctxd daemon (pid {self.pid}) does not answer ({exc}); "
                            "working in this process until one answers again.")
                 self._said_gone = True
             log.info("daemon unreachable for %s: %s", method, exc)
         else:
             self._said_gone = False
             try:
-                return conn.request(method, params, on_event)
+                return conn.request(method, params, on_event, self._request_settings)
             except DaemonGone as exc:
                 self._note(f"ctxd daemon (pid {self.pid}) went away during `{method}` "
                            f"({exc}); running it in this process instead.")
@@ -322,6 +332,10 @@ class DaemonClient:
             if target not in names:
                 target = str(Path(target).resolve())
         out: dict[str, Any] = self._call("remove", {"name_or_path": target})
+        return out
+
+    def compact(self) -> dict[str, Any]:
+        out: dict[str, Any] = self._call("compact", {})
         return out
 
     def close(self) -> None:

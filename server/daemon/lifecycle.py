@@ -30,9 +30,16 @@ from collections.abc import Callable
 from typing import Any
 
 from ctxd.indexer.errors import CtxdError, DaemonError
+from ctxd.indexer.private import create_private, private_home
 from ctxd.server.config import Settings
 from ctxd.server.daemon import protocol
-from ctxd.server.daemon.client import Connection, DaemonClient, DaemonGone, exchange
+from ctxd.server.daemon.client import (
+    CONNECT_TIMEOUT,
+    Connection,
+    DaemonClient,
+    DaemonGone,
+    exchange,
+)
 from ctxd.server.daemon.paths import DaemonPaths, lock_is_held, wait_lock_free
 from ctxd.server.use_cases import UseCases
 
@@ -88,8 +95,8 @@ def start(settings: Settings, paths: DaemonPaths | None = None) -> dict[str, Any
     if info is not None:
         return info
     try:
-        paths.home.mkdir(parents=True, exist_ok=True)
-        paths.log.touch()
+        private_home(paths.home)
+        create_private(paths.log)
     except OSError as exc:
         raise DaemonError(
             f"cannot start the ctxd daemon in {paths.home}: {exc.strerror or exc}",
@@ -101,7 +108,8 @@ def start(settings: Settings, paths: DaemonPaths | None = None) -> dict[str, Any
         with open(paths.log, "ab") as logf:
             proc = subprocess.Popen(
                 daemon_argv(settings, "--ready-fd", str(w)), stdin=subprocess.DEVNULL,
-                stdout=logf, stderr=logf, pass_fds=(w,), cwd="/", start_new_session=True)
+                stdout=logf, stderr=logf, pass_fds=(w,), cwd="/", start_new_session=True,
+                env=daemon_env())
         _spawned[:] = [p for p in _spawned if p.poll() is None]
         _spawned.append(proc)
         os.close(w)
@@ -131,6 +139,12 @@ def start(settings: Settings, paths: DaemonPaths | None = None) -> dict[str, Any
         hint=f"See its log: {paths.log}\n{_tail(paths)}".rstrip(),
         details={"home": str(paths.home), "log": str(paths.log)},
     )
+
+
+def daemon_env() -> dict[str, str]:
+    """The daemon's environment: ours, with glibc's malloc arenas capped (unless set): its
+    many threads would each keep an arena of freed embedding buffers."""
+    return {**os.environ, "MALLOC_ARENA_MAX": os.environ.get("MALLOC_ARENA_MAX", "2")}
 
 
 def _read_line(fd: int, timeout: float) -> str:
@@ -230,6 +244,13 @@ def connect(
                  f"{protocol.CTXD_VERSION}: stopping it.")
             stop(paths)
             info = None
+        if info is None and paths.socket.exists() and lock_is_held(paths.lock):
+            # A live daemon that does not answer (stuck, or every connection taken):
+            # starting another would only find its lock held.
+            pid = (paths.read_record() or {}).get("pid", "?")
+            note(f"the ctxd daemon (pid {pid}) does not answer within {CONNECT_TIMEOUT:g} s; "
+                 "working in this process. `ctxd daemon stop` stops it.")
+            return None
         if info is None and autostart:
             # The only wait a search cannot explain itself: say what takes the time.
             note("starting the ctxd daemon (loading the model, ~4 s)...")
@@ -240,7 +261,11 @@ def connect(
     if info is None:
         return None
     if info.get("settings") != protocol.settings_digest(settings):
-        log.info("the daemon (pid %s) serves other settings; working in-process",
-                 info.get("pid"))
+        # Only what the daemon holds (home, model, device, precision) gets here: the
+        # settings that shape a request travel with it.
+        why = protocol.held_difference(settings, info.get("held") or {})
+        note(f"the running ctxd daemon (pid {info.get('pid')}) holds other settings "
+             f"({why or 'another ctxd'}); working in this process (the model loads here). "
+             "`ctxd daemon stop` lets the next command start one with these settings.")
         return None
     return DaemonClient(settings, paths, info, local=local, note=note)

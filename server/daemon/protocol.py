@@ -5,12 +5,16 @@ requests, each answered before the next is sent:
 
 1. Handshake. The client sends `{"id": 0, "method": "hello", "params": {"protocol": P,
    "version": V, "settings": DIGEST}}`; the daemon answers `{"id": 0, "result": {"protocol",
-   "version", "pid", "started_at", "settings", "socket", "home"}}`. A client that finds
-   another `version` or `protocol` does not trust the daemon (it asks it to stop and starts
-   its own); another settings digest means the daemon answers for other settings (another
-   model, config or Zoekt), so the client works in-process instead.
-2. Requests: `{"id": N, "method": M, "params": {...}}`. Methods are the use cases of
-   `UseCases` (`search`, `symbols`, `index`, ...) plus `daemon_info` and `shutdown`.
+   "version", "pid", "started_at", "settings", "held", "socket", "home"}}`. A client that
+   finds another `version` or `protocol` does not trust the daemon (it asks it to stop and
+   starts its own); another `settings_digest` (of `held_settings`: the home and the
+   embedding model, device, precision the daemon holds; `held` spells them out) means the daemon
+   cannot answer for this client, which works in-process instead and says why.
+2. Requests: `{"id": N, "method": M, "params": {...}, "settings": {...}}`. Methods are the
+   use cases of `UseCases` (`search`, `symbols`, `index`, ...) plus `daemon_info` and
+   `shutdown`. `settings` (`request_settings`) carries the client's settings that only
+   shape a request (search limits, context lines, fusion weights, token budget, Zoekt;
+   walk and chunk options): the daemon answers with them, not with its own.
 3. Answers: `{"id": N, "result": VALUE}` or `{"id": N, "error": {"code", "message",
    "hint", "details", "type"}}`. Before its answer, `index` streams events
    `{"id": N, "event": "progress", "data": Progress}` and `{"id": N, "event": "lock_wait",
@@ -38,14 +42,16 @@ from enum import Enum
 from typing import Any
 
 from ctxd.indexer import errors
+from ctxd.indexer.chunker import ChunkOptions
 from ctxd.indexer.errors import CtxdError
 from ctxd.indexer.models import FileFailure
+from ctxd.indexer.walker import WalkOptions
 from ctxd.search import models
 from ctxd.server.config import Settings
 from ctxd.server.pages import LexicalPage, SearchPage
 from ctxd.server.version import package_version
 
-PROTOCOL = 1
+PROTOCOL = 2
 """Bumped whenever a message or a method changes shape."""
 
 MAX_LINE = 64 << 20
@@ -62,6 +68,7 @@ RECORDS: dict[str, type[Any]] = {
         models.LineMatch, models.Block, models.FileMatch, models.LexicalResult,
         models.SymbolItem, models.Hit, models.SymbolPage, models.Reference, models.References,
         models.FileContent, SearchPage, LexicalPage, FileFailure,
+        models.SearchOptions, WalkOptions, ChunkOptions,
     )
 }
 LAZY_RECORDS = dict.fromkeys(
@@ -92,11 +99,51 @@ def trusted(info: dict[str, Any]) -> bool:
     return bool(info.get("version") == CTXD_VERSION and info.get("protocol") == PROTOCOL)
 
 
+REQUEST_SECTIONS = ("search", "walk", "chunk")
+"""Settings that only shape a request: they travel with it (`request_settings`)."""
+
+
+def held_settings(settings: Settings) -> dict[str, Any]:
+    """What a daemon holds for its whole life: its home and the loaded model's options."""
+    e = settings.embedding
+    return {"home": str(settings.home), "model": e.model, "device": e.device,
+            "precision": e.precision, "batch_size": e.batch_size, "threads": e.threads}
+
+
 def settings_digest(settings: Settings) -> str:
-    """A fingerprint of everything that changes answers (not the MCP server's own options)."""
-    parts = (settings.home, settings.config_file, settings.walk, settings.chunk,
-             settings.embedding, settings.search)
-    return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
+    """A fingerprint of `held_settings`: a client and a daemon that agree on it share it."""
+    return hashlib.sha256(repr(sorted(held_settings(settings).items())).encode()
+                          ).hexdigest()[:16]
+
+
+def held_difference(mine: Settings, daemon: dict[str, Any]) -> str:
+    """How a daemon's `held` settings differ from `mine`, in words (`model a (daemon) vs b
+    (here)`), or '' when they do not."""
+    here = held_settings(mine)
+    return ", ".join(f"{k} {daemon.get(k)!r} (daemon) vs {v!r} (here)"
+                     for k, v in here.items() if daemon.get(k) != v)
+
+
+def request_settings(settings: Settings) -> dict[str, Any]:
+    """The settings that travel with each request (`REQUEST_SECTIONS`), encoded."""
+    return {name: encode(getattr(settings, name)) for name in REQUEST_SECTIONS}
+
+
+def apply_request_settings(settings: Settings, wire: Any) -> Settings:
+    """`settings` with the sections a request carried (`request_settings`).
+
+    Raises:
+        ProtocolError: the request's settings are not the sections' records.
+    """
+    if not wire:
+        return settings
+    values = decode(wire)
+    if not isinstance(values, dict) or set(values) - set(REQUEST_SECTIONS):
+        raise ProtocolError("request settings must be the search, walk and chunk sections")
+    for name, value in values.items():
+        if type(value) is not type(getattr(settings, name)):
+            raise ProtocolError(f"request settings: {name} is not a {name} section")
+    return dataclasses.replace(settings, **values)
 
 
 # -- values ---------------------------------------------------------------------------------
@@ -199,23 +246,43 @@ class LineReader:
             ProtocolError: a line that is not a JSON object, too long, or a connection cut
                 in the middle of a line.
         """
-        while True:
-            end = self._buf.find(b"\n")
-            if end >= 0:
-                line = bytes(self._buf[:end])
-                del self._buf[: end + 1]
-                try:
-                    msg = json.loads(line)
-                except ValueError as exc:
-                    raise ProtocolError(f"not a JSON line: {exc}") from None
-                if not isinstance(msg, dict):
-                    raise ProtocolError("a message must be a JSON object")
-                return msg
+        while (msg := self.take()) is None:
+            if not self.fill():
+                return None
+        return msg
+
+    def take(self) -> dict[str, Any] | None:
+        """The next whole message already read, or None (reads nothing from the socket).
+
+        Raises:
+            ProtocolError: a line that is not a JSON object, or one too long.
+        """
+        end = self._buf.find(b"\n")
+        if end < 0:
             if len(self._buf) > MAX_LINE:
                 raise ProtocolError("message too long")
-            chunk = self.sock.recv(1 << 16)
-            if not chunk:
-                if self._buf:
-                    raise ProtocolError("connection closed in the middle of a message")
-                return None
-            self._buf += chunk
+            return None
+        line = bytes(self._buf[:end])
+        del self._buf[: end + 1]
+        try:
+            msg = json.loads(line)
+        except ValueError as exc:
+            raise ProtocolError(f"not a JSON line: {exc}") from None
+        if not isinstance(msg, dict):
+            raise ProtocolError("a message must be a JSON object")
+        return msg
+
+    def fill(self) -> bool:
+        """Read what the socket has (one `recv`); False when the peer closed it cleanly.
+
+        Raises:
+            ProtocolError: the connection closed in the middle of a message.
+            OSError: the socket failed (or its time-out ran out).
+        """
+        chunk = self.sock.recv(1 << 16)
+        if not chunk:
+            if self._buf:
+                raise ProtocolError("connection closed in the middle of a message")
+            return False
+        self._buf += chunk
+        return True

@@ -7,13 +7,22 @@ in the background (when the index has vectors), and answers requests (`protocol`
 `shutdown`, SIGTERM/SIGINT, or `daemon.idle_minutes` without requests or watched
 repositories.
 
-Each connection is served by a worker of a fixed pool (so the service's per-thread SQLite
-connections stay bounded); a request runs the `Service` method of the same name. The
-daemon is the index's single writer: `index` and `remove` run here, the watcher too.
+One thread waits on the listener and on every connection between requests (a selector),
+answers handshakes itself and hands each whole request to a worker of a fixed pool (so
+the service's per-thread SQLite connections stay bounded); a request runs the `Service`
+method of the same name, with the request's own search/walk/chunk settings when it
+carries other ones (`_service_for`: a view sharing the model and the vectors). The
+daemon is the index's single writer: `index`, `remove` and `compact` run here, the
+watcher too.
 
 Invariants:
 - Only this user's processes are answered: the socket is 0600 and, where the platform
   has `SO_PEERCRED`, a peer with another uid is refused before it can send a request.
+  The home is private (0700, files 0600: `indexer.private`).
+- No worker waits for a client's input: idle connections cost a descriptor; a new one
+  must say hello within `HANDSHAKE_TIMEOUT`; past `MAX_CONNECTIONS` one is refused.
+- The daemon exits within `HOME_CHECK_INTERVAL` once its home, lock or socket is removed
+  or replaced, and then deletes only its own socket and record.
 - A request never takes the daemon down: a `CtxdError` goes back as an error answer, any
   other exception is logged with its traceback and answered as `internal_error`.
 - A client that goes away during `index` does not stop the run (its files are committed
@@ -26,7 +35,7 @@ import contextlib
 import inspect
 import logging
 import os
-import select
+import selectors
 import signal
 import socket
 import struct
@@ -34,10 +43,13 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
-from ctxd.indexer.errors import CtxdError, ValidationError
+from ctxd.indexer.errors import CtxdError, DaemonError, ValidationError
+from ctxd.indexer.memory import release_free_memory
 from ctxd.indexer.pipeline import Progress, now_rfc3339
+from ctxd.indexer.private import PRIVATE_UMASK, private_home
 from ctxd.server.config import Settings
 from ctxd.server.daemon import protocol
 from ctxd.server.daemon.paths import DaemonPaths, daemon_lock
@@ -49,11 +61,50 @@ log = logging.getLogger("ctxd.daemon")
 USE_CASES = frozenset({
     "index", "search", "explain", "lexical", "files", "references", "symbols",
     "file_content", "status", "list_repos", "health", "freshness", "remove", "repos",
+    "compact",
 })
 """`Service` methods a client may call by name."""
 
 WORKERS = 16
-"""Connections served at once (each holds one SQLite connection while it lives)."""
+"""Requests served at once (each worker holds one SQLite connection while it lives)."""
+
+MAX_CONNECTIONS = 256
+"""Open connections at most; one more is answered with a `DaemonError` and closed."""
+
+HANDSHAKE_TIMEOUT = 5.0
+"""Seconds a new connection has to send its first message before it is closed."""
+
+IDLE_TIMEOUT = 300.0
+"""Seconds a connection may wait between requests before it is closed."""
+
+SEND_TIMEOUT = 60.0
+"""Seconds a worker's send to a client may block (one that never reads) before it gives up."""
+
+SELECTOR_SEND_TIMEOUT = 0.5
+"""The same for the handshake answers the selector thread sends itself."""
+
+MAX_VIEWS = 4
+"""Services kept for requests with other request settings (`_service_for`)."""
+
+HOME_CHECK_INTERVAL = 2.0
+"""How often the daemon checks that its home, lock and socket are still there."""
+
+
+@dataclass(eq=False)
+class _Peer:
+    """One client connection, as the selector thread tracks it."""
+
+    conn: socket.socket
+    reader: protocol.LineReader
+    deadline: float
+    """When it is closed if it sends nothing more (monotonic)."""
+    waiting: bool = True
+    """Between requests (registered with the selector), not in a worker."""
+    failed: bool = False
+    fd: int = -1
+
+    def __post_init__(self) -> None:
+        self.fd = self.conn.fileno()
 
 
 def rss_bytes() -> int | None:
@@ -98,6 +149,12 @@ class Daemon:
         self._stopping = threading.Event()
         self._watcher: Any = None
         self._conns: set[socket.socket] = set()
+        self._peers: dict[int, _Peer] = {}
+        self._back: list[_Peer] = []
+        self._socket_id: tuple[int, int] = (0, 0)
+        self._sel: selectors.BaseSelector = selectors.DefaultSelector()
+        self._pool: ThreadPoolExecutor | None = None
+        self._views: dict[Settings, Service] = {}
 
     # -- life cycle ----------------------------------------------------------------------
 
@@ -108,6 +165,7 @@ class Daemon:
         Raises:
             DaemonError: the socket folder is unusable.
         """
+        os.umask(PRIVATE_UMASK)  # whatever this process creates is its owner's only
         if not self._take_lock():
             holder = (self.paths.read_record() or {}).get("pid", "?")
             log.info("another ctxd daemon (pid %s) already serves %s", holder, self.paths.home)
@@ -146,7 +204,7 @@ class Daemon:
             os.write(self._wake_w, b"x")
 
     def _listen(self) -> socket.socket:
-        self.paths.home.mkdir(parents=True, exist_ok=True)
+        private_home(self.paths.home)
         self.paths.remove_leftovers()  # we hold the lock: whatever is there is stale
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)  # the socket is created 0600, never briefly open to others
@@ -155,6 +213,8 @@ class Daemon:
         finally:
             os.umask(old)
         os.chmod(self.paths.socket, 0o600)
+        st = os.stat(self.paths.socket)
+        self._socket_id = (st.st_dev, st.st_ino)
         listener.listen(64)
         return listener
 
@@ -192,7 +252,9 @@ class Daemon:
         if self._watcher is not None:
             with contextlib.suppress(Exception):
                 self._watcher.stop()
-        self.paths.remove_leftovers()
+        self._remove_own_files()
+        for view in self._views.values():
+            view.close()
         self.service.close()
         self._lock.release()
         for fd in (self._wake_r, self._wake_w):
@@ -223,54 +285,199 @@ class Daemon:
         return bool(health.get("repos")) and health.get("role") == "active"
 
     def _serve(self, listener: socket.socket) -> None:
+        """One thread waits on the listener and on every connection between requests
+        (a selector): it reads what arrives, answers `hello` itself and hands each whole
+        request to a worker. So no worker waits for a client's input, a connection that
+        says nothing within `HANDSHAKE_TIMEOUT` (or stays idle `IDLE_TIMEOUT`) is closed,
+        and past `MAX_CONNECTIONS` a new one is refused with an error answer."""
+        sel = selectors.DefaultSelector()
+        sel.register(listener, selectors.EVENT_READ, None)
+        sel.register(self._wake_r, selectors.EVENT_READ, None)
+        self._sel = sel
+        last_rotate = last_check = time.monotonic()
         with ThreadPoolExecutor(WORKERS, thread_name_prefix="ctxd-daemon") as pool:
+            self._pool = pool
             while not self._stopping.is_set():
                 idle = self._idle_timeout()
-                wait = 60.0 if idle is None else min(idle, 60.0)
-                readable, _, _ = select.select(
-                    [listener.fileno(), self._wake_r], [], [], wait)
-                if listener.fileno() in readable:
-                    conn, _ = listener.accept()
-                    pool.submit(self._connection, conn)
-                elif not readable and idle is not None and self._idle_timeout() == 0.0:
+                now = time.monotonic()
+                wake = min([now + HOME_CHECK_INTERVAL, now + (60.0 if idle is None else idle),
+                            *(p.deadline for p in self._waiting())])
+                events = sel.select(max(0.0, wake - now))
+                # Connections first: those that closed free their place before a new one
+                # is counted against MAX_CONNECTIONS.
+                for key, _ in sorted(events, key=lambda e: e[0].fileobj is listener):
+                    if key.fileobj is listener:
+                        self._accept(listener)
+                    elif key.fileobj == self._wake_r:
+                        os.read(self._wake_r, 4096)
+                    else:
+                        self._readable(key.data)
+                self._take_back()
+                now = time.monotonic()
+                self._expire(now)
+                if now - last_check >= HOME_CHECK_INTERVAL:
+                    last_check = now
+                    if (lost := self._home_lost()) is not None:
+                        log.warning("%s: exiting", lost)
+                        self.stop()
+                if idle is not None and self._idle_timeout() == 0.0:
                     log.info("idle for %.1f minutes: exiting", self.settings.daemon.idle_minutes)
                     self.stop()
-                elif not readable:
+                elif now - last_rotate >= 60.0:
+                    last_rotate = now
                     self.paths.rotate_log()
+                    release_free_memory()
             self._stopping.set()
             self._hang_up()
+        self._take_back()  # the connections whose last request finished: closed
+        sel.close()
+
+    def _waiting(self) -> list[_Peer]:
+        with self._state:
+            return [p for p in self._peers.values() if p.waiting]
+
+    def _accept(self, listener: socket.socket) -> None:
+        try:
+            conn, _ = listener.accept()
+        except OSError as exc:  # out of descriptors, say: the others are still served
+            log.warning("accepting a connection failed: %s", exc)
+            return
+        # Between requests this thread only reads what select says is there; a send of
+        # a handshake answer to a client that never reads gives up quickly.
+        conn.settimeout(SELECTOR_SEND_TIMEOUT)
+        uid = peer_uid(conn)
+        refusal = None
+        if uid is not None and uid != os.getuid():
+            log.warning("refused a connection from uid %d", uid)
+            refusal = CtxdError(f"this ctxd daemon serves uid {os.getuid()} only; refused "
+                                f"uid {uid}")
+        elif len(self._peers) >= MAX_CONNECTIONS:
+            log.warning("refused a connection: %d connections are open", len(self._peers))
+            refusal = DaemonError(
+                f"the ctxd daemon (pid {os.getpid()}) has {MAX_CONNECTIONS} connections open "
+                "and takes no more now",
+                hint="Close idle clients of this daemon, or work without it (--no-daemon).",
+                details={"connections": len(self._peers)})
+        if refusal is not None:
+            with contextlib.suppress(OSError):
+                protocol.send(conn, {"id": None, "error": protocol.error_to_wire(refusal)})
+            conn.close()
+            return
+        peer = _Peer(conn, protocol.LineReader(conn), time.monotonic() + HANDSHAKE_TIMEOUT)
+        with self._state:
+            self._peers[conn.fileno()] = peer
+            self._conns.add(conn)
+        self._sel.register(conn, selectors.EVENT_READ, peer)
+
+    def _readable(self, peer: _Peer) -> None:
+        """Read what a waiting connection sent; hand a whole request to a worker."""
+        try:
+            if not peer.reader.fill():
+                self._drop(peer)
+                return
+            self._next(peer)
+        except (OSError, protocol.ProtocolError) as exc:
+            log.debug("connection ended: %s", exc)
+            self._drop(peer)
+
+    def _next(self, peer: _Peer) -> None:
+        """Start the next request `peer` has sent in full, if any (it waits meanwhile)."""
+        while (msg := peer.reader.take()) is not None:
+            if msg.get("method") == "hello":  # answered here: a handshake never queues
+                protocol.send(peer.conn, {"id": msg.get("id"), "result": self.info()})
+                peer.deadline = time.monotonic() + IDLE_TIMEOUT
+                continue
+            self._sel.unregister(peer.conn)
+            peer.waiting = False
+            assert self._pool is not None  # set by `_serve` before any connection
+            self._pool.submit(self._work, peer, msg)
+            return
+
+    def _work(self, peer: _Peer, msg: dict[str, Any]) -> None:
+        try:
+            peer.conn.settimeout(SEND_TIMEOUT)
+            self._request(peer.conn, msg)
+            peer.conn.settimeout(SELECTOR_SEND_TIMEOUT)
+        except OSError as exc:
+            log.debug("connection ended: %s", exc)
+            peer.failed = True
+        except Exception:  # a bug here must reach the log, not vanish in the executor
+            log.exception("connection failed")
+            peer.failed = True
+        with self._state:
+            self._back.append(peer)
+        with contextlib.suppress(OSError):
+            os.write(self._wake_w, b"x")
+
+    def _take_back(self) -> None:
+        """Connections whose request is answered wait for their next one (selector thread)."""
+        with self._state:
+            back, self._back = self._back, []
+        for peer in back:
+            if peer.failed or self._stopping.is_set():
+                self._drop(peer, registered=False)
+                continue
+            peer.waiting = True
+            peer.deadline = time.monotonic() + IDLE_TIMEOUT
+            self._sel.register(peer.conn, selectors.EVENT_READ, peer)
+            try:
+                self._next(peer)
+            except (OSError, protocol.ProtocolError):
+                self._drop(peer)
+
+    def _expire(self, now: float) -> None:
+        for peer in self._waiting():
+            if peer.deadline <= now:
+                log.debug("closing a connection idle past its deadline")
+                self._drop(peer)
+
+    def _drop(self, peer: _Peer, *, registered: bool = True) -> None:
+        if registered:
+            with contextlib.suppress(KeyError, ValueError):
+                self._sel.unregister(peer.conn)
+        with self._state:
+            self._peers.pop(peer.fd, None)
+            self._conns.discard(peer.conn)
+        peer.conn.close()
+
+    def _home_lost(self) -> str | None:
+        """Why this daemon no longer serves its home (its folder, lock or socket was
+        removed or replaced), or None."""
+        if not self.paths.home.is_dir():
+            return f"the index home {self.paths.home} is gone"
+        if not self._lock.still_at_path():
+            return f"the daemon lock {self.paths.lock} was removed or replaced"
+        if not self._socket_is_ours():
+            return f"the socket {self.paths.socket} was removed or replaced"
+        return None
+
+    def _remove_own_files(self) -> None:
+        """Delete our socket and record, not those of a daemon started since for a new home
+        at the same path (after ours was removed)."""
+        if self._socket_is_ours():
+            with contextlib.suppress(OSError):
+                self.paths.socket.unlink()
+        if (self.paths.read_record() or {}).get("pid") == os.getpid():
+            with contextlib.suppress(OSError):
+                self.paths.record.unlink()
+
+    def _socket_is_ours(self) -> bool:
+        try:
+            st = os.stat(self.paths.socket)
+        except OSError:
+            return False
+        return (st.st_dev, st.st_ino) == self._socket_id
 
     def _hang_up(self) -> None:
-        """Stop reading from every open connection: a request in progress still sends its
-        answer, then its connection ends, so the pool's shutdown never waits on a client
-        that keeps an idle connection open."""
+        """Close every connection waiting for input; a request in progress still sends its
+        answer, then its connection ends, so the pool's shutdown never waits on a client."""
+        for peer in self._waiting():
+            self._drop(peer)
         with self._state:
             conns = list(self._conns)
         for conn in conns:
             with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RD)
-
-    def _connection(self, conn: socket.socket) -> None:
-        with self._state:
-            self._conns.add(conn)
-        try:
-            uid = peer_uid(conn)
-            if uid is not None and uid != os.getuid():
-                log.warning("refused a connection from uid %d", uid)
-                protocol.send(conn, {"id": None, "error": protocol.error_to_wire(CtxdError(
-                    f"this ctxd daemon serves uid {os.getuid()} only; refused uid {uid}"))})
-                return
-            reader = protocol.LineReader(conn)
-            while (msg := reader.receive()) is not None:
-                self._request(conn, msg)
-        except (OSError, protocol.ProtocolError) as exc:
-            log.debug("connection ended: %s", exc)
-        except Exception:  # a bug here must reach the log, not vanish in the executor
-            log.exception("connection failed")
-        finally:
-            with self._state:
-                self._conns.discard(conn)
-            conn.close()
 
     def _request(self, conn: socket.socket, msg: dict[str, Any]) -> None:
         rid = msg.get("id")
@@ -281,7 +488,8 @@ class Daemon:
             if method not in ("hello", "daemon_info"):
                 self.requests += 1
         try:
-            result = self._dispatch(conn, rid, method, msg.get("params") or {})
+            result = self._dispatch(conn, rid, method, msg.get("params") or {},
+                                    msg.get("settings"))
             answer: dict[str, Any] = {"id": rid, "result": protocol.encode(result)}
         except CtxdError as err:
             answer = {"id": rid, "error": protocol.error_to_wire(err)}
@@ -298,7 +506,8 @@ class Daemon:
         if method == "shutdown":
             self.stop()
 
-    def _dispatch(self, conn: socket.socket, rid: Any, method: str, raw: Any) -> Any:
+    def _dispatch(self, conn: socket.socket, rid: Any, method: str, raw: Any,
+                  settings: Any = None) -> Any:
         params = protocol.decode(raw)
         if not isinstance(params, dict):
             raise ValidationError("params must be an object", details={"field": "params"})
@@ -313,7 +522,7 @@ class Daemon:
                                   details={"field": "method", "value": method})
         if method == "index":
             params.update(self._index_events(conn, rid))
-        fn = getattr(self.service, method)
+        fn = getattr(self._service_for(settings), method)
         try:
             inspect.signature(fn).bind(**params)
         except TypeError as exc:
@@ -343,6 +552,27 @@ class Daemon:
         return {"progress": progress, "on_lock_wait": lock_wait, "lock_wait": None,
                 "should_stop": self._stopping.is_set}
 
+    def _service_for(self, wire: Any) -> Service:
+        """The service that answers with a request's own settings (search, walk, chunk):
+        ours when they are the same, else a view sharing our model, vectors and index
+        (kept for the next request with the same settings; `MAX_VIEWS` at most)."""
+        try:
+            settings = protocol.apply_request_settings(self.settings, wire)
+        except protocol.ProtocolError as exc:
+            raise ValidationError(str(exc), details={"field": "settings"}) from None
+        if settings == self.settings:
+            return self.service
+        with self._state:
+            view = self._views.pop(settings, None)
+            if view is None:
+                view = self.service.view(settings)
+            self._views[settings] = view  # the most recently used last
+            for key in list(self._views)[:-MAX_VIEWS]:
+                # Dropped, not closed: a request may still use it; its connections close
+                # when it is collected.
+                del self._views[key]
+        return view
+
     def info(self, *, detail: bool = False) -> dict[str, Any]:
         """What the handshake and `ctxd daemon status` report."""
         out: dict[str, Any] = {
@@ -351,6 +581,7 @@ class Daemon:
             "pid": os.getpid(),
             "started_at": self.started_at,
             "settings": self._digest,
+            "held": protocol.held_settings(self.settings),
             "socket": str(self.paths.socket),
             "home": str(self.paths.home),
         }

@@ -288,8 +288,15 @@ def render_symbols(
 
     shown = max(fit(head_for(0) + "\n" + table_head, rows, tail, budget), min(1, len(rows)))
     truncated = shown < len(page.items)
+    if rows:
+        empty = ""
+    elif page.total and page.start_index >= page.total:  # paged past the end: say so
+        empty = (f"start_index {page.start_index} is past the last of the {page.total} "
+                 "results: nothing to show. Use `start_index=0` to start over.")
+    else:
+        empty = "No symbols matched."
     body = head_for(shown) + ("\n\n" + table_head + "\n" + "\n".join(rows[:shown]) if rows
-                              else "\n\nNo symbols matched.")
+                              else "\n\n" + empty)
     next_start = page.start_index + shown if (truncated or page.has_more) else None
     data = SymbolsOutput(
         request=SymbolRequest(query=page.query, kinds=list(kinds) if kinds else None,

@@ -27,6 +27,7 @@ from ctxd.server.mcp.schemas import (
     ErrorOut,
     FailureOut,
     Freshness,
+    IndexJobOutput,
     IndexOutput,
     IndexStatusOutput,
     JobOut,
@@ -293,6 +294,33 @@ def render_index(stats: IndexStats, job_id: str | None, *, budget: int) -> Rende
     o = index_out(stats, job_id)
     text = "\n".join([f"## Indexed `{o['repository']}`", "", *_index_lines(o)])
     return Rendered(clip(text, budget), dict(o))
+
+
+def render_index_job(
+    *, path: str, job_id: str, state: str, phase: str, progress: int, total: int | None,
+    started_at: str, after: str | None, waited: str, budget: int,
+) -> Rendered:
+    """`index_repository` for a run that goes on in the background: not an error, the
+    job with one progress figure and how to follow it."""
+    percent = round(100 * progress / total, 1) if total else None
+    follow = f'index_status with job_id "{job_id}"'
+    figure = f"{progress} of {total} work items ({percent}%)" if total else (
+        f"{progress} files walked so far")
+    where = f"queued after job `{after}` (same path, other arguments)" if after else (
+        f"{state}, phase {phase}: {figure}")
+    text = "\n".join([
+        f"## Indexing `{path}` continues in the background as job `{job_id}`", "",
+        f"Still going after {waited}: {where}; started {started_at}.",
+        f'Follow it with `index_status` and `job_id: "{job_id}"` (`wait_seconds` waits for '
+        "the result). Searches work meanwhile: lexical and symbol search see files as they "
+        "are written, semantic search as embeddings land.",
+    ])
+    data = IndexJobOutput(path=path, job_id=job_id, state=state, phase=phase,
+                          progress=progress, total=total, percent=percent,
+                          started_at=started_at, follow=follow)
+    if after:
+        data["after"] = after
+    return Rendered(clip(text, budget), dict(data))
 
 
 def format_duration(seconds: float) -> str:

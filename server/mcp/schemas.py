@@ -18,7 +18,7 @@ Invariants: declarations only, no behaviour; field names are the wire contract (
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, NotRequired
+from typing import Any, NotRequired, get_type_hints
 
 from typing_extensions import TypedDict
 
@@ -314,6 +314,41 @@ class JobOut(TypedDict):
     finished_at: str | None
     result: IndexOutput | None
     error: ErrorOut | None
+
+
+class IndexJobOutput(TypedDict):
+    """`index_repository` for a run that goes on in the background: a normal answer with
+    the job, one progress figure and how to follow it."""
+
+    path: str
+    job_id: str
+    state: str
+    """`running` or `queued` (behind another job of the same path: `after`)."""
+    phase: str
+    progress: int
+    """Work items done (files walked + checkpoints embedded) of `total` (once known)."""
+    total: int | None
+    percent: float | None
+    started_at: str
+    after: NotRequired[str]
+    follow: str
+    """What to call to follow it (`index_status` with this `job_id`)."""
+
+
+def _optional_keys(name: str, *parts: Any, required: tuple[str, ...]) -> Any:
+    """A TypedDict with every key of `parts`, only `required` ones required: the output
+    schema of a tool that answers with one part or another."""
+    fields: dict[str, Any] = {}
+    for part in parts:
+        for key, hint in get_type_hints(part).items():
+            fields[key] = hint if key in required else NotRequired[hint]
+    return TypedDict(name, fields)  # type: ignore[operator]  # the functional form
+
+
+IndexRepositoryOutput = _optional_keys("IndexRepositoryOutput", IndexOutput, IndexJobOutput,
+                                       required=("path",))
+"""`index_repository`: the finished run (`IndexOutput`) or the background job
+(`IndexJobOutput`)."""
 
 
 class IndexStatusOutput(TypedDict):

@@ -40,7 +40,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from ctxd.indexer.errors import CtxdError, IndexTimeout, ToolNotFound, ValidationError
+from ctxd.indexer.errors import CtxdError, ToolNotFound, ValidationError
 from ctxd.indexer.walker import DEFAULT_MAX_FILE_SIZE, MAX_FILE_SIZE_LIMIT
 from ctxd.search.cursor import with_offset
 from ctxd.server.jobs import (
@@ -56,6 +56,7 @@ from ctxd.server.mcp import markdown as md
 from ctxd.server.mcp import markdown_status as status_md
 from ctxd.server.mcp import schemas
 from ctxd.server.mcp.budget import select_freshness
+from ctxd.server.text_args import check_text
 from ctxd.server.use_cases import UseCases
 from ctxd.server.version import package_version
 
@@ -190,7 +191,9 @@ class ArgumentErrors:
     """Server middleware: arguments that fail a tool's input schema come back as a
     `validation_error` naming each field, its value and the bound it broke (instead of
     pydantic's message), so the model can fix its call; an unknown tool name comes back as
-    `NOT_FOUND` with the tools this server has, like every other error."""
+    `NOT_FOUND` with the tools this server has, like every other error. Before the tool
+    runs, an argument the tool does not have (which the SDK would drop silently) and a
+    text argument holding a control character (`text_args`) are refused the same way."""
 
     def __init__(self, server: MCPServer[Any]) -> None:
         self.server = server
@@ -198,6 +201,8 @@ class ArgumentErrors:
     async def __call__(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
+        if ctx.method == "tools/call" and (refused := await self._refuse(ctx)) is not None:
+            return refused
         result = await call_next(ctx)
         if ctx.method != "tools/call" or not isinstance(result, dict) or not result.get("isError"):
             return result
@@ -225,6 +230,34 @@ class ArgumentErrors:
         new["content"] = [{"type": "text", "text": f"Error executing tool {tool}: "
                            + status_md.error_text(err)}]
         return new
+
+    async def _refuse(self, ctx: ServerRequestContext[Any, Any]) -> HandlerResult | None:
+        """The error answer for arguments no tool should run with, or None."""
+        params = ctx.params or {}
+        tool = str(params.get("name", ""))
+        arguments = params.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            return None  # the SDK's own validation answers that
+        schemas = {t.name: t.input_schema for t in await self.server.list_tools()}
+        if tool not in schemas:
+            return None  # the unknown tool is answered after the call
+        known = sorted(schemas[tool].get("properties", {}))
+        try:
+            unknown = sorted(set(arguments) - set(known))
+            if unknown:
+                raise ValidationError(
+                    f"invalid arguments for {tool}: unknown argument"
+                    f"{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}",
+                    hint=f"{tool} takes: {', '.join(known) or 'no arguments'}.",
+                    details={"field": unknown[0], "value": arguments[unknown[0]],
+                             "known": known})
+            check_text(arguments, allow_nul=frozenset({"query"}))
+        except ValidationError as err:
+            text = f"Error executing tool {tool}: {status_md.error_text(err)}"
+            return CallToolResult(content=[TextContent(type="text", text=text)],
+                                  is_error=True).model_dump(by_alias=True, exclude_none=True,
+                                                            mode="json")
+        return None
 
     async def _unknown_tool(self, result: dict[str, Any], name: str) -> HandlerResult:
         names = sorted(t.name for t in await self.server.list_tools())
@@ -289,22 +322,16 @@ async def follow(job: IndexJob, ctx: Context, wait_seconds: float) -> JobSnapsho
 
 
 def job_answer(snap: JobSnapshot, wait_seconds: float, budget: int) -> CallToolResult:
-    """The tool answer for a job: its result, its error, or a `timeout_error` with its id."""
+    """The tool answer for a job: its result, its error, or (a normal answer) the job that
+    continues in the background, with its id, progress and how to follow it."""
     if snap.state is JobState.SUCCEEDED and snap.stats is not None:
         return answer(status_md.render_index(snap.stats, snap.job_id, budget=budget))
     if snap.error is not None:
         raise snap.error
-    waited = status_md.format_duration(wait_seconds)
-    raise IndexTimeout(
-        f"repository indexing timed out: still running after {waited}; it continues in the "
-        f"background as job {snap.job_id} ({snap.message})",
-        hint=f'Call `index_status` with `job_id: "{snap.job_id}"` for progress and the final '
-        "result (`wait_seconds` waits for it). Search works meanwhile: lexical and symbol "
-        "search see files as they are written, semantic search as embeddings land.",
-        details={"timeout": waited, "job_id": snap.job_id, "path": snap.path,
-                 "state": snap.state.value, "phase": snap.phase, "progress": snap.progress,
-                 "total": snap.total, **({"after": snap.after} if snap.after else {})},
-    )
+    return answer(status_md.render_index_job(
+        path=snap.path, job_id=snap.job_id, state=snap.state.value, phase=snap.phase,
+        progress=snap.progress, total=snap.total, started_at=snap.started_at,
+        after=snap.after, waited=status_md.format_duration(wait_seconds), budget=budget))
 
 
 def job_out(snap: JobSnapshot) -> schemas.JobOut:
@@ -377,15 +404,15 @@ def build_server(  # noqa: C901 - one small closure per tool
         *,
         ctx: Context,
         roots: Annotated[ListRootsResult | None, Resolve(client_roots)],
-    ) -> Annotated[CallToolResult, schemas.IndexOutput]:
+    ) -> Annotated[CallToolResult, schemas.IndexRepositoryOutput]:
         """Index (or refresh) a repository or folder for search. Incremental: unchanged files
         are skipped. Patterns and max_file_size stick to the folder: a later call without
         them (and the file watcher) uses them again; give them again to change them, or
         `reset_options` to go back to the server's configured ones (`get_health` shows
         them). Sends progress notifications; if it runs longer than the server's wait
         time (`server.index_wait_seconds`, default 20 s) it continues in the background and
-        answers with a `timeout_error` carrying a `job_id` and its progress for
-        `index_status`."""
+        the answer (not an error) gives its `job_id`, `state` and `progress`: follow it
+        with `index_status`."""
         allowed = allowed_roots(settings.server.allowed_roots, root_uris(roots), Path.cwd())
         real = check_allowed(path, allowed)
         size = None if max_file_size == DEFAULT_MAX_FILE_SIZE else max_file_size
