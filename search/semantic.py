@@ -130,17 +130,25 @@ def rank_by_vector(
     offset: int = 0,
     knn_fn: KnnFn = knn,
 ) -> list[Hit]:
-    """Nearest checkpoints to an already-embedded query (see `semantic_search`)."""
+    """Nearest checkpoints to an already-embedded query (see `semantic_search`).
+
+    Asks for 4x more neighbours until `want` hits pass the filters or the vector index
+    runs out (it answered fewer than asked). Not a count read beforehand: a writer may add
+    vectors between that read and the search (an in-memory matrix refreshes itself), and a
+    search that stopped at the old count would lose filtered-in neighbours to the new
+    vectors."""
     want = offset + limit
     total = int(store.query("SELECT count(*) FROM embeddings")[0][0])
     path_ok = filters.path_matcher()
     k = min(total, max(50, want * 4))
     while True:
+        exhausted = False
         if k > KNN_MAX and knn_fn is knn:
-            neighbours = filtered_scan(store, vector, filters)
-            k = total
+            neighbours = filtered_scan(store, vector, filters)  # every filtered-in row
+            exhausted = True
         else:
             neighbours = knn_fn(store, vector, k) if k else []
+            exhausted = len(neighbours) < k or k == 0
         rows = _checkpoints_for(store, [i for i, _d in neighbours], filters) if neighbours else {}
         hits: list[Hit] = []
         for rowid, dist in neighbours:
@@ -162,9 +170,9 @@ def rank_by_vector(
                         checkpoint=int(cid),  # type: ignore[call-overload]
                     )
                 )
-        if len(hits) >= want or k >= total:
+        if len(hits) >= want or exhausted:
             return hits[offset:want]
-        k = min(total, k * 4)
+        k = max(k * 4, 50)
 
 
 def summary_hits(
