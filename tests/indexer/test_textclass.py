@@ -143,7 +143,7 @@ def test_classify_by_content_and_place(tmp_path: Path, rel: str, text: str, role
     assert classify(rel, text, TextRules(), VendorDirs(tmp_path))[0] is role
 
 
-def test_rules_are_configurable() -> None:
+def test_rules_are_configurable(tmp_path: Path) -> None:
     svg = one_line_svg(200)
     assert classify("logo.svg", svg, TextRules.build(False, (), ()))[0] is Role.EMBED
     assert classify("logo.svg", svg, TextRules.build(True, (), ("*.svg",)))[0] is Role.EMBED
@@ -152,8 +152,8 @@ def test_rules_are_configurable() -> None:
     extra = TextRules.build(True, ("fixtures/**",), ())
     assert classify("fixtures/big.py", "x = 1\n", extra)[0] is Role.VENDORED
     with pytest.raises(ValidationError, match="embed_allow"):
-        Indexer(Store.open(":memory:"), FakeEmbedder()).index(
-            ".", WalkOptions(embed_allow=("[",)))
+        Indexer(Store.open(tmp_path / "index.db"), FakeEmbedder()).index(
+            tmp_path, WalkOptions(embed_allow=("[",)))
 
 
 def test_long_line_share_ignores_prose() -> None:
