@@ -182,6 +182,8 @@ def _m004_file_roles(db: sqlite3.Connection) -> None:
     `certificate`, `data`, `generated`). Existing files keep '' until their next change
     or a change of the rules (`Indexer` re-reads a repository whose rules changed)."""
     db.execute("ALTER TABLE files ADD COLUMN role TEXT NOT NULL DEFAULT ''")
+    # Few files have a role: hybrid search asks which of its candidates do, per query.
+    db.execute("CREATE INDEX files_role ON files(role) WHERE role != ''")
 
 
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
