@@ -311,6 +311,10 @@ class Indexer:
         existing = self.store.repo_by_root(str(root_path))
         run = _FileRun(options.text_rules(), VendorDirs(root_path), recheck=existing is not None
                        and any(existing.options.get(k) != opts_json[k] for k in TEXT_RULE_KEYS))
+        if run.recheck and only_paths is not None and existing is not None:
+            # A partial run re-decides only its own files: the rules it stores stay the old
+            # ones, so that the next full run re-decides every other file too.
+            opts_json.update({k: existing.options.get(k) for k in TEXT_RULE_KEYS})
         first_run = False
         if dry_run:
             repo_id, repo_name = (existing.id, existing.name) if existing else (-1, root_path.name)

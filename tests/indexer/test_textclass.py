@@ -198,6 +198,10 @@ def test_a_change_of_rules_re_decides_unchanged_files(repo: RepoBuilder, tmp_pat
     back = indexer.index(repo.root, WalkOptions())
     assert back.files_updated == 2 and back.not_embedded["vendored"] == 2
     assert not store.query("SELECT 1 FROM checkpoints WHERE path LIKE 'vendor/%'")
+    # a partial run (the watcher's) under new rules leaves the full re-decision to come
+    indexer.index(repo.root, WalkOptions(embed_allow=("vendor",)), only_paths=["go.mod"])
+    full = indexer.index(repo.root, WalkOptions(embed_allow=("vendor",)))
+    assert full.files_updated == 2 and "vendored" not in full.not_embedded
 
 
 def test_dry_run_counts_what_would_not_be_embedded(repo: RepoBuilder, tmp_path: Path) -> None:
