@@ -24,12 +24,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.corpus import ensure_corpus
 from bench.stats import percentile
-from ctxd.indexer.chunker import ChunkOptions, chunk_file
+from ctxd.indexer.chunk.chunker import ChunkOptions, chunk_file
+from ctxd.indexer.chunk.tokens import load_token_counter
 from ctxd.indexer.embedder import EmbedOptions, SentenceTransformerEmbedder
 from ctxd.indexer.pipeline import Indexer
-from ctxd.indexer.store import Store
-from ctxd.indexer.tokens import load_token_counter
-from ctxd.indexer.walker import WalkOptions
+from ctxd.indexer.store.store import Store
+from ctxd.indexer.walk.walker import WalkOptions
 
 
 def bench_chunker(root: Path, emb: SentenceTransformerEmbedder) -> dict[str, object]:

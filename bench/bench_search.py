@@ -43,10 +43,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.corpus import ensure_corpus, eval_dir
 from bench.stats import summary
 from ctxd.indexer.models import Chunk, Symbol
-from ctxd.indexer.store import FileRecord, Store, Summary, serialize_vector
+from ctxd.indexer.store.store import FileRecord, Store, Summary, serialize_vector
 from ctxd.search.hybrid import FusionOptions, rank_hybrid
 from ctxd.search.keyword import add_line_matches, keyword_search
-from ctxd.search.lexical import EmbeddedLexical
+from ctxd.search.lexical.engine import EmbeddedLexical
 from ctxd.search.models import MatchSource
 from ctxd.search.semantic import SearchFilters, knn, rank_by_vector, summary_hits
 from ctxd.search.symbols import search_symbols
@@ -90,7 +90,7 @@ def interleaved(fns: dict[str, object], runs: int) -> dict[str, list[float]]:
 
 def bench_lexical(tmp: Path) -> dict[str, object]:
     from ctxd.indexer.pipeline import Indexer
-    from ctxd.indexer.walker import WalkOptions
+    from ctxd.indexer.walk.walker import WalkOptions
 
     corpus = ensure_corpus()
     store = Store.open(tmp / "lex.db")
@@ -136,7 +136,7 @@ def real_files(tmp: Path) -> tuple[list[RealFile], dict[str, float]]:
     """The eval-dev corpus through phase 1 (walk, chunk, text, symbols; no embedding),
     timed, and its files with their checkpoints and symbols."""
     from ctxd.indexer.pipeline import Indexer
-    from ctxd.indexer.walker import WalkOptions
+    from ctxd.indexer.walk.walker import WalkOptions
 
     corpus = ensure_corpus()
     store = Store.open(tmp / "real.db")

@@ -29,7 +29,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_cli import extract_before
-from ctxd.indexer.lock import FileLock
+from ctxd.indexer.store.lock import FileLock
 from ctxd.server.config import load_settings
 from ctxd.server.daemon.paths import DaemonPaths
 from ctxd.server.service import Service

@@ -35,8 +35,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.corpus import ensure_corpus
+from ctxd.indexer.chunk.summary import string_at
 from ctxd.indexer.models import Symbol
-from ctxd.indexer.summary import string_at
 
 DOC_WORDS = 16
 """The docstring summary is cut to this many words."""
@@ -141,7 +141,7 @@ def header(path: str, symbol: str | None, start_line: int, context: FileContext 
 
 def main() -> None:
     from ctxd.indexer.embedder import SentenceTransformerEmbedder
-    from ctxd.indexer.store import Store, serialize_vector
+    from ctxd.indexer.store.store import Store, serialize_vector
     from ctxd.server.config import load_settings
 
     src, dst = Path(sys.argv[1]), Path(sys.argv[2])

@@ -24,11 +24,12 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from ctxd.indexer.chunk.tokens import TokenCounter, load_token_counter
+
 # Re-exported: the options moved to a light module (settings load without numpy).
 from ctxd.indexer.embed_options import DEFAULT_MODEL as DEFAULT_MODEL
 from ctxd.indexer.embed_options import EmbedOptions as EmbedOptions
 from ctxd.indexer.errors import ConfigError
-from ctxd.indexer.tokens import TokenCounter, load_token_counter
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer

@@ -147,7 +147,7 @@ class DaemonError(CtxdError):
 
 class StorageError(CtxdError):
     """The index cannot be written or read: disk full, read-only file system, permission
-    denied, I/O error (`indexer.storage_errors`). Details name the path, the kind and the
+    denied, I/O error (`indexer.store.storage_errors`). Details name the path, the kind and the
     free space where known; the index stays consistent (a file's rows change in one
     transaction) and the next run completes it."""
 

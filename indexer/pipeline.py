@@ -3,7 +3,7 @@
 `Indexer(store, embedder, chunk_options).index(root, walk_options)` is the one entry
 point, used by the service layer for `ctxd index`, the MCP `index_repository` tool and
 the watcher. Phase 1 writes each changed file's rows (text, checkpoints, symbols, its
-summary: `indexer.summary`) in one transaction, so lexical and symbol search work at
+summary: `indexer.chunk.summary`) in one transaction, so lexical and symbol search work at
 once; phase 2 embeds the checkpoint and summary texts that have no vector yet,
 longest-first-sorted batches, committed as it goes, so semantic search covers more and
 more while it runs.
@@ -31,13 +31,12 @@ from pathlib import Path
 
 import xxhash
 
-from ctxd.indexer.chunker import ChunkOptions, chunk_file, split_chunk
+from ctxd.indexer.chunk.chunker import ChunkOptions, chunk_file, split_chunk
+from ctxd.indexer.chunk.languages import detect_language
+from ctxd.indexer.chunk.summary import file_summary
 from ctxd.indexer.embedder import Embedder
-from ctxd.indexer.filefilter import FileFilter
-from ctxd.indexer.languages import detect_language
 from ctxd.indexer.models import Chunk, FileEntry, FileFailure, Skipped, SkipReason, Symbol
-from ctxd.indexer.repo_options import EXPLICIT_KEY
-from ctxd.indexer.store import (
+from ctxd.indexer.store.store import (
     NO_SUMMARY,
     FileRecord,
     Store,
@@ -45,9 +44,16 @@ from ctxd.indexer.store import (
     Summary,
     serialize_vector,
 )
-from ctxd.indexer.summary import file_summary
-from ctxd.indexer.textclass import TextRules, VendorDirs, classify
-from ctxd.indexer.walker import WalkOptions, read_text, validate_root, validate_walk_options, walk
+from ctxd.indexer.walk.filefilter import FileFilter
+from ctxd.indexer.walk.repo_options import EXPLICIT_KEY
+from ctxd.indexer.walk.textclass import TextRules, VendorDirs, classify
+from ctxd.indexer.walk.walker import (
+    WalkOptions,
+    read_text,
+    validate_root,
+    validate_walk_options,
+    walk,
+)
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +86,7 @@ def embedding_input(path: str, chunk: Chunk) -> str:
 
 
 def summary_of(path: str, language: str, text: str, symbols: list[Symbol]) -> Summary:
-    """A file's summary (`indexer.summary`) with its hash, or `NO_SUMMARY`. The hash
+    """A file's summary (`indexer.chunk.summary`) with its hash, or `NO_SUMMARY`. The hash
     lets an identical summary reuse a vector; it is of a marked text, so a dry run's
     count never mistakes a summary for a checkpoint text."""
     body = file_summary(path, language, text, symbols)
@@ -126,7 +132,7 @@ class IndexStats:
     """The first `SKIPPED_SAMPLE` files the walk refused, with reason and detail."""
     not_embedded: dict[str, int] = field(default_factory=dict)
     """Files of the repository kept greppable but not embedded, by role (`lockfile`,
-    `vendored`, `minified`, `certificate`, `data`; `indexer.textclass`)."""
+    `vendored`, `minified`, `certificate`, `data`; `indexer.walk.textclass`)."""
     not_embedded_files: list[SkippedFile] = field(default_factory=list)
     """The first `SKIPPED_SAMPLE` of them, with role and reason."""
     large_files: list[LargeFile] = field(default_factory=list)
@@ -284,7 +290,7 @@ class Indexer:
                 returns True the run ends early (`stats.stopped`), leaving a consistent
                 index that the next run completes.
             explicit: the names of the options in `options` that were given explicitly
-                (stored with them: a plain refresh keeps those, `indexer.repo_options`).
+                (stored with them: a plain refresh keeps those, `indexer.walk.repo_options`).
 
         Raises:
             ValidationError: bad root or options, before any work.
@@ -448,7 +454,7 @@ class Indexer:
     ) -> bool | Skipped:
         """Index one file; True if rows were (or would be) written, False if unchanged.
 
-        A file whose role (`indexer.textclass.classify`) is lexical-only keeps its text
+        A file whose role (`indexer.walk.textclass.classify`) is lexical-only keeps its text
         (lexical search) but gets no checkpoints, symbols or summary."""
         old = stored.get(entry.path)
         if (old is not None and not run.recheck and old.size == entry.size

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ctxd.indexer.store import Store
+from ctxd.indexer.store.store import Store
 from ctxd.search.models import Hit
 
 _ENCLOSING = (

@@ -26,7 +26,7 @@ Everything here is pure (hits in, hits out); nothing touches the store or the mo
    are merged (`search.merge.merge_overlaps`); the merged hit keeps its best part's score
    and the union of `sources`.
 6. **File summaries** (`add_summaries`, the `summary` leg: one similarity per candidate
-   file, of the query to the file's embedded summary, `indexer.summary`): each hit
+   file, of the query to the file's embedded summary, `indexer.chunk.summary`): each hit
    gains `summary_weight` times its file's similarity relative to the best file's.
 
 Defaults were tuned on ../shared/eval-dev only, with rules that name no repository
@@ -429,7 +429,7 @@ def rank_hybrid(
     yet (a repository still embedding): the semantic leg cannot see them, so their
     missing semantic evidence is imputed from their keyword evidence instead of counting
     as zero; otherwise any weak semantic neighbour would outrank them. `generated`
-    names generated files (`indexer.textclass`), demoted like tests.
+    names generated files (`indexer.walk.textclass`), demoted like tests.
     """
     options = options or FusionOptions()
     w = leg_weights(query, options)

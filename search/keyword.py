@@ -15,8 +15,8 @@ import threading
 from collections import OrderedDict
 from dataclasses import replace
 
-from ctxd.indexer.schema import split_identifiers
-from ctxd.indexer.store import Store
+from ctxd.indexer.store.schema import split_identifiers
+from ctxd.indexer.store.store import Store
 from ctxd.search.models import Hit, LineMatch, MatchSource
 from ctxd.search.semantic import SearchFilters
 

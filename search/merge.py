@@ -5,7 +5,7 @@ Pure (hits in, hits out). Two hits of one file merge when
 - their line ranges overlap or touch (`b.start_line <= a.end_line + 1`), or
 - they are adjacent checkpoints of the same definition: the same `symbol` and at most
   `MAX_DEFINITION_GAP` lines between them. The chunker leaves no line with code outside
-  every checkpoint (`indexer.chunker`: checkpoints have no leading or trailing blank
+  every checkpoint (`indexer.chunk.chunker`: checkpoints have no leading or trailing blank
   lines, and every non-blank line is in one), so those gap lines are blank: a long
   function cut into parts comes back as one hit.
 

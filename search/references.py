@@ -13,10 +13,10 @@ import time
 from collections.abc import Sequence
 
 from ctxd.indexer.errors import ValidationError
-from ctxd.indexer.store import Store
+from ctxd.indexer.store.store import Store
 from ctxd.search.models import LexicalBackend, Reference, References, SymbolItem
 from ctxd.search.symbols import search_symbols
-from ctxd.search.zoekt_query import scoped_query
+from ctxd.search.zoekt.query import scoped_query
 
 _IDENT = re.compile(r"^[A-Za-z_$][\w$]*$")
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ctxd.indexer.embedder import Embedder
-from ctxd.indexer.patterns import compile_globs
-from ctxd.indexer.store import Store, serialize_vector
+from ctxd.indexer.store.store import Store, serialize_vector
+from ctxd.indexer.walk.patterns import compile_globs
 from ctxd.search.models import Hit, MatchSource
 from ctxd.search.vectors import VectorIndex, VectorMatrix, exact_ranking, knn
 
@@ -179,7 +179,7 @@ def summary_hits(
     store: Store, vector: list[float], files: Collection[tuple[str, str]]
 ) -> list[Hit]:
     """How near each of `files` ((repository, path)) is to the query by its summary
-    (`indexer.summary`): one file-level hit per file with an embedded summary, cosine
+    (`indexer.chunk.summary`): one file-level hit per file with an embedded summary, cosine
     score, best first. Hybrid search asks this for its candidate files only."""
     if not files or not store.has_vectors():
         return []

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from ctxd.indexer.languages import SYNTAX
-from ctxd.indexer.store import Store
+from ctxd.indexer.chunk.languages import SYNTAX
+from ctxd.indexer.store.store import Store
 from ctxd.search.models import SymbolItem
 
 TIER_NAMES = ("exact", "prefix", "substring", "fuzzy")

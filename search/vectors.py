@@ -27,7 +27,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from ctxd.indexer.store import Store, serialize_vector
+from ctxd.indexer.store.store import Store, serialize_vector
 
 __all__ = ["ExactMatrix", "QuantizedMatrix", "SqliteVecIndex", "VectorIndex", "VectorMatrix",
            "exact_ranking", "knn", "sign_codes"]

@@ -32,10 +32,10 @@ from typing import Any
 
 import platformdirs
 
-from ctxd.indexer.chunker import ChunkOptions
+from ctxd.indexer.chunk.chunker import ChunkOptions
 from ctxd.indexer.embed_options import EmbedOptions
 from ctxd.indexer.errors import ConfigError, ValidationError
-from ctxd.indexer.walker import MAX_FILE_SIZE_LIMIT, WalkOptions, validate_walk_options
+from ctxd.indexer.walk.walker import MAX_FILE_SIZE_LIMIT, WalkOptions, validate_walk_options
 from ctxd.search.models import SearchOptions
 
 TRANSPORTS = ("stdio", "http")

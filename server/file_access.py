@@ -1,7 +1,7 @@
 """Which files a request may read, and the error that says why one is refused.
 
 `refusal(repository, path, skipped)` turns the `Skipped` verdict of
-`indexer.servable.read_servable` / `name_verdict` into the error a caller reads: a
+`indexer.walk.servable.read_servable` / `name_verdict` into the error a caller reads: a
 `FileRefused` (`validation_error`) that names the rule and says how to allow the file for
 what the index keeps out on purpose (likely secrets, ignored, excluded, not included,
 over-size and binary files), a `FileNotFound` (`NOT_FOUND`) for what is not there to read
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from ctxd.indexer.errors import CtxdError, FileNotFound, FileRefused
 from ctxd.indexer.models import Skipped, SkipReason
-from ctxd.indexer.policy import SENSITIVE_DIR_PATTERNS
-from ctxd.indexer.walker import MAX_FILE_SIZE_LIMIT
+from ctxd.indexer.walk.policy import SENSITIVE_DIR_PATTERNS
+from ctxd.indexer.walk.walker import MAX_FILE_SIZE_LIMIT
 
 __all__ = ["not_found", "refusal"]
 

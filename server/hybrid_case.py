@@ -15,15 +15,15 @@ from concurrent.futures import TimeoutError as FutureTimeout
 
 from ctxd.indexer.embedder import Embedder
 from ctxd.indexer.errors import BackendTimeout, CtxdError
-from ctxd.indexer.store import Store
-from ctxd.indexer.textclass import Role, classify
+from ctxd.indexer.store.store import Store
+from ctxd.indexer.walk.textclass import Role, classify
 from ctxd.search.hybrid import FusionOptions, identifier_terms
 from ctxd.search.keyword import keyword_search, keyword_terms
-from ctxd.search.lexical import EmbeddedLexical
+from ctxd.search.lexical.engine import EmbeddedLexical
 from ctxd.search.models import FileMatch, Hit, MatchSource
 from ctxd.search.semantic import SearchFilters, VectorMatrix, knn, rank_by_vector, summary_hits
-from ctxd.search.zoekt import ZoektClient
-from ctxd.search.zoekt_query import escape_regex, scoped_query
+from ctxd.search.zoekt.client import ZoektClient
+from ctxd.search.zoekt.query import escape_regex, scoped_query
 from ctxd.server.config import Settings
 
 HYBRID_DEPTH = 100

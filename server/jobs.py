@@ -37,10 +37,10 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from ctxd.indexer.errors import CtxdError, JobNotFound, PathOutsideRoot
-from ctxd.indexer.pathguard import is_inside
 from ctxd.indexer.pipeline import IndexStats, Progress, now_rfc3339
-from ctxd.indexer.rootguard import check_index_root
-from ctxd.indexer.walker import validate_root, validate_walk_options
+from ctxd.indexer.walk.pathguard import is_inside
+from ctxd.indexer.walk.rootguard import check_index_root
+from ctxd.indexer.walk.walker import validate_root, validate_walk_options
 from ctxd.server.use_cases import UseCases
 
 log = logging.getLogger(__name__)

@@ -13,17 +13,17 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from ctxd.indexer.chunk.languages import detect_language
 from ctxd.indexer.embedder import Embedder
 from ctxd.indexer.errors import (
     IndexNotFound,
     QueryError,
     ValidationError,
 )
-from ctxd.indexer.gitrefs import checked_out
-from ctxd.indexer.languages import detect_language
 from ctxd.indexer.models import Skipped, SkipReason
-from ctxd.indexer.servable import name_verdict, read_servable, stored_walk_options
-from ctxd.indexer.store import Store
+from ctxd.indexer.store.store import Store
+from ctxd.indexer.walk.gitrefs import checked_out
+from ctxd.indexer.walk.servable import name_verdict, read_servable, stored_walk_options
 from ctxd.search.cursor import decode_cursor, encode_cursor
 from ctxd.search.enclosing import with_enclosing_symbols
 from ctxd.search.hybrid import (
@@ -39,8 +39,9 @@ from ctxd.search.keyword import (
     keyword_terms,
     match_expression,
 )
-from ctxd.search.lexical import EmbeddedLexical
-from ctxd.search.limits import check_query_length
+from ctxd.search.lexical.engine import EmbeddedLexical
+from ctxd.search.lexical.limits import check_query_length
+from ctxd.search.lexical.query_hints import quoted_escape_hint
 from ctxd.search.merge import merge_ranked
 from ctxd.search.models import (
     FileContent,
@@ -52,7 +53,6 @@ from ctxd.search.models import (
     SymbolItem,
     SymbolPage,
 )
-from ctxd.search.query_hints import quoted_escape_hint
 from ctxd.search.references import find_references
 from ctxd.search.semantic import SearchFilters, VectorMatrix, semantic_search
 from ctxd.search.symbols import (
@@ -63,8 +63,8 @@ from ctxd.search.symbols import (
     stored_kinds,
     unknown_kinds,
 )
-from ctxd.search.zoekt import ZoektClient
-from ctxd.search.zoekt_query import escape_regex, scoped_query
+from ctxd.search.zoekt.client import ZoektClient
+from ctxd.search.zoekt.query import escape_regex, scoped_query
 from ctxd.server.config import Settings
 from ctxd.server.file_access import not_found, refusal
 from ctxd.server.hybrid_case import (
@@ -463,7 +463,7 @@ class SearchCases(HybridCases):
         end_line: int | None = None,
     ) -> FileContent:
         """A file of an indexed repository, read from disk inside the repository root, if
-        the walk that indexed the repository would index it (`indexer.servable`).
+        the walk that indexed the repository would index it (`indexer.walk.servable`).
 
         Raises:
             IndexNotFound: "Repository not indexed: {repository}".
@@ -514,7 +514,7 @@ def reject_nul(query: str) -> None:
 
 def lexical_notes(query: str, result: LexicalResult) -> list[str]:
     """The engine's notes on a lexical query, plus a hint when a quoted string of the
-    query holds a regex escape that quotes turn into a literal (`search.query_hints`)."""
+    query holds a regex escape that quotes turn into a literal (`search.lexical.query_hints`)."""
     hint = quoted_escape_hint(query)
     return [*result.notes, *([hint] if hint else [])]
 

@@ -26,15 +26,15 @@ import numpy as np
 
 from ctxd.indexer.embedder import Embedder, SentenceTransformerEmbedder, Vectors
 from ctxd.indexer.errors import IndexNotFound, QueryError
-from ctxd.indexer.gitrefs import branch_rows
-from ctxd.indexer.lock import WriteLock
 from ctxd.indexer.memory import release_free_memory
 from ctxd.indexer.pipeline import Indexer, IndexStats, ProgressFn
-from ctxd.indexer.repo_options import options_view, pinned_options, with_options
-from ctxd.indexer.rootguard import check_index_root
-from ctxd.indexer.storage_errors import free_bytes, last_storage_error, storage_errors
-from ctxd.indexer.store import RepoRow, Store
-from ctxd.indexer.walker import validate_root
+from ctxd.indexer.store.lock import WriteLock
+from ctxd.indexer.store.storage_errors import free_bytes, last_storage_error, storage_errors
+from ctxd.indexer.store.store import RepoRow, Store
+from ctxd.indexer.walk.gitrefs import branch_rows
+from ctxd.indexer.walk.repo_options import options_view, pinned_options, with_options
+from ctxd.indexer.walk.rootguard import check_index_root
+from ctxd.indexer.walk.walker import validate_root
 from ctxd.search.semantic import VectorMatrix
 from ctxd.server.config import Settings
 from ctxd.server.search_cases import SearchCases
@@ -186,7 +186,7 @@ class Service(SearchCases):
             include_patterns / exclude_patterns / max_file_size: override the configured
                 walk options; they stick to the repository: a later run without them (a
                 plain refresh, a dry run, the watcher) uses them again
-                (`indexer.repo_options`).
+                (`indexer.walk.repo_options`).
             reset_options: forget the options given to earlier runs: back to the
                 configured ones (plus those given to this run).
             dry_run: walk and chunk only; nothing is written or embedded.

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, Protocol
 
-from ctxd.indexer.lock import WriteLock
+from ctxd.indexer.store.lock import WriteLock
 from ctxd.server.config import Settings
 
 STATUS_FILE_NAME = "watch-status.json"

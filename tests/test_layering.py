@@ -1,6 +1,6 @@
 """Imports point one way (STYLE.md 1.1, DESIGN.md): server -> search -> indexer; inside
 server/, the edges (cli, mcp, daemon) and the watcher use the service layer, never the
-other way round; no import circles between modules; only indexer/store.py opens SQLite;
+other way round; no import circles between modules; only indexer/store/store.py opens SQLite;
 the installed distribution has one top-level import name, `ctxd`."""
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def test_only_the_store_and_schema_talk_to_sqlite():
         if {"sqlean", "sqlite3", "apsw"} & top_level(p)
     )
     # schema.py only runs migrations on the connection store.py opened and hands it.
-    assert users == ["indexer/schema.py", "indexer/store.py"]
+    assert users == ["indexer/store/schema.py", "indexer/store/store.py"]
 
 
 def test_ctxd_is_the_only_top_level_import_name():
@@ -140,3 +140,24 @@ def test_ctxd_is_the_only_top_level_import_name():
     assert found == set(packages)
     script = config["project"]["scripts"]["ctxd"]
     assert script.startswith("ctxd.")
+
+
+SUBPACKAGES = {"indexer": ("walk", "chunk", "store"), "search": ("lexical", "zoekt")}
+"""Sibling subpackages stand apart: each uses its package's shared modules (models,
+errors, ...), never a sibling (the walk knows nothing of chunks or storage, the embedded
+lexical engine nothing of the Zoekt client), so either side can be replaced alone."""
+
+
+@pytest.mark.parametrize("package", sorted(SUBPACKAGES))
+def test_sibling_subpackages_do_not_import_each_other(package):
+    subs = SUBPACKAGES[package]
+    offenders = {}
+    for sub in subs:
+        for p in (ROOT / package / sub).rglob("*.py"):
+            used = {name.split(".")[2] for name in imported_modules(p)
+                    if name.startswith(f"ctxd.{package}.") and len(name.split(".")) > 2}
+            if bad := sorted(used & (set(subs) - {sub})):
+                offenders[str(p.relative_to(ROOT))] = bad
+    assert offenders == {}
+    for sub in subs:
+        assert (ROOT / package / sub / "__init__.py").is_file(), f"{package}/{sub} is a package"

@@ -32,7 +32,7 @@ from typing import Any
 
 import click
 
-from ctxd.indexer.walker import validate_root
+from ctxd.indexer.walk.walker import validate_root
 from ctxd.server.cli import render
 from ctxd.server.config import settings_from_cli
 from ctxd.server.service import Service

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxd.indexer.errors import CtxdError
-from ctxd.indexer.walker import validate_root
+from ctxd.indexer.walk.walker import validate_root
 from ctxd.search.models import FileContent, References, SymbolPage
 from ctxd.server.config import Settings
 from ctxd.server.daemon import protocol

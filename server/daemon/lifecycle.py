@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ctxd.indexer.errors import CtxdError, DaemonError
-from ctxd.indexer.private import create_private, private_home
+from ctxd.indexer.store.private import create_private, private_home
 from ctxd.server.config import Settings
 from ctxd.server.daemon import protocol
 from ctxd.server.daemon.client import (

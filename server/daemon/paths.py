@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxd.indexer.errors import DaemonError
-from ctxd.indexer.lock import FileLock
+from ctxd.indexer.store.lock import FileLock
 from ctxd.server.watch_state import write_status
 
 LOG_MAX_BYTES = 1 << 20

@@ -18,7 +18,7 @@ watcher too.
 Invariants:
 - Only this user's processes are answered: the socket is 0600 and, where the platform
   has `SO_PEERCRED`, a peer with another uid is refused before it can send a request.
-  The home is private (0700, files 0600: `indexer.private`).
+  The home is private (0700, files 0600: `indexer.store.private`).
 - No worker waits for a client's input: idle connections cost a descriptor; a new one
   must say hello within `HANDSHAKE_TIMEOUT`; past `MAX_CONNECTIONS` one is refused.
 - The daemon exits within `HOME_CHECK_INTERVAL` once its home, lock or socket is removed
@@ -49,7 +49,7 @@ from typing import Any
 from ctxd.indexer.errors import CtxdError, DaemonError, ValidationError
 from ctxd.indexer.memory import release_free_memory
 from ctxd.indexer.pipeline import Progress, now_rfc3339
-from ctxd.indexer.private import PRIVATE_UMASK, private_home
+from ctxd.indexer.store.private import PRIVATE_UMASK, private_home
 from ctxd.server.config import Settings
 from ctxd.server.daemon import protocol
 from ctxd.server.daemon.paths import DaemonPaths, daemon_lock

@@ -205,7 +205,7 @@ class BranchOut(TypedDict):
 
 
 class RepoOptionsOut(TypedDict):
-    """The walk options a repository's next refresh uses (`indexer.repo_options`)."""
+    """The walk options a repository's next refresh uses (`indexer.walk.repo_options`)."""
 
     include_patterns: list[str]
     exclude_patterns: list[str]

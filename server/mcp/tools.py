@@ -41,7 +41,7 @@ from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotati
 from pydantic import Field
 
 from ctxd.indexer.errors import CtxdError, ToolNotFound, ValidationError
-from ctxd.indexer.walker import DEFAULT_MAX_FILE_SIZE, MAX_FILE_SIZE_LIMIT
+from ctxd.indexer.walk.walker import DEFAULT_MAX_FILE_SIZE, MAX_FILE_SIZE_LIMIT
 from ctxd.search.cursor import with_offset
 from ctxd.server.jobs import (
     IndexJob,

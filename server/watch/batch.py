@@ -43,8 +43,8 @@ from typing import TYPE_CHECKING
 from ctxd.indexer.errors import CtxdError, IndexLocked, ValidationError
 from ctxd.indexer.models import FileEntry
 from ctxd.indexer.pipeline import IndexStats
-from ctxd.indexer.store import Store
-from ctxd.indexer.walker import walk
+from ctxd.indexer.store.store import Store
+from ctxd.indexer.walk.walker import walk
 from ctxd.server.watch.changes import FULL, ChangeSet, Diff, Stat, candidates, diff, under_any
 from ctxd.server.watch.repos import Job, RepoState, WatchedRepos
 from ctxd.server.watch.status import now_rfc3339

@@ -26,8 +26,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-from ctxd.indexer.ignore import GIT_INFO_EXCLUDE, IGNORE_FILE_NAMES
-from ctxd.indexer.policy import PRUNED_DIR_NAMES, VCS_DIR_NAMES, VENV_MARKERS
+from ctxd.indexer.walk.ignore import GIT_INFO_EXCLUDE, IGNORE_FILE_NAMES
+from ctxd.indexer.walk.policy import PRUNED_DIR_NAMES, VCS_DIR_NAMES, VENV_MARKERS
 
 """The one path inside a VCS folder that changes the policy (a root-level ignore file)."""
 

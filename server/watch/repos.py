@@ -9,7 +9,7 @@ is the batch the worker took from it.
 
 Used by `server/watch/watcher.py` (`Watcher`, which decides when a batch runs) and
 `server/watch/batch.py` (which applies it). Calls the store's repository list, the
-`indexer.filefilter.FileFilter`, `server/watch/changes.py` and `server/watch/events.py`.
+`indexer.walk.filefilter.FileFilter`, `server/watch/changes.py` and `server/watch/events.py`.
 
 Invariants:
 - `cond` (the watcher's condition, shared with `Watcher` and `BatchApplier`) guards
@@ -43,9 +43,9 @@ from watchdog.events import FileSystemEvent
 from watchdog.observers.api import BaseObserver, ObservedWatch
 
 from ctxd.indexer.errors import ValidationError
-from ctxd.indexer.filefilter import FileFilter
-from ctxd.indexer.servable import stored_walk_options
-from ctxd.indexer.walker import WalkOptions
+from ctxd.indexer.walk.filefilter import FileFilter
+from ctxd.indexer.walk.servable import stored_walk_options
+from ctxd.indexer.walk.walker import WalkOptions
 from ctxd.server.config import WatchOptions
 from ctxd.server.watch.changes import (
     ChangeAccumulator,

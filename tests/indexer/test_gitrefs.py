@@ -1,4 +1,4 @@
-"""`indexer.gitrefs` against real repositories made by git: branch, loose and packed refs,
+"""`indexer.walk.gitrefs` against real repositories made by git: branch, loose and packed refs,
 detached HEAD, linked worktrees, a subfolder, no commits, no git (issue 9, item 11).
 
 git itself only builds the fixtures and gives the expected answers (`git rev-parse`);
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxd.indexer.gitrefs import GitHead, checked_out, parse_head, parse_packed_refs
+from ctxd.indexer.walk.gitrefs import GitHead, checked_out, parse_head, parse_packed_refs
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
 

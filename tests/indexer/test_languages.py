@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxd.indexer.languages import (
+from ctxd.indexer.chunk.languages import (
     LANGUAGES,
     SYNTAX,
     Family,

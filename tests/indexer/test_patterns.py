@@ -1,11 +1,11 @@
-"""Glob semantics of indexer.patterns: *, ?, [...], **, anchoring, basename-or-path."""
+"""Glob semantics of indexer.walk.patterns: *, ?, [...], **, anchoring, basename-or-path."""
 
 from __future__ import annotations
 
 import pytest
 
 from ctxd.indexer.errors import ValidationError
-from ctxd.indexer.patterns import compile_globs
+from ctxd.indexer.walk.patterns import compile_globs
 
 
 @pytest.mark.parametrize(

@@ -13,8 +13,8 @@ import pytest
 
 from ctxd.indexer.errors import ModelMismatch, ValidationError
 from ctxd.indexer.pipeline import Indexer
-from ctxd.indexer.store import Store
-from ctxd.indexer.walker import WalkOptions
+from ctxd.indexer.store.store import Store
+from ctxd.indexer.walk.walker import WalkOptions
 from tests.conftest import FakeEmbedder
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -237,8 +237,8 @@ CRASH_SCRIPT = textwrap.dedent(
     sys.path.insert(0, {root!r})
     from tests.conftest import FakeEmbedder
     from ctxd.indexer.pipeline import Indexer
-    from ctxd.indexer.store import Store
-    from ctxd.indexer.walker import WalkOptions
+    from ctxd.indexer.store.store import Store
+    from ctxd.indexer.walk.walker import WalkOptions
 
     phase = sys.argv[3]
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from ctxd.indexer.chunker import ChunkOptions, chunk_file
+from ctxd.indexer.chunk.chunker import ChunkOptions, chunk_file
+from ctxd.indexer.chunk.summary import file_summary
 from ctxd.indexer.pipeline import Indexer
-from ctxd.indexer.store import Store
-from ctxd.indexer.summary import file_summary
-from ctxd.indexer.walker import WalkOptions
+from ctxd.indexer.store.store import Store
+from ctxd.indexer.walk.walker import WalkOptions
 
 HELP_PY = '''#!/usr/bin/env python
 # -*- coding: utf-8 -*-

@@ -1,4 +1,4 @@
-"""What a file is for (`indexer.textclass`): real-format junk files on disk, through the
+"""What a file is for (`indexer.walk.textclass`): real-format junk files on disk, through the
 indexing pipeline into a real SQLite index."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pytest
 
 from ctxd.indexer.errors import ValidationError
 from ctxd.indexer.pipeline import Indexer
-from ctxd.indexer.store import Store
-from ctxd.indexer.textclass import Role, TextRules, VendorDirs, classify, long_line_share
-from ctxd.indexer.walker import WalkOptions
+from ctxd.indexer.store.store import Store
+from ctxd.indexer.walk.textclass import Role, TextRules, VendorDirs, classify, long_line_share
+from ctxd.indexer.walk.walker import WalkOptions
 from tests.conftest import FakeEmbedder, RepoBuilder
 
 PACKAGE_LOCK = """{

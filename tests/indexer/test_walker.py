@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from ctxd.indexer.errors import PathOutsideRoot, ValidationError
-from ctxd.indexer.filefilter import FileFilter
 from ctxd.indexer.models import FileEntry, Skipped, SkipReason
-from ctxd.indexer.pathguard import ensure_inside, resolve_inside
-from ctxd.indexer.walker import (
+from ctxd.indexer.walk.filefilter import FileFilter
+from ctxd.indexer.walk.pathguard import ensure_inside, resolve_inside
+from ctxd.indexer.walk.walker import (
     MAX_FILE_SIZE_LIMIT,
     WalkOptions,
     read_text,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import os
 
-from ctxd.indexer.filefilter import FileFilter
 from ctxd.indexer.models import FileEntry, Skipped, SkipReason
-from ctxd.indexer.walker import WalkOptions, walk
+from ctxd.indexer.walk.filefilter import FileFilter
+from ctxd.indexer.walk.walker import WalkOptions, walk
 from tests.conftest import RepoBuilder
 
 

@@ -3,7 +3,7 @@
 `IndexBuilder` writes a repository's files into a temp folder and stores them through
 `Store.upsert_repo` / `Store.replace_file` (one whole-file checkpoint per file, since the
 lexical engine reads `files`, `file_text` and `symbols` only). Languages come from
-`indexer.languages.detect_language`; symbols from `simple_symbols`, a small line-based
+`indexer.chunk.languages.detect_language`; symbols from `simple_symbols`, a small line-based
 extractor (Python/Go/TypeScript definitions, Markdown headings) so these tests do not
 depend on tree-sitter grammars. `zoekt_store` indexes the Zoekt fixture repositories
 (../shared/zoekt-fixtures/repos: `shop` and `notes`) once per session.
@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from ctxd.indexer.languages import detect_language
+from ctxd.indexer.chunk.languages import detect_language
 from ctxd.indexer.models import Chunk, Symbol
-from ctxd.indexer.store import FileRecord, Store
+from ctxd.indexer.store.store import FileRecord, Store
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "zoekt-fixtures"
 if not FIXTURES.is_dir():  # checkouts that keep `shared/` inside the repository

@@ -79,7 +79,7 @@ def test_fusion_keeps_the_lexical_legs_line_matches():
 
 def test_terms_in_most_documents_are_dropped_only_in_large_indexes(isolated_env, monkeypatch):
     from ctxd.indexer.models import Chunk
-    from ctxd.indexer.store import FileRecord, Store
+    from ctxd.indexer.store.store import FileRecord, Store
     from ctxd.search import keyword
 
     store = Store.open(isolated_env / "index.db")

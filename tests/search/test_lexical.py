@@ -1,4 +1,4 @@
-"""The embedded lexical engine (search/lexical.py) on small real indexes."""
+"""The embedded lexical engine (search/lexical/engine.py) on small real indexes."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import pytest
 
 from ctxd.indexer.errors import QueryError, ValidationError
 from ctxd.indexer.models import Symbol
-from ctxd.search.lexical import EmbeddedLexical
-from ctxd.search.lexical_files import file_pattern_regex, glob_to_regex
-from ctxd.search.lexical_rank import merge_windows
-from ctxd.search.lexical_sql import (
+from ctxd.search.lexical.engine import EmbeddedLexical
+from ctxd.search.lexical.files import file_pattern_regex, glob_to_regex
+from ctxd.search.lexical.rank import merge_windows
+from ctxd.search.lexical.sql import (
     Cond,
     c_and,
     c_not,

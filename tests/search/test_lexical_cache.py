@@ -7,10 +7,10 @@ import threading
 from pathlib import Path
 
 from ctxd.indexer.pipeline import Indexer
-from ctxd.indexer.store import Store
-from ctxd.indexer.walker import WalkOptions
-from ctxd.search.lexical import EmbeddedLexical
-from ctxd.search.query import parse
+from ctxd.indexer.store.store import Store
+from ctxd.indexer.walk.walker import WalkOptions
+from ctxd.search.lexical.engine import EmbeddedLexical
+from ctxd.search.lexical.query import parse
 from tests.conftest import FakeEmbedder, RepoBuilder
 
 

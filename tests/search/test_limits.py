@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from ctxd.indexer.schema import split_identifiers
-from ctxd.search.limits import MAX_QUERY_CHARS
+from ctxd.indexer.store.schema import split_identifiers
+from ctxd.search.lexical.limits import MAX_QUERY_CHARS
 from ctxd.server.cli.main import main
 from tests.conftest import RepoBuilder
 from tests.server.conftest import write_sample

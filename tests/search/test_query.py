@@ -1,12 +1,12 @@
-"""The Zoekt query parser (search/query.py) and the regex analysis it relies on
-(search/regex_trigrams.py): atoms, precedence, quoting, case, errors, literals."""
+"""The Zoekt query parser (search/lexical/query.py) and the regex analysis it relies on
+(search/lexical/regex_trigrams.py): atoms, precedence, quoting, case, errors, literals."""
 
 from __future__ import annotations
 
 import pytest
 
 from ctxd.indexer.errors import QueryError
-from ctxd.search.query import (
+from ctxd.search.lexical.query import (
     And,
     Branch,
     Const,
@@ -24,7 +24,7 @@ from ctxd.search.query import (
     format_node,
     parse,
 )
-from ctxd.search.regex_trigrams import (
+from ctxd.search.lexical.regex_trigrams import (
     MATCH_ALL,
     AllOf,
     AnyOf,
@@ -337,8 +337,8 @@ def test_absurdly_nested_query_is_a_query_error_not_a_crash() -> None:
 
 
 def test_scoped_query_keeps_a_top_level_or_inside_the_scope():
-    from ctxd.search.query import format_node
-    from ctxd.search.zoekt_query import scoped_query
+    from ctxd.search.lexical.query import format_node
+    from ctxd.search.zoekt.query import scoped_query
 
     q = scoped_query("login or logout", ["shop"], "python")
     assert q == '( login or logout ) repo:"^shop$" lang:"python"'
@@ -358,7 +358,7 @@ def test_scoped_query_keeps_a_top_level_or_inside_the_scope():
     ],
 )
 def test_scoped_query_scopes_by_repository_atoms(query: str, repos: list[str], tree: str):
-    from ctxd.search.query import format_node
-    from ctxd.search.zoekt_query import scoped_query
+    from ctxd.search.lexical.query import format_node
+    from ctxd.search.zoekt.query import scoped_query
 
     assert format_node(parse(scoped_query(query, repos))) == tree

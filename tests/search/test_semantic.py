@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from ctxd.indexer.pipeline import Indexer
-from ctxd.indexer.store import Store
-from ctxd.indexer.walker import WalkOptions
+from ctxd.indexer.store.store import Store
+from ctxd.indexer.walk.walker import WalkOptions
 from ctxd.search.semantic import SearchFilters, VectorMatrix, semantic_search
 
 

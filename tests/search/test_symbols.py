@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ctxd.indexer.models import Symbol
-from ctxd.indexer.store import FileRecord, Store
+from ctxd.indexer.store.store import FileRecord, Store
 from ctxd.search.symbols import fuzzy_score, rank_symbol, search_symbols, word_starts
 
 

@@ -30,9 +30,9 @@ from typing import Any
 import pytest
 
 from ctxd.indexer.errors import QueryError
-from ctxd.indexer.store import Store
-from ctxd.search.lexical import EmbeddedLexical
-from ctxd.search.query import parse
+from ctxd.indexer.store.store import Store
+from ctxd.search.lexical.engine import EmbeddedLexical
+from ctxd.search.lexical.query import parse
 from tests.search.conftest import FIXTURES
 
 RESPONSES = FIXTURES / "responses"

@@ -1,4 +1,4 @@
-"""Tests of `search.zoekt.ZoektClient` against real Zoekt answers.
+"""Tests of `search.zoekt.client.ZoektClient` against real Zoekt answers.
 
 Two backends run the same suite: "recorded" replays the exchanges recorded from a real
 `zoekt-webserver -rpc` (../shared/zoekt-fixtures) through `FixtureServer`, which refuses
@@ -40,9 +40,9 @@ from ctxd.indexer.errors import (
     ValidationError,
 )
 from ctxd.search.models import Block, LexicalBackend, LexicalResult, LineMatch, SymbolItem
-from ctxd.search.zoekt import ZoektClient
-from ctxd.search.zoekt_decode import ZoektRepo, parse_repo_list, parse_search_result, pick_document
-from ctxd.search.zoekt_query import (
+from ctxd.search.zoekt.client import ZoektClient
+from ctxd.search.zoekt.decode import ZoektRepo, parse_repo_list, parse_search_result, pick_document
+from ctxd.search.zoekt.query import (
     escape_regex,
     exact_file_query,
     literal_content_query,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ctxd.indexer.servable import stored_walk_options
-from ctxd.indexer.walker import WalkOptions
+from ctxd.indexer.walk.servable import stored_walk_options
+from ctxd.indexer.walk.walker import WalkOptions
 from ctxd.server.watch.changes import (
     FULL,
     ChangeAccumulator,

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxd.indexer.private import private_home
-from ctxd.indexer.store import Store
+from ctxd.indexer.store.private import private_home
+from ctxd.indexer.store.store import Store
 from ctxd.server.config import load_settings
 from ctxd.server.daemon import lifecycle, protocol, server
 from ctxd.server.daemon.client import CONNECT_TIMEOUT, exchange
@@ -69,7 +69,7 @@ def test_an_existing_open_home_is_tightened_on_open_and_said_once(tmp_path, capl
     os.chmod(home / "daemon.log", 0o644)
     (home / "notes.txt").write_text("not ctxd's\n")
     os.chmod(home / "notes.txt", 0o644)
-    with caplog.at_level(logging.WARNING, logger="ctxd.indexer.private"):
+    with caplog.at_level(logging.WARNING, logger="ctxd.indexer.store.private"):
         Store.open(home / "index.db").close()
         Store.open(home / "index.db").close()
     assert mode(home) == 0o700

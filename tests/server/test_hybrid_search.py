@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from ctxd.indexer.pipeline import Indexer
-from ctxd.indexer.store import Store
-from ctxd.indexer.walker import WalkOptions
+from ctxd.indexer.store.store import Store
+from ctxd.indexer.walk.walker import WalkOptions
 from ctxd.search.keyword import keyword_search
 from ctxd.search.vectors import QuantizedMatrix
 from ctxd.server.config import load_settings

@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 from ctxd.indexer.pipeline import Indexer, Progress
-from ctxd.indexer.rootguard import check_index_root
-from ctxd.indexer.store import Store
-from ctxd.indexer.walker import WalkOptions
+from ctxd.indexer.store.store import Store
+from ctxd.indexer.walk.rootguard import check_index_root
+from ctxd.indexer.walk.walker import WalkOptions
 from ctxd.server.cli.main import main
 from tests.conftest import FakeEmbedder, RepoBuilder
 from tests.server.conftest import Env, text

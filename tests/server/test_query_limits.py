@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ctxd.search.limits import MAX_QUERY_CHARS, MAX_QUERY_TERMS
+from ctxd.search.lexical.limits import MAX_QUERY_CHARS, MAX_QUERY_TERMS
 from tests.server.conftest import Env, text
 
 

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from ctxd.indexer.repo_options import options_view, pinned_options
-from ctxd.indexer.walker import WalkOptions
+from ctxd.indexer.walk.repo_options import options_view, pinned_options
+from ctxd.indexer.walk.walker import WalkOptions
 from ctxd.server.cli.daemon_cmd import daemon_summary
 from ctxd.server.cli.main import main
 from ctxd.server.config import load_settings

@@ -26,7 +26,7 @@ import pytest
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.inotify import InotifyObserver
 
-from ctxd.indexer.lock import WriteLock
+from ctxd.indexer.store.lock import WriteLock
 from ctxd.server.cli.watch_cmd import run_watch
 from ctxd.server.config import WatchOptions, load_settings
 from ctxd.server.service import Service

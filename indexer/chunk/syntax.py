@@ -1,0 +1,293 @@
+"""Definitions in source code, by tree-sitter: functions, classes, methods, structs, ...
+
+`parse_definitions(language, text)` parses source with the language's tree-sitter
+grammar (see `indexer.chunk.languages`) and returns a forest of `Definition`s with qualified
+names, containers and 1-based line extents; None when the language has no grammar or
+the parse is mostly errors, so the caller falls back to line windows. What a matched
+node is called, per language, is `indexer.chunk.extractors`; document headings (Markdown,
+RST) come back as the same `Definition` shape from `indexer.chunk.headings`.
+`iter_definitions(defs)` flattens a forest.
+
+Called by `indexer.chunk.chunker`. Calls `indexer.chunk.languages` (grammars, syntax tables) and
+`indexer.chunk.extractors`. Pure apart from cached grammars, queries and per-thread parsers
+(a tree-sitter `Parser` is not shared between threads).
+
+Invariants:
+- `start_line <= line <= end_line`; `start_line` includes decorators, attributes and
+  the comments directly above a definition (no blank line in between); `line` is the
+  line of the definition's name; `end_line` is its last line.
+- Children lie inside their parent's extent; siblings are sorted by `start_line`.
+- Qualified names join containers with `.` (`Retry.increment`, Go `Server.Start`,
+  Rust `Point.new`, C++ `ns.Widget.size`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import tree_sitter
+
+from ctxd.indexer.chunk.extractors import extractor_for, node_field, python_module_variables
+from ctxd.indexer.chunk.languages import SYNTAX, SyntaxTable, load_grammar
+
+__all__ = ["MAX_ERROR_FRACTION", "Definition", "iter_definitions", "parse_definitions"]
+
+logger = logging.getLogger(__name__)
+
+MAX_ERROR_FRACTION = 0.3
+"""A parse whose ERROR nodes cover more than this share of the lines is not trusted."""
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    """A definition (or document section) with its extent and nested definitions."""
+
+    name: str
+    kind: str
+    qualname: str
+    container: str | None
+    start_line: int
+    """1-based first line, including decorators and attached comments."""
+    line: int
+    """1-based line of the name."""
+    end_line: int
+    """1-based last line (inclusive)."""
+    children: tuple[Definition, ...] = ()
+
+
+def iter_definitions(defs: Sequence[Definition]) -> Iterator[Definition]:
+    """All definitions of a forest, parents before children, in file order."""
+    for d in defs:
+        yield d
+        yield from iter_definitions(d.children)
+
+
+# ---------------------------------------------------------------- tree-sitter
+
+
+@dataclass(slots=True)
+class _Raw:
+    """A definition found in the tree, before nesting."""
+
+    name: str
+    kind: str
+    outer_start: int
+    outer_end: int
+    start_row: int
+    name_row: int
+    end_row: int
+    scope: str | None = None
+    """A container written in the definition itself (Go receiver, C++ `A::f`, Ruby `A::B`)."""
+    children: list[_Raw] = field(default_factory=list)
+
+
+_local = threading.local()
+_query_lock = threading.Lock()
+_queries: dict[str, tuple[tree_sitter.Query, tree_sitter.Query]] = {}
+
+
+def _parser(language: str, grammar: tree_sitter.Language) -> tree_sitter.Parser:
+    parsers: dict[str, tree_sitter.Parser] | None = getattr(_local, "parsers", None)
+    if parsers is None:
+        parsers = {}
+        _local.parsers = parsers
+    parser = parsers.get(language)
+    if parser is None:
+        parser = tree_sitter.Parser(grammar)
+        parsers[language] = parser
+    return parser
+
+
+def _queries_for(
+    language: str, grammar: tree_sitter.Language, table: SyntaxTable
+) -> tuple[tree_sitter.Query, tree_sitter.Query]:
+    cached = _queries.get(language)
+    if cached is not None:
+        return cached
+    with _query_lock:
+        types = [t for t in table.defs if grammar.id_for_node_kind(t, True)]
+        defs = tree_sitter.Query(grammar, " ".join(f"({t}) @def" for t in types))
+        errors = tree_sitter.Query(grammar, "(ERROR) @err")
+        _queries[language] = (defs, errors)
+        return defs, errors
+
+
+def _end_row(node: tree_sitter.Node) -> int:
+    """0-based last row that holds a character of the node (a trailing newline doesn't count)."""
+    row, col = node.end_point
+    if col == 0 and row > node.start_point[0]:
+        return row - 1
+    return row
+
+
+def _error_fraction(root: tree_sitter.Node, query: tree_sitter.Query, n_lines: int) -> float:
+    nodes = tree_sitter.QueryCursor(query).captures(root).get("err", [])
+    spans = sorted((n.start_point[0], _end_row(n)) for n in nodes)
+    covered = 0
+    last = -1
+    for start, end in spans:
+        start = max(start, last + 1)
+        if end >= start:
+            covered += end - start + 1
+            last = end
+    return covered / max(n_lines, 1)
+
+
+def _attached_start(outer: tree_sitter.Node, attached: frozenset[str]) -> int:
+    """First row of the comments/attributes directly above `outer` (no blank line between)."""
+    start = outer.start_point[0]
+    prev = outer.prev_sibling
+    while prev is not None and prev.type in attached:
+        if _end_row(prev) < start - 1:
+            break
+        before = prev.prev_sibling
+        if before is not None and before.type not in attached:
+            if _end_row(before) >= prev.start_point[0]:
+                break  # a trailing comment of the code before it
+        start = prev.start_point[0]
+        prev = before
+    return start
+
+
+def _raw(
+    name: str,
+    kind: str,
+    outer: tree_sitter.Node,
+    name_node: tree_sitter.Node | None,
+    table: SyntaxTable,
+    scope: str | None = None,
+) -> _Raw:
+    start_row = _attached_start(outer, table.attached)
+    name_row = (name_node or outer).start_point[0]
+    end_row = max(_end_row(outer), name_row)
+    return _Raw(
+        name=name,
+        kind=kind,
+        outer_start=outer.start_byte,
+        outer_end=outer.end_byte,
+        start_row=min(start_row, name_row),
+        name_row=name_row,
+        end_row=end_row,
+        scope=scope,
+    )
+
+
+def _collect(language: str, root: tree_sitter.Node, query: tree_sitter.Query) -> list[_Raw]:
+    table = SYNTAX[language]
+    extract = extractor_for(language)
+    nodes = tree_sitter.QueryCursor(query).captures(root).get("def", [])
+    raws: list[_Raw] = []
+    seen: set[tuple[int, int]] = set()
+    for node in nodes:
+        kind = table.defs.get(node.type)
+        if kind is None:
+            continue
+        got = extract(node, kind, table)
+        if got is None:
+            continue
+        name, kind, outer, scope = got
+        key = (outer.start_byte, outer.end_byte)
+        if key in seen:
+            continue
+        seen.add(key)
+        name_node = node_field(node, "name")
+        if name_node is None:
+            name_node = node_field(node, "declarator")
+        raws.append(_raw(name, kind, outer, name_node, table, scope))
+    if language == "python":
+        for name, kind, stmt in python_module_variables(root):
+            raws.append(_raw(name, kind, stmt, None, table))
+    return raws
+
+
+def _nest(raws: list[_Raw]) -> list[_Raw]:
+    """Parent/child by byte containment of the outer nodes."""
+    raws.sort(key=lambda r: (r.outer_start, -r.outer_end))
+    top: list[_Raw] = []
+    stack: list[_Raw] = []
+    for raw in raws:
+        while stack and stack[-1].outer_end <= raw.outer_start:
+            stack.pop()
+        if stack and raw.outer_end <= stack[-1].outer_end:
+            stack[-1].children.append(raw)
+        else:
+            top.append(raw)
+        stack.append(raw)
+    return top
+
+
+def _build(
+    raws: Sequence[_Raw],
+    parent: Definition | None,
+    table: SyntaxTable,
+    class_names: frozenset[str],
+    parent_start: int,
+) -> tuple[Definition, ...]:
+    out: list[Definition] = []
+    for raw in raws:
+        kind = raw.kind
+        container = parent.qualname if parent is not None else None
+        if raw.scope:
+            container = f"{container}.{raw.scope}" if container else raw.scope
+        last_scope = (container or "").rpartition(".")[2]
+        if kind == "function":
+            if parent is not None and parent.kind in table.method_containers:
+                kind = "method"
+            elif raw.scope and last_scope in class_names:
+                kind = "method"
+            if kind == "method" and raw.name == last_scope and class_names:
+                kind = "constructor"
+        qualname = f"{container}.{raw.name}" if container else raw.name
+        # keep attached comments inside the parent's extent
+        start = max(raw.start_row + 1, parent_start)
+        shell = Definition(raw.name, kind, qualname, container, start, raw.name_row + 1, 0)
+        children = _build(raw.children, shell, table, class_names, start)
+        out.append(
+            Definition(
+                name=raw.name,
+                kind=kind,
+                qualname=qualname,
+                container=container,
+                start_line=start,
+                line=raw.name_row + 1,
+                end_line=raw.end_row + 1,
+                children=children,
+            )
+        )
+    out.sort(key=lambda d: (d.start_line, -d.end_line))
+    return tuple(out)
+
+
+def parse_definitions(language: str, text: str) -> list[Definition] | None:
+    """Definitions in source code, by tree-sitter.
+
+    Args:
+        language: a language id from `indexer.chunk.languages.detect_language`.
+        text: the whole file (lines split on `\\n`).
+
+    Returns:
+        The top-level definitions (with nested ones as children), or None when the
+        language has no syntax table or loadable grammar, or when ERROR nodes cover
+        more than `MAX_ERROR_FRACTION` of the lines.
+    """
+    table = SYNTAX.get(language)
+    if table is None:
+        return None
+    grammar = load_grammar(language)
+    if grammar is None:
+        return None
+    defs_query, errors_query = _queries_for(language, grammar, table)
+    source = text.encode("utf-8", "replace")
+    tree = _parser(language, grammar).parse(source)
+    root = tree.root_node
+    if root.has_error:
+        fraction = _error_fraction(root, errors_query, text.count("\n") + 1)
+        if fraction > MAX_ERROR_FRACTION:
+            logger.debug("%s parse mostly errors (%.0f%%): windows", language, fraction * 100)
+            return None
+    raws = _collect(language, root, defs_query)
+    class_names = frozenset(r.name for r in raws if r.kind in ("class", "struct"))
+    return list(_build(_nest(raws), None, table, class_names, 1))

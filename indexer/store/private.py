@@ -1,0 +1,87 @@
+"""The index home is private to its owner: the folder 0700, every file in it 0600.
+
+The index holds the full text of every indexed file, so nothing in `CTXD_HOME` may be
+readable by other local users. `private_home(home)` creates the folder 0700 or tightens
+an existing one (and the files in it) and says once per process, as a warning, what it
+changed; `create_private(path)` creates an empty file 0600 before SQLite or a writer
+opens it (SQLite gives a database's `-wal` and `-shm` the database file's mode).
+`PRIVATE_UMASK` is the umask the `ctxd` processes run under, so a file created any other
+way is private too.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+from pathlib import Path
+
+log = logging.getLogger("ctxd.indexer.store.private")
+
+PRIVATE_UMASK = 0o077
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+CTXD_FILES = ("index.db", "daemon.", "watch-status.json", ".watch-status.json.",
+              ".daemon.json.")
+"""Name prefixes of the files ctxd keeps in a home: the only ones `private_home` touches
+(a home pointed at a folder that holds other things leaves those alone)."""
+
+_said: set[str] = set()
+"""Homes whose tightening was reported by this process (say it once)."""
+
+
+def private_home(home: Path, *, names: tuple[str, ...] = ()) -> list[str]:
+    """Create `home` (mode 0700) or make an existing one private: the folder 0700 and
+    ctxd's files in it (`CTXD_FILES`, and those starting with one of `names`) 0600.
+    Returns the names it tightened (and warns once per home).
+
+    Raises:
+        OSError: the folder cannot be created.
+    """
+    home = Path(home)
+    home.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    changed = []
+    if _tighten(home):
+        changed.append(f"{home}/")
+    try:
+        entries = list(os.scandir(home))
+    except OSError:
+        entries = []
+    prefixes = CTXD_FILES + names
+    for entry in entries:
+        if not entry.name.startswith(prefixes):
+            continue
+        try:
+            if entry.is_file(follow_symlinks=False) and _tighten(Path(entry.path)):
+                changed.append(entry.name)
+        except OSError:
+            continue  # gone meanwhile, or not ours: nothing to tighten
+    if changed and str(home) not in _said:
+        _said.add(str(home))
+        log.warning("the index folder %s was readable by other users: made it private "
+                    "(folder 0700, files 0600; tightened %s)", home, ", ".join(sorted(changed)))
+    return changed
+
+
+def _tighten(path: Path) -> bool:
+    """Drop the group's and others' permissions; whether there were any (and it could:
+    a read-only file system keeps them, and says so in the debug log)."""
+    st = path.lstat()
+    if st.st_uid != os.getuid():
+        return False  # another user's file: not ours to change
+    current = stat.S_IMODE(st.st_mode)
+    if not current & PRIVATE_UMASK:
+        return False
+    try:
+        os.chmod(path, current & ~PRIVATE_UMASK)
+    except OSError as exc:
+        log.debug("cannot make %s private: %s", path, exc)
+        return False
+    return True
+
+
+def create_private(path: Path) -> None:
+    """Create `path` empty with mode 0600 unless it exists (raises OSError)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE)
+    os.close(fd)

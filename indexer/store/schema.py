@@ -1,0 +1,191 @@
+"""The index's schema: numbered migrations, and the rows of the keyword-search FTS table.
+
+`MIGRATIONS[i]` takes the database from schema version `i` to `i + 1`: `_m001_create_core`
+(meta, repos, files, the FTS5 trigram `file_text`, checkpoints, embeddings, symbols) and
+`_m002_chunk_fts` (the word-level, porter-stemmed `chunk_fts` over checkpoints, for
+BM25 keyword ranking), `_m003_summaries` (one summary text and its vector per code
+file), `_m004_file_roles` (what a file is for: embedded, or kept greppable only).
+`chunk_fts_row(path, symbol, text)` is what one checkpoint
+writes into `chunk_fts`; `split_identifiers(text)` adds the camelCase humps of its
+identifiers, so a question's words reach code (the keyword search splits query words
+the same way).
+
+Called by `indexer.store.store` (`Store` runs the migrations and writes `chunk_fts` rows) and
+`search.keyword` (`split_identifiers`). Calls nothing but the connection it is given;
+never connects.
+
+Invariants: migrations are append-only and each runs inside the caller's transaction
+(`_run_script` never commits), with `PRAGMA user_version` recording how many ran; the
+`vec_embeddings` table is not here: `Store.ensure_model` creates it once the model's
+dimension is known; `chunk_fts_row` is deterministic, so rows written now and rows a
+migration rebuilds agree.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import sqlean as sqlite3
+
+__all__ = ["MIGRATIONS", "chunk_fts_row", "split_identifiers"]
+
+
+def _run_script(db: sqlite3.Connection, script: str) -> None:
+    """Execute `;`-separated statements inside the caller's transaction (executescript
+    would commit it)."""
+    for statement in script.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def _m001_create_core(db: sqlite3.Connection) -> None:
+    _run_script(
+        db,
+        """
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE repos(
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            root TEXT NOT NULL UNIQUE,
+            options TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL,
+            indexed_at TEXT,
+            index_started_at TEXT
+        );
+        CREATE TABLE files(
+            id INTEGER PRIMARY KEY,
+            repo_id INTEGER NOT NULL REFERENCES repos(id),
+            path TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            hash TEXT NOT NULL,
+            language TEXT NOT NULL,
+            lines INTEGER NOT NULL,
+            indexed_at TEXT NOT NULL,
+            UNIQUE(repo_id, path)
+        );
+        CREATE VIRTUAL TABLE file_text USING fts5(content, tokenize='trigram');
+        CREATE TABLE checkpoints(
+            id INTEGER PRIMARY KEY,
+            file_id INTEGER NOT NULL REFERENCES files(id),
+            repo_id INTEGER NOT NULL,
+            path TEXT NOT NULL,
+            language TEXT NOT NULL,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            symbol TEXT,
+            symbol_kind TEXT,
+            container TEXT,
+            text TEXT NOT NULL,
+            hash TEXT NOT NULL
+        );
+        CREATE INDEX checkpoints_file ON checkpoints(file_id);
+        CREATE INDEX checkpoints_hash ON checkpoints(hash);
+        CREATE INDEX checkpoints_repo ON checkpoints(repo_id);
+        CREATE TABLE embeddings(id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE);
+        CREATE TABLE symbols(
+            id INTEGER PRIMARY KEY,
+            file_id INTEGER NOT NULL REFERENCES files(id),
+            repo_id INTEGER NOT NULL,
+            path TEXT NOT NULL,
+            language TEXT NOT NULL,
+            name TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            container TEXT,
+            line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL
+        );
+        CREATE INDEX symbols_name ON symbols(name COLLATE NOCASE);
+        CREATE INDEX symbols_file ON symbols(file_id);
+        """
+    )
+
+
+def split_identifiers(text: str) -> str:
+    """The camelCase / PascalCase humps of identifiers in `text`, space-separated.
+
+    FTS5's unicode61 tokenizer already splits snake_case at `_`; this adds `parse` and
+    `Header` for `parseHeader` so a question's words reach code identifiers.
+    """
+    parts = []
+    for ident in _ALNUM_WORD.findall(text):
+        if _UPPER.search(ident, 1) is None:
+            continue  # no hump after the first letter: not camelCase
+        humps = _CAMEL_HUMP.findall(ident)
+        if len(humps) > 1:
+            parts.extend(humps)
+    return " ".join(parts)
+
+
+_ALNUM_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+"""A run of ASCII letters and digits starting with a letter. Matched greedily with no
+alternative to backtrack into, so `findall` is linear in the text (the former
+`[A-Za-z][a-z0-9]*[A-Z][A-Za-z0-9]*` retried every suffix of a long lowercase word:
+quadratic, 7.7 s for a 40,000-letter query)."""
+_UPPER = re.compile(r"[A-Z]")
+_CAMEL_HUMP = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
+
+
+def chunk_fts_row(path: str, symbol: str | None, text: str) -> tuple[str, str, str]:
+    """(path, symbol, text) as indexed for keyword search: words plus identifier humps."""
+    path_words = path.replace("/", " ").replace(".", " ")
+    sym = symbol or ""
+    return (
+        f"{path_words} {split_identifiers(path)}",
+        f"{sym.replace('.', ' ')} {split_identifiers(sym)}",
+        f"{text}\n{split_identifiers(text)}",
+    )
+
+
+def _m002_chunk_fts(db: sqlite3.Connection) -> None:
+    """Word-level (porter-stemmed) full text over checkpoints, for BM25 keyword ranking."""
+    db.execute(
+        "CREATE VIRTUAL TABLE chunk_fts USING fts5(path, symbol, text, "
+        "tokenize='porter unicode61 remove_diacritics 2', content='', contentless_delete=1)"
+    )
+    rows = db.execute("SELECT id, path, symbol, text FROM checkpoints").fetchall()
+    db.executemany(
+        "INSERT INTO chunk_fts(rowid, path, symbol, text) VALUES (?, ?, ?, ?)",
+        [(r[0], *chunk_fts_row(r[1], r[2], r[3])) for r in rows],
+    )
+
+
+def _m003_summaries(db: sqlite3.Connection) -> None:
+    """One row per file: its summary text (`indexer.chunk.summary`), or '' for a file without
+    one, and the text's vector once embedded (NULL until then). The vectors stay out of
+    `vec_embeddings`: hybrid search reads a few hundred of them by file, never by
+    nearest-neighbour search, and the checkpoints' KNN should not see them. Files indexed
+    before this migration get theirs from the next index run
+    (`Indexer.backfill_summaries`)."""
+    _run_script(
+        db,
+        """
+        CREATE TABLE summaries(
+            file_id INTEGER PRIMARY KEY REFERENCES files(id),
+            repo_id INTEGER NOT NULL,
+            path TEXT NOT NULL,
+            text TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            vector BLOB
+        );
+        CREATE INDEX summaries_hash ON summaries(hash);
+        CREATE INDEX summaries_path ON summaries(path);
+        CREATE INDEX summaries_repo ON summaries(repo_id)
+        """,
+    )
+
+
+def _m004_file_roles(db: sqlite3.Connection) -> None:
+    """`files.role`: '' for code and prose (embedded), else why a file is kept greppable
+    only or ranked low (`indexer.walk.textclass.Role`: `lockfile`, `vendored`, `minified`,
+    `certificate`, `data`, `generated`). Existing files keep '' until their next change
+    or a change of the rules (`Indexer` re-reads a repository whose rules changed)."""
+    db.execute("ALTER TABLE files ADD COLUMN role TEXT NOT NULL DEFAULT ''")
+    # Few files have a role: hybrid search asks which of its candidates do, per query.
+    db.execute("CREATE INDEX files_role ON files(role) WHERE role != ''")
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    _m001_create_core, _m002_chunk_fts, _m003_summaries, _m004_file_roles]
+"""Numbered schema migrations: MIGRATIONS[i] takes the schema from version i to i+1."""

@@ -1,0 +1,420 @@
+"""Walks a repository and yields the files eligible for indexing.
+
+`walk(root, opts)` does a stat-only, depth-first walk (entries sorted by name within each
+directory, so re-runs are identical) and yields a `FileEntry` for every admitted file and
+a `Skipped` for every refused file or directory; it never raises for a bad file and never
+reads file contents. `read_text(entry)` reads one admitted file (binary check, UTF-8).
+`validate_walk_options` / `validate_root` check the caller's input before any work;
+`compile_policy(opts)` turns `WalkOptions` into the `indexer.walk.policy.Policy` that both
+`walk` and `indexer.walk.filefilter.FileFilter` (the same policy, one path at a time, for
+the file watcher) apply.
+
+Callers: the indexing pipeline (walk + read_text), the config loader and job runner
+(validate_walk_options, validate_root), `indexer.walk.filefilter` (compile_policy).
+Calls: `indexer.walk.policy` (the name and size verdicts, the built-in tables),
+`indexer.walk.ignore` (ignore files), `indexer.walk.patterns` (globs),
+`indexer.walk.pathguard` (root containment). Knows nothing of chunks, embeddings or storage.
+
+Policy, first match wins (the same order in `walk` and `FileFilter`):
+
+1. Built-in directory prunes, never descended into: `VCS_DIR_NAMES` (skipped silently,
+   no `Skipped`: every repository has one), `PRUNED_DIR_NAMES` and any directory holding
+   a `VENV_MARKERS` entry (one `Skipped(dir, IGNORED)` for the directory).
+2. Ignore files (`use_gitignore`): `.gitignore` and `.ctxdignore` in every directory, with
+   gitignore semantics (`indexer.walk.ignore`; a nested file applies relative to its
+   folder, a deeper file overrides a shallower one, `.ctxdignore` overrides `.gitignore`
+   in the same folder, negation works) plus the root's `.git/info/exclude` -> IGNORED.
+3. Built-in sensitive excludes (`SENSITIVE_FILE_PATTERNS` for files,
+   `SENSITIVE_DIR_PATTERNS` for directories, case-insensitive) -> SENSITIVE, unless
+   `sensitive_excludes=False` or the file, or a directory above it, matches
+   `sensitive_allow` (an allowed directory lifts the rule for everything under it).
+4. User excludes (win over includes) -> EXCLUDED; they prune directories too.
+5. User includes (empty = all; files only) -> NOT_INCLUDED.
+6. Symlinks (after 1-5, judged by the target's type): dangling -> NOT_REGULAR, a loop in
+   the link chain or a directory that is one of its own ancestors (by `(st_dev, st_ino)`)
+   -> SYMLINK_CYCLE, resolving outside the root -> OUTSIDE_ROOT; sockets, FIFOs and
+   devices -> NOT_REGULAR.
+7. Size: larger than `max_file_size` -> TOO_LARGE (a file exactly at the limit is
+   admitted; 0 = no limit).
+8. At read time (`read_text`): NUL byte or invalid UTF-8 -> BINARY; OSError -> UNREADABLE.
+
+Before all of these, a name that is not valid UTF-8 -> BAD_NAME (its path shown with
+`\\xNN` escapes; a directory is pruned with it).
+
+A pruned directory (steps 1-4, 6) yields one `Skipped` with the directory's path; the
+files inside are not reported one by one.
+
+Invariants: `FileEntry.abs_path` is a symlink-free real path inside the resolved root;
+`FileEntry.path` is the repo-relative POSIX path as seen in the repository (through
+symlinks); each ignore file is read once per walk, each pattern compiled once.
+"""
+
+from __future__ import annotations
+
+import codecs
+import errno
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from operator import attrgetter
+from pathlib import Path
+
+from ctxd.indexer.errors import ValidationError
+from ctxd.indexer.models import FileEntry, Skipped, SkipReason
+from ctxd.indexer.walk.ignore import IgnoreFile, ignore_sources, load_ignore_file
+from ctxd.indexer.walk.pathguard import is_inside
+from ctxd.indexer.walk.patterns import compile_globs
+from ctxd.indexer.walk.policy import (
+    VCS_DIR_NAMES,
+    Policy,
+    bad_name,
+    stat_error,
+    too_large,
+    venv_verdict,
+)
+from ctxd.indexer.walk.textclass import TextRules
+
+__all__ = [
+    "DEFAULT_MAX_FILE_SIZE",
+    "MAX_FILE_SIZE_LIMIT",
+    "WalkOptions",
+    "compile_policy",
+    "read_text",
+    "validate_root",
+    "validate_walk_options",
+    "walk",
+]
+
+MAX_FILE_SIZE_LIMIT = 10_485_760
+"""The largest `max_file_size` a caller may ask for (10 MiB, the contract's maximum)."""
+DEFAULT_MAX_FILE_SIZE = 1_048_576
+"""1 MiB: most source files are far smaller; larger ones are mostly generated."""
+
+_O_READ = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+_O_READ |= getattr(os, "O_CLOEXEC", 0)
+
+
+@dataclass(frozen=True, slots=True)
+class WalkOptions:
+    """What to walk: globs, size limit, and which built-in rules apply."""
+
+    include_patterns: tuple[str, ...] = ()
+    """Globs; empty = every file. Files only."""
+    exclude_patterns: tuple[str, ...] = ()
+    """Globs; win over includes; a matching directory is pruned."""
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    """Bytes; 0 = no limit; at most `MAX_FILE_SIZE_LIMIT`."""
+    sensitive_excludes: bool = True
+    """Apply `indexer.walk.policy.SENSITIVE_FILE_PATTERNS` / `SENSITIVE_DIR_PATTERNS`."""
+    sensitive_allow: tuple[str, ...] = ()
+    """Globs that lift the sensitive excludes for the files they match, and for whole
+    directories they match (everything under them), like excludes prune directories."""
+    use_gitignore: bool = True
+    """Honour `.gitignore` (nested), `.ctxdignore` and `.git/info/exclude`."""
+    lexical_only_rules: bool = True
+    """Keep lockfiles, vendored trees, SVG, minified/bundled and long-line files,
+    certificates and data blobs greppable but never embedded (`indexer.walk.textclass`)."""
+    lexical_only_patterns: tuple[str, ...] = ()
+    """More globs whose files are kept greppable only."""
+    embed_allow: tuple[str, ...] = ()
+    """Globs embedded whatever the built-in rules say (a file, or a directory and all
+    under it: `["vendor/**"]`, `["third_party"]`)."""
+
+    def text_rules(self) -> TextRules:
+        """The compiled `lexical_only_*` / `embed_allow` rules (validated globs)."""
+        return TextRules.build(self.lexical_only_rules, self.lexical_only_patterns,
+                               self.embed_allow)
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def validate_walk_options(opts: WalkOptions) -> None:
+    """Check every option before any work is done.
+
+    Raises:
+        ValidationError: an invalid glob (message `invalid include pattern` /
+            `invalid exclude pattern` / `invalid sensitive_allow pattern`, details
+            `{"field", "pattern", "reason"}`) or a bad `max_file_size` (details
+            `{"field": "max_file_size", "max_allowed", "provided"}`).
+    """
+    compile_policy(opts)
+
+
+def _check_max_file_size(n: object) -> int:
+    details = {"field": "max_file_size", "max_allowed": MAX_FILE_SIZE_LIMIT, "provided": n}
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise ValidationError(
+            "max_file_size must be an integer",
+            hint=f"Give a number of bytes between 0 (no limit) and {MAX_FILE_SIZE_LIMIT}.",
+            details=details,
+        )
+    if n > MAX_FILE_SIZE_LIMIT:
+        raise ValidationError(
+            "max_file_size too large",
+            hint=f"Use at most {MAX_FILE_SIZE_LIMIT} bytes (10 MiB); the default is "
+            f"{DEFAULT_MAX_FILE_SIZE}.",
+            details=details,
+        )
+    if n < 0:
+        raise ValidationError(
+            "max_file_size must be >= 0",
+            hint=f"Give a number of bytes between 0 (no limit) and {MAX_FILE_SIZE_LIMIT}.",
+            details=details,
+        )
+    return n
+
+
+def validate_root(path: str | Path) -> Path:
+    """Resolve a repository root given by a caller.
+
+    Args:
+        path: the directory to index (`~` is expanded, symlinks resolved).
+
+    Returns:
+        The resolved absolute path.
+
+    Raises:
+        ValidationError: `path does not exist` / `path is not a directory` (details
+            `{"field": "path", "path": <as given>}`), or an empty path.
+    """
+    details = {"field": "path", "path": str(path)}
+    if not str(path).strip():
+        raise ValidationError(
+            "path must not be empty",
+            hint="Pass the repository's directory, e.g. `ctxd index .`.",
+            details=details,
+        )
+    try:
+        resolved = Path(path).expanduser().resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise ValidationError(
+            "path does not exist",
+            hint=f"Check the spelling of {str(path)!r}, or pass an existing directory "
+            "(e.g. `ctxd index .`).",
+            details=details,
+        ) from None
+    if not resolved.is_dir():
+        raise ValidationError(
+            "path is not a directory",
+            hint=f"{str(path)!r} is a file; pass the repository's top-level directory.",
+            details=details,
+        )
+    return resolved
+
+
+def compile_policy(opts: WalkOptions) -> Policy:
+    """Validate `opts` and compile them into the policy `walk` and `FileFilter` apply.
+
+    Raises:
+        ValidationError: as `validate_walk_options`.
+    """
+    size = _check_max_file_size(opts.max_file_size)
+    opts.text_rules()  # validates the lexical_only_patterns and embed_allow globs
+    return Policy(
+        include=compile_globs(opts.include_patterns, "include_patterns"),
+        exclude=compile_globs(opts.exclude_patterns, "exclude_patterns"),
+        allow=compile_globs(opts.sensitive_allow, "sensitive_allow"),
+        sensitive=opts.sensitive_excludes,
+        max_file_size=size,
+        use_ignore_files=opts.use_gitignore,
+    )
+
+
+# --------------------------------------------------------------------------- walk
+
+
+def walk(root: Path, opts: WalkOptions) -> Iterator[FileEntry | Skipped]:
+    """Walk `root` and yield admitted files and refused entries, in a stable order.
+
+    Options and root are validated eagerly (at call time); the walk itself is lazy.
+
+    Args:
+        root: the repository root (resolved here).
+        opts: the walk policy.
+
+    Returns:
+        An iterator of `FileEntry` (admitted, stat facts only) and `Skipped` (refused
+        file or pruned directory, with reason and detail), depth-first, sorted by name.
+
+    Raises:
+        ValidationError: bad options or root (see `validate_walk_options`,
+            `validate_root`). Nothing is raised for a bad file once the walk has begun.
+    """
+    policy = compile_policy(opts)
+    root_real = str(validate_root(root))
+    return _Walk(root_real, policy).run()
+
+
+@dataclass(frozen=True, slots=True)
+class _Frame:
+    """A directory being listed: its identity, and the state its entries inherit."""
+
+    rel: str
+    key: tuple[int, int]
+    chain: tuple[IgnoreFile, ...]
+    allowed: bool
+    entries: Iterator[os.DirEntry[str]]
+
+
+class _Walk:
+    """One walk's state: the policy, the root, and the ancestor directories' identities."""
+
+    def __init__(self, root_real: str, policy: Policy) -> None:
+        self.root_real = root_real
+        self.policy = policy
+        self.ancestors: dict[tuple[int, int], str] = {}
+
+    def run(self) -> Iterator[FileEntry | Skipped]:
+        try:
+            st = os.stat(self.root_real)
+            entries = self._list(self.root_real)
+        except OSError as exc:
+            yield Skipped(".", SkipReason.UNREADABLE, str(exc))
+            return
+        chain = self._load_ignores(self.root_real, "", {e.name for e in entries})
+        root = _Frame("", (st.st_dev, st.st_ino), chain, False, iter(entries))
+        stack = [root]
+        self.ancestors[root.key] = "."
+        while stack:
+            frame = stack[-1]
+            entry = next(frame.entries, None)
+            if entry is None:
+                stack.pop()
+                del self.ancestors[frame.key]
+                continue
+            if entry.name in VCS_DIR_NAMES:
+                continue
+            result = self._visit(frame, entry)
+            if isinstance(result, _Frame):
+                self.ancestors[result.key] = result.rel
+                stack.append(result)
+            else:
+                yield result
+
+    @staticmethod
+    def _list(path: str) -> list[os.DirEntry[str]]:
+        with os.scandir(path) as it:
+            return sorted(it, key=attrgetter("name"))
+
+    def _load_ignores(self, real: str, rel: str, names: set[str]) -> tuple[IgnoreFile, ...]:
+        if not self.policy.use_ignore_files:
+            return ()
+        found = []
+        for source in ignore_sources(rel):
+            local = source[len(rel) + 1 :] if rel else source
+            if local.partition("/")[0] not in names:
+                continue
+            ig = load_ignore_file(os.path.join(real, local), rel, source)
+            if ig is not None:
+                found.append(ig)
+        return tuple(found)
+
+    def _visit(self, frame: _Frame, entry: os.DirEntry[str]) -> FileEntry | Skipped | _Frame:
+        name = entry.name
+        rel = f"{frame.rel}/{name}" if frame.rel else name
+        if skipped := bad_name(rel):
+            return skipped
+        try:
+            if entry.is_symlink():
+                return self._visit_link(frame, entry.path, rel, name)
+            if entry.is_dir(follow_symlinks=False):
+                if verdict := self.policy.dir_verdict(rel, name, frame.chain, frame.allowed):
+                    return Skipped(rel, *verdict)
+                return self._enter(frame, rel, name, entry.path, entry.stat(follow_symlinks=False))
+            if verdict := self.policy.file_verdict(rel, name, frame.chain, frame.allowed):
+                return Skipped(rel, *verdict)
+            if not entry.is_file(follow_symlinks=False):
+                return Skipped(rel, SkipReason.NOT_REGULAR, "not a regular file")
+            return self._file(rel, entry.path, entry.stat(follow_symlinks=False))
+        except OSError as exc:
+            return Skipped(rel, SkipReason.UNREADABLE, str(exc))
+
+    def _visit_link(
+        self, frame: _Frame, path: str, rel: str, name: str
+    ) -> FileEntry | Skipped | _Frame:
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            return stat_error(rel, exc, path)
+        is_dir = stat.S_ISDIR(st.st_mode)
+        policy = self.policy
+        verdict = (policy.dir_verdict if is_dir else policy.file_verdict)(
+            rel, name, frame.chain, frame.allowed
+        )
+        if verdict:
+            return Skipped(rel, *verdict)
+        real = os.path.realpath(path)
+        if not is_inside(self.root_real, real):
+            return Skipped(
+                rel, SkipReason.OUTSIDE_ROOT, f"symlink resolves outside the repository: {real}"
+            )
+        if is_dir:
+            return self._enter(frame, rel, name, real, st)
+        if not stat.S_ISREG(st.st_mode):
+            return Skipped(rel, SkipReason.NOT_REGULAR, "symlink to a non-regular file")
+        return self._file(rel, real, st)
+
+    def _enter(
+        self, frame: _Frame, rel: str, name: str, real: str, st: os.stat_result
+    ) -> Skipped | _Frame:
+        key = (st.st_dev, st.st_ino)
+        if (ancestor := self.ancestors.get(key)) is not None:
+            return Skipped(rel, SkipReason.SYMLINK_CYCLE, f"points to its ancestor {ancestor!r}")
+        entries = self._list(real)
+        names = {e.name for e in entries}
+        if verdict := venv_verdict(names):
+            return Skipped(rel, *verdict)
+        chain = frame.chain + self._load_ignores(real, rel, names)
+        allowed = self.policy.dir_allowed(rel, name, frame.allowed)
+        return _Frame(rel, key, chain, allowed, iter(entries))
+
+    def _file(self, rel: str, real: str, st: os.stat_result) -> FileEntry | Skipped:
+        if verdict := self.policy.size_verdict(st.st_size):
+            return Skipped(rel, *verdict)
+        return FileEntry(rel, real, st.st_size, st.st_mtime_ns)
+
+
+# --------------------------------------------------------------------------- read
+
+
+def read_text(entry: FileEntry, *, max_size: int = 0) -> str | Skipped:
+    """Read an admitted file as text.
+
+    The file is opened without following a final symlink (`abs_path` is already
+    resolved, so a link appearing there since the walk is refused) and without blocking.
+
+    Args:
+        entry: a file from `walk` or `FileFilter.entry`.
+        max_size: re-check the size limit on the bytes actually read (0 = no check), for
+            a file that grew since it was stat'ed.
+
+    Returns:
+        The text (UTF-8, a leading BOM stripped, `\\r\\n` and bare `\\r` line ends
+        turned into `\\n`, so lines are numbered as editors number them), or a
+        `Skipped`: BINARY (NUL byte, invalid UTF-8), TOO_LARGE, NOT_REGULAR, or UNREADABLE
+        (any OSError: permissions, vanished, replaced by a symlink).
+    """
+    try:
+        fd = os.open(entry.abs_path, _O_READ)
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return Skipped(entry.path, SkipReason.NOT_REGULAR, "not a regular file")
+            data = fh.read(max_size + 1) if max_size > 0 else fh.read()
+    except OSError as exc:
+        detail = str(exc)
+        if exc.errno == errno.ELOOP:
+            detail = f"became a symlink since the walk, refused: {exc}"
+        return Skipped(entry.path, SkipReason.UNREADABLE, detail)
+    if too_large(len(data), max_size):
+        return Skipped(entry.path, SkipReason.TOO_LARGE, f"grew past max_file_size {max_size}")
+    if b"\x00" in data:
+        return Skipped(entry.path, SkipReason.BINARY, "contains NUL bytes")
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8) :]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Skipped(entry.path, SkipReason.BINARY, f"not valid UTF-8 (byte {exc.start})")
+    return text.replace("\r\n", "\n").replace("\r", "\n")

@@ -1,0 +1,523 @@
+"""The embedded lexical engine: Zoekt's query language over the index's trigram table.
+
+`EmbeddedLexical(store).search(query)` answers a Zoekt query (see `search/lexical/query.py`)
+from the SQLite index alone, with Zoekt's semantics, so that results agree with a
+real Zoekt server on the same files (tests/search/test_zoekt_agreement.py checks
+this against recorded Zoekt answers). It implements `search.models.LexicalBackend`
+and is used by the service layer when no Zoekt server is configured;
+`search_files` backs file-name search and `explain` backs `ctxd search --explain`.
+
+How a query runs:
+
+1. Plan: every atom becomes a SQL condition on `files` (built by pure functions,
+   user text always bound or quoted): content regexes become an FTS5 trigram
+   `MATCH` over the literals every match must contain (`search/lexical/regex_trigrams.py`),
+   path regexes `instr()` tests on `files.path`, `repo:` / `lang:` / `sym:` exact
+   id or name sets. Conditions that cannot narrow (`foo.*` has no 3-character
+   literal, a negated regex) become TRUE; a condition marked exact may be negated.
+2. Candidates: one `SELECT` over `files` with that condition. When the query needs
+   file content but nothing narrows it (no usable trigram), the engine scans
+   instead, reading at most `scan_limit_bytes` of text: `partial=True` and a note.
+3. Verify: the query tree is evaluated on each candidate as Zoekt does (a bare term
+   matches path OR content; AND/OR/NOT per file; every atom that holds contributes
+   its matches, negated ones none), with RE2 over the whole text (`^`/`$` at line
+   boundaries), giving exact byte spans.
+4. Rank: Zoekt's default scoring, simplified: the best line's score (whole word +500,
+   word edge +50; a match on a symbol definition +7000 exact, +5500 at an edge,
+   +4000 inside, plus a kind bonus; file base-name matches alike) plus up to +400
+   when several atoms matched. Ties: repository, then path.
+5. Shape: the top files are re-read and turned into `FileMatch` records: one
+   `LineMatch` per matching line (sorted by line; 1-based character columns, end
+   exclusive, split at newlines, empty matches dropped) and context `Block`s
+   (windows of `context_lines`, merged when they overlap or touch).
+
+Zoekt conventions kept on purpose: a file that matched only by its path, or was
+selected without any match position (`r:`, `lang:`, `type:filename`), comes back
+with no `LineMatch` (Zoekt's `FileName` pseudo-match, which the Zoekt client drops
+too); so does a file whose only matches were empty (`x*`). `match_count` counts
+matching lines, plus one per such path-only file (Zoekt's `MatchCount` in line
+mode). `type:repo` returns one `FileMatch` per repository, with an empty path.
+
+This module orchestrates steps 1-5 (candidates, batches, limits, ranking, paging,
+notes, `type:repo`). Reads the index through `Store.query` only; writes nothing. The
+SQL conditions live in `search/lexical/sql.py`, per-file verification (step 3) in
+`search/lexical/eval.py`, scoring primitives and line shaping in
+`search/lexical/rank.py`, file-name search in `search/lexical/files.py` and
+`explain` in `search/lexical/explain.py`.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from ctxd.indexer.errors import ValidationError
+from ctxd.indexer.store.store import Store
+from ctxd.search.lexical.eval import Doc, FileEval, Plan, Row, SymbolRow, utf8, walk_nodes
+from ctxd.search.lexical.explain import explain_query
+from ctxd.search.lexical.files import search_file_names
+from ctxd.search.lexical.limits import check_term_count
+from ctxd.search.lexical.query import (
+    And,
+    Lang,
+    Node,
+    Not,
+    Or,
+    RepoSet,
+    ResultType,
+    Type,
+    parse,
+    simplify,
+)
+from ctxd.search.lexical.rank import (
+    Section,
+    Span,
+    atom_bonus,
+    columns,
+    content_fragment_score,
+    dedupe_spans,
+    merge_windows,
+    path_fragment_score,
+    split_on_newlines,
+)
+from ctxd.search.lexical.sql import CANDIDATES_SQL, CondOp, language_names, render_cond
+from ctxd.search.models import Block, FileMatch, LexicalResult, LineMatch
+
+CONTENT_BATCH = 64
+"""Candidate files whose text is read per SQL statement."""
+
+
+# -- ranking and shaping -------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Hit:
+    row: Row
+    score: float
+    lines: int
+
+
+@dataclass(slots=True)
+class _Shaped:
+    """A file's matches in byte terms, before text is attached."""
+
+    content: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+    path: list[tuple[int, int]] | None = None
+    whole_path: bool = False
+
+
+def shape(spans: Sequence[Span], doc: Doc) -> _Shaped:
+    """Zoekt's rule: content matches if any, else path matches, else the whole path."""
+    kept = dedupe_spans(spans)
+    content = [(s, e) for is_path, s, e in kept if not is_path]
+    if content:
+        return _Shaped(content=split_on_newlines(content, doc.starts, len(doc.data)))
+    path = [(s, e) for is_path, s, e in kept if is_path]
+    if path:
+        return _Shaped(path=[(s, e) for s, e in path if e > s])
+    return _Shaped(whole_path=True)
+
+
+def _sections(
+    doc: Doc, symbols: Sequence[SymbolRow], lines: Iterable[int]
+) -> dict[int, list[Section]]:
+    """Definition names on the given lines, as byte ranges (first spelling on the line)."""
+    out: dict[int, list[Section]] = {}
+    wanted = set(lines)
+    for sym in symbols:
+        if sym.line not in wanted or not doc.has_line(sym.line):
+            continue
+        line = doc.line_bytes(sym.line)
+        name = sym.name.encode("utf-8", "surrogatepass")
+        at = line.find(name) if name else -1
+        if at >= 0:
+            start = doc.line_start(sym.line) + at
+            out.setdefault(sym.line, []).append(
+                Section(start, start + len(name), sym.kind, sym.name)
+            )
+    return out
+
+
+def score_file(shaped: _Shaped, doc: Doc, atoms: int, symbols: Sequence[SymbolRow] | None) -> float:
+    """Zoekt's default file score (without its shard-order tie-breakers)."""
+    best = 0.0
+    if shaped.content:
+        sections = _sections(doc, symbols or (), shaped.content)
+        for line, pieces in shaped.content.items():
+            secs = sections.get(line, [])
+            for s, e in pieces:
+                best = max(best, content_fragment_score(doc.data, s, e, secs, doc.row.language))
+    elif shaped.path:
+        best = max(path_fragment_score(doc.path_bytes, s, e) for s, e in shaped.path)
+    return float(math.trunc(best + atom_bonus(atoms)))
+
+
+# -- the engine ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    plan: Plan
+    hits: list[_Hit]
+    scanned_files: int
+    scanned_bytes: int
+    bounded: bool
+    """No condition narrowed the text: files were scanned under the byte budget."""
+    stopped: str | None = None
+    """Why evaluation stopped early: "scan" (byte budget) or "matches" (match limit)."""
+
+    @property
+    def partial(self) -> bool:
+        return self.stopped is not None
+
+
+CACHE_ENTRIES = 64
+"""Ranked answers kept in the process (the newest), shared by every connection."""
+CACHE_MAX_HITS = 5_000
+"""Answers with more matching files are not kept (memory)."""
+EVALUATIONS_AT_ONCE = 2
+"""Query evaluations running at once in the process; more threads would only take turns
+holding the GIL, so every one of them would finish late."""
+
+_Key = tuple[str, str, int, int]
+"""(index file, query, scan limit, match limit)."""
+_CacheEntry = tuple[int, _Outcome, list[_Hit]]
+_ANSWERS: OrderedDict[_Key, _CacheEntry] = OrderedDict()
+_IN_FLIGHT: dict[_Key, threading.Event] = {}
+_ANSWERS_LOCK = threading.Lock()
+_EVALUATIONS = threading.BoundedSemaphore(EVALUATIONS_AT_ONCE)
+
+
+class EmbeddedLexical:
+    """Zoekt-compatible lexical search over the index's trigram table (no server)."""
+
+    name = "embedded"
+
+    def __init__(
+        self, store: Store, *, scan_limit_bytes: int = 64 << 20, match_limit: int = 100_000
+    ) -> None:
+        """An engine over one open index.
+
+        Args:
+            store: the index (read through `Store.query` only).
+            scan_limit_bytes: text read at most when nothing narrows a query (no trigram).
+            match_limit: matching lines after which evaluation stops (partial result),
+                like Zoekt's per-shard match limit.
+        """
+        self.store = store
+        self.scan_limit_bytes = scan_limit_bytes
+        self.match_limit = match_limit
+
+    # -- public API ----------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        max_files: int = 30,
+        context_lines: int = 3,
+        repos: Sequence[str] | None = None,
+        offset: int = 0,
+    ) -> LexicalResult:
+        """Run a Zoekt query; return up to `max_files` files (after `offset`), best first.
+
+        Args:
+            query: Zoekt query syntax (see `search/lexical/query.py`).
+            max_files: files to return; `file_count` still counts every match.
+            context_lines: lines of context around each match, merged into `blocks`.
+            repos: restrict to these repository names (None: all).
+            offset: skip this many ranked files (paging).
+
+        Raises:
+            QueryError: the query does not parse (message has the position, plus a hint).
+            ValidationError: a negative or zero limit.
+        """
+        started = time.perf_counter()
+        _check_limits(max_files=max_files, context_lines=context_lines, offset=offset)
+        parsed = parse(query)
+        check_term_count(parsed)
+        root = self._restrict(parsed, repos)
+        notes = self._notes(root, repos)
+        if isinstance(root, Type) and root.kind == ResultType.REPO:
+            return self._repo_result(root.child, started, notes)
+        root = self._resolve_repo_types(root)
+        outcome, hits = self._ranked(root)
+        page = hits[offset : offset + max_files]
+        # A plan reads through its connection and memoizes as it goes: an answer another
+        # thread's connection computed gets a plan of this connection's own.
+        plan = outcome.plan if outcome.plan.store is self.store else Plan(self.store, root)
+        files = [self._file_match(plan, h, context_lines) for h in page]
+        notes += self._scan_notes(outcome)
+        return LexicalResult(
+            files=files,
+            match_count=sum(h.lines for h in hits),
+            file_count=len(hits),
+            duration_ms=(time.perf_counter() - started) * 1000.0,
+            partial=outcome.partial,
+            notes=tuple(notes),
+        )
+
+    def search_files(
+        self, pattern: str, *, max_files: int = 50, repos: Sequence[str] | None = None
+    ) -> LexicalResult:
+        """Files whose path matches a glob (`*.py`, `src/**/test_*.py`), a regex or text.
+
+        How a pattern is read, matched and ranked: `search.lexical.files.search_file_names`.
+
+        Raises:
+            QueryError: empty pattern or invalid regex.
+            ValidationError: `max_files` below 1.
+        """
+        _check_limits(max_files=max_files, context_lines=0, offset=0)
+        return search_file_names(self.store, pattern, max_files=max_files, repos=repos)
+
+    def explain(self, query: str) -> str:
+        """The parsed query, each atom's literal/trigram plan and the candidate SQL.
+
+        Raises:
+            QueryError: the query does not parse.
+        """
+        return explain_query(self.store, query, self.scan_limit_bytes)
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _ranked(self, root: Node) -> tuple[_Outcome, list[_Hit]]:
+        """Every matching file, ranked.
+
+        Answers are kept for the whole process and reused while the index's text has not
+        changed (`Store.text_generation`, which every connection and process sees; an
+        embedding commit does not move it). A query another thread is evaluating is
+        waited for, not evaluated twice, and at most `EVALUATIONS_AT_ONCE` evaluations
+        run at a time, so concurrent clients asking the same query, and the pages after
+        the first, skip the work.
+        """
+        key = (str(self.store.path), repr(root), self.scan_limit_bytes, self.match_limit)
+        while True:
+            version = self.store.text_generation()
+            with _ANSWERS_LOCK:
+                found = _ANSWERS.get(key)
+                if found is not None and found[0] == version:
+                    _ANSWERS.move_to_end(key)
+                    return found[1], found[2]
+                running = _IN_FLIGHT.get(key)
+                if running is None:
+                    mine = _IN_FLIGHT[key] = threading.Event()
+                    break
+            running.wait()  # then look again: usually its answer is there now
+        try:
+            with _EVALUATIONS:
+                outcome = self._run(root)
+            hits = sorted(outcome.hits, key=lambda h: (-h.score, h.row.repo, h.row.path))
+            if len(hits) <= CACHE_MAX_HITS:
+                with _ANSWERS_LOCK:
+                    _ANSWERS[key] = (version, outcome, hits)
+                    while len(_ANSWERS) > CACHE_ENTRIES:
+                        _ANSWERS.popitem(last=False)
+            return outcome, hits
+        finally:
+            with _ANSWERS_LOCK:
+                del _IN_FLIGHT[key]
+            mine.set()
+
+    def _restrict(self, root: Node, repos: Sequence[str] | None) -> Node:
+        if repos is None:
+            return root
+        only = RepoSet(frozenset(repos))
+        if isinstance(root, Type):
+            return Type(root.kind, simplify(And((only, root.child))))
+        return simplify(And((only, root)))
+
+    def _notes(self, root: Node, repos: Sequence[str] | None) -> list[str]:
+        notes: list[str] = []
+        if repos is not None:
+            known = {str(r[0]) for r in self.store.query("SELECT name FROM repos")}
+            missing = sorted(set(repos) - known)
+            if missing:
+                notes.append(f"unknown repositories ignored: {', '.join(missing)}")
+        langs = [n for n in walk_nodes(root) if isinstance(n, Lang)]
+        if langs:
+            present = {
+                str(r[0]).lower() for r in self.store.query("SELECT DISTINCT language FROM files")
+            }
+            notes.extend(
+                f"lang:{lang.name} matches no indexed file; languages in the index: "
+                + ", ".join(sorted(present))
+                for lang in langs
+                if not language_names(lang.name) & present
+            )
+        return notes
+
+    def _resolve_repo_types(self, root: Node) -> Node:
+        """Replace nested `type:repo` groups by the set of repositories they select."""
+
+        def resolve(node: Node) -> Node:
+            if isinstance(node, Type):
+                if node.kind == ResultType.REPO:
+                    return RepoSet(frozenset(self._matching_repos(resolve(node.child))))
+                return Type(node.kind, resolve(node.child))
+            if isinstance(node, Not):
+                return Not(resolve(node.child))
+            if isinstance(node, And | Or):
+                kids = tuple(resolve(c) for c in node.children)
+                return And(kids) if isinstance(node, And) else Or(kids)
+            return node
+
+        return simplify(resolve(root))
+
+    def _matching_repos(self, node: Node) -> list[str]:
+        return sorted({h.row.repo for h in self._run(node, score=False).hits})
+
+    def _repo_result(self, child: Node, started: float, notes: list[str]) -> LexicalResult:
+        outcome = self._run(self._resolve_repo_types(child), score=False)
+        counts: dict[str, int] = {}
+        for h in outcome.hits:
+            counts[h.row.repo] = counts.get(h.row.repo, 0) + 1
+        files = [
+            FileMatch(repository=name, path="", language="", score=float(n), matches=())
+            for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        ]
+        notes = [
+            *notes,
+            "type:repo: one result per repository with a matching file "
+            "(path is empty; score = number of matching files)",
+        ]
+        notes += self._scan_notes(outcome)
+        return LexicalResult(
+            files=files,
+            match_count=len(files),
+            file_count=len(files),
+            duration_ms=(time.perf_counter() - started) * 1000.0,
+            partial=outcome.partial,
+            notes=tuple(notes),
+        )
+
+    def _run(self, root: Node, *, score: bool = True) -> _Outcome:
+        """Select candidates, verify each, score the matches."""
+        plan = Plan(self.store, root)
+        cond = plan.cond(root)
+        if cond.op == CondOp.FALSE:
+            return _Outcome(plan, [], 0, 0, False)
+        where, params = render_cond(cond)
+        rows = [Row(*r) for r in self.store.query(CANDIDATES_SQL.format(where=where), params)]
+        bounded = plan.needs_content and not cond.selective
+        hits: list[_Hit] = []
+        scanned_files = scanned_bytes = matched_lines = 0
+        for i in range(0, len(rows), CONTENT_BATCH):
+            batch = rows[i : i + CONTENT_BATCH]
+            ids = [r.id for r in batch]
+            texts = self._texts(ids) if plan.needs_content else {}
+            if score and plan.needs_content:
+                plan.prefetch_symbols(ids)
+            for row in batch:
+                stop = (
+                    "scan"
+                    if bounded and scanned_bytes >= self.scan_limit_bytes
+                    else ("matches" if matched_lines >= self.match_limit else None)
+                )
+                if stop is not None:
+                    return _Outcome(plan, hits, scanned_files, scanned_bytes, bounded, stop)
+                doc = Doc(row, texts.get(row.id), path_bytes=utf8(row.path))
+                ev = FileEval(plan, doc)
+                matched = ev.eval(root)
+                if doc.text is not None:
+                    scanned_files += 1
+                    scanned_bytes += len(doc.data)
+                if matched:
+                    hits.append(self._hit(plan, ev, doc) if score else _Hit(row, 0.0, 0))
+                    matched_lines += hits[-1].lines
+        return _Outcome(plan, hits, scanned_files, scanned_bytes, bounded)
+
+    def _hit(self, plan: Plan, ev: FileEval, doc: Doc) -> _Hit:
+        spans: list[Span] = []
+        atoms = ev.collect(plan.root, spans)
+        shaped = shape(spans, doc)
+        symbols = plan.symbols_of(doc.row.id) if shaped.content else None
+        if shaped.content:
+            lines = len(shaped.content)
+        else:
+            lines = 1 if shaped.path is not None or shaped.whole_path else 0
+        return _Hit(doc.row, score_file(shaped, doc, atoms, symbols), lines)
+
+    def _texts(self, ids: list[int]) -> dict[int, str]:
+        marks = ", ".join("?" for _ in ids)
+        rows = self.store.query(
+            f"SELECT rowid, content FROM file_text WHERE rowid IN ({marks})", ids
+        )
+        return {int(r[0]): str(r[1]) for r in rows}
+
+    def _file_match(self, plan: Plan, hit: _Hit, context_lines: int) -> FileMatch:
+        """Re-evaluate one ranked file and attach line text, columns and context blocks."""
+        row = hit.row
+        doc = Doc(row, path_bytes=utf8(row.path))
+        if plan.needs_content:
+            plan.load_text(doc)
+        ev = FileEval(plan, doc)
+        ev.eval(plan.root)
+        spans: list[Span] = []
+        ev.collect(plan.root, spans)
+        shaped = shape(spans, doc)
+        matches: list[LineMatch] = []
+        blocks: tuple[Block, ...] = ()
+        if shaped.content:
+            for line in sorted(shaped.content):
+                raw = doc.line_bytes(line)
+                base = doc.line_start(line)
+                text = doc.line_text(line)
+                ranges = tuple(
+                    (a, min(b, len(text) + 1))
+                    for a, b in (columns(raw, s - base, e - base) for s, e in shaped.content[line])
+                )
+                matches.append(LineMatch(line=line, text=text, ranges=ranges))
+            windows = merge_windows(shaped.content, context_lines, doc.line_count)
+            blocks = tuple(
+                Block(lo, tuple(doc.line_text(n) for n in range(lo, hi + 1))) for lo, hi in windows
+            )
+        return FileMatch(
+            repository=row.repo,
+            path=row.path,
+            language=row.language,
+            score=hit.score,
+            matches=tuple(matches),
+            blocks=blocks,
+        )
+
+    def _scan_notes(self, outcome: _Outcome) -> list[str]:
+        notes = []
+        if outcome.stopped == "matches":
+            notes.append(
+                f"stopped after {self.match_limit} matching lines: results are partial "
+                "(files after that were not searched). Narrow the query with a longer "
+                "literal or a repo:/lang:/file: filter."
+            )
+        if outcome.stopped == "scan":
+            notes.append(
+                "bounded scan: the query has no literal of 3+ characters for the trigram index, "
+                f"so files were scanned; stopped after {outcome.scanned_files} files "
+                f"({outcome.scanned_bytes} bytes, limit {self.scan_limit_bytes}): results are "
+                "partial. Add a longer literal or a repo:/lang:/file: filter."
+            )
+        elif outcome.bounded:
+            notes.append(
+                "bounded scan: the query has no literal of 3+ characters for the trigram index; "
+                f"{outcome.scanned_files} candidate files ({outcome.scanned_bytes} bytes) "
+                "were scanned"
+            )
+        return notes
+
+
+def _check_limits(*, max_files: int, context_lines: int, offset: int) -> None:
+    for name, value, low in (
+        ("max_files", max_files, 1),
+        ("context_lines", context_lines, 0),
+        ("offset", offset, 0),
+    ):
+        if value < low:
+            raise ValidationError(
+                f"{name} must be at least {low}, got {value}",
+                hint=f"Pass {name}={low} or more.",
+                details={"field": name, "value": value},
+            )

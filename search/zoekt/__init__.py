@@ -1,0 +1,2 @@
+"""The Zoekt HTTP JSON client (`client`), its answer decoding (`decode`) and query
+building (`query`)."""
