@@ -128,12 +128,12 @@ class IndexStats:
     removed_files: list[RemovedFile] = field(default_factory=list)
     """The first `REMOVED_SAMPLE` removed files with their reason."""
     files_skipped: dict[str, int] = field(default_factory=dict)
-    skipped_files: list[SkippedFile] = field(default_factory=list)
+    skipped_files: list[Skipped] = field(default_factory=list)
     """The first `SKIPPED_SAMPLE` files the walk refused, with reason and detail."""
     not_embedded: dict[str, int] = field(default_factory=dict)
     """Files of the repository kept greppable but not embedded, by role (`lockfile`,
     `vendored`, `minified`, `certificate`, `data`; `indexer.walk.textclass`)."""
-    not_embedded_files: list[SkippedFile] = field(default_factory=list)
+    not_embedded_files: list[NotEmbedded] = field(default_factory=list)
     """The first `SKIPPED_SAMPLE` of them, with role and reason."""
     large_files: list[LargeFile] = field(default_factory=list)
     """Files of this run that yielded `LARGE_FILE_CHECKPOINTS` checkpoints or more."""
@@ -170,11 +170,12 @@ re-read (`Role`s re-decided) even where the stat is unchanged."""
 
 
 @dataclass(frozen=True, slots=True)
-class SkippedFile:
-    """A file left out (or not embedded), and why."""
+class NotEmbedded:
+    """A file kept for lexical search only: its role (`indexer.walk.textclass.Role`) and,
+    when this run decided it, why."""
 
     path: str
-    reason: str
+    role: str
     detail: str = ""
 
 
@@ -360,7 +361,7 @@ class Indexer:
             stats.files_indexed = counts["files"]
             stats.checkpoints = counts["checkpoints"]
             stats.not_embedded, sample = self.store.lexical_only_files(repo_id, SKIPPED_SAMPLE)
-            stats.not_embedded_files = [SkippedFile(*row) for row in sample]
+            stats.not_embedded_files = [NotEmbedded(*row) for row in sample]
         stats.indexed_at = now_rfc3339()
         stats.duration_ms = int((time.perf_counter() - started) * 1000)
         report(Progress("done", stats.files_indexed, stats.files_indexed))
@@ -438,8 +439,7 @@ class Indexer:
         else:
             skipped[item.reason.value] += 1
             if len(stats.skipped_files) < SKIPPED_SAMPLE:
-                stats.skipped_files.append(
-                    SkippedFile(item.path, item.reason.value, item.detail or ""))
+                stats.skipped_files.append(item)
 
     def _index_file(
         self,
@@ -482,7 +482,7 @@ class Indexer:
         if role.lexical_only and dry_run:
             stats.not_embedded[role.value] = stats.not_embedded.get(role.value, 0) + 1
             if len(stats.not_embedded_files) < SKIPPED_SAMPLE:
-                stats.not_embedded_files.append(SkippedFile(entry.path, role.value, why))
+                stats.not_embedded_files.append(NotEmbedded(entry.path, role.value, why))
         if len(chunks[1]) >= LARGE_FILE_CHECKPOINTS:
             stats.large_files.append(LargeFile(entry.path, len(chunks[1])))
         summary = NO_SUMMARY if role.lexical_only else summary_of(

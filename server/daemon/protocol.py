@@ -44,7 +44,7 @@ from typing import Any
 from ctxd.indexer import errors
 from ctxd.indexer.chunk.chunker import ChunkOptions
 from ctxd.indexer.errors import CtxdError
-from ctxd.indexer.models import FileFailure
+from ctxd.indexer.models import FileFailure, Skipped, SkipReason
 from ctxd.indexer.walk.walker import WalkOptions
 from ctxd.search import models
 from ctxd.server.config import Settings
@@ -67,12 +67,12 @@ RECORDS: dict[str, type[Any]] = {
     for cls in (
         models.LineMatch, models.Block, models.FileMatch, models.LexicalResult,
         models.SymbolItem, models.Hit, models.SymbolPage, models.Reference, models.References,
-        models.FileContent, SearchPage, LexicalPage, FileFailure,
+        models.FileContent, SearchPage, LexicalPage, FileFailure, Skipped,
         models.SearchOptions, WalkOptions, ChunkOptions,
     )
 }
 LAZY_RECORDS = dict.fromkeys(
-    ("IndexStats", "Progress", "RemovedFile", "SkippedFile", "LargeFile"), "ctxd.indexer.pipeline")
+    ("IndexStats", "Progress", "RemovedFile", "NotEmbedded", "LargeFile"), "ctxd.indexer.pipeline")
 """Records whose module is imported on first use: the pipeline pulls in the chunker and
 tree-sitter, which only `index` needs (start-up time of every other command)."""
 
@@ -82,7 +82,7 @@ def record_type(name: str) -> type[Any] | None:
     if name not in RECORDS and name in LAZY_RECORDS:
         RECORDS[name] = getattr(importlib.import_module(LAZY_RECORDS[name]), name)
     return RECORDS.get(name)
-ENUMS: dict[str, type[Enum]] = {"MatchSource": models.MatchSource}
+ENUMS: dict[str, type[Enum]] = {"MatchSource": models.MatchSource, "SkipReason": SkipReason}
 ERRORS: dict[str, type[CtxdError]] = {
     name: obj for name, obj in vars(errors).items()
     if isinstance(obj, type) and issubclass(obj, CtxdError)

@@ -228,7 +228,7 @@ def index_out(stats: IndexStats, job_id: str | None) -> IndexOutput:
         skipped=[SkippedOut(file=s.path, reason=s.reason, detail=s.detail)
                  for s in stats.skipped_files],
         not_embedded=dict(stats.not_embedded),
-        not_embedded_files=[SkippedOut(file=s.path, reason=s.reason, detail=s.detail)
+        not_embedded_files=[SkippedOut(file=s.path, reason=s.role, detail=s.detail)
                             for s in stats.not_embedded_files],
         large_files=[LargeFileOut(file=f.path, checkpoints=f.checkpoints)
                      for f in stats.large_files],
