@@ -25,6 +25,7 @@ for a package manifest beside a `vendor/` directory (one `stat` per directory, c
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -126,10 +127,12 @@ class TextRules:
     extra: GlobMatcher = field(default_factory=lambda: compile_globs((), "lexical_only"))
     allow: GlobMatcher = field(default_factory=lambda: compile_globs((), "embed_allow"))
 
-    @classmethod
-    def build(cls, enabled: bool, extra: tuple[str, ...], allow: tuple[str, ...]) -> TextRules:
-        return cls(enabled, compile_globs(extra, "lexical_only_patterns"),
-                   compile_globs(allow, "embed_allow"))
+    @staticmethod
+    @functools.lru_cache(maxsize=16)
+    def build(enabled: bool, extra: tuple[str, ...], allow: tuple[str, ...]) -> TextRules:
+        """The compiled rules, once per distinct setting (hybrid search asks per query)."""
+        return TextRules(enabled, compile_globs(extra, "lexical_only_patterns"),
+                         compile_globs(allow, "embed_allow"))
 
     def allowed(self, rel: str) -> bool:
         """`embed_allow` matches the file or a directory above it."""
