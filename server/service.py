@@ -18,7 +18,8 @@ import os
 import re
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -111,7 +112,8 @@ class Service(SearchCases):
     def view(self, settings: Settings) -> Service:
         """A service answering with other request settings (search, walk, chunk) over the
         same index: it shares this one's model (loaded once, by whichever asks first), its
-        vectors in memory and its watcher; its SQLite connections are its own."""
+        vectors in memory, its watcher and its SQLite connections (one per thread: the index
+        file depends only on the home, which a view shares)."""
         other = Service(settings)
         other._parent = self
         other.matrix = self.matrix
@@ -138,6 +140,8 @@ class Service(SearchCases):
 
     def store(self) -> Store:
         """This thread's connection to the index (opened on first use)."""
+        if self._parent is not None:
+            return self._parent.store()
         store: Store | None = getattr(self._local, "store", None)
         if store is None:
             with storage_errors(self.settings.home):
@@ -148,7 +152,8 @@ class Service(SearchCases):
         return store
 
     def close(self) -> None:
-        """Close every connection this service opened (call from the owning thread at exit)."""
+        """Close every connection this service opened (call from the owning thread at exit);
+        a view opens none (they are its parent's)."""
         with self._stores_lock:
             for s in self._stores:
                 try:
@@ -211,16 +216,28 @@ class Service(SearchCases):
         indexer = Indexer(self.store(), self.embedder, self.settings.chunk)
         if dry_run:
             return indexer.index(path, walk, progress=progress, dry_run=True)
-        with storage_errors(self.settings.home):
-            lock = self.write_lock()
-            lock.acquire(wait=lock_wait, on_wait=on_lock_wait)
-            try:
+        try:
+            with self.writing(wait=lock_wait, on_wait=on_lock_wait):
                 return indexer.index(path, walk, progress=progress, only_paths=only_paths,
                                      should_stop=should_stop, embed=embed,
                                      explicit=sorted(pinned))
+        finally:
+            release_free_memory()  # the embedding buffers' peak, back to the OS
+
+    @contextmanager
+    def writing(
+        self, wait: float | None = None, on_wait: Callable[[str], None] | None = None
+    ) -> Iterator[Store]:
+        """This thread's store, as the index's single writer: the write lock held (waiting
+        `wait` seconds, None = as long as it takes), storage errors turned into
+        `StorageError`."""
+        with storage_errors(self.settings.home):
+            lock = self.write_lock()
+            lock.acquire(wait=wait, on_wait=on_wait)
+            try:
+                yield self.store()
             finally:
                 lock.release()
-                release_free_memory()  # the embedding buffers' peak, back to the OS
 
     def _pinned_options(self, path: str | Path) -> dict[str, Any]:
         """The options given explicitly to earlier runs of the repository at `path` (none
@@ -373,16 +390,10 @@ class Service(SearchCases):
     def remove(self, name_or_path: str) -> dict[str, Any]:
         """Delete a repository and all its rows from the index."""
         repo_id, name, root = self.resolve_repo(name_or_path)
-        lock = self.write_lock()
-        store = self.store()
-        with storage_errors(self.settings.home):
-            lock.acquire(wait=None)
-            try:
-                counts = store.repo_counts(repo_id)
-                store.remove_repo(repo_id)
-                store.checkpoint()  # a large delete: the WAL does not stay at its size
-            finally:
-                lock.release()
+        with self.writing() as store:
+            counts = store.repo_counts(repo_id)
+            store.remove_repo(repo_id)
+            store.checkpoint()  # a large delete: the WAL does not stay at its size
         return {"removed": name, "root": root, "files": counts["files"],
                 "checkpoints": counts["checkpoints"], "size_bytes": store.file_bytes(),
                 "reclaimable_bytes": store.reclaimable_bytes()}
@@ -390,14 +401,8 @@ class Service(SearchCases):
     def compact(self) -> dict[str, Any]:
         """Give the free space of the index back to the file system (`VACUUM`, then the
         WAL truncated). Waits for another writer (an index run) to finish first."""
-        lock = self.write_lock()
-        store = self.store()
-        with storage_errors(self.settings.home):
-            lock.acquire(wait=None)
-            try:
-                before, after = store.compact()
-            finally:
-                lock.release()
+        with self.writing() as store:
+            before, after = store.compact()
         return {"database": str(self.settings.db_path), "before_bytes": before,
                 "after_bytes": after, "freed_bytes": max(0, before - after)}
 

@@ -148,11 +148,11 @@ class Daemon:
         self._wake_r, self._wake_w = os.pipe()
         self._stopping = threading.Event()
         self._watcher: Any = None
-        self._conns: set[socket.socket] = set()
         self._peers: dict[int, _Peer] = {}
         self._back: list[_Peer] = []
         self._socket_id: tuple[int, int] = (0, 0)
         self._sel: selectors.BaseSelector = selectors.DefaultSelector()
+        """Made here, used (and closed) by `_serve`."""
         self._pool: ThreadPoolExecutor | None = None
         self._views: dict[Settings, Service] = {}
 
@@ -253,9 +253,7 @@ class Daemon:
             with contextlib.suppress(Exception):
                 self._watcher.stop()
         self._remove_own_files()
-        for view in self._views.values():
-            view.close()
-        self.service.close()
+        self.service.close()  # the views' connections too: they are the service's
         self._lock.release()
         for fd in (self._wake_r, self._wake_w):
             with contextlib.suppress(OSError):
@@ -290,10 +288,9 @@ class Daemon:
         request to a worker. So no worker waits for a client's input, a connection that
         says nothing within `HANDSHAKE_TIMEOUT` (or stays idle `IDLE_TIMEOUT`) is closed,
         and past `MAX_CONNECTIONS` a new one is refused with an error answer."""
-        sel = selectors.DefaultSelector()
+        sel = self._sel
         sel.register(listener, selectors.EVENT_READ, None)
         sel.register(self._wake_r, selectors.EVENT_READ, None)
-        self._sel = sel
         last_rotate = last_check = time.monotonic()
         with ThreadPoolExecutor(WORKERS, thread_name_prefix="ctxd-daemon") as pool:
             self._pool = pool
@@ -366,7 +363,6 @@ class Daemon:
         peer = _Peer(conn, protocol.LineReader(conn), time.monotonic() + HANDSHAKE_TIMEOUT)
         with self._state:
             self._peers[conn.fileno()] = peer
-            self._conns.add(conn)
         self._sel.register(conn, selectors.EVENT_READ, peer)
 
     def _readable(self, peer: _Peer) -> None:
@@ -437,7 +433,6 @@ class Daemon:
                 self._sel.unregister(peer.conn)
         with self._state:
             self._peers.pop(peer.fd, None)
-            self._conns.discard(peer.conn)
         peer.conn.close()
 
     def _home_lost(self) -> str | None:
@@ -474,7 +469,7 @@ class Daemon:
         for peer in self._waiting():
             self._drop(peer)
         with self._state:
-            conns = list(self._conns)
+            conns = [p.conn for p in self._peers.values()]
         for conn in conns:
             with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RD)
@@ -568,9 +563,7 @@ class Daemon:
                 view = self.service.view(settings)
             self._views[settings] = view  # the most recently used last
             for key in list(self._views)[:-MAX_VIEWS]:
-                # Dropped, not closed: a request may still use it; its connections close
-                # when it is collected.
-                del self._views[key]
+                del self._views[key]  # nothing to close: a view's connections are ours
         return view
 
     def info(self, *, detail: bool = False) -> dict[str, Any]:
