@@ -197,6 +197,14 @@ class ArgumentErrors:
 
     def __init__(self, server: MCPServer[Any]) -> None:
         self.server = server
+        self._schemas: dict[str, dict[str, Any]] | None = None
+
+    async def schemas(self) -> dict[str, dict[str, Any]]:
+        """Each tool's input schema (the tool set is fixed once the server is built: read
+        once, not on every call)."""
+        if self._schemas is None:
+            self._schemas = {t.name: t.input_schema for t in await self.server.list_tools()}
+        return self._schemas
 
     async def __call__(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
@@ -215,7 +223,7 @@ class ArgumentErrors:
             return result
         tool = m.group(1)
         arguments = dict((ctx.params or {}).get("arguments") or {})
-        schemas = {t.name: t.input_schema for t in await self.server.list_tools()}
+        schemas = await self.schemas()
         problems = schema_problems(schemas.get(tool, {}), arguments) if tool in schemas else []
         what = "; ".join(f"{p['field']} {p['problem']}" if p["problem"] == "is required"
                          else f"{p['field']}: {p['problem']}" for p in problems)
@@ -238,7 +246,7 @@ class ArgumentErrors:
         arguments = params.get("arguments") or {}
         if not isinstance(arguments, dict):
             return None  # the SDK's own validation answers that
-        schemas = {t.name: t.input_schema for t in await self.server.list_tools()}
+        schemas = await self.schemas()
         if tool not in schemas:
             return None  # the unknown tool is answered after the call
         known = sorted(schemas[tool].get("properties", {}))
@@ -260,7 +268,7 @@ class ArgumentErrors:
         return None
 
     async def _unknown_tool(self, result: dict[str, Any], name: str) -> HandlerResult:
-        names = sorted(t.name for t in await self.server.list_tools())
+        names = sorted(await self.schemas())
         err = ToolNotFound(
             f"Unknown tool: {name}",
             hint=f"This server's tools: {', '.join(names)} (`tools/list` describes them).",
