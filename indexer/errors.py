@@ -10,7 +10,6 @@ without importing upward::
     │   ├── ConfigError            validation_error   (config file / env / flag)
     │   ├── PathOutsideRoot        validation_error   (path traversal, allowed roots)
     │   └── FileRefused            validation_error   (a file the index policy keeps out)
-    ├── TimeoutError_              timeout_error
     ├── IndexNotFound              NOT_FOUND          (repository not indexed)
     ├── FileNotFound               NOT_FOUND
     ├── JobNotFound                NOT_FOUND          (unknown background job id)
@@ -73,12 +72,6 @@ class FileRefused(ValidationError):
     """A file a request asked for that the index policy keeps out (a likely secret, an
     ignored, excluded, binary or over-size file): never served, the hint says how to allow
     it."""
-
-
-class IndexTimeout(CtxdError):
-    """Indexing did not finish within the caller's wait time."""
-
-    code = "timeout_error"
 
 
 class IndexNotFound(CtxdError):
