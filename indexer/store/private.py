@@ -5,8 +5,8 @@ readable by other local users. `private_home(home)` creates the folder 0700 or t
 an existing one (and the files in it) and says once per process, as a warning, what it
 changed; `create_private(path)` creates an empty file 0600 before SQLite or a writer
 opens it (SQLite gives a database's `-wal` and `-shm` the database file's mode).
-`PRIVATE_UMASK` is the umask the `ctxd` processes run under, so a file created any other
-way is private too.
+`PRIVATE_UMASK` is the umask the daemon runs under, so a file it creates any other way is
+private too (the CLI and `ctxd serve` rely on `private_home` and `create_private`).
 """
 
 from __future__ import annotations
