@@ -81,8 +81,9 @@ def knn(store: Store, vector: list[float], k: int) -> list[tuple[int, float]]:
 class SqliteVecIndex:
     """The vectors on disk, scanned by sqlite-vec per query (no memory held)."""
 
-    def knn(self, store: Store, vector: list[float], k: int) -> list[tuple[int, float]]:
-        return knn(store, vector, k)
+    knn = staticmethod(knn)
+    """`semantic.knn` itself, so `rank_by_vector` knows it (its filtered scan past
+    sqlite-vec's largest k)."""
 
 
 def sign_codes(rows: npt.NDArray[np.floating]) -> npt.NDArray[np.uint64]:
@@ -189,14 +190,22 @@ class ExactMatrix:
         """(rowid, L2 distance) of the k nearest vectors, like `knn`."""
         self.refresh(store)
         ids, rows, sq = self._snapshot()
-        if not len(ids) or k <= 0:
-            return []
-        v = np.asarray(vector, dtype=np.float32)
-        # |r - v|^2 = |r|^2 + |v|^2 - 2 r.v (one matrix product; exact for any norms)
-        d2 = sq - 2.0 * (rows @ v.astype(rows.dtype)).astype(np.float32) + float(v @ v)
-        k = min(k, len(ids))
-        top = np.argpartition(d2, k - 1)[:k]
-        return exact_ranking(ids[top], rows[top], v)
+        return _exact_knn(ids, rows, sq, vector, k)
+
+
+def _exact_knn(
+    ids: npt.NDArray[np.int64], rows: npt.NDArray[np.floating], sq: npt.NDArray[np.float32],
+    vector: list[float], k: int,
+) -> list[tuple[int, float]]:
+    """The k nearest of one snapshot of a matrix (`ExactMatrix.knn`)."""
+    if not len(ids) or k <= 0:
+        return []
+    v = np.asarray(vector, dtype=np.float32)
+    # |r - v|^2 = |r|^2 + |v|^2 - 2 r.v (one matrix product; exact for any norms)
+    d2 = sq - 2.0 * (rows @ v.astype(rows.dtype)).astype(np.float32) + float(v @ v)
+    k = min(k, len(ids))
+    top = np.argpartition(d2, k - 1)[:k]
+    return exact_ranking(ids[top], rows[top], v)
 
 
 class QuantizedMatrix(ExactMatrix):
@@ -247,10 +256,11 @@ class QuantizedMatrix(ExactMatrix):
         self.refresh(store)
         with self._lock:  # one consistent view: a reload may swap every array
             n = self._n
-            ids, rows, codes = self._ids[:n], self._rows[:n], self._codes[:, :n]
+            ids, rows, sq = self._ids[:n], self._rows[:n], self._sq[:n]
+            codes = self._codes[:, :n]
         want = max(self.rerank, 8 * k)
         if n < self.exact_below or want * 4 >= n or k <= 0:
-            return super().knn(store, vector, k)
+            return _exact_knn(ids, rows, sq, vector, k)  # same snapshot: one refresh
         v = np.asarray(vector, dtype=np.float32)
         candidates = hamming_nearest(codes, sign_codes(v[None, :])[:, 0], want)
         return exact_ranking(ids[candidates], rows[candidates], v, k)
