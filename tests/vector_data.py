@@ -12,9 +12,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-
-def unit(rows: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    return (rows / np.linalg.norm(rows, axis=-1, keepdims=True)).astype(np.float32)
+from ctxd.indexer.embedder import unit_rows as unit
 
 
 def clustered_unit_vectors(n: int, dim: int = 384, *, topics: int = 2000,
