@@ -33,7 +33,8 @@ def load_token_counter(model_dir: Path | None, *, fast: bool = True) -> TokenCou
         return approximate_counter
     from tokenizers import Tokenizer
 
-    tok = Tokenizer.from_file(str(Path(model_dir) / "tokenizer.json"))
+    text = (Path(model_dir) / "tokenizer.json").read_text(encoding="utf-8")
+    tok = Tokenizer.from_str(text)
     tok.no_truncation()
     tok.no_padding()
 
@@ -42,7 +43,7 @@ def load_token_counter(model_dir: Path | None, *, fast: bool = True) -> TokenCou
             return []
         return [len(e.ids) for e in tok.encode_batch(list(texts), add_special_tokens=False)]
 
-    config = json.loads((Path(model_dir) / "tokenizer.json").read_text(encoding="utf-8"))
+    config = json.loads(text)  # the same file, read once
     if fast and is_lowercase_bert(config):
         added = [str(t["content"]) for t in config.get("added_tokens") or []]
         return WordPieceCounter(tok, count, added)
