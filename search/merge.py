@@ -11,7 +11,9 @@ Pure (hits in, hits out). Two hits of one file merge when
 
 The merged hit keeps its best part's score (never a sum: a definition cut in two must
 not outrank one that was not), the union of `sources` and `matches`, and one snippet
-numbered from the merged `start_line` (gap lines as blank lines).
+numbered from the merged `start_line` (gap lines as blank lines); when a part's text does
+not span its range (a lexical hit shows only its context blocks), the parts' texts become
+the hit's `blocks`, each numbered from its own line, and the snippet is the first block.
 
 Used by hybrid ranking (`search.hybrid.rank_hybrid`) and, through the service layer
 (`server/search_cases.py`), by every search mode, so the CLI and MCP show one result
@@ -23,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ctxd.search.models import Hit, MatchSource
+from ctxd.search.models import Block, Hit, MatchSource
 
 MAX_DEFINITION_GAP = 2
 """Blank lines allowed between two checkpoints of one definition for them to merge."""
@@ -71,30 +73,49 @@ def _lines(h: Hit) -> list[str] | None:
     return lines if h.snippet and len(lines) == h.end_line - h.start_line + 1 else None
 
 
-def _snippet(a: Hit, b: Hit, best: Hit) -> str:
+def _snippet(a: Hit, b: Hit) -> str | None:
     """One snippet for the merge of `a` and `b` (`a` starts first), numbered from
-    `a.start_line`; the best part's own snippet when the parts' texts do not span their
-    ranges."""
-    if b.end_line <= a.end_line:  # b lies inside a
-        return a.snippet if _lines(a) is not None or best is a else best.snippet
+    `a.start_line`; None when a part's text does not span its range (a lexical hit's)."""
     la, lb = _lines(a), _lines(b)
+    if b.end_line <= a.end_line and la is not None:  # b lies inside a
+        return a.snippet
     if la is None or lb is None:
-        return best.snippet
+        return None
     gap = b.start_line - a.end_line - 1
     if gap >= 0:
         return "\n".join([*la, *[""] * gap, *lb])
     return "\n".join([*la, *lb[-gap:]])
 
 
+def _blocks(h: Hit) -> tuple[Block, ...]:
+    """A hit's text as numbered blocks: its own (lexical), else its snippet."""
+    return h.blocks or (Block(h.start_line, tuple(h.snippet.split("\n"))),)
+
+
+def _parts(a: Hit, b: Hit) -> tuple[Block, ...]:
+    """The blocks of both parts in line order, a block inside an earlier one dropped: a
+    merge whose texts do not make one snippet shows each at its own line numbers."""
+    out: list[Block] = []
+    for block in sorted((*_blocks(a), *_blocks(b)), key=lambda x: x.start_line):
+        end = block.start_line + len(block.lines) - 1
+        if out and end <= out[-1].start_line + len(out[-1].lines) - 1:
+            continue
+        out.append(block)
+    return tuple(out)
+
+
 def _merge(a: Hit, b: Hit) -> Hit:
     best = a if a.score >= b.score else b
+    snippet = _snippet(a, b)
+    blocks = () if snippet is not None else _parts(a, b)
     return replace(
         best,
         start_line=min(a.start_line, b.start_line),
         end_line=max(a.end_line, b.end_line),
         score=max(a.score, b.score),
         sources=tuple(s for s in MatchSource if s in {*a.sources, *b.sources}),
-        snippet=_snippet(a, b, best),
+        snippet=snippet if snippet is not None else "\n".join(blocks[0].lines),
+        blocks=blocks,
         matches=tuple(sorted({*a.matches, *b.matches}, key=lambda m: m.line)),
         symbol=best.symbol,
     )

@@ -38,3 +38,17 @@ def test_merge_ranked_orders_best_first():
     out = merge_ranked([part(1, 2, "a", 0.1), part(50, 60, "b", 0.7),
                         Hit("r", "b.py", "python", 1, 2, 0.5, (SEM,))])
     assert [(h.path, h.start_line) for h in out] == [("app.py", 50), ("b.py", 1), ("app.py", 1)]
+
+
+def test_a_lexical_hit_merged_with_a_checkpoint_keeps_each_text_at_its_own_lines():
+    """A lexical hit's snippet is its first context block, not its range: merged with a
+    checkpoint of the same file, each text stays numbered from its own first line."""
+    from ctxd.search.models import Block
+
+    lexical = Hit("r", "f.py", "python", 1, 30, 1.0, (MatchSource.LEXICAL,),
+                  snippet="L1\nL2", blocks=(Block(1, ("L1", "L2")),))
+    part = Hit("r", "f.py", "python", 20, 22, 2.0, (MatchSource.SEMANTIC,),
+               snippet="C20\nC21\nC22")
+    (merged,) = merge_overlaps([lexical, part])
+    assert (merged.start_line, merged.end_line, merged.score) == (1, 30, 2.0)
+    assert merged.blocks == (Block(1, ("L1", "L2")), Block(20, ("C20", "C21", "C22")))
