@@ -40,7 +40,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from ctxd.search.merge import merge_overlaps
+from ctxd.search.merge import by_score, merge_overlaps, ordered_sources
 from ctxd.search.models import Hit, LineMatch, MatchSource
 
 _Key = tuple[str, str, int, int]
@@ -253,7 +253,7 @@ def fuse(
     """
     weights = list(weights) if weights is not None else [1.0] * len(rankings)
     contributions = leg_contributions(rankings, weights, method="rrf", rrf_k=k)
-    return _ordered_hits(merge_overlaps(_combine(rankings, contributions)))
+    return by_score(merge_overlaps(_combine(rankings, contributions)))
 
 
 def fuse_scores(rankings: Sequence[Sequence[Hit]], weights: Sequence[float]) -> list[Hit]:
@@ -262,7 +262,7 @@ def fuse_scores(rankings: Sequence[Sequence[Hit]], weights: Sequence[float]) -> 
     Unlike RRF, a leg whose best hit barely beats its tenth contributes little
     separation, and a leg with one clear winner contributes a clear margin.
     """
-    return _ordered_hits(_combine(rankings, leg_contributions(rankings, weights)))
+    return by_score(_combine(rankings, leg_contributions(rankings, weights)))
 
 
 def leg_contributions(
@@ -298,18 +298,10 @@ def _combine(rankings: Sequence[Sequence[Hit]], contributions: Sequence[Sequence
         for key, c in best.items():
             scores[key] = scores.get(key, 0.0) + c
     return [
-        replace(first[key], score=scores[key], sources=_ordered(sources[key]),
+        replace(first[key], score=scores[key], sources=ordered_sources(sources[key]),
                 matches=tuple(sorted(matches[key], key=lambda m: m.line)))
         for key in scores
     ]
-
-
-def _ordered_hits(hits: Sequence[Hit]) -> list[Hit]:
-    return sorted(hits, key=lambda h: (-h.score, h.repository, h.path, h.start_line))
-
-
-def _ordered(sources: set[MatchSource]) -> tuple[MatchSource, ...]:
-    return tuple(s for s in MatchSource if s in sources)
 
 
 def file_norms(per_file: Sequence[Hit]) -> dict[tuple[str, str], float]:
@@ -339,7 +331,7 @@ def add_lexical(hits: Sequence[Hit], lexical: Sequence[Hit], weight: float) -> l
         seen.add(f)
         lines = {m.line for m in lex.matches}
         hit_lines = any(h.start_line <= n <= h.end_line for n in lines)
-        src = _ordered({*h.sources, *lex.sources}) if hit_lines else h.sources
+        src = ordered_sources({*h.sources, *lex.sources}) if hit_lines else h.sources
         out.append(replace(h, score=h.score + weight * norm[f], sources=src))
     top = max((h.score for h in hits), default=1.0)
     for f, lex in by_file.items():
@@ -452,7 +444,7 @@ def rank_hybrid(
         fused = [replace(h, score=h.score / scale) for h in fused]
     fused = add_lexical(fused, legs.get("lexical", ()), w["lexical"])
     ranked = merge_overlaps(rerank(query, fused, options, generated))
-    return _ordered_hits(add_summaries(ranked, legs.get("summary", ()), options.summary_weight))
+    return by_score(add_summaries(ranked, legs.get("summary", ()), options.summary_weight))
 
 
 def add_summaries(hits: Sequence[Hit], summaries: Sequence[Hit], weight: float) -> list[Hit]:

@@ -53,9 +53,18 @@ def merge_overlaps(hits: Sequence[Hit]) -> list[Hit]:
 
 
 def merge_ranked(hits: Sequence[Hit]) -> list[Hit]:
-    """`merge_overlaps`, then best first (ties: repository, path, line)."""
-    return sorted(merge_overlaps(hits),
-                  key=lambda h: (-h.score, h.repository, h.path, h.start_line))
+    """`merge_overlaps`, then best first (`by_score`)."""
+    return by_score(merge_overlaps(hits))
+
+
+def by_score(hits: Sequence[Hit]) -> list[Hit]:
+    """Best first (ties: repository, path, line)."""
+    return sorted(hits, key=lambda h: (-h.score, h.repository, h.path, h.start_line))
+
+
+def ordered_sources(sources: set[MatchSource]) -> tuple[MatchSource, ...]:
+    """Engines in `MatchSource` order (how every hit lists them)."""
+    return tuple(s for s in MatchSource if s in sources)
 
 
 def _joins(a: Hit, b: Hit) -> bool:
@@ -113,7 +122,7 @@ def _merge(a: Hit, b: Hit) -> Hit:
         start_line=min(a.start_line, b.start_line),
         end_line=max(a.end_line, b.end_line),
         score=max(a.score, b.score),
-        sources=tuple(s for s in MatchSource if s in {*a.sources, *b.sources}),
+        sources=ordered_sources({*a.sources, *b.sources}),
         snippet=snippet if snippet is not None else "\n".join(blocks[0].lines),
         blocks=blocks,
         matches=tuple(sorted({*a.matches, *b.matches}, key=lambda m: m.line)),
