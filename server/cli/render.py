@@ -12,7 +12,7 @@ import json
 import re
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -77,11 +77,15 @@ def index_stats_json(stats: IndexStats) -> dict[str, Any]:
     return d
 
 
+def patterns_text(include: Sequence[str], exclude: Sequence[str]) -> str:
+    return f"include {' '.join(include) or '(all)'}  exclude {' '.join(exclude) or '(none)'}"
+
+
 def options_text(options: dict[str, Any]) -> str:
     """A repository's walk options, one line of `ctxd status`."""
     size = options["max_file_size"] or "none"
-    line = (f"    include {' '.join(options['include_patterns']) or '(all)'}  exclude "
-            f"{' '.join(options['exclude_patterns']) or '(none)'}  max-file-size {size}")
+    line = (f"    {patterns_text(options['include_patterns'], options['exclude_patterns'])}"
+            f"  max-file-size {size}")
     if options["explicit"]:
         line += (f"  (given: {', '.join(options['explicit'])}; --reset-options returns to "
                  "the configuration's)")
@@ -116,8 +120,8 @@ def index_stats_text(stats: IndexStats) -> str:
     lines.extend(f"  large: {safe(f.path)} yielded {f.checkpoints} checkpoints"
                  for f in stats.large_files)
     if stats.include_patterns or stats.exclude_patterns:
-        lines.append(safe(f"  patterns: include {' '.join(stats.include_patterns) or '(all)'}"
-                          f"  exclude {' '.join(stats.exclude_patterns) or '(none)'}"))
+        lines.append(safe("  patterns: "
+                          + patterns_text(stats.include_patterns, stats.exclude_patterns)))
     if stats.files_removed:
         why = ", ".join(f"{k} {v}" for k, v in stats.removed_reasons.items())
         lines.append(f"  removed {stats.files_removed} from the index ({why})")
