@@ -101,8 +101,9 @@ def sign_codes(rows: npt.NDArray[np.floating]) -> npt.NDArray[np.uint64]:
 class ExactMatrix:
     """Every vector in memory, for long-lived processes (the daemon, batch search).
 
-    sqlite-vec's KNN is a brute-force scan (~83 ms at 100k rows here); a float32
-    matrix product over the same rows is ~5x faster. `knn` refreshes the matrix from the
+    sqlite-vec's KNN is a brute-force scan (83 ms at 100k rows, ../shared/LIMITS.md); a
+    float32 matrix product over the same rows is several times faster (docs/BENCHMARKS.md,
+    "Semantic, hybrid and symbol latency at scale"). `knn` refreshes the matrix from the
     store first: rows past the largest rowid it holds are appended (into spare capacity,
     so an append never copies the whole matrix); if vectors were deleted since (the
     store's generation moved), it reloads. Loading streams the rows in batches into one
@@ -212,7 +213,8 @@ class QuantizedMatrix(ExactMatrix):
     """`ExactMatrix` with a coarse pass over sign bits, for large indexes.
 
     A query's sign bits are compared with every row's (XOR and popcount over six 64-bit
-    words a row: ~6 ms per million rows here, against ~65 ms for the float32 product);
+    words a row; at 1M rows a whole query took 66-71 ms against 304-332 ms exact,
+    docs/BENCHMARKS.md "Issue 18");
     the `rerank` rows with the fewest differing bits (at least 8 x k) are then ranked
     exactly. Indexes of fewer than `exact_below` vectors, and queries asking for more
     than a quarter of the rows, take the exact product: there the coarse pass saves

@@ -89,7 +89,7 @@ class WordPieceCounter:
     """Word pieces per text for an uncased BERT tokenizer, without building encodings.
 
     Profiling phase 1 (`ctxd index --dry-run` of 2,900 real Python files) found 79% of
-    its time in `Tokenizer.encode_batch` (~80 µs a line on this machine), which builds ids,
+    its time in `Tokenizer.encode_batch`, which builds ids,
     offsets and masks to be counted and dropped. Code lines are nearly all printable
     ASCII: for those the normaliser is `lower()` and the pre-tokenizer one regex, and a
     word's piece count is the WordPiece model's, cached per word (code repeats its
