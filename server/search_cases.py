@@ -10,6 +10,7 @@ records from `search/`; it renders nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -76,6 +77,20 @@ from ctxd.server.hybrid_case import (
 from ctxd.server.pages import MODES, LexicalPage, SearchPage, file_hit
 
 __all__ = ["HYBRID_DEPTH", "MODES", "LexicalPage", "SearchCases", "SearchPage", "file_hit"]
+
+def merged_page(fetch: Callable[[int], list[Hit]], offset: int, n: int) -> list[Hit]:
+    """Hits `offset` to `offset + n` of one result per definition (`search.merge`): ranked
+    from the top, so pages agree with each other, fetching twice as many raw hits until
+    the merged list fills the page or the engine runs out (merges can take more than
+    half of them: a long function's parts all match)."""
+    want = offset + 2 * n
+    while True:
+        hits = fetch(want)
+        merged = merge_ranked(hits)
+        if len(merged) >= offset + n or len(hits) < want:
+            return merged[offset : offset + n]
+        want *= 2
+
 
 class SearchCases(HybridCases):
     """Search use cases; mixed into `Service`, which provides the members declared here."""
@@ -176,16 +191,14 @@ class SearchCases(HybridCases):
         a cut) are appended to `notes`."""
         if mode == "lexical":  # one hit per file: nothing to merge
             return self._lexical_hits(query, filters, offset, n, notes, context_lines)
-        # One result per definition (`search.merge`): rank from the top with room for
-        # merges, then cut the page, so pages agree with each other.
         if mode == "keyword":
-            hits = keyword_search(store, query, filters=filters, limit=offset + 2 * n)
-            return merge_ranked(hits)[offset : offset + n]
+            return merged_page(lambda k: keyword_search(store, query, filters=filters,
+                                                        limit=k), offset, n)
         store.check_model(self.embedder.name)
         if mode == "semantic":
-            hits = semantic_search(store, self.embedder, query, filters=filters,
-                                   limit=offset + 2 * n, matrix=self.matrix)
-            return merge_ranked(hits)[offset : offset + n]
+            return merged_page(lambda k: semantic_search(
+                store, self.embedder, query, filters=filters, limit=k, matrix=self.matrix),
+                offset, n)
         depth = max(HYBRID_DEPTH, offset + n)
         legs, _ms, leg_notes = self.hybrid_legs(query, depth=depth, filters=filters,
                                                 store=store)

@@ -52,3 +52,15 @@ def test_a_lexical_hit_merged_with_a_checkpoint_keeps_each_text_at_its_own_lines
     (merged,) = merge_overlaps([lexical, part])
     assert (merged.start_line, merged.end_line, merged.score) == (1, 30, 2.0)
     assert merged.blocks == (Block(1, ("L1", "L2")), Block(20, ("C20", "C21", "C22")))
+
+
+def test_a_page_fills_up_when_merges_take_more_than_half_the_raw_hits():
+    """Keyword and semantic pages fetch twice their size and merge; when one long
+    function's parts take more than that, they fetch more instead of a short last page."""
+    from ctxd.server.search_cases import merged_page
+
+    parts = [part(i * 10 + 1, i * 10 + 9, "f", 1.0 - i * 0.001) for i in range(30)]
+    others = [Hit("r", f"b{j}.py", "python", 1, 5, 0.5 - j * 0.01, (SEM,), symbol=f"g{j}")
+              for j in range(10)]
+    page = merged_page(lambda k: [*parts, *others][:k], 0, 5)
+    assert [h.path for h in page] == ["app.py", "b0.py", "b1.py", "b2.py", "b3.py"]
