@@ -14,9 +14,11 @@ import re
 import threading
 from collections import OrderedDict
 from dataclasses import replace
+from typing import Any
 
 from ctxd.indexer.store.schema import split_identifiers
 from ctxd.indexer.store.store import Store
+from ctxd.search.keyword_index import COLUMN_WEIGHTS, KeywordPostings, fts_tokens
 from ctxd.search.models import Hit, LineMatch, MatchSource
 from ctxd.search.semantic import SearchFilters
 
@@ -32,9 +34,6 @@ STOPWORDS = frozenset(
     does doesn isn t s whether happen happens work works""".split()
 )
 """English function words that carry no evidence in code search."""
-
-COLUMN_WEIGHTS = (3.0, 4.0, 1.0)
-"""BM25 weights of the path, symbol and text columns."""
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
 
@@ -59,7 +58,8 @@ PRUNE_ABOVE_CHECKPOINTS = 20_000
 """Only indexes larger than this pay the per-term document counts of `informative_terms`."""
 
 
-def informative_terms(store: Store, terms: list[str]) -> list[str]:
+def informative_terms(store: Store, terms: list[str],
+                      postings: KeywordPostings | None = None) -> list[str]:
     """The terms that can move a BM25 ranking.
 
     FTS5's BM25 gives a term found in more than half of the documents an IDF of ~0
@@ -78,17 +78,23 @@ def informative_terms(store: Store, terms: list[str]) -> list[str]:
         if key in _PRUNED:
             return list(_PRUNED[key])
     total = int(store.query("SELECT count(*) FROM checkpoints")[0][0])
-    df = {
-        t: int(store.query("SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?",
-                           (match_expression([t]),))[0][0])
-        for t in terms
-    }
+    df = {t: term_count(store, t, postings) for t in terms}
     kept = [t for t in terms if df[t] <= total / 2] or [min(terms, key=lambda t: df[t])]
     with _PRUNED_LOCK:
         _PRUNED[key] = tuple(kept)
         while len(_PRUNED) > 256:
             _PRUNED.popitem(last=False)
     return kept
+
+
+def term_count(store: Store, term: str, postings: KeywordPostings | None = None) -> int:
+    """How many checkpoints hold `term` (from the postings in memory when they hold it)."""
+    if postings is not None:
+        tokens = fts_tokens(store, term)
+        if len(tokens) == 1 and tokens[0] in postings.postings:
+            return len(postings.postings[tokens[0]][0])
+    return int(store.query("SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?",
+                           (match_expression([term]),))[0][0])
 
 
 _PRUNED: OrderedDict[tuple[str, int, tuple[str, ...]], tuple[str, ...]] = OrderedDict()
@@ -109,64 +115,106 @@ def keyword_search(
     limit: int = 10,
     offset: int = 0,
     with_matches: bool = True,
+    postings: KeywordPostings | None = None,
 ) -> list[Hit]:
     """The checkpoints best matching the question's words by BM25, best first.
 
     `with_matches=False` leaves `Hit.matches` empty (hybrid search fills them in for
-    the hits it returns only; see `add_line_matches`)."""
+    the hits it returns only; see `add_line_matches`). `postings`: the common terms'
+    postings in memory (`search.keyword_index`), current for this store's text; the
+    ranking is the same with or without them."""
+    filters = filters or SearchFilters()
+    where, params = filters.sql()
+    if postings is not None and not where and not filters.path_glob:
+        return _from_postings(store, question, postings, limit=limit, offset=offset,
+                              with_matches=with_matches)
     terms = informative_terms(store, keyword_terms(question))
     if not terms:
         return []
-    filters = filters or SearchFilters()
-    where, params = filters.sql()
     path_ok = filters.path_matcher()
     want = offset + limit
     fetch = want * 4 if filters.path_glob else want
     w = COLUMN_WEIGHTS
     ranked = (
         f"SELECT rowid, bm25(chunk_fts, {w[0]}, {w[1]}, {w[2]}) AS s FROM chunk_fts "
-        "WHERE chunk_fts MATCH ? ORDER BY s"
+        "WHERE chunk_fts MATCH ? ORDER BY s, rowid"
     )
     cols = "t.s, r.name, c.path, c.language, c.start_line, c.end_line, c.symbol, c.text, c.id"
     joins = "JOIN checkpoints c ON c.id = t.rowid JOIN repos r ON r.id = c.repo_id"
     expr = match_expression(terms)
     if where or filters.path_glob:
         # Filters need the joined rows: rank every match, then filter.
-        sql = f"SELECT {cols} FROM ({ranked}) t {joins} WHERE 1 {where} ORDER BY t.s LIMIT ?"
+        sql = f"SELECT {cols} FROM ({ranked}) t {joins} WHERE 1 {where} ORDER BY t.s, c.id LIMIT ?"
         args: list[object] = [expr, *params, fetch]
     else:
         # No filters: take the top rows from the FTS index alone, then join only those.
-        sql = f"SELECT {cols} FROM ({ranked} LIMIT ?) t {joins} ORDER BY t.s"
+        sql = f"SELECT {cols} FROM ({ranked} LIMIT ?) t {joins} ORDER BY t.s, c.id"
         args = [expr, fetch]
     rows = store.query(sql, args)
     words = term_pattern(terms)
-    hits = [
-        Hit(
-            repository=repo,
-            path=path,
-            language=lang,
-            start_line=int(start),
-            end_line=int(end),
-            score=round(-float(s), 4),
-            sources=(MatchSource.KEYWORD,),
-            symbol=symbol,
-            snippet=text,
-            matches=line_matches(text, int(start), words) if with_matches else (),
-            checkpoint=int(cid),
-        )
-        for s, repo, path, lang, start, end, symbol, text, cid in rows
-        if path_ok(path)
-    ]
+    hits = [_hit(row, words if with_matches else None) for row in rows if path_ok(row[2])]
     return hits[offset:want]
 
 
-def add_line_matches(store: Store, question: str, hits: list[Hit]) -> list[Hit]:
+def _hit(row: tuple[Any, ...], words: re.Pattern[str] | None) -> Hit:
+    """A keyword hit from (bm25, repo, path, language, start, end, symbol, text, id)."""
+    s, repo, path, lang, start, end, symbol, text, cid = row
+    return Hit(
+        repository=str(repo),
+        path=str(path),
+        language=str(lang),
+        start_line=int(start),
+        end_line=int(end),
+        score=round(-float(s), 4),
+        sources=(MatchSource.KEYWORD,),
+        symbol=symbol,
+        snippet=str(text),
+        matches=line_matches(str(text), int(start), words) if words else (),
+        checkpoint=int(cid),
+    )
+
+
+def _from_postings(store: Store, question: str, postings: KeywordPostings, *, limit: int,
+                   offset: int, with_matches: bool) -> list[Hit]:
+    """`keyword_search` without filters, its common terms scored from memory and the rest
+    by FTS5 (`search.keyword_index`): the same BM25 scores, without FTS5 scoring every
+    row that holds a common word."""
+    terms = informative_terms(store, keyword_terms(question), postings)
+    if not terms:
+        return []
+    held, rare = [], []
+    for term in terms:
+        tokens = fts_tokens(store, term)
+        if len(tokens) == 1 and tokens[0] in postings.postings:
+            held.append(tokens[0])
+        else:
+            rare.append(term)
+    extra: list[tuple[int, float]] = []
+    if rare:
+        w = COLUMN_WEIGHTS
+        extra = [(int(r[0]), -float(r[1])) for r in store.query(
+            f"SELECT rowid, bm25(chunk_fts, {w[0]}, {w[1]}, {w[2]}) FROM chunk_fts "
+            "WHERE chunk_fts MATCH ?", (match_expression(rare),))]
+    top = postings.top(held, extra, offset + limit)
+    if not top:
+        return []
+    score = dict(top)
+    cols = "r.name, c.path, c.language, c.start_line, c.end_line, c.symbol, c.text, c.id"
+    rows = {int(r[-1]): r for r in store.query(
+        f"SELECT {cols} FROM checkpoints c JOIN repos r ON r.id = c.repo_id "
+        f"WHERE c.id IN ({','.join('?' * len(top))})", [cid for cid, _ in top])}
+    words = term_pattern(terms) if with_matches else None
+    return [_hit((-score[cid], *rows[cid]), words) for cid, _ in top if cid in rows][offset:]
+
+
+def add_line_matches(store: Store, question: str, hits: list[Hit],
+                     postings: KeywordPostings | None = None) -> list[Hit]:
     """`hits` with the lines that hold the question's keyword terms, for the hits the
     keyword leg found that carry no matches yet."""
     todo = [h for h in hits if MatchSource.KEYWORD in h.sources and not h.matches]
     if not todo:
         return hits
-    terms = informative_terms(store, keyword_terms(question))
+    terms = informative_terms(store, keyword_terms(question), postings)
     if not terms:
         return hits
     words = term_pattern(terms)

@@ -19,6 +19,7 @@ from ctxd.indexer.store.store import Store
 from ctxd.indexer.walk.textclass import Role, classify
 from ctxd.search.hybrid import FusionOptions, identifier_terms
 from ctxd.search.keyword import keyword_search, keyword_terms
+from ctxd.search.keyword_index import KeywordIndex, KeywordPostings
 from ctxd.search.lexical.engine import EmbeddedLexical
 from ctxd.search.models import FileMatch, Hit, MatchSource
 from ctxd.search.semantic import SearchFilters, VectorMatrix, knn, rank_by_vector, summary_hits
@@ -43,6 +44,7 @@ class HybridCases:
 
     settings: Settings
     matrix: VectorMatrix | None
+    keywords: KeywordIndex | None
     _coverage_cache: tuple[tuple[object, ...], list[tuple[str, int, int]]] | None = None
     """(connection, its generation, names) -> coverage, for the latest query."""
 
@@ -52,6 +54,11 @@ class HybridCases:
     @property
     def embedder(self) -> Embedder:  # pragma: no cover - provided by Service
         raise NotImplementedError
+
+    def postings(self, store: Store) -> KeywordPostings | None:
+        """The keyword postings in memory for `store`'s text as it is now, if this service
+        holds them (long-lived, large index) and they are built (`search.keyword_index`)."""
+        return self.keywords.current(store) if self.keywords is not None else None
 
     def _unembedded(
         self, store: Store, filters: SearchFilters, hits: list[Hit]
@@ -174,8 +181,9 @@ class HybridCases:
                      store: Store | None = None) -> tuple[list[Hit], float]:
         """The keyword leg's hits and its time (ms), on `store` or this thread's."""
         t0 = time.perf_counter()
-        hits = keyword_search(store or self.store(), query, filters=filters, limit=depth,
-                              with_matches=False)
+        store = store or self.store()
+        hits = keyword_search(store, query, filters=filters, limit=depth, with_matches=False,
+                              postings=self.postings(store))
         return hits, (time.perf_counter() - t0) * 1000
 
     def _lexical_leg(self, query: str, filters: SearchFilters, depth: int) -> list[Hit]:

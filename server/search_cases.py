@@ -192,8 +192,9 @@ class SearchCases(HybridCases):
         if mode == "lexical":  # one hit per file: nothing to merge
             return self._lexical_hits(query, filters, offset, n, notes, context_lines)
         if mode == "keyword":
+            postings = self.postings(store)
             return merged_page(lambda k: keyword_search(store, query, filters=filters,
-                                                        limit=k), offset, n)
+                                                        limit=k, postings=postings), offset, n)
         store.check_model(self.embedder.name)
         if mode == "semantic":
             return merged_page(lambda k: semantic_search(
@@ -206,7 +207,8 @@ class SearchCases(HybridCases):
         pending = self._unembedded(store, filters, legs.get("keyword", []))
         ranked = rank_hybrid(query, legs, self.fusion_options(), unembedded=pending,
                              generated=self.generated_files(store, legs))
-        return add_line_matches(store, query, ranked[offset : offset + n])
+        return add_line_matches(store, query, ranked[offset : offset + n],
+                                self.postings(store))
 
     def _lexical_hits(
         self, query: str, filters: SearchFilters, offset: int, n: int, notes: list[str],

@@ -36,6 +36,7 @@ from ctxd.indexer.walk.gitrefs import branch_rows
 from ctxd.indexer.walk.repo_options import options_view, pinned_options, with_options
 from ctxd.indexer.walk.rootguard import check_index_root
 from ctxd.indexer.walk.walker import validate_root
+from ctxd.search.keyword_index import KeywordIndex
 from ctxd.search.semantic import VectorMatrix
 from ctxd.server.config import Settings
 from ctxd.server.search_cases import SearchCases
@@ -97,6 +98,8 @@ class Service(SearchCases):
         above = settings.search.quantized_above
         self.matrix = (VectorMatrix(exact_below=above + 1 if above else sys.maxsize)
                        if long_lived else None)
+        self.keywords = KeywordIndex() if long_lived else None
+        """The keyword leg's common-term postings (large indexes; built in the background)."""
         self.watcher: HealthSource | None = None
         """The file watcher of this process (`ctxd serve --watch`), for status and health:
         handed in by the edge that starts it; the service never imports the watcher."""
@@ -117,6 +120,7 @@ class Service(SearchCases):
         other = Service(settings)
         other._parent = self
         other.matrix = self.matrix
+        other.keywords = self.keywords
         other.watcher = self.watcher
         return other
 

@@ -1,0 +1,270 @@
+"""The keyword leg's common-term postings in memory, for exact BM25 over large indexes.
+
+FTS5 answers a BM25 query by calling its `bm25()` function on every row that holds any
+query term. A question's common words (`text`, `codes`, `styled` ...) each hold 5-15%
+of a million checkpoints, so one question scores ~400k rows: 400 ms, of which 80% is
+`bm25()` itself (docs/BENCHMARKS.md, issue 18). BM25 is a sum of one independent
+contribution per term, so the same scores can be had in two parts:
+
+- terms in fewer than `min_df` checkpoints (and phrases: identifiers that tokenize to
+  several tokens) stay with FTS5, which scores the few rows that hold them;
+- every term in at least `min_df` checkpoints has its postings here: the checkpoint
+  ids and the term's column-weighted frequency in each (`COLUMN_WEIGHTS`), with every
+  checkpoint's length. Its contribution is computed for all its rows at once with
+  numpy, exactly as FTS5's `bm25()` computes it (same N, average length, IDF, k1 and
+  b), and added to the FTS5 part.
+
+`KeywordPostings` is one immutable snapshot, read from FTS5's own tables (its vocabulary,
+its per-row sizes and totals) inside one read transaction, so the terms are FTS5's
+tokens and stems to the letter. It is valid for one `Store.text_generation()`;
+`KeywordIndex` (held by the long-lived service, like the vector matrix) builds a new
+one in a background thread when the text changes, and answers `None` meanwhile, so the
+keyword leg falls back to plain FTS5, which is exact too. Builds are spaced by four
+times the last build's duration, so a tree that changes all the time costs at most a
+fifth of a core.
+
+Called by `search.keyword` (`top_rows`) and `server.service` (holds a `KeywordIndex`).
+Reads the store only.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from ctxd.indexer.store.store import Store
+
+__all__ = ["COLUMN_WEIGHTS", "KeywordIndex", "KeywordPostings", "fts_tokens", "load_postings"]
+
+COLUMN_WEIGHTS = (3.0, 4.0, 1.0)
+"""BM25 weights of the path, symbol and text columns of `chunk_fts`."""
+
+K1, B = 1.2, 0.75
+"""FTS5's `bm25()` constants."""
+
+MEMORY_ABOVE_CHECKPOINTS = 150_000
+"""Indexes up to this size answer from FTS5 alone: one question costs FTS5 ~20 ms at
+100k checkpoints, and the postings would cost memory for nothing."""
+
+MIN_DF = 1_000
+"""Terms in at least this many checkpoints are scored from memory."""
+
+_WEIGHT_SQL = ("CASE col WHEN 'path' THEN {:g} WHEN 'symbol' THEN {:g} ELSE {:g} END"
+               .format(*COLUMN_WEIGHTS))
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite's big-endian varints (7 bits a byte, a ninth byte of 8), as FTS5 writes its
+    row sizes and totals."""
+    out, i = [], 0
+    while i < len(blob):
+        value = 0
+        for _ in range(8):
+            byte = blob[i]
+            i += 1
+            value = (value << 7) | (byte & 0x7F)
+            if byte < 0x80:
+                break
+        else:
+            value = (value << 8) | blob[i]
+            i += 1
+        out.append(value)
+    return out
+
+
+@dataclass(frozen=True)
+class KeywordPostings:
+    """One snapshot of the common terms' postings (see the module docstring)."""
+
+    generation: int
+    """The `Store.text_generation()` it was read at."""
+    rows: int
+    """FTS5's row count (N of the IDF)."""
+    avgdl: float
+    """FTS5's average row length in tokens, all columns."""
+    lengths: npt.NDArray[np.float64]
+    """Row length in tokens by rowid."""
+    postings: dict[str, tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]]
+    """Index term -> (rowids, column-weighted frequency in each)."""
+    min_df: int
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.lengths.nbytes + sum(d.nbytes + f.nbytes
+                                             for d, f in self.postings.values()))
+
+    def top(self, terms: Sequence[str], extra: Sequence[tuple[int, float]], k: int
+            ) -> list[tuple[int, float]]:
+        """The `k` best (rowid, BM25 score) pairs, best first (ties by rowid): `terms`
+        (index terms held here; a term given twice counts twice, as in FTS5) scored from
+        memory, plus `extra` (rowid, score) parts scored elsewhere. A score is FTS5's
+        `-bm25()` of the whole query."""
+        ids = [self.postings[t][0] for t in terms]
+        parts = []
+        for term in terms:
+            docs, freq = self.postings[term]
+            df = len(docs)
+            idf = math.log((self.rows - df + 0.5) / (df + 0.5))
+            if idf <= 0.0:
+                idf = 1e-6
+            f = freq.astype(np.float64)
+            # the operations of FTS5's fts5Bm25Function, in its order (same rounding)
+            parts.append(idf * ((f * (K1 + 1.0))
+                                / (f + K1 * (1 - B + B * self.lengths[docs] / self.avgdl))))
+        if extra:
+            ids.append(np.fromiter((i for i, _ in extra), np.int64, len(extra)))
+            parts.append(np.fromiter((s for _, s in extra), np.float64, len(extra)))
+        if not ids or k <= 0:
+            return []
+        summed = np.bincount(np.concatenate(ids), weights=np.concatenate(parts))
+        held = np.flatnonzero(summed)
+        scores = summed[held]
+        if k < len(held):  # the k best, and every row tied with the k-th (ties by rowid)
+            keep = np.flatnonzero(scores >= -np.partition(-scores, k - 1)[k - 1])
+            held, scores = held[keep], scores[keep]
+        order = np.lexsort((held, -scores))[:k]
+        return [(int(held[i]), float(scores[i])) for i in order]
+
+
+def load_postings(store: Store, min_df: int = MIN_DF) -> KeywordPostings:
+    """Read a snapshot from FTS5's tables, in one read transaction of `store`'s
+    connection (which must not be inside another transaction)."""
+    db = store.db
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.ctxd_vocab_row "
+               "USING fts5vocab(main, chunk_fts, 'row')")
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.ctxd_vocab_instance "
+               "USING fts5vocab(main, chunk_fts, 'instance')")
+    db.execute("BEGIN")
+    try:
+        generation = store.text_generation()
+        (averages,) = db.execute("SELECT block FROM chunk_fts_data WHERE id = 1").fetchone()
+        totals = _varints(bytes(averages))
+        rows = totals[0]
+        avgdl = sum(totals[1:]) / rows if rows else 1.0
+        top = int(db.execute("SELECT coalesce(max(id), 0) FROM chunk_fts_docsize").fetchone()[0])
+        lengths = np.zeros(top + 1, np.float64)
+        for rowid, size in db.execute("SELECT id, sz FROM chunk_fts_docsize"):
+            lengths[rowid] = sum(_varints(bytes(size)))
+        common = [str(t) for (t,) in db.execute(
+            "SELECT term FROM temp.ctxd_vocab_row WHERE doc >= ?", (min_df,))]
+        postings: dict[str, tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]] = {}
+        cursor = db.cursor()
+        for term in common:
+            found = cursor.execute(
+                f"SELECT doc, sum({_WEIGHT_SQL}) FROM temp.ctxd_vocab_instance "
+                "WHERE term = ? GROUP BY doc", (term,)).fetchall()
+            flat = np.fromiter(itertools.chain.from_iterable(found), np.float64,
+                               count=2 * len(found)).reshape(-1, 2)
+            postings[term] = (flat[:, 0].astype(np.int32), flat[:, 1].astype(np.float32))
+    finally:
+        db.execute("COMMIT")
+    return KeywordPostings(generation, rows, avgdl, lengths, postings, min_df)
+
+
+_TOKENS: dict[str, tuple[str, ...]] = {}
+_TOKENS_LOCK = threading.Lock()
+
+
+def fts_tokens(store: Store, word: str) -> tuple[str, ...]:
+    """The index terms FTS5 makes of `word` (its tokenizer: porter over unicode61), read
+    from a scratch FTS5 table in the connection's temp schema; cached per word."""
+    with _TOKENS_LOCK:
+        if word in _TOKENS:
+            return _TOKENS[word]
+    db = store.db
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.ctxd_stem USING fts5(x, "
+               "tokenize='porter unicode61 remove_diacritics 2')")
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.ctxd_stem_instance "
+               "USING fts5vocab(temp, ctxd_stem, 'instance')")
+    db.execute("INSERT INTO temp.ctxd_stem(rowid, x) VALUES (1, ?)", (word,))
+    try:
+        tokens = tuple(str(t) for (t,) in db.execute(
+            "SELECT term FROM temp.ctxd_stem_instance ORDER BY offset"))
+    finally:
+        db.execute("DELETE FROM temp.ctxd_stem")
+    with _TOKENS_LOCK:
+        if len(_TOKENS) > 50_000:
+            _TOKENS.clear()
+        _TOKENS[word] = tokens
+    return tokens
+
+
+class KeywordIndex:
+    """The long-lived service's keyword postings: the current snapshot, or a background
+    build of the next one (see the module docstring)."""
+
+    def __init__(self, *, above: int = MEMORY_ABOVE_CHECKPOINTS, min_df: int = MIN_DF,
+                 spacing: float = 4.0,
+                 opener: Callable[[Path], Store] = Store.open) -> None:
+        self.above = above
+        self.min_df = min_df
+        self.spacing = spacing
+        self._open = opener
+        self._snapshot: KeywordPostings | None = None
+        self._lock = threading.Lock()
+        self._building: threading.Thread | None = None
+        self._not_before = 0.0
+        self.builds = 0
+        """Snapshots built so far (status, tests)."""
+        self.last_error: str | None = None
+
+    @property
+    def nbytes(self) -> int:
+        snap = self._snapshot
+        return snap.nbytes if snap is not None else 0
+
+    def current(self, store: Store) -> KeywordPostings | None:
+        """The snapshot for `store`'s text as it is now, or None (then FTS5 answers alone);
+        starts a build when the text changed and the index is large enough."""
+        generation = store.text_generation()
+        snap = self._snapshot
+        if snap is not None and snap.generation == generation:
+            return snap
+        self._maybe_build(store)
+        return None
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Block until a build in progress ends (tests, benchmarks)."""
+        thread = self._building
+        if thread is not None:
+            thread.join(timeout)
+
+    def _maybe_build(self, store: Store) -> None:
+        with self._lock:
+            if self._building is not None and self._building.is_alive():
+                return
+            if time.monotonic() < self._not_before:
+                return
+            count = int(store.query("SELECT coalesce(max(id), 0) FROM checkpoints")[0][0])
+            if count <= self.above:
+                self._snapshot = None
+                return
+            self._building = threading.Thread(target=self._build, args=(Path(store.path),),
+                                              name="ctxd-keyword-postings", daemon=True)
+            self._building.start()
+
+    def _build(self, path: Path) -> None:
+        started = time.monotonic()
+        try:
+            reader = self._open(path)
+            try:
+                snap = load_postings(reader, self.min_df)
+            finally:
+                reader.close()
+        except Exception as exc:  # FTS5 keeps answering; status says why
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            snap = None
+        took = time.monotonic() - started
+        with self._lock:
+            if snap is not None:
+                self._snapshot = snap
+                self.builds += 1
+            self._not_before = time.monotonic() + self.spacing * took
