@@ -19,9 +19,7 @@ its per-row sizes and totals) inside one read transaction, so the terms are FTS5
 tokens and stems to the letter. It is valid for one `Store.text_generation()`;
 `KeywordIndex` (held by the long-lived service, like the vector matrix) builds a new
 one in a background thread when the text changes, and answers `None` meanwhile, so the
-keyword leg falls back to plain FTS5, which is exact too. Builds are spaced by four
-times the last build's duration, so a tree that changes all the time costs at most a
-fifth of a core.
+keyword leg falls back to plain FTS5, which is exact too (`search.snapshots`).
 
 Called by `search.keyword` (`top_rows`) and `server.service` (holds a `KeywordIndex`).
 Reads the store only.
@@ -32,15 +30,15 @@ from __future__ import annotations
 import itertools
 import math
 import threading
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from functools import partial
 
 import numpy as np
 import numpy.typing as npt
 
 from ctxd.indexer.store.store import Store
+from ctxd.search.snapshots import Snapshots
 
 __all__ = ["COLUMN_WEIGHTS", "KeywordIndex", "KeywordPostings", "fts_tokens", "load_postings"]
 
@@ -92,8 +90,9 @@ class KeywordPostings:
     """FTS5's average row length in tokens, all columns."""
     lengths: npt.NDArray[np.float64]
     """Row length in tokens by rowid."""
-    postings: dict[str, tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]]
-    """Index term -> (rowids, column-weighted frequency in each)."""
+    postings: dict[str, tuple[npt.NDArray[np.int32], npt.NDArray[np.uint16 | np.float32]]]
+    """Index term -> (rowids, column-weighted frequency in each: whole numbers, uint16
+    where they fit)."""
     min_df: int
 
     @property
@@ -155,7 +154,8 @@ def load_postings(store: Store, min_df: int = MIN_DF) -> KeywordPostings:
             lengths[rowid] = sum(_varints(bytes(size)))
         common = [str(t) for (t,) in db.execute(
             "SELECT term FROM temp.ctxd_vocab_row WHERE doc >= ?", (min_df,))]
-        postings: dict[str, tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]] = {}
+        postings: dict[str, tuple[npt.NDArray[np.int32],
+                                  npt.NDArray[np.uint16 | np.float32]]] = {}
         cursor = db.cursor()
         for term in common:
             found = cursor.execute(
@@ -163,7 +163,9 @@ def load_postings(store: Store, min_df: int = MIN_DF) -> KeywordPostings:
                 "WHERE term = ? GROUP BY doc", (term,)).fetchall()
             flat = np.fromiter(itertools.chain.from_iterable(found), np.float64,
                                count=2 * len(found)).reshape(-1, 2)
-            postings[term] = (flat[:, 0].astype(np.int32), flat[:, 1].astype(np.float32))
+            freq = flat[:, 1]
+            postings[term] = (flat[:, 0].astype(np.int32),
+                              freq.astype(np.uint16 if freq.max() < 2**16 else np.float32))
     finally:
         db.execute("COMMIT")
     return KeywordPostings(generation, rows, avgdl, lengths, postings, min_df)
@@ -197,74 +199,11 @@ def fts_tokens(store: Store, word: str) -> tuple[str, ...]:
     return tokens
 
 
-class KeywordIndex:
-    """The long-lived service's keyword postings: the current snapshot, or a background
-    build of the next one (see the module docstring)."""
+class KeywordIndex(Snapshots[KeywordPostings]):
+    """The long-lived service's keyword postings: the snapshot for the current text, or a
+    background build of the next one (`search.snapshots`)."""
 
     def __init__(self, *, above: int = MEMORY_ABOVE_CHECKPOINTS, min_df: int = MIN_DF,
-                 spacing: float = 4.0,
-                 opener: Callable[[Path], Store] = Store.open) -> None:
-        self.above = above
-        self.min_df = min_df
-        self.spacing = spacing
-        self._open = opener
-        self._snapshot: KeywordPostings | None = None
-        self._lock = threading.Lock()
-        self._building: threading.Thread | None = None
-        self._not_before = 0.0
-        self.builds = 0
-        """Snapshots built so far (status, tests)."""
-        self.last_error: str | None = None
-
-    @property
-    def nbytes(self) -> int:
-        snap = self._snapshot
-        return snap.nbytes if snap is not None else 0
-
-    def current(self, store: Store) -> KeywordPostings | None:
-        """The snapshot for `store`'s text as it is now, or None (then FTS5 answers alone);
-        starts a build when the text changed and the index is large enough."""
-        generation = store.text_generation()
-        snap = self._snapshot
-        if snap is not None and snap.generation == generation:
-            return snap
-        self._maybe_build(store)
-        return None
-
-    def wait(self, timeout: float | None = None) -> None:
-        """Block until a build in progress ends (tests, benchmarks)."""
-        thread = self._building
-        if thread is not None:
-            thread.join(timeout)
-
-    def _maybe_build(self, store: Store) -> None:
-        with self._lock:
-            if self._building is not None and self._building.is_alive():
-                return
-            if time.monotonic() < self._not_before:
-                return
-            count = int(store.query("SELECT coalesce(max(id), 0) FROM checkpoints")[0][0])
-            if count <= self.above:
-                self._snapshot = None
-                return
-            self._building = threading.Thread(target=self._build, args=(Path(store.path),),
-                                              name="ctxd-keyword-postings", daemon=True)
-            self._building.start()
-
-    def _build(self, path: Path) -> None:
-        started = time.monotonic()
-        try:
-            reader = self._open(path)
-            try:
-                snap = load_postings(reader, self.min_df)
-            finally:
-                reader.close()
-        except Exception as exc:  # FTS5 keeps answering; status says why
-            self.last_error = f"{type(exc).__name__}: {exc}"
-            snap = None
-        took = time.monotonic() - started
-        with self._lock:
-            if snap is not None:
-                self._snapshot = snap
-                self.builds += 1
-            self._not_before = time.monotonic() + self.spacing * took
+                 spacing: float = 4.0) -> None:
+        super().__init__(partial(load_postings, min_df=min_df), above=above, spacing=spacing,
+                         name="ctxd-keyword-postings")

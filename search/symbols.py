@@ -12,11 +12,13 @@ matching first), prefix, substring, fuzzy; fuzzy matches that land on word start
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from ctxd.indexer.chunk.languages import SYNTAX
 from ctxd.indexer.store.store import Store
 from ctxd.search.models import SymbolItem
+from ctxd.search.symbol_names import SymbolNames
 
 TIER_NAMES = ("exact", "prefix", "substring", "fuzzy")
 
@@ -90,12 +92,13 @@ def fuzzy_score(query: str, name: str) -> int | None:
     q, n = query.lower(), name.lower()
     starts = word_starts(name)
     score, pos, last = 0, 0, -2
+    ordered = sorted(starts)
     for ch in q:
         # prefer the next word start holding ch, else the next occurrence
         nxt = n.find(ch, pos)
         if nxt < 0:
             return None
-        boundary = next((i for i in sorted(starts) if i >= pos and n[i] == ch), None)
+        boundary = next((i for i in ordered if i >= pos and n[i] == ch), None)
         if boundary is not None and nxt != last + 1:
             nxt = boundary
         score += 2 if nxt in starts else 0
@@ -126,6 +129,26 @@ def rank_symbol(query: str, name: str) -> tuple[int, int] | None:
     return (3, -score)
 
 
+Row = tuple[Any, ...]
+RankKey = tuple[int, int, int, str, str, int]
+"""(tier, -quality, name length, repository, path, line): the order of symbol results."""
+
+_COLUMNS = ("SELECT s.name, s.kind, r.name, s.path, s.line, s.container, s.language, "
+            "s.end_line FROM symbols s JOIN repos r ON r.id = s.repo_id WHERE ")
+
+_IN_CHUNK = 5_000
+"""Names per `IN (...)` list (SQLite allows 32,766 parameters a statement)."""
+
+
+def split_query(query: str) -> tuple[str, str]:
+    """(container part, name part) of a query: `Console.print` -> (`Console`, `print`)."""
+    query = query.strip()
+    if "." in query.strip("."):
+        container, _, name = query.rpartition(".")
+        return container, name
+    return "", query
+
+
 def search_symbols(
     store: Store,
     query: str,
@@ -133,39 +156,103 @@ def search_symbols(
     kinds: Sequence[str] | None = None,
     repositories: Sequence[str] | None = None,
     limit: int | None = None,
+    names: SymbolNames | None = None,
 ) -> list[SymbolItem]:
-    """Every symbol matching `query`, best first (see module docstring)."""
-    query = query.strip()
-    container_q = ""
-    name_q = query
-    if "." in query.strip("."):
-        container_q, _, name_q = query.rpartition(".")
+    """Every symbol matching `query`, best first (see module docstring); the first
+    `limit` only when given."""
+    return find_symbols(store, query, kinds=kinds, repositories=repositories, limit=limit,
+                        names=names)[0]
+
+
+def find_symbols(
+    store: Store,
+    query: str,
+    *,
+    kinds: Sequence[str] | None = None,
+    repositories: Sequence[str] | None = None,
+    limit: int | None = None,
+    names: SymbolNames | None = None,
+) -> tuple[list[SymbolItem], int]:
+    """(the first `limit` symbols matching `query`, best first; how many match in all).
+
+    `names`: the distinct names in memory (`search.symbol_names`), current for this
+    store's text; the answer is the same with or without them, but with them only the
+    rows of the names on the page are read."""
+    container_q, name_q = split_query(query)
     if not name_q:
-        return []
-    sql = [
-        "SELECT s.name, s.kind, r.name, s.path, s.line, s.container, s.language, s.end_line "
-        "FROM symbols s JOIN repos r ON r.id = s.repo_id WHERE s.name LIKE ? ESCAPE '\\'"
-    ]
-    params: list[object] = [like_pattern(name_q)]
+        return [], 0
+    filters, params = _filter_sql(container_q, kinds, repositories)
+    if names is None:
+        rows = store.query(_COLUMNS + "s.name LIKE ? ESCAPE '\\'" + filters,
+                           [like_pattern(name_q), *params])
+        ranked = _ranked_rows(name_q, rows, {})
+        return ranked[:limit] if limit is not None else ranked, len(ranked)
+    ranks = {names.names[i]: r for i in names.matching(name_q)
+             if (r := rank_symbol(name_q, names.names[i])) is not None}
+    if filters or limit is None:  # every row of every matching name is needed
+        rows = _rows_named(store, list(ranks), filters, params)
+        ranked = _ranked_rows(name_q, rows, ranks)
+        return ranked[:limit] if limit is not None else ranked, len(ranked)
+    count = dict(zip(names.names, names.counts.tolist(), strict=True))
+    order = sorted(ranks, key=lambda n: (*ranks[n], len(n)))
+    total = sum(count[n] for n in order)
+    taken, rows_due = 0, 0
+    while taken < len(order) and rows_due < limit:  # whole groups of equal keys only
+        key = (*ranks[order[taken]], len(order[taken]))
+        while taken < len(order) and (*ranks[order[taken]], len(order[taken])) == key:
+            rows_due += count[order[taken]]
+            taken += 1
+    rows = _rows_named(store, order[:taken], "", [])
+    return _ranked_rows(name_q, rows, ranks)[:limit], total
+
+
+def _filter_sql(container_q: str, kinds: Sequence[str] | None,
+                repositories: Sequence[str] | None) -> tuple[str, list[object]]:
+    """The SQL after the name condition (` AND ...`) for a container, kinds and
+    repositories, and its parameters."""
+    sql: list[str] = []
+    params: list[object] = []
     if container_q:
-        sql.append("AND s.container LIKE ? ESCAPE '\\'")
+        sql.append(" AND s.container LIKE ? ESCAPE '\\'")
         params.append("%" + re.sub(r"([%_\\])", r"\\\1", container_q) + "%")
     if kinds:
-        sql.append(f"AND lower(s.kind) IN ({','.join('?' * len(kinds))})")
+        sql.append(f" AND lower(s.kind) IN ({','.join('?' * len(kinds))})")
         params.extend(normalize_kind(k) for k in kinds)
     if repositories:
-        sql.append(f"AND r.name IN ({','.join('?' * len(repositories))})")
+        sql.append(f" AND r.name IN ({','.join('?' * len(repositories))})")
         params.extend(repositories)
-    ranked: list[tuple[tuple[int, int, int, str, str, int], SymbolItem]] = []
-    for name, kind, repo, path, line, container, lang, end in store.query(" ".join(sql), params):
-        rank = rank_symbol(name_q, name)
+    return "".join(sql), params
+
+
+def _rows_named(store: Store, wanted: Sequence[str], filters: str,
+                params: Sequence[object]) -> list[Row]:
+    """The symbol rows named exactly one of `wanted` (read through the name index)."""
+    keep = set(wanted)
+    rows: list[Row] = []
+    for i in range(0, len(wanted), _IN_CHUNK):
+        chunk = list(wanted[i:i + _IN_CHUNK])
+        rows.extend(r for r in store.query(
+            _COLUMNS + f"s.name COLLATE NOCASE IN ({','.join('?' * len(chunk))})" + filters,
+            [*chunk, *params]) if r[0] in keep)
+    return rows
+
+
+def _ranked_rows(name_q: str, rows: Iterable[Row],
+                 ranks: Mapping[str, tuple[int, int] | None]) -> list[SymbolItem]:
+    """`rows` (the `_COLUMNS`) that match `name_q`, as items in rank order: one
+    `rank_symbol` per distinct name (`ranks` holds those already known)."""
+    known = dict(ranks)
+    ranked: list[tuple[RankKey, SymbolItem]] = []
+    for name, kind, repo, path, line, container, lang, end in rows:
+        if name not in known:
+            known[name] = rank_symbol(name_q, name)
+        rank = known[name]
         if rank is None:
             continue
         item = SymbolItem(name, kind, repo, path, int(line), container, lang, int(end))
         ranked.append(((rank[0], rank[1], len(name), repo, path, int(line)), item))
     ranked.sort(key=lambda pair: pair[0])
-    items = [item for _key, item in ranked]
-    return items if limit is None else items[:limit]
+    return [item for _key, item in ranked]
 
 
 def merge_symbols(

@@ -23,6 +23,7 @@ from ctxd.search.keyword_index import KeywordIndex, KeywordPostings
 from ctxd.search.lexical.engine import EmbeddedLexical
 from ctxd.search.models import FileMatch, Hit, MatchSource
 from ctxd.search.semantic import SearchFilters, VectorMatrix, knn, rank_by_vector, summary_hits
+from ctxd.search.symbol_names import SymbolIndex, SymbolNames
 from ctxd.search.zoekt.client import ZoektClient
 from ctxd.search.zoekt.query import escape_regex, scoped_query
 from ctxd.server.config import Settings
@@ -45,6 +46,7 @@ class HybridCases:
     settings: Settings
     matrix: VectorMatrix | None
     keywords: KeywordIndex | None
+    symbol_index: SymbolIndex | None
     _coverage_cache: tuple[tuple[object, ...], list[tuple[str, int, int]]] | None = None
     """(connection, its generation, names) -> coverage, for the latest query."""
 
@@ -59,6 +61,11 @@ class HybridCases:
         """The keyword postings in memory for `store`'s text as it is now, if this service
         holds them (long-lived, large index) and they are built (`search.keyword_index`)."""
         return self.keywords.current(store) if self.keywords is not None else None
+
+    def symbol_names(self, store: Store) -> SymbolNames | None:
+        """The distinct symbol names in memory for `store`'s text as it is now, if this
+        service holds them and they are built (`search.symbol_names`)."""
+        return self.symbol_index.current(store) if self.symbol_index is not None else None
 
     def _unembedded(
         self, store: Store, filters: SearchFilters, hits: list[Hit]

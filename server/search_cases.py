@@ -58,6 +58,7 @@ from ctxd.search.references import find_references
 from ctxd.search.semantic import SearchFilters, VectorMatrix, semantic_search
 from ctxd.search.symbols import (
     SYMBOL_KINDS,
+    find_symbols,
     merge_symbols,
     normalize_kind,
     search_symbols,
@@ -451,11 +452,16 @@ class SearchCases(HybridCases):
                 details={"field": "kinds", "value": bad[0] if len(bad) == 1 else bad,
                          "allowed": allowed},
             )
-        items = search_symbols(store, query, kinds=kinds, repositories=repositories)
-        if zoekt is not None:
+        if zoekt is None:
+            items, total = find_symbols(
+                store, query, kinds=kinds, repositories=repositories,
+                limit=None if max_items is None else start_index + max_items,
+                names=self.symbol_names(store))
+        else:
             items = merge_symbols(
-                query, items, zoekt_symbols(zoekt, query, kinds, repositories))
-        total = len(items)
+                query, search_symbols(store, query, kinds=kinds, repositories=repositories),
+                zoekt_symbols(zoekt, query, kinds, repositories))
+            total = len(items)
         end = total if max_items is None else start_index + max_items
         page = items[start_index:end]
         has_more = end < total

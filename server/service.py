@@ -38,6 +38,7 @@ from ctxd.indexer.walk.rootguard import check_index_root
 from ctxd.indexer.walk.walker import validate_root
 from ctxd.search.keyword_index import KeywordIndex
 from ctxd.search.semantic import VectorMatrix
+from ctxd.search.symbol_names import SymbolIndex
 from ctxd.server.config import Settings
 from ctxd.server.search_cases import SearchCases
 from ctxd.server.watch_state import HealthSource, watch_health
@@ -100,6 +101,8 @@ class Service(SearchCases):
                        if long_lived else None)
         self.keywords = KeywordIndex() if long_lived else None
         """The keyword leg's common-term postings (large indexes; built in the background)."""
+        self.symbol_index = SymbolIndex() if long_lived else None
+        """The distinct symbol names (large indexes; built in the background)."""
         self.watcher: HealthSource | None = None
         """The file watcher of this process (`ctxd serve --watch`), for status and health:
         handed in by the edge that starts it; the service never imports the watcher."""
@@ -121,6 +124,7 @@ class Service(SearchCases):
         other._parent = self
         other.matrix = self.matrix
         other.keywords = self.keywords
+        other.symbol_index = self.symbol_index
         other.watcher = self.watcher
         return other
 

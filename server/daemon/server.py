@@ -235,12 +235,13 @@ class Daemon:
 
     def _warm(self) -> None:
         """Load the model and the vector matrix now, and start building the keyword
-        postings (large indexes), so the first query does not wait."""
+        postings and symbol names (large indexes), so the first query does not wait."""
         try:
             if not self.settings.db_path.exists():
                 return  # nothing indexed yet: the first index run loads the model
             store = self.service.store()
-            self.service.postings(store)  # starts the background build where one is due
+            self.service.postings(store)  # start the background builds where due
+            self.service.symbol_names(store)
             if store.vector_state()[0] == 0:
                 return
             self.service.embedder.embed(["warm up"])

@@ -1,0 +1,109 @@
+"""Answers computed from the indexed text, held in memory for one text generation.
+
+`Snapshots(build, above=N)` keeps the value `build(store)` made for the store's current
+`text_generation()` (the keyword postings of `search.keyword_index`, the distinct symbol
+names of `search.symbol_names`). When the text changes, `current(store)` answers None
+(the caller then answers from SQLite, exactly) and starts one rebuild in a background
+thread on its own connection, so no query waits for a build. Builds are spaced by
+`spacing` times the last build's duration: a tree that changes all the time costs at
+most 1 / (1 + spacing) of a core. Indexes of at most `above` checkpoints hold nothing
+(SQLite answers them fast enough).
+
+Held by the long-lived service (server.service), like the vector matrix. Reads the store
+only.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Generic, Protocol, TypeVar
+
+from ctxd.indexer.store.store import Store
+
+__all__ = ["Generational", "Snapshots"]
+
+
+class Generational(Protocol):
+    """A value made from the store's text as it was at one `text_generation()`."""
+
+    @property
+    def generation(self) -> int: ...
+
+
+T = TypeVar("T", bound=Generational)
+
+
+class Snapshots(Generic[T]):
+    """The current snapshot, or a background build of the next (see the module)."""
+
+    def __init__(self, build: Callable[[Store], T], *, above: int, spacing: float = 4.0,
+                 name: str = "ctxd-snapshot",
+                 opener: Callable[[Path], Store] = Store.open) -> None:
+        self.above = above
+        self.spacing = spacing
+        self._build_value = build
+        self._name = name
+        self._open = opener
+        self._value: T | None = None
+        self._lock = threading.Lock()
+        self._building: threading.Thread | None = None
+        self._not_before = 0.0
+        self.builds = 0
+        """Snapshots built so far (status, tests)."""
+        self.last_error: str | None = None
+        """Why the last build failed (SQLite keeps answering meanwhile)."""
+
+    @property
+    def value(self) -> T | None:
+        """The latest snapshot built, current or not."""
+        return self._value
+
+    def current(self, store: Store) -> T | None:
+        """The snapshot for `store`'s text as it is now, or None; starts a build when the
+        text changed and the index is large enough."""
+        value = self._value
+        if value is not None and value.generation == store.text_generation():
+            return value
+        self._maybe_build(store)
+        return None
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Block until a build in progress ends (tests, benchmarks)."""
+        thread = self._building
+        if thread is not None:
+            thread.join(timeout)
+
+    def _maybe_build(self, store: Store) -> None:
+        with self._lock:
+            if self._building is not None and self._building.is_alive():
+                return
+            if time.monotonic() < self._not_before:
+                return
+            size = int(store.query("SELECT coalesce(max(id), 0) FROM checkpoints")[0][0])
+            if size <= self.above:
+                self._value = None
+                return
+            self._building = threading.Thread(target=self._build, args=(Path(store.path),),
+                                              name=self._name, daemon=True)
+            self._building.start()
+
+    def _build(self, path: Path) -> None:
+        started = time.monotonic()
+        value: T | None = None
+        try:
+            reader = self._open(path)
+            try:
+                value = self._build_value(reader)
+            finally:
+                reader.close()
+        except Exception as exc:  # SQLite keeps answering; status says why
+            self.last_error = f"{type(exc).__name__}: {exc}"
+        took = time.monotonic() - started
+        with self._lock:
+            if value is not None:
+                self._value = value
+                self.builds += 1
+            self._not_before = time.monotonic() + self.spacing * took
