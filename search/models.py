@@ -150,10 +150,11 @@ class SearchOptions:
     """Hybrid search waits this long for the lexical leg (Zoekt), then answers without it."""
     token_budget: int = 6000
     """Approximate token budget of one page of results for agents."""
-    quantized_above: int = 0
-    """Long-lived processes (the daemon) rank vectors with a sign-bit coarse pass and an
-    exact re-score (`search.vectors.QuantizedMatrix`) once the index holds more than this
-    many; 0 = always the exact matrix product."""
+    quantized_above: int = 200_000
+    """Long-lived processes (the daemon) rank vectors with an int8 coarse pass and a
+    float16 re-score (`search.vectors.Int8Matrix`) once the index holds more than this
+    many (recall 0.999 against exact, docs/BENCHMARKS.md); 0 = always the exact float32
+    product."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from ctxd.indexer.pipeline import Indexer
 from ctxd.indexer.store.store import Store
 from ctxd.indexer.walk.walker import WalkOptions
 from ctxd.search.keyword import keyword_search
-from ctxd.search.vectors import QuantizedMatrix
+from ctxd.search.vectors import Int8Matrix
 from ctxd.server.config import load_settings
 from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder, RepoBuilder
@@ -169,20 +169,20 @@ def test_the_keyword_leg_runs_beside_the_semantic_leg_on_its_own_connection(tmp_
 
 
 def test_quantized_above_picks_the_daemons_vector_index(tmp_path):
-    """`search.quantized_above` (issue 18): 0 keeps the exact product at any size; N
-    switches the long-lived matrix to the coarse pass above N vectors."""
+    """`search.quantized_above` (issue 18): the long-lived matrix takes the int8 coarse
+    pass above N vectors (200,000 by default); 0 keeps the exact product at any size."""
     home = {"home": str(tmp_path / "home")}
-    exact = Service(load_settings(home), embedder=FakeEmbedder(), long_lived=True)
-    quantized = Service(load_settings({**home, "search.quantized_above": 200_000}),
-                        embedder=FakeEmbedder(), long_lived=True)
+    default = Service(load_settings(home), embedder=FakeEmbedder(), long_lived=True)
+    exact = Service(load_settings({**home, "search.quantized_above": 0}),
+                    embedder=FakeEmbedder(), long_lived=True)
     try:
-        assert isinstance(exact.matrix, QuantizedMatrix)
+        assert isinstance(default.matrix, Int8Matrix)
+        assert default.matrix.exact_below == 200_001
+        assert isinstance(exact.matrix, Int8Matrix)
         assert exact.matrix.exact_below > 10**12
-        assert isinstance(quantized.matrix, QuantizedMatrix)
-        assert quantized.matrix.exact_below == 200_001
     finally:
         exact.close()
-        quantized.close()
+        default.close()
 
 
 def partly_embedded(tmp_path: Path, embed_first: bool) -> Service:
