@@ -167,7 +167,7 @@ class Connection:
         version = int(self.db.execute("PRAGMA data_version").fetchone()[0])
         return version, self.db.total_changes
 
-    # -- meta (key, value) ----------------------------------------------------------------
+    # -- meta ----------------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
