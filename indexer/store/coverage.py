@@ -5,7 +5,7 @@ checkpoints whose text has no vector yet (`unembedded_spans`); one repository's 
 (`indexer.store.vectors`).
 
 Reads only. Called through `Store` by `indexer.pipeline` (run statistics), the service
-and its hybrid search case.
+(repo_counts) and its hybrid search case (file_roles, unembedded_spans).
 """
 
 from __future__ import annotations

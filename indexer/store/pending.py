@@ -1,10 +1,10 @@
 """Pending work: the texts that wait for a vector, read by the pipeline's embedding
-phase (`pending_chunks`, `pending_summaries`) and counted for progress and status
-(`count_pending`).
+phase (`pending_chunks`, `pending_summaries`) and counted (`count_pending`).
 
 A checkpoint text is pending while no `embeddings` row has its hash; a file summary while
 its row has text and no vector. Reads only: the vectors are written by
-`indexer.store.vectors`. Called through `Store` by `indexer.pipeline` and the service.
+`indexer.store.vectors`. Called through `Store` by `indexer.pipeline` (what to embed) and
+the watcher's batches (`count_pending`: whether embedding is left to do).
 """
 
 from __future__ import annotations

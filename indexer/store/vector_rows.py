@@ -10,14 +10,17 @@ search over the vectors has its own seam on the search side (`search.vectors.Vec
 and an engine that searches in the database (pgvector's `<=>`) adds one there.
 
 Contract, for every implementation:
-- A vector belongs to the hash of the text that was embedded (a checkpoint's text, a file's
-  summary), shared by every checkpoint with that hash; it is added once and kept until no
-  checkpoint refers to it (`gc_embeddings`).
+- A checkpoint's vector belongs to the hash of the text that was embedded, shared by every
+  checkpoint with that hash; it is added once and kept until no checkpoint refers to it
+  (`gc_embeddings`). `vector_state` and `vector_batches` cover these vectors. A file
+  summary's vector is stored on every summary with that hash and goes with them.
 - Vectors travel as little-endian float32 blobs (`serialize_vector`) on the way in, as
-  numpy rows on the way out; every id (rowid) is a positive integer that grows as vectors are
-  added, so that `vector_batches(past)` yields exactly the vectors added after `past`.
+  numpy rows on the way out. Each has a positive integer id; a vector added gets an id
+  larger than any id present, so that, while none is deleted, `vector_batches(past)`
+  yields exactly the vectors added after the one with id `past`.
 - `vector_state()` changes whenever the set of vectors changes; its third item grows
-  whenever vectors are deleted, so a reader holding a copy knows whether appending is enough.
+  whenever vectors are deleted (an id may then be used again), so a reader holding a copy
+  knows whether appending is enough or it must read them all again.
 - The index records the model name and dimension once (`ensure_model`); a store opened for
   another model raises `ModelMismatch` (`check_model`).
 

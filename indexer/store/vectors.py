@@ -4,7 +4,8 @@ its vector in the sqlite-vec table `vec_embeddings` (created by `ensure_model` o
 dimension is known). A file summary's vector lives in its own row (`summaries.vector`).
 
 Called through `Store` by `indexer.pipeline` (ensure_model, add_embeddings, gc_embeddings),
-the service (check_model, embedding_coverage, has_vectors) and `search.vectors` (vector_state,
+the service's search cases (check_model, has_vectors, embedding_coverage), the daemon
+(vector_state), `search.semantic` (has_vectors) and `search.vectors` (vector_state,
 vector_batches; its `SqliteVecIndex` queries `vec_embeddings` through `Store.query`).
 
 Invariants:
