@@ -165,7 +165,7 @@ def test_sibling_subpackages_do_not_import_each_other(package):
 
 
 STORE_CONCERNS = ("repos", "files", "pending", "vectors", "coverage")
-"""indexer/store/ modules that each own one concern of `Store`, built on `connection` alone:
+"""indexer/store/ modules that each own one concern of `Store`, built on `STORE_BASE` alone:
 none imports another, only store.py composes them, so each can be replaced alone (the
 vectors by another engine behind `vector_rows.VectorRows`)."""
 STORE_BASE = ("connection", "records", "vector_rows", "schema", "private")
