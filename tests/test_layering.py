@@ -1,7 +1,8 @@
 """Imports point one way (STYLE.md 1.1, DESIGN.md): server -> search -> indexer; inside
 server/, the edges (cli, mcp, daemon) and the watcher use the service layer, never the
-other way round; no import circles between modules; only indexer/store/store.py opens SQLite;
-the installed distribution has one top-level import name, `ctxd`."""
+other way round; no import circles between modules; only indexer/store/connection.py opens
+SQLite; the concerns of the store stand apart; the installed distribution has one top-level
+import name, `ctxd`."""
 
 from __future__ import annotations
 
@@ -122,8 +123,8 @@ def test_only_the_store_and_schema_talk_to_sqlite():
         for p in source_files()
         if {"sqlean", "sqlite3", "apsw"} & top_level(p)
     )
-    # schema.py only runs migrations on the connection store.py opened and hands it.
-    assert users == ["indexer/store/schema.py", "indexer/store/store.py"]
+    # schema.py only runs migrations on the connection connection.py opened and hands it.
+    assert users == ["indexer/store/connection.py", "indexer/store/schema.py"]
 
 
 def test_ctxd_is_the_only_top_level_import_name():
@@ -161,3 +162,31 @@ def test_sibling_subpackages_do_not_import_each_other(package):
     assert offenders == {}
     for sub in subs:
         assert (ROOT / package / sub / "__init__.py").is_file(), f"{package}/{sub} is a package"
+
+
+STORE_CONCERNS = ("repos", "files", "pending", "vectors", "coverage")
+"""indexer/store/ modules that each own one concern of `Store`, built on `STORE_BASE` alone:
+none imports another, only store.py composes them, so each can be replaced alone (the
+vectors by another engine behind `vector_rows.VectorRows`)."""
+STORE_BASE = ("connection", "records", "vector_rows", "schema", "private")
+"""What the concerns build on; these import no concern and not the composed store."""
+
+
+def store_modules(path: Path) -> set[str]:
+    """The indexer/store/ modules `path` imports (`if TYPE_CHECKING:` included)."""
+    prefix = "ctxd.indexer.store."
+    return {n.removeprefix(prefix).split(".")[0] for n in imported_modules(path)
+            if n.startswith(prefix)}
+
+
+def test_store_concerns_stand_apart():
+    store = ROOT / "indexer" / "store"
+    offenders = {}
+    for name in STORE_CONCERNS:
+        if bad := sorted(store_modules(store / f"{name}.py") & (set(STORE_CONCERNS) - {name})):
+            offenders[f"{name}.py"] = bad
+    for name in STORE_BASE:
+        if bad := sorted(store_modules(store / f"{name}.py") & {*STORE_CONCERNS, "store"}):
+            offenders[f"{name}.py"] = bad
+    assert offenders == {}
+    assert set(STORE_CONCERNS) <= store_modules(store / "store.py"), "Store composes them all"

@@ -10,15 +10,15 @@ writes into `chunk_fts`; `split_identifiers(text)` adds the camelCase humps of i
 identifiers, so a question's words reach code (the keyword search splits query words
 the same way).
 
-Called by `indexer.store.store` (`Store` runs the migrations and writes `chunk_fts` rows) and
-`search.keyword` (`split_identifiers`). Calls nothing but the connection it is given;
-never connects.
+Called by `indexer.store.connection` (runs the migrations), `indexer.store.files` (writes
+`chunk_fts` rows) and `search.keyword` (`split_identifiers`). Calls nothing but the
+connection it is given; never connects.
 
 Invariants: migrations are append-only and each runs inside the caller's transaction
 (`_run_script` never commits), with `PRAGMA user_version` recording how many ran; the
-`vec_embeddings` table is not here: `Store.ensure_model` creates it once the model's
-dimension is known; `chunk_fts_row` is deterministic, so rows written now and rows a
-migration rebuilds agree.
+`vec_embeddings` table is not here: `ensure_model` (`indexer.store.vectors`) creates it
+once the model's dimension is known; `chunk_fts_row` is deterministic, so rows written now
+and rows a migration rebuilds agree.
 """
 
 from __future__ import annotations

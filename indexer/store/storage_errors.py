@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxd.indexer.errors import StorageError
-from ctxd.indexer.store.store import SQLiteError
+from ctxd.indexer.store.connection import SQLiteError
 
 _SQLITE_KINDS = (
     ("database or disk is full", "disk_full"),

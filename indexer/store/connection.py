@@ -1,0 +1,181 @@
+"""The connection to the index: one SQLite file (WAL) with sqlite-vec loaded.
+
+`Connection.open(path)` is the only `connect()` in ctxd. It loads sqlite-vec through
+sqlean-py (the stdlib `sqlite3` here cannot load extensions), applies the numbered
+migrations of `indexer.store.schema`, and owns what every concern of the store shares:
+transactions, the `meta` table, the generations readers key caches on, the file's size
+and compaction, and the read-only `query()` the search layer builds its own SQL for
+(with bound parameters).
+
+`Connection` is the base of the per-concern classes (`repos`, `files`, `pending`,
+`vectors`, `coverage`); `indexer.store.store.Store` composes them, and callers use
+`Store`. Calls `indexer.store.schema`, `indexer.store.private`, `sqlean` and `sqlite_vec`.
+
+Invariants:
+- Writes run in explicit transactions (`transaction()`: BEGIN IMMEDIATE ... COMMIT,
+  rolled back on any exception); autocommit is off.
+- `text_generation` grows inside the transaction of every change to the indexed text.
+- A connection belongs to one thread: open one `Store` per thread.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Self
+
+import sqlean as sqlite3
+import sqlite_vec
+
+from ctxd.indexer.store.private import create_private, private_home
+from ctxd.indexer.store.schema import MIGRATIONS
+
+SQLiteError = sqlite3.Error
+"""What SQLite raises (for code that classifies errors without talking to SQLite)."""
+
+WAL_SIZE_LIMIT = 4 << 20
+"""Bytes the WAL file is truncated back to after a checkpoint (`journal_size_limit`)."""
+
+Row = tuple[Any, ...]
+
+
+class Connection:
+    """One connection to the index. Not thread-safe: open one per thread."""
+
+    def __init__(self, db: sqlite3.Connection, path: Path) -> None:
+        self.db = db
+        self.path = path
+        self._owner = threading.get_ident()
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: Path | str, *, readonly: bool = False) -> Self:
+        """Open (creating if needed) the index at `path` and migrate it.
+
+        Args:
+            path: the SQLite file; its folder is created.
+            readonly: open without write access (the file must exist).
+        """
+        path = Path(path)
+        if readonly:
+            db = sqlite3.connect(
+                f"file:{path}?mode=ro", uri=True, timeout=30.0, check_same_thread=False
+            )
+        else:
+            # The index holds every indexed file's text: owner only.
+            private_home(path.parent, names=(path.name,))
+            create_private(path)  # before SQLite: its -wal and -shm take this file's mode
+            # Used by one thread at a time; check_same_thread=False only lets the owner's
+            # service close it from another thread at shutdown.
+            db = sqlite3.connect(str(path), timeout=30.0, check_same_thread=False)
+        db.isolation_level = None  # explicit transactions only
+        db.enable_load_extension(True)
+        sqlite_vec.load(db)
+        db.enable_load_extension(False)
+        db.execute("PRAGMA busy_timeout = 30000")
+        if not readonly:
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")
+            # After each checkpoint the WAL file shrinks back to this size (else it keeps
+            # its largest size for good).
+            db.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
+        db.execute("PRAGMA foreign_keys = ON")
+        store = cls(db, path)
+        if not readonly:
+            store._migrate()
+        return store
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- space -------------------------------------------------------------------------
+
+    def file_bytes(self) -> int:
+        """The index's size on disk: the database and its WAL."""
+        return sum(os.path.getsize(p) for p in (self.path, Path(f"{self.path}-wal"))
+                   if os.path.exists(p))
+
+    def reclaimable_bytes(self) -> int:
+        """Free pages inside the database file (given back by `compact`)."""
+        pages = int(self.db.execute("PRAGMA freelist_count").fetchone()[0])
+        return pages * int(self.db.execute("PRAGMA page_size").fetchone()[0])
+
+    def checkpoint(self) -> None:
+        """Copy the WAL into the database and truncate it (after large writes): readers
+        that hold an old snapshot make this a partial checkpoint, never an error."""
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+
+    def compact(self) -> tuple[int, int]:
+        """Rewrite the database without its free pages (`VACUUM`) and truncate the WAL;
+        returns its size on disk (database + WAL) before and after. Call with the write
+        lock held: it writes the whole file."""
+        before = self.file_bytes()
+        self.db.execute("VACUUM")
+        self.checkpoint()
+        return before, self.file_bytes()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _migrate(self) -> None:
+        version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
+        for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
+            with self.transaction():
+                migration(self.db)
+                self.db.execute(f"PRAGMA user_version = {number}")
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """BEGIN IMMEDIATE ... COMMIT, rolled back on any exception."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    # -- reads for the search layer ------------------------------------------------------
+
+    def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Row]:
+        """Run a read-only statement built by the search layer and return all rows."""
+        return list(self.db.execute(sql, params))
+
+    def text_generation(self) -> int:
+        """Grows with every change to the indexed text (a file written or removed, a
+        repository removed), as seen by every connection and process: answers computed
+        from the text stay valid while it stays the same. Embedding commits leave it."""
+        return int(self.get_meta("text_generation") or 0)
+
+    def _text_changed(self) -> None:
+        """Bump `text_generation` (inside the caller's write transaction)."""
+        self.db.execute(
+            "INSERT INTO meta(key, value) VALUES ('text_generation', '1') ON CONFLICT(key) "
+            "DO UPDATE SET value = CAST(value AS INTEGER) + 1")
+
+    def generation(self) -> tuple[int, int]:
+        """Changes whenever the index may have changed as seen by this connection: a commit
+        by another connection (`PRAGMA data_version`) or a row changed through this one
+        (`total_changes`). Lets readers keep answers while it stays the same."""
+        version = int(self.db.execute("PRAGMA data_version").fetchone()[0])
+        return version, self.db.total_changes
+
+    # -- meta ----------------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )

@@ -1,0 +1,216 @@
+"""The indexed text: a file's rows (`files`, its full text in `file_text`, its
+checkpoints with their FTS5 row in `chunk_fts`, its `symbols`, its summary in
+`summaries`), written and removed together.
+
+Called through `Store` by `indexer.pipeline` (stored_files, touch_file, replace_file,
+delete_files, the summary backfill). The search layer reads these tables with its own SQL
+(`Store.query`).
+
+Invariants:
+- All rows of one file (files, file_text, checkpoints, symbols, its summary) change in
+  one transaction (`replace_file`, `delete_files`): a crash never leaves half a file.
+- Every change to the text bumps `text_generation` in that transaction.
+- A file's summary keeps its vector in its own row (`summaries.vector`), reused whenever a
+  summary with the same text already has one (a changed file whose summary did not
+  change, the same file in another repository).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from ctxd.indexer.models import Chunk, Symbol
+from ctxd.indexer.store.connection import Connection
+from ctxd.indexer.store.records import NO_SUMMARY, FileRecord, StoredFile, Summary
+from ctxd.indexer.store.schema import chunk_fts_row
+
+
+class FileRows(Connection):
+    """Files with their text, checkpoints, symbols and summaries."""
+
+    def stored_files(self, repo_id: int) -> dict[str, StoredFile]:
+        """Every file of a repository, by path: what incremental indexing compares against."""
+        rows = self.db.execute(
+            "SELECT path, id, size, mtime_ns, hash, role FROM files WHERE repo_id = ?",
+            (repo_id,),
+        )
+        return {r[0]: StoredFile(r[1], r[2], r[3], r[4], r[5]) for r in rows}
+
+    def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
+        """Record a new stat for a file whose content hash did not change."""
+        self.db.execute(
+            "UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?", (size, mtime_ns, file_id)
+        )
+
+    def replace_file(
+        self,
+        repo_id: int,
+        record: FileRecord,
+        content: str,
+        chunks: Iterable[tuple[Chunk, str]],
+        symbols: Iterable[Symbol],
+        now: str,
+        summary: Summary = NO_SUMMARY,
+    ) -> int:
+        """Write one file's rows (file, full text, checkpoints, symbols, summary) in one
+        transaction.
+
+        Args:
+            chunks: (chunk, hash of its embedding input) pairs.
+            summary: the file's summary (`NO_SUMMARY` when it has none).
+
+        Returns:
+            The file's id.
+        """
+        with self.transaction():
+            row = self.db.execute(
+                "SELECT id FROM files WHERE repo_id = ? AND path = ?", (repo_id, record.path)
+            ).fetchone()
+            vector: bytes | None = None
+            if row is not None:
+                old = self.db.execute("SELECT hash, vector FROM summaries WHERE file_id = ?",
+                                      (int(row[0]),)).fetchone()
+                if old is not None and old[0] == summary.hash and old[1] is not None:
+                    vector = bytes(old[1])
+                self._delete_file_rows(int(row[0]))
+            cur = self.db.execute(
+                "INSERT INTO files(repo_id, path, size, mtime_ns, hash, language, lines, "
+                "indexed_at, role) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    repo_id,
+                    record.path,
+                    record.size,
+                    record.mtime_ns,
+                    record.hash,
+                    record.language,
+                    record.lines,
+                    now,
+                    record.role,
+                ),
+            )
+            file_id = int(cur.lastrowid or 0)
+            self.db.execute(
+                "INSERT INTO file_text(rowid, content) VALUES (?, ?)", (file_id, content)
+            )
+            chunk_list = list(chunks)
+            first = self.db.execute("SELECT coalesce(max(id), 0) + 1 FROM checkpoints")
+            next_id = int(first.fetchone()[0])
+            self.db.executemany(
+                "INSERT INTO checkpoints(id, file_id, repo_id, path, language, start_line, "
+                "end_line, symbol, symbol_kind, container, text, hash) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        next_id + n,
+                        file_id,
+                        repo_id,
+                        record.path,
+                        record.language,
+                        c.start_line,
+                        c.end_line,
+                        c.symbol,
+                        c.symbol_kind,
+                        c.container,
+                        c.text,
+                        h,
+                    )
+                    for n, (c, h) in enumerate(chunk_list)
+                ],
+            )
+            self.db.executemany(
+                "INSERT INTO chunk_fts(rowid, path, symbol, text) VALUES (?, ?, ?, ?)",
+                [
+                    (next_id + n, *chunk_fts_row(record.path, c.symbol, c.text))
+                    for n, (c, _h) in enumerate(chunk_list)
+                ],
+            )
+            self.db.executemany(
+                "INSERT INTO symbols(file_id, repo_id, path, language, name, kind, container, "
+                "line, end_line) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        file_id,
+                        repo_id,
+                        record.path,
+                        record.language,
+                        s.name,
+                        s.kind,
+                        s.container,
+                        s.line,
+                        s.end_line,
+                    )
+                    for s in symbols
+                ],
+            )
+            self._put_summary(file_id, repo_id, record.path, summary, vector)
+            self._text_changed()
+        return file_id
+
+    def _put_summary(self, file_id: int, repo_id: int, path: str, summary: Summary,
+                     vector: bytes | None = None) -> None:
+        """Write a file's summary row; its vector is `vector`, else that of any summary
+        with the same text (the same file in another repository), else NULL (pending)."""
+        if vector is None and summary.text:
+            same = self.db.execute("SELECT vector FROM summaries WHERE hash = ? AND "
+                                   "vector IS NOT NULL LIMIT 1", (summary.hash,)).fetchone()
+            vector = None if same is None else bytes(same[0])
+        self.db.execute(
+            "INSERT INTO summaries(file_id, repo_id, path, text, hash, vector) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(file_id) DO UPDATE SET "
+            "text = excluded.text, hash = excluded.hash, vector = excluded.vector",
+            (file_id, repo_id, path, summary.text, summary.hash, vector),
+        )
+
+    def files_without_summary(self, repo_id: int
+                              ) -> list[tuple[int, str, str, str, list[Symbol]]]:
+        """(file id, path, language, text, symbols) of the files that have no summary row
+        (indexed before summaries existed): two statements for the whole repository."""
+        files = self.db.execute(
+            "SELECT f.id, f.path, f.language, t.content FROM files f "
+            "JOIN file_text t ON t.rowid = f.id WHERE f.repo_id = ? AND NOT EXISTS "
+            "(SELECT 1 FROM summaries s WHERE s.file_id = f.id) ORDER BY f.path",
+            (repo_id,),
+        ).fetchall()
+        if not files:
+            return []
+        symbols: dict[int, list[Symbol]] = {}
+        for fid, n, k, a, b, c in self.db.execute(
+                "SELECT file_id, name, kind, line, end_line, container FROM symbols s "
+                "WHERE repo_id = ? AND NOT EXISTS (SELECT 1 FROM summaries m "
+                "WHERE m.file_id = s.file_id) ORDER BY file_id, line", (repo_id,)):
+            symbols.setdefault(int(fid), []).append(
+                Symbol(str(n), str(k), int(a), int(b), None if c is None else str(c)))
+        return [(int(i), str(p), str(lang), str(text), symbols.get(int(i), []))
+                for i, p, lang, text in files]
+
+    def put_summaries(self, repo_id: int, items: Sequence[tuple[int, str, Summary]]) -> None:
+        """Store (file id, path, summary) rows in one transaction (the backfill)."""
+        with self.transaction():
+            for file_id, path, summary in items:
+                self._put_summary(file_id, repo_id, path, summary)
+
+    def _delete_file_rows(self, file_id: int) -> None:
+        self.db.execute("DELETE FROM file_text WHERE rowid = ?", (file_id,))
+        self.db.execute(
+            "DELETE FROM chunk_fts WHERE rowid IN (SELECT id FROM checkpoints WHERE file_id = ?)",
+            (file_id,),
+        )
+        self.db.execute("DELETE FROM checkpoints WHERE file_id = ?", (file_id,))
+        self.db.execute("DELETE FROM symbols WHERE file_id = ?", (file_id,))
+        self.db.execute("DELETE FROM summaries WHERE file_id = ?", (file_id,))
+        self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+    def delete_files(self, repo_id: int, paths: Iterable[str]) -> int:
+        """Remove files (and all their rows) from a repository, one transaction per batch."""
+        count = 0
+        with self.transaction():
+            for path in paths:
+                row = self.db.execute(
+                    "SELECT id FROM files WHERE repo_id = ? AND path = ?", (repo_id, path)
+                ).fetchone()
+                if row is not None:
+                    self._delete_file_rows(int(row[0]))
+                    count += 1
+            if count:
+                self._text_changed()
+        return count

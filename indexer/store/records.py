@@ -1,0 +1,72 @@
+"""The row records the store's operations take and return: `RepoRow`, `StoredFile`,
+`FileRecord`, `PendingChunk`, `Summary` (and `NO_SUMMARY`).
+
+Plain frozen dataclasses, no SQL: the pipeline builds `FileRecord`s and `Summary`s, the
+service reads `RepoRow`s, and any store implementation (the SQLite one in this package, a
+PostgreSQL one later) returns the same records. Imported through `indexer.store.store`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class RepoRow:
+    """A repository in the index."""
+
+    id: int
+    name: str
+    root: str
+    options: dict[str, Any]
+    created_at: str
+    indexed_at: str | None
+    index_started_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredFile:
+    """What the store remembers of a file, to decide whether it changed."""
+
+    id: int
+    size: int
+    mtime_ns: int
+    hash: str
+    role: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FileRecord:
+    """A file's facts as written by the pipeline."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    hash: str
+    language: str
+    lines: int
+    role: str = ""
+    """`indexer.walk.textclass.Role` value: '' = embedded code or prose."""
+
+
+@dataclass(frozen=True, slots=True)
+class PendingChunk:
+    """A checkpoint whose text has no embedding yet (one per distinct hash)."""
+
+    hash: str
+    path: str
+    symbol: str | None
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """A file's summary text (`indexer.chunk.summary`) and the hash of that text; empty for a
+    file without one (prose, data), so that every indexed file has a row."""
+
+    text: str
+    hash: str
+
+
+NO_SUMMARY = Summary("", "")

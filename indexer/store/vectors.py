@@ -1,0 +1,174 @@
+"""The stored vectors on SQLite: `SqliteVecRows`, the `VectorRows` seam
+(`indexer.store.vector_rows`) implemented with an `embeddings` row per embedded text and
+its vector in the sqlite-vec table `vec_embeddings` (created by `ensure_model` once the
+dimension is known). A file summary's vector lives in its own row (`summaries.vector`).
+
+Called through `Store` by `indexer.pipeline` (ensure_model, add_embeddings, gc_embeddings),
+the service's search cases (check_model, has_vectors, embedding_coverage), the daemon
+(vector_state), `search.semantic` (has_vectors) and `search.vectors` (vector_state,
+vector_batches; its `SqliteVecIndex` queries `vec_embeddings` through `Store.query`).
+
+Invariants:
+- Embeddings are keyed by the hash of the text that was embedded, shared by every
+  checkpoint with that hash across files and repositories; `embeddings.id` is the
+  rowid of `vec_embeddings`. Orphans are collected by `gc_embeddings`, which bumps
+  `meta.vec_generation` whenever it deletes any.
+- The index records the embedding model and dimension in `meta`; opening it for
+  another model raises `ModelMismatch`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from ctxd.indexer.errors import ModelMismatch
+from ctxd.indexer.store.connection import Connection
+
+if TYPE_CHECKING:  # numpy only where vectors are read: settings and help stay light
+    import numpy as np
+    import numpy.typing as npt
+
+
+class SqliteVecRows(Connection):
+    """The vectors of the index in sqlite-vec (implements `VectorRows`)."""
+
+    def model(self) -> tuple[str, int] | None:
+        """The (model name, dimension) this index was built with, if any."""
+        name, dim = self.get_meta("model"), self.get_meta("dimension")
+        if name is None or dim is None:
+            return None
+        return name, int(dim)
+
+    def check_model(self, name: str, dimension: int | None = None) -> None:
+        """Raise `ModelMismatch` if the index was built with another model.
+
+        Args:
+            name: the configured model name (a name or a path).
+            dimension: its output dimension, when known.
+        """
+        recorded = self.model()
+        if recorded is None:
+            return
+        rname, rdim = recorded
+        if rname != name or (dimension is not None and rdim != dimension):
+            raise ModelMismatch(
+                f"The index at {self.path} was built with model {rname!r} ({rdim} dimensions), "
+                f"but the configured model is {name!r}"
+                + (f" ({dimension} dimensions)." if dimension else "."),
+                hint=(
+                    f"Set `model = \"{rname}\"` (or CTXD_MODEL) to use this index, or remove "
+                    f"{self.path} (or point CTXD_HOME elsewhere) and re-index with the new model."
+                ),
+                details={"field": "model", "index_model": rname, "configured_model": name},
+            )
+
+    def ensure_model(self, name: str, dimension: int) -> None:
+        """Record the model on first use and create the vector table; check it afterwards."""
+        self.check_model(name, dimension)
+        if self.model() is None:
+            with self.transaction():
+                self.set_meta("model", name)
+                self.set_meta("dimension", str(dimension))
+                self.db.execute(
+                    f"CREATE VIRTUAL TABLE IF NOT EXISTS vec_embeddings "
+                    f"USING vec0(embedding float[{int(dimension)}])"
+                )
+
+    def has_vectors(self) -> bool:
+        return self.model() is not None
+
+    def add_embeddings(self, items: Sequence[tuple[str, bytes]],
+                       summaries: Sequence[tuple[str, bytes]] = ()) -> None:
+        """Store (hash, float32 vector blob) pairs of checkpoint texts, and of file
+        summaries (every summary with that hash), in one transaction; known checkpoint
+        hashes are kept."""
+        with self.transaction():
+            self.db.executemany("UPDATE summaries SET vector = ? WHERE hash = ?",
+                                [(blob, h) for h, blob in summaries])
+            for h, blob in items:
+                cur = self.db.execute(
+                    "INSERT INTO embeddings(hash) VALUES (?) ON CONFLICT(hash) DO NOTHING", (h,)
+                )
+                if cur.rowcount:
+                    self.db.execute(
+                        "INSERT INTO vec_embeddings(rowid, embedding) VALUES (?, ?)",
+                        (cur.lastrowid, blob),
+                    )
+
+    def vector_state(self) -> tuple[int, int, int]:
+        """(count, largest rowid, deletion generation) of the vectors: a cache key.
+
+        The generation grows whenever vectors are deleted, so a reader holding vectors in
+        memory knows whether appending the rows past its largest rowid is enough.
+        """
+        # Two subqueries: each is a fast path (btree count, last rowid); together in one
+        # SELECT they became a scan of every row (3 ms per 100k vectors, every query).
+        row = self.db.execute("SELECT (SELECT count(*) FROM embeddings), "
+                              "(SELECT coalesce(max(id), 0) FROM embeddings)")
+        count, top = row.fetchone()
+        return int(count), int(top), int(self.get_meta("vec_generation") or 0)
+
+    def vector_batches(
+        self, rowid: int, batch: int = 16384
+    ) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]]:
+        """(rowids, float32 rows) of every vector with a larger rowid, in rowid order, a
+        batch at a time, so that a reader loading a million vectors never holds them
+        twice (as blobs and as a matrix)."""
+        import numpy as np
+
+        if not self.has_vectors():
+            return
+        cur = self.db.execute(
+            "SELECT rowid, embedding FROM vec_embeddings WHERE rowid > ? ORDER BY rowid", (rowid,))
+        while rows := cur.fetchmany(batch):
+            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+            yield ids, mat.reshape(len(rows), -1)
+
+    def gc_embeddings(self, min_orphans: int = 0) -> int:
+        """Delete embeddings no checkpoint refers to; returns how many went.
+
+        Args:
+            min_orphans: do nothing while fewer vectors than this are orphaned. Orphans are
+                invisible to search (no checkpoint carries their hash) and are reused if
+                the same text comes back, so collecting them lazily keeps readers'
+                in-memory vector copies valid across small edits.
+        """
+        if not self.has_vectors():
+            return 0
+        orphan_sql = (
+            "SELECT e.id FROM embeddings e "
+            "WHERE NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.hash = e.hash)"
+        )
+        if min_orphans > 0:
+            n = int(self.db.execute(f"SELECT count(*) FROM ({orphan_sql})").fetchone()[0])
+            if n < min_orphans:
+                return 0
+        with self.transaction():
+            orphans = [int(r[0]) for r in self.db.execute(orphan_sql)]
+            for i in orphans:
+                self.db.execute("DELETE FROM vec_embeddings WHERE rowid = ?", (i,))
+                self.db.execute("DELETE FROM embeddings WHERE id = ?", (i,))
+            if orphans:
+                generation = int(self.get_meta("vec_generation") or 0) + 1
+                self.set_meta("vec_generation", str(generation))
+        return len(orphans)
+
+    def embedding_coverage(self, names: Sequence[str] = ()) -> list[tuple[str, int, int]]:
+        """(repository, checkpoints, embedded checkpoints) per repository, or for `names`.
+
+        One grouped query; an embedded checkpoint is one whose text has a vector.
+        """
+        where = ""
+        params: list[object] = []
+        if names:
+            where = f"WHERE r.name IN ({','.join('?' * len(names))})"
+            params = list(names)
+        rows = self.db.execute(
+            "SELECT r.name, count(c.id), coalesce(sum(EXISTS (SELECT 1 FROM embeddings e "
+            "WHERE e.hash = c.hash)), 0) FROM repos r LEFT JOIN checkpoints c "
+            f"ON c.repo_id = r.id {where} GROUP BY r.name ORDER BY r.name",
+            params,
+        )
+        return [(str(n), int(t), int(e)) for n, t, e in rows]
