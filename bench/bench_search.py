@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import random
 import resource
@@ -28,11 +29,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -42,16 +40,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.corpus import ensure_corpus, eval_dir
 from bench.stats import summary
+from ctxd.indexer.memory import release_free_memory
 from ctxd.indexer.models import Chunk, Symbol
 from ctxd.indexer.store.store import FileRecord, Store, Summary, serialize_vector
-from ctxd.search.hybrid import FusionOptions, rank_hybrid
-from ctxd.search.keyword import add_line_matches, keyword_search
 from ctxd.search.lexical.engine import EmbeddedLexical
-from ctxd.search.models import MatchSource
-from ctxd.search.semantic import SearchFilters, knn, rank_by_vector, summary_hits
-from ctxd.search.symbols import search_symbols
-from ctxd.search.vectors import ExactMatrix, QuantizedMatrix
-from ctxd.server.hybrid_case import first_block_hit, hybrid_lexical_query
+from ctxd.search.semantic import SearchFilters, knn, rank_by_vector
+from ctxd.search.vectors import ExactMatrix
+from ctxd.server.hybrid_case import hybrid_lexical_query
 from tests.conftest import FakeEmbedder
 from tests.vector_data import clustered_unit_vectors, queries_near
 
@@ -238,98 +233,152 @@ def kept_store(folder: Path, n: int, files: list[RealFile]
     return store, build, queries
 
 
+class QueryVectors:
+    """The service's embedder in the scale benchmark: each query's vector is the next of
+    the 30 synthetic query vectors (they lie near stored vectors, as a question lies near
+    its answer), under the store's model name."""
+
+    name = "synthetic"
+    max_tokens = 256
+
+    def __init__(self, vectors: npt.NDArray[np.float32]) -> None:
+        self.vectors = vectors
+        self.dimension = vectors.shape[1]
+        self.i = 0
+
+    def embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        out = np.stack([self.vectors[(self.i + j) % len(self.vectors)]
+                        for j in range(len(texts))])
+        self.i += len(texts)
+        return out
+
+    def count_tokens(self, texts: list[str]) -> list[int]:
+        return [len(t.split()) for t in texts]
+
+
+def reset_peak_rss() -> None:
+    """Start VmHWM afresh (Linux: `5` to clear_refs), so each phase reports its own peak."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
+
+
+def peak_rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def service_phase(store_path: Path, home: Path, qvecs: npt.NDArray[np.float32],
+                  words: list[str], idents: list[str], after: bool,
+                  truth: dict[int, list[int]]) -> dict[str, object]:
+    """The service's own search path (`Service.search`, `Service.symbols`) over the store,
+    long-lived like the daemon. `after=False`: what main held before this change (the
+    exact float32 matrix, FTS5 alone, the symbol scan); `after=True`: the service as
+    shipped (above 200k vectors the int8 matrix, above 150k checkpoints the keyword
+    postings and symbol names in memory). The modes are timed in turn."""
+    from ctxd.server.config import load_settings
+    from ctxd.server.service import Service
+
+    home.mkdir(parents=True, exist_ok=True)
+    link = home / "index.db"
+    if not link.exists():
+        link.symlink_to(store_path)
+    reset_peak_rss()
+    rss0 = rss_mb()
+    embedder = QueryVectors(qvecs)
+    svc = Service(load_settings({"home": str(home)}), embedder=embedder,  # type: ignore[arg-type]
+                  long_lived=True)
+    if not after:
+        svc.matrix = ExactMatrix()  # type: ignore[assignment]
+        svc.keywords = svc.symbol_index = None
+    store = svc.store()
+    assert svc.matrix is not None
+    t = time.perf_counter()
+    svc.matrix.refresh(store)
+    load: dict[str, object] = {"matrix": type(svc.matrix).__name__,
+                               "matrix_load_s": round(time.perf_counter() - t, 1),
+                               "matrix_mb": round(svc.matrix.nbytes / 2**20)}
+    for name, index, start in (("keyword_postings", svc.keywords, svc.postings),
+                               ("symbol_names", svc.symbol_index, svc.symbol_names)):
+        if index is None:
+            continue
+        t = time.perf_counter()
+        start(store)  # type: ignore[operator]
+        index.wait()
+        if start(store) is not None:  # type: ignore[operator]
+            load[f"{name}_load_s"] = round(time.perf_counter() - t, 1)
+            load[f"{name}_mb"] = round(index.value.nbytes / 2**20)
+    load["rss_loaded_mb"] = round(rss_mb())
+    load["rss_added_mb"] = round(rss_mb() - rss0)
+    it = iter(range(10**9))
+
+    def search(mode: str, texts: list[str]):  # type: ignore[no-untyped-def]
+        def run() -> None:
+            i = next(it)
+            embedder.i = i % len(qvecs)
+            svc.search(texts[i % len(texts)], mode=mode, limit=10)
+        return run
+
+    times = interleaved({
+        "hybrid_ms": search("hybrid", words),
+        "hybrid_identifier_query_ms": search("hybrid", idents),
+        "semantic_ms": search("semantic", words),
+        "keyword_ms": search("keyword", words),
+    }, 30)
+    qs = ["retry", "parse_header", "cch", "tokstr", "Console.print", "get_encoding_from"]
+    times["symbols_ms"] = timed(lambda: svc.symbols(qs[next(it) % len(qs)], max_items=50), 30)
+    knn = svc.matrix.knn
+    neighbours = {i: [r for r, _ in knn(store, qvecs[i].tolist(), 100)] for i in range(len(qvecs))}
+    if truth:
+        load["recall_at_10_vs_exact"] = round(statistics.mean(
+            len(set(neighbours[i][:10]) & set(truth[i][:10])) / 10 for i in truth), 4)
+        load["recall_at_100_vs_exact"] = round(statistics.mean(
+            len(set(neighbours[i]) & set(truth[i])) / 100 for i in truth), 4)
+    else:
+        truth.update(neighbours)
+    svc.close()
+    return {**load, **{k: summary(v) for k, v in times.items()},
+            "peak_rss_mb": round(peak_rss_mb())}
+
+
 def bench_scale(tmp: Path, n: int, files: list[RealFile], questions: list[str],
                 embed_rate: float | None, stores: Path | None = None) -> dict[str, object]:
     store, build, qvecs = (kept_store(stores, n, files) if stores
                            else synthetic_store(tmp / f"s{n}.db", n, files))
     queries = [q.tolist() for q in qvecs]
     filters = SearchFilters()
-    rss_before = rss_mb()
-    t = time.perf_counter()
-    matrix = QuantizedMatrix(exact_below=0)
-    matrix.refresh(store)
-    load_s = time.perf_counter() - t
-    build.update({"matrix_load_s": round(load_s, 1), "matrix_mb": round(matrix.nbytes / 2**20),
-                  "rss_after_matrix_mb": round(rss_mb()),
-                  "rss_matrix_delta_mb": round(rss_mb() - rss_before)})
-    exact_knn = partial(ExactMatrix.knn, matrix)
-    """The same rows, ranked by the full float32 product: the path before this issue."""
-    it = iter(range(10**9))
     words = questions[:30]
     idents = [q for q in questions if hybrid_lexical_query(q, filters) is not None][:30]
-
-    def sem(fn):  # type: ignore[no-untyped-def]
-        return lambda: rank_by_vector(store, queries[next(it) % 30], filters=filters, limit=10,
-                                      knn_fn=fn)
-
+    it = iter(range(10**9))
     lexical = EmbeddedLexical(store)
-
-    worker = ThreadPoolExecutor(1)
-    local = threading.local()
-
-    def worker_store() -> Store:
-        """The keyword worker's own connection, as the service gives each thread one."""
-        if not hasattr(local, "store"):
-            local.store = Store.open(store.path)
-        return local.store  # type: ignore[no-any-return]
-
-    def hyb_default(fn, texts, parallel=False):  # type: ignore[no-untyped-def]
-        """The shipped default: 100 hits a leg, the candidate files' summaries, the lexical
-        leg when the query has identifier-like words, normalised-score fusion and
-        re-ranking (`rank_hybrid`), keyword line matches for the returned page only."""
-        def run() -> None:
-            i = next(it) % len(texts)
-            kw = (worker.submit(lambda: keyword_search(worker_store(), texts[i], limit=100,
-                                                        with_matches=False))
-                  if parallel else None)
-            legs = {"semantic": rank_by_vector(store, queries[i % 30], filters=filters,
-                                               limit=100, knn_fn=fn),
-                    "keyword": kw.result() if kw else keyword_search(
-                        store, texts[i], limit=100, with_matches=False)}
-            files = {(h.repository, h.path) for leg in legs.values() for h in leg}
-            legs["summary"] = summary_hits(store, queries[i % 30], files)
-            q = hybrid_lexical_query(texts[i], filters)
-            if q is not None:
-                res = lexical.search(q, max_files=100, context_lines=0)
-                legs["lexical"] = [first_block_hit(fm, MatchSource.LEXICAL)
-                                   for fm in res.files if fm.matches]
-            add_line_matches(store, texts[i], rank_hybrid(texts[i], legs, FusionOptions())[:10])
-        return run
-
-    q_recall = {k: statistics.mean(recall(matrix.knn(store, q, k), exact_knn(store, q, k))
-                                   for q in queries) for k in (10, 100, 400)}
     t = time.perf_counter()
     lexical.search(hybrid_lexical_query(idents[0], filters) or idents[0], max_files=100,
                    context_lines=0)
     first_ms = (time.perf_counter() - t) * 1000
     out: dict[str, object] = {
         "build": build,
-        **{f"quantized_recall_at_{k}_vs_exact": round(r, 4) for k, r in q_recall.items()},
         "time_to_first_lexical_answer_s": round(build["phase1_s"] + first_ms / 1000, 1),
         **({"embedding_eta_s": round(build["checkpoints"] / embed_rate),
             "embedding_rate_texts_per_s": round(embed_rate, 1)} if embed_rate else {}),
-        "semantic_sqlite_vec_ms": summary(timed(sem(knn), 10 if n > 200_000 else 30)),
-        **{name: summary(times) for name, times in interleaved({
-            "semantic_exact_matrix_ms": sem(exact_knn),
-            "semantic_matrix_ms": sem(matrix.knn),
-        }, 30).items()},
-        **{name: summary(times) for name, times in interleaved({
-            "hybrid_default_exact_matrix_ms": hyb_default(exact_knn, words),
-            "hybrid_default_matrix_ms": hyb_default(matrix.knn, words),
-            "hybrid_default_matrix_keyword_in_a_worker_ms": hyb_default(matrix.knn, words,
-                                                                        parallel=True),
-            "hybrid_default_identifier_query_matrix_ms": hyb_default(matrix.knn, idents),
-        }, 30).items()},
-        "keyword_only_ms": summary(timed(lambda: keyword_search(
-            store, words[next(it) % len(words)], limit=100, with_matches=False), 30)),
+        "semantic_sqlite_vec_ms": summary(timed(lambda: rank_by_vector(
+            store, queries[next(it) % 30], filters=filters, limit=10, knn_fn=knn),
+            10 if n > 200_000 else 30)),
+        "symbols": int(store.query("SELECT count(*) FROM symbols")[0][0]),
+        "distinct_symbol_names": int(store.query(
+            "SELECT count(*) FROM (SELECT DISTINCT name FROM symbols)")[0][0]),
     }
-    qs = ["retry", "parse_header", "cch", "tokstr", "Console.print", "get_encoding_from"]
-    out["symbols_ms"] = summary(timed(lambda: search_symbols(
-        store, qs[next(it) % len(qs)], limit=50), 30))
-    out["symbols"] = int(store.query("SELECT count(*) FROM symbols")[0][0])
-    worker.submit(lambda: worker_store().close()).result()
-    worker.shutdown()
+    path = Path(store.path)
     store.close()
+    truth: dict[int, list[int]] = {}
+    out["before"] = service_phase(path, tmp / f"home-before-{n}", qvecs, words, idents,
+                                  False, truth)
+    gc.collect()
+    release_free_memory()
+    out["after"] = service_phase(path, tmp / f"home-after-{n}", qvecs, words, idents,
+                                 True, truth)
     return out
 
 
