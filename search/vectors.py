@@ -26,6 +26,7 @@ Reads the store only (`Store.vector_state`, `Store.vector_batches`, `Store.query
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import Protocol
 
 import numpy as np
@@ -131,6 +132,11 @@ class ExactMatrix:
         read earlier: a writer may append between the two reads)."""
         self._generation: int | None = None
         self._lock = threading.Lock()
+        self._seen: weakref.WeakKeyDictionary[Store, tuple[int, int]] = (
+            weakref.WeakKeyDictionary())
+        """Each connection's `Store.generation()` when it last refreshed: while it stays,
+        nothing was committed, and the vector count (a b-tree count: ~10 ms at 1M
+        vectors) need not be read again."""
 
     def __len__(self) -> int:
         return self._n
@@ -141,16 +147,24 @@ class ExactMatrix:
         return int(self._ids.nbytes + self._rows.nbytes + self._sq.nbytes)
 
     def refresh(self, store: Store) -> None:
-        count, top, generation = store.vector_state()
+        seen = store.generation()
         with self._lock:
-            if generation == self._generation and top <= self._top:
+            if self._seen.get(store) == seen:
                 return
-            appending = generation == self._generation and self._n > 0
-            if not appending:
-                self._reset(count)
-            for ids, mat in store.vector_batches(self._top if appending else 0):
-                self._append(ids, mat.astype(self._dtype, copy=False))
-            self._generation = generation
+        count, top, generation = store.vector_state()
+        self._fit(count)
+        with self._lock:
+            if generation != self._generation or top > self._top:
+                appending = generation == self._generation and self._n > 0
+                if not appending:
+                    self._reset(count)
+                for ids, mat in store.vector_batches(self._top if appending else 0):
+                    self._append(ids, mat.astype(self._dtype, copy=False))
+                self._generation = generation
+            self._seen[store] = seen
+
+    def _fit(self, count: int) -> None:
+        """Choose the form of the rows for `count` vectors (a hook for subclasses)."""
 
     def _reset(self, capacity: int) -> None:
         self._n = self._top = 0
@@ -308,6 +322,8 @@ class Int8Matrix(ExactMatrix):
         self.exact_below = exact_below
         self._int8 = np.empty((0, 0), dtype=np.int8)
         self._scales = np.empty(0, dtype=np.float32)
+        self._scales16: tuple[int, object] = (-1, None)
+        """(rows, their scales as a bfloat16 tensor): made once after each load or append."""
 
     @property
     def coarse(self) -> bool:
@@ -318,18 +334,17 @@ class Int8Matrix(ExactMatrix):
     def nbytes(self) -> int:
         return super().nbytes + int(self._int8.nbytes + self._scales.nbytes)
 
-    def refresh(self, store: Store) -> None:
-        count = store.vector_state()[0]
+    def _fit(self, count: int) -> None:
         with self._lock:
             if (count >= self.exact_below) != self.coarse:  # crossed: reload in the other form
                 self._dtype = np.dtype(np.float16 if count >= self.exact_below else np.float32)
                 self._generation = None
-        super().refresh(store)
 
     def _reset(self, capacity: int) -> None:
         super()._reset(capacity)
         self._int8 = np.empty((0, 0), dtype=np.int8)
         self._scales = np.empty(0, dtype=np.float32)
+        self._scales16 = (-1, None)
 
     def _grow(self, need: int, dim: int) -> None:
         super()._grow(need, dim)
@@ -350,13 +365,17 @@ class Int8Matrix(ExactMatrix):
             scales = np.maximum(np.abs(exact).max(axis=1), 1e-12) / 127.0
             self._int8[n:self._n] = np.rint(exact / scales[:, None])
             self._scales[n:self._n] = scales
+            self._scales16 = (-1, None)
 
     def knn(self, store: Store, vector: list[float], k: int) -> list[tuple[int, float]]:
         self.refresh(store)
         with self._lock:  # one consistent view: a reload may swap every array
             n = self._n
             ids, rows, sq = self._ids[:n], self._rows[:n], self._sq[:n]
-            int8, scales, coarse = self._int8[:n], self._scales[:n], self.coarse
+            int8, coarse = self._int8[:n], self.coarse
+            if coarse and self._scales16[0] != n:
+                self._scales16 = (n, bfloat16(self._scales[:n]))
+            scales = self._scales16[1]
         want = max(self.rerank, 8 * k)
         if not coarse or want * 4 >= n or k <= 0:
             return _exact_knn(ids, rows, sq, vector, k)  # same snapshot: one refresh
@@ -366,18 +385,23 @@ class Int8Matrix(ExactMatrix):
         return exact_ranking(ids[candidates], rows[candidates], v, k)
 
 
-def int8_dots(int8: npt.NDArray[np.int8], scales: npt.NDArray[np.float32],
+def bfloat16(values: npt.NDArray[np.float32]) -> object:
+    """`values` as a torch bfloat16 tensor (torch is imported here: only long-lived
+    processes, which hold the model and so torch, get this far)."""
+    import torch
+
+    return torch.from_numpy(np.ascontiguousarray(values, dtype=np.float32)).to(torch.bfloat16)
+
+
+def int8_dots(int8: npt.NDArray[np.int8], scales: object,
               vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    """Approximate dot products of `vector` with every row `int8[i] * scales[i]`, by
-    torch's int8 weight-only product (bfloat16 in, bfloat16 out). torch is imported here:
-    only long-lived processes, which hold the model and so torch, get this far."""
+    """Approximate dot products of `vector` with every row `int8[i] * scales[i]` (scales:
+    a `bfloat16` tensor), by torch's int8 weight-only product (bfloat16 in and out)."""
     import torch
 
     with torch.inference_mode():
         out = torch.ops.aten._weight_int8pack_mm(
-            torch.from_numpy(np.ascontiguousarray(vector, dtype=np.float32))[None, :]
-            .to(torch.bfloat16),
-            torch.from_numpy(int8), torch.from_numpy(scales).to(torch.bfloat16))
+            bfloat16(vector[None, :]), torch.from_numpy(int8), scales)
         dots: npt.NDArray[np.float32] = out[0].to(torch.float32).numpy()
     return dots
 

@@ -149,3 +149,22 @@ def test_appends_and_deletions_reach_the_int8_rows(store, vectors):
     assert len(int8) == N + 2
     store.gc_embeddings()  # no checkpoint carries these hashes: every vector is an orphan
     assert int8.knn(store, target.tolist(), 1) == []
+
+
+def test_the_matrix_reads_the_vector_count_only_after_a_commit(store, vectors, tmp_path):
+    """A refresh on an unchanged connection costs one PRAGMA, not a count of every vector;
+    a commit by another connection is still seen by the next query."""
+    matrix = Int8Matrix(exact_below=0)
+    q = queries_near(vectors, 1, seed=9)[0].tolist()
+    matrix.knn(store, q, 5)
+    statements: list[str] = []
+    store.db.set_trace_callback(statements.append)
+    matrix.knn(store, q, 5)
+    assert not [s for s in statements if "count(*)" in s]
+    other = Store.open(store.path)
+    target = -vectors[11]
+    add(other, target[None, :], N)
+    other.close()
+    assert matrix.knn(store, target.tolist(), 1)[0][1] == pytest.approx(0.0, abs=1e-3)
+    assert [s for s in statements if "count(*)" in s]
+    store.db.set_trace_callback(None)
