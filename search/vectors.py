@@ -35,7 +35,7 @@ import numpy.typing as npt
 from ctxd.indexer.store.store import Store, serialize_vector
 
 __all__ = ["ExactMatrix", "Int8Matrix", "QuantizedMatrix", "SqliteVecIndex", "VectorIndex",
-           "VectorMatrix", "exact_ranking", "int8_dots", "knn", "sign_codes"]
+           "VectorMatrix", "exact_ranking", "int8_nearest", "knn", "sign_codes"]
 
 
 class VectorIndex(Protocol):
@@ -380,8 +380,7 @@ class Int8Matrix(ExactMatrix):
         if not coarse or want * 4 >= n or k <= 0:
             return _exact_knn(ids, rows, sq, vector, k)  # same snapshot: one refresh
         v = np.asarray(vector, dtype=np.float32)
-        d2 = sq - 2.0 * int8_dots(int8, scales, v) + float(v @ v)
-        candidates = np.argpartition(d2, want - 1)[:want]
+        candidates = int8_nearest(int8, scales, sq, v, want)
         return exact_ranking(ids[candidates], rows[candidates], v, k)
 
 
@@ -393,17 +392,21 @@ def bfloat16(values: npt.NDArray[np.float32]) -> object:
     return torch.from_numpy(np.ascontiguousarray(values, dtype=np.float32)).to(torch.bfloat16)
 
 
-def int8_dots(int8: npt.NDArray[np.int8], scales: object,
-              vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    """Approximate dot products of `vector` with every row `int8[i] * scales[i]` (scales:
-    a `bfloat16` tensor), by torch's int8 weight-only product (bfloat16 in and out)."""
+def int8_nearest(int8: npt.NDArray[np.int8], scales: object, sq: npt.NDArray[np.float32],
+                 vector: npt.NDArray[np.float32], want: int) -> npt.NDArray[np.int64]:
+    """Indexes of the `want` rows nearest to `vector` by approximate distance: dot
+    products with `int8[i] * scales[i]` (scales: a `bfloat16` tensor) by torch's int8
+    weight-only product (bfloat16 in and out), |r|^2 from `sq`, and torch's top-k (a
+    fifth of numpy's argpartition at 1M rows)."""
     import torch
 
     with torch.inference_mode():
-        out = torch.ops.aten._weight_int8pack_mm(
-            bfloat16(vector[None, :]), torch.from_numpy(int8), scales)
-        dots: npt.NDArray[np.float32] = out[0].to(torch.float32).numpy()
-    return dots
+        dots = torch.ops.aten._weight_int8pack_mm(
+            bfloat16(vector[None, :]), torch.from_numpy(int8), scales)[0].to(torch.float32)
+        d2 = torch.from_numpy(sq) - 2.0 * dots + float(vector @ vector)
+        found: npt.NDArray[np.int64] = torch.topk(d2, want, largest=False,
+                                                  sorted=False).indices.numpy()
+    return found
 
 
 VectorMatrix = Int8Matrix
