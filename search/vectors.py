@@ -403,7 +403,8 @@ def int8_nearest(int8: npt.NDArray[np.int8], scales: object, sq: npt.NDArray[np.
     with torch.inference_mode():
         dots = torch.ops.aten._weight_int8pack_mm(
             bfloat16(vector[None, :]), torch.from_numpy(int8), scales)[0].to(torch.float32)
-        d2 = torch.from_numpy(sq) - 2.0 * dots + float(vector @ vector)
+        # |r - v|^2 less the constant |v|^2: one pass
+        d2 = torch.add(torch.from_numpy(sq), dots, alpha=-2.0)
         found: npt.NDArray[np.int64] = torch.topk(d2, want, largest=False,
                                                   sorted=False).indices.numpy()
     return found
