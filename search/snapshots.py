@@ -32,6 +32,9 @@ class Generational(Protocol):
     @property
     def generation(self) -> int: ...
 
+    @property
+    def nbytes(self) -> int: ...
+
 
 T = TypeVar("T", bound=Generational)
 
@@ -60,6 +63,15 @@ class Snapshots(Generic[T]):
     def value(self) -> T | None:
         """The latest snapshot built, current or not."""
         return self._value
+
+    def report(self) -> dict[str, object]:
+        """State for `ctxd status`: `off` (none built: a small index), `building`, or
+        `ready` (the latest snapshot, which a query uses while it is current), and bytes."""
+        thread, value = self._building, self._value
+        state = ("building" if thread is not None and thread.is_alive()
+                 else "ready" if value is not None else "off")
+        return {"state": state, "bytes": value.nbytes if value is not None else 0,
+                **({"error": self.last_error} if self.last_error else {})}
 
     def current(self, store: Store) -> T | None:
         """The snapshot for `store`'s text as it is now, or None; starts a build when the

@@ -378,7 +378,22 @@ class Service(SearchCases):
                 "embedded": sum(r["embedded"] for r in repos),
                 "symbols": sum(r["symbols"] for r in repos),
             },
+            **({"memory": self.memory()} if self.matrix is not None else {}),
         }
+
+    def memory(self) -> dict[str, Any]:
+        """What a long-lived service (the daemon) holds in memory for search: the vectors
+        (their form, rows, bytes) and the keyword postings and symbol names (`off` below
+        their size threshold, `building`, `ready`)."""
+        assert self.matrix is not None
+        out: dict[str, Any] = {"vectors": {
+            "form": "int8 + float16" if self.matrix.coarse else "float32",
+            "rows": len(self.matrix), "bytes": self.matrix.nbytes}}
+        for name, index in (("keyword_postings", self.keywords),
+                            ("symbol_names", self.symbol_index)):
+            if index is not None:
+                out[name] = index.report()
+        return out
 
     def resolve_repo(self, name_or_path: str) -> tuple[int, str, str]:
         """(id, name, root) of a repository given its name or its folder."""

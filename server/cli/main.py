@@ -442,6 +442,13 @@ def status(ctx: click.Context, as_json: bool) -> None:
     t = info["totals"]
     render.emit(f"totals: {t['repositories']} repositories, {t['files']} files, "
                 f"{t['checkpoints']} checkpoints, {t['symbols']} symbols")
+    if mem := info.get("memory"):
+        v = mem["vectors"]
+        held = [f"vectors {v['form']} {v['rows']} rows {v['bytes'] / 2**20:.1f} MB"] + [
+            f"{name.replace('_', ' ')} {m['state']}"
+            + (f" {m['bytes'] / 2**20:.1f} MB" if m["bytes"] else "")
+            for name, m in mem.items() if name != "vectors"]
+        render.emit("memory: " + ", ".join(held))
     for r in info["repositories"]:
         state = "indexing" if r["indexing"] else f"indexed {r['indexed_at']}"
         render.emit(f"  {r['name']:<20} {r['files']:>6} files {r['checkpoints']:>7} checkpoints "

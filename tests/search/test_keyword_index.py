@@ -140,6 +140,10 @@ def test_the_service_answers_keyword_and_hybrid_the_same_with_postings(tmp_path:
         assert held.keywords is not None
         held.keywords.wait()
         assert held.postings(held.store()) is not None
+        memory = held.status()["memory"]
+        assert memory["keyword_postings"]["state"] == "ready"
+        assert memory["keyword_postings"]["bytes"] > 0
+        assert "memory" not in plain.status()
         for mode in ("keyword", "hybrid"):
             for question in QUESTIONS[:4]:
                 a = plain.search(question, mode=mode, limit=10).results

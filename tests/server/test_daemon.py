@@ -123,7 +123,9 @@ def _untimed(text: str) -> str:
 
 
 def _strip_daemon(text: str) -> str:
-    return "\n".join(ln for ln in text.splitlines() if not ln.startswith("daemon:"))
+    """Status text less what only the daemon reports (itself, what it holds in memory)."""
+    return "\n".join(ln for ln in text.splitlines()
+                     if not ln.startswith(("daemon:", "memory:")))
 
 
 @pytest.mark.model
@@ -156,10 +158,15 @@ def test_cli_output_is_byte_for_byte_the_same_through_the_daemon(indexed, daemon
     daemon_status, local_status = run("status"), run("--no-daemon", "status")
     assert _strip_daemon(daemon_status.output) == _strip_daemon(local_status.output)
     assert "daemon: pid" in daemon_status.output
+    assert "memory: vectors float32" in daemon_status.output
     as_json = [json.loads(r.output) for r in (run("status", "--json"),
                                               run("--no-daemon", "status", "--json"))]
     for d in as_json:
         assert d.pop("daemon")["running"] is True
+    held = as_json[0].pop("memory")  # what the warm daemon holds; a one-shot CLI holds none
+    assert held["vectors"]["form"] == "float32" and held["vectors"]["rows"] > 0
+    assert held["keyword_postings"]["state"] == held["symbol_names"]["state"] == "off"
+    assert "memory" not in as_json[1]
     assert as_json[0] == as_json[1]
 
 
