@@ -121,8 +121,9 @@ def keyword_search(
 
     `with_matches=False` leaves `Hit.matches` empty (hybrid search fills them in for
     the hits it returns only; see `add_line_matches`). `postings`: the common terms'
-    postings in memory (`search.keyword_index`), current for this store's text; the
-    ranking is the same with or without them."""
+    postings in memory (`search.keyword_index`); while they are current for this store's
+    text the ranking is the same with or without them (see `_from_postings` for older
+    ones)."""
     filters = filters or SearchFilters()
     where, params = filters.sql()
     if postings is not None and not where and not filters.path_glob:
@@ -178,33 +179,46 @@ def _from_postings(store: Store, question: str, postings: KeywordPostings, *, li
                    offset: int, with_matches: bool) -> list[Hit]:
     """`keyword_search` without filters, its common terms scored from memory and the rest
     by FTS5 (`search.keyword_index`): the same BM25 scores, without FTS5 scoring every
-    row that holds a common word."""
+    row that holds a common word.
+
+    Postings older than the text (a rebuild is under way) still answer: rows written
+    since are scored by FTS5 for the common terms too, rows deleted since are dropped, and
+    the common terms keep the snapshot's statistics (N, document frequency, average
+    length) until the rebuild, which moves scores by parts in ten thousand."""
     terms = informative_terms(store, keyword_terms(question), postings)
     if not terms:
         return []
-    held, rare = [], []
+    held, held_words, rare = [], [], []
     for term in terms:
         tokens = fts_tokens(store, term)
         if len(tokens) == 1 and tokens[0] in postings.postings:
             held.append(tokens[0])
+            held_words.append(term)
         else:
             rare.append(term)
-    extra: list[tuple[int, float]] = []
-    if rare:
-        w = COLUMN_WEIGHTS
-        extra = [(int(r[0]), -float(r[1])) for r in store.query(
-            f"SELECT rowid, bm25(chunk_fts, {w[0]}, {w[1]}, {w[2]}) FROM chunk_fts "
-            "WHERE chunk_fts MATCH ?", (match_expression(rare),))]
-    top = postings.top(held, extra, offset + limit)
-    if not top:
-        return []
-    score = dict(top)
+    w = COLUMN_WEIGHTS
+    bm25 = (f"SELECT rowid, bm25(chunk_fts, {w[0]}, {w[1]}, {w[2]}) FROM chunk_fts "
+            "WHERE chunk_fts MATCH ?")
+    extra = [(int(r[0]), -float(r[1])) for r in store.query(
+        bm25, (match_expression(rare),))] if rare else []
+    stale = postings.generation != store.text_generation()
+    if stale and held:  # rows written since the snapshot: their common terms from FTS5
+        extra += [(int(r[0]), -float(r[1])) for r in store.query(
+            bm25 + " AND rowid > ?", (match_expression(held_words), postings.top_rowid))]
+    want = offset + limit
+    k = want + 16 if stale else want  # rows deleted since the snapshot drop out below
     cols = "r.name, c.path, c.language, c.start_line, c.end_line, c.symbol, c.text, c.id"
-    rows = {int(r[-1]): r for r in store.query(
-        f"SELECT {cols} FROM checkpoints c JOIN repos r ON r.id = c.repo_id "
-        f"WHERE c.id IN ({','.join('?' * len(top))})", [cid for cid, _ in top])}
+    while True:
+        top = postings.top(held, extra, k)
+        rows = {int(r[-1]): r for r in store.query(
+            f"SELECT {cols} FROM checkpoints c JOIN repos r ON r.id = c.repo_id "
+            f"WHERE c.id IN ({','.join('?' * len(top))})", [cid for cid, _ in top])
+        } if top else {}
+        if len(rows) >= want or len(top) < k:
+            break
+        k *= 4
     words = term_pattern(terms) if with_matches else None
-    return [_hit((-score[cid], *rows[cid]), words) for cid, _ in top if cid in rows][offset:]
+    return [_hit((-score, *rows[cid]), words) for cid, score in top if cid in rows][offset:want]
 
 
 def add_line_matches(store: Store, question: str, hits: list[Hit],

@@ -18,8 +18,10 @@ contribution per term, so the same scores can be had in two parts:
 its per-row sizes and totals) inside one read transaction, so the terms are FTS5's
 tokens and stems to the letter. It is valid for one `Store.text_generation()`;
 `KeywordIndex` (held by the long-lived service, like the vector matrix) builds a new
-one in a background thread when the text changes, and answers `None` meanwhile, so the
-keyword leg falls back to plain FTS5, which is exact too (`search.snapshots`).
+one in a background thread when the text changes (`search.snapshots`). Meanwhile the
+older snapshot keeps answering: `search.keyword` scores the rows written since with
+FTS5 and drops the rows deleted since, so an edit in a large tree never sends the
+keyword leg back to scoring every row.
 
 Called by `search.keyword` (`top_rows`) and `server.service` (holds a `KeywordIndex`).
 Reads the store only.
@@ -94,6 +96,11 @@ class KeywordPostings:
     """Index term -> (rowids, column-weighted frequency in each: whole numbers, uint16
     where they fit)."""
     min_df: int
+
+    @property
+    def top_rowid(self) -> int:
+        """The largest rowid the snapshot holds (rows past it were written since)."""
+        return len(self.lengths) - 1
 
     @property
     def nbytes(self) -> int:

@@ -1,10 +1,11 @@
 """Answers computed from the indexed text, held in memory for one text generation.
 
-`Snapshots(build, above=N)` keeps the value `build(store)` made for the store's current
+`Snapshots(build, above=N)` keeps the value `build(store)` made for the store's
 `text_generation()` (the keyword postings of `search.keyword_index`, the distinct symbol
 names of `search.symbol_names`). When the text changes, `current(store)` answers None
-(the caller then answers from SQLite, exactly) and starts one rebuild in a background
-thread on its own connection, so no query waits for a build. Builds are spaced by
+(the caller then answers from SQLite, exactly) or `latest(store)` the older snapshot
+(for callers that correct for what changed since), and either starts one rebuild in a
+background thread on its own connection, so no query waits for a build. Builds are spaced by
 `spacing` times the last build's duration: a tree that changes all the time costs at
 most 1 / (1 + spacing) of a core. Indexes of at most `above` checkpoints hold nothing
 (SQLite answers them fast enough).
@@ -81,6 +82,14 @@ class Snapshots(Generic[T]):
             return value
         self._maybe_build(store)
         return None
+
+    def latest(self, store: Store) -> T | None:
+        """The latest snapshot, current or not (None before the first build), for callers
+        that can answer from an older one; starts a build when the text changed."""
+        value = self._value
+        if value is None or value.generation != store.text_generation():
+            self._maybe_build(store)
+        return value
 
     def wait(self, timeout: float | None = None) -> None:
         """Block until a build in progress ends (tests, benchmarks)."""

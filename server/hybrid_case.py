@@ -58,9 +58,10 @@ class HybridCases:
         raise NotImplementedError
 
     def postings(self, store: Store) -> KeywordPostings | None:
-        """The keyword postings in memory for `store`'s text as it is now, if this service
-        holds them (long-lived, large index) and they are built (`search.keyword_index`)."""
-        return self.keywords.current(store) if self.keywords is not None else None
+        """The keyword postings in memory, if this service holds them (long-lived, large
+        index) and they are built (`search.keyword_index`); possibly older than the text,
+        which the keyword search corrects for while they are rebuilt."""
+        return self.keywords.latest(store) if self.keywords is not None else None
 
     def symbol_names(self, store: Store) -> SymbolNames | None:
         """The distinct symbol names in memory for `store`'s text as it is now, if this

@@ -153,3 +153,29 @@ def test_the_service_answers_keyword_and_hybrid_the_same_with_postings(tmp_path:
     finally:
         plain.close()
         held.close()
+
+
+def test_older_postings_see_rows_written_and_deleted_since(tmp_path: Path) -> None:
+    """While a rebuild is due, the previous snapshot still answers: a file written since
+    is found (FTS5 scores its rows), a file deleted since is gone."""
+    repo = RepoBuilder(tmp_path / "repo")
+    _files(tmp_path / "repo", n=30)
+    repo.write("doomed.py", "def retry_backoff_pool():\n    return 'retry backoff pool'\n")
+    db = Store.open(tmp_path / "index.db")
+    indexer = Indexer(db, FakeEmbedder())
+    indexer.index(repo.root, WalkOptions(), embed=False)
+    old = load_postings(db, 2)
+    question = "retry backoff pool"
+    assert "doomed.py" in {p for _, _, p in _page(db, question, postings=old)}
+
+    repo.remove("doomed.py")
+    repo.write("fresh.py", "def retry_backoff_pool():\n    return 'retry backoff pool'\n" * 3)
+    indexer.index(repo.root, WalkOptions(), embed=False)
+    assert old.generation != db.text_generation()
+    stale = _page(db, question, postings=old)
+    exact = _page(db, question)
+    assert {p for _, _, p in stale} == {p for _, _, p in exact}
+    assert stale[0][2] == exact[0][2] == "fresh.py"
+    assert "doomed.py" not in {p for _, _, p in stale}
+    assert [s for _, s, _ in stale] == pytest.approx([s for _, s, _ in exact], rel=0.05)
+    db.close()
