@@ -344,6 +344,31 @@ def service_phase(store_path: Path, home: Path, qvecs: npt.NDArray[np.float32],
             "peak_rss_mb": round(peak_rss_mb())}
 
 
+def distinct_names_case(store: Store, target: int = 500_000) -> dict[str, object]:
+    """Symbol search's in-memory part when names barely repeat (the synthetic store's
+    copies repeat every name ~200 times): `target` distinct names made from the store's
+    real names (`name_<other name>`, so longer than most), matched and ranked for a page
+    of 50 (`page_names`); the SQL row reads for one page are the same as in the store."""
+    from ctxd.search.symbol_names import SymbolNames, ascii_lower
+    from ctxd.search.symbols import page_names, split_query
+
+    real = [str(r[0]) for r in store.query("SELECT DISTINCT name FROM symbols")]
+    rng = random.Random(5)
+    names = sorted({f"{rng.choice(real)}_{rng.choice(real)}" for _ in range(target)})
+    lines = [ascii_lower(x) for x in names]
+    starts = np.zeros(len(lines), np.int64)
+    np.cumsum([len(x) + 1 for x in lines[:-1]], out=starts[1:])
+    snap = SymbolNames(0, tuple(names), np.ones(len(names), np.int64),
+                       "\n".join(lines) + "\n", starts)
+    qs = ["retry", "parse_header", "cch", "tokstr", "Console.print", "get_encoding_from"]
+    it = iter(range(10**9))
+
+    def one() -> None:
+        page_names(split_query(qs[next(it) % len(qs)])[1], snap, 50)
+
+    return {"distinct_names": len(names), "match_and_rank_ms": summary(timed(one, 30))}
+
+
 def bench_scale(tmp: Path, n: int, files: list[RealFile], questions: list[str],
                 embed_rate: float | None, stores: Path | None = None) -> dict[str, object]:
     store, build, qvecs = (kept_store(stores, n, files) if stores
@@ -370,6 +395,7 @@ def bench_scale(tmp: Path, n: int, files: list[RealFile], questions: list[str],
         "distinct_symbol_names": int(store.query(
             "SELECT count(*) FROM (SELECT DISTINCT name FROM symbols)")[0][0]),
     }
+    out["symbols_500k_distinct_names"] = distinct_names_case(store)
     path = Path(store.path)
     store.close()
     truth: dict[int, list[int]] = {}

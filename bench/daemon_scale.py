@@ -7,9 +7,9 @@ Takes a store that `bench/bench_search.py --stores DIR` built (real code, synthe
 vectors) and serves it with a real `ctxd daemon` (the real model: the store's recorded
 model name is set to the shipped model's for the run and restored after). Waits until
 the daemon reports (`ctxd status --json`, `memory`) its vectors loaded and its keyword
-postings and symbol names ready (or off, below their size threshold), then times end-to-end CLI commands through it (hybrid,
-keyword, symbols; CLI start and the real query embedding included) and reads the
-daemon's VmRSS / VmHWM from /proc.
+postings and symbol names ready (or off, below their size threshold), then times
+end-to-end CLI commands through it (hybrid, keyword, symbols; CLI start and the real
+query embedding included) and reads the daemon's VmRSS / VmHWM from /proc.
 """
 
 from __future__ import annotations

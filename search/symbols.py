@@ -84,27 +84,32 @@ def word_starts(name: str) -> set[int]:
 
 
 def fuzzy_score(query: str, name: str) -> int | None:
-    """How well `query` matches `name` as a subsequence (higher is better), or None.
+    """How well `query` matches `name` as a subsequence (higher is better), or None when
+    `name` does not hold `query`'s characters in order (case-insensitively).
 
     Greedy, preferring word starts: each query char that lands on a word start earns 2,
-    each consecutive char 1.
+    each consecutive char 1. When jumping to word starts leaves later characters
+    unmatched (`ab` in `xa_b_a`), the plain leftmost match is scored instead.
     """
     q, n = query.lower(), name.lower()
     starts = word_starts(name)
-    score, pos, last = 0, 0, -2
     ordered = sorted(starts)
-    for ch in q:
-        # prefer the next word start holding ch, else the next occurrence
-        nxt = n.find(ch, pos)
-        if nxt < 0:
-            return None
-        boundary = next((i for i in ordered if i >= pos and n[i] == ch), None)
-        if boundary is not None and nxt != last + 1:
-            nxt = boundary
-        score += 2 if nxt in starts else 0
-        score += 1 if nxt == last + 1 else 0
-        last, pos = nxt, nxt + 1
-    return score
+    for prefer_starts in (True, False):
+        score, pos, last = 0, 0, -2
+        for ch in q:
+            nxt = n.find(ch, pos)
+            if nxt < 0:
+                break
+            if prefer_starts:  # the next word start holding ch, else the next occurrence
+                boundary = next((i for i in ordered if i >= pos and n[i] == ch), None)
+                if boundary is not None and nxt != last + 1:
+                    nxt = boundary
+            score += 2 if nxt in starts else 0
+            score += 1 if nxt == last + 1 else 0
+            last, pos = nxt, nxt + 1
+        else:
+            return score
+    return None
 
 
 def rank_symbol(query: str, name: str) -> tuple[int, int] | None:
@@ -187,23 +192,52 @@ def find_symbols(
                            [like_pattern(name_q), *params])
         ranked = _ranked_rows(name_q, rows, {})
         return ranked[:limit] if limit is not None else ranked, len(ranked)
-    ranks = {names.names[i]: r for i in names.matching(name_q)
-             if (r := rank_symbol(name_q, names.names[i])) is not None}
     if filters or limit is None:  # every row of every matching name is needed
+        ranks = {n: r for i in names.matching(name_q)
+                 if (r := rank_symbol(name_q, n := names.names[i])) is not None}
         rows = _rows_named(store, list(ranks), filters, params)
         ranked = _ranked_rows(name_q, rows, ranks)
         return ranked[:limit] if limit is not None else ranked, len(ranked)
-    count = dict(zip(names.names, names.counts.tolist(), strict=True))
+    page, ranks, total = page_names(name_q, names, limit)
+    rows = _rows_named(store, page, "", [])
+    return _ranked_rows(name_q, rows, ranks)[:limit], total
+
+
+def page_names(name_q: str, names: SymbolNames, limit: int
+               ) -> tuple[list[str], dict[str, tuple[int, int]], int]:
+    """(the names whose rows make the first `limit` results, best first, in whole groups
+    of equal (tier, quality, length); the ranks known; how many rows match in all), from
+    the names in memory and their row counts, without reading a row."""
+    count = {names.names[i]: int(names.counts[i]) for i in names.matching(name_q)}
+    ranks, fuzzy = _ranked_names(name_q, list(count))
+    total = sum(count[n] for n in ranks) + sum(count[n] for n in fuzzy)
     order = sorted(ranks, key=lambda n: (*ranks[n], len(n)))
-    total = sum(count[n] for n in order)
+    if fuzzy and sum(count[n] for n in order if ranks[n][0] < 3) < limit:  # page goes fuzzy
+        ranks.update((n, r) for n in fuzzy if (r := rank_symbol(name_q, n)) is not None)
+        order = sorted(ranks, key=lambda n: (*ranks[n], len(n)))
     taken, rows_due = 0, 0
     while taken < len(order) and rows_due < limit:  # whole groups of equal keys only
         key = (*ranks[order[taken]], len(order[taken]))
         while taken < len(order) and (*ranks[order[taken]], len(order[taken])) == key:
             rows_due += count[order[taken]]
             taken += 1
-    rows = _rows_named(store, order[:taken], "", [])
-    return _ranked_rows(name_q, rows, ranks)[:limit], total
+    return order[:taken], ranks, total
+
+
+def _ranked_names(name_q: str, matched: Sequence[str]
+                  ) -> tuple[dict[str, tuple[int, int]], list[str]]:
+    """(ranks of the exact, prefix and substring matches; the fuzzy ones, not ranked yet)
+    of names that hold `name_q`'s characters in order. An ASCII name that does always
+    ranks (`fuzzy_score`), so the fuzzy ones count without their costlier score."""
+    ql = name_q.lower()
+    ranks: dict[str, tuple[int, int]] = {}
+    fuzzy: list[str] = []
+    for n in matched:
+        if name_q.isascii() and n.isascii() and ql not in n.lower():
+            fuzzy.append(n)
+        elif (r := rank_symbol(name_q, n)) is not None:
+            ranks[n] = r
+    return ranks, fuzzy
 
 
 def _filter_sql(container_q: str, kinds: Sequence[str] | None,
