@@ -137,7 +137,8 @@ class HybridCases:
         lexical_query = hybrid_lexical_query(query, filters, questions=zoekt)
         future: Future[list[Hit]] | None = None
         started = time.perf_counter()
-        if lexical_query is not None and self.settings.search.lexical_weight > 0:
+        if (lexical_query is not None and self.settings.search.lexical_weight > 0
+                and (zoekt or embedded_lexical_fits(store))):
             future = _LEXICAL_POOL.submit(self._lexical_leg, lexical_query, filters, depth)
         keyword_future: Future[tuple[list[Hit], float]] | None = None
         if store.path == self.settings.db_path:  # the worker opens its own connection
@@ -209,6 +210,20 @@ class HybridCases:
         path_ok = filters.path_matcher()
         return [first_block_hit(fm, source) for fm in result.files
                 if path_ok(fm.path) and fm.matches]
+
+
+EMBEDDED_LEXICAL_MAX_CHECKPOINTS = 150_000
+"""Above this many checkpoints hybrid search leaves out the embedded engine's lexical
+leg (a Zoekt server's stays): at a million checkpoints one identifier query reads
+hundreds of candidate files, 0.2-5 s (docs/BENCHMARKS.md, issue 18), while the keyword
+leg, which splits identifiers too, answers in tens of ms. On eval-dev's four
+repositories (8k checkpoints) the leg adds +0.006 MRR@10, and there it still runs."""
+
+
+def embedded_lexical_fits(store: Store) -> bool:
+    """Whether the index is small enough for the embedded lexical leg of hybrid search."""
+    top = store.query("SELECT coalesce(max(id), 0) FROM checkpoints")[0][0]
+    return int(top) <= EMBEDDED_LEXICAL_MAX_CHECKPOINTS
 
 
 def hybrid_lexical_query(

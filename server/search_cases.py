@@ -70,9 +70,11 @@ from ctxd.search.zoekt.query import escape_regex, scoped_query
 from ctxd.server.config import Settings
 from ctxd.server.file_access import not_found, refusal
 from ctxd.server.hybrid_case import (
+    EMBEDDED_LEXICAL_MAX_CHECKPOINTS,
     HYBRID_DEPTH,
     HybridCases,
     coverage_notes,
+    embedded_lexical_fits,
     hybrid_lexical_query,
 )
 from ctxd.server.pages import MODES, LexicalPage, SearchPage, file_hit
@@ -257,7 +259,12 @@ class SearchCases(HybridCases):
                 f"fusion: {o.method} over {HYBRID_DEPTH} hits per leg; {kind} query: weights "
                 f"semantic {w['semantic']:g} / keyword {w['keyword']:g} / {engine} "
                 f"{w['lexical']:g}")
-            lines.append(f"{engine} leg query: {lexical_query or '(none: no identifiers)'}")
+            if not self.settings.search.zoekt_url and not embedded_lexical_fits(self.store()):
+                lines.append(f"{engine} leg: left out above {EMBEDDED_LEXICAL_MAX_CHECKPOINTS:,}"
+                             " checkpoints (the keyword leg splits identifiers; a Zoekt "
+                             "server's leg stays)")
+            else:
+                lines.append(f"{engine} leg query: {lexical_query or '(none: no identifiers)'}")
             lines.append(f"file summaries: weight {o.summary_weight:g} (the candidate files' "
                          "summary vectors)")
             if asks_how_to(query):

@@ -14,6 +14,7 @@ from ctxd.indexer.store.store import Store
 from ctxd.indexer.walk.walker import WalkOptions
 from ctxd.search.keyword import keyword_search
 from ctxd.search.vectors import Int8Matrix
+from ctxd.server import hybrid_case
 from ctxd.server.config import load_settings
 from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder, RepoBuilder
@@ -135,6 +136,24 @@ def test_engine_names_without_zoekt_are_semantic_keyword_lexical(tmp_path):
     assert [s.value for s in top.sources] == ["semantic", "keyword", "lexical"]
     assert {s.value for h in keyword.results for s in h.sources} == {"keyword"}
     assert {s.value for h in lexical.results for s in h.sources} == {"lexical"}
+
+
+def test_large_indexes_leave_out_the_embedded_lexical_leg(tmp_path, monkeypatch):
+    """Above `EMBEDDED_LEXICAL_MAX_CHECKPOINTS` (issue 18) an identifier query's hybrid
+    answer comes from the semantic and keyword legs; `--explain` says so."""
+    service = service_for(tmp_path)
+    try:
+        service.index(local_repo(tmp_path))
+        small, _ms, _notes = service.hybrid_legs("compute_vat", depth=10)
+        assert small["lexical"]
+        monkeypatch.setattr(hybrid_case, "EMBEDDED_LEXICAL_MAX_CHECKPOINTS", 1)
+        large, _ms, notes = service.hybrid_legs("compute_vat", depth=10)
+        explained = service.explain("compute_vat", "hybrid")
+    finally:
+        service.close()
+    assert "lexical" not in large and not notes
+    assert large["keyword"][0].path == "billing/tax.py"
+    assert "leg: left out above" in explained
 
 
 def test_a_natural_language_question_skips_the_lexical_leg(tmp_path):
