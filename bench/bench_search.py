@@ -322,6 +322,9 @@ def service_phase(store_path: Path, home: Path, qvecs: npt.NDArray[np.float32],
             svc.search(texts[i % len(texts)], mode=mode, limit=10)
         return run
 
+    for mode, texts in (("hybrid", words), ("hybrid", idents), ("semantic", words),
+                        ("keyword", words)):  # untimed: first calls (as the daemon's warm-up)
+        svc.search(texts[0], mode=mode, limit=10)
     times = interleaved({
         "hybrid_ms": search("hybrid", words),
         "hybrid_identifier_query_ms": search("hybrid", idents),

@@ -244,9 +244,9 @@ class Daemon:
             self.service.symbol_names(store)
             if store.vector_state()[0] == 0:
                 return
-            self.service.embedder.embed(["warm up"])
-            if self.service.matrix is not None:
-                self.service.matrix.refresh(store)
+            vector = self.service.embedder.embed(["warm up"])[0].tolist()
+            if self.service.matrix is not None:  # loaded, and its first product run
+                self.service.matrix.knn(store, vector, 1)
         except Exception:
             log.exception("warming the model failed; queries will load it")
 
