@@ -145,8 +145,7 @@ def search_uncached(engine: EmbeddedLexical, query: str, shape: dict[str, int]) 
 
 def digest(result: Any) -> str:
     """A hash of everything a search returns but its duration."""
-    body = repr((result.files, result.match_count, result.file_count, result.partial,
-                 result.notes))
+    body = repr((result.files, result.match_count, result.file_count, result.partial, result.notes))
     return hashlib.sha256(body.encode()).hexdigest()[:16]
 
 
@@ -166,9 +165,13 @@ def time_engine(store_path: Path, runs: int) -> dict[str, dict[str, Any]]:
             t = time.perf_counter()
             res = search_uncached(engine, case.query, ALL)
             every.append((time.perf_counter() - t) * 1000)
-        out[case.query] = {"page": page, "all": every, "digest": digest(res),
-                           "lines": sum(len(f.matches) for f in res.files),
-                           "files": res.file_count}
+        out[case.query] = {
+            "page": page,
+            "all": every,
+            "digest": digest(res),
+            "lines": sum(len(f.matches) for f in res.files),
+            "files": res.file_count,
+        }
     store.close()
     return out
 
@@ -179,17 +182,24 @@ def baseline_tree(rev: str, into: Path) -> Path:
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
     root = Path(__file__).resolve().parents[1]
-    archive = subprocess.run(["git", "-C", str(root), "archive", rev, "indexer", "search",
-                              "server"], check=True, capture_output=True).stdout
+    archive = subprocess.run(
+        ["git", "-C", str(root), "archive", rev, "indexer", "search", "server"],
+        check=True,
+        capture_output=True,
+    ).stdout
     subprocess.run(["tar", "-x", "-C", str(pkg)], input=archive, check=True)
     return into
 
 
 def time_baseline(tree: Path, store_path: Path, runs: int) -> dict[str, dict[str, Any]]:
     env = dict(os.environ, PYTHONPATH=str(tree))
-    out = subprocess.run([sys.executable, __file__, "--engine-only", str(store_path),
-                          "--runs", str(runs)], check=True, capture_output=True, text=True,
-                         env=env).stdout
+    out = subprocess.run(
+        [sys.executable, __file__, "--engine-only", str(store_path), "--runs", str(runs)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+    ).stdout
     data: dict[str, Any] = json.loads(out)
     if not data.pop("_module").startswith(str(tree)):
         sys.exit("baseline subprocess imported this checkout's engine, not the baseline's")
@@ -198,8 +208,10 @@ def time_baseline(tree: Path, store_path: Path, runs: int) -> dict[str, dict[str
 
 def indexed_files(store: Store) -> list[tuple[Path, str, str]]:
     """(absolute path, repo-relative path, language) of every indexed file."""
-    rows = store.query("SELECT r.root, f.path, f.language FROM files f "
-                       "JOIN repos r ON r.id = f.repo_id ORDER BY r.name, f.path")
+    rows = store.query(
+        "SELECT r.root, f.path, f.language FROM files f "
+        "JOIN repos r ON r.id = f.repo_id ORDER BY r.name, f.path"
+    )
     return [(Path(root) / str(path), str(path), str(lang)) for root, path, lang in rows]
 
 
@@ -207,8 +219,11 @@ def rg_files(case: Case, files: list[tuple[Path, str, str]]) -> list[str]:
     import re2
 
     rx = re2.compile(case.path) if case.path else None
-    return [str(p) for p, rel, lang in files
-            if (rx is None or rx.search(rel)) and (case.lang is None or lang == case.lang)]
+    return [
+        str(p)
+        for p, rel, lang in files
+        if (rx is None or rx.search(rel)) and (case.lang is None or lang == case.lang)
+    ]
 
 
 def time_rg(rg: str, args: list[str], runs: int) -> tuple[list[float], int]:
@@ -230,22 +245,35 @@ PARTS: dict[str, tuple[tuple[Func, Func | None], ...]] = {
     "SQLite: candidate select": ((("connection.py", "query"), ("engine.py", "_run")),),
     "SQLite: text reads": ((("engine.py", "_texts"), None), (("eval.py", "load_text"), None)),
     "SQLite: definitions (sym:, scoring)": (
-        (("eval.py", "prefetch_symbols"), None), (("eval.py", "symbols_of"), None),
-        (("eval.py", "_find_symbols"), None)),
+        (("eval.py", "prefetch_symbols"), None),
+        (("eval.py", "symbols_of"), None),
+        (("eval.py", "_find_symbols"), None),
+    ),
     "SQLite: other (generation, notes, repos)": (
-        (("connection.py", "text_generation"), None), (("engine.py", "_notes"), None),
-        (("connection.py", "query"), ("eval.py", "__init__"))),
+        (("connection.py", "text_generation"), None),
+        (("engine.py", "_notes"), None),
+        (("connection.py", "query"), ("eval.py", "__init__")),
+    ),
     "planning (parse, trigram conditions)": (
-        (("query.py", "parse"), None), (("eval.py", "cond"), ("engine.py", "_run")),
-        (("sql.py", "render_cond"), ("engine.py", "_run"))),
+        (("query.py", "parse"), None),
+        (("eval.py", "cond"), ("engine.py", "_run")),
+        (("sql.py", "render_cond"), ("engine.py", "_run")),
+    ),
     "regex verification (first pass, every candidate)": (
-        (("eval.py", "eval"), ("engine.py", "_run")),),
+        (("eval.py", "eval"), ("engine.py", "_run")),
+    ),
     "ranking (shape, score, sort)": (
-        (("engine.py", "_hit"), None), (("engine.py", "<lambda>"), None)),
+        (("engine.py", "_hit"), None),
+        (("engine.py", "<lambda>"), None),
+        (("engine.py", "_score"), None),
+        (("engine.py", "_rank_key"), None),
+        (("engine.py", "shape"), ("engine.py", "_run")),
+        (("eval.py", "collect"), ("engine.py", "_run")),
+    ),
     "result building (re-verify shown files)": (
-        (("eval.py", "eval"), ("engine.py", "_file_match")),),
-    "result building (lines, columns, context)": (
-        (("engine.py", "_file_match"), None),),
+        (("eval.py", "eval"), ("engine.py", "_file_match")),
+    ),
+    "result building (lines, columns, context)": ((("engine.py", "_file_match"), None),),
 }
 """The profile's split. The last part is `_file_match` less its re-verification (the part
 before it) and text reads; "planning" includes `Plan`'s own reads of repositories."""
@@ -259,8 +287,9 @@ def _cum(stats: dict[Any, Any], func: Func, caller: Func | None) -> float:
         if caller is None:
             total += ct
         else:
-            total += sum(v[3] for (f, _, n), v in callers.items()
-                         if f.endswith(caller[0]) and n == caller[1])
+            total += sum(
+                v[3] for (f, _, n), v in callers.items() if f.endswith(caller[0]) and n == caller[1]
+            )
     return total
 
 
@@ -283,7 +312,8 @@ def profile(store_path: Path, out: Path, runs: int) -> dict[str, Any]:
     ms = {part: sum(_cum(stats, f, c) for f, c in funcs) for part, funcs in PARTS.items()}
     shown = "result building (lines, columns, context)"
     ms[shown] -= ms["result building (re-verify shown files)"] + _cum(
-        stats, ("eval.py", "load_text"), ("engine.py", "_file_match"))
+        stats, ("eval.py", "load_text"), ("engine.py", "_file_match")
+    )
     split = {k: round(100 * v / total, 1) for k, v in ms.items()}
     split["rest"] = round(100 - sum(split.values()), 1)
     return {"search_s": round(total, 2), "percent": split}
@@ -298,8 +328,14 @@ def main() -> None:
     ap.add_argument("--engine-only", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.engine_only:  # the baseline's subprocess
-        print(json.dumps({"_module": engine_module.__file__,
-                          "times": time_engine(args.engine_only, args.runs)}))
+        print(
+            json.dumps(
+                {
+                    "_module": engine_module.__file__,
+                    "times": time_engine(args.engine_only, args.runs),
+                }
+            )
+        )
         return
 
     from bench.corpus import ensure_corpus
@@ -332,19 +368,30 @@ def main() -> None:
         rg_floor = statistics.median(floor)
         rows = []
         for case in CASES:
-            times, rg_lines = time_rg(rg, ["-n", "--no-heading", "--no-config", *case.rg, "--",
-                                           *rg_files(case, files)], args.runs)
+            times, rg_lines = time_rg(
+                rg,
+                ["-n", "--no-heading", "--no-config", *case.rg, "--", *rg_files(case, files)],
+                args.runs,
+            )
             e = now[case.query]
             row: dict[str, Any] = {
-                "query": case.query, "agree_expected": case.agree,
-                "engine_page_ms": med(e["page"]), "engine_all_ms": med(e["all"]),
-                "rg_ms": med(times), "rg_minus_floor_ms": round(med(times) - rg_floor, 2),
-                "engine_lines": e["lines"], "rg_lines": rg_lines, "files": e["files"],
+                "query": case.query,
+                "agree_expected": case.agree,
+                "engine_page_ms": med(e["page"]),
+                "engine_all_ms": med(e["all"]),
+                "rg_ms": med(times),
+                "rg_minus_floor_ms": round(med(times) - rg_floor, 2),
+                "engine_lines": e["lines"],
+                "rg_lines": rg_lines,
+                "files": e["files"],
             }
             if tree is not None:
                 b = before[case.query]
-                row |= {"before_page_ms": med(b["page"]), "before_all_ms": med(b["all"]),
-                        "same_answer": b["digest"] == e["digest"]}
+                row |= {
+                    "before_page_ms": med(b["page"]),
+                    "before_all_ms": med(b["all"]),
+                    "same_answer": b["digest"] == e["digest"],
+                }
             rows.append(row)
         prof = profile(store_path, args.profile or tmp / "lexical.prof", 1)
 
@@ -352,12 +399,17 @@ def main() -> None:
         return round(statistics.median(r[name] for r in rows), 2)
 
     summary: dict[str, Any] = {
-        "queries": len(rows), "indexed_files": len(files), "rg_floor_ms": round(rg_floor, 2),
+        "queries": len(rows),
+        "indexed_files": len(files),
+        "rg_floor_ms": round(rg_floor, 2),
         "median_engine_page_ms": col("engine_page_ms"),
         "median_engine_all_ms": col("engine_all_ms"),
-        "median_rg_ms": col("rg_ms"), "median_rg_minus_floor_ms": col("rg_minus_floor_ms"),
-        "median_ratio_engine_all_over_rg_minus_floor": round(statistics.median(
-            r["engine_all_ms"] / max(r["rg_minus_floor_ms"], 0.01) for r in rows), 2),
+        "median_rg_ms": col("rg_ms"),
+        "median_rg_minus_floor_ms": col("rg_minus_floor_ms"),
+        "median_ratio_engine_all_over_rg_minus_floor": round(
+            statistics.median(r["engine_all_ms"] / max(r["rg_minus_floor_ms"], 0.01) for r in rows),
+            2,
+        ),
         "lines_agree": sum(r["engine_lines"] == r["rg_lines"] for r in rows if r["agree_expected"]),
         "lines_compared": sum(r["agree_expected"] for r in rows),
     }
@@ -366,14 +418,15 @@ def main() -> None:
             "baseline": args.baseline,
             "median_before_page_ms": col("before_page_ms"),
             "median_before_all_ms": col("before_all_ms"),
-            "median_speedup_page": round(statistics.median(
-                r["before_page_ms"] / r["engine_page_ms"] for r in rows), 2),
-            "median_speedup_all": round(statistics.median(
-                r["before_all_ms"] / r["engine_all_ms"] for r in rows), 2),
+            "median_speedup_page": round(
+                statistics.median(r["before_page_ms"] / r["engine_page_ms"] for r in rows), 2
+            ),
+            "median_speedup_all": round(
+                statistics.median(r["before_all_ms"] / r["engine_all_ms"] for r in rows), 2
+            ),
             "same_answers": sum(r["same_answer"] for r in rows),
         }
-    report = {"command": " ".join(sys.argv), "summary": summary, "profile": prof,
-              "queries": rows}
+    report = {"command": " ".join(sys.argv), "summary": summary, "profile": prof, "queries": rows}
     print_table(rows, summary, prof)
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
@@ -401,8 +454,10 @@ def print_table(rows: list[dict[str, Any]], summary: dict[str, Any], prof: dict[
     print("|" + "---|" * (head.count("|") - 1))
     for r in rows:
         lines = f"{r['engine_lines']} / {r['rg_lines']}" + ("" if r["agree_expected"] else " (AND)")
-        line = (f"| `{r['query']}` | {r['engine_page_ms']} | {r['engine_all_ms']} | "
-                f"{r['rg_ms']} | {r['rg_minus_floor_ms']} | {lines} |")
+        line = (
+            f"| `{r['query']}` | {r['engine_page_ms']} | {r['engine_all_ms']} | "
+            f"{r['rg_ms']} | {r['rg_minus_floor_ms']} | {lines} |"
+        )
         if before:
             line += f" {r['before_page_ms']} | {r['before_all_ms']} | {r['same_answer']} |"
         print(line)
