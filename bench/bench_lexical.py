@@ -23,9 +23,10 @@ The eval-dev corpus (`bench/corpus.py`) is indexed once (phase 1 only, no vector
 `search` and `server` folders, extracted to a temporary `ctxd` package and run in a
 subprocess over the same index file), in alternating blocks with this checkout's engine,
 so both are measured in one run; each query's full answer must be identical in both.
-`--profile OUT`: cProfile of this checkout's engine over the 50 queries (both shapes), with
-the time split into SQLite reads / planning / regex verification / ranking / result
-building (written to OUT as pstats, and the split into the JSON).
+`--profile OUT`: where to keep cProfile's stats (default: a temporary file). Every run
+profiles one pass over the 50 queries per shape, this checkout's engine and the baseline's,
+and splits the time into SQLite reads / planning / regex verification / ranking / result
+building (`PARTS`; the split goes into the JSON).
 """
 
 from __future__ import annotations
@@ -191,10 +192,14 @@ def baseline_tree(rev: str, into: Path) -> Path:
     return into
 
 
-def time_baseline(tree: Path, store_path: Path, runs: int) -> dict[str, dict[str, Any]]:
+def time_baseline(
+    tree: Path, store_path: Path, runs: int, profile_to: Path | None = None
+) -> dict[str, Any]:
+    """The baseline's times (or, with `profile_to`, its profile splits), in a subprocess."""
     env = dict(os.environ, PYTHONPATH=str(tree))
+    extra = ["--profile", str(profile_to)] if profile_to else []
     out = subprocess.run(
-        [sys.executable, __file__, "--engine-only", str(store_path), "--runs", str(runs)],
+        [sys.executable, __file__, "--engine-only", str(store_path), "--runs", str(runs), *extra],
         check=True,
         capture_output=True,
         text=True,
@@ -276,7 +281,8 @@ PARTS: dict[str, tuple[tuple[Func, Func | None], ...]] = {
     "result building (lines, columns, context)": ((("engine.py", "_file_match"), None),),
 }
 """The profile's split. The last part is `_file_match` less its re-verification (the part
-before it) and text reads; "planning" includes `Plan`'s own reads of repositories."""
+before it) and text reads, ranking is less the definitions' reads; "planning" includes
+`Plan`'s own reads of repositories; "rest" is what no part names (`search` itself, notes)."""
 
 
 def _cum(stats: dict[Any, Any], func: Func, caller: Func | None) -> float:
@@ -293,17 +299,16 @@ def _cum(stats: dict[Any, Any], func: Func, caller: Func | None) -> float:
     return total
 
 
-def profile(store_path: Path, out: Path, runs: int) -> dict[str, Any]:
+def profile(store_path: Path, out: Path, shape: str) -> dict[str, Any]:
+    """The split of one pass over the 50 queries in one shape ("page" or "all")."""
     store = Store.open(store_path)
     engine = EmbeddedLexical(store)
     for case in CASES:
         search_uncached(engine, case.query, ALL)
     prof = cProfile.Profile()
     prof.enable()
-    for _ in range(runs):
-        for case in CASES:
-            search_uncached(engine, case.query, PAGE)
-            search_uncached(engine, case.query, ALL)
+    for case in CASES:
+        search_uncached(engine, case.query, PAGE if shape == "page" else ALL)
     prof.disable()
     store.close()
     prof.dump_stats(str(out))
@@ -314,9 +319,12 @@ def profile(store_path: Path, out: Path, runs: int) -> dict[str, Any]:
     ms[shown] -= ms["result building (re-verify shown files)"] + _cum(
         stats, ("eval.py", "load_text"), ("engine.py", "_file_match")
     )
+    ms["ranking (shape, score, sort)"] -= _cum(  # counted with the definitions' reads
+        stats, ("eval.py", "prefetch_symbols"), ("engine.py", "_score")
+    )
     split = {k: round(100 * v / total, 1) for k, v in ms.items()}
     split["rest"] = round(100 - sum(split.values()), 1)
-    return {"search_s": round(total, 2), "percent": split}
+    return {"search_ms_per_query": round(1000 * total / len(CASES), 2), "percent": split}
 
 
 def main() -> None:
@@ -328,14 +336,11 @@ def main() -> None:
     ap.add_argument("--engine-only", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.engine_only:  # the baseline's subprocess
-        print(
-            json.dumps(
-                {
-                    "_module": engine_module.__file__,
-                    "times": time_engine(args.engine_only, args.runs),
-                }
-            )
-        )
+        if args.profile:
+            times = {s: profile(args.engine_only, args.profile, s) for s in ("page", "all")}
+        else:
+            times = time_engine(args.engine_only, args.runs)
+        print(json.dumps({"_module": engine_module.__file__, "times": times}))
         return
 
     from bench.corpus import ensure_corpus
@@ -393,7 +398,13 @@ def main() -> None:
                     "same_answer": b["digest"] == e["digest"],
                 }
             rows.append(row)
-        prof = profile(store_path, args.profile or tmp / "lexical.prof", 1)
+        prof = {
+            "after": {
+                s: profile(store_path, args.profile or tmp / "now.prof", s) for s in ("page", "all")
+            }
+        }
+        if tree is not None:
+            prof["before"] = time_baseline(tree, store_path, 1, tmp / "before.prof")
 
     def col(name: str) -> float:
         return round(statistics.median(r[name] for r in rows), 2)

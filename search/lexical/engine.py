@@ -473,10 +473,10 @@ class EmbeddedLexical:
                 pairs = zip(scored, matched, strict=True)
                 best += ((h, doc, shaped) for h, (doc, shaped, _) in pairs)
                 if len(best) > 2 * keep:
-                    best.sort(key=lambda b: _rank_key(b[0]))
-                    del best[keep:]
+                    _keep_best(best, keep)
             if stop is not None:
                 break
+        _keep_best(best, keep)
         kept = {h.row.id: (doc, shaped) for h, doc, shaped in best}
         return _Outcome(plan, hits, scanned_files, scanned_bytes, bounded, stop, kept)
 
@@ -529,17 +529,24 @@ class EmbeddedLexical:
         matches: list[LineMatch] = []
         blocks: tuple[Block, ...] = ()
         if shaped.content:
+            windows = merge_windows(shaped.content, context_lines, doc.line_count)
+            blocks = tuple(Block(lo, doc.lines_text(lo, hi)) for lo, hi in windows)
+            shown = iter(blocks)
+            block = next(shown, None)
             for line in sorted(shaped.content):
+                while block is not None and line >= block.start_line + len(block.lines):
+                    block = next(shown, None)
+                if block is not None and line >= block.start_line:  # decoded with its window
+                    text = block.lines[line - block.start_line]
+                else:
+                    text = doc.line_text(line)
                 raw = doc.line_bytes(line)
                 base = doc.line_start(line)
-                text = doc.line_text(line)
                 ranges = tuple(
                     (a, min(b, len(text) + 1))
                     for a, b in (columns(raw, s - base, e - base) for s, e in shaped.content[line])
                 )
                 matches.append(LineMatch(line=line, text=text, ranges=ranges))
-            windows = merge_windows(shaped.content, context_lines, doc.line_count)
-            blocks = tuple(Block(lo, doc.lines_text(lo, hi)) for lo, hi in windows)
         return FileMatch(
             repository=row.repo,
             path=row.path,
@@ -576,6 +583,13 @@ class EmbeddedLexical:
 def _rank_key(hit: _Hit) -> tuple[float, str, str]:
     """Best first; ties by repository, then path."""
     return (-hit.score, hit.row.repo, hit.row.path)
+
+
+def _keep_best(kept: list[tuple[_Hit, Doc, _Shaped]], n: int) -> None:
+    """Keep the `n` best-ranked entries (in place)."""
+    if len(kept) > n:
+        kept.sort(key=lambda k: _rank_key(k[0]))
+        del kept[n:]
 
 
 def _check_limits(*, max_files: int, context_lines: int, offset: int) -> None:
