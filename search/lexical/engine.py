@@ -52,7 +52,7 @@ import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field, replace
 
 from ctxd.indexer.errors import ValidationError
@@ -132,11 +132,12 @@ def _line_count(shaped: _Shaped) -> int:
 
 
 def _sections(
-    doc: Doc, symbols: Sequence[SymbolRow], lines: Iterable[int]
+    doc: Doc, symbols: Sequence[SymbolRow], wanted: Container[int]
 ) -> dict[int, list[Section]]:
-    """Definition names on the given lines, as byte ranges (first spelling on the line)."""
+    """Definition names on the wanted lines, as byte ranges (first spelling on the line)."""
     out: dict[int, list[Section]] = {}
-    wanted = set(lines)
+    if not symbols:
+        return out
     for sym in symbols:
         if sym.line not in wanted or not doc.has_line(sym.line):
             continue
@@ -542,10 +543,15 @@ class EmbeddedLexical:
                     text = doc.line_text(line)
                 raw = doc.line_bytes(line)
                 base = doc.line_start(line)
-                ranges = tuple(
-                    (a, min(b, len(text) + 1))
-                    for a, b in (columns(raw, s - base, e - base) for s, e in shaped.content[line])
-                )
+                pieces = shaped.content[line]
+                if raw.isascii():  # columns are byte offsets (`columns`' ASCII case, inlined)
+                    at = base - 1
+                    ranges = tuple((s - at, min(e - at, len(text) + 1)) for s, e in pieces)
+                else:
+                    ranges = tuple(
+                        (a, min(b, len(text) + 1))
+                        for a, b in (columns(raw, s - base, e - base) for s, e in pieces)
+                    )
                 matches.append(LineMatch(line=line, text=text, ranges=ranges))
         return FileMatch(
             repository=row.repo,

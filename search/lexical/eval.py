@@ -130,6 +130,8 @@ class Doc:
         starts = self.starts
         end = starts[last] - 1 if last < len(starts) else len(self.data)
         text = self.data[starts[first - 1] : end].decode("utf-8")
+        if "\r" not in text:
+            return tuple(text.split("\n"))
         return tuple(t.rstrip("\r") for t in text.split("\n"))
 
     @property

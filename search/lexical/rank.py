@@ -24,6 +24,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
@@ -178,6 +179,12 @@ Span = tuple[bool, int, int]
 
 def dedupe_spans(spans: Iterable[Span]) -> list[Span]:
     """Sort (path matches first, then by offset, longer first) and drop overlapping ones."""
+    spans = list(spans)
+    if all(
+        not a[0] and not b[0] and a[2] <= b[1] and (a[1] < b[1] or b[1] == b[2])
+        for a, b in pairwise(spans)
+    ) and not (spans and spans[0][0]):
+        return spans  # content spans already in that order, none overlapping: one atom's
     ordered = sorted(spans, key=lambda s: (not s[0], s[1], -(s[2] - s[1])))
     out: list[Span] = []
     for s in ordered:

@@ -19,7 +19,13 @@ from ctxd.search.lexical import engine as engine_module
 from ctxd.search.lexical.engine import KEEP_AT_MOST, EmbeddedLexical
 from ctxd.search.lexical.eval import Doc, Plan, Row
 from ctxd.search.lexical.query import parse
-from ctxd.search.lexical.rank import columns, line_starts, split_on_newlines
+from ctxd.search.lexical.rank import (
+    Span,
+    columns,
+    dedupe_spans,
+    line_starts,
+    split_on_newlines,
+)
 from tests.search.conftest import IndexBuilder
 
 
@@ -83,6 +89,27 @@ def test_spans_cut_at_newlines_whether_on_one_line_or_several() -> None:
         assert split_on_newlines(spans, starts, len(data)) == _slow_split(
             spans, starts, len(data)
         ), (data, spans)
+
+
+def _slow_dedupe(spans: list[Span]) -> list[Span]:
+    out: list[Span] = []
+    for s in sorted(spans, key=lambda s: (not s[0], s[1], -(s[2] - s[1]))):
+        if not (out and out[-1][0] == s[0] and s[1] < out[-1][2]):
+            out.append(s)
+    return out
+
+
+def test_spans_already_in_order_are_deduplicated_like_any_others() -> None:
+    rng = random.Random(18)
+    for _ in range(20000):
+        spans: list[Span] = []
+        for _ in range(rng.randint(0, 4)):
+            s = rng.randint(0, 8)
+            spans.append((rng.random() < 0.15, s, s + rng.randint(0, 3)))
+        if rng.random() < 0.7:  # often in order, as one atom's matches come
+            spans.sort(key=lambda x: (x[0], x[1]))
+        assert dedupe_spans(spans) == _slow_dedupe(spans), spans
+    assert dedupe_spans([(False, 3, 3), (False, 3, 5)]) == [(False, 3, 5)]
 
 
 @pytest.mark.parametrize(
