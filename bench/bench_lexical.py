@@ -13,16 +13,17 @@ The eval-dev corpus (`bench/corpus.py`) is indexed once (phase 1 only, no vector
   and "all" (every matching file, no context: what `rg -n` prints);
 - rg: `rg -n --no-heading` over the same indexed files, passed as paths (for `file:` and
   `lang:` queries only the files the filter selects, chosen outside the timing). rg's time
-  includes its process start; `rg -F x /dev/null` gives that floor, and "rg - floor" is
-  reported too;
+  includes its process start; `rg -F x /dev/null`, run in turn with every rg call, gives
+  that floor, and "rg - floor" (the medians' difference) is reported too;
 - lines: matching lines from both. They should agree where the semantics agree (`agree`):
   a Zoekt AND is per file (both terms somewhere in it), which rg cannot express, so those
   run as `rg -e a -e b` (any line) and are not compared.
 
 `--baseline REV`: the same timings for the engine at git revision REV (its `indexer`,
 `search` and `server` folders, extracted to a temporary `ctxd` package and run in a
-subprocess over the same index file), in alternating blocks with this checkout's engine,
-so both are measured in one run; each query's full answer must be identical in both.
+subprocess over the same index file), in alternating blocks with this checkout's engine
+(and rg), so all are measured in one run under the same load; each query's full answer
+must be identical in both.
 `--profile OUT`: where to keep cProfile's stats (default: a temporary file). Every run
 profiles one pass over the 50 queries per shape, this checkout's engine and the baseline's,
 and splits the time into SQLite reads / planning / regex verification / ranking / result
@@ -231,13 +232,32 @@ def rg_files(case: Case, files: list[tuple[Path, str, str]]) -> list[str]:
     ]
 
 
-def time_rg(rg: str, args: list[str], runs: int) -> tuple[list[float], int]:
-    times = []
+FLOOR = ["-F", "x", "/dev/null"]
+"""rg's trivial query: its time is the process start (the floor)."""
+
+
+def time_rg(rg: str, args: list[str], runs: int) -> dict[str, Any]:
+    """rg's times for `args` and for the floor, run in turn; the lines it printed."""
+    times: dict[str, Any] = {"rg": [], "floor": []}
     for _ in range(runs):
-        t = time.perf_counter()
-        proc = subprocess.run([rg, *args], capture_output=True)
-        times.append((time.perf_counter() - t) * 1000)
-    return times, proc.stdout.count(b"\n")
+        for name, argv in (("floor", FLOOR), ("rg", args)):
+            t = time.perf_counter()
+            proc = subprocess.run([rg, *argv], capture_output=True)
+            times[name].append((time.perf_counter() - t) * 1000)
+    times["lines"] = proc.stdout.count(b"\n")
+    return times
+
+
+def time_rg_all(rg: str, files: list[tuple[Path, str, str]], runs: int) -> dict[str, Any]:
+    """`time_rg` for every case, by query."""
+    return {
+        case.query: time_rg(
+            rg,
+            ["-n", "--no-heading", "--no-config", *case.rg, "--", *rg_files(case, files)],
+            runs,
+        )
+        for case in CASES
+    }
 
 
 # -- profile ---------------------------------------------------------------------------------
@@ -363,21 +383,18 @@ def main() -> None:
         half = max(1, args.runs // 2)
         now: dict[str, dict[str, Any]] = {}
         before: dict[str, dict[str, Any]] = {}
+        grep: dict[str, dict[str, Any]] = {}
         for block in range(2):
             runs = half if block == 0 else args.runs - half
             if tree is not None:
                 merge_times(before, time_baseline(tree, store_path, runs))
             merge_times(now, time_engine(store_path, runs))
+            merge_times(grep, time_rg_all(rg, files, runs))
 
-        floor, _ = time_rg(rg, ["-F", "x", "/dev/null"], max(15, args.runs))
-        rg_floor = statistics.median(floor)
         rows = []
         for case in CASES:
-            times, rg_lines = time_rg(
-                rg,
-                ["-n", "--no-heading", "--no-config", *case.rg, "--", *rg_files(case, files)],
-                args.runs,
-            )
+            times, rg_lines = grep[case.query]["rg"], grep[case.query]["lines"]
+            floor = med(grep[case.query]["floor"])
             e = now[case.query]
             row: dict[str, Any] = {
                 "query": case.query,
@@ -385,7 +402,8 @@ def main() -> None:
                 "engine_page_ms": med(e["page"]),
                 "engine_all_ms": med(e["all"]),
                 "rg_ms": med(times),
-                "rg_minus_floor_ms": round(med(times) - rg_floor, 2),
+                "rg_floor_ms": floor,
+                "rg_minus_floor_ms": round(med(times) - floor, 2),
                 "engine_lines": e["lines"],
                 "rg_lines": rg_lines,
                 "files": e["files"],
@@ -412,7 +430,7 @@ def main() -> None:
     summary: dict[str, Any] = {
         "queries": len(rows),
         "indexed_files": len(files),
-        "rg_floor_ms": round(rg_floor, 2),
+        "median_rg_floor_ms": col("rg_floor_ms"),
         "median_engine_page_ms": col("engine_page_ms"),
         "median_engine_all_ms": col("engine_all_ms"),
         "median_rg_ms": col("rg_ms"),
@@ -444,10 +462,12 @@ def main() -> None:
 
 
 def merge_times(into: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]]) -> None:
+    """Add a block's times (the lists) to the earlier blocks'."""
     for q, v in new.items():
         if q in into:
-            into[q]["page"] += v["page"]
-            into[q]["all"] += v["all"]
+            for k, times in v.items():
+                if isinstance(times, list):
+                    into[q][k] += times
         else:
             into[q] = v
 

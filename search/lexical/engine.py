@@ -26,10 +26,11 @@ How a query runs:
    word edge +50; a match on a symbol definition +7000 exact, +5500 at an edge,
    +4000 inside, plus a kind bonus; file base-name matches alike) plus up to +400
    when several atoms matched. Ties: repository, then path.
-5. Shape: the top files are re-read and turned into `FileMatch` records: one
-   `LineMatch` per matching line (sorted by line; 1-based character columns, end
-   exclusive, split at newlines, empty matches dropped) and context `Block`s
-   (windows of `context_lines`, merged when they overlap or touch).
+5. Shape: the top files (kept, text and matches, from steps 3-4 when the page ends within
+   the first `KEEP_AT_MOST` files; re-read and verified again otherwise) are turned into
+   `FileMatch` records: one `LineMatch` per matching line (sorted by line; 1-based
+   character columns, end exclusive, split at newlines, empty matches dropped) and
+   context `Block`s (windows of `context_lines`, merged when they overlap or touch).
 
 Zoekt conventions kept on purpose: a file that matched only by its path, or was
 selected without any match position (`r:`, `lang:`, `type:filename`), comes back
@@ -510,16 +511,16 @@ class EmbeddedLexical:
         plan: Plan,
         hit: _Hit,
         context_lines: int,
-        text: str | None,
+        content: str | None,
         kept: dict[int, tuple[Doc, _Shaped]],
     ) -> FileMatch:
         """One ranked file with line text, columns and context blocks: as the ranking pass
-        kept it, or evaluated again (from `text` when the page's batch read it)."""
+        kept it, or evaluated again (from `content` when the page's batch read it)."""
         row = hit.row
         if row.id in kept:
             doc, shaped = kept[row.id]
         else:
-            doc = Doc(row, text, path_bytes=utf8(row.path))
+            doc = Doc(row, content, path_bytes=utf8(row.path))
             if plan.needs_content:
                 plan.load_text(doc)
             ev = FileEval(plan, doc)
