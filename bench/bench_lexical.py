@@ -48,6 +48,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import re2
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ctxd.indexer.store.store import Store
@@ -222,8 +224,7 @@ def indexed_files(store: Store) -> list[tuple[Path, str, str]]:
 
 
 def rg_files(case: Case, files: list[tuple[Path, str, str]]) -> list[str]:
-    import re2
-
+    """The files rg searches for a case: all indexed ones, or those its filter selects."""
     rx = re2.compile(case.path) if case.path else None
     return [
         str(p)

@@ -535,6 +535,7 @@ class EmbeddedLexical:
             blocks = tuple(Block(lo, doc.lines_text(lo, hi)) for lo, hi in windows)
             shown = iter(blocks)
             block = next(shown, None)
+            starts = doc.starts
             for line in sorted(shaped.content):
                 while block is not None and line >= block.start_line + len(block.lines):
                     block = next(shown, None)
@@ -542,15 +543,16 @@ class EmbeddedLexical:
                     text = block.lines[line - block.start_line]
                 else:
                     text = doc.line_text(line)
-                raw = doc.line_bytes(line)
-                base = doc.line_start(line)
+                base = starts[line - 1]
                 pieces = shaped.content[line]
-                if raw.isascii():  # columns are byte offsets (`columns`' ASCII case, inlined)
+                width = len(text) + 1
+                if text.isascii():  # so are its bytes: columns are byte offsets, inlined
                     at = base - 1
-                    ranges = tuple((s - at, min(e - at, len(text) + 1)) for s, e in pieces)
+                    ranges = tuple([(s - at, min(e - at, width)) for s, e in pieces])
                 else:
+                    raw = doc.line_bytes(line)
                     ranges = tuple(
-                        (a, min(b, len(text) + 1))
+                        (a, min(b, width))
                         for a, b in (columns(raw, s - base, e - base) for s, e in pieces)
                     )
                 matches.append(LineMatch(line=line, text=text, ranges=ranges))
