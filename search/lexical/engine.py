@@ -26,10 +26,11 @@ How a query runs:
    word edge +50; a match on a symbol definition +7000 exact, +5500 at an edge,
    +4000 inside, plus a kind bonus; file base-name matches alike) plus up to +400
    when several atoms matched. Ties: repository, then path.
-5. Shape: the top files are re-read and turned into `FileMatch` records: one
-   `LineMatch` per matching line (sorted by line; 1-based character columns, end
-   exclusive, split at newlines, empty matches dropped) and context `Block`s
-   (windows of `context_lines`, merged when they overlap or touch).
+5. Shape: the top files (kept, text and matches, from steps 3-4 when the page ends within
+   the first `KEEP_AT_MOST` files; re-read and verified again otherwise) are turned into
+   `FileMatch` records: one `LineMatch` per matching line (sorted by line; 1-based
+   character columns, end exclusive, split at newlines, empty matches dropped) and
+   context `Block`s (windows of `context_lines`, merged when they overlap or touch).
 
 Zoekt conventions kept on purpose: a file that matched only by its path, or was
 selected without any match position (`r:`, `lang:`, `type:filename`), comes back
@@ -52,8 +53,8 @@ import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Container, Sequence
+from dataclasses import dataclass, field, replace
 
 from ctxd.indexer.errors import ValidationError
 from ctxd.indexer.store.store import Store
@@ -74,6 +75,7 @@ from ctxd.search.lexical.query import (
     simplify,
 )
 from ctxd.search.lexical.rank import (
+    SCORE_WORD,
     Section,
     Span,
     atom_bonus,
@@ -83,6 +85,7 @@ from ctxd.search.lexical.rank import (
     merge_windows,
     path_fragment_score,
     split_on_newlines,
+    word_score,
 )
 from ctxd.search.lexical.sql import CANDIDATES_SQL, CondOp, language_names, render_cond
 from ctxd.search.models import Block, FileMatch, LexicalResult, LineMatch
@@ -122,12 +125,20 @@ def shape(spans: Sequence[Span], doc: Doc) -> _Shaped:
     return _Shaped(whole_path=True)
 
 
+def _line_count(shaped: _Shaped) -> int:
+    """Matching lines (Zoekt's line-mode count): a path-only match counts one."""
+    if shaped.content:
+        return len(shaped.content)
+    return 1 if shaped.path is not None or shaped.whole_path else 0
+
+
 def _sections(
-    doc: Doc, symbols: Sequence[SymbolRow], lines: Iterable[int]
+    doc: Doc, symbols: Sequence[SymbolRow], wanted: Container[int]
 ) -> dict[int, list[Section]]:
-    """Definition names on the given lines, as byte ranges (first spelling on the line)."""
+    """Definition names on the wanted lines, as byte ranges (first spelling on the line)."""
     out: dict[int, list[Section]] = {}
-    wanted = set(lines)
+    if not symbols:
+        return out
     for sym in symbols:
         if sym.line not in wanted or not doc.has_line(sym.line):
             continue
@@ -147,10 +158,16 @@ def score_file(shaped: _Shaped, doc: Doc, atoms: int, symbols: Sequence[SymbolRo
     best = 0.0
     if shaped.content:
         sections = _sections(doc, symbols or (), shaped.content)
+        data, language = doc.data, doc.row.language
+        for line, secs in sections.items():  # the lines that can score above a word's
+            for s, e in shaped.content[line]:
+                best = max(best, content_fragment_score(data, s, e, secs, language))
         for line, pieces in shaped.content.items():
-            secs = sections.get(line, [])
-            for s, e in pieces:
-                best = max(best, content_fragment_score(doc.data, s, e, secs, doc.row.language))
+            if best >= SCORE_WORD:  # no other line can do better
+                break
+            if line not in sections:
+                for s, e in pieces:
+                    best = max(best, word_score(data, s, e))
     elif shaped.path:
         best = max(path_fragment_score(doc.path_bytes, s, e) for s, e in shaped.path)
     return float(math.trunc(best + atom_bonus(atoms)))
@@ -169,11 +186,18 @@ class _Outcome:
     """No condition narrowed the text: files were scanned under the byte budget."""
     stopped: str | None = None
     """Why evaluation stopped early: "scan" (byte budget) or "matches" (match limit)."""
+    kept: dict[int, tuple[Doc, _Shaped]] = field(default_factory=dict)
+    """The best-ranked files' evaluated text and matches, by file id, so that showing them
+    needs no second read or evaluation (never cached: see `EmbeddedLexical._ranked`)."""
 
     @property
     def partial(self) -> bool:
         return self.stopped is not None
 
+
+KEEP_AT_MOST = 100
+"""A page ending after this many files re-reads and re-evaluates its files instead of
+keeping them from the ranking pass (memory)."""
 
 CACHE_ENTRIES = 64
 """Ranked answers kept in the process (the newest), shared by every connection."""
@@ -245,12 +269,21 @@ class EmbeddedLexical:
         if isinstance(root, Type) and root.kind == ResultType.REPO:
             return self._repo_result(root.child, started, notes)
         root = self._resolve_repo_types(root)
-        outcome, hits = self._ranked(root)
-        page = hits[offset : offset + max_files]
+        end = offset + max_files
+        outcome, hits = self._ranked(root, keep=end if end <= KEEP_AT_MOST else 0)
+        page = hits[offset:end]
         # A plan reads through its connection and memoizes as it goes: an answer another
         # thread's connection computed gets a plan of this connection's own.
         plan = outcome.plan if outcome.plan.store is self.store else Plan(self.store, root)
-        files = [self._file_match(plan, h, context_lines) for h in page]
+        files: list[FileMatch] = []
+        for i in range(0, len(page), CONTENT_BATCH):  # texts read a batch at a time
+            batch = page[i : i + CONTENT_BATCH]
+            unread = [h.row.id for h in batch if h.row.id not in outcome.kept]
+            texts = self._texts(unread) if plan.needs_content and unread else {}
+            files += (
+                self._file_match(plan, h, context_lines, texts.get(h.row.id), outcome.kept)
+                for h in batch
+            )
         notes += self._scan_notes(outcome)
         return LexicalResult(
             files=files,
@@ -285,8 +318,9 @@ class EmbeddedLexical:
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _ranked(self, root: Node) -> tuple[_Outcome, list[_Hit]]:
-        """Every matching file, ranked.
+    def _ranked(self, root: Node, *, keep: int = 0) -> tuple[_Outcome, list[_Hit]]:
+        """Every matching file, ranked; when evaluated now, the best `keep` files are kept
+        evaluated (`_Outcome.kept`).
 
         Answers are kept for the whole process and reused while the index's text has not
         changed (`Store.text_generation`, which every connection and process sees; an
@@ -310,11 +344,11 @@ class EmbeddedLexical:
             running.wait()  # then look again: usually its answer is there now
         try:
             with _EVALUATIONS:
-                outcome = self._run(root)
-            hits = sorted(outcome.hits, key=lambda h: (-h.score, h.row.repo, h.row.path))
+                outcome = self._run(root, keep=keep)
+            hits = sorted(outcome.hits, key=_rank_key)
             if len(hits) <= CACHE_MAX_HITS:
                 with _ANSWERS_LOCK:
-                    _ANSWERS[key] = (version, outcome, hits)
+                    _ANSWERS[key] = (version, replace(outcome, kept={}), hits)
                     while len(_ANSWERS) > CACHE_ENTRIES:
                         _ANSWERS.popitem(last=False)
             return outcome, hits
@@ -395,8 +429,9 @@ class EmbeddedLexical:
             notes=tuple(notes),
         )
 
-    def _run(self, root: Node, *, score: bool = True) -> _Outcome:
-        """Select candidates, verify each, score the matches."""
+    def _run(self, root: Node, *, score: bool = True, keep: int = 0) -> _Outcome:
+        """Select candidates, verify each, score the matches; keep the best `keep` files'
+        evaluated text and matches."""
         plan = Plan(self.store, root)
         cond = plan.cond(root)
         if cond.op == CondOp.FALSE:
@@ -406,12 +441,12 @@ class EmbeddedLexical:
         bounded = plan.needs_content and not cond.selective
         hits: list[_Hit] = []
         scanned_files = scanned_bytes = matched_lines = 0
+        best: list[tuple[_Hit, Doc, _Shaped]] = []
+        stop: str | None = None
         for i in range(0, len(rows), CONTENT_BATCH):
             batch = rows[i : i + CONTENT_BATCH]
-            ids = [r.id for r in batch]
-            texts = self._texts(ids) if plan.needs_content else {}
-            if score and plan.needs_content:
-                plan.prefetch_symbols(ids)
+            texts = self._texts([r.id for r in batch]) if plan.needs_content else {}
+            matched: list[tuple[Doc, _Shaped, int]] = []
             for row in batch:
                 stop = (
                     "scan"
@@ -419,28 +454,50 @@ class EmbeddedLexical:
                     else ("matches" if matched_lines >= self.match_limit else None)
                 )
                 if stop is not None:
-                    return _Outcome(plan, hits, scanned_files, scanned_bytes, bounded, stop)
+                    break
                 doc = Doc(row, texts.get(row.id), path_bytes=utf8(row.path))
                 ev = FileEval(plan, doc)
-                matched = ev.eval(root)
+                if ev.eval(root):
+                    if score:
+                        spans: list[Span] = []
+                        atoms = ev.collect(plan.root, spans)
+                        shaped = shape(spans, doc)
+                        matched.append((doc, shaped, atoms))
+                        matched_lines += _line_count(shaped)
+                    else:
+                        hits.append(_Hit(row, 0.0, 0))
                 if doc.text is not None:
                     scanned_files += 1
                     scanned_bytes += len(doc.data)
-                if matched:
-                    hits.append(self._hit(plan, ev, doc) if score else _Hit(row, 0.0, 0))
-                    matched_lines += hits[-1].lines
-        return _Outcome(plan, hits, scanned_files, scanned_bytes, bounded)
+            scored = self._score(plan, matched)
+            hits += scored
+            if keep:
+                pairs = zip(scored, matched, strict=True)
+                best += ((h, doc, shaped) for h, (doc, shaped, _) in pairs)
+                if len(best) > 2 * keep:
+                    _keep_best(best, keep)
+            if stop is not None:
+                break
+        _keep_best(best, keep)
+        kept = {h.row.id: (doc, shaped) for h, doc, shaped in best}
+        return _Outcome(plan, hits, scanned_files, scanned_bytes, bounded, stop, kept)
 
-    def _hit(self, plan: Plan, ev: FileEval, doc: Doc) -> _Hit:
-        spans: list[Span] = []
-        atoms = ev.collect(plan.root, spans)
-        shaped = shape(spans, doc)
-        symbols = plan.symbols_of(doc.row.id) if shaped.content else None
-        if shaped.content:
-            lines = len(shaped.content)
-        else:
-            lines = 1 if shaped.path is not None or shaped.whole_path else 0
-        return _Hit(doc.row, score_file(shaped, doc, atoms, symbols), lines)
+    def _score(self, plan: Plan, matched: list[tuple[Doc, _Shaped, int]]) -> list[_Hit]:
+        """Score a batch's matching files; the definitions on their matching lines (all the
+        score looks at) are read in one statement."""
+        lines = {doc.row.id: shaped.content.keys() for doc, shaped, _ in matched if shaped.content}
+        if lines:
+            plan.prefetch_symbols(lines)
+        return [
+            _Hit(
+                doc.row,
+                score_file(
+                    shaped, doc, atoms, plan.symbols_of(doc.row.id) if shaped.content else None
+                ),
+                _line_count(shaped),
+            )
+            for doc, shaped, atoms in matched
+        ]
 
     def _texts(self, ids: list[int]) -> dict[int, str]:
         marks = ", ".join("?" for _ in ids)
@@ -449,33 +506,56 @@ class EmbeddedLexical:
         )
         return {int(r[0]): str(r[1]) for r in rows}
 
-    def _file_match(self, plan: Plan, hit: _Hit, context_lines: int) -> FileMatch:
-        """Re-evaluate one ranked file and attach line text, columns and context blocks."""
+    def _file_match(
+        self,
+        plan: Plan,
+        hit: _Hit,
+        context_lines: int,
+        content: str | None,
+        kept: dict[int, tuple[Doc, _Shaped]],
+    ) -> FileMatch:
+        """One ranked file with line text, columns and context blocks: as the ranking pass
+        kept it, or evaluated again (from `content` when the page's batch read it)."""
         row = hit.row
-        doc = Doc(row, path_bytes=utf8(row.path))
-        if plan.needs_content:
-            plan.load_text(doc)
-        ev = FileEval(plan, doc)
-        ev.eval(plan.root)
-        spans: list[Span] = []
-        ev.collect(plan.root, spans)
-        shaped = shape(spans, doc)
+        if row.id in kept:
+            doc, shaped = kept[row.id]
+        else:
+            doc = Doc(row, content, path_bytes=utf8(row.path))
+            if plan.needs_content:
+                plan.load_text(doc)
+            ev = FileEval(plan, doc)
+            ev.eval(plan.root)
+            spans: list[Span] = []
+            ev.collect(plan.root, spans)
+            shaped = shape(spans, doc)
         matches: list[LineMatch] = []
         blocks: tuple[Block, ...] = ()
         if shaped.content:
-            for line in sorted(shaped.content):
-                raw = doc.line_bytes(line)
-                base = doc.line_start(line)
-                text = doc.line_text(line)
-                ranges = tuple(
-                    (a, min(b, len(text) + 1))
-                    for a, b in (columns(raw, s - base, e - base) for s, e in shaped.content[line])
-                )
-                matches.append(LineMatch(line=line, text=text, ranges=ranges))
             windows = merge_windows(shaped.content, context_lines, doc.line_count)
-            blocks = tuple(
-                Block(lo, tuple(doc.line_text(n) for n in range(lo, hi + 1))) for lo, hi in windows
-            )
+            blocks = tuple(Block(lo, doc.lines_text(lo, hi)) for lo, hi in windows)
+            shown = iter(blocks)
+            block = next(shown, None)
+            starts = doc.starts
+            for line in sorted(shaped.content):
+                while block is not None and line >= block.start_line + len(block.lines):
+                    block = next(shown, None)
+                if block is not None and line >= block.start_line:  # decoded with its window
+                    text = block.lines[line - block.start_line]
+                else:
+                    text = doc.line_text(line)
+                base = starts[line - 1]
+                pieces = shaped.content[line]
+                width = len(text) + 1
+                if text.isascii():  # so are its bytes: columns are byte offsets, inlined
+                    at = base - 1
+                    ranges = tuple([(s - at, min(e - at, width)) for s, e in pieces])
+                else:
+                    raw = doc.line_bytes(line)
+                    ranges = tuple(
+                        (a, min(b, width))
+                        for a, b in (columns(raw, s - base, e - base) for s, e in pieces)
+                    )
+                matches.append(LineMatch(line=line, text=text, ranges=ranges))
         return FileMatch(
             repository=row.repo,
             path=row.path,
@@ -507,6 +587,18 @@ class EmbeddedLexical:
                 "were scanned"
             )
         return notes
+
+
+def _rank_key(hit: _Hit) -> tuple[float, str, str]:
+    """Best first; ties by repository, then path."""
+    return (-hit.score, hit.row.repo, hit.row.path)
+
+
+def _keep_best(kept: list[tuple[_Hit, Doc, _Shaped]], n: int) -> None:
+    """Keep the `n` best-ranked entries (in place)."""
+    if len(kept) > n:
+        kept.sort(key=lambda k: _rank_key(k[0]))
+        del kept[n:]
 
 
 def _check_limits(*, max_files: int, context_lines: int, offset: int) -> None:

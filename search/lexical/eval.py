@@ -20,7 +20,8 @@ Invariants (Zoekt's semantics):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import json
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,10 +85,18 @@ class Doc:
     _starts: list[int] | None = None
     path_bytes: bytes = b""
 
+    _clean: bool = False
+    """The text has no lone surrogate: `data` is valid UTF-8."""
+
     @property
     def data(self) -> bytes:
         if self._data is None:
-            self._data = utf8(self.text or "")
+            text = self.text or ""
+            try:
+                self._data = text.encode("utf-8")
+                self._clean = True
+            except UnicodeEncodeError:  # lone surrogates: lines are decoded from bytes
+                self._data = utf8(text)
         return self._data
 
     @property
@@ -112,6 +121,18 @@ class Doc:
     def line_text(self, line: int) -> str:
         """The line as text, without its newline or a trailing carriage return."""
         return self.line_bytes(line).decode("utf-8", "replace").rstrip("\r")
+
+    def lines_text(self, first: int, last: int) -> tuple[str, ...]:
+        """Lines `first..last` (1-based, inclusive), each as `line_text` gives it: one
+        decode for all of them when the bytes are valid UTF-8 (a clean text)."""
+        if not (self.data and self._clean):
+            return tuple(self.line_text(n) for n in range(first, last + 1))
+        starts = self.starts
+        end = starts[last] - 1 if last < len(starts) else len(self.data)
+        text = self.data[starts[first - 1] : end].decode("utf-8")
+        if "\r" not in text:
+            return tuple(text.split("\n"))
+        return tuple(t.rstrip("\r") for t in text.split("\n"))
 
     @property
     def line_count(self) -> int:
@@ -214,6 +235,15 @@ def make_finder(pattern: str, case_sensitive: bool, rx: Any) -> Finder:
     return find_all
 
 
+_LINE_BITS = 32
+"""A (file, line) pair as one integer: `(file_id << _LINE_BITS) + line`."""
+_SYMBOLS_ON_LINES = (
+    "SELECT file_id, name, kind, line FROM symbols "
+    "WHERE file_id IN (SELECT value FROM json_each(?)) "
+    f"AND (file_id << {_LINE_BITS}) + line IN (SELECT value FROM json_each(?))"
+)
+
+
 class Plan:
     """Everything one query needs across files: compiled regexes, symbol hits, repo matches."""
 
@@ -301,16 +331,15 @@ class Plan:
             rows = self.store.query("SELECT content FROM file_text WHERE rowid = ?", (doc.row.id,))
             doc.text = str(rows[0][0]) if rows else ""
 
-    def prefetch_symbols(self, file_ids: Sequence[int]) -> None:
-        """Load the definitions of a batch of candidates in one statement (for scoring)."""
-        marks = ", ".join("?" for _ in file_ids)
-        rows = self.store.query(
-            f"SELECT file_id, name, kind, line FROM symbols WHERE file_id IN ({marks})",
-            list(file_ids),
-        )
-        self._symbols = {i: [] for i in file_ids}
+    def prefetch_symbols(self, lines: Mapping[int, Iterable[int]]) -> None:
+        """Load the definitions on given lines of a batch of files in one statement (for
+        scoring, which looks at the matching lines only): `lines` maps file id to line
+        numbers; other definitions are filtered out in SQL, never made Python objects."""
+        keys = [(file_id << _LINE_BITS) + n for file_id, ns in lines.items() for n in ns]
+        rows = self.store.query(_SYMBOLS_ON_LINES, (json.dumps(list(lines)), json.dumps(keys)))
+        self._symbols = {i: [] for i in lines}
         for file_id, name, kind, line in rows:
-            self._symbols[int(file_id)].append(SymbolRow(str(name), str(kind), int(line)))
+            self._symbols[file_id].append(SymbolRow(name, kind, line))
 
     def symbols_of(self, file_id: int) -> list[SymbolRow]:
         """A file's definitions (from the prefetched batch when there is one)."""

@@ -24,7 +24,9 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import pairwise
+
+import numpy as np
 
 SCORE_WORD = 500.0
 SCORE_PARTIAL_WORD = 50.0
@@ -32,6 +34,7 @@ SCORE_SYMBOL = 7000.0
 SCORE_PARTIAL_SYMBOL = 4000.0
 SCORE_KIND = 100.0
 SCORE_ATOMS = 400.0
+_NEWLINE = ord("\n")
 
 
 def _byte_class(c: int) -> int:
@@ -176,6 +179,12 @@ Span = tuple[bool, int, int]
 
 def dedupe_spans(spans: Iterable[Span]) -> list[Span]:
     """Sort (path matches first, then by offset, longer first) and drop overlapping ones."""
+    spans = list(spans)
+    if all(
+        not a[0] and not b[0] and a[2] <= b[1] and (a[1] < b[1] or b[1] == b[2])
+        for a, b in pairwise(spans)
+    ) and not (spans and spans[0][0]):
+        return spans  # content spans already in that order, none overlapping: one atom's
     ordered = sorted(spans, key=lambda s: (not s[0], s[1], -(s[2] - s[1])))
     out: list[Span] = []
     for s in ordered:
@@ -190,8 +199,9 @@ def line_starts(data: bytes) -> list[int]:
 
     A text ending in a newline has a last, empty line starting at `len(data)`.
     """
-    lengths = map(len, data.split(b"\n")[:-1])
-    return [0, *accumulate(map((1).__add__, lengths))]  # C-level: no Python per line
+    ends = (np.frombuffer(data, dtype=np.uint8) == _NEWLINE).nonzero()[0]
+    ends += 1
+    return [0, *ends.tolist()]  # vectorized: no Python per line, no bytes object per line
 
 
 def line_of(starts: Sequence[int], offset: int) -> int:
@@ -207,7 +217,12 @@ def split_on_newlines(
     last = len(starts)
     for start, end in spans:
         s = start
-        line = line_of(starts, s)
+        line = bisect.bisect_right(starts, s)  # line_of, inlined: this runs per match
+        stop_at = starts[line] - 1 if line < last else size
+        if end <= stop_at:  # the usual case: the span ends on its line
+            if end > s:
+                by_line.setdefault(line, []).append((s, end))
+            continue
         while True:
             stop_at = starts[line] - 1 if line < last else size  # this line's newline (or EOF)
             stop = min(end, stop_at)
@@ -234,5 +249,9 @@ def merge_windows(lines: Iterable[int], context: int, last_line: int) -> list[tu
 
 def columns(line: bytes, start: int, end: int) -> tuple[int, int]:
     """1-based character columns (end exclusive) of a byte range within one line."""
+    if line.isascii():  # a byte is a character: no decoding
+        n = len(line)
+        a = min(start, n) + 1
+        return a, a + max(0, min(end, n) - a + 1)
     a = len(line[:start].decode("utf-8", "replace")) + 1
     return a, a + len(line[start:end].decode("utf-8", "replace"))
