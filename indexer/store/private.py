@@ -5,7 +5,8 @@ readable by other local users. `private_home(home)` creates the folder 0700 or t
 an existing one (and the files in it) and says once per process, as a warning, what it
 changed; `create_private(path)` creates an empty file 0600 before SQLite or a writer
 opens it (SQLite gives a database's `-wal` and `-shm` the database file's mode).
-`PRIVATE_UMASK` is the umask the daemon runs under, so a file it creates any other way is
+A shared folder (sticky bit, as `/tmp`) keeps its mode: only ctxd's files in it are
+tightened. `PRIVATE_UMASK` is the umask the daemon runs under, so a file it creates any other way is
 private too (the CLI and `ctxd serve` rely on `private_home` and `create_private`).
 """
 
@@ -42,7 +43,7 @@ def private_home(home: Path, *, names: tuple[str, ...] = ()) -> list[str]:
     home = Path(home)
     home.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
     changed = []
-    if _tighten(home):
+    if not _shared(home) and _tighten(home):
         changed.append(f"{home}/")
     try:
         entries = list(os.scandir(home))
@@ -62,6 +63,16 @@ def private_home(home: Path, *, names: tuple[str, ...] = ()) -> list[str]:
         log.warning("the index folder %s was readable by other users: made it private "
                     "(folder 0700, files 0600; tightened %s)", home, ", ".join(sorted(changed)))
     return changed
+
+
+def _shared(folder: Path) -> bool:
+    """A folder with the sticky bit (`/tmp`, `/var/tmp`): shared by design, so an index
+    file placed directly in it leaves the folder's mode alone (its own files are still
+    made private)."""
+    try:
+        return bool(folder.stat().st_mode & stat.S_ISVTX)
+    except OSError:
+        return False
 
 
 def _tighten(path: Path) -> bool:

@@ -80,6 +80,19 @@ def test_an_existing_open_home_is_tightened_on_open_and_said_once(tmp_path, capl
     assert private_home(home) == []  # nothing left to tighten
 
 
+def test_an_index_in_a_shared_folder_leaves_the_folder_alone(tmp_path: Path):
+    """An index file opened directly in a sticky, world-writable folder (like /tmp) makes
+    its own files private but never the shared folder."""
+    shared = tmp_path / "shared-tmp"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    store = Store.open(shared / "index.db")
+    store.close()
+    assert mode(shared) == 0o1777
+    assert mode(shared / "index.db") == 0o600
+    assert private_home(shared) == []
+
+
 def test_the_daemon_files_are_owner_only(isolated_env, daemons):  # noqa: F811
     isolated_env.mkdir(mode=0o755)
     os.chmod(isolated_env, 0o755)
