@@ -90,7 +90,7 @@ def informative_terms(store: Store, terms: list[str],
 def term_count(store: Store, term: str, postings: KeywordPostings | None = None) -> int:
     """How many checkpoints hold `term` (from the postings in memory when they hold it)."""
     if postings is not None:
-        tokens = fts_tokens(store, term)
+        tokens = fts_tokens(term)
         if len(tokens) == 1 and tokens[0] in postings.postings:
             return len(postings.postings[tokens[0]][0])
     return int(store.query("SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?",
@@ -190,7 +190,7 @@ def _from_postings(store: Store, question: str, postings: KeywordPostings, *, li
         return []
     held, held_words, rare = [], [], []
     for term in terms:
-        tokens = fts_tokens(store, term)
+        tokens = fts_tokens(term)
         if len(tokens) == 1 and tokens[0] in postings.postings:
             held.append(tokens[0])
             held_words.append(term)

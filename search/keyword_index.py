@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -39,6 +38,7 @@ from functools import partial
 import numpy as np
 import numpy.typing as npt
 
+from ctxd.indexer.store.schema import fts_tokens
 from ctxd.indexer.store.store import Store
 from ctxd.search.snapshots import Snapshots
 
@@ -176,34 +176,6 @@ def load_postings(store: Store, min_df: int = MIN_DF) -> KeywordPostings:
     finally:
         db.execute("COMMIT")
     return KeywordPostings(generation, rows, avgdl, lengths, postings, min_df)
-
-
-_TOKENS: dict[str, tuple[str, ...]] = {}
-_TOKENS_LOCK = threading.Lock()
-
-
-def fts_tokens(store: Store, word: str) -> tuple[str, ...]:
-    """The index terms FTS5 makes of `word` (its tokenizer: porter over unicode61), read
-    from a scratch FTS5 table in the connection's temp schema; cached per word."""
-    with _TOKENS_LOCK:
-        if word in _TOKENS:
-            return _TOKENS[word]
-    db = store.db
-    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.ctxd_stem USING fts5(x, "
-               "tokenize='porter unicode61 remove_diacritics 2')")
-    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.ctxd_stem_instance "
-               "USING fts5vocab(temp, ctxd_stem, 'instance')")
-    db.execute("INSERT INTO temp.ctxd_stem(rowid, x) VALUES (1, ?)", (word,))
-    try:
-        tokens = tuple(str(t) for (t,) in db.execute(
-            "SELECT term FROM temp.ctxd_stem_instance ORDER BY offset"))
-    finally:
-        db.execute("DELETE FROM temp.ctxd_stem")
-    with _TOKENS_LOCK:
-        if len(_TOKENS) > 50_000:
-            _TOKENS.clear()
-        _TOKENS[word] = tokens
-    return tokens
 
 
 class KeywordIndex(Snapshots[KeywordPostings]):

@@ -10,9 +10,13 @@ writes into `chunk_fts`; `split_identifiers(text)` adds the camelCase humps of i
 identifiers, so a question's words reach code (the keyword search splits query words
 the same way).
 
+`fts_tokens(word)` is what `chunk_fts`'s tokenizer makes of a query word (the keyword
+postings in memory are keyed by those terms).
+
 Called by `indexer.store.connection` (runs the migrations), `indexer.store.files` (writes
-`chunk_fts` rows) and `search.keyword` (`split_identifiers`). Calls nothing but the
-connection it is given; never connects.
+`chunk_fts` rows) and `search.keyword` / `search.keyword_index` (`split_identifiers`,
+`fts_tokens`). Calls nothing but the connection it is given, except `fts_tokens`, which
+keeps one private in-memory database (no file) for the tokenizer.
 
 Invariants: migrations are append-only and each runs inside the caller's transaction
 (`_run_script` never commits), with `PRAGMA user_version` recording how many ran; the
@@ -24,11 +28,12 @@ and rows a migration rebuilds agree.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable
 
 import sqlean as sqlite3
 
-__all__ = ["MIGRATIONS", "chunk_fts_row", "split_identifiers"]
+__all__ = ["CHUNK_FTS_TOKENIZE", "MIGRATIONS", "chunk_fts_row", "fts_tokens", "split_identifiers"]
 
 
 def _run_script(db: sqlite3.Connection, script: str) -> None:
@@ -138,11 +143,15 @@ def chunk_fts_row(path: str, symbol: str | None, text: str) -> tuple[str, str, s
     )
 
 
+CHUNK_FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
+"""The tokenizer of `chunk_fts` (the in-memory keyword postings stem query words with it)."""
+
+
 def _m002_chunk_fts(db: sqlite3.Connection) -> None:
     """Word-level (porter-stemmed) full text over checkpoints, for BM25 keyword ranking."""
     db.execute(
         "CREATE VIRTUAL TABLE chunk_fts USING fts5(path, symbol, text, "
-        "tokenize='porter unicode61 remove_diacritics 2', content='', contentless_delete=1)"
+        f"tokenize='{CHUNK_FTS_TOKENIZE}', content='', contentless_delete=1)"
     )
     rows = db.execute("SELECT id, path, symbol, text FROM checkpoints").fetchall()
     db.executemany(
@@ -189,3 +198,35 @@ def _m004_file_roles(db: sqlite3.Connection) -> None:
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m001_create_core, _m002_chunk_fts, _m003_summaries, _m004_file_roles]
 """Numbered schema migrations: MIGRATIONS[i] takes the schema from version i to i+1."""
+
+
+_TOKENS: dict[str, tuple[str, ...]] = {}
+_TOKENIZER: sqlite3.Connection | None = None
+_TOKENS_LOCK = threading.Lock()
+
+
+def fts_tokens(word: str) -> tuple[str, ...]:
+    """The index terms `chunk_fts` makes of `word` (its tokenizer: porter over unicode61),
+    read from a scratch FTS5 table in a private in-memory database, so that no query
+    ever writes on an index connection (a write would move its `generation()` and every
+    cache keyed on it); cached per word. The keyword postings in memory
+    (`search.keyword_index`) are keyed by these terms."""
+    global _TOKENIZER
+    with _TOKENS_LOCK:
+        if word in _TOKENS:
+            return _TOKENS[word]
+        if _TOKENIZER is None:
+            _TOKENIZER = sqlite3.connect(":memory:", check_same_thread=False)
+            _TOKENIZER.execute(
+                f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{CHUNK_FTS_TOKENIZE}')")
+            _TOKENIZER.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+        db = _TOKENIZER
+        db.execute("INSERT INTO t(rowid, x) VALUES (1, ?)", (word,))
+        try:
+            tokens = tuple(str(r[0]) for r in db.execute("SELECT term FROM v ORDER BY offset"))
+        finally:
+            db.execute("DELETE FROM t")
+        if len(_TOKENS) > 50_000:
+            _TOKENS.clear()
+        _TOKENS[word] = tokens
+        return tokens

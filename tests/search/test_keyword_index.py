@@ -90,12 +90,12 @@ def test_postings_rank_exactly_as_fts5(store: Store, min_df: int) -> None:
 def test_the_snapshot_reads_fts5s_own_counts(store: Store) -> None:
     postings = load_postings(store, 1)
     assert postings.rows == store.query("SELECT count(*) FROM checkpoints")[0][0]
-    retry = fts_tokens(store, "retries")
+    retry = fts_tokens("retries")
     assert retry == ("retri",)  # porter's stem, as FTS5 indexes it
     docs, _freq = postings.postings["retri"]
     assert len(docs) == store.query(
         "SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH 'retries'")[0][0]
-    assert fts_tokens(store, "is_exhausted") == ("is", "exhaust")
+    assert fts_tokens("is_exhausted") == ("is", "exhaust")
 
 
 def test_the_index_rebuilds_after_the_text_changes(tmp_path: Path) -> None:
