@@ -25,9 +25,11 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from types import TracebackType
 
 import xxhash
 
@@ -164,6 +166,12 @@ SKIPPED_SAMPLE = 100
 """How many skipped (and how many not-embedded) files `IndexStats` names."""
 LARGE_FILE_CHECKPOINTS = 1000
 """A file that yields this many checkpoints is named in `IndexStats.large_files`."""
+FILES_PER_COMMIT = 64
+"""Phase 1 commits the rows of up to this many files in one transaction (each file's still
+all-or-nothing): a commit per file cost a third of phase 1, mostly FTS5 flushing and
+merging one small segment per file (docs/BENCHMARKS.md, "Phase 1, continued")."""
+COMMIT_EVERY_S = 1.0
+"""... and at least this often (seconds), so that search sees new files soon."""
 TEXT_RULE_KEYS = ("lexical_only_rules", "lexical_only_patterns", "embed_allow")
 """Walk options that decide a file's role: a repository whose stored values differ is
 re-read (`Role`s re-decided) even where the stat is unchanged."""
@@ -205,6 +213,44 @@ class RemovedFile:
     reason: str
 
 
+class _CommitBatch:
+    """Phase-1 writes of several whole files in one transaction: opened before a file's
+    first write (`begin`), committed after `max_files` files or `max_seconds`, and on
+    leaving the `with` block; an exception rolls the open batch back (its files are
+    simply re-indexed by the next run). Each file's rows are still written all-or-nothing
+    (`Store.transaction` nests as a savepoint)."""
+
+    def __init__(self, store: Store, max_files: int, max_seconds: float) -> None:
+        self._store = store
+        self._max_files = max(max_files, 1)
+        self._max_seconds = max_seconds
+        self._open: AbstractContextManager[None] | None = None
+        self._files = 0
+        self._since = 0.0
+
+    def begin(self) -> None:
+        if self._open is None:
+            self._open = self._store.transaction()
+            self._open.__enter__()
+            self._files, self._since = 0, time.perf_counter()
+
+    def written(self) -> None:
+        """One more file's rows are in the open batch: commit if it is full or old."""
+        self._files += 1
+        if (self._files >= self._max_files
+                or time.perf_counter() - self._since >= self._max_seconds):
+            self.__exit__(None, None, None)
+
+    def __enter__(self) -> _CommitBatch:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        open_, self._open = self._open, None
+        if open_ is not None:
+            open_.__exit__(kind, exc, tb)
+
+
 def removal_reasons(
     gone: Iterable[str], skip_reasons: Mapping[str, str], root: Path
 ) -> list[RemovedFile]:
@@ -240,6 +286,7 @@ class Indexer:
         chunk_options: ChunkOptions | None = None,
         *,
         embed_commit_every: int = 32,
+        files_per_commit: int = FILES_PER_COMMIT,
     ) -> None:
         """
         Args:
@@ -247,6 +294,8 @@ class Indexer:
                 commit is a point where `should_stop` is honoured (server shutdown, a
                 watcher with edits waiting), 0.3-0.6 s of work on this 2-core CPU (32
                 texts at 53-111 texts/s, docs/BENCHMARKS.md).
+            files_per_commit: files whose phase-1 rows commit together (at most
+                `COMMIT_EVERY_S` apart); 1 commits each file on its own.
         """
         self.store = store
         self.embedder = embedder
@@ -261,6 +310,7 @@ class Indexer:
         )
         self.input_limit = limit
         self.embed_commit_every = embed_commit_every
+        self.files_per_commit = files_per_commit
 
     # -- phase 1 -------------------------------------------------------------------------
 
@@ -393,32 +443,33 @@ class Indexer:
         new_inputs: dict[str, str] = {}
         done = examined = 0
         items = walk(root, options) if wanted is None else candidates_of(root, options, wanted)
-        for item in items:
-            if should_stop():
-                stats.stopped = True
-                return new_inputs  # removals need a complete walk: left to the next run
-            examined += 1
-            if examined % PROGRESS_EVERY == 0:
-                # Refused files count too: a walk of a huge tree that admits little (or a
-                # dry run of one) still shows it is moving.
-                report(Progress("walk", done, None, f"{examined} examined, at {item.path}"))
-            if isinstance(item, Skipped):
-                self._record_skip(item, skipped, stats)
-                if item.path in stored:
-                    skip_reasons[item.path] = item.reason.value
-                continue
-            seen.add(item.path)
-            outcome = self._index_file(item, repo_id, stored, now, dry_run, new_inputs, run,
-                                       stats)
-            if isinstance(outcome, Skipped):
-                seen.discard(item.path)
-                self._record_skip(outcome, skipped, stats)
-                skip_reasons[item.path] = outcome.reason.value
-            elif outcome:
-                stats.files_updated += 1
-            else:
-                stats.files_unchanged += 1
-            done += 1
+        with _CommitBatch(self.store, self.files_per_commit, COMMIT_EVERY_S) as batch:
+            for item in items:
+                if should_stop():
+                    stats.stopped = True
+                    return new_inputs  # removals need a complete walk: left to the next run
+                examined += 1
+                if examined % PROGRESS_EVERY == 0:
+                    # Refused files count too: a walk of a huge tree that admits little (or a
+                    # dry run of one) still shows it is moving.
+                    report(Progress("walk", done, None, f"{examined} examined, at {item.path}"))
+                if isinstance(item, Skipped):
+                    self._record_skip(item, skipped, stats)
+                    if item.path in stored:
+                        skip_reasons[item.path] = item.reason.value
+                    continue
+                seen.add(item.path)
+                outcome = self._index_file(item, repo_id, stored, now, dry_run, new_inputs, run,
+                                           stats, batch)
+                if isinstance(outcome, Skipped):
+                    seen.discard(item.path)
+                    self._record_skip(outcome, skipped, stats)
+                    skip_reasons[item.path] = outcome.reason.value
+                elif outcome:
+                    stats.files_updated += 1
+                else:
+                    stats.files_unchanged += 1
+                done += 1
         report(Progress("walk", done, done))
         candidates = stored.keys() if wanted is None else (wanted & stored.keys())
         gone = sorted(p for p in candidates if p not in seen)
@@ -451,6 +502,7 @@ class Indexer:
         new_inputs: dict[str, str],
         run: _FileRun,
         stats: IndexStats,
+        batch: _CommitBatch,
     ) -> bool | Skipped:
         """Index one file; True if rows were (or would be) written, False if unchanged.
 
@@ -467,7 +519,9 @@ class Indexer:
         role, why = classify(entry.path, text, run.rules, run.vendor)
         if old is not None and old.hash == digest and old.role == role.value:
             if not dry_run:
+                batch.begin()
                 self.store.touch_file(old.id, entry.size, entry.mtime_ns)
+                batch.written()
             return False
         if role.lexical_only:
             chunks: tuple[str, list[tuple[Chunk, str, str]], list[Symbol]] = (
@@ -501,6 +555,7 @@ class Indexer:
             lines=text.count("\n") + (0 if text.endswith("\n") or not text else 1),
             role=role.value,
         )
+        batch.begin()
         self.store.replace_file(
             repo_id,
             record,
@@ -510,6 +565,7 @@ class Indexer:
             now,
             summary,
         )
+        batch.written()
         return True
 
     def chunk(
