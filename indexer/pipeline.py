@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from types import TracebackType
 
@@ -430,17 +431,18 @@ class Indexer:
         wanted: set[str] | None,
         should_stop: Callable[[], bool],
         run: _FileRun,
-    ) -> dict[str, str]:
+    ) -> dict[str, tuple[str, int | None]]:
         """Phase 1: walk, write changed files, remove vanished ones; counts go to `stats`.
 
         Returns, for a dry run, the embedding inputs (by hash) of new or changed
-        checkpoints; a real run writes them to the store instead.
+        checkpoints, with their word pieces where the chunker knows them; a real run
+        writes them to the store instead.
         """
         stored = self.store.stored_files(repo_id) if repo_id >= 0 else {}
         skipped: Counter[str] = Counter()
         skip_reasons: dict[str, str] = {}  # stored files the walk now refuses
         seen: set[str] = set()
-        new_inputs: dict[str, str] = {}
+        new_inputs: dict[str, tuple[str, int | None]] = {}
         done = examined = 0
         items = walk(root, options) if wanted is None else candidates_of(root, options, wanted)
         with _CommitBatch(self.store, self.files_per_commit, COMMIT_EVERY_S) as batch:
@@ -499,7 +501,7 @@ class Indexer:
         stored: dict[str, StoredFile],
         now: str,
         dry_run: bool,
-        new_inputs: dict[str, str],
+        new_inputs: dict[str, tuple[str, int | None]],
         run: _FileRun,
         stats: IndexStats,
         batch: _CommitBatch,
@@ -524,7 +526,7 @@ class Indexer:
                 batch.written()
             return False
         if role.lexical_only:
-            chunks: tuple[str, list[tuple[Chunk, str, str]], list[Symbol]] = (
+            chunks: tuple[str, list[tuple[Chunk, str, str, int | None]], list[Symbol]] = (
                 detect_language(entry.path, text), [], [])
         else:
             try:
@@ -542,9 +544,9 @@ class Indexer:
         summary = NO_SUMMARY if role.lexical_only else summary_of(
             entry.path, chunks[0], text, chunks[2])
         if dry_run:
-            new_inputs.update((h, inp) for _chunk, h, inp in chunks[1])
+            new_inputs.update((h, (inp, n)) for _chunk, h, inp, n in chunks[1])
             if summary.text:
-                new_inputs[summary.hash] = summary.text
+                new_inputs[summary.hash] = (summary.text, None)
             return True
         record = FileRecord(
             path=entry.path,
@@ -560,7 +562,7 @@ class Indexer:
             repo_id,
             record,
             text,
-            [(c, h) for c, h, _inp in chunks[1]],
+            [(c, h) for c, h, _inp, _n in chunks[1]],
             chunks[2],
             now,
             summary,
@@ -568,46 +570,58 @@ class Indexer:
         batch.written()
         return True
 
+    @cached_property
+    def _tokens_add_up(self) -> bool:
+        return bool(getattr(self.embedder, "tokens_add_up", False))
+
     def chunk(
         self, path: str, text: str
-    ) -> tuple[str, list[tuple[Chunk, str, str]], list[Symbol]]:
+    ) -> tuple[str, list[tuple[Chunk, str, str, int | None]], list[Symbol]]:
         """Chunk a file and make sure every embedding input fits the model.
 
         The chunker keeps each chunk's text within `chunk_options.max_tokens`, and
         word-piece counts add up across the header's newline, so only the headers are
         counted; a chunk is re-split only when its header could push it over the limit.
+        Returns (chunk, hash, embedding input, its word pieces) per checkpoint: the
+        count is the header's plus the chunker's when the counter adds up over lines
+        (None otherwise, and for a re-split part: a dry run counts those itself).
         """
         fc = chunk_file(path, text, self.chunk_options, self.embedder.count_tokens)
         heads = [embedding_input(path, c).split("\n", 1)[0] for c in fc.chunks]
         head_tokens = self.embedder.count_tokens(heads) if heads else []
-        out: list[tuple[Chunk, str, str]] = []
-        for chunk, n_head in zip(fc.chunks, head_tokens, strict=True):
-            if n_head + self.chunk_options.max_tokens <= self.input_limit:
-                parts = [chunk]
-            else:
-                n_body = self.embedder.count_tokens([chunk.text])[0]
+        out: list[tuple[Chunk, str, str, int | None]] = []
+        for chunk, n_head, n_text in zip(fc.chunks, head_tokens, fc.tokens, strict=True):
+            parts: list[tuple[Chunk, int | None]] = [(chunk, n_text)]
+            if n_head + self.chunk_options.max_tokens > self.input_limit:
+                n_body = n_text if self._tokens_add_up else self.embedder.count_tokens(
+                    [chunk.text])[0]
                 budget = max(8, self.input_limit - n_head)
-                parts = [chunk] if n_head + n_body <= self.input_limit else split_chunk(
-                    chunk, budget, self.embedder.count_tokens)
-            for part in parts:
+                if n_head + n_body > self.input_limit:
+                    parts = [(p, None) for p in split_chunk(chunk, budget,
+                                                            self.embedder.count_tokens)]
+            for part, n in parts:
                 inp = embedding_input(path, part)
-                out.append((part, content_hash(inp), inp))
+                tokens = n_head + n if self._tokens_add_up and n is not None else None
+                out.append((part, content_hash(inp), inp, tokens))
         return fc.language, out, fc.symbols
 
     def _dry_run_plan(
-        self, inputs: dict[str, str], report: ProgressFn | None = None
+        self, inputs: dict[str, tuple[str, int | None]], report: ProgressFn | None = None
     ) -> tuple[int, int]:
         """(texts, word pieces) a real run would embed: new hashes not already in the index.
-        Tokens are counted in slices, each reported as `plan` progress."""
+        Texts whose count the chunker gave are summed, the others counted, in slices,
+        each reported as `plan` progress."""
         known = {r[0] for r in self.store.query(
             "SELECT hash FROM embeddings UNION SELECT hash FROM summaries "
             "WHERE vector IS NOT NULL")}
-        todo = [text for h, text in inputs.items() if h not in known]
+        todo = [item for h, item in inputs.items() if h not in known]
         tokens = 0
         for start in range(0, len(todo), PLAN_STEP):
             if report is not None:
                 report(Progress("plan", start, len(todo), "counting tokens to embed"))
-            tokens += sum(self.embedder.count_tokens(todo[start : start + PLAN_STEP]))
+            step = todo[start : start + PLAN_STEP]
+            tokens += sum(n for _text, n in step if n is not None)
+            tokens += sum(self.embedder.count_tokens([t for t, n in step if n is None]))
         if report is not None and todo:
             report(Progress("plan", len(todo), len(todo), "counting tokens to embed"))
         return len(todo), tokens

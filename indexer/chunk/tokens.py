@@ -50,6 +50,13 @@ def load_token_counter(model_dir: Path | None, *, fast: bool = True) -> TokenCou
     return count
 
 
+def adds_up(counter: TokenCounter | None) -> bool:
+    """True for a counter whose count of texts joined by `\\n` is the sum of theirs:
+    `WordPieceCounter` (BERT splits at whitespace first, and a newline is no piece; an
+    added token holds no newline). Not `approximate_counter` (it rounds per text)."""
+    return isinstance(counter, WordPieceCounter)
+
+
 def is_lowercase_bert(config: dict[str, Any]) -> bool:
     """True for an uncased BERT tokenizer (BertNormalizer lowercasing, BertPreTokenizer,
     WordPiece): the one whose counts `WordPieceCounter` reproduces."""
@@ -116,7 +123,9 @@ class WordPieceCounter:
         if self._fast("\n".join(texts)):
             return self._count_ascii(texts)
         out = [0] * len(texts)
-        fast = [i for i, text in enumerate(texts) if self._fast(text)]
+        fast = [i for i, text in enumerate(texts) if text.isascii()]
+        if self._slow.search("\n".join(texts[i] for i in fast)) is not None:
+            fast = [i for i in fast if self._slow.search(texts[i]) is None]
         slow = sorted(set(range(len(texts))) - set(fast))
         for part, counter in ((fast, self._count_ascii), (slow, self._fallback)):
             if part:

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from ctxd.indexer.errors import ModelMismatch, ValidationError
-from ctxd.indexer.pipeline import Indexer
+from ctxd.indexer.models import Chunk
+from ctxd.indexer.pipeline import Indexer, embedding_input
 from ctxd.indexer.store.store import Store
 from ctxd.indexer.walk.walker import WalkOptions
 from tests.conftest import FakeEmbedder
@@ -412,3 +413,25 @@ def test_batched_commits_store_the_same_rows_as_one_file_per_commit(
     one, batched = rows(1), rows(64)
     assert one["checkpoints"] and one["words"] and one["symbols"]
     assert batched == one
+
+
+def test_dry_run_token_plan_equals_counting_what_a_run_would_embed(
+    repo, tmp_path, real_embedder
+):
+    """The dry run sums the chunker's counts (header + lines) instead of counting every
+    embedding input again; the total must equal counting those inputs."""
+    stdlib = Path(textwrap.__file__).parent
+    for name in ["argparse.py", "textwrap.py", "json/decoder.py"]:
+        repo.write(f"lib/{name}", (stdlib / name).read_text(encoding="utf-8"))
+    repo.write("docs/guide.md", "# Caf\u00e9\n\nna\u00efve \u4e2d\u6587 text\n\n## Use\n\nrun it\n")
+    repo.write("data/one_line.txt", " ".join(f"token{i}" for i in range(2000)) + "\n")
+    with Store.open(tmp_path / "dry.db") as s:
+        dry = Indexer(s, real_embedder).index(repo.root, WalkOptions(), dry_run=True)
+    with Store.open(tmp_path / "run.db") as s:
+        Indexer(s, real_embedder).index(repo.root, WalkOptions(), embed=False)
+        inputs = [embedding_input(p.path, Chunk(0, 0, p.text, symbol=p.symbol))
+                  for p in s.pending_chunks()]
+        inputs += [text for _h, text in s.pending_summaries()]
+    assert real_embedder.tokens_add_up
+    assert dry.chunks_to_embed == len(inputs) > 50
+    assert dry.tokens_to_embed == sum(real_embedder.count_tokens(inputs))
