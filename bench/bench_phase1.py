@@ -78,6 +78,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--tree", type=Path, required=True)
     ap.add_argument("--before", type=Path, help="folder holding the older `ctxd` package")
+    ap.add_argument("--after", type=Path, help="the same for the newer one (default: this "
+                    "checkout; a copy lets the checkout change while the benchmark runs)")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--json", type=Path)
     ap.add_argument("--side", action="store_true", help=argparse.SUPPRESS)
@@ -86,9 +88,10 @@ def main() -> None:
     if args.side:
         print(json.dumps(measure(tree)))
         return
-    sides: dict[str, Path | None] = {"after": None}
+    after = args.after.resolve() if args.after is not None else None
+    sides: dict[str, Path | None] = {"after": after}
     if args.before is not None:
-        sides = {"before": args.before.resolve(), "after": None}
+        sides = {"before": args.before.resolve(), "after": after}
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in sides}
     for round_ in range(args.rounds):
         for name, code in sides.items():
