@@ -25,10 +25,9 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from types import TracebackType
 
@@ -168,11 +167,13 @@ SKIPPED_SAMPLE = 100
 LARGE_FILE_CHECKPOINTS = 1000
 """A file that yields this many checkpoints is named in `IndexStats.large_files`."""
 FILES_PER_COMMIT = 64
-"""Phase 1 commits the rows of up to this many files in one transaction (each file's still
-all-or-nothing): a commit per file cost a third of phase 1, mostly FTS5 flushing and
-merging one small segment per file (docs/BENCHMARKS.md, "Phase 1, continued")."""
+"""Phase 1 writes the rows of up to this many files in one transaction (each file's still
+all-or-nothing; the first batches are smaller: 1, 2, 4, ...): a commit per file cost a
+third of phase 1, mostly FTS5 flushing and merging one small segment per file
+(docs/BENCHMARKS.md, "Phase 1, continued")."""
 COMMIT_EVERY_S = 1.0
-"""... and at least this often (seconds), so that search sees new files soon."""
+"""... or the files that have waited this long (seconds), so that search sees new files
+soon."""
 TEXT_RULE_KEYS = ("lexical_only_rules", "lexical_only_patterns", "embed_allow")
 """Walk options that decide a file's role: a repository whose stored values differ is
 re-read (`Role`s re-decided) even where the stat is unchanged."""
@@ -215,41 +216,45 @@ class RemovedFile:
 
 
 class _CommitBatch:
-    """Phase-1 writes of several whole files in one transaction: opened before a file's
-    first write (`begin`), committed after `max_files` files or `max_seconds`, and on
-    leaving the `with` block; an exception rolls the open batch back (its files are
-    simply re-indexed by the next run). Each file's rows are still written all-or-nothing
-    (`Store.transaction` nests as a savepoint)."""
+    """Phase-1 writes of several whole files, kept in memory and run in one transaction
+    (`Store.transaction` nests each file's as a savepoint: still all-or-nothing). The
+    write lock is held only while writing, never while the next file is chunked. Batches
+    grow 1, 2, 4, ... up to `max_files`, so the first files are searchable at once; a
+    batch is also written once its first file has waited `max_seconds`. Leaving the `with`
+    block writes what is left; an exception drops it (the next run re-indexes it)."""
 
     def __init__(self, store: Store, max_files: int, max_seconds: float) -> None:
         self._store = store
         self._max_files = max(max_files, 1)
         self._max_seconds = max_seconds
-        self._open: AbstractContextManager[None] | None = None
-        self._files = 0
+        self._pending: list[Callable[[], object]] = []
+        self._size = 1
         self._since = 0.0
 
-    def begin(self) -> None:
-        if self._open is None:
-            self._open = self._store.transaction()
-            self._open.__enter__()
-            self._files, self._since = 0, time.perf_counter()
-
-    def written(self) -> None:
-        """One more file's rows are in the open batch: commit if it is full or old."""
-        self._files += 1
-        if (self._files >= self._max_files
+    def add(self, write: Callable[[], object]) -> None:
+        """One file's writes."""
+        if not self._pending:
+            self._since = time.perf_counter()
+        self._pending.append(write)
+        if (len(self._pending) >= self._size
                 or time.perf_counter() - self._since >= self._max_seconds):
-            self.__exit__(None, None, None)
+            self.flush()
+
+    def flush(self) -> None:
+        pending, self._pending = self._pending, []
+        if pending:
+            with self._store.transaction():
+                for write in pending:
+                    write()
+            self._size = min(self._size * 2, self._max_files)
 
     def __enter__(self) -> _CommitBatch:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        open_, self._open = self._open, None
-        if open_ is not None:
-            open_.__exit__(kind, exc, tb)
+        if kind is None:
+            self.flush()
 
 
 def removal_reasons(
@@ -521,9 +526,7 @@ class Indexer:
         role, why = classify(entry.path, text, run.rules, run.vendor)
         if old is not None and old.hash == digest and old.role == role.value:
             if not dry_run:
-                batch.begin()
-                self.store.touch_file(old.id, entry.size, entry.mtime_ns)
-                batch.written()
+                batch.add(partial(self.store.touch_file, old.id, entry.size, entry.mtime_ns))
             return False
         if role.lexical_only:
             chunks: tuple[str, list[tuple[Chunk, str, str, int | None]], list[Symbol]] = (
@@ -557,8 +560,8 @@ class Indexer:
             lines=text.count("\n") + (0 if text.endswith("\n") or not text else 1),
             role=role.value,
         )
-        batch.begin()
-        self.store.replace_file(
+        batch.add(partial(
+            self.store.replace_file,
             repo_id,
             record,
             text,
@@ -566,8 +569,7 @@ class Indexer:
             chunks[2],
             now,
             summary,
-        )
-        batch.written()
+        ))
         return True
 
     @cached_property

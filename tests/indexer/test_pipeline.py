@@ -326,8 +326,9 @@ def test_should_stop_ends_the_run_consistently_and_the_next_run_completes(repo, 
     for i in range(60):
         repo.write(f"f{i:02d}.txt", f"file number {i}\n")
     emb = FakeEmbedder()
+    polls = iter(range(100))  # polled before each file: stop before the 21st
     stats = Indexer(store, emb).index(
-        repo.root, WalkOptions(), should_stop=lambda: store.repo_counts(1)["files"] >= 20)
+        repo.root, WalkOptions(), should_stop=lambda: next(polls) >= 20)
     assert stats.stopped
     assert counts(store)["files"] == 20 and emb.embedded_texts == []
     assert store.repos()[0].indexed_at is None  # not marked as a complete index
@@ -354,8 +355,8 @@ def test_only_paths_touches_just_those_paths_with_the_walk_policy(repo, store, f
 def test_files_commit_in_batches_that_other_connections_see_whole(
     repo, store, isolated_env, fake_embedder, monkeypatch
 ):
-    """Phase 1 commits `files_per_commit` files at a time: a second connection, polled
-    before each file, sees the committed count step by whole batches."""
+    """Phase 1 commits batches of 1, 2, 4, then `files_per_commit` files: a second
+    connection, polled before each file, sees the committed count step by whole batches."""
     monkeypatch.setattr("ctxd.indexer.pipeline.COMMIT_EVERY_S", 3600.0)
     for i in range(10):
         repo.write(f"f{i}.py", f"def f{i}(x):\n    return x + {i}\n")
@@ -368,7 +369,7 @@ def test_files_commit_in_batches_that_other_connections_see_whole(
 
         stats = Indexer(store, fake_embedder, files_per_commit=4).index(
             repo.root, WalkOptions(), embed=False, should_stop=probe)
-        assert seen == [0, 0, 0, 0, 4, 4, 4, 4, 8, 8]
+        assert seen == [0, 1, 1, 3, 3, 3, 3, 7, 7, 7]
         assert stats.files_indexed == 10
         assert int(reader.query("SELECT count(*) FROM files")[0][0]) == 10
 
