@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from ctxd.indexer.chunk.tokens import TokenCounter, load_token_counter
+from ctxd.indexer.chunk.tokens import TokenCounter, adds_up, load_token_counter
 
 # Re-exported: the options moved to a light module (settings load without numpy).
 from ctxd.indexer.embed_options import DEFAULT_MODEL as DEFAULT_MODEL
@@ -152,6 +152,13 @@ class SentenceTransformerEmbedder:
         if self._counter is None:
             self._counter = load_token_counter(self._dir)
         return self._counter(texts)
+
+    @property
+    def tokens_add_up(self) -> bool:
+        """Whether `count_tokens` of texts joined by newlines is the sum of their counts
+        (`indexer.chunk.tokens.adds_up`): then a dry run sums the chunker's counts."""
+        self.count_tokens([])
+        return adds_up(self._counter)
 
     def _load(self) -> SentenceTransformer:
         with self._lock:

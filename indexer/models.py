@@ -95,6 +95,10 @@ class FileChunks:
     language: str
     chunks: list[Chunk]
     symbols: list[Symbol] = field(default_factory=list)
+    tokens: list[int] = field(default_factory=list)
+    """Word pieces of each chunk's text, one per chunk: the sum of its lines' counts (the
+    count of the text itself for a slice of a long line). Equals counting the text when
+    the counter adds up over lines (`indexer.chunk.tokens.adds_up`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,8 +3,9 @@
 `Indexer(store, embedder, chunk_options).index(root, walk_options)` is the one entry
 point, used by the service layer for `ctxd index`, the MCP `index_repository` tool and
 the watcher. Phase 1 writes each changed file's rows (text, checkpoints, symbols, its
-summary: `indexer.chunk.summary`) in one transaction, so lexical and symbol search work at
-once; phase 2 embeds the checkpoint and summary texts that have no vector yet,
+summary: `indexer.chunk.summary`) all-or-nothing, several files to a commit (batches of
+1, 2, 4, ... 64 files, or what waited 1 s: `_CommitBatch`), so lexical and symbol search
+work at once; phase 2 embeds the checkpoint and summary texts that have no vector yet,
 longest-first-sorted batches, committed as it goes, so semantic search covers more and
 more while it runs.
 
@@ -27,7 +28,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property, partial
 from pathlib import Path
+from types import TracebackType
 
 import xxhash
 
@@ -164,6 +167,14 @@ SKIPPED_SAMPLE = 100
 """How many skipped (and how many not-embedded) files `IndexStats` names."""
 LARGE_FILE_CHECKPOINTS = 1000
 """A file that yields this many checkpoints is named in `IndexStats.large_files`."""
+FILES_PER_COMMIT = 64
+"""Phase 1 writes the rows of up to this many files in one transaction (each file's still
+all-or-nothing; the first batches are smaller: 1, 2, 4, ...): a commit per file cost a
+third of phase 1, mostly FTS5 flushing and merging one small segment per file
+(docs/BENCHMARKS.md, "Phase 1, continued")."""
+COMMIT_EVERY_S = 1.0
+"""... or the files that have waited this long (seconds), so that search sees new files
+soon."""
 TEXT_RULE_KEYS = ("lexical_only_rules", "lexical_only_patterns", "embed_allow")
 """Walk options that decide a file's role: a repository whose stored values differ is
 re-read (`Role`s re-decided) even where the stat is unchanged."""
@@ -205,6 +216,48 @@ class RemovedFile:
     reason: str
 
 
+class _CommitBatch:
+    """Phase-1 writes of several whole files, kept in memory and run in one transaction
+    (`Store.transaction` nests each file's as a savepoint: still all-or-nothing). The
+    write lock is held only while writing, never while the next file is chunked. Batches
+    grow 1, 2, 4, ... up to `max_files`, so the first files are searchable at once; a
+    batch is also written once its first file has waited `max_seconds`. Leaving the `with`
+    block writes what is left; an exception drops it (the next run re-indexes it)."""
+
+    def __init__(self, store: Store, max_files: int, max_seconds: float) -> None:
+        self._store = store
+        self._max_files = max(max_files, 1)
+        self._max_seconds = max_seconds
+        self._pending: list[Callable[[], object]] = []
+        self._size = 1
+        self._since = 0.0
+
+    def add(self, write: Callable[[], object]) -> None:
+        """One file's writes."""
+        if not self._pending:
+            self._since = time.perf_counter()
+        self._pending.append(write)
+        if (len(self._pending) >= self._size
+                or time.perf_counter() - self._since >= self._max_seconds):
+            self.flush()
+
+    def flush(self) -> None:
+        pending, self._pending = self._pending, []
+        if pending:
+            with self._store.transaction():
+                for write in pending:
+                    write()
+            self._size = min(self._size * 2, self._max_files)
+
+    def __enter__(self) -> _CommitBatch:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if kind is None:
+            self.flush()
+
+
 def removal_reasons(
     gone: Iterable[str], skip_reasons: Mapping[str, str], root: Path
 ) -> list[RemovedFile]:
@@ -240,6 +293,7 @@ class Indexer:
         chunk_options: ChunkOptions | None = None,
         *,
         embed_commit_every: int = 32,
+        files_per_commit: int = FILES_PER_COMMIT,
     ) -> None:
         """
         Args:
@@ -247,6 +301,8 @@ class Indexer:
                 commit is a point where `should_stop` is honoured (server shutdown, a
                 watcher with edits waiting), 0.3-0.6 s of work on this 2-core CPU (32
                 texts at 53-111 texts/s, docs/BENCHMARKS.md).
+            files_per_commit: files whose phase-1 rows commit together (at most
+                `COMMIT_EVERY_S` apart); 1 commits each file on its own.
         """
         self.store = store
         self.embedder = embedder
@@ -261,6 +317,7 @@ class Indexer:
         )
         self.input_limit = limit
         self.embed_commit_every = embed_commit_every
+        self.files_per_commit = files_per_commit
 
     # -- phase 1 -------------------------------------------------------------------------
 
@@ -380,45 +437,47 @@ class Indexer:
         wanted: set[str] | None,
         should_stop: Callable[[], bool],
         run: _FileRun,
-    ) -> dict[str, str]:
+    ) -> dict[str, tuple[str, int | None]]:
         """Phase 1: walk, write changed files, remove vanished ones; counts go to `stats`.
 
         Returns, for a dry run, the embedding inputs (by hash) of new or changed
-        checkpoints; a real run writes them to the store instead.
+        checkpoints, with their word pieces where the chunker knows them; a real run
+        writes them to the store instead.
         """
         stored = self.store.stored_files(repo_id) if repo_id >= 0 else {}
         skipped: Counter[str] = Counter()
         skip_reasons: dict[str, str] = {}  # stored files the walk now refuses
         seen: set[str] = set()
-        new_inputs: dict[str, str] = {}
+        new_inputs: dict[str, tuple[str, int | None]] = {}
         done = examined = 0
         items = walk(root, options) if wanted is None else candidates_of(root, options, wanted)
-        for item in items:
-            if should_stop():
-                stats.stopped = True
-                return new_inputs  # removals need a complete walk: left to the next run
-            examined += 1
-            if examined % PROGRESS_EVERY == 0:
-                # Refused files count too: a walk of a huge tree that admits little (or a
-                # dry run of one) still shows it is moving.
-                report(Progress("walk", done, None, f"{examined} examined, at {item.path}"))
-            if isinstance(item, Skipped):
-                self._record_skip(item, skipped, stats)
-                if item.path in stored:
-                    skip_reasons[item.path] = item.reason.value
-                continue
-            seen.add(item.path)
-            outcome = self._index_file(item, repo_id, stored, now, dry_run, new_inputs, run,
-                                       stats)
-            if isinstance(outcome, Skipped):
-                seen.discard(item.path)
-                self._record_skip(outcome, skipped, stats)
-                skip_reasons[item.path] = outcome.reason.value
-            elif outcome:
-                stats.files_updated += 1
-            else:
-                stats.files_unchanged += 1
-            done += 1
+        with _CommitBatch(self.store, self.files_per_commit, COMMIT_EVERY_S) as batch:
+            for item in items:
+                if should_stop():
+                    stats.stopped = True
+                    return new_inputs  # removals need a complete walk: left to the next run
+                examined += 1
+                if examined % PROGRESS_EVERY == 0:
+                    # Refused files count too: a walk of a huge tree that admits little (or a
+                    # dry run of one) still shows it is moving.
+                    report(Progress("walk", done, None, f"{examined} examined, at {item.path}"))
+                if isinstance(item, Skipped):
+                    self._record_skip(item, skipped, stats)
+                    if item.path in stored:
+                        skip_reasons[item.path] = item.reason.value
+                    continue
+                seen.add(item.path)
+                outcome = self._index_file(item, repo_id, stored, now, dry_run, new_inputs, run,
+                                           stats, batch)
+                if isinstance(outcome, Skipped):
+                    seen.discard(item.path)
+                    self._record_skip(outcome, skipped, stats)
+                    skip_reasons[item.path] = outcome.reason.value
+                elif outcome:
+                    stats.files_updated += 1
+                else:
+                    stats.files_unchanged += 1
+                done += 1
         report(Progress("walk", done, done))
         candidates = stored.keys() if wanted is None else (wanted & stored.keys())
         gone = sorted(p for p in candidates if p not in seen)
@@ -448,9 +507,10 @@ class Indexer:
         stored: dict[str, StoredFile],
         now: str,
         dry_run: bool,
-        new_inputs: dict[str, str],
+        new_inputs: dict[str, tuple[str, int | None]],
         run: _FileRun,
         stats: IndexStats,
+        batch: _CommitBatch,
     ) -> bool | Skipped:
         """Index one file; True if rows were (or would be) written, False if unchanged.
 
@@ -467,10 +527,10 @@ class Indexer:
         role, why = classify(entry.path, text, run.rules, run.vendor)
         if old is not None and old.hash == digest and old.role == role.value:
             if not dry_run:
-                self.store.touch_file(old.id, entry.size, entry.mtime_ns)
+                batch.add(partial(self.store.touch_file, old.id, entry.size, entry.mtime_ns))
             return False
         if role.lexical_only:
-            chunks: tuple[str, list[tuple[Chunk, str, str]], list[Symbol]] = (
+            chunks: tuple[str, list[tuple[Chunk, str, str, int | None]], list[Symbol]] = (
                 detect_language(entry.path, text), [], [])
         else:
             try:
@@ -488,9 +548,9 @@ class Indexer:
         summary = NO_SUMMARY if role.lexical_only else summary_of(
             entry.path, chunks[0], text, chunks[2])
         if dry_run:
-            new_inputs.update((h, inp) for _chunk, h, inp in chunks[1])
+            new_inputs.update((h, (inp, n)) for _chunk, h, inp, n in chunks[1])
             if summary.text:
-                new_inputs[summary.hash] = summary.text
+                new_inputs[summary.hash] = (summary.text, None)
             return True
         record = FileRecord(
             path=entry.path,
@@ -501,57 +561,70 @@ class Indexer:
             lines=text.count("\n") + (0 if text.endswith("\n") or not text else 1),
             role=role.value,
         )
-        self.store.replace_file(
+        batch.add(partial(
+            self.store.replace_file,
             repo_id,
             record,
             text,
-            [(c, h) for c, h, _inp in chunks[1]],
+            [(c, h) for c, h, _inp, _n in chunks[1]],
             chunks[2],
             now,
             summary,
-        )
+        ))
         return True
+
+    @cached_property
+    def _tokens_add_up(self) -> bool:
+        return bool(getattr(self.embedder, "tokens_add_up", False))
 
     def chunk(
         self, path: str, text: str
-    ) -> tuple[str, list[tuple[Chunk, str, str]], list[Symbol]]:
+    ) -> tuple[str, list[tuple[Chunk, str, str, int | None]], list[Symbol]]:
         """Chunk a file and make sure every embedding input fits the model.
 
         The chunker keeps each chunk's text within `chunk_options.max_tokens`, and
         word-piece counts add up across the header's newline, so only the headers are
         counted; a chunk is re-split only when its header could push it over the limit.
+        Returns (chunk, hash, embedding input, its word pieces) per checkpoint: the
+        count is the header's plus the chunker's when the counter adds up over lines
+        (None otherwise, and for a re-split part: a dry run counts those itself).
         """
         fc = chunk_file(path, text, self.chunk_options, self.embedder.count_tokens)
         heads = [embedding_input(path, c).split("\n", 1)[0] for c in fc.chunks]
         head_tokens = self.embedder.count_tokens(heads) if heads else []
-        out: list[tuple[Chunk, str, str]] = []
-        for chunk, n_head in zip(fc.chunks, head_tokens, strict=True):
-            if n_head + self.chunk_options.max_tokens <= self.input_limit:
-                parts = [chunk]
-            else:
-                n_body = self.embedder.count_tokens([chunk.text])[0]
+        out: list[tuple[Chunk, str, str, int | None]] = []
+        for chunk, n_head, n_text in zip(fc.chunks, head_tokens, fc.tokens, strict=True):
+            parts: list[tuple[Chunk, int | None]] = [(chunk, n_text)]
+            if n_head + self.chunk_options.max_tokens > self.input_limit:
+                n_body = n_text if self._tokens_add_up else self.embedder.count_tokens(
+                    [chunk.text])[0]
                 budget = max(8, self.input_limit - n_head)
-                parts = [chunk] if n_head + n_body <= self.input_limit else split_chunk(
-                    chunk, budget, self.embedder.count_tokens)
-            for part in parts:
+                if n_head + n_body > self.input_limit:
+                    parts = [(p, None) for p in split_chunk(chunk, budget,
+                                                            self.embedder.count_tokens)]
+            for part, n in parts:
                 inp = embedding_input(path, part)
-                out.append((part, content_hash(inp), inp))
+                tokens = n_head + n if self._tokens_add_up and n is not None else None
+                out.append((part, content_hash(inp), inp, tokens))
         return fc.language, out, fc.symbols
 
     def _dry_run_plan(
-        self, inputs: dict[str, str], report: ProgressFn | None = None
+        self, inputs: dict[str, tuple[str, int | None]], report: ProgressFn | None = None
     ) -> tuple[int, int]:
         """(texts, word pieces) a real run would embed: new hashes not already in the index.
-        Tokens are counted in slices, each reported as `plan` progress."""
+        Texts whose count the chunker gave are summed, the others counted, in slices,
+        each reported as `plan` progress."""
         known = {r[0] for r in self.store.query(
             "SELECT hash FROM embeddings UNION SELECT hash FROM summaries "
             "WHERE vector IS NOT NULL")}
-        todo = [text for h, text in inputs.items() if h not in known]
+        todo = [item for h, item in inputs.items() if h not in known]
         tokens = 0
         for start in range(0, len(todo), PLAN_STEP):
             if report is not None:
                 report(Progress("plan", start, len(todo), "counting tokens to embed"))
-            tokens += sum(self.embedder.count_tokens(todo[start : start + PLAN_STEP]))
+            step = todo[start : start + PLAN_STEP]
+            tokens += sum(n for _text, n in step if n is not None)
+            tokens += sum(self.embedder.count_tokens([t for t, n in step if n is None]))
         if report is not None and todo:
             report(Progress("plan", len(todo), len(todo), "counting tokens to embed"))
         return len(todo), tokens

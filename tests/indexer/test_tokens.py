@@ -56,6 +56,9 @@ def test_counts_equal_the_tokenizer_on_the_awkward_cases(tokenizer):
         "ALLCAPS_CONSTANT = MixedCase + snake_case_name",
     ]
     assert count(texts) == reference(tokenizer, texts)
+    # a batch's printable-ASCII texts are checked together, one by one only when needed
+    for batch in (texts[-3:], [texts[10], "plain ascii", texts[5]], [texts[10], "x [SEP]"]):
+        assert count(batch) == reference(tokenizer, batch)
 
 
 def test_the_word_cache_is_bounded_and_stays_exact(tokenizer):

@@ -1,0 +1,117 @@
+"""Phase 1 of indexing a large real tree, before vs after, interleaved in one run.
+
+    .venv/bin/python bench/bench_phase1.py --tree DIR [--before CODE] [--rounds N]
+        [--json out.json]
+
+Times `ctxd index --dry-run` (walk, read, hash, classify, chunk, count tokens) and phase 1
+written (the same plus file text, checkpoints, symbols, summaries and both FTS5 indexes
+committed; no embedding) of `--tree` into a fresh store, as files/s and MB/s (bytes of
+the files indexed). With `--before CODE` (a folder holding an older `ctxd` package, e.g.
+`git archive <commit> indexer search server | tar -x -C CODE/ctxd` plus an empty
+`CODE/ctxd/__init__.py`), every round runs the older code and this checkout in turn, each
+in its own process, and the result gives medians and after/before ratios: on a shared
+machine only numbers of one run compare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def measure(tree: Path) -> dict[str, float]:
+    """One dry run and one phase-1 run of `tree` with the `ctxd` this process imports."""
+    from ctxd.indexer.embedder import EmbedOptions, SentenceTransformerEmbedder
+    from ctxd.indexer.pipeline import Indexer
+    from ctxd.indexer.store.store import Store
+    from ctxd.indexer.walk.walker import WalkOptions
+
+    emb = SentenceTransformerEmbedder(EmbedOptions())  # counts tokens; never loads torch
+    emb.count_tokens(["load the counter before timing"])
+    out: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for mode in ("dry_run", "phase1"):
+            with Store.open(Path(tmp) / f"{mode}.db") as store:
+                t = time.perf_counter()
+                stats = Indexer(store, emb).index(tree, WalkOptions(), embed=False,
+                                                  dry_run=mode == "dry_run")
+                out[f"{mode}_s"] = time.perf_counter() - t
+                if mode == "phase1":
+                    out["files"] = stats.files_indexed
+                    out["checkpoints"] = stats.checkpoints
+                    out["bytes"] = store.query("SELECT sum(size) FROM files")[0][0]
+    return out
+
+
+def run_side(code: Path | None, tree: Path) -> dict[str, float]:
+    """`measure` in a child process whose `ctxd` comes from `code` (None: this checkout)."""
+    env = dict(os.environ)
+    if code is not None:
+        env["PYTHONPATH"] = str(code)
+    script = str(Path(__file__).resolve())
+    done = subprocess.run([sys.executable, script, "--tree", str(tree), "--side"], env=env,
+                          check=True, capture_output=True, text=True,
+                          cwd=tempfile.gettempdir())
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def summarise(runs: list[dict[str, float]]) -> dict[str, float]:
+    files, mb = runs[0]["files"], runs[0]["bytes"] / 1e6
+    out = {"files": files, "checkpoints": runs[0]["checkpoints"], "mb": round(mb, 1)}
+    for mode in ("dry_run", "phase1"):
+        med = statistics.median(r[f"{mode}_s"] for r in runs)
+        out[f"{mode}_s"] = round(med, 1)
+        out[f"{mode}_files_per_s"] = round(files / med, 1)
+        out[f"{mode}_mb_per_s"] = round(mb / med, 2)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tree", type=Path, required=True)
+    ap.add_argument("--before", type=Path, help="folder holding the older `ctxd` package")
+    ap.add_argument("--after", type=Path, help="the same for the newer one (default: this "
+                    "checkout; a copy lets the checkout change while the benchmark runs)")
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--side", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    tree = args.tree.resolve()
+    if args.side:
+        print(json.dumps(measure(tree)))
+        return
+    after = args.after.resolve() if args.after is not None else None
+    sides: dict[str, Path | None] = {"after": after}
+    if args.before is not None:
+        sides = {"before": args.before.resolve(), "after": after}
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in sides}
+    for round_ in range(args.rounds):
+        for name, code in sides.items():
+            runs[name].append(run_side(code, tree))
+            print(f"round {round_ + 1} {name}: {runs[name][-1]}", file=sys.stderr)
+    out: dict[str, object] = {"date": time.strftime("%Y-%m-%d"), "tree": str(tree),
+                              "rounds": args.rounds}
+    for name, side_runs in runs.items():
+        out[name] = summarise(side_runs)
+    if "before" in out:
+        before, after = runs["before"], runs["after"]
+        for mode in ("dry_run", "phase1"):
+            b = statistics.median(r[f"{mode}_s"] for r in before)
+            a = statistics.median(r[f"{mode}_s"] for r in after)
+            out[f"{mode}_speedup"] = round(b / a, 2)
+    text = json.dumps(out, indent=2)
+    print(text)
+    if args.json:
+        args.json.write_text(text + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
