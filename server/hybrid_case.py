@@ -9,7 +9,9 @@ Ranking itself is pure and lives in `search/hybrid.py` (`rank_hybrid`).
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 
@@ -47,8 +49,6 @@ class HybridCases:
     matrix: VectorMatrix | None
     keywords: KeywordIndex | None
     symbol_index: SymbolIndex | None
-    _coverage_cache: tuple[tuple[object, ...], list[tuple[str, int, int]]] | None = None
-    """(connection, its generation, names) -> coverage, for the latest query."""
 
     def store(self) -> Store:  # pragma: no cover - provided by Service
         raise NotImplementedError
@@ -79,14 +79,23 @@ class HybridCases:
         return store.unembedded_spans(sorted({h.path for h in hits}))
 
     def _coverage(self, store: Store, names: tuple[str, ...]) -> list[tuple[str, int, int]]:
-        """`Store.embedding_coverage`, recomputed only when the index changed (as seen by
-        this thread's connection: `Store.generation`)."""
-        key = (id(store), store.generation(), names)
-        cached = self._coverage_cache
-        if cached is not None and cached[0] == key:
-            return cached[1]
+        """`Store.embedding_coverage` (a count over every checkpoint: ~1 s at 1M), kept
+        for the process while neither the text nor the vectors changed, whichever
+        thread, connection or request settings ask: the key is the text generation, the
+        largest vector rowid (vectors are appended) and the vector generation (moved by
+        deletions), three lookups."""
+        (top,) = store.query("SELECT coalesce(max(id), 0) FROM embeddings")[0]
+        key = (str(store.path), store.text_generation(), int(top),
+               store.get_meta("vec_generation"), names)
+        with _COVERAGE_LOCK:
+            if key in _COVERAGE:
+                _COVERAGE.move_to_end(key)
+                return _COVERAGE[key]
         rows = store.embedding_coverage(names)
-        self._coverage_cache = (key, rows)
+        with _COVERAGE_LOCK:
+            _COVERAGE[key] = rows
+            while len(_COVERAGE) > 64:
+                _COVERAGE.popitem(last=False)
         return rows
 
     def file_roles(self, store: Store, hits: list[Hit]) -> dict[tuple[str, str], Role]:
@@ -210,6 +219,11 @@ class HybridCases:
         path_ok = filters.path_matcher()
         return [first_block_hit(fm, source) for fm in result.files
                 if path_ok(fm.path) and fm.matches]
+
+
+_COVERAGE: OrderedDict[tuple[object, ...], list[tuple[str, int, int]]] = OrderedDict()
+"""`HybridCases._coverage` answers (the newest 64)."""
+_COVERAGE_LOCK = threading.Lock()
 
 
 EMBEDDED_LEXICAL_MAX_CHECKPOINTS = 150_000

@@ -4,6 +4,7 @@ the answer says while embeddings are incomplete (issue 9 items 8, 17, 28)."""
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -232,6 +233,40 @@ def test_while_a_repository_embeds_its_keyword_hits_reach_hybrid_and_coverage_is
     (note,) = page.notes
     assert "still embedding" in note and "semantic coverage is partial" in note
     assert "67% (2 of 3 checkpoints)" in note, note
+
+
+def test_coverage_is_counted_once_for_every_connection_and_again_after_embedding(tmp_path):
+    """The per-repository coverage (a count over every checkpoint) is shared by threads,
+    connections and request settings while the index is unchanged, and counted again
+    once more vectors are in."""
+    service = partly_embedded(tmp_path, embed_first=True)
+    other = service.view(service.settings)
+    counted: list[str] = []
+
+    def count(sql: str) -> None:
+        if "coalesce(sum(EXISTS" in sql:
+            counted.append(sql)
+
+    def search_in_a_thread() -> None:  # its own connection, through another view
+        other.store().db.set_trace_callback(count)
+        other.search("issue_refund order", mode="hybrid")
+
+    try:
+        service.store().db.set_trace_callback(count)
+        first = service.search("issue_refund order", mode="hybrid")
+        worker = threading.Thread(target=search_in_a_thread)
+        worker.start()
+        worker.join()
+        assert len(counted) == 1 and "67%" in first.notes[0]
+        store = Store.open(service.settings.db_path)
+        try:
+            Indexer(store, service.embedder).embed_pending()
+        finally:
+            store.close()
+        after = service.search("issue_refund order", mode="hybrid")
+        assert len(counted) == 2 and not after.notes
+    finally:
+        service.close()
 
 
 def test_semantic_search_on_an_unembedded_index_says_so_and_how_far_along(tmp_path):
