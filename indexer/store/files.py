@@ -10,6 +10,8 @@ Invariants:
 - All rows of one file (files, file_text, checkpoints, symbols, its summary) change in
   one transaction (`replace_file`, `delete_files`): a crash never leaves half a file.
 - Every change to the text bumps `text_generation` in that transaction.
+- Checkpoint ids only grow, never reused (`checkpoint_high_water` in `meta`): rows past
+  an id a reader saw were written after it.
 - A file's summary keeps its vector in its own row (`summaries.vector`), reused whenever a
   summary with the same text already has one (a changed file whose summary did not
   change, the same file in another repository).
@@ -93,8 +95,15 @@ class FileRows(Connection):
                 "INSERT INTO file_text(rowid, content) VALUES (?, ?)", (file_id, content)
             )
             chunk_list = list(chunks)
-            first = self.db.execute("SELECT coalesce(max(id), 0) + 1 FROM checkpoints")
+            # Checkpoint ids are never reused, not even those of the rows just deleted:
+            # a reader holding rows up to some id (the keyword postings in memory) knows
+            # every row past it, and only those, is new.
+            first = self.db.execute(
+                "SELECT max(coalesce((SELECT max(id) FROM checkpoints), 0), coalesce((SELECT "
+                "CAST(value AS INTEGER) FROM meta WHERE key = 'checkpoint_high_water'), 0)) + 1")
             next_id = int(first.fetchone()[0])
+            if chunk_list:
+                self.set_meta("checkpoint_high_water", str(next_id + len(chunk_list) - 1))
             self.db.executemany(
                 "INSERT INTO checkpoints(id, file_id, repo_id, path, language, start_line, "
                 "end_line, symbol, symbol_kind, container, text, hash) "

@@ -179,3 +179,25 @@ def test_older_postings_see_rows_written_and_deleted_since(tmp_path: Path) -> No
     assert "doomed.py" not in {p for _, _, p in stale}
     assert [s for _, s, _ in stale] == pytest.approx([s for _, s, _ in exact], rel=0.05)
     db.close()
+
+
+def test_older_postings_see_an_edit_of_the_last_written_file(tmp_path: Path) -> None:
+    """Rewriting the file whose checkpoints have the largest ids gives its new rows new
+    ids (never the deleted ones), so the previous postings see them as written since."""
+    repo = RepoBuilder(tmp_path / "repo")
+    _files(tmp_path / "repo", n=20)
+    db = Store.open(tmp_path / "index.db")
+    indexer = Indexer(db, FakeEmbedder())
+    indexer.index(repo.root, WalkOptions(), embed=False)
+    repo.write("zz_last.py", "def cache_pool():\n    return 'cache pool'\n")
+    indexer.index(repo.root, WalkOptions(), embed=False)
+    top = db.query("SELECT max(id) FROM checkpoints")[0][0]
+    old = load_postings(db, 2)
+    assert old.top_rowid == top
+
+    repo.write("zz_last.py", "def retry_backoff_pool():\n    return 'retry backoff pool'\n")
+    indexer.index(repo.root, WalkOptions(), embed=False)
+    assert db.query("SELECT min(id) FROM checkpoints WHERE path = 'zz_last.py'")[0][0] > top
+    stale = _page(db, "retry backoff pool", postings=old)
+    assert stale[0][2] == _page(db, "retry backoff pool")[0][2] == "zz_last.py"
+    db.close()
