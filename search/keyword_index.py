@@ -23,7 +23,8 @@ older snapshot keeps answering: `search.keyword` scores the rows written since w
 FTS5 and drops the rows deleted since, so an edit in a large tree never sends the
 keyword leg back to scoring every row.
 
-Called by `search.keyword` (`top_rows`) and `server.service` (holds a `KeywordIndex`).
+Called by `search.keyword` (`KeywordPostings.top`) and `server.service` (holds a
+`KeywordIndex`).
 Reads the store only.
 """
 
