@@ -352,17 +352,13 @@ def distinct_names_case(store: Store, target: int = 500_000) -> dict[str, object
     copies repeat every name ~200 times): `target` distinct names made from the store's
     real names (`name_<other name>`, so longer than most), matched and ranked for a page
     of 50 (`page_names`); the SQL row reads for one page are the same as in the store."""
-    from ctxd.search.symbol_names import SymbolNames, ascii_lower
+    from ctxd.search.symbol_names import snapshot_of
     from ctxd.search.symbols import page_names, split_query
 
     real = [str(r[0]) for r in store.query("SELECT DISTINCT name FROM symbols")]
     rng = random.Random(5)
     names = sorted({f"{rng.choice(real)}_{rng.choice(real)}" for _ in range(target)})
-    lines = [ascii_lower(x) for x in names]
-    starts = np.zeros(len(lines), np.int64)
-    np.cumsum([len(x) + 1 for x in lines[:-1]], out=starts[1:])
-    snap = SymbolNames(0, tuple(names), np.ones(len(names), np.int64),
-                       "\n".join(lines) + "\n", starts)
+    snap = snapshot_of(0, names, [1] * len(names))
     qs = ["retry", "parse_header", "cch", "tokstr", "Console.print", "get_encoding_from"]
     it = iter(range(10**9))
 

@@ -21,6 +21,7 @@ Called by `search.symbols` and `server.service`. Reads the store only.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,7 +30,8 @@ import numpy.typing as npt
 from ctxd.indexer.store.store import Store
 from ctxd.search.snapshots import Snapshots
 
-__all__ = ["SymbolIndex", "SymbolNames", "ascii_lower", "load_symbol_names"]
+__all__ = ["SymbolIndex", "SymbolNames", "ascii_lower", "letter_mask", "load_symbol_names",
+           "snapshot_of"]
 
 MEMORY_ABOVE_CHECKPOINTS = 150_000
 """Indexes up to this size scan SQLite (tens of ms at 100k symbols)."""
@@ -54,23 +56,52 @@ class SymbolNames:
     """`ascii_lower` of every name, one a line (a newline inside a name is a blank)."""
     starts: npt.NDArray[np.int64]
     """Where each name's line starts in `folded`."""
+    letters: npt.NDArray[np.uint64]
+    """Which of a-z, 0-9 and `_` each folded name holds (`letter_mask`)."""
 
     @property
     def nbytes(self) -> int:
-        return len(self.folded) + sum(len(n) + 49 for n in self.names) + self.counts.nbytes * 2
+        return (len(self.folded) + sum(len(n) + 49 for n in self.names)
+                + self.counts.nbytes * 2 + self.letters.nbytes)
 
     def matching(self, query: str) -> list[int]:
         """Indexes of the names that hold `query`'s characters in order, ignoring ASCII
-        case (what `LIKE '%q%u%e%r%y%'` finds)."""
+        case (what `LIKE '%q%u%e%r%y%'` finds).
+
+        The names holding every letter of the query (one vectorized test of the
+        `letters` masks) are the candidates; when they are a small share, each is
+        matched alone, else one expression runs over all of `folded`."""
         q = ascii_lower(query)
         if not q or "\n" in q:
             return []
-        pattern = re.escape(q[0]) + "".join(
-            f"[^\\n{re.escape(c)}]*+{re.escape(c)}" for c in q[1:])
-        found = np.fromiter((m.start() for m in re.finditer(pattern, self.folded)), np.int64)
+        pattern = re.compile(re.escape(q[0]) + "".join(
+            f"[^\\n{re.escape(c)}]*+{re.escape(c)}" for c in q[1:]))
+        need = np.uint64(letter_mask(q))
+        candidates = np.flatnonzero((self.letters & need) == need)
+        if len(candidates) * 4 < len(self.names):
+            lines = [self.folded[self.starts[i]:self.starts[i] + len(self.names[i])]
+                     for i in candidates.tolist()]
+            return [i for i, line in zip(candidates.tolist(), lines, strict=True)
+                    if pattern.search(line)]
+        found = np.fromiter((m.start() for m in pattern.finditer(self.folded)), np.int64)
         if not len(found):
             return []
         return [int(i) for i in np.unique(np.searchsorted(self.starts, found, "right") - 1)]
+
+
+def letter_mask(text: str) -> int:
+    """Bits 0-25 for the letters a-z in (ASCII-folded) `text`, 26-35 for the digits, 36 for
+    `_`: a name can hold a query's characters in order only if it holds all of them."""
+    mask = 0
+    for ch in set(text):
+        o = ord(ch)
+        if 97 <= o <= 122:
+            mask |= 1 << (o - 97)
+        elif 48 <= o <= 57:
+            mask |= 1 << (o - 22)
+        elif ch == "_":
+            mask |= 1 << 36
+    return mask
 
 
 def load_symbol_names(store: Store) -> SymbolNames:
@@ -81,13 +112,18 @@ def load_symbol_names(store: Store) -> SymbolNames:
         rows = store.query("SELECT name, count(*) FROM symbols GROUP BY name")
     finally:
         store.db.execute("COMMIT")
-    names = tuple(str(r[0]) for r in rows)
-    counts = np.fromiter((int(r[1]) for r in rows), np.int64, len(rows))
+    return snapshot_of(generation, [str(r[0]) for r in rows], [int(r[1]) for r in rows])
+
+
+def snapshot_of(generation: int, names: Sequence[str], counts: Sequence[int]) -> SymbolNames:
+    """A `SymbolNames` of distinct `names` and their row counts."""
     lines = [ascii_lower(n).replace("\n", " ") for n in names]
     starts = np.zeros(len(lines), np.int64)
     if lines:
         np.cumsum([len(line) + 1 for line in lines[:-1]], out=starts[1:])
-    return SymbolNames(generation, names, counts, "\n".join(lines) + "\n", starts)
+    letters = np.fromiter((letter_mask(line) for line in lines), np.uint64, len(lines))
+    return SymbolNames(generation, tuple(names), np.asarray(counts, dtype=np.int64),
+                       "\n".join(lines) + "\n", starts, letters)
 
 
 class SymbolIndex(Snapshots[SymbolNames]):

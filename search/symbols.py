@@ -72,8 +72,15 @@ def like_pattern(query: str) -> str:
     return "%" + "%".join(esc) + "%"
 
 
+_ASCII_WORD_START = re.compile(
+    r"(?<=[_\-.$])[^_\-.$]|(?<=[a-z0-9])[A-Z]|(?<=[A-Z])[A-Z](?=[a-z])")
+"""`word_starts`' three rules for ASCII names, as one expression."""
+
+
 def word_starts(name: str) -> set[int]:
     """Indexes where a word begins: the first char, after `_`/`-`/`.`, and camelCase humps."""
+    if name.isascii():
+        return {0, *(m.start() for m in _ASCII_WORD_START.finditer(name))}
     starts = {0}
     for i in range(1, len(name)):
         prev, cur = name[i - 1], name[i]

@@ -108,3 +108,30 @@ def test_the_service_pages_symbols_the_same_from_memory(tmp_path: Path) -> None:
     finally:
         plain.close()
         held.close()
+
+
+def test_matching_is_the_ascii_folded_subsequence_test_by_either_route():
+    """`matching` takes the per-name route when few names hold the query's letters and
+    one expression over all names otherwise; both find exactly what LIKE would."""
+    import random
+    import string
+
+    from ctxd.search.symbol_names import snapshot_of
+
+    rng = random.Random(7)
+    names = sorted({"".join(rng.choices(string.ascii_letters + "_9", k=rng.randint(1, 14)))
+                    for _ in range(5_000)} | {"Zq_x", "zqX", "a\nb", "Äpfel", "naïve"})
+    snap = snapshot_of(1, names, [1] * len(names))
+
+    def holds(name: str, query: str) -> bool:
+        pos = 0
+        for ch in query.lower():
+            pos = name.translate(str.maketrans(string.ascii_uppercase,
+                                               string.ascii_lowercase)).find(ch, pos) + 1
+            if not pos:
+                return False
+        return True
+
+    for query in ("a", "ab", "zq", "ZQX", "e_9", "xyzzy", "q", "pfel", "äpfel", "b"):
+        got = {snap.names[i] for i in snap.matching(query)}
+        assert got == {n for n in names if holds(n.replace("\n", " "), query)}, query
