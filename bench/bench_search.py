@@ -10,11 +10,15 @@
 3. Semantic, hybrid, keyword and symbol latency p50/p95 over stores of N checkpoints
    built from real code: the corpus's files, texts and symbols copied (with replacement)
    under many folders; vectors synthetic but clustered like embeddings, queries near
-   stored vectors (`tests/vector_data.py`); eval-dev's 108 questions as query words. For
-   each: build time (phase 1 and vectors), index size on disk, the matrix's memory, the
-   quantized pass's recall against exact, time to first lexical answer. sqlite-vec KNN
-   is the one-shot CLI path; "exact matrix" the in-memory float32 product (the daemon
-   before issue 18), "matrix" the daemon's `QuantizedMatrix`, timed in turn in one run.
+   stored vectors (`tests/vector_data.py`); eval-dev's questions as query words. For
+   each: build time (phase 1 and vectors), index size on disk, time to first lexical
+   answer, the embedding ETA, sqlite-vec's KNN (the one-shot CLI path), then the
+   service's own search path (`Service.search` / `Service.symbols`, long-lived like the
+   daemon) in two phases of one run: "before" with this morning's structures (exact
+   float32 matrix, FTS5 alone, the symbol scan), "after" as shipped (int8 matrix, keyword
+   postings and symbol names in memory), each with its load times, memory, peak RSS and
+   the int8 pass's recall against exact; and the in-memory symbol part over 500k
+   distinct names.
 """
 
 from __future__ import annotations
