@@ -24,7 +24,25 @@ from typing import Generic, Protocol, TypeVar
 
 from ctxd.indexer.store.store import Store
 
-__all__ = ["Generational", "Snapshots"]
+__all__ = ["Generational", "Snapshots", "checkpoint_count"]
+
+_COUNTS: dict[tuple[str, int], int] = {}
+_COUNTS_LOCK = threading.Lock()
+
+
+def checkpoint_count(store: Store) -> int:
+    """How many checkpoints the index holds, counted once per text generation (ids only
+    grow, so the largest id overstates a tree that was edited a lot)."""
+    key = (str(store.path), store.text_generation())
+    with _COUNTS_LOCK:
+        if key in _COUNTS:
+            return _COUNTS[key]
+    count = int(store.query("SELECT count(*) FROM checkpoints")[0][0])
+    with _COUNTS_LOCK:
+        if len(_COUNTS) > 64:
+            _COUNTS.clear()
+        _COUNTS[key] = count
+    return count
 
 
 class Generational(Protocol):
@@ -103,8 +121,7 @@ class Snapshots(Generic[T]):
                 return
             if time.monotonic() < self._not_before:
                 return
-            size = int(store.query("SELECT coalesce(max(id), 0) FROM checkpoints")[0][0])
-            if size <= self.above:
+            if checkpoint_count(store) <= self.above:
                 self._value = None
                 return
             self._building = threading.Thread(target=self._build, args=(Path(store.path),),

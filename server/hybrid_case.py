@@ -25,6 +25,7 @@ from ctxd.search.keyword_index import KeywordIndex, KeywordPostings
 from ctxd.search.lexical.engine import EmbeddedLexical
 from ctxd.search.models import FileMatch, Hit, MatchSource
 from ctxd.search.semantic import SearchFilters, VectorMatrix, knn, rank_by_vector, summary_hits
+from ctxd.search.snapshots import checkpoint_count
 from ctxd.search.symbol_names import SymbolIndex, SymbolNames
 from ctxd.search.zoekt.client import ZoektClient
 from ctxd.search.zoekt.query import escape_regex, scoped_query
@@ -236,8 +237,7 @@ repositories (8k checkpoints) the leg adds +0.006 MRR@10, and there it still run
 
 def embedded_lexical_fits(store: Store) -> bool:
     """Whether the index is small enough for the embedded lexical leg of hybrid search."""
-    top = store.query("SELECT coalesce(max(id), 0) FROM checkpoints")[0][0]
-    return int(top) <= EMBEDDED_LEXICAL_MAX_CHECKPOINTS
+    return checkpoint_count(store) <= EMBEDDED_LEXICAL_MAX_CHECKPOINTS
 
 
 def hybrid_lexical_query(
