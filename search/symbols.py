@@ -81,6 +81,11 @@ def word_starts(name: str) -> set[int]:
     """Indexes where a word begins: the first char, after `_`/`-`/`.`, and camelCase humps."""
     if name.isascii():
         return {0, *(m.start() for m in _ASCII_WORD_START.finditer(name))}
+    return word_starts_by_chars(name)
+
+
+def word_starts_by_chars(name: str) -> set[int]:
+    """`word_starts`, character by character (any alphabet's cases)."""
     starts = {0}
     for i in range(1, len(name)):
         prev, cur = name[i - 1], name[i]

@@ -6,7 +6,13 @@ import pytest
 
 from ctxd.indexer.models import Symbol
 from ctxd.indexer.store.store import FileRecord, Store
-from ctxd.search.symbols import fuzzy_score, rank_symbol, search_symbols, word_starts
+from ctxd.search.symbols import (
+    fuzzy_score,
+    rank_symbol,
+    search_symbols,
+    word_starts,
+    word_starts_by_chars,
+)
 
 
 def test_tiers_exact_prefix_substring_fuzzy():
@@ -75,20 +81,6 @@ def test_like_wildcards_in_the_query_are_literal(store):
     assert search_symbols(store, "calc_") [0].name == "calc_discount"
 
 
-def _word_starts_by_chars(name: str) -> set[int]:
-    """The character-by-character rules `word_starts` keeps for non-ASCII names."""
-    starts = {0}
-    for i in range(1, len(name)):
-        prev, cur = name[i - 1], name[i]
-        if prev in "_-.$" and cur not in "_-.$":
-            starts.add(i)
-        elif cur.isupper() and (prev.islower() or prev.isdigit()):
-            starts.add(i)
-        elif cur.isupper() and i + 1 < len(name) and name[i + 1].islower() and prev.isupper():
-            starts.add(i)
-    return starts
-
-
 def test_word_starts_of_ascii_names_follow_the_character_rules():
     import random
     import string
@@ -97,4 +89,4 @@ def test_word_starts_of_ascii_names_follow_the_character_rules():
     alphabet = string.ascii_letters + string.digits + "_-.$"
     names = ["".join(rng.choices(alphabet, k=rng.randint(1, 24))) for _ in range(20_000)]
     names += ["getHTTPResponse", "HTTPResponse", "__init__", "a.b-c$d", "x2Y", "ABCdef"]
-    assert [word_starts(n) for n in names] == [_word_starts_by_chars(n) for n in names]
+    assert [word_starts(n) for n in names] == [word_starts_by_chars(n) for n in names]
