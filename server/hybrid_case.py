@@ -79,6 +79,11 @@ class HybridCases:
             return set()
         return store.unembedded_spans(sorted({h.path for h in hits}))
 
+    def warm_caches(self, store: Store) -> None:
+        """Count what an unscoped semantic or hybrid query needs counted once (the
+        embedding coverage: ~1 s at a million checkpoints), so its first one does not."""
+        self._coverage(store, ())
+
     def _coverage(self, store: Store, names: tuple[str, ...]) -> list[tuple[str, int, int]]:
         """`Store.embedding_coverage` (a count over every checkpoint: ~1 s at 1M), kept
         for the process while neither the text nor the vectors changed, whichever

@@ -247,6 +247,7 @@ class Daemon:
             vector = self.service.embedder.embed(["warm up"])[0].tolist()
             if self.service.matrix is not None:  # loaded, and its first product run
                 self.service.matrix.knn(store, vector, 1)
+            self.service.warm_caches(store)
         except Exception:
             log.exception("warming the model failed; queries will load it")
 

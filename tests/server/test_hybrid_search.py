@@ -269,6 +269,20 @@ def test_coverage_is_counted_once_for_every_connection_and_again_after_embedding
         service.close()
 
 
+def test_warm_caches_counts_the_coverage_before_the_first_query(tmp_path):
+    """The daemon's warm-up counts the coverage, so its first hybrid query does not."""
+    service = partly_embedded(tmp_path, embed_first=True)
+    counted: list[str] = []
+    try:
+        service.warm_caches(service.store())
+        service.store().db.set_trace_callback(
+            lambda sql: counted.append(sql) if "coalesce(sum(EXISTS" in sql else None)
+        page = service.search("issue_refund order", mode="hybrid")
+    finally:
+        service.close()
+    assert not counted and "67%" in page.notes[0]
+
+
 def test_semantic_search_on_an_unembedded_index_says_so_and_how_far_along(tmp_path):
     service = partly_embedded(tmp_path, embed_first=False)
     try:
