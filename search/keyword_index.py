@@ -41,7 +41,7 @@ import numpy.typing as npt
 
 from ctxd.indexer.store.schema import fts_tokens
 from ctxd.indexer.store.store import Store
-from ctxd.search.snapshots import Snapshots
+from ctxd.search.snapshots import LARGE_INDEX_CHECKPOINTS, Snapshots
 
 __all__ = ["COLUMN_WEIGHTS", "KeywordIndex", "KeywordPostings", "fts_tokens", "load_postings"]
 
@@ -50,10 +50,6 @@ COLUMN_WEIGHTS = (3.0, 4.0, 1.0)
 
 K1, B = 1.2, 0.75
 """FTS5's `bm25()` constants."""
-
-MEMORY_ABOVE_CHECKPOINTS = 150_000
-"""Indexes up to this size answer from FTS5 alone: one question costs FTS5 ~20 ms at
-100k checkpoints, and the postings would cost memory for nothing."""
 
 MIN_DF = 1_000
 """Terms in at least this many checkpoints are scored from memory."""
@@ -183,7 +179,7 @@ class KeywordIndex(Snapshots[KeywordPostings]):
     """The long-lived service's keyword postings: the snapshot for the current text, or a
     background build of the next one (`search.snapshots`)."""
 
-    def __init__(self, *, above: int = MEMORY_ABOVE_CHECKPOINTS, min_df: int = MIN_DF,
+    def __init__(self, *, above: int = LARGE_INDEX_CHECKPOINTS, min_df: int = MIN_DF,
                  spacing: float = 4.0) -> None:
         super().__init__(partial(load_postings, min_df=min_df), above=above, spacing=spacing,
                          name="ctxd-keyword-postings")

@@ -24,7 +24,13 @@ from typing import Generic, Protocol, TypeVar
 
 from ctxd.indexer.store.store import Store
 
-__all__ = ["Generational", "Snapshots", "checkpoint_count"]
+__all__ = ["LARGE_INDEX_CHECKPOINTS", "Generational", "Snapshots", "checkpoint_count"]
+
+LARGE_INDEX_CHECKPOINTS = 150_000
+"""Where an index becomes large: above it the long-lived service holds the keyword
+postings and the symbol names, and hybrid search leaves out the embedded lexical leg.
+Below it SQLite answers each of those in tens of ms (at 100k checkpoints: the keyword
+leg 22 ms, symbols p50 24 ms; `bench/results/search-issue18-parallel.json`)."""
 
 _COUNTS: dict[tuple[str, int], int] = {}
 _COUNTS_LOCK = threading.Lock()

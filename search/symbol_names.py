@@ -28,13 +28,10 @@ import numpy as np
 import numpy.typing as npt
 
 from ctxd.indexer.store.store import Store
-from ctxd.search.snapshots import Snapshots
+from ctxd.search.snapshots import LARGE_INDEX_CHECKPOINTS, Snapshots
 
 __all__ = ["SymbolIndex", "SymbolNames", "ascii_lower", "letter_mask", "load_symbol_names",
            "snapshot_of"]
-
-MEMORY_ABOVE_CHECKPOINTS = 150_000
-"""Indexes up to this size scan SQLite (tens of ms at 100k symbols)."""
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
@@ -129,6 +126,6 @@ def snapshot_of(generation: int, names: Sequence[str], counts: Sequence[int]) ->
 class SymbolIndex(Snapshots[SymbolNames]):
     """The long-lived service's symbol names (`search.snapshots`)."""
 
-    def __init__(self, *, above: int = MEMORY_ABOVE_CHECKPOINTS, spacing: float = 4.0) -> None:
+    def __init__(self, *, above: int = LARGE_INDEX_CHECKPOINTS, spacing: float = 4.0) -> None:
         super().__init__(load_symbol_names, above=above, spacing=spacing,
                          name="ctxd-symbol-names")

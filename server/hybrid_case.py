@@ -25,7 +25,7 @@ from ctxd.search.keyword_index import KeywordIndex, KeywordPostings
 from ctxd.search.lexical.engine import EmbeddedLexical
 from ctxd.search.models import FileMatch, Hit, MatchSource
 from ctxd.search.semantic import SearchFilters, VectorMatrix, knn, rank_by_vector, summary_hits
-from ctxd.search.snapshots import checkpoint_count
+from ctxd.search.snapshots import LARGE_INDEX_CHECKPOINTS, checkpoint_count
 from ctxd.search.symbol_names import SymbolIndex, SymbolNames
 from ctxd.search.zoekt.client import ZoektClient
 from ctxd.search.zoekt.query import escape_regex, scoped_query
@@ -232,7 +232,7 @@ _COVERAGE: OrderedDict[tuple[object, ...], list[tuple[str, int, int]]] = Ordered
 _COVERAGE_LOCK = threading.Lock()
 
 
-EMBEDDED_LEXICAL_MAX_CHECKPOINTS = 150_000
+EMBEDDED_LEXICAL_MAX_CHECKPOINTS = LARGE_INDEX_CHECKPOINTS
 """Above this many checkpoints hybrid search leaves out the embedded engine's lexical
 leg (a Zoekt server's stays): at a million checkpoints one identifier query reads
 hundreds of candidate files, 0.2-5 s (docs/BENCHMARKS.md, issue 18), while the keyword
