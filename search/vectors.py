@@ -310,9 +310,9 @@ class Int8Matrix(ExactMatrix):
     `_weight_int8pack_mm`, bfloat16 query and scales), keeps the `rerank` largest (at
     least 8 x k) and ranks those by their float16 rows with `exact_ranking`: distances
     within ~1e-3 of sqlite-vec's. At 1M 384-d vectors: 1.1 GB instead of 1.5 GB of
-    float32 rows plus sign codes, and the coarse product several times faster than the
-    float32 one; recall against the exact product is measured in docs/BENCHMARKS.md
-    (issue 18) and asserted on a fixed seed in the tests. Appends write the new rows'
+    float32 rows plus sign codes, and the coarse product 14.8 ms against the float32
+    one's 72.2 ms (`bench/bench_int8.py`); recall against the exact product is measured
+    in docs/BENCHMARKS.md (issue 18) and asserted on a fixed seed in the tests. Appends write the new rows'
     int8 form into spare capacity, like the rows themselves.
     """
 
@@ -396,9 +396,10 @@ def int8_nearest(int8: npt.NDArray[np.int8], scales: object, vector: npt.NDArray
                  want: int) -> npt.NDArray[np.int64]:
     """Indexes of the `want` rows with the largest approximate dot product with `vector`:
     `int8[i] * scales[i]` (scales: a `bfloat16` tensor) by torch's int8 weight-only
-    product, bfloat16 in and out, and torch's top-k on that output (a fifth of numpy's
-    argpartition at 1M rows). Stored vectors are unit length to ~1e-3, below the
-    bfloat16 output's own rounding, so the largest dot products are the nearest rows;
+    product, bfloat16 in and out, and torch's top-k on that output (2.5 ms against numpy
+    argpartition's 6.5 ms at 1M rows, `bench/bench_int8.py`). Stored vectors are unit
+    length to ~1e-3, below the bfloat16 output's own rounding, so the largest dot
+    products are the nearest rows;
     the caller re-scores the candidates exactly."""
     import torch
 

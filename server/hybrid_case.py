@@ -235,9 +235,10 @@ _COVERAGE_LOCK = threading.Lock()
 EMBEDDED_LEXICAL_MAX_CHECKPOINTS = LARGE_INDEX_CHECKPOINTS
 """Above this many checkpoints hybrid search leaves out the embedded engine's lexical
 leg (a Zoekt server's stays): at a million checkpoints one identifier query reads
-hundreds of candidate files, 0.2-5 s (docs/BENCHMARKS.md, issue 18), while the keyword
-leg, which splits identifiers too, answers in tens of ms. On eval-dev's four
-repositories (8k checkpoints) the leg adds +0.006 MRR@10, and there it still runs."""
+hundreds to thousands of files, median 279 ms and up to 3.6 s
+(`bench/bench_lexical_scale.py`), while the keyword leg, which splits identifiers too,
+answers in tens of ms. On eval-dev's four repositories (8k checkpoints) the leg adds
++0.006 MRR@10, and there it still runs."""
 
 
 def embedded_lexical_fits(store: Store) -> bool:
