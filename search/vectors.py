@@ -312,8 +312,8 @@ class Int8Matrix(ExactMatrix):
     within ~1e-3 of sqlite-vec's. At 1M 384-d vectors: 1.1 GB instead of 1.5 GB of
     float32 rows plus sign codes, and the coarse product 14.8 ms against the float32
     one's 72.2 ms (`bench/bench_int8.py`); recall against the exact product is measured
-    in docs/BENCHMARKS.md (issue 18) and asserted on a fixed seed in the tests. Appends write the new rows'
-    int8 form into spare capacity, like the rows themselves.
+    in docs/BENCHMARKS.md (issue 18) and asserted on a fixed seed in the tests. Appends
+    write the new rows' int8 form into spare capacity, like the rows themselves.
     """
 
     def __init__(self, *, rerank: int = 1000, exact_below: int = 200_000) -> None:
