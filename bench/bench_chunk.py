@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import sysconfig
@@ -23,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.corpus import ensure_corpus
-from bench.stats import percentile
+from bench.stats import emit, percentile
 from ctxd.indexer.chunk.chunker import ChunkOptions, chunk_file
 from ctxd.indexer.chunk.tokens import load_token_counter
 from ctxd.indexer.embedder import EmbedOptions, SentenceTransformerEmbedder
@@ -99,10 +98,7 @@ def main() -> None:
            "phase1_eval_corpus": bench_phase1(emb)}
     if args.tree:
         out["tree"] = bench_tree(args.tree, emb, args.runs)
-    text = json.dumps(out, indent=2)
-    print(text)
-    if args.json:
-        args.json.write_text(text + "\n", encoding="utf-8")
+    emit(out, args.json)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.corpus import ensure_corpus, eval_dir
-from bench.stats import percentile
+from bench.stats import emit, percentile
 from ctxd.indexer.models import Chunk
 from ctxd.indexer.pipeline import embedding_input
 from ctxd.server.config import load_settings
@@ -114,10 +114,7 @@ def main() -> None:
         out[f"noop_reindex_{args.noop_files}_files_s"] = round(statistics.median(noop), 3)
         out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
         service.close()
-    text = json.dumps(out, indent=2)
-    print(text)
-    if args.json:
-        args.json.write_text(text + "\n", encoding="utf-8")
+    emit(out, args.json)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ against the int8 bytes it holds.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -27,6 +26,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_search import rss_mb
+from bench.stats import emit
 
 
 def median_ms(fn: Any, runs: int = 7) -> float:
@@ -79,10 +79,7 @@ def main() -> None:
     tensor = torch.from_numpy(scores)
     out["top1000_numpy_argpartition_ms"] = median_ms(lambda: np.argpartition(-scores, 999))
     out["top1000_torch_topk_ms"] = median_ms(lambda: torch.topk(tensor, 1000, sorted=False))
-    text = json.dumps(out, indent=2)
-    print(text)
-    if args.json:
-        args.json.write_text(text + "\n", encoding="utf-8")
+    emit(out, args.json)
 
 
 if __name__ == "__main__":

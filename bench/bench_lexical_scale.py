@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_lexical import search_uncached
 from bench.corpus import eval_dir
+from bench.stats import emit
 from ctxd.indexer.store.store import Store
 from ctxd.search.lexical.engine import EmbeddedLexical
 from ctxd.search.semantic import SearchFilters
@@ -54,10 +55,7 @@ def main() -> None:
            "checkpoints": int(store.query("SELECT count(*) FROM checkpoints")[0][0]),
            "median_ms": round(statistics.median(times), 1), "min_ms": min(times),
            "max_ms": max(times), "queries": rows}
-    text = json.dumps(out, indent=2)
-    print(text)
-    if args.json:
-        args.json.write_text(text + "\n", encoding="utf-8")
+    emit(out, args.json)
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_lexical import search_uncached
 from bench.corpus import ensure_corpus, eval_dir
-from bench.stats import summary
+from bench.stats import emit, summary
 from ctxd.indexer.memory import release_free_memory
 from ctxd.indexer.models import Chunk, Symbol
 from ctxd.indexer.store.store import FileRecord, Store, Summary, serialize_vector
@@ -453,10 +453,7 @@ def main() -> None:
         for n in (int(x) for x in args.scales.split(",")):
             result[f"scale_{n}"] = bench_scale(tmp, n, files, questions, rate, args.stores)
     result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.json:
-        args.json.write_text(text + "\n", encoding="utf-8")
+    emit(result, args.json)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ import xxhash
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.stats import percentile
+from bench.stats import emit, percentile
 from ctxd.server.config import load_settings
 from ctxd.server.service import Service
 from ctxd.server.watch.watcher import Watcher
@@ -275,10 +275,7 @@ def main() -> None:
         if args.idle_files:
             out["idle"] = bench_idle(tmp, args.idle_files, args.idle_seconds)
         shutil.rmtree(tmp / "repo", ignore_errors=True)
-    text = json.dumps(out, indent=2)
-    print(text)
-    if args.json:
-        args.json.write_text(text + "\n", encoding="utf-8")
+    emit(out, args.json)
 
 
 if __name__ == "__main__":

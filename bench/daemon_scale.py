@@ -27,6 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.stats import emit
 from ctxd.indexer.store.store import Store
 
 CLI = [sys.executable, "-m", "ctxd.server.cli.main"]
@@ -102,10 +103,7 @@ def main() -> None:
         with store.transaction():
             store.set_meta("model", recorded[0])
         store.close()
-    text = json.dumps(out, indent=2)
-    print(text)
-    if args.json:
-        args.json.write_text(text + "\n", encoding="utf-8")
+    emit(out, args.json)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import statistics
+from pathlib import Path
+from typing import Any
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -14,3 +17,11 @@ def percentile(values: list[float], q: float) -> float:
 def summary(ms: list[float]) -> dict[str, float]:
     """{"p50", "p95"} rounded to 0.01."""
     return {"p50": round(statistics.median(ms), 2), "p95": round(percentile(ms, 0.95), 2)}
+
+
+def emit(result: dict[str, Any], path: Path | None) -> None:
+    """Print a benchmark's result as JSON, and write it to `path` when one is given."""
+    text = json.dumps(result, indent=2)
+    print(text)
+    if path is not None:
+        path.write_text(text + "\n", encoding="utf-8")
