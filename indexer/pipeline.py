@@ -48,11 +48,11 @@ from ctxd.indexer.store.store import (
     serialize_vector,
 )
 from ctxd.indexer.walk.filefilter import FileFilter
+from ctxd.indexer.walk.judge import FileJudge
 from ctxd.indexer.walk.repo_options import EXPLICIT_KEY
-from ctxd.indexer.walk.textclass import TextRules, VendorDirs, classify
+from ctxd.indexer.walk.textclass import RULES_VERSION
 from ctxd.indexer.walk.walker import (
     WalkOptions,
-    read_text,
     validate_root,
     validate_walk_options,
     walk,
@@ -175,9 +175,11 @@ third of phase 1, mostly FTS5 flushing and merging one small segment per file
 COMMIT_EVERY_S = 1.0
 """... or the files that have waited this long (seconds), so that search sees new files
 soon."""
-TEXT_RULE_KEYS = ("lexical_only_rules", "lexical_only_patterns", "embed_allow")
-"""Walk options that decide a file's role: a repository whose stored values differ is
-re-read (`Role`s re-decided) even where the stat is unchanged."""
+TEXT_RULE_KEYS = ("lexical_only_rules", "lexical_only_patterns", "embed_allow",
+                  "rules_version")
+"""Walk options that decide a file's role (and the version of the built-in rules): a
+repository whose stored values differ is re-read (`Role`s and secrets re-decided) even
+where the stat is unchanged."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,8 +204,7 @@ class LargeFile:
 class _FileRun:
     """What every file of one run is judged by."""
 
-    rules: TextRules
-    vendor: VendorDirs
+    judge: FileJudge
     recheck: bool
     """The text rules changed since the last run: ignore the stat shortcut."""
 
@@ -370,10 +371,11 @@ class Indexer:
             "lexical_only_rules": options.lexical_only_rules,
             "lexical_only_patterns": list(options.lexical_only_patterns),
             "embed_allow": list(options.embed_allow),
+            "rules_version": RULES_VERSION,
             EXPLICIT_KEY: sorted(set(explicit)),
         }
         existing = self.store.repo_by_root(str(root_path))
-        run = _FileRun(options.text_rules(), VendorDirs(root_path), recheck=existing is not None
+        run = _FileRun(FileJudge(root_path, options), recheck=existing is not None
                        and any(existing.options.get(k) != opts_json[k] for k in TEXT_RULE_KEYS))
         if run.recheck and only_paths is not None and existing is not None:
             # A partial run re-decides only its own files: the rules it stores stay the old
@@ -514,17 +516,18 @@ class Indexer:
     ) -> bool | Skipped:
         """Index one file; True if rows were (or would be) written, False if unchanged.
 
-        A file whose role (`indexer.walk.textclass.classify`) is lexical-only keeps its text
-        (lexical search) but gets no checkpoints, symbols or summary."""
+        The file is read and judged by `indexer.walk.judge` (secrets, role, size by role);
+        a file whose role is lexical-only keeps its text (lexical search) but gets no
+        checkpoints, symbols or summary."""
         old = stored.get(entry.path)
         if (old is not None and not run.recheck and old.size == entry.size
                 and old.mtime_ns == entry.mtime_ns):
             return False
-        text = read_text(entry)
-        if isinstance(text, Skipped):
-            return text
+        judged = run.judge.judge(entry)
+        if isinstance(judged, Skipped):
+            return judged
+        text, role, why = judged.text, judged.role, judged.why
         digest = content_hash(text)
-        role, why = classify(entry.path, text, run.rules, run.vendor)
         if old is not None and old.hash == digest and old.role == role.value:
             if not dry_run:
                 batch.add(partial(self.store.touch_file, old.id, entry.size, entry.mtime_ns))

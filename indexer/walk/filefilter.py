@@ -26,7 +26,14 @@ from pathlib import Path
 from ctxd.indexer.models import FileEntry, Skipped, SkipReason
 from ctxd.indexer.walk.ignore import IgnoreCache, IgnoreFile
 from ctxd.indexer.walk.pathguard import is_inside
-from ctxd.indexer.walk.policy import VENV_MARKERS, Verdict, bad_name, stat_error, venv_verdict
+from ctxd.indexer.walk.policy import (
+    VENV_MARKERS,
+    Policy,
+    Verdict,
+    bad_name,
+    stat_error,
+    venv_verdict,
+)
 from ctxd.indexer.walk.walker import WalkOptions, compile_policy, validate_root
 
 __all__ = ["FileFilter", "normalize_rel"]
@@ -51,6 +58,11 @@ class FileFilter:
         self._policy = compile_policy(opts)
         self._root_real = str(validate_root(root))
         self._ignores = IgnoreCache(self._root_real)
+
+    @property
+    def policy(self) -> Policy:
+        """The compiled policy this filter applies."""
+        return self._policy
 
     @property
     def root(self) -> Path:

@@ -35,8 +35,14 @@ Policy, first match wins (the same order in `walk` and `FileFilter`):
    -> SYMLINK_CYCLE, resolving outside the root -> OUTSIDE_ROOT; sockets, FIFOs and
    devices -> NOT_REGULAR.
 7. Size: larger than `max_file_size` -> TOO_LARGE (a file exactly at the limit is
-   admitted; 0 = no limit).
+   admitted; 0 = no limit), except that a file may reach `max_lexical_file_size` (16 MiB)
+   if, once read, it proves to be kept for lexical search only (step 10).
 8. At read time (`read_text`): NUL byte or invalid UTF-8 -> BINARY; OSError -> UNREADABLE.
+9. Content (`indexer.walk.judge`): a private key, a well-known token format, password
+   hashes or a password in a git URL (`indexer.walk.secrets`) -> SENSITIVE, lifted like
+   step 3.
+10. Role (`indexer.walk.textclass`): a file over `max_file_size` that is not
+   lexical-only -> TOO_LARGE.
 
 Before all of these, a name that is not valid UTF-8 -> BAD_NAME (its path shown with
 `\\xNN` escapes; a directory is pruned with it).
@@ -77,7 +83,9 @@ from ctxd.indexer.walk.textclass import TextRules
 
 __all__ = [
     "DEFAULT_MAX_FILE_SIZE",
+    "DEFAULT_MAX_LEXICAL_FILE_SIZE",
     "MAX_FILE_SIZE_LIMIT",
+    "MAX_LEXICAL_FILE_SIZE_LIMIT",
     "WalkOptions",
     "compile_policy",
     "read_text",
@@ -90,6 +98,12 @@ MAX_FILE_SIZE_LIMIT = 10_485_760
 """The largest `max_file_size` a caller may ask for (10 MiB, the contract's maximum)."""
 DEFAULT_MAX_FILE_SIZE = 1_048_576
 """1 MiB: most source files are far smaller; larger ones are mostly generated."""
+DEFAULT_MAX_LEXICAL_FILE_SIZE = 16_777_216
+"""16 MiB: lockfiles, bundles and vendored files, kept for lexical search only, run to
+megabytes (a 1.7 MB `package-lock.json` is common); the trigram index takes them
+(docs/BENCHMARKS.md, issue 24)."""
+MAX_LEXICAL_FILE_SIZE_LIMIT = 67_108_864
+"""The largest `max_lexical_file_size` a caller may ask for (64 MiB)."""
 
 _O_READ = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 _O_READ |= getattr(os, "O_CLOEXEC", 0)
@@ -105,6 +119,9 @@ class WalkOptions:
     """Globs; win over includes; a matching directory is pruned."""
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     """Bytes; 0 = no limit; at most `MAX_FILE_SIZE_LIMIT`."""
+    max_lexical_file_size: int = DEFAULT_MAX_LEXICAL_FILE_SIZE
+    """Bytes a file kept for lexical search only (a lockfile, a bundle, ...) may reach;
+    0 = no limit; never less than `max_file_size`; at most `MAX_LEXICAL_FILE_SIZE_LIMIT`."""
     sensitive_excludes: bool = True
     """Apply `indexer.walk.policy.SENSITIVE_FILE_PATTERNS` / `SENSITIVE_DIR_PATTERNS`."""
     sensitive_allow: tuple[str, ...] = ()
@@ -136,31 +153,33 @@ def validate_walk_options(opts: WalkOptions) -> None:
     Raises:
         ValidationError: an invalid glob (message `invalid include pattern` /
             `invalid exclude pattern` / `invalid sensitive_allow pattern`, details
-            `{"field", "pattern", "reason"}`) or a bad `max_file_size` (details
-            `{"field": "max_file_size", "max_allowed", "provided"}`).
+            `{"field", "pattern", "reason"}`) or a bad `max_file_size` or
+            `max_lexical_file_size` (details `{"field", "max_allowed", "provided"}`).
     """
     compile_policy(opts)
 
 
-def _check_max_file_size(n: object) -> int:
-    details = {"field": "max_file_size", "max_allowed": MAX_FILE_SIZE_LIMIT, "provided": n}
+def _check_size(n: object, field: str = "max_file_size") -> int:
+    """A valid size limit `n` for the option `field`, or a ValidationError naming it."""
+    limit, default = ((MAX_FILE_SIZE_LIMIT, DEFAULT_MAX_FILE_SIZE) if field == "max_file_size"
+                      else (MAX_LEXICAL_FILE_SIZE_LIMIT, DEFAULT_MAX_LEXICAL_FILE_SIZE))
+    details = {"field": field, "max_allowed": limit, "provided": n}
     if not isinstance(n, int) or isinstance(n, bool):
         raise ValidationError(
-            "max_file_size must be an integer",
-            hint=f"Give a number of bytes between 0 (no limit) and {MAX_FILE_SIZE_LIMIT}.",
+            f"{field} must be an integer",
+            hint=f"Give a number of bytes between 0 (no limit) and {limit}.",
             details=details,
         )
-    if n > MAX_FILE_SIZE_LIMIT:
+    if n > limit:
         raise ValidationError(
-            "max_file_size too large",
-            hint=f"Use at most {MAX_FILE_SIZE_LIMIT} bytes (10 MiB); the default is "
-            f"{DEFAULT_MAX_FILE_SIZE}.",
+            f"{field} too large",
+            hint=f"Use at most {limit} bytes ({limit >> 20} MiB); the default is {default}.",
             details=details,
         )
     if n < 0:
         raise ValidationError(
-            "max_file_size must be >= 0",
-            hint=f"Give a number of bytes between 0 (no limit) and {MAX_FILE_SIZE_LIMIT}.",
+            f"{field} must be >= 0",
+            hint=f"Give a number of bytes between 0 (no limit) and {limit}.",
             details=details,
         )
     return n
@@ -210,7 +229,8 @@ def compile_policy(opts: WalkOptions) -> Policy:
     Raises:
         ValidationError: as `validate_walk_options`.
     """
-    size = _check_max_file_size(opts.max_file_size)
+    size = _check_size(opts.max_file_size)
+    lexical = _check_size(opts.max_lexical_file_size, "max_lexical_file_size")
     opts.text_rules()  # validates the lexical_only_patterns and embed_allow globs
     return Policy(
         include=compile_globs(opts.include_patterns, "include_patterns"),
@@ -219,6 +239,7 @@ def compile_policy(opts: WalkOptions) -> Policy:
         sensitive=opts.sensitive_excludes,
         max_file_size=size,
         use_ignore_files=opts.use_gitignore,
+        max_lexical_file_size=lexical,
     )
 
 
