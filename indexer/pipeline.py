@@ -133,9 +133,12 @@ class IndexStats:
     files_skipped: dict[str, int] = field(default_factory=dict)
     skipped_files: list[Skipped] = field(default_factory=list)
     """The first `SKIPPED_SAMPLE` files the walk refused, with reason and detail."""
+    sensitive_files: list[str] = field(default_factory=list)
+    """The first `SKIPPED_SAMPLE` files left out as likely secrets (by name or content),
+    named apart so that a report can say which, however many other files were skipped."""
     not_embedded: dict[str, int] = field(default_factory=dict)
     """Files of the repository kept greppable but not embedded, by role (`lockfile`,
-    `vendored`, `minified`, `certificate`, `data`; `indexer.walk.textclass`)."""
+    `vendored`, `built`, `minified`, `certificate`, `data`; `indexer.walk.textclass`)."""
     not_embedded_files: list[NotEmbedded] = field(default_factory=list)
     """The first `SKIPPED_SAMPLE` of them, with role and reason."""
     large_files: list[LargeFile] = field(default_factory=list)
@@ -501,6 +504,9 @@ class Indexer:
             skipped[item.reason.value] += 1
             if len(stats.skipped_files) < SKIPPED_SAMPLE:
                 stats.skipped_files.append(item)
+            if (item.reason is SkipReason.SENSITIVE
+                    and len(stats.sensitive_files) < SKIPPED_SAMPLE):
+                stats.sensitive_files.append(item.path)
 
     def _index_file(
         self,

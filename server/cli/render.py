@@ -20,7 +20,7 @@ from ctxd.indexer.errors import CtxdError
 from ctxd.search.models import Hit, References, SymbolPage
 from ctxd.server.cli.hits_text import TextOptions, file_lines, page_text, vimgrep_lines
 from ctxd.server.cli.styled import write_lines
-from ctxd.server.index_report import SHOWN, named_sample, not_embedded_line
+from ctxd.server.index_report import SHOWN, named_sample, not_embedded_line, sensitive_line
 from ctxd.server.pages import LexicalPage, SearchPage, file_hit
 
 if TYPE_CHECKING:  # annotations only: the pipeline pulls in the chunker and tree-sitter
@@ -114,6 +114,9 @@ def index_stats_text(stats: IndexStats) -> str:
         lines.append("    " + named_sample(
             [f"{safe(s.path)} ({s.reason})" for s in stats.skipped_files], skipped)
             + ("; --json lists them" if skipped > SHOWN else ""))
+    if stats.sensitive_files:
+        lines.append("  " + sensitive_line(stats.files_skipped.get("sensitive", 0),
+                                           [safe(p) for p in stats.sensitive_files]))
     if stats.not_embedded:
         lines.append("  " + not_embedded_line(stats.not_embedded,
                                               [safe(s.path) for s in stats.not_embedded_files]))

@@ -20,7 +20,7 @@ from typing import Any
 
 from ctxd.indexer.errors import CtxdError
 from ctxd.indexer.pipeline import IndexStats, now_rfc3339
-from ctxd.server.index_report import named_sample, not_embedded_line
+from ctxd.server.index_report import named_sample, not_embedded_line, sensitive_line
 from ctxd.server.mcp.budget import MIN_BUDGET, assemble, clip, fit, freshness_line, truncated_note
 from ctxd.server.mcp.schemas import (
     BranchOut,
@@ -227,6 +227,7 @@ def index_out(stats: IndexStats, job_id: str | None) -> IndexOutput:
         files_skipped=dict(stats.files_skipped),
         skipped=[SkippedOut(file=s.path, reason=s.reason, detail=s.detail)
                  for s in stats.skipped_files],
+        sensitive_files=list(stats.sensitive_files),
         not_embedded=dict(stats.not_embedded),
         not_embedded_files=[SkippedOut(file=s.path, reason=s.role, detail=s.detail)
                             for s in stats.not_embedded_files],
@@ -269,6 +270,9 @@ def _index_lines(o: IndexOutput) -> list[str]:
     if o["skipped"]:
         lines.append("Skipped files: " + named_sample(
             [f"{s['file']} ({s['reason']})" for s in o["skipped"]], skipped))
+    if o["sensitive_files"]:
+        lines.append(sensitive_line(o["files_skipped"].get("sensitive", 0),
+                                    o["sensitive_files"]))
     if o["not_embedded"]:
         lines.append(not_embedded_line(o["not_embedded"], [s["file"]
                                                            for s in o["not_embedded_files"]]))

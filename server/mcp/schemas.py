@@ -281,9 +281,11 @@ class IndexOutput(TypedDict):
     skipped: list[SkippedOut]
     """The first files the walk refused (path, reason, detail); `files_skipped` counts
     them all."""
+    sensitive_files: list[str]
+    """The first files left out as likely secrets (by name or content)."""
     not_embedded: dict[str, int]
     """Files kept for lexical search but not embedded, by role (`lockfile`, `vendored`,
-    `minified`, `certificate`, `data`)."""
+    `built`, `minified`, `certificate`, `data`)."""
     not_embedded_files: list[SkippedOut]
     large_files: list[LargeFileOut]
     """Files that yielded a thousand checkpoints or more in this run."""
