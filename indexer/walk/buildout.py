@@ -14,7 +14,8 @@ of the embeddings (`Role.BUILT`). Two parts:
   with a source map beside it (`app.js` and `app.js.map`).
 - `bundle_signature(rel, text)`: by text, looking only at the first `HEAD` and the last
   `TAIL` characters: a trailing `sourceMappingURL` comment (any file); in JavaScript and
-  CSS files, a bundle banner (`/*! name vX.Y.Z`, webpack's `/*! For license information`)
+  CSS files, a bundle banner (`/*! name vX.Y.Z`, webpack's `/*! For license information`,
+  rollup's `/**` comment holding only `name vX.Y.Z` on its first line, then a copyright)
   or a bundler's runtime (webpack, Parcel, esbuild, browserify, a UMD wrapper as rollup
   and webpack write it, TypeScript's and Babel's CommonJS helpers).
 
@@ -57,6 +58,12 @@ _SOURCE_MAP = re.compile(r"(?:^|\n)[ \t]*(?://|/\*)[#@][ \t]*sourceMappingURL=\S
 _BANNER = re.compile(
     r"\A\s*/\*!\s*(?:\*\s*)?(?:@license\s+)?(?P<name>@?[A-Za-z][\w@./-]*(?:[ \t]+[A-Za-z]"
     r"[\w@./-]*){0,3})[ \t]+v?\d+\.\d+\.\d+|\A\s*/\*! For license information please see")
+_DOC_BANNER = re.compile(
+    r"\A\s*/\*\*[ \t]*\n[ \t]*\*?[ \t]*(?P<name>@?[A-Za-z][\w@./-]*)[ \t]+v\d+\.\d+\.\d+"
+    r"[\w.+-]*[ \t]*\n(?P<rest>(?:[ \t]*\*(?!/)[^\n]*\n){0,8})")
+"""Rollup's `/**\n* vue v3.5.45\n* (c) ... @license MIT\n**/`: a name and version alone
+on the comment's first line, then a copyright or licence line."""
+_LICENCE = re.compile(r"\(c\)|©|copyright|@license", re.IGNORECASE)
 _RUNTIMES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("webpack runtime", re.compile(
         r"webpackBootstrap|__webpack_require__|__webpack_modules__|webpackChunk|webpackJsonp")),
@@ -85,6 +92,8 @@ def bundle_signature(rel: str, text: str) -> str | None:
     head = text[:HEAD]
     if m := _BANNER.match(head):
         return f"bundle banner ({m[0].strip()[:60]})"
+    if (m := _DOC_BANNER.match(head)) and _LICENCE.search(m["rest"]):
+        return f"bundle banner ({m[0].split(chr(10))[1].strip(' *')[:60]})"
     ends = head if len(text) <= HEAD else head + "\n" + text[-2 * TAIL:]
     for what, regex in _RUNTIMES:
         if regex.search(ends):

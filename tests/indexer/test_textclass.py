@@ -278,6 +278,9 @@ CSS_OUT = ".btn{color:red}\n/*# sourceMappingURL=app.css.map */\n"
     ("rel", "text", "why"),
     [
         ("lib/fetchy.umd.js", UMD_BUNDLE, "bundle banner (/*! Fetchy v2.3.1"),
+        ("lib/vue.global.js", "/**\n* vue v3.5.45\n* (c) 2018-present Yuxi (Evan) You and Vue "
+         "contributors\n* @license MIT\n**/\nvar Vue = (function (exports) {\n",
+         "bundle banner (vue v3.5.45)"),
         ("lib/fetchy.mjs", ESM_BUNDLE, "ends with a sourceMappingURL comment"),
         ("public/app.css", CSS_OUT, "ends with a sourceMappingURL comment"),
         ("public/main.js", WEBPACK, "webpack runtime"),
@@ -367,6 +370,8 @@ def test_build_output_is_recognised_by_its_place(repo: RepoBuilder) -> None:
         ("include/widget.h", "/*! Widget v1.2.3 of the toolkit */\nint widget(void);\n"),
         # a hand-written module that names a bundler's API
         ("tools/loader.js", "// how webpack's runtime finds modules:\nconst key = 'chunk';\n"),
+        # a doc comment that names a version is no banner
+        ("src/semver.js", "/**\n * mylib v1.2.3\n * Parses versions.\n */\nexport function f() {}"),
         ("docs/build.md", "Add `//# sourceMappingURL=app.js.map` to the end of the bundle.\n\n"
          "Then ship it.\n"),
     ],
