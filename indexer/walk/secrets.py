@@ -20,8 +20,10 @@ Callers: `indexer.walk.policy` (the name rules, the content verdict) and, throug
 walk, the watcher's filter and `indexer.walk.judge`. Calls `indexer.chunk.languages` (what
 a name says a file is).
 
-Invariants: pure functions over names and text; each content check first looks for a
-literal that every match must hold, so a file with none costs a few substring scans.
+Invariants: pure functions over names and text; one RE2 pass over a file's bytes (all
+rules at once, linear time, ~20 ms per MB here) decides that it holds no secret, the
+common case; only a file where some rule matches is looked at again, rule by rule, to
+tell a secret from a placeholder.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
+
+import re2
 
 from ctxd.indexer.chunk.languages import detect_language
 
@@ -138,8 +143,26 @@ _RULES: tuple[_Rule, ...] = (
 )
 
 
+def _any_rule() -> Any:
+    """All rules as one RE2 program over UTF-8 bytes (no captures): a quick first look."""
+    options = re2.Options()
+    options.never_capture = True
+    options.log_errors = False
+    options.max_mem = 64 << 20
+    parts = []
+    for rule in _RULES:
+        source = re.sub(r"\(\?P<\w+>", "(?:", rule.regex.pattern)
+        parts.append(("(?m:" if rule.regex.flags & re.MULTILINE else "(?:") + source + ")")
+    return re2.compile("|".join(parts).encode("utf-8"), options)
+
+
+_ANY_RULE = _any_rule()
+
+
 def secret_in(text: str) -> str | None:
     """What secret `text` holds, with its line (`a GitHub token (line 12)`), or None."""
+    if _ANY_RULE.search(text.encode("utf-8", "surrogatepass")) is None:
+        return None
     for rule in _RULES:
         if not any(lit in text for lit in rule.literals):
             continue

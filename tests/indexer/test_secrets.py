@@ -181,3 +181,32 @@ def test_a_secret_added_to_an_indexed_file_takes_it_out(
     stats = indexer.index(secret_tree.root, WalkOptions(), only_paths=["app/main.py"])
     assert stats.removed_reasons == {"sensitive": 1}
     assert not store.query("SELECT 1 FROM files WHERE path = 'app/main.py'")
+
+
+def test_a_git_folder_indexed_as_a_root_keeps_its_credentials_out(
+        repo: RepoBuilder, tmp_path: Path) -> None:
+    """Issue 23: `.git/config` with a password in a URL, `.git-credentials`, `shadow` and
+    `gshadow` are never indexed, even when someone indexes the folder that holds them."""
+    git = RepoBuilder(repo.root / ".git")
+    git.write("config", "[core]\n\trepositoryformatversion = 0\n[remote \"origin\"]\n"
+              f"\turl = https://alice:{rand(24)}@github.com/acme/app.git\n")
+    git.write("HEAD", "ref: refs/heads/main\n")
+    etc = RepoBuilder(tmp_path / "etc")
+    etc.write("shadow", SHADOW)
+    etc.write("gshadow", "root:*::\nsudo:!::alice\n")
+    etc.write("shadow-", SHADOW)
+    etc.write("hostname", "box\n")
+    home = RepoBuilder(tmp_path / "home")
+    home.write(".git-credentials", f"https://alice:{rand(24)}@github.com\n")
+    home.write("notes.md", "# Notes\n")
+    store = Store.open(tmp_path / "index.db")
+    indexer = Indexer(store, FakeEmbedder())
+    for root, kept, out in ((git.root, {"HEAD"}, {"config"}),
+                            (etc.root, {"hostname"}, {"shadow", "gshadow", "shadow-"}),
+                            (home.root, {"notes.md"}, {".git-credentials"})):
+        stats = indexer.index(root, WalkOptions())
+        assert set(stats.sensitive_files) == out, root
+        repo_row = store.repo_by_root(str(root))
+        assert repo_row is not None
+        assert {r[0] for r in store.query("SELECT path FROM files WHERE repo_id = ?",
+                                          (repo_row.id,))} == kept
