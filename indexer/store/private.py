@@ -4,7 +4,8 @@ The index holds the full text of every indexed file, so nothing in `CTXD_HOME` m
 readable by other local users. `private_home(home)` creates the folder 0700 or tightens
 an existing one (and the files in it) and says once per process, as a warning, what it
 changed; `create_private(path)` creates an empty file 0600 before SQLite or a writer
-opens it (SQLite gives a database's `-wal` and `-shm` the database file's mode).
+opens it (SQLite gives a database's `-wal` and `-shm` the database file's mode), and
+never opens one that exists (see its docstring: the rule that keeps the WAL safe).
 A shared folder (sticky bit, as `/tmp`) keeps its mode: only ctxd's files in it are
 tightened. `PRIVATE_UMASK` is the umask the daemon runs under, so a file it creates any other way is
 private too (the CLI and `ctxd serve` rely on `private_home` and `create_private`).
@@ -93,6 +94,17 @@ def _tighten(path: Path) -> bool:
 
 
 def create_private(path: Path) -> None:
-    """Create `path` empty with mode 0600 unless it exists (raises OSError)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE)
+    """Create `path` empty with mode 0600 if it does not exist yet; never open an existing
+    file (raises OSError).
+
+    An existing database file is left to SQLite: its locks are POSIX advisory locks, which
+    belong to the process, so opening and closing the file here would drop the locks of
+    every connection this process holds on it ("How To Corrupt An SQLite Database File",
+    2.2) and let another process delete the WAL under them. `O_EXCL` opens only a file this
+    call creates, which no connection can hold yet; an existing one is made private by path
+    (`private_home`)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
+    except FileExistsError:
+        return
     os.close(fd)
