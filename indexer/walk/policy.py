@@ -5,9 +5,9 @@
 7: the size limits; step 9: secrets in a file's text): `dir_verdict` / `file_verdict` /
 `size_verdict` / `secret_verdict` return why an entry is refused, as a `Verdict`
 `(SkipReason, detail)`, or None. The built-in tables (`VCS_DIR_NAMES`,
-`PRUNED_DIR_NAMES`, `VENV_MARKERS`; the sensitive ones come from `indexer.walk.secrets`)
-live here, as do `too_large`, `venv_verdict` and `stat_error`, the verdicts on what a
-`stat` found.
+`PRUNED_DIR_NAMES`, `VENV_MARKERS`, `HOME_MARKER`; the sensitive ones come from
+`indexer.walk.secrets`) live here, as do `too_large`, `venv_verdict` and `stat_error`,
+the verdicts on what a `stat` found.
 
 Callers: `indexer.walk.walker` (`compile_policy` builds a `Policy` from `WalkOptions`;
 `walk` applies it), `indexer.walk.filefilter` (the same policy, one path at a time) and
@@ -27,7 +27,7 @@ import errno
 import os
 from dataclasses import dataclass
 
-from ctxd.indexer.models import Skipped, SkipReason
+from ctxd.indexer.models import HOME_MARKER, Skipped, SkipReason
 from ctxd.indexer.walk.ignore import IgnoreFile, ignored_by
 from ctxd.indexer.walk.patterns import GlobMatcher, compile_globs
 from ctxd.indexer.walk.secrets import (
@@ -39,7 +39,9 @@ from ctxd.indexer.walk.secrets import (
 )
 
 __all__ = [
+    "HOME_MARKER",
     "PRUNED_DIR_NAMES",
+    "PRUNE_MARKERS",
     "SENSITIVE_DIR_PATTERNS",
     "SENSITIVE_FILE_PATTERNS",
     "SENSITIVE_WORD_PATTERNS",
@@ -91,6 +93,9 @@ projects that generate them list them in `.gitignore` anyway.
 
 VENV_MARKERS = frozenset({"pyvenv.cfg", "conda-meta"})
 """A directory containing one of these is a Python virtualenv or conda env: pruned."""
+
+PRUNE_MARKERS = VENV_MARKERS | {HOME_MARKER}
+"""Entries that make a directory pruned (`venv_verdict`)."""
 
 _SENSITIVE_FILES = compile_globs(SENSITIVE_FILE_PATTERNS, "sensitive", ignore_case=True)
 _SENSITIVE_WORDS = compile_globs(SENSITIVE_WORD_PATTERNS, "sensitive", ignore_case=True)
@@ -239,7 +244,10 @@ def bad_name(rel: str) -> Skipped | None:
 
 
 def venv_verdict(names: frozenset[str] | set[str]) -> Verdict | None:
-    """IGNORED when a directory's entry `names` include a `VENV_MARKERS` entry, else None."""
+    """IGNORED when a directory's entry `names` include a `PRUNE_MARKERS` entry (a
+    virtualenv, or ctxd's own index home), else None."""
+    if HOME_MARKER in names:
+        return SkipReason.IGNORED, "built-in prune: a ctxd index home (never read)"
     if found := VENV_MARKERS & names:
         return SkipReason.IGNORED, f"built-in prune: virtualenv ({min(found)})"
     return None
