@@ -24,7 +24,8 @@ class SkipReason(StrEnum):
     """Matched a `.gitignore`/`.ctxdignore` rule or a built-in directory prune (VCS,
     node_modules, virtualenvs, caches)."""
     SENSITIVE = "sensitive"
-    """Matched a built-in sensitive-file pattern (`.env*`, `*.pem`, keys, credentials)."""
+    """A likely secret: a key or credential file by name (`.env*`, `*.pem`, `id_rsa*`, ...),
+    or a file whose text holds one (`indexer.walk.secrets`)."""
     EXCLUDED = "excluded"
     """Matched a user exclude pattern."""
     NOT_INCLUDED = "not_included"
