@@ -17,8 +17,8 @@ A file is judged by what it is, never by a word in the name of source code or do
   secrets.
 
 Callers: `indexer.walk.policy` (the name rules, the content verdict) and, through it, the
-walk, the watcher's filter and `indexer.walk.judge`. Calls `indexer.chunk.languages` (what
-a name says a file is).
+walk, the watcher's filter and `indexer.walk.judge`. Calls only `re` and RE2 (the walk
+imports nothing of `indexer.chunk`: `CODE_AND_DOCS` names the extensions itself).
 
 Invariants: pure functions over names and text; one RE2 pass over a file's bytes (all
 rules at once, linear time, ~20 ms per MB here) decides that it holds no secret, the
@@ -35,9 +35,8 @@ from typing import Any
 
 import re2
 
-from ctxd.indexer.chunk.languages import detect_language
-
 __all__ = [
+    "CODE_AND_DOCS",
     "SENSITIVE_DIR_PATTERNS",
     "SENSITIVE_FILE_PATTERNS",
     "SENSITIVE_WORD_PATTERNS",
@@ -65,14 +64,29 @@ SENSITIVE_WORD_PATTERNS: tuple[str, ...] = ("*secret*", "*credential*", "*passwo
 SENSITIVE_DIR_PATTERNS: tuple[str, ...] = (".aws", ".ssh", ".gnupg", ".kube", ".azure")
 """Built-in sensitive directories (case-insensitive): pruned with one `Skipped`."""
 
-_DATA_LANGUAGES = frozenset({"json", "yaml", "toml", "ini", "xml", "csv", "text", "diff"})
-"""Language ids (`indexer.chunk.languages`) of data and config: a word in the name counts."""
+CODE_AND_DOCS = frozenset({
+    # source code
+    "py", "pyi", "pyx", "pxd", "js", "mjs", "cjs", "jsx", "ts", "mts", "cts", "tsx", "go",
+    "rs", "java", "kt", "kts", "scala", "groovy", "gradle", "c", "h", "cc", "cpp", "cxx",
+    "hh", "hpp", "hxx", "m", "mm", "cs", "fs", "vb", "swift", "rb", "rake", "gemspec", "php",
+    "pl", "pm", "lua", "r", "dart", "ex", "exs", "erl", "hrl", "hs", "ml", "mli", "clj",
+    "cljs", "zig", "nim", "jl", "sh", "bash", "zsh", "ksh", "fish", "ps1", "psm1", "bat",
+    "cmd", "vue", "svelte", "sql", "graphql", "gql", "proto", "tf", "hcl", "cmake", "mk",
+    "css", "scss", "less", "html", "htm", "j2", "jinja", "jinja2", "tmpl", "tpl",
+    # docs
+    "md", "markdown", "mdx", "rst", "adoc", "asciidoc", "tex", "org", "pod", "rdoc",
+})
+"""Extensions of source code and docs: never refused for a word in their name."""
+_CODE_NAMES = frozenset({"makefile", "dockerfile", "containerfile", "rakefile", "gemfile",
+                         "jenkinsfile", "vagrantfile"})
 
 
 def is_code_or_docs(rel: str) -> bool:
     """Whether the name says source code or docs (`.go`, `.py`, `.md`, `.tf`, `Makefile`,
-    ...), as opposed to data or config (`.json`, `.yaml`, `.txt`, no known extension)."""
-    return detect_language(rel) not in _DATA_LANGUAGES
+    ...), as opposed to data or config (`.json`, `.yaml`, `.txt`, no or another extension)."""
+    name = rel.rsplit("/", 1)[-1].lower()
+    _stem, dot, ext = name.rpartition(".")
+    return (bool(dot) and ext in CODE_AND_DOCS) or name in _CODE_NAMES
 
 
 @dataclass(frozen=True, slots=True)
