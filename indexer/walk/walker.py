@@ -66,6 +66,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
+from typing import BinaryIO
 
 from ctxd.indexer.errors import ValidationError
 from ctxd.indexer.models import FileEntry, Skipped, SkipReason
@@ -406,6 +407,19 @@ class _Walk:
 # --------------------------------------------------------------------------- read
 
 
+def _read_at_most(fh: BinaryIO, size: int, max_size: int) -> bytes:
+    """Up to `max_size + 1` bytes of `fh`, whose `fstat` said `size`: one read of the
+    file's own size (a read of `max_size` bytes would allocate all of them, 0.3 ms a file
+    at 16 MiB), more only if it has grown since."""
+    data = fh.read(min(size, max_size) + 1)
+    while size < len(data) <= max_size:
+        more = fh.read(min(1 << 20, max_size + 1 - len(data)))
+        if not more:
+            break
+        data += more
+    return data
+
+
 def read_text(entry: FileEntry, *, max_size: int = 0) -> str | Skipped:
     """Read an admitted file as text.
 
@@ -426,9 +440,10 @@ def read_text(entry: FileEntry, *, max_size: int = 0) -> str | Skipped:
     try:
         fd = os.open(entry.abs_path, _O_READ)
         with os.fdopen(fd, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
                 return Skipped(entry.path, SkipReason.NOT_REGULAR, "not a regular file")
-            data = fh.read(max_size + 1) if max_size > 0 else fh.read()
+            data = fh.read() if max_size <= 0 else _read_at_most(fh, st.st_size, max_size)
     except OSError as exc:
         detail = str(exc)
         if exc.errno == errno.ELOOP:
