@@ -214,11 +214,36 @@ def main(ctx: click.Context, home: str | None, config: str | None, model: str | 
       ctxd serve            # MCP server for coding agents (stdio)
     """
     logging.basicConfig(
-        level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
-    )
+        level=cli_log_level(os.environ.get("LOG_LEVEL")), stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s")
+    home, config = pin_paths(home, config)
     flags = {k: v for k, v in {"home": home, "embedding.model": model}.items() if v}
     ctx.obj = {"flags": flags, "config": Path(config) if config else None,
                "no_daemon": no_daemon}
+
+
+def cli_log_level(name: str | None) -> int:
+    """The CLI's log level: `LOG_LEVEL` when it names one (`LOG_LEVEL=debug` shows the
+    traceback of an internal error), else warnings only."""
+    level = logging.getLevelName((name or "").strip().upper())
+    return level if isinstance(level, int) else logging.WARNING
+
+
+def pin_paths(home: str | None, config: str | None) -> tuple[str | None, str | None]:
+    """Make the index home and the config file absolute, once, before anything uses them:
+    `--home`/`--config` and `CTXD_HOME`/`CTXD_CONFIG` (rewritten in this process's
+    environment, which the daemon and other children inherit). A relative path is taken
+    from the current folder; the daemon runs in `/`, so without this it would serve
+    another folder than the one the command names."""
+    for name in ("CTXD_HOME", "CTXD_CONFIG"):
+        value = os.environ.get(name)
+        if value:
+            os.environ[name] = os.path.abspath(os.path.expanduser(value))
+
+    def absolute(path: str | None) -> str | None:
+        return os.path.abspath(os.path.expanduser(path)) if path else path
+
+    return absolute(home), absolute(config)
 
 
 @main.command()
