@@ -51,14 +51,14 @@ def test_a_relative_ctxd_home_is_the_same_folder_for_the_cli_and_its_daemon(
     work.mkdir()
     name = f"relhome-{os.getpid()}-{tmp_path.name}"
     home, stray = work / name, Path("/") / name  # the daemon runs in `/`
-    daemons.track(DaemonPaths.for_home(home))
+    paths = daemons.track(DaemonPaths.for_home(home))
     daemons.track(DaemonPaths.for_home(stray))  # where the daemon went before
     try:
         started = ctxd("daemon", "start", cwd=work, CTXD_HOME=name)
         assert started.returncode == 0, started.stdout + started.stderr
-        assert (home / "daemon.sock").exists() and not stray.exists()
+        assert paths.socket.exists() and paths.record.exists() and not stray.exists()
         status = ctxd("daemon", "status", "--json", cwd=work, CTXD_HOME=name)
-        assert status.returncode == 0 and str(home / "daemon.sock") in status.stdout, status
+        assert status.returncode == 0 and str(paths.socket) in status.stdout, status
         # The in-process CLI uses the very same folder.
         out = ctxd("--no-daemon", "status", "--json", cwd=work, CTXD_HOME=name)
         assert out.returncode == 0 and f'"home": "{home}"' in out.stdout, out.stderr
