@@ -285,6 +285,23 @@ def _env_layer(env: Mapping[str, str]) -> dict[str, tuple[Any, str]]:
     return out
 
 
+def _config_path(given: Path | None, env: Mapping[str, str]) -> Path | None:
+    """The config file, absolute: `given` (the --config flag), else `CTXD_CONFIG` (which
+    must exist), else the user's config file when there is one."""
+    path = given
+    if path is None and env.get("CTXD_CONFIG"):
+        path = Path(env["CTXD_CONFIG"]).expanduser()
+        if not path.exists():
+            raise ConfigError(
+                f"CTXD_CONFIG points at {path}, which does not exist",
+                hint="Create it (see config.example.toml) or unset CTXD_CONFIG.",
+                details={"field": "CTXD_CONFIG", "value": str(path)},
+            )
+    if path is None and default_config_path().is_file():
+        path = default_config_path()
+    return Path(os.path.abspath(path.expanduser())) if path is not None else None
+
+
 def load_settings(
     flags: Mapping[str, Any] | None = None,
     env: Mapping[str, str] | None = None,
@@ -296,18 +313,7 @@ def load_settings(
         ConfigError: an unknown key, a bad value, or an unreadable config file.
     """
     env = os.environ if env is None else env
-    if config_path is None and env.get("CTXD_CONFIG"):
-        config_path = Path(env["CTXD_CONFIG"]).expanduser()
-        if not config_path.exists():
-            raise ConfigError(
-                f"CTXD_CONFIG points at {config_path}, which does not exist",
-                hint="Create it (see config.example.toml) or unset CTXD_CONFIG.",
-                details={"field": "CTXD_CONFIG", "value": str(config_path)},
-            )
-    if config_path is None and default_config_path().is_file():
-        config_path = default_config_path()
-    if config_path is not None:
-        config_path = Path(os.path.abspath(config_path.expanduser()))
+    config_path = _config_path(config_path, env)
     layers: dict[str, tuple[Any, str]] = {}
     if config_path is not None:
         for k, v in _flatten_file(_read_file(config_path), config_path).items():

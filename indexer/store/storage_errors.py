@@ -34,6 +34,9 @@ _ERRNO_KINDS = {
     errno.ENOSPC: "disk_full", errno.EDQUOT: "disk_full", errno.EROFS: "read_only",
     errno.EACCES: "permission_denied", errno.EPERM: "permission_denied", errno.EIO: "io_error",
 }
+_WRITE_ONLY_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+"""Errors only a write raises: inside `storage_errors(home)` only the index is written, so
+they count even when they name no file (`os.write` to a descriptor)."""
 _CREATE_ERRNOS = (errno.ENOENT, errno.ENOTDIR, errno.EEXIST)
 """What `mkdir` of the home (or of a folder above it) fails with where no folder can be
 made (`/proc/1/x`, a file in the way): `cannot_create`."""
@@ -76,6 +79,8 @@ def _kind(exc: BaseException, home: Path) -> str | None:
     if isinstance(exc, SQLiteError):
         text = str(exc).lower()
         return next((kind for needle, kind in _SQLITE_KINDS if needle in text), None)
+    if isinstance(exc, OSError) and not exc.filename and exc.errno in _WRITE_ONLY_ERRNOS:
+        return "disk_full"  # a write to a descriptor (a lock file's pid): ours, in the home
     if isinstance(exc, OSError) and exc.filename:
         name = os.path.abspath(os.fsdecode(exc.filename))
         if exc.errno in _CREATE_ERRNOS and (name == str(home) or name in map(str, home.parents)):
@@ -94,6 +99,8 @@ def as_storage_error(exc: BaseException, home: Path) -> StorageError | None:
         return None
     path = os.fsdecode(exc.filename) if isinstance(exc, OSError) and exc.filename else str(home)
     free = free_bytes(home)
+    if kind == "io_error" and free == 0:
+        kind = "disk_full"  # SQLite reports a write that found no room (its -shm) as I/O
     where = f"; {free} bytes free there" if free is not None and kind != "cannot_create" else ""
     err = StorageError(
         f"cannot write the index at {path}: {_WHAT[kind]} ({exc}){where}",
