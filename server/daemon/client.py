@@ -91,7 +91,15 @@ class Connection:
             message = {"id": rid, "method": method, "params": protocol.encode(params)}
             if settings is not None:
                 message["settings"] = settings
-            protocol.send(self.sock, message)
+            try:
+                protocol.send(self.sock, message)
+            except OSError:
+                # A daemon that refuses a connection (all taken, another user) answers
+                # at once and closes: its reason may be waiting to be read.
+                refusal = self.reader.receive()
+                if refusal is not None and "error" in refusal:
+                    raise protocol.error_from_wire(refusal["error"]) from None
+                raise
             while True:
                 msg = self.reader.receive()
                 if msg is None:

@@ -57,6 +57,11 @@ PROTOCOL = 2
 MAX_LINE = 64 << 20
 """The longest message accepted (64 MiB: a big `file_content` plus JSON escaping)."""
 
+MAX_DEPTH = 64
+"""The deepest nesting of lists and objects a request's params or settings may have (the
+records themselves need about ten levels): deeper is refused before it is decoded, so no
+request can exhaust the daemon's stack."""
+
 
 CTXD_VERSION = package_version()
 """The version a daemon announces and a client expects (module-level so that a test can
@@ -172,31 +177,68 @@ def encode(value: Any) -> Any:
     raise TypeError(f"cannot send a {type(value).__name__} to the daemon")
 
 
-def decode(value: Any) -> Any:
-    """The inverse of `encode`.
+def check_depth(value: Any, limit: int = MAX_DEPTH) -> None:
+    """Refuse a value nested deeper than `limit` lists and objects (iteratively: a value
+    too deep for recursion is refused, not crashed on).
 
     Raises:
-        ProtocolError: a tag names a type this side does not know.
+        ProtocolError: it is nested deeper.
     """
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = (item.values() if isinstance(item, dict) else item
+                    if isinstance(item, list) else ())
+        for child in children:
+            if isinstance(child, dict | list):
+                if depth + 1 > limit:
+                    raise ProtocolError(f"nested deeper than {limit} levels")
+                stack.append((child, depth + 1))
+
+
+def decode(value: Any) -> Any:
+    """The inverse of `encode`. A record with fields its class does not have, or an enum
+    value its enum lacks, is refused like an unknown type.
+
+    Raises:
+        ProtocolError: a tag names a type or value this side does not know, or a record's
+            fields do not fit it.
+    """
+    try:
+        return _decode(value)
+    except (TypeError, ValueError, AttributeError) as exc:  # a tag over the wrong shape
+        raise ProtocolError(f"cannot decode: {exc}") from None
+    except RecursionError:
+        raise ProtocolError("cannot decode: nested too deeply") from None
+
+
+def _decode(value: Any) -> Any:
     if isinstance(value, list):
-        return [decode(v) for v in value]
+        return [_decode(v) for v in value]
     if not isinstance(value, dict):
         return value
     if "$t" in value:
         cls = record_type(str(value["$t"]))
         if cls is None:
             raise ProtocolError(f"unknown record type {value['$t']!r}")
-        return cls(**{k: decode(v) for k, v in value.items() if k != "$t"})
+        try:
+            return cls(**{k: _decode(v) for k, v in value.items() if k != "$t"})
+        except TypeError as exc:  # a field the record does not have, or one missing
+            raise ProtocolError(f"bad {value['$t']} record: {exc}") from None
     if "$tuple" in value:
-        return tuple(decode(v) for v in value["$tuple"])
+        return tuple(_decode(v) for v in value["$tuple"])
     if "$enum" in value:
-        enum = ENUMS.get(value["$enum"])
+        enum = ENUMS.get(str(value["$enum"]))
         if enum is None:
             raise ProtocolError(f"unknown enum {value['$enum']!r}")
-        return enum(value["value"])
+        try:
+            return enum(value.get("value"))
+        except ValueError:
+            raise ProtocolError(f"{value.get('value')!r} is not a {value['$enum']} value "
+                                f"(one of: {', '.join(str(m.value) for m in enum)})") from None
     if "$dict" in value:
-        return {k: decode(v) for k, v in value["$dict"].items()}
-    return {k: decode(v) for k, v in value.items()}
+        return {k: _decode(v) for k, v in value["$dict"].items()}
+    return {k: _decode(v) for k, v in value.items()}
 
 
 def error_to_wire(err: CtxdError) -> dict[str, Any]:
@@ -268,6 +310,8 @@ class LineReader:
             msg = json.loads(line)
         except ValueError as exc:
             raise ProtocolError(f"not a JSON line: {exc}") from None
+        except RecursionError:  # the parser's own limit: a line nested thousands deep
+            raise ProtocolError(f"a message nested deeper than {MAX_DEPTH} levels") from None
         if not isinstance(msg, dict):
             raise ProtocolError("a message must be a JSON object")
         return msg
