@@ -10,7 +10,7 @@ Start-up stays light: `serve` (MCP) and `watch` (watchdog) are imported only whe
 on first use, in the daemon or in-process).
 Errors are turned into `error: <code>: <message>` plus a hint on stderr (or the
 contract's JSON error object with `--json`) in one place, `CtxdGroup.invoke`.
-Exit codes: 0 ok, 1 nothing matched, 2 errors.
+Exit codes: 0 ok, 1 nothing matched, 2 errors, 3 an index run stopped before the end.
 """
 
 from __future__ import annotations
@@ -40,6 +40,10 @@ from ctxd.server.use_cases import UseCases
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("ctxd")
+
+STOPPED_EXIT = 3
+"""`ctxd index` when the run was stopped before the end (its daemon was stopped): the
+index is consistent, and running the command again finishes it."""
 
 COMPACT_HINT_BYTES = 1 << 20
 """`remove` suggests `ctxd compact` once at least this much of the index is free space."""
@@ -303,6 +307,8 @@ def index(
         render.emit_json(render.index_stats_json(stats))
     else:
         render.emit(render.index_stats_text(stats))
+    if stats.stopped:  # the daemon doing the work was stopped: not a finished run
+        sys.exit(STOPPED_EXIT)
 
 
 @main.command()

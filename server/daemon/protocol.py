@@ -51,7 +51,7 @@ from ctxd.server.config import Settings
 from ctxd.server.pages import LexicalPage, SearchPage
 from ctxd.server.version import package_version
 
-PROTOCOL = 2
+PROTOCOL = 3
 """Bumped whenever a message or a method changes shape."""
 
 MAX_LINE = 64 << 20
