@@ -660,10 +660,11 @@ def cat(ctx: click.Context, repo: str, path: str, lines: str | None, as_json: bo
 
 
 def parse_lines(lines: str) -> tuple[int | None, int | None]:
-    """`--lines`: `A:B`, `A:`, `:B` or `N` (line N alone) -> (start, end).
+    """`--lines`: `A:B`, `A:`, `:B` or `N` (line N alone) -> (start, end); line numbers
+    start at 1, as `file_content`'s `start_line` does.
 
     Raises:
-        ValidationError: anything else.
+        ValidationError: anything else (0 and negative numbers too).
     """
     a, colon, b = lines.partition(":")
     try:
@@ -671,9 +672,9 @@ def parse_lines(lines: str) -> tuple[int | None, int | None]:
     except ValueError:
         start = end = None
         colon = ""
-    if not colon and start is None:
+    if (not colon and start is None) or any(n is not None and n < 1 for n in (start, end)):
         raise ValidationError(
-            f"--lines must look like A:B, A:, :B or N, got {lines!r}",
+            f"--lines must look like A:B, A:, :B or N with line numbers from 1, got {lines!r}",
             hint="Use 1-based inclusive line numbers, e.g. --lines 10:40 (or --lines 10 for "
             "line 10 alone).",
             details={"field": "lines", "value": lines},

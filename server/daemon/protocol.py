@@ -49,6 +49,7 @@ from ctxd.indexer.walk.walker import WalkOptions
 from ctxd.search import models
 from ctxd.server.config import Settings
 from ctxd.server.pages import LexicalPage, SearchPage
+from ctxd.server.text_args import too_deep
 from ctxd.server.version import package_version
 
 PROTOCOL = 3
@@ -178,22 +179,14 @@ def encode(value: Any) -> Any:
 
 
 def check_depth(value: Any, limit: int = MAX_DEPTH) -> None:
-    """Refuse a value nested deeper than `limit` lists and objects (iteratively: a value
-    too deep for recursion is refused, not crashed on).
+    """Refuse a value nested deeper than `limit` lists and objects (checked without
+    recursion: a value too deep for it is refused, not crashed on).
 
     Raises:
         ProtocolError: it is nested deeper.
     """
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        children = (item.values() if isinstance(item, dict) else item
-                    if isinstance(item, list) else ())
-        for child in children:
-            if isinstance(child, dict | list):
-                if depth + 1 > limit:
-                    raise ProtocolError(f"nested deeper than {limit} levels")
-                stack.append((child, depth + 1))
+    if too_deep(value, limit):
+        raise ProtocolError(f"nested deeper than {limit} levels")
 
 
 def decode(value: Any) -> Any:

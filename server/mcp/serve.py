@@ -42,6 +42,7 @@ from ctxd.indexer.errors import ConfigError
 from ctxd.server.config import LOG_LEVELS, TRANSPORTS, ServerOptions, settings_from_cli
 from ctxd.server.daemon import lifecycle
 from ctxd.server.jobs import JobManager
+from ctxd.server.mcp.stdio import serve_stdio
 from ctxd.server.mcp.tools import build_server
 from ctxd.server.service import Service
 from ctxd.server.use_cases import UseCases
@@ -301,9 +302,10 @@ def is_disconnect(exc: BaseException) -> bool:
 
 def run_stdio(server: MCPServer[Any]) -> None:
     """Serve stdio until the client goes away: its stdin closing (EOF) or its stdout
-    breaking (the client died) both end the server normally, not as an error."""
+    breaking (the client died) both end the server normally, not as an error. Every
+    request is answered, a malformed one too (`server/mcp/stdio.py`)."""
     try:
-        server.run("stdio")
+        anyio.run(serve_stdio, server)
     except (OSError, BaseExceptionGroup) as exc:
         if not is_disconnect(exc):
             raise
