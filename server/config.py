@@ -39,6 +39,7 @@ from ctxd.indexer.walk.walker import MAX_FILE_SIZE_LIMIT, WalkOptions, validate_
 from ctxd.search.models import SearchOptions
 
 TRANSPORTS = ("stdio", "http")
+AUTH_MODES = ("token", "none")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 
@@ -52,14 +53,25 @@ class ServerOptions:
     port: int = 3000
     log_level: str = "info"
     token: str = ""
-    """Bearer token required on every HTTP request when set."""
+    """Bearer token every HTTP request must carry; empty = the one generated in the home
+    (`http-token`), unless `auth` is `none`."""
+    auth: str = "token"
+    """HTTP authentication: `token` (every request needs the bearer token) or `none` (any
+    local user may call the server: only when told so)."""
     allow_remote: bool = False
-    """Allow binding a non-loopback host without a token (not recommended)."""
+    """Allow binding a non-loopback host with `auth = "none"` (not recommended)."""
     allowed_roots: tuple[str, ...] = ()
-    """Folders `index_repository` may index; empty = the client's roots, else the cwd."""
+    """Folders `index_repository` may index. Empty: over stdio the client's roots, else
+    the server's working folder; over HTTP none (`server.jobs.index_roots`)."""
     index_wait_seconds: int = 20
     """How long `index_repository` waits before answering with a background job id (short
     enough for MCP clients' usual 60 s request timeout)."""
+    session_idle_seconds: int = 600
+    """An HTTP session with no request for this long is closed (its client starts a new
+    one on its next request, as MCP requires)."""
+    max_sessions: int = 100
+    """HTTP sessions open at once at most; past it a new one is refused (503) until one
+    ends or expires."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -382,6 +394,10 @@ def _rules(s: Settings) -> list[tuple[str, bool, str]]:
         ("server.transport", s.server.transport in TRANSPORTS, " or ".join(TRANSPORTS)),
         ("server.log_level", s.server.log_level.lower() in LOG_LEVELS, ", ".join(LOG_LEVELS)),
         ("server.port", 0 < s.server.port < 65536, "a port number 1..65535"),
+        ("server.auth", s.server.auth in AUTH_MODES, " or ".join(AUTH_MODES)),
+        ("server.session_idle_seconds", s.server.session_idle_seconds >= 1,
+         "a number of seconds >= 1"),
+        ("server.max_sessions", s.server.max_sessions >= 1, "a number of sessions >= 1"),
         ("embedding.precision", s.embedding.precision in PRECISIONS, ", ".join(PRECISIONS)),
         ("embedding.batch_size", s.embedding.batch_size >= 1, "a positive integer"),
         ("walk.max_file_size", 0 <= s.walk.max_file_size <= MAX_FILE_SIZE_LIMIT,

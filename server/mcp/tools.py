@@ -50,8 +50,8 @@ from ctxd.server.jobs import (
     JobManager,
     JobSnapshot,
     JobState,
-    allowed_roots,
     check_allowed,
+    index_roots,
     validate_request,
 )
 from ctxd.server.mcp import markdown as md
@@ -413,9 +413,11 @@ def build_server(  # noqa: C901 - one small closure per tool
         return select_freshness(service.freshness(), repositories)
 
     def client_roots(ctx: Context) -> ListRoots | None:
-        """Ask the client for its roots when they decide what may be indexed."""
+        """Ask the client for its roots when they decide what may be indexed (over stdio
+        without configured roots: `jobs.index_roots`)."""
         caps = ctx.client_capabilities
-        wanted = not settings.server.allowed_roots and caps is not None and caps.roots is not None
+        wanted = (not settings.server.allowed_roots and settings.server.transport == "stdio"
+                  and caps is not None and caps.roots is not None)
         return ListRoots() if wanted else None
 
     @server.tool(annotations=INDEXING)
@@ -423,7 +425,8 @@ def build_server(  # noqa: C901 - one small closure per tool
     async def index_repository(
         path: Annotated[str, Field(min_length=1, description=(
             "Folder to index: absolute, or relative to the first allowed root (the server's "
-            "configured roots, else your client's roots, else its working directory)."))],
+            "configured roots; over stdio without them, your client's roots, else the "
+            "server's working directory; over HTTP only configured roots)."))],
         include_patterns: Annotated[list[str], Field(description=(
             "Only index files matching one of these globs (basename or repo-relative path; "
             "`**` allowed), e.g. ['*.py', 'docs/**/*.md']. Empty = the ones given before "
@@ -438,8 +441,9 @@ def build_server(  # noqa: C901 - one small closure per tool
             "Skip files larger than this many bytes (default: the one given before, else "
             "1 MiB; at most 10 MiB, 0 = no limit)."))] = DEFAULT_MAX_FILE_SIZE,
         force: Annotated[bool, Field(description=(
-            "Index even the filesystem root or a home directory (refused otherwise: that "
-            "would index the whole machine)."))] = False,
+            "Index even the filesystem root or a home directory inside the allowed roots "
+            "(refused otherwise: that would index the whole machine). Never reaches outside "
+            "the allowed roots."))] = False,
         reset_options: Annotated[bool, Field(description=(
             "Forget the patterns and max_file_size given to earlier runs of this folder: "
             "back to the server's configured ones (plus any given in this call)."))] = False,
@@ -455,7 +459,7 @@ def build_server(  # noqa: C901 - one small closure per tool
         time (`server.index_wait_seconds`, default 20 s) it continues in the background and
         the answer (not an error) gives its `job_id`, `state` and `progress`: follow it
         with `index_status`."""
-        allowed = allowed_roots(settings.server.allowed_roots, root_uris(roots), Path.cwd())
+        allowed = index_roots(settings.server, root_uris(roots), Path.cwd())
         real = check_allowed(path, allowed)
         size = None if max_file_size == DEFAULT_MAX_FILE_SIZE else max_file_size
         validate_request(service, real, include_patterns, exclude_patterns, size, force)
