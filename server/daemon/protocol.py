@@ -24,8 +24,9 @@ Values are JSON with tags, so the client gets back the very records the service 
 (`encode` / `decode`): a dataclass of `RECORDS` is `{"$t": NAME, FIELD: ...}`, a tuple
 `{"$tuple": [...]}`, an enum member `{"$enum": NAME, "value": V}`, and a plain dict with a
 key starting with `$` is wrapped as `{"$dict": {...}}`. Decoding builds only the types named
-in `RECORDS` (never a class named by the peer). Errors come back as the same `CtxdError`
-subclass (`error_to_wire` / `error_from_wire`).
+in `RECORDS` (never a class named by the peer); an unknown type or enum value, a record's
+wrong fields and a message nested deeper than `MAX_DEPTH` are a `ProtocolError`. Errors
+come back as the same `CtxdError` subclass (`error_to_wire` / `error_from_wire`).
 
 Invariants: pure functions over values plus two small socket helpers (`send`, `receive`);
 imports nothing heavier than the record modules (no torch, no mcp).

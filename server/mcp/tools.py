@@ -223,8 +223,10 @@ class ArgumentErrors:
     `validation_error` naming each field, its value and the bound it broke (instead of
     pydantic's message), so the model can fix its call; an unknown tool name comes back as
     `NOT_FOUND` with the tools this server has, like every other error. Before the tool
-    runs, an argument the tool does not have (which the SDK would drop silently) and a
-    text argument holding a control character (`text_args`) are refused the same way."""
+    runs, arguments nested deeper than `MAX_ARGUMENT_DEPTH`, an argument the tool does not
+    have (which the SDK would drop silently), any value the published schema refuses
+    (pydantic alone would turn `"10"` and `true` into integers) and a text argument holding
+    a control character (`text_args`) are refused the same way."""
 
     def __init__(self, server: MCPServer[Any]) -> None:
         self.server = server
