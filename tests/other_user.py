@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import secrets
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -35,7 +36,7 @@ def other_user() -> Iterator[User]:
         pytest.skip("acting as another local user needs root (to create one and run as it)")
     if shutil.which("useradd") is None or not os.path.exists(SYSTEM_PYTHON):
         pytest.skip("needs useradd and /usr/bin/python3 to act as another local user")
-    name = f"ctxdt{os.getpid() % 100000}"
+    name = f"ctxdt{secrets.token_hex(4)}"
     made = subprocess.run(["useradd", "--no-create-home", "--user-group", "--shell",
                            "/usr/sbin/nologin", name], capture_output=True, text=True,
                           check=False)

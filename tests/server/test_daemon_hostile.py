@@ -17,7 +17,7 @@ import pytest
 from ctxd.server.daemon import protocol, server
 from ctxd.server.daemon.client import exchange
 from ctxd.server.daemon.paths import DaemonPaths
-from tests.other_user import User, other_user, run_as  # noqa: F401  (the fixture)
+from tests.other_user import User, run_as
 from tests.server.test_daemon import ctxd, daemons, short_dir  # noqa: F401  (fixtures)
 
 

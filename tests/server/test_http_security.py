@@ -30,7 +30,7 @@ from ctxd.server.config import load_settings
 from ctxd.server.mcp.http_token import TOKEN_FILE
 from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder, RepoBuilder
-from tests.other_user import User, other_user, run_as  # noqa: F401  (the fixture)
+from tests.other_user import User, run_as
 from tests.server.conftest import text
 from tests.server.test_mcp_e2e import HEADERS, INITIALIZE, LineReader, free_port, serve_command
 from tests.server.test_mcp_e2e import server_env as base_env
@@ -134,7 +134,7 @@ print(json.dumps(out))
 
 
 def test_a_server_started_without_a_token_setting_keeps_other_users_out(
-    tmp_path: Path, other_user: User  # noqa: F811
+    tmp_path: Path, other_user: User
 ):
     private_repo(tmp_path)
     with http_server(tmp_path) as server:
