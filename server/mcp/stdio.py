@@ -171,5 +171,7 @@ async def serve_stdio(server: MCPServer[Any]) -> None:
             stdin.answer_with(write_stream)
             await low.run(read_stream, write_stream, low.create_initialization_options())
     finally:
+        # fd 0 is the protocol again; `private` stays open: a worker thread may still be
+        # blocked reading it (the client's stdout broke), and a closed descriptor could be
+        # reused under it.
         os.dup2(private, 0)
-        os.close(private)
