@@ -142,6 +142,13 @@ class Torture:
 
     def close(self) -> None:
         """Stop every process this run started and unmount its tmpfs."""
+        self.stop_processes()
+        if self.mounted:
+            subprocess.run(["umount", "-l", str(self.home)], check=False)
+            self.mounted = False
+
+    def stop_processes(self) -> None:
+        """Stop `ctxd watch` and the daemon."""
         if self.watch is not None and self.watch.poll() is None:
             self.watch.send_signal(signal.SIGINT)
             try:
@@ -153,9 +160,6 @@ class Torture:
         with contextlib.suppress(Exception):
             self.ctxd("daemon", "stop", timeout=120)
         self.daemon_up = False
-        if self.mounted:
-            subprocess.run(["umount", "-l", str(self.home)], check=False)
-            self.mounted = False
 
     # -- the tree -----------------------------------------------------------------------
 
@@ -426,7 +430,7 @@ class Torture:
         hybrid = self.ctxd_ok("search", "--json", "handle_last_write request", what="hybrid")
         if last not in {r["path"] for r in json.loads(hybrid.stdout)["results"]}:
             self.fail("a hybrid query through the daemon does not find the last write")
-        self.close()
+        self.stop_processes()
         self.check_output("daemon.log", _read(self.home / "daemon.log"))
         self.check_output("ctxd watch", _read(self.work / "watch.log"))
         db = self.home / "index.db"
