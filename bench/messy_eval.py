@@ -358,9 +358,9 @@ def run_variant(tree: Path, rules: bool, junk: set[str],
     total = int(store.query("SELECT count(*) FROM checkpoints")[0][0])
     junk_cp = sum(int(n) for p, n in store.query(
         "SELECT path, count(*) FROM checkpoints GROUP BY path") if str(p) in junk)
-    named = {str(r[0]) for r in store.query(
-        f"SELECT r.name || '/' || f.path FROM files f JOIN repos r ON r.id = f.repo_id "
-        f"WHERE f.path IN ({','.join('?' * len(SECRET_NAMED))})", SECRET_NAMED)}
+    named = {str(r[0]) for r in store.query(  # the corpus is one repository: match a suffix
+        " UNION ".join(["SELECT path FROM files WHERE path LIKE ?"] * len(SECRET_NAMED)),
+        [f"%/{p}" for p in SECRET_NAMED])}
     dropped = [s["path"] for s in stats.get("skipped_files", [])
                if s["reason"] == "too_large" and s["path"] in junk]
     scorer = load_scorer()
