@@ -140,6 +140,9 @@ class IndexStats:
     """The first `SKIPPED_SAMPLE` of them, with role and reason."""
     large_files: list[LargeFile] = field(default_factory=list)
     """Files of this run that yielded `LARGE_FILE_CHECKPOINTS` checkpoints or more."""
+    windowed_files: list[WindowedFile] = field(default_factory=list)
+    """Code files of this run cut into line windows because their syntax parse ran over
+    `chunk.parse_budget_ms` (or failed): the first `SKIPPED_SAMPLE`, with the reason."""
     files_failed: list[FileFailure] = field(default_factory=list)
     checkpoints: int = 0
     """Checkpoints in the index for this repository after the run."""
@@ -196,6 +199,14 @@ class LargeFile:
 
     path: str
     checkpoints: int
+
+
+@dataclass(frozen=True, slots=True)
+class WindowedFile:
+    """A code file cut into line windows instead of by syntax, and why."""
+
+    path: str
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,6 +325,7 @@ class Indexer:
             target_tokens=min(base.target_tokens, limit - 24),
             min_tokens=base.min_tokens,
             window_overlap_lines=base.window_overlap_lines,
+            parse_budget_ms=base.parse_budget_ms,
         )
         self.input_limit = limit
         self.embed_commit_every = embed_commit_every
@@ -533,12 +545,10 @@ class Indexer:
             chunks: tuple[str, list[tuple[Chunk, str, str, int | None]], list[Symbol]] = (
                 detect_language(entry.path, text), [], [])
         else:
-            try:
-                chunks = self.chunk(entry.path, text)
-            except Exception as exc:
-                log.exception("chunking %s failed", entry.path)
-                return Skipped(entry.path, SkipReason.UNREADABLE,
-                               f"could not be chunked: {type(exc).__name__}: {exc}")
+            found = self._chunk_reporting(entry.path, text, stats)
+            if isinstance(found, Skipped):
+                return found
+            chunks = found
         if role.lexical_only and dry_run:
             stats.not_embedded[role.value] = stats.not_embedded.get(role.value, 0) + 1
             if len(stats.not_embedded_files) < SKIPPED_SAMPLE:
@@ -573,6 +583,21 @@ class Indexer:
         ))
         return True
 
+    def _chunk_reporting(
+        self, path: str, text: str, stats: IndexStats
+    ) -> tuple[str, list[tuple[Chunk, str, str, int | None]], list[Symbol]] | Skipped:
+        """`chunk`, naming in `stats` a file cut into line windows for want of a parse; a
+        file the chunker fails on is UNREADABLE (a bug, logged), the run goes on."""
+        try:
+            chunks, windows_reason = self.chunk_with_reason(path, text)
+        except Exception as exc:
+            log.exception("chunking %s failed", path)
+            return Skipped(path, SkipReason.UNREADABLE,
+                           f"could not be chunked: {type(exc).__name__}: {exc}")
+        if windows_reason and len(stats.windowed_files) < SKIPPED_SAMPLE:
+            stats.windowed_files.append(WindowedFile(path, windows_reason))
+        return chunks
+
     @cached_property
     def _tokens_add_up(self) -> bool:
         return bool(getattr(self.embedder, "tokens_add_up", False))
@@ -580,6 +605,12 @@ class Indexer:
     def chunk(
         self, path: str, text: str
     ) -> tuple[str, list[tuple[Chunk, str, str, int | None]], list[Symbol]]:
+        """`chunk_with_reason` without the reason."""
+        return self.chunk_with_reason(path, text)[0]
+
+    def chunk_with_reason(
+        self, path: str, text: str
+    ) -> tuple[tuple[str, list[tuple[Chunk, str, str, int | None]], list[Symbol]], str | None]:
         """Chunk a file and make sure every embedding input fits the model.
 
         The chunker keeps each chunk's text within `chunk_options.max_tokens`, and
@@ -587,7 +618,8 @@ class Indexer:
         counted; a chunk is re-split only when its header could push it over the limit.
         Returns (chunk, hash, embedding input, its word pieces) per checkpoint: the
         count is the header's plus the chunker's when the counter adds up over lines
-        (None otherwise, and for a re-split part: a dry run counts those itself).
+        (None otherwise, and for a re-split part: a dry run counts those itself), and
+        `FileChunks.windows_reason` (why a code file was cut into line windows, or None).
         """
         fc = chunk_file(path, text, self.chunk_options, self.embedder.count_tokens)
         heads = [embedding_input(path, c).split("\n", 1)[0] for c in fc.chunks]
@@ -606,7 +638,7 @@ class Indexer:
                 inp = embedding_input(path, part)
                 tokens = n_head + n if self._tokens_add_up and n is not None else None
                 out.append((part, content_hash(inp), inp, tokens))
-        return fc.language, out, fc.symbols
+        return (fc.language, out, fc.symbols), fc.windows_reason
 
     def _dry_run_plan(
         self, inputs: dict[str, tuple[str, int | None]], report: ProgressFn | None = None

@@ -51,7 +51,7 @@ from ctxd.server.config import Settings
 from ctxd.server.pages import LexicalPage, SearchPage
 from ctxd.server.version import package_version
 
-PROTOCOL = 2
+PROTOCOL = 3
 """Bumped whenever a message or a method changes shape."""
 
 MAX_LINE = 64 << 20
@@ -72,7 +72,8 @@ RECORDS: dict[str, type[Any]] = {
     )
 }
 LAZY_RECORDS = dict.fromkeys(
-    ("IndexStats", "Progress", "RemovedFile", "NotEmbedded", "LargeFile"), "ctxd.indexer.pipeline")
+    ("IndexStats", "Progress", "RemovedFile", "NotEmbedded", "LargeFile", "WindowedFile"),
+    "ctxd.indexer.pipeline")
 """Records whose module is imported on first use: the pipeline pulls in the chunker and
 tree-sitter, which only `index` needs (start-up time of every other command)."""
 
