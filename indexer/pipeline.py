@@ -48,11 +48,11 @@ from ctxd.indexer.store.store import (
     serialize_vector,
 )
 from ctxd.indexer.walk.filefilter import FileFilter
+from ctxd.indexer.walk.reader import read_file
 from ctxd.indexer.walk.repo_options import EXPLICIT_KEY
 from ctxd.indexer.walk.textclass import TextRules, VendorDirs, classify
 from ctxd.indexer.walk.walker import (
     WalkOptions,
-    read_text,
     validate_root,
     validate_walk_options,
     walk,
@@ -532,10 +532,10 @@ class Indexer:
         if (old is not None and not run.recheck and old.size == entry.size
                 and old.mtime_ns == entry.mtime_ns):
             return False
-        text = read_text(entry)
-        if isinstance(text, Skipped):
-            return text
-        digest = content_hash(text)
+        got = read_file(entry)
+        if isinstance(got, Skipped):
+            return got
+        text, digest = got.text, got.digest  # digest == content_hash(text), hashed as read
         role, why = classify(entry.path, text, run.rules, run.vendor)
         if old is not None and old.hash == digest and old.role == role.value:
             if not dry_run:

@@ -105,7 +105,10 @@ class FileFilter:
         is_dir = stat.S_ISDIR(st.st_mode)
         if verdict := self._verdict(rel, is_dir):
             return Skipped(rel, *verdict)
-        real = os.path.realpath(path)
+        try:
+            real = os.path.realpath(path)
+        except OSError as exc:  # a link on the way changed while it was resolved
+            return Skipped(rel, SkipReason.UNREADABLE, f"changed while resolved: {exc}")
         if not is_inside(self._root_real, real):
             return Skipped(
                 rel, SkipReason.OUTSIDE_ROOT, f"symlink resolves outside the repository: {real}"

@@ -20,11 +20,17 @@ rule counts as absent.
 
 from __future__ import annotations
 
+import logging
 import os
 import stat
 from dataclasses import dataclass
 
 from pathspec import GitIgnoreSpec
+
+from ctxd.indexer.walk.pathguard import is_inside
+from ctxd.indexer.walk.safeopen import O_FILE, open_verified
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "IGNORE_FILE_NAMES",
@@ -39,6 +45,9 @@ IGNORE_FILE_NAMES: tuple[str, ...] = (".gitignore", ".ctxdignore")
 """Per-directory ignore files, lowest precedence first."""
 
 GIT_INFO_EXCLUDE = ".git/info/exclude"
+
+MAX_IGNORE_FILE = 100 << 20
+"""An ignore file larger than this is not read (git's own limit, 100 MiB)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,12 +64,14 @@ class IgnoreFile:
 def load_ignore_file(path: str, base: str, source: str) -> IgnoreFile | None:
     """Read and compile one ignore file; None when unreadable or without a rule.
 
-    Lines pathspec refuses (e.g. a lone `!`) are dropped, as git drops them.
+    `path` is symlink-free: the file is opened through `safeopen.open_verified`, so a
+    symlinked ignore file, or one reached through a folder swapped for a link, counts as
+    absent (git too leaves symlinked `.gitignore` files alone), as does anything but a
+    regular file (a FIFO would block) or a file over `MAX_IGNORE_FILE`. Lines pathspec
+    refuses (e.g. a lone `!`) are dropped, as git drops them.
     """
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
+    lines = _read_lines(path)
+    if lines is None:
         return None
     try:
         spec = GitIgnoreSpec.from_lines(lines)
@@ -69,6 +80,24 @@ def load_ignore_file(path: str, base: str, source: str) -> IgnoreFile | None:
     if not any(p.include is not None for p in spec.patterns):
         return None
     return IgnoreFile(base, source, spec)
+
+
+def _read_lines(path: str) -> list[str] | None:
+    try:
+        fd = open_verified(path, O_FILE)
+    except OSError:
+        return None
+    with os.fdopen(fd, encoding="utf-8", errors="replace") as fh:
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            if st.st_size > MAX_IGNORE_FILE:
+                log.warning("ignoring %s: %d bytes, over %d", path, st.st_size, MAX_IGNORE_FILE)
+                return None
+            return fh.read(MAX_IGNORE_FILE).splitlines()
+        except OSError:
+            return None
 
 
 def _valid_ignore_line(line: str) -> bool:
@@ -125,7 +154,16 @@ class IgnoreCache:
     def dir_ignores(self, rel_dir: str) -> tuple[IgnoreFile, ...]:
         """The compiled ignore files of the folder `rel_dir` (`""` = root), current on disk."""
         sources = ignore_sources(rel_dir)
-        paths = [os.path.join(self._root_real, s) for s in sources]
+        # The folder may be reached through a symlink (the walk follows those that stay
+        # inside): read its files at its real path, as the walk does.
+        try:
+            real_dir = os.path.realpath(os.path.join(self._root_real, rel_dir))
+        except OSError:  # a link on the way changed while it was resolved
+            return ()
+        if not is_inside(self._root_real, real_dir):
+            return ()
+        start = len(rel_dir) + 1 if rel_dir else 0
+        paths = [os.path.join(real_dir, s[start:]) for s in sources]
         key = tuple(_file_key(p) for p in paths)
         cached = self._entries.get(rel_dir)
         if cached is not None and cached[0] == key:

@@ -55,8 +55,9 @@ _GLOB_HINT = (
 MAX_GLOB_LENGTH = 4096
 """The longest glob accepted (PATH_MAX: no longer path exists to match)."""
 
-Match = Callable[[str], bool]
-"""A compiled full-match test over a basename or a repo-relative path."""
+Match = Callable[[str], object]
+"""A compiled full-match test over a basename or a repo-relative path: a match object (or
+True) when it matches, None when it does not."""
 
 
 class _BadGlob(ValueError):
@@ -152,13 +153,13 @@ class GlobMatcher:
 
 
 def _hit(match: Match | None, text: str) -> bool:
-    return match is not None and match(text)
+    return match is not None and match(text) is not None
 
 
 def _matches(item: _Compiled, match: Match, rel_path: str, name: str) -> bool:
-    if match(rel_path):
+    if match(rel_path) is not None:
         return True
-    return not item.anchored and match(name)
+    return not item.anchored and match(name) is not None
 
 
 def compile_globs(patterns: Iterable[str], field: str, *, ignore_case: bool = False) -> GlobMatcher:
@@ -236,13 +237,12 @@ def _compile_source(source: _Source, ignore_case: bool) -> Match:
     """A full-match test for `source`: Python's `re` where it is linear, else RE2."""
     flags = "(?si)" if ignore_case else "(?s)"
     if source.linear:
-        rx = re.compile(flags + source.regex)
-        return lambda text: rx.fullmatch(text) is not None
+        return re.compile(flags + source.regex).fullmatch
     try:
         rx2 = re2.compile((flags + source.regex).encode("utf-8"), _RE2_OPTIONS)
     except re2.error as exc:  # only resource limits: the syntax is ours
         raise _BadGlob(f"too complex: {exc}") from None
-    return lambda text: rx2.fullmatch(text.encode("utf-8", "surrogatepass")) is not None
+    return lambda text: rx2.fullmatch(text.encode("utf-8", "surrogatepass"))
 
 
 def _compile_one(pat: str, ignore_case: bool) -> _Compiled:

@@ -2,7 +2,7 @@
 
 `Policy` is the compiled, name-based part of the policy described in `indexer.walk.walker`
 (steps 1-5: built-in prunes, ignore files, sensitive excludes, user excludes and
-includes; step 7: the size limit): `dir_verdict` / `file_verdict` / `size_verdict`
+includes; step 7: the size limit and `READ_LIMIT`): `dir_verdict` / `file_verdict` / `size_verdict`
 return why an entry is refused, as a `Verdict` `(SkipReason, detail)`, or None. The
 built-in tables (`VCS_DIR_NAMES`, `PRUNED_DIR_NAMES`, `VENV_MARKERS`,
 `SENSITIVE_FILE_PATTERNS`, `SENSITIVE_DIR_PATTERNS`) live here, as do `too_large`,
@@ -30,6 +30,7 @@ from ctxd.indexer.walk.patterns import GlobMatcher, compile_globs
 
 __all__ = [
     "PRUNED_DIR_NAMES",
+    "READ_LIMIT",
     "SENSITIVE_DIR_PATTERNS",
     "SENSITIVE_FILE_PATTERNS",
     "VCS_DIR_NAMES",
@@ -120,6 +121,13 @@ Verdict = tuple[SkipReason, str]
 """A refusal: the reason and a human-readable detail."""
 
 
+READ_LIMIT = 64 << 20
+"""The most bytes of one file ctxd reads into memory (64 MiB), whatever `max_file_size`
+says: with `max_file_size = 0` ("no limit") a larger file is TOO_LARGE, not read."""
+READ_LIMIT_TEXT = (f"{READ_LIMIT} bytes (64 MiB), the most ctxd reads of one file, "
+                   "even with max_file_size 0")
+
+
 def too_large(size: int, limit: int) -> bool:
     """Whether a file of `size` bytes exceeds `limit` (0 = no limit; equal is allowed)."""
     return 0 < limit < size
@@ -187,9 +195,12 @@ class Policy:
         return None
 
     def size_verdict(self, size: int) -> Verdict | None:
-        """Why a file of `size` bytes is refused (step 7), or None."""
+        """Why a file of `size` bytes is refused (step 7), or None: over `max_file_size`,
+        or, whatever that says (0 included), over `READ_LIMIT`."""
         if too_large(size, self.max_file_size):
             return SkipReason.TOO_LARGE, f"{size} bytes > max_file_size {self.max_file_size}"
+        if too_large(size, READ_LIMIT):
+            return SkipReason.TOO_LARGE, f"{size} bytes > {READ_LIMIT_TEXT}"
         return None
 
 
