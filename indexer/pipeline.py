@@ -21,6 +21,7 @@ Invariants:
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import time
@@ -282,6 +283,35 @@ def removal_reasons(
     ]
 
 
+def not_walked(gone: list[str], unreadable: list[str], root: Path) -> set[str]:
+    """The files of `gone` to keep in the index: those under a folder the walk could not
+    read that is still there (`chmod 000`: its files were not walked, not deleted), and
+    those whose very existence cannot be told (a folder on the way refuses a `stat`, as
+    the watcher's single-path checks meet it). A folder that vanished loses its files."""
+    folders = [p for p in unreadable if p == "." or os.path.lexists(root / p)]
+    kept: set[str] = set()
+    for path in gone:
+        if any(f == "." or path.startswith(f + "/") for f in folders):
+            kept.add(path)
+            continue
+        try:
+            os.lstat(root / path)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR):
+                kept.add(path)
+    return kept
+
+
+def _note_kept(stats: IndexStats, kept: set[str]) -> None:
+    """Say, on each unreadable folder's failure, how many indexed files under it were kept."""
+    for i, failure in enumerate(stats.files_failed):
+        folder = failure.file
+        n = sum(1 for p in kept if folder == "." or p.startswith(folder + "/"))
+        if n:
+            stats.files_failed[i] = FileFailure(
+                folder, f"{failure.error} (not walked: its {n} indexed files are kept)")
+
+
 def candidates_of(
     root: Path, options: WalkOptions, paths: Iterable[str]
 ) -> Iterator[FileEntry | Skipped]:
@@ -459,6 +489,7 @@ class Indexer:
         stored = self.store.stored_files(repo_id) if repo_id >= 0 else {}
         skipped: Counter[str] = Counter()
         skip_reasons: dict[str, str] = {}  # stored files the walk now refuses
+        unreadable: list[str] = []  # paths the walk could not read (folders among them)
         seen: set[str] = set()
         new_inputs: dict[str, tuple[str, int | None]] = {}
         done = examined = 0
@@ -475,6 +506,8 @@ class Indexer:
                     report(Progress("walk", done, None, f"{examined} examined, at {item.path}"))
                 if isinstance(item, Skipped):
                     self._record_skip(item, skipped, stats)
+                    if item.reason is SkipReason.UNREADABLE:
+                        unreadable.append(item.path)
                     if item.path in stored:
                         skip_reasons[item.path] = item.reason.value
                     continue
@@ -493,6 +526,9 @@ class Indexer:
         report(Progress("walk", done, done))
         candidates = stored.keys() if wanted is None else (wanted & stored.keys())
         gone = sorted(p for p in candidates if p not in seen)
+        if kept := not_walked(gone, unreadable, root):
+            gone = [p for p in gone if p not in kept]
+            _note_kept(stats, kept)
         removed = removal_reasons(gone, skip_reasons, root)
         stats.removed_reasons = dict(sorted(Counter(r.reason for r in removed).items()))
         stats.removed_files = removed[:REMOVED_SAMPLE]

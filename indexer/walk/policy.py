@@ -25,7 +25,8 @@ import os
 from dataclasses import dataclass
 
 from ctxd.indexer.models import Skipped, SkipReason
-from ctxd.indexer.walk.ignore import IgnoreFile, ignored_by
+from ctxd.indexer.walk.gitindex import TrackedPaths
+from ctxd.indexer.walk.ignore import IgnoreFile, ignore_hit
 from ctxd.indexer.walk.patterns import GlobMatcher, compile_globs
 
 __all__ = [
@@ -146,6 +147,29 @@ class Policy:
     sensitive: bool
     max_file_size: int
     use_ignore_files: bool
+    tracked: TrackedPaths | None = None
+    """What git tracks under the root (`indexer.walk.gitindex`), set per walk: a rule of a
+    file git reads never ignores a tracked file, nor a folder holding one (git keeps
+    tracked files whatever `.gitignore` says; `.ctxdignore` still refuses them)."""
+
+    def _ignored(self, chain: tuple[IgnoreFile, ...], rel: str, is_dir: bool) -> str | None:
+        hit = ignore_hit(chain, rel, is_dir)
+        if hit is None:
+            return None
+        ig, rule = hit
+        if ig.git and self.tracked is not None and self.tracked.keeps(rel, is_dir):
+            return None
+        return rule
+
+    def kept_by_git(self, chain: tuple[IgnoreFile, ...], rel: str) -> str | None:
+        """The rule of a file git reads that ignores the folder `rel` when git tracks files
+        in it (the walk enters it for those alone: `ignore.excluded_folder`), else None."""
+        if not chain or self.tracked is None:
+            return None
+        hit = ignore_hit(chain, rel, True)
+        if hit is not None and hit[0].git and self.tracked.keeps(rel, True):
+            return hit[1]
+        return None
 
     def dir_verdict(
         self, rel: str, name: str, chain: tuple[IgnoreFile, ...], allowed: bool
@@ -158,7 +182,7 @@ class Policy:
             return SkipReason.IGNORED, "version-control directory"
         if name in PRUNED_DIR_NAMES:
             return SkipReason.IGNORED, f"built-in prune: {name}"
-        if chain and (rule := ignored_by(chain, rel, True)):
+        if chain and (rule := self._ignored(chain, rel, True)):
             return SkipReason.IGNORED, rule
         if (
             self.sensitive
@@ -180,7 +204,7 @@ class Policy:
         """Why the file `rel` is refused by name (steps 2-5), or None."""
         if name in VCS_DIR_NAMES:
             return SkipReason.IGNORED, "version-control metadata"
-        if chain and (rule := ignored_by(chain, rel, False)):
+        if chain and (rule := self._ignored(chain, rel, False)):
             return SkipReason.IGNORED, rule
         if (
             self.sensitive

@@ -62,12 +62,20 @@ import errno
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ctxd.indexer.errors import ValidationError
 from ctxd.indexer.models import FileEntry, Skipped, SkipReason
-from ctxd.indexer.walk.ignore import IgnoreFile, ignore_sources, load_ignore_file
+from ctxd.indexer.walk.gitindex import tracked_paths
+from ctxd.indexer.walk.gitrefs import git_layout, is_git_dir
+from ctxd.indexer.walk.ignore import (
+    IgnoreFile,
+    excluded_folder,
+    ignore_sources,
+    load_ignore_file,
+    outer_ignores,
+)
 from ctxd.indexer.walk.pathguard import is_inside
 from ctxd.indexer.walk.patterns import compile_globs
 from ctxd.indexer.walk.policy import (
@@ -90,6 +98,7 @@ __all__ = [
     "validate_root",
     "validate_walk_options",
     "walk",
+    "with_git",
 ]
 
 MAX_FILE_SIZE_LIMIT = 10_485_760
@@ -179,7 +188,8 @@ def validate_root(path: str | Path) -> Path:
 
     Raises:
         ValidationError: `path does not exist` / `path is not a directory` (details
-            `{"field": "path", "path": <as given>}`), or an empty path.
+            `{"field": "path", "path": <as given>}`), an empty path, or a git dir (a
+            bare repository, a `.git` folder or a folder inside one: nothing to index).
     """
     details = {"field": "path", "path": str(path)}
     if not str(path).strip():
@@ -203,7 +213,26 @@ def validate_root(path: str | Path) -> Path:
             hint=f"{str(path)!r} is a file; pass the repository's top-level directory.",
             details=details,
         )
+    if git_dir := next((p for p in (resolved, *resolved.parents) if is_git_dir(p)), None):
+        raise ValidationError(
+            "path is a git repository's own folder, not a working tree: "
+            f"{git_dir} holds git's objects, refs and hooks, no files to index"
+            + (" (a bare repository)" if git_dir.name != ".git" else ""),
+            hint="Index a checkout of it instead: `git clone "
+            f"{git_dir} checkout` (or `git worktree add`), then `ctxd index checkout`.",
+            details={**details, "git_dir": str(git_dir)},
+        )
     return resolved
+
+
+def with_git(policy: Policy, root_real: str) -> Policy:
+    """`policy` with what git tracks under `root_real` (`Policy.tracked`), when ignore
+    files are in use and the root lies in a git working tree with a readable index."""
+    if not policy.use_ignore_files:
+        return policy
+    layout = git_layout(root_real)
+    tracked = None if layout is None else tracked_paths(layout)
+    return policy if tracked is None else replace(policy, tracked=tracked)
 
 
 def compile_policy(opts: WalkOptions) -> Policy:
@@ -274,7 +303,7 @@ class _Walk:
 
     def __init__(self, root_real: str, policy: Policy) -> None:
         self.root_real = root_real
-        self.policy = policy
+        self.policy = with_git(policy, root_real)
         self.ancestors: dict[tuple[int, int], str] = {}
 
     def run(self) -> Iterator[FileEntry | Skipped]:
@@ -285,6 +314,8 @@ class _Walk:
             yield Skipped(".", SkipReason.UNREADABLE, str(exc))
             return
         chain = self._load_ignores(self.root_real, "", {name for name, _kind in entries})
+        if self.policy.use_ignore_files:
+            chain = outer_ignores(self.root_real) + chain
         root = _Frame("", self.root_real, (st.st_dev, st.st_ino), chain, False, iter(entries))
         stack = [root]
         self.ancestors[root.key] = "."
@@ -320,11 +351,13 @@ class _Walk:
         found.sort()
         return found
 
-    def _load_ignores(self, real: str, rel: str, names: set[str]) -> tuple[IgnoreFile, ...]:
+    def _load_ignores(
+        self, real: str, rel: str, names: set[str], ctxd_only: bool = False
+    ) -> tuple[IgnoreFile, ...]:
         if not self.policy.use_ignore_files:
             return ()
         found = []
-        for source in ignore_sources(rel):
+        for source in ignore_sources(rel, ctxd_only=ctxd_only):
             local = source[len(rel) + 1 :] if rel else source
             if local.partition("/")[0] not in names:
                 continue
@@ -396,7 +429,10 @@ class _Walk:
         names = {entry_name for entry_name, _kind in entries}
         if verdict := venv_verdict(names):
             return Skipped(rel, *verdict)
-        chain = frame.chain + self._load_ignores(real, rel, names)
+        chain = frame.chain
+        if kept := self.policy.kept_by_git(chain, rel):  # ignored by git, holds tracked files
+            chain += (excluded_folder(rel, kept),)
+        chain += self._load_ignores(real, rel, names, ctxd_only=bool(kept))
         allowed = self.policy.dir_allowed(rel, name, frame.allowed)
         return _Frame(rel, real, key, chain, allowed, iter(entries))
 
