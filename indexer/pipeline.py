@@ -12,7 +12,8 @@ more while it runs.
 Invariants:
 - Incremental and idempotent: a file whose (size, mtime_ns) is unchanged is not read;
   one whose content hash is unchanged is not rewritten; files gone from disk or now
-  excluded leave the index. Running twice gives the same index.
+  excluded leave the index, files under a folder that cannot be read stay (`not_walked`).
+  Running twice gives the same index.
 - Crash-safe: every committed file is whole; a killed run resumes where it stopped
   (unchanged files are recognised by stat, pending embeddings are found by hash).
 - A text already embedded anywhere in the index (same hash) is never embedded again.

@@ -8,8 +8,9 @@ file type, size) and returns the `FileEntry` or `Skipped` the walk would have yi
 
 Callers: the watcher (`server.watch_repos`), to judge changed paths without walking
 the whole tree. Calls `indexer.walk.walker` (`compile_policy`, `validate_root`),
-`indexer.walk.policy` (the verdicts), `indexer.walk.ignore` (`IgnoreCache`) and
-`indexer.walk.pathguard` (root containment).
+`indexer.walk.policy` (the verdicts), `indexer.walk.ignore` (`IgnoreCache`),
+`indexer.walk.gitrefs` / `indexer.walk.gitindex` (what git tracks, re-read when the index
+file changes) and `indexer.walk.pathguard` (root containment).
 
 Invariants: the same policy, in the same order, as `walk` (both apply one
 `indexer.walk.policy.Policy`); an absolute path or one with a `..` segment is OUTSIDE_ROOT

@@ -10,7 +10,8 @@ built-in tables (`VCS_DIR_NAMES`, `PRUNED_DIR_NAMES`, `VENV_MARKERS`,
 
 Callers: `indexer.walk.walker` (`compile_policy` builds a `Policy` from `WalkOptions`;
 `walk` applies it) and `indexer.walk.filefilter` (the same policy, one path at a time);
-`server.changes` reads the tables. Calls `indexer.walk.patterns` and `indexer.walk.ignore`.
+`server.changes` reads the tables. Calls `indexer.walk.patterns` and `indexer.walk.ignore`;
+holds a `indexer.walk.gitindex.TrackedPaths` (data the walker read) when git tracks paths.
 
 Invariants: pure decisions over names and numbers (only `stat_error` looks at the
 filesystem, to tell a dangling symlink from a vanished file); the first matching step

@@ -27,7 +27,12 @@ Policy, first match wins (the same order in `walk` and `FileFilter`):
 2. Ignore files (`use_gitignore`): `.gitignore` and `.ctxdignore` in every directory, with
    gitignore semantics (`indexer.walk.ignore`; a nested file applies relative to its
    folder, a deeper file overrides a shallower one, `.ctxdignore` overrides `.gitignore`
-   in the same folder, negation works) plus the root's `.git/info/exclude` -> IGNORED.
+   in the same folder, negation works), plus git's `info/exclude` (from the repository's
+   git dir, wherever a `.git` file points) and, for a root below a working tree's top,
+   the `.gitignore` files above it -> IGNORED. A path git tracks (`indexer.walk.gitindex`,
+   read from the index file) is never refused by a rule of a file git reads: a folder git
+   ignores but holds tracked files is entered for those alone (`.ctxdignore` still
+   applies to them).
 3. Built-in sensitive excludes (`SENSITIVE_FILE_PATTERNS` for files,
    `SENSITIVE_DIR_PATTERNS` for directories, case-insensitive) -> SENSITIVE, unless
    `sensitive_excludes=False` or the file, or a directory above it, matches
