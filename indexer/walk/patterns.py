@@ -72,6 +72,9 @@ class _Source:
     linear: bool
     """At most one `**` and at most two `*` in each segment: Python's `re` matches it in
     time linear in the depth; otherwise only RE2 does."""
+    requires: tuple[tuple[str, ...], ...] = ()
+    """For each alternative, the literal runs every match holds (`**/tests/**/*fix*`:
+    `tests/` and `fix`): a text lacking them all is no match, found without calling RE2."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,7 +229,9 @@ def _any(sources: list[_Source], ignore_case: bool) -> Match | None:
     if not sources:
         return None
     joined = "|".join(f"(?:{s.regex})" for s in sources)
-    return _compile_source(_Source(joined, all(s.linear for s in sources)), ignore_case)
+    requires = tuple(r for s in sources for r in s.requires)
+    return _compile_source(_Source(joined, all(s.linear for s in sources), requires),
+                           ignore_case)
 
 
 _RE2_OPTIONS = re2.Options()
@@ -242,7 +247,20 @@ def _compile_source(source: _Source, ignore_case: bool) -> Match:
         rx2 = re2.compile((flags + source.regex).encode("utf-8"), _RE2_OPTIONS)
     except re2.error as exc:  # only resource limits: the syntax is ours
         raise _BadGlob(f"too complex: {exc}") from None
-    return lambda text: rx2.fullmatch(text.encode("utf-8", "surrogatepass"))
+
+    def full(text: str) -> object:
+        return rx2.fullmatch(text.encode("utf-8", "surrogatepass"))
+
+    requires = source.requires
+    if ignore_case or not requires or not all(requires):
+        return full  # (case folding is RE2's: a literal test could disagree with it)
+
+    def prefiltered(text: str) -> object:
+        if not any(all(lit in text for lit in req) for req in requires):
+            return None
+        return full(text)
+
+    return prefiltered
 
 
 def _compile_one(pat: str, ignore_case: bool) -> _Compiled:
@@ -321,29 +339,21 @@ def _translate(glob: str) -> _Source:
     i, n = 0, len(glob)
     spans = 0  # wildcards that cross `/`
     stars = most_stars = 0  # `*` runs in the current segment, and the most in one
+    literals: list[str] = []
+    run = ""  # the literal characters since the last wildcard
     while i < n:
         c = glob[i]
+        if run and c in "*?[":
+            literals.append(run)
+            run = ""
         if c == "*":
-            j = i
-            while j < n and glob[j] == "*":
-                j += 1
-            seg_start = i == 0 or glob[i - 1] == "/"
-            seg_end = j == n or glob[j] == "/"
-            if j - i >= 2 and seg_start and seg_end:
+            regex, i, spanning = _star(glob, i, not out)
+            out.append(regex)
+            if spanning:
                 spans += 1
-                if j == n:
-                    # `**` at the end: everything (after `x/`, one or more characters).
-                    out.append(".+" if out else ".*")
-                    i = j
-                else:
-                    # `**/`: zero or more whole segments.
-                    out.append("(?:.*/)?")
-                    i = j + 1
             else:
-                out.append("[^/]*")
                 stars += 1
                 most_stars = max(most_stars, stars)
-                i = j
         elif c == "?":
             out.append("[^/]")
             i += 1
@@ -354,13 +364,35 @@ def _translate(glob: str) -> _Source:
             if i + 1 >= n:
                 raise _BadGlob("trailing backslash")
             out.append(_esc(glob[i + 1]))
+            run += glob[i + 1]
             i += 2
         else:
             if c == "/":
                 stars = 0
             out.append(_esc(c))
+            run += c
             i += 1
-    return _Source("".join(out), spans <= 1 and most_stars <= 2)
+    if run:
+        literals.append(run)
+    return _Source("".join(out), spans <= 1 and most_stars <= 2, (tuple(literals),))
+
+
+def _star(glob: str, i: int, first: bool) -> tuple[str, int, bool]:
+    """The regex for the run of `*` at `glob[i]`, the index after it, and whether it spans
+    segments (`**` as a whole segment) or stays in one (`*`, or `**` inside a name)."""
+    n = len(glob)
+    j = i
+    while j < n and glob[j] == "*":
+        j += 1
+    seg_start = i == 0 or glob[i - 1] == "/"
+    seg_end = j == n or glob[j] == "/"
+    if j - i < 2 or not (seg_start and seg_end):
+        return "[^/]*", j, False
+    if j == n:
+        # `**` at the end: everything (after `x/`, one or more characters).
+        return (".*" if first else ".+"), j, True
+    # `**/`: zero or more whole segments.
+    return "(?:.*/)?", j + 1, True
 
 
 def _esc(c: str) -> str:
