@@ -31,7 +31,7 @@ from ctxd.indexer.walk.gitrefs import git_layout
 from ctxd.indexer.walk.ignore import IgnoreCache, IgnoreFile, excluded_folder
 from ctxd.indexer.walk.pathguard import is_inside
 from ctxd.indexer.walk.policy import (
-    VENV_MARKERS,
+    PRUNE_MARKERS,
     Policy,
     Verdict,
     bad_name,
@@ -163,7 +163,7 @@ class FileFilter:
 
     def _venv(self, rel_dir: str) -> Verdict | None:
         base = os.path.join(self._root_real, rel_dir)
-        return venv_verdict({m for m in VENV_MARKERS if os.path.lexists(os.path.join(base, m))})
+        return venv_verdict({m for m in PRUNE_MARKERS if os.path.lexists(os.path.join(base, m))})
 
     def _dir_ignores(self, rel_dir: str, ctxd_only: bool = False) -> tuple[IgnoreFile, ...]:
         if not self._policy.use_ignore_files:

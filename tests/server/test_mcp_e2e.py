@@ -52,6 +52,9 @@ def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
         "TOKENIZERS_PARALLELISM": "false",
         "CTXD_SERVER_ALLOWED_ROOTS": str(tmp_path),
         "CTXD_DAEMON_AUTOSTART": "false",  # in-process; test_daemon.py covers the daemon
+        # index_repository answers with the result, not a background job, however slow
+        # a busy machine is (tests/server/test_index_jobs.py covers background jobs).
+        "CTXD_SERVER_INDEX_WAIT_SECONDS": "1200",
         **extra,
     }
 
