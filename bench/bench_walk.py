@@ -8,7 +8,10 @@ layout: real package names and nesting, `__pycache__` folders, one small file pe
 1. `walk()` over the tree, admitted and refused entries counted (median of `--runs`);
 2. the same walk with a user exclude glob that RE2 runs (`**/tests/**/*fixture*`);
 3. a no-op re-index (phase 1 only, nothing changed: the stat walk plus the stored-file
-   lookup) after a first `index`, median of `--runs`.
+   lookup) after a first `index`, median of `--runs`;
+4. for a tree that is a git working tree: reading what git tracks from `.git/index`
+   (`indexer.walk.gitindex`, cache cleared each time) against `git ls-files -z` run as a
+   subprocess and turned into the same set, median of 9.
 Each is reported as wall time and as the process's CPU time (`*_cpu_s`): on a VM shared
 with other work the CPU time is the steadier of the two.
 
@@ -100,7 +103,7 @@ def measure(tree: Path, runs: int) -> dict[str, object]:
             noop.append((time.perf_counter() - t, _cpu() - c))
             assert stats.files_updated == 0, stats
         store.close()
-    return {
+    out: dict[str, object] = {
         "walk_s": round(statistics.median(r[0] for r in plain), 4),
         "walk_cpu_s": round(statistics.median(r[1] for r in plain), 4),
         "walk_admitted": plain[0][2],
@@ -110,6 +113,48 @@ def measure(tree: Path, runs: int) -> dict[str, object]:
         "noop_reindex_s": round(statistics.median(r[0] for r in noop), 4),
         "noop_reindex_cpu_s": round(statistics.median(r[1] for r in noop), 4),
     }
+    if (tree / ".git").exists():
+        out.update(_git_index(tree))
+    return out
+
+
+def _git_index(tree: Path) -> dict[str, object]:
+    try:
+        from ctxd.indexer.walk import gitindex
+        from ctxd.indexer.walk.gitrefs import git_layout
+    except ImportError:  # a baseline from before issue 23
+        return {}
+    layout = git_layout(tree)
+    assert layout is not None
+
+    def ours() -> int:
+        gitindex._cache.clear()
+        tracked = gitindex.tracked_paths(layout)
+        assert tracked is not None
+        return len(tracked.files)
+
+    def git() -> int:
+        out = subprocess.run(["git", "-C", str(tree), "ls-files", "-z"], capture_output=True,
+                             check=True).stdout
+        return len(frozenset(out.decode("utf-8", "surrogateescape").split("\0")[:-1]))
+
+    result: dict[str, object] = {}
+    for name, fn in (("index_parse", ours), ("git_ls_files", git)):
+        wall, cpu = [], []
+        for _ in range(9):
+            t, c = time.perf_counter(), _cpu_with_children()
+            result[f"{name}_paths"] = fn()
+            wall.append(time.perf_counter() - t)
+            cpu.append(_cpu_with_children() - c)
+        result[f"{name}_s"] = round(statistics.median(wall), 4)
+        result[f"{name}_cpu_s"] = round(statistics.median(cpu), 4)
+    return result
+
+
+def _cpu_with_children() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def _cpu() -> float:
@@ -162,14 +207,13 @@ def main() -> None:
         keys = [k for k, v in results[0].items() if isinstance(v, float)]
         summary: dict[str, object] = {
             k: round(statistics.median(float(str(r[k])) for r in results), 4) for k in keys}
-        summary["walk_admitted"] = results[0]["walk_admitted"]
-        summary["walk_refused"] = results[0]["walk_refused"]
+        summary.update((k, v) for k, v in results[0].items() if isinstance(v, int))
         out[who] = summary
     if args.baseline:
         this, base = out["this"], out["baseline"]
         assert isinstance(this, dict) and isinstance(base, dict)
         out["ratio_this_over_baseline"] = {
-            k: round(this[k] / base[k], 3) for k in this if k.endswith("_s") and base[k]}
+            k: round(this[k] / base[k], 3) for k in this if k.endswith("_s") and base.get(k)}
     emit(out, args.json)
 
 
