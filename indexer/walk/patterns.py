@@ -26,10 +26,12 @@ those directories (at any depth, since `P` may match the basename) without desce
 Matching time is linear in the length of the path, whatever the pattern (a hostile
 `--exclude '**/**/d/**/d/**/zzz'` on a 2,000-level tree included): consecutive `**`
 segments collapse into one, and a glob is run by Python's backtracking `re` only when that
-stays linear in the depth (at most one `**`, and at most two `*` in a segment, whose cost
-is bounded by the square of one name's length, 255 bytes at most: `**/*.py`, `vendor/**`,
-`*secret*`, the common cases, at about a microsecond a match); any other glob is run by
-RE2 (`google-re2`), which guarantees linear time (a few microseconds a match).
+stays linear in the depth (at most one `**` before the last segment, and at most two `*`
+in a segment, whose cost is bounded by the square of one name's length, 255 bytes at most:
+`**/*.py`, `vendor/**`, `src/**/gen/**`, `*secret*`, the common cases, at about a
+microsecond a match); any other glob is run by RE2 (`google-re2`), which guarantees
+linear time (a few microseconds a match; a path lacking one of the glob's literal runs
+is turned away before RE2 is called).
 
 Invariants: compiling is the only place a pattern can fail; a compiled matcher never
 raises; an empty matcher matches nothing; a match never backtracks super-linearly.
@@ -70,8 +72,8 @@ class _Source:
 
     regex: str
     linear: bool
-    """At most one `**` and at most two `*` in each segment: Python's `re` matches it in
-    time linear in the depth; otherwise only RE2 does."""
+    """At most one `**` before the last segment and at most two `*` in each segment:
+    Python's `re` matches it in time linear in the depth; otherwise only RE2 does."""
     requires: tuple[tuple[str, ...], ...] = ()
     """For each alternative, the literal runs every match holds (`**/tests/**/*fix*`:
     `tests/` and `fix`): a text lacking them all is no match, found without calling RE2."""
@@ -254,13 +256,23 @@ def _compile_source(source: _Source, ignore_case: bool) -> Match:
     requires = source.requires
     if ignore_case or not requires or not all(requires):
         return full  # (case folding is RE2's: a literal test could disagree with it)
+    if len(requires) == 1:  # one glob: its longest literal first, the rarest as a rule
+        lits = tuple(sorted(requires[0], key=len, reverse=True))
 
-    def prefiltered(text: str) -> object:
+        def prefiltered(text: str) -> object:
+            for lit in lits:
+                if lit not in text:
+                    return None
+            return full(text)
+
+        return prefiltered
+
+    def any_prefiltered(text: str) -> object:
         if not any(all(lit in text for lit in req) for req in requires):
             return None
         return full(text)
 
-    return prefiltered
+    return any_prefiltered
 
 
 def _compile_one(pat: str, ignore_case: bool) -> _Compiled:
@@ -349,7 +361,7 @@ def _translate(glob: str) -> _Source:
         if c == "*":
             regex, i, spanning = _star(glob, i, not out)
             out.append(regex)
-            if spanning:
+            if spanning and i < n:  # a trailing `**` only ever succeeds or fails at once
                 spans += 1
             else:
                 stars += 1
