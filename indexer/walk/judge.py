@@ -4,7 +4,7 @@
 (`indexer.walk.textclass.Role`: embedded, or kept for lexical search only, and why), or
 the `Skipped` that refuses it:
 
-8. `indexer.walk.walker.read_text`: NUL bytes or invalid UTF-8 -> BINARY, OSError ->
+8. `indexer.walk.reader.read_file`: NUL bytes or invalid UTF-8 -> BINARY, OSError ->
    UNREADABLE, grown past the limit -> TOO_LARGE;
 9. a secret in the text (`Policy.secret_verdict`: a private key, a token, password
    hashes) -> SENSITIVE, unless `sensitive_excludes = false` or `sensitive_allow` covers it;
@@ -14,8 +14,8 @@ the `Skipped` that refuses it:
 
 Callers: the indexing pipeline (every file it reads) and `indexer.walk.servable` (a file
 request: `ctxd cat`, `file_content`), so a request is refused exactly what the index
-refuses. Calls `indexer.walk.walker`, `indexer.walk.policy`, `indexer.walk.textclass` and
-`indexer.walk.buildout`.
+refuses. Calls `indexer.walk.reader`, `indexer.walk.walker`, `indexer.walk.policy`,
+`indexer.walk.textclass` and `indexer.walk.buildout`.
 
 Invariants: one judge per run and repository (its place caches are per root); the
 content checks look at the head and tail of a large file, and the secret checks start
@@ -30,8 +30,9 @@ from pathlib import Path
 from ctxd.indexer.models import FileEntry, Skipped
 from ctxd.indexer.walk.buildout import BuildDirs
 from ctxd.indexer.walk.policy import Policy
+from ctxd.indexer.walk.reader import read_file
 from ctxd.indexer.walk.textclass import Role, VendorDirs, classify
-from ctxd.indexer.walk.walker import WalkOptions, compile_policy, read_text
+from ctxd.indexer.walk.walker import WalkOptions, compile_policy
 
 __all__ = ["FileJudge", "Judged"]
 
@@ -41,6 +42,8 @@ class Judged:
     """A file read and admitted: its text, its role and why it has that role."""
 
     text: str
+    digest: str
+    """`indexer.pipeline.content_hash(text)`, computed as the file was read."""
     role: Role
     why: str
 
@@ -61,13 +64,14 @@ class FileJudge:
 
     def judge(self, entry: FileEntry) -> Judged | Skipped:
         """Read `entry` and judge it (see the module docstring)."""
-        text = read_text(entry, max_size=self.policy.lexical_limit)
-        if isinstance(text, Skipped):
-            return text
+        got = read_file(entry, max_size=self.policy.lexical_limit)
+        if isinstance(got, Skipped):
+            return got
+        text = got.text
         if verdict := self.policy.secret_verdict(entry.path, text):
             return Skipped(entry.path, *verdict)
         role, why = classify(entry.path, text, self.rules, self.vendor, self.built)
         size = max(entry.size, len(text))  # it may have grown since the walk's stat
         if verdict := self.policy.role_size_verdict(size, role.lexical_only):
             return Skipped(entry.path, *verdict)
-        return Judged(text, role, why)
+        return Judged(text, got.digest, role, why)

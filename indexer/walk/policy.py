@@ -2,9 +2,9 @@
 
 `Policy` is the compiled part of the policy described in `indexer.walk.walker` (steps
 1-5: built-in prunes, ignore files, sensitive excludes, user excludes and includes; step
-7: the size limits; step 9: secrets in a file's text): `dir_verdict` / `file_verdict` /
-`size_verdict` / `secret_verdict` return why an entry is refused, as a `Verdict`
-`(SkipReason, detail)`, or None. The built-in tables (`VCS_DIR_NAMES`,
+7: the size limits and `READ_LIMIT`; step 9: secrets in a file's text): `dir_verdict` /
+`file_verdict` / `size_verdict` / `secret_verdict` return why an entry is refused, as a
+`Verdict` `(SkipReason, detail)`, or None. The built-in tables (`VCS_DIR_NAMES`,
 `PRUNED_DIR_NAMES`, `VENV_MARKERS`, `HOME_MARKER`; the sensitive ones come from
 `indexer.walk.secrets`) live here, as do `too_large`, `venv_verdict` and `stat_error`,
 the verdicts on what a `stat` found.
@@ -12,7 +12,8 @@ the verdicts on what a `stat` found.
 Callers: `indexer.walk.walker` (`compile_policy` builds a `Policy` from `WalkOptions`;
 `walk` applies it), `indexer.walk.filefilter` (the same policy, one path at a time) and
 `indexer.walk.judge` (the content steps); `server.changes` reads the tables. Calls
-`indexer.walk.patterns`, `indexer.walk.ignore` and `indexer.walk.secrets`.
+`indexer.walk.patterns`, `indexer.walk.ignore` and `indexer.walk.secrets`; holds a
+`indexer.walk.gitindex.TrackedPaths` (data the walker read) when git tracks paths.
 
 Invariants: pure decisions over names, numbers and text (only `stat_error` looks at the
 filesystem, to tell a dangling symlink from a vanished file); the first matching step
@@ -28,7 +29,8 @@ import os
 from dataclasses import dataclass
 
 from ctxd.indexer.models import HOME_MARKER, Skipped, SkipReason
-from ctxd.indexer.walk.ignore import IgnoreFile, ignored_by
+from ctxd.indexer.walk.gitindex import TrackedPaths
+from ctxd.indexer.walk.ignore import IgnoreFile, ignore_hit
 from ctxd.indexer.walk.patterns import GlobMatcher, compile_globs
 from ctxd.indexer.walk.secrets import (
     SENSITIVE_DIR_PATTERNS,
@@ -42,6 +44,7 @@ __all__ = [
     "HOME_MARKER",
     "PRUNED_DIR_NAMES",
     "PRUNE_MARKERS",
+    "READ_LIMIT",
     "SENSITIVE_DIR_PATTERNS",
     "SENSITIVE_FILE_PATTERNS",
     "SENSITIVE_WORD_PATTERNS",
@@ -105,6 +108,13 @@ Verdict = tuple[SkipReason, str]
 """A refusal: the reason and a human-readable detail."""
 
 
+READ_LIMIT = 64 << 20
+"""The most bytes of one file ctxd reads into memory (64 MiB), whatever `max_file_size`
+says: with `max_file_size = 0` ("no limit") a larger file is TOO_LARGE, not read."""
+READ_LIMIT_TEXT = (f"{READ_LIMIT} bytes (64 MiB), the most ctxd reads of one file, "
+                   "even with max_file_size 0")
+
+
 def too_large(size: int, limit: int) -> bool:
     """Whether a file of `size` bytes exceeds `limit` (0 = no limit; equal is allowed)."""
     return 0 < limit < size
@@ -126,6 +136,29 @@ class Policy:
     max_lexical_file_size: int = 0
     """Files kept for lexical search only may be this large (0 = no limit); never less
     than `max_file_size`."""
+    tracked: TrackedPaths | None = None
+    """What git tracks under the root (`indexer.walk.gitindex`), set per walk: a rule of a
+    file git reads never ignores a tracked file, nor a folder holding one (git keeps
+    tracked files whatever `.gitignore` says; `.ctxdignore` still refuses them)."""
+
+    def _ignored(self, chain: tuple[IgnoreFile, ...], rel: str, is_dir: bool) -> str | None:
+        hit = ignore_hit(chain, rel, is_dir)
+        if hit is None:
+            return None
+        ig, rule = hit
+        if ig.git and self.tracked is not None and self.tracked.keeps(rel, is_dir):
+            return None
+        return rule
+
+    def kept_by_git(self, chain: tuple[IgnoreFile, ...], rel: str) -> str | None:
+        """The rule of a file git reads that ignores the folder `rel` when git tracks files
+        in it (the walk enters it for those alone: `ignore.excluded_folder`), else None."""
+        if not chain or self.tracked is None:
+            return None
+        hit = ignore_hit(chain, rel, True)
+        if hit is not None and hit[0].git and self.tracked.keeps(rel, True):
+            return hit[1]
+        return None
 
     def dir_verdict(
         self, rel: str, name: str, chain: tuple[IgnoreFile, ...], allowed: bool
@@ -138,7 +171,7 @@ class Policy:
             return SkipReason.IGNORED, "version-control directory"
         if name in PRUNED_DIR_NAMES:
             return SkipReason.IGNORED, f"built-in prune: {name}"
-        if chain and (rule := ignored_by(chain, rel, True)):
+        if chain and (rule := self._ignored(chain, rel, True)):
             return SkipReason.IGNORED, rule
         if (
             self.sensitive
@@ -160,7 +193,7 @@ class Policy:
         """Why the file `rel` is refused by name (steps 2-5), or None."""
         if name in VCS_DIR_NAMES:
             return SkipReason.IGNORED, "version-control metadata"
-        if chain and (rule := ignored_by(chain, rel, False)):
+        if chain and (rule := self._ignored(chain, rel, False)):
             return SkipReason.IGNORED, rule
         if (
             self.sensitive
@@ -186,13 +219,16 @@ class Policy:
         """Why a file of `size` bytes is refused before it is read (step 7), or None.
 
         A file over `max_file_size` but within `lexical_limit` is admitted: once read,
-        `role_size_verdict` keeps it only if it is lexical-only."""
+        `role_size_verdict` keeps it only if it is lexical-only. Whatever the limits say
+        (0 included), a file over `READ_LIMIT` is refused."""
         if too_large(size, self.lexical_limit):
             if self.lexical_limit == self.max_file_size:
                 return SkipReason.TOO_LARGE, f"{size} bytes > max_file_size {self.max_file_size}"
             return SkipReason.TOO_LARGE, (
                 f"{size} bytes > max_lexical_file_size {self.lexical_limit} (and "
                 f"max_file_size {self.max_file_size})")
+        if too_large(size, READ_LIMIT):
+            return SkipReason.TOO_LARGE, f"{size} bytes > {READ_LIMIT_TEXT}"
         return None
 
     def role_size_verdict(self, size: int, lexical_only: bool) -> Verdict | None:

@@ -128,6 +128,7 @@ def index_stats_text(stats: IndexStats) -> str:
                                               [safe(s.path) for s in stats.not_embedded_files]))
     lines.extend(f"  large: {safe(f.path)} yielded {f.checkpoints} checkpoints"
                  for f in stats.large_files)
+    lines.extend(f"  line windows: {safe(f.path)}: {f.reason}" for f in stats.windowed_files)
     if stats.include_patterns or stats.exclude_patterns:
         lines.append(safe("  patterns: "
                           + patterns_text(stats.include_patterns, stats.exclude_patterns)))

@@ -43,6 +43,7 @@ from ctxd.server.mcp.schemas import (
     RepoOut,
     ReposOutput,
     SkippedOut,
+    WindowedFileOut,
 )
 
 # -- errors -------------------------------------------------------------------------------
@@ -238,6 +239,8 @@ def index_out(stats: IndexStats, job_id: str | None) -> IndexOutput:
                             for s in stats.not_embedded_files],
         large_files=[LargeFileOut(file=f.path, checkpoints=f.checkpoints)
                      for f in stats.large_files],
+        windowed_files=[WindowedFileOut(file=f.path, reason=f.reason)
+                        for f in stats.windowed_files],
         files_failed=len(stats.files_failed),
         errors=[FailureOut(file=f.file, error=f.error) for f in stats.files_failed[:50]],
         checkpoints=stats.checkpoints, chunks_embedded=stats.chunks_embedded,
@@ -283,6 +286,7 @@ def _index_lines(o: IndexOutput) -> list[str]:
                                                            for s in o["not_embedded_files"]]))
     lines.extend(f"Large: {f['file']} yielded {f['checkpoints']} checkpoints"
                  for f in o["large_files"])
+    lines.extend(f"Line windows: {f['file']}: {f['reason']}" for f in o["windowed_files"])
     if o["files_removed"]:
         why = ", ".join(f"{REMOVED_WHY.get(k, k)} {v}" for k, v in o["removed_reasons"].items())
         lines.append(f"Removed from the index: {o['files_removed']} files ({why})")

@@ -260,6 +260,11 @@ class LargeFileOut(TypedDict):
     checkpoints: int
 
 
+class WindowedFileOut(TypedDict):
+    file: str
+    reason: str
+
+
 class IndexOutput(TypedDict):
     """`index_repository`: what the run did (the original contract's fields first)."""
 
@@ -289,6 +294,9 @@ class IndexOutput(TypedDict):
     not_embedded_files: list[SkippedOut]
     large_files: list[LargeFileOut]
     """Files that yielded a thousand checkpoints or more in this run."""
+    windowed_files: list[WindowedFileOut]
+    """Code files cut into line windows because their syntax parse ran over its time
+    budget (`chunk.parse_budget_ms`) or failed."""
     files_failed: int
     errors: list[FailureOut]
     checkpoints: int
