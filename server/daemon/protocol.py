@@ -51,7 +51,7 @@ from ctxd.server.config import Settings
 from ctxd.server.pages import LexicalPage, SearchPage
 from ctxd.server.version import package_version
 
-PROTOCOL = 2
+PROTOCOL = 3
 """Bumped whenever a message or a method changes shape."""
 
 MAX_LINE = 64 << 20
@@ -66,7 +66,8 @@ RECORDS: dict[str, type[Any]] = {
     cls.__name__: cls
     for cls in (
         models.LineMatch, models.Block, models.FileMatch, models.LexicalResult,
-        models.SymbolItem, models.Hit, models.SymbolPage, models.Reference, models.References,
+        models.SymbolItem, models.Copy, models.Hit, models.SymbolPage, models.Reference,
+        models.References,
         models.FileContent, SearchPage, LexicalPage, FileFailure, Skipped,
         models.SearchOptions, WalkOptions, ChunkOptions,
     )
