@@ -1,10 +1,11 @@
 """Where the CLI runs and how it names files for people: one convention for every command.
 
-`repository_of(roots, cwd)` is the indexed repository that holds the current folder (the
-deepest root containing it; `roots` from the `repo_roots` use case). `PathNamer` names a
-file the way ripgrep does: relative to the current folder when the file belongs to that
-repository (`src/app.py`, `../app.py`), else `REPO/PATH`, which opens from the folder above
-the repository. `search`, `symbols`, `refs` and `files` print every path through it (their
+`path_namer(roots)` finds the indexed repository that holds the current folder
+(`server.project.repository_of`: the deepest root containing it; `roots` from the
+`repo_roots` use case) and returns a `PathNamer`, which names a file the way ripgrep
+does: relative to the current folder when the file belongs to that repository
+(`src/app.py`, `../app.py`), else `REPO/PATH`, which opens from the folder above the
+repository. `search`, `symbols`, `refs` and `files` print every path through it (their
 `--json` keeps the explicit `repository` and `path` fields).
 
 Pure apart from `os.path` string work; the repository lookup is the caller's one use-case
@@ -17,20 +18,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-
-def _inside(root: str, folder: str) -> bool:
-    """Whether `folder` is `root` or below it (both absolute, normalised)."""
-    root = root.rstrip("/") or "/"
-    return folder == root or folder.startswith(root if root == "/" else root + "/")
-
-
-def repository_of(roots: Mapping[str, str], cwd: str) -> tuple[str, str] | None:
-    """(name, root) of the indexed repository holding `cwd` (the deepest one when roots
-    nest), or None."""
-    here = os.path.realpath(cwd)
-    holding = [(name, root) for name, root in roots.items()
-               if _inside(os.path.realpath(root), here)]
-    return max(holding, key=lambda nr: len(nr[1]), default=None)
+from ctxd.server.project import repository_of
 
 
 @dataclass(frozen=True, slots=True)
