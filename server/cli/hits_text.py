@@ -121,10 +121,18 @@ MAX_COPIES = 3
 
 
 def copies_line(hit: Hit, where: Where) -> str:
-    """`also in: PATH:LINE, PATH:LINE (+N more)`, or "" when the hit has no copies."""
+    """`also in: PATH:LINE, PATH:LINE (+N more)`, or "" when the hit has no copies; each
+    LINE is the copy's line that matches the hit's own `path:LINE` (the texts are the same,
+    so it lies as far from the copy's start as that line from the hit's)."""
     if not hit.also_in:
         return ""
-    named = [f"{where(c.repository, c.path)}:{c.start_line}" for c in hit.also_in[:MAX_COPIES]]
+    shift = anchors(hit, known_lines(hit))[0] - hit.start_line
+
+    def line(start: int, end: int) -> int:
+        return start + shift if start + shift <= end else start
+
+    named = [f"{where(c.repository, c.path)}:{line(c.start_line, c.end_line)}"
+             for c in hit.also_in[:MAX_COPIES]]
     more = len(hit.also_in) - MAX_COPIES
     return "also in: " + ", ".join(named) + (f" (+{more} more)" if more > 0 else "")
 
