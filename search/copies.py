@@ -34,37 +34,49 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
+from functools import lru_cache
 
 from ctxd.search.models import Copy, Hit, LineMatch, MatchSource
 
-_READING = re.compile(
-    r"(^|/)(docs?|documentation|examples?|samples?|snippets?|demos?|tutorials?|guides?|"
-    r"cookbook|recipes|site|website|notebooks?)/", re.IGNORECASE)
+_READING = frozenset({
+    "doc", "docs", "documentation", "example", "examples", "sample", "samples", "snippet",
+    "snippets", "demo", "demos", "tutorial", "tutorials", "guide", "guides", "cookbook",
+    "recipes", "site", "website", "notebook", "notebooks"})
 """Folders of copies made for reading: documentation, examples, snippets."""
 
-_TESTS = re.compile(
-    r"(^|/)(tests?|testing|testdata|test_data|__tests__|spec|specs|[a-z0-9]*_tests?|"
-    r"fixtures?|mocks?|fakes?|stubs?)/|(^|/)test_[^/]*$|_test\.[a-z]+$|\.(test|spec)\.[a-z]+$",
-    re.IGNORECASE)
-"""Tests and the data they carry (a fixture is often a copy of real code)."""
+_TESTS = frozenset({
+    "test", "tests", "testing", "testdata", "test_data", "__tests__", "spec", "specs",
+    "fixture", "fixtures", "mock", "mocks", "fake", "fakes", "stub", "stubs"})
+"""Folders of tests and of the data they carry (a fixture is often a copy of real code)."""
 
-_COPIES = re.compile(
-    r"(^|/)(dist|build|out|target|vendor|vendored|_vendor|third_party|thirdparty|external|"
-    r"externals|site-packages|node_modules|bower_components|[^/]+\.egg-info|"
-    r"backups?|archived?|old|bak|\.?cache)/"
-    r"|[ _.-]copy( ?\d+)?(\.[^/.]+)?$|\.(bak|orig|old)$",
-    re.IGNORECASE)
-"""Build output, vendored trees, caches and backups: never the copy one edits."""
+_COPIES = frozenset({
+    "dist", "build", "out", "target", "vendor", "vendored", "_vendor", "third_party",
+    "thirdparty", "external", "externals", "site-packages", "node_modules",
+    "bower_components", "backup", "backups", "archive", "archived", "old", "bak", "cache",
+    ".cache"})
+"""Folders of build output, vendored trees, caches and backups: never the copy one edits."""
+
+_TEST_NAME = re.compile(r"^test_|_test\.[a-z0-9]+$|\.(test|spec)\.[a-z0-9]+$")
+_COPY_NAME = re.compile(r"[ _.-]copy( ?\d+)?(\.[^.]+)?$|\.(bak|orig|old)$")
 
 
+_SOURCES = tuple(MatchSource)
+"""Engines in `MatchSource` order (how every hit lists them)."""
+
+
+@lru_cache(maxsize=16384)
 def copy_tier(path: str) -> int:
     """0 ordinary source, 1 a copy for reading (docs, examples), 2 tests and fixtures,
-    3 build output, vendored trees and backups."""
-    if _COPIES.search(path):
+    3 build output, vendored trees, caches and backups. By the path's folder names and its
+    file name, case-insensitively (set lookups; a long-lived process keeps the answers)."""
+    *folders, name = path.lower().split("/")
+    if _COPY_NAME.search(name) or any(f in _COPIES or f.endswith(".egg-info")
+                                      for f in folders):
         return 3
-    if _TESTS.search(path):
+    if _TEST_NAME.search(name) or any(f in _TESTS or f.endswith(("_test", "_tests"))
+                                      for f in folders):
         return 2
-    if _READING.search(path):
+    if any(f in _READING for f in folders):
         return 1
     return 0
 
@@ -119,14 +131,15 @@ def _one(group: list[Hit], demoted: Collection[tuple[str, str]]) -> Hit:
     copies: list[Copy] = list(rep.also_in)
     for h in group:
         delta = rep.start_line - h.start_line
-        matches.update(replace(m, line=m.line + delta) for m in h.matches)
+        matches.update(h.matches if not delta else
+                       (LineMatch(m.line + delta, m.text, m.ranges) for m in h.matches))
         sources.update(h.sources)
         if h is not rep:
             copies.append(Copy(h.repository, h.path, h.start_line, h.end_line))
             copies.extend(h.also_in)
     return replace(
         rep, score=max(h.score for h in group),
-        sources=tuple(s for s in MatchSource if s in sources),
+        sources=tuple(s for s in _SOURCES if s in sources),
         matches=tuple(sorted(matches, key=lambda m: (m.line, m.ranges))),
         also_in=union_copies(copies, (), rep),
     )
