@@ -317,7 +317,12 @@ def serve(
                                local=lambda: local, note=lambda text: log.warning("%s", text))
     service: UseCases = client or local
     jobs = JobManager(service)
-    project = open_project(service, jobs, options, Path.cwd()) if options.auto_project else None
+    project = None
+    if options.auto_project:
+        try:
+            project = open_project(service, jobs, options, Path.cwd())
+        except CtxdError as err:  # the server still serves every repository
+            log.warning("cannot take the project this server runs in: %s", err.message)
     server = build_server(service, jobs, project=project)
     # The daemon watches files itself; here only when this process does the work.
     watcher = start_watching(local, settings) if watch and client is None else None

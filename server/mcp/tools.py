@@ -538,6 +538,8 @@ def build_server(  # noqa: C901 - one small closure per tool
         """Find code and docs by meaning (hybrid semantic + keyword ranking by default). Each
         result gives its location, line-numbered snippet and the engines that found it;
         identical copies of a text answer once, naming the other places (`also_in`)."""
+        # A lexical query naming its repositories (`repo:`) gets no default scope.
+        all_repos = all_repos or (mode == "lexical" and names_repositories(query))
         repos = scope(repository, all_repos)
 
         def run(n: int | None, c: str | None) -> Any:

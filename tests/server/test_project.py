@@ -153,6 +153,8 @@ def test_tools_answer_from_the_project_unless_widened(scoped):
                     "files") == {"proj", "other"}
     # a query that names its repositories is not narrowed
     assert repos_of(call("search", {"query": "repo:other backoff_delays"}), "files") == {"other"}
+    assert repos_of(call("semantic_search", {"query": "repo:other backoff_delays",
+                                             "mode": "lexical"})) == {"other"}
     assert repos_of(call("search_symbols", {"query": "backoff_delays"}), "items") == {"proj"}
     assert repos_of(call("search_symbols", {"query": "backoff_delays", "all_repos": True}),
                     "items") == {"proj", "other"}
