@@ -64,6 +64,7 @@ from ctxd.server.mcp import markdown_status as status_md
 from ctxd.server.mcp import schemas
 from ctxd.server.mcp.budget import select_freshness
 from ctxd.server.project import ProjectScope
+from ctxd.server.search_cases import not_indexed
 from ctxd.server.text_args import check_text
 from ctxd.server.use_cases import UseCases
 from ctxd.server.version import package_version
@@ -502,6 +503,9 @@ def build_server(  # noqa: C901 - one small closure per tool
         regular expressions). One section per file with line-numbered matches and context."""
         named = names_repositories(query)  # `repo:` in the query: no default scope
         repos = scope(repository, all_repos or named)
+        if repository and not settings.search.zoekt_url and (
+                repository not in (roots := service.repo_roots())):
+            raise not_indexed(repository, set(roots))
         scoped = scoped_query(query, repos) if repos else query
         page = service.lexical(scoped, limit=limit, context_lines=contextLines, cursor=cursor)
         r = page.result

@@ -151,6 +151,10 @@ def test_tools_answer_from_the_project_unless_widened(scoped):
     assert repos_of(call("search", {"query": "backoff_delays"}), "files") == {"proj"}
     assert repos_of(call("search", {"query": "backoff_delays", "all_repos": True}),
                     "files") == {"proj", "other"}
+    assert repos_of(call("search", {"query": "backoff_delays", "repository": "other"}),
+                    "files") == {"other"}
+    unknown = call("search", {"query": "backoff_delays", "repository": "nope"})
+    assert unknown.is_error and "Repository not indexed: nope" in text(unknown)
     # a query that names its repositories is not narrowed
     assert repos_of(call("search", {"query": "repo:other backoff_delays"}), "files") == {"other"}
     assert repos_of(call("semantic_search", {"query": "repo:other backoff_delays",
