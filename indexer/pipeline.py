@@ -155,6 +155,12 @@ class IndexStats:
     stopped: bool = False
     """`should_stop` ended the run early: committed files are whole, the rest (and any
     removals) wait for the next run."""
+    stopped_in: str = ""
+    """Where a stopped run stopped: `walk` (files not reached yet, and removals, wait) or
+    `embed` (`embeddings_pending` texts wait)."""
+    embeddings_pending: int = 0
+    """A run stopped while embedding: texts (checkpoints and file summaries) of this
+    repository left without a vector."""
 
 
 PROGRESS_EVERY = 25
@@ -454,7 +460,7 @@ class Indexer:
         with _CommitBatch(self.store, self.files_per_commit, COMMIT_EVERY_S) as batch:
             for item in items:
                 if should_stop():
-                    stats.stopped = True
+                    stats.stopped, stats.stopped_in = True, "walk"
                     return new_inputs  # removals need a complete walk: left to the next run
                 examined += 1
                 if examined % PROGRESS_EVERY == 0:
@@ -674,7 +680,8 @@ class Indexer:
         for start in range(0, total, step):
             if should_stop is not None and should_stop():
                 if stats is not None:
-                    stats.stopped = True
+                    stats.stopped, stats.stopped_in = True, "embed"
+                    stats.embeddings_pending = total - done
                 break
             idx = order[start : start + step]
             vecs = self.embedder.embed([inputs[i] for i in idx])

@@ -16,6 +16,7 @@ import pytest
 import xxhash
 
 from ctxd.indexer.embedder import EmbedOptions, SentenceTransformerEmbedder
+from tests.other_user import other_user  # noqa: F401  (a session fixture, defined once here)
 
 CONTRACT_ENV = (
     "CTXD_HOME", "CTXD_CONFIG", "CTXD_MODEL", "CTXD_DEVICE", "CTXD_TOKEN", "ZOEKT_URL",

@@ -26,7 +26,7 @@ from ctxd.server.cli.hits_text import (
     vimgrep_lines,
 )
 from ctxd.server.cli.styled import write_lines
-from ctxd.server.index_report import SHOWN, named_sample, not_embedded_line
+from ctxd.server.index_report import SHOWN, named_sample, not_embedded_line, stopped_text
 from ctxd.server.pages import LexicalPage, SearchPage, file_hit
 
 if TYPE_CHECKING:  # annotations only: the pipeline pulls in the chunker and tree-sitter
@@ -101,7 +101,7 @@ def options_text(options: dict[str, Any]) -> str:
 def index_stats_text(stats: IndexStats) -> str:
     skipped = sum(stats.files_skipped.values())
     reasons = ", ".join(f"{k} {v}" for k, v in stats.files_skipped.items())
-    head = "Dry run for" if stats.dry_run else "Indexed"
+    head = "Dry run for" if stats.dry_run else "Stopped indexing" if stats.stopped else "Indexed"
     lines = [
         f"{head} {stats.path} as `{stats.repository}`: {stats.files_indexed} files "
         f"({stats.files_updated} new or changed, {stats.files_unchanged} unchanged, "
@@ -137,6 +137,8 @@ def index_stats_text(stats: IndexStats) -> str:
         if len(stats.files_failed) > 20:
             lines.append(f"    ... and {len(stats.files_failed) - 20} more (see --json)")
     lines.append(f"  in {stats.duration_ms / 1000:.1f}s")
+    if stats.stopped:
+        lines.append("  " + stopped_text(stats, f"`ctxd index {stats.path}`"))
     return "\n".join(lines)
 
 

@@ -37,10 +37,12 @@ if TYPE_CHECKING:  # annotations only (start-up time)
 
 log = logging.getLogger("ctxd.daemon.client")
 
-CONNECT_TIMEOUT = 2.0
+CONNECT_TIMEOUT = 5.0
 """Seconds to connect and finish the handshake (the daemon answers it without waiting for
-a worker, so only a stuck daemon takes longer); requests themselves have no time limit
-(a first query may wait for the model to load, an index run takes what it takes)."""
+a worker, so only a stuck daemon takes longer: on a busy machine a daemon loading its
+model took over 2 s, and a client that gave up then loaded a second model in-process);
+requests themselves have no time limit (a first query may wait for the model to load, an
+index run takes what it takes)."""
 
 _ids = itertools.count(1)
 
@@ -91,7 +93,15 @@ class Connection:
             message = {"id": rid, "method": method, "params": protocol.encode(params)}
             if settings is not None:
                 message["settings"] = settings
-            protocol.send(self.sock, message)
+            try:
+                protocol.send(self.sock, message)
+            except OSError:
+                # A daemon that refuses a connection (all taken, another user) answers
+                # at once and closes: its reason may be waiting to be read.
+                refusal = self.reader.receive()
+                if refusal is not None and "error" in refusal:
+                    raise protocol.error_from_wire(refusal["error"]) from None
+                raise
             while True:
                 msg = self.reader.receive()
                 if msg is None:

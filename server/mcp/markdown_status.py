@@ -20,7 +20,7 @@ from typing import Any
 
 from ctxd.indexer.errors import CtxdError
 from ctxd.indexer.pipeline import IndexStats, now_rfc3339
-from ctxd.server.index_report import named_sample, not_embedded_line
+from ctxd.server.index_report import named_sample, not_embedded_line, stopped_text
 from ctxd.server.mcp.budget import MIN_BUDGET, assemble, clip, fit, freshness_line, truncated_note
 from ctxd.server.mcp.schemas import (
     BranchOut,
@@ -235,7 +235,7 @@ def index_out(stats: IndexStats, job_id: str | None) -> IndexOutput:
         files_failed=len(stats.files_failed),
         errors=[FailureOut(file=f.file, error=f.error) for f in stats.files_failed[:50]],
         checkpoints=stats.checkpoints, chunks_embedded=stats.chunks_embedded,
-        duration_ms=stats.duration_ms, job_id=job_id,
+        duration_ms=stats.duration_ms, job_id=job_id, stopped=stats.stopped,
     )
 
 
@@ -292,7 +292,12 @@ def _index_lines(o: IndexOutput) -> list[str]:
 def render_index(stats: IndexStats, job_id: str | None, *, budget: int) -> Rendered:
     """`index_repository`: what the run did."""
     o = index_out(stats, job_id)
-    text = "\n".join([f"## Indexed `{o['repository']}`", "", *_index_lines(o)])
+    if stats.stopped:
+        again = f"`index_repository` with path `{stats.path}`"
+        text = "\n".join([f"## Stopped indexing `{o['repository']}` before the end", "",
+                          stopped_text(stats, again), "", *_index_lines(o)])
+    else:
+        text = "\n".join([f"## Indexed `{o['repository']}`", "", *_index_lines(o)])
     return Rendered(clip(text, budget), dict(o))
 
 

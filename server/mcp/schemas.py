@@ -307,6 +307,9 @@ class IndexOutput(TypedDict):
     chunks_embedded: int
     duration_ms: int
     job_id: str | None
+    stopped: bool
+    """The run was stopped before the end (the server or daemon doing it was stopped): the
+    text says what is missing; the same call again finishes it."""
 
 
 class ErrorOut(TypedDict):
