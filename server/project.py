@@ -15,9 +15,10 @@ tool answers from: the one a `repository` argument names, every one with `all_re
 the project's.
 
 `auto_index_refusal(root, transport, allowed)` decides whether a server may index its
-launch folder by itself: over stdio the user launched it there, which is trusted; over HTTP
-only a folder inside the configured `server.allowed_roots` (a client's word never widens
-them).
+launch folder by itself: over stdio the user launched it there, which is trusted (even
+outside configured `server.allowed_roots`, which bound what clients may ask for); over HTTP
+only a folder inside the configured `server.allowed_roots`, the rule of
+`server.jobs.index_roots` (a client's word never widens them).
 
 Light: no engine, no model, no MCP import (the CLI imports `repository_of`). Touches the
 filesystem only to look for markers (`os.scandir` of the folders above the start).
