@@ -430,6 +430,8 @@ def _rules(s: Settings) -> list[tuple[str, bool, str]]:
          f"max_tokens ({s.chunk.max_tokens})"),
         ("chunk.window_overlap_lines", s.chunk.window_overlap_lines >= 0,
          "a number of lines >= 0"),
+        ("chunk.parse_budget_ms", s.chunk.parse_budget_ms >= 0,
+         "0 (no limit) or a number of milliseconds"),
         ("search.default_limit", 1 <= s.search.default_limit <= 100,
          "a number of results from 1 to 100"),
         ("search.context_lines", 0 <= s.search.context_lines <= 10,

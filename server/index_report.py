@@ -13,6 +13,8 @@ SHOWN = 5
 """How many names a one-line summary shows before `... and N more`."""
 
 EMBED_ALLOW_HINT = "`walk.embed_allow` (config) brings them in, e.g. [\"vendor\"]"
+SENSITIVE_ALLOW_HINT = ("`walk.sensitive_allow` (config) lets a file in that holds no "
+                        "secret, e.g. [\".env.example\"]")
 
 
 def named_sample(names: Sequence[str], total: int, shown: int = SHOWN) -> str:
@@ -20,6 +22,13 @@ def named_sample(names: Sequence[str], total: int, shown: int = SHOWN) -> str:
     head = ", ".join(names[:shown])
     rest = total - min(len(names), shown)
     return f"{head} and {rest} more" if rest > 0 else head
+
+
+def sensitive_line(count: int, names: Sequence[str]) -> str:
+    """One line on the files left out as likely secrets: how many, the first names, and
+    the key that lets one in."""
+    return (f"Likely secrets, not indexed: {count}: {named_sample(list(names), count)}; "
+            f"{SENSITIVE_ALLOW_HINT}")
 
 
 def not_embedded_line(counts: Mapping[str, int], names: Sequence[str]) -> str:

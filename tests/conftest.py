@@ -105,7 +105,10 @@ class RepoBuilder:
         return p
 
     def write_size(self, rel: str, n: int) -> Path:
-        return self.write(rel, ("x" * 79 + "\n") * (n // 80) + "x" * (n % 80))
+        """A text file of exactly `n` bytes, in 80-byte lines of words: plain text that
+        is embedded (not a blob that would be kept for lexical search only)."""
+        line = ("filler " * 12)[:79] + "\n"
+        return self.write(rel, line * (n // 80) + line[: n % 80])
 
     def symlink(self, rel: str, target: str | Path) -> Path:
         p = self.root / rel

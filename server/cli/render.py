@@ -26,7 +26,13 @@ from ctxd.server.cli.hits_text import (
     vimgrep_lines,
 )
 from ctxd.server.cli.styled import write_lines
-from ctxd.server.index_report import SHOWN, named_sample, not_embedded_line, stopped_text
+from ctxd.server.index_report import (
+    SHOWN,
+    named_sample,
+    not_embedded_line,
+    sensitive_line,
+    stopped_text,
+)
 from ctxd.server.pages import LexicalPage, SearchPage, file_hit
 
 if TYPE_CHECKING:  # annotations only: the pipeline pulls in the chunker and tree-sitter
@@ -120,11 +126,15 @@ def index_stats_text(stats: IndexStats) -> str:
         lines.append("    " + named_sample(
             [f"{safe(s.path)} ({s.reason})" for s in stats.skipped_files], skipped)
             + ("; --json lists them" if skipped > SHOWN else ""))
+    if stats.sensitive_files:
+        lines.append("  " + sensitive_line(stats.files_skipped.get("sensitive", 0),
+                                           [safe(p) for p in stats.sensitive_files]))
     if stats.not_embedded:
         lines.append("  " + not_embedded_line(stats.not_embedded,
                                               [safe(s.path) for s in stats.not_embedded_files]))
     lines.extend(f"  large: {safe(f.path)} yielded {f.checkpoints} checkpoints"
                  for f in stats.large_files)
+    lines.extend(f"  line windows: {safe(f.path)}: {f.reason}" for f in stats.windowed_files)
     if stats.include_patterns or stats.exclude_patterns:
         lines.append(safe("  patterns: "
                           + patterns_text(stats.include_patterns, stats.exclude_patterns)))

@@ -80,7 +80,8 @@ RECORDS: dict[str, type[Any]] = {
     )
 }
 LAZY_RECORDS = dict.fromkeys(
-    ("IndexStats", "Progress", "RemovedFile", "NotEmbedded", "LargeFile"), "ctxd.indexer.pipeline")
+    ("IndexStats", "Progress", "RemovedFile", "NotEmbedded", "LargeFile", "WindowedFile"),
+    "ctxd.indexer.pipeline")
 """Records whose module is imported on first use: the pipeline pulls in the chunker and
 tree-sitter, which only `index` needs (start-up time of every other command)."""
 
