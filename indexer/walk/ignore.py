@@ -6,7 +6,8 @@
 first; `outer_ignores(root_real)` loads, for a root inside a git working tree, the
 files git reads from outside the root: `info/exclude` of the repository's common git dir
 (so linked worktrees and `--separate-git-dir` repositories have theirs) and the
-`.gitignore` files of the folders between the working tree's top and the root;
+`.gitignore` files of the folders between the working tree's top and the root (none of
+them when they ignore the root itself: `unless_root_ignored`);
 `ignore_hit(chain, rel, is_dir)` / `ignored_by` answer whether the chain of files from the
 root down to a path's folder ignores it, and by which rule; `excluded_folder(rel, rule)`
 stands for a folder git ignores but enters for its tracked files (everything else under
@@ -51,6 +52,7 @@ __all__ = [
     "ignored_by",
     "load_ignore_file",
     "outer_ignores",
+    "unless_root_ignored",
 ]
 
 IGNORE_FILE_NAMES: tuple[str, ...] = (".gitignore", ".ctxdignore")
@@ -160,10 +162,29 @@ def outer_sources(root_real: str) -> list[OuterSource]:
 
 
 def outer_ignores(root_real: str) -> tuple[IgnoreFile, ...]:
-    """`outer_sources` loaded (those absent or without a rule left out)."""
+    """`outer_sources` loaded (those absent or without a rule left out), none of them when
+    they ignore the root itself (`unless_root_ignored`)."""
     loaded = [load_ignore_file(path, "", label, lead)
               for path, label, lead in outer_sources(root_real)]
-    return tuple(ig for ig in loaded if ig is not None)
+    return unless_root_ignored(tuple(ig for ig in loaded if ig is not None))
+
+
+def unless_root_ignored(files: tuple[IgnoreFile, ...]) -> tuple[IgnoreFile, ...]:
+    """`files` without the ones from outside the root (`lead` set) when those ignore the
+    root itself (or a folder above it): a folder its enclosing repository ignores (a clone
+    under an ignored `vendor/`, a corpus in a git-ignored `.corpus/`) is walked as a folder
+    of its own when it is the root asked for, as ripgrep searches a path it is given;
+    git's rule, "nothing under an ignored folder", would leave nothing to index."""
+    outer = [ig for ig in files if ig.lead]
+    for ig in reversed(outer):
+        result = ig.spec.check_file(ig.lead)  # the root, as a folder (`lead` ends in "/")
+        if result.include is not None:
+            if not result.include:
+                return files
+            log.info("the root is ignored by %s; its enclosing repository's ignore files "
+                     "do not apply to it", ig.source)
+            return tuple(ig for ig in files if not ig.lead)
+    return files
 
 
 def ignore_hit(
@@ -250,6 +271,8 @@ class IgnoreCache:
             if k is not None
         ]
         files = tuple(ig for ig in loaded if ig is not None)
+        if not rel_dir:
+            files = unless_root_ignored(files)
         self._entries[(rel_dir, ctxd_only)] = (key, files)
         return files
 

@@ -141,6 +141,36 @@ def test_subfolder_root_honours_git_files_above_it(tmp_path: Path) -> None:
     assert indexed(sub) == git_shows(sub)
 
 
+@pytest.mark.parametrize("rule", ["/third_party/\n", "third_party/lib/\n", "lib/\n",
+                                  "*\n!.gitignore\n", "/third_party/lib/\n*.tmp\n"])
+def test_a_root_its_enclosing_repository_ignores_is_walked_as_a_folder_of_its_own(
+    tmp_path: Path, rule: str
+) -> None:
+    """A folder asked for by name is walked even when a `.gitignore` above it (or
+    `info/exclude`) ignores it, as ripgrep searches a path it is given; git would show
+    nothing in it, and ctxd indexed nothing: a clone under an ignored `third_party/`, the
+    benchmarks' corpus in a git-ignored folder. Rules of its own still apply."""
+    top = committed(tmp_path, {"app.py": "x\n"})
+    write(top / ".gitignore", rule)
+    lib = top / "third_party/lib"
+    write(lib / "mod.py", "def f(): pass\n")
+    write(lib / "docs/guide.md", "# Guide\n")
+    write(lib / "x.tmp", "scratch\n")
+    write(lib / ".gitignore", "*.tmp\n")
+    assert git_shows(top) >= {"app.py"} and not any(p.startswith("third_party/lib/")
+                                                    for p in git_shows(top))
+    assert indexed(lib) == {".gitignore", "docs/guide.md", "mod.py"}
+    assert isinstance(FileFilter(lib, WalkOptions()).entry("mod.py"), FileEntry)  # watcher
+    assert FileFilter(lib, WalkOptions()).entry("x.tmp").reason == SkipReason.IGNORED
+    if rule.startswith("*"):
+        return
+    # A folder that is not ignored keeps the rules above it.
+    write(top / "src/gen/out.py", "generated\n")
+    write(top / "src/keep.py", "kept\n")
+    write(top / ".git/info/exclude", "gen/\n")
+    assert indexed(top / "src") == {"keep.py"}
+
+
 @pytest.mark.parametrize("kind", ["bare", "dot-git", "inside"])
 def test_git_dir_is_refused_with_a_clear_message(tmp_path: Path, kind: str) -> None:
     if kind == "bare":
