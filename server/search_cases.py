@@ -22,7 +22,7 @@ from ctxd.indexer.errors import (
     ValidationError,
 )
 from ctxd.indexer.models import Skipped, SkipReason
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.walk.gitrefs import checked_out
 from ctxd.indexer.walk.servable import name_verdict, read_servable, stored_walk_options
 from ctxd.search.cursor import decode_cursor, encode_cursor
@@ -38,7 +38,6 @@ from ctxd.search.keyword import (
     informative_terms,
     keyword_search,
     keyword_terms,
-    match_expression,
 )
 from ctxd.search.lexical.engine import EmbeddedLexical
 from ctxd.search.lexical.limits import check_query_length
@@ -101,7 +100,7 @@ class SearchCases(HybridCases):
     settings: Settings
     matrix: VectorMatrix | None
 
-    def store(self) -> Store:  # pragma: no cover - provided by Service
+    def store(self) -> IndexStore:  # pragma: no cover - provided by Service
         raise NotImplementedError
 
     @property
@@ -187,7 +186,7 @@ class SearchCases(HybridCases):
         )
 
     def _ranked(
-        self, store: Store, query: str, mode: str, filters: SearchFilters, offset: int, n: int,
+        self, store: IndexStore, query: str, mode: str, filters: SearchFilters, offset: int, n: int,
         notes: list[str], context_lines: int,
     ) -> list[Hit]:
         """`n` hits from `offset` on, in the given mode; the engines' notes (a bounded scan,
@@ -242,12 +241,13 @@ class SearchCases(HybridCases):
             if self.settings.search.zoekt_url:
                 return f"lexical query sent to Zoekt at {self.settings.search.zoekt_url}: {query}"
             return EmbeddedLexical(self.store()).explain(query)
-        terms = informative_terms(self.store(), keyword_terms(query))
+        store = self.store()
+        terms = informative_terms(store, keyword_terms(query))
         lines = [f"mode: {mode}", f"keyword terms: {', '.join(terms) or '(none)'}",
-                 f"FTS5 MATCH on chunk_fts: {match_expression(terms) if terms else '(none)'}"]
+                 store.explain_keywords(terms)]
         if mode in ("hybrid", "semantic"):
             lines.append(f"semantic: embed the query with {self.settings.embedding.model}, "
-                         f"{'in-memory matrix' if self.matrix else 'sqlite-vec'} KNN")
+                         + ("in-memory matrix KNN" if self.matrix else store.explain_nearest()))
         if mode == "hybrid":
             o = self.fusion_options()
             w = leg_weights(query, o)
@@ -397,7 +397,7 @@ class SearchCases(HybridCases):
                                repositories=repositories, limit=limit, definitions=definitions)
 
 
-    def _check_repositories(self, store: Store, names: tuple[str, ...]) -> None:
+    def _check_repositories(self, store: IndexStore, names: tuple[str, ...]) -> None:
         """Refuse a repository name that neither the index nor Zoekt (when configured)
         knows; a Zoekt-only repository is a valid scope."""
         known = {r.name for r in store.repos()}
