@@ -156,7 +156,7 @@ class HybridCases:
                 and (zoekt or embedded_lexical_fits(store))):
             future = _LEXICAL_POOL.submit(self._lexical_leg, lexical_query, filters, depth)
         keyword_future: Future[tuple[list[Hit], float]] | None = None
-        if store.location == str(self.settings.db_path):  # the worker opens its own one
+        if store.location == self.settings.store_location:  # the worker opens its own one
             keyword_future = _KEYWORD_POOL.submit(self._keyword_leg, query, filters, depth)
         t0 = time.perf_counter()
         semantic: list[Hit] = []
