@@ -57,10 +57,11 @@ def is_url(text: str) -> bool:
 
 
 def redact_url(url: str) -> str:
-    """`url` with its password replaced by `***` (user-info and `password=` alike)."""
+    """`url` with its password replaced by `***` (user-info and `password=` alike; any
+    `scheme://` URL, even one that is not PostgreSQL's)."""
     if not url:
         return ""
-    if not is_url(url):
+    if "://" not in url:
         return _PASSWORD_KV.sub(lambda m: m.group(1) + "***", url)
     parts = urlsplit(url)
     netloc = parts.netloc
@@ -81,7 +82,7 @@ def redact_url(url: str) -> str:
 
 def url_password(url: str) -> str | None:
     """The password written in `url`, if any (to scrub it from a driver's message)."""
-    if not is_url(url):
+    if "://" not in url:
         m = _PASSWORD_KV.search(url)
         return m.group(2).strip("'") if m else None
     parts = urlsplit(url)

@@ -1,9 +1,9 @@
 """The PostgreSQL store's schema: numbered migrations under an advisory lock.
 
 `migrate(conn, url)` reads the schema version (`meta.schema_version`); when it is behind
-`len(MIGRATIONS)` it takes the transaction-level advisory lock `MIGRATION_LOCK`, reads the
-version again (another process may have migrated meanwhile) and runs the missing
-migrations in that one transaction, so that several processes opening a new store at once
+`len(MIGRATIONS)` it takes the advisory lock `MIGRATION_LOCK`, then, in a new transaction,
+reads the version again (another process may have migrated meanwhile) and runs the
+missing migrations in that one transaction, so that several processes opening a new store at once
 migrate it exactly once, and a failed migration leaves the old schema whole (PostgreSQL's
 DDL is transactional). A current schema costs one read and takes no lock, so a read-only
 role opens a store that was created by another role.
@@ -171,12 +171,18 @@ def migrate(conn: psycopg.Connection[Any], url: str) -> None:
                 details={"kind": "schema_newer", "version": version})
         if version == len(MIGRATIONS):
             return
-        with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-            version = schema_version(conn)
-            for number, statements in enumerate(MIGRATIONS[version:], start=version + 1):
-                for statement in statements:
-                    conn.execute(statement)
-                conn.execute(
-                    "INSERT INTO meta(key, value) VALUES ('schema_version', %s) "
-                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (str(number),))
+        # The lock first, then a transaction of its own: one begun before the lock was
+        # granted would still see the catalog as it was (another process's tables unknown).
+        conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+        try:
+            with conn.transaction():
+                version = schema_version(conn)
+                for number, statements in enumerate(MIGRATIONS[version:], start=version + 1):
+                    for statement in statements:
+                        conn.execute(statement)
+                    conn.execute(
+                        "INSERT INTO meta(key, value) VALUES ('schema_version', %s) "
+                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                        (str(number),))
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
