@@ -139,16 +139,16 @@ ENGINES = ("sqlite", "postgresql")
 
 
 @pytest.fixture(params=ENGINES)
-def engine(request: pytest.FixtureRequest) -> str:
+def store_engine(request: pytest.FixtureRequest) -> str:
     """Each engine in turn: tests that take it run against both stores."""
     return str(request.param)
 
 
 @pytest.fixture
-def store_url(engine: str, request: pytest.FixtureRequest) -> str:
+def store_url(store_engine: str, request: pytest.FixtureRequest) -> str:
     """'' for the SQLite store, else a fresh PostgreSQL store's URL (set as CTXD_STORE_URL
     for the test, so the CLI, the service and servers it starts use it)."""
-    if engine == "sqlite":
+    if store_engine == "sqlite":
         return ""
     url = str(request.getfixturevalue("pg_url"))
     request.getfixturevalue("monkeypatch").setenv("CTXD_STORE_URL", url)
