@@ -62,6 +62,9 @@ class ServerOptions:
     index_wait_seconds: int = 20
     """How long `index_repository` waits before answering with a background job id (short
     enough for MCP clients' usual 60 s request timeout)."""
+    stateless: bool = False
+    """Streamable HTTP without sessions (the SDK's stateless mode): any replica behind a
+    load balancer answers any request; no server-to-client stream between requests."""
 
 
 @dataclass(frozen=True, slots=True)

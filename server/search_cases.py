@@ -10,6 +10,7 @@ records from `search/`; it renders nothing.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -22,7 +23,9 @@ from ctxd.indexer.errors import (
     ValidationError,
 )
 from ctxd.indexer.models import Skipped, SkipReason
+from ctxd.indexer.store.location import this_host
 from ctxd.indexer.store.protocol import IndexStore
+from ctxd.indexer.store.records import RepoRow
 from ctxd.indexer.walk.gitrefs import checked_out
 from ctxd.indexer.walk.servable import name_verdict, read_servable, stored_walk_options
 from ctxd.search.cursor import decode_cursor, encode_cursor
@@ -491,7 +494,9 @@ class SearchCases(HybridCases):
         end_line: int | None = None,
     ) -> FileContent:
         """A file of an indexed repository, read from disk inside the repository root, if
-        the walk that indexed the repository would index it (`indexer.walk.servable`).
+        the walk that indexed the repository would index it (`indexer.walk.servable`). In a
+        shared store, a repository another machine indexed (or whose folder is not here) is
+        served from its indexed text: what the store holds is exactly what was admitted.
 
         Raises:
             IndexNotFound: "Repository not indexed: {repository}".
@@ -511,6 +516,9 @@ class SearchCases(HybridCases):
             return zoekt_file_content(zoekt, repository, path, branch, start_line, end_line)
         if repo is None:
             raise not_indexed(repository, {r.name for r in store.repos()})
+        if self.settings.store.shared and (repo.host != this_host()
+                                            or not os.path.isdir(repo.root)):
+            return stored_file_content(store, repo, path, branch, start_line, end_line)
         served_branch = working_tree_branch(repository, repo.root, branch)
         opts = stored_walk_options(self.settings.walk, repo.options)
         try:
@@ -522,6 +530,31 @@ class SearchCases(HybridCases):
         rel, text = served
         fc = line_range(repo.name, rel, text, served_branch, start_line, end_line)
         return replace(fc, working_tree=True)
+
+
+def stored_file_content(
+    store: IndexStore, repo: RepoRow, path: str, branch: str, start: int | None,
+    end: int | None,
+) -> FileContent:
+    """A file of a repository indexed on another machine, from the store's copy of its text
+    (the text the index was built from; `working_tree` False).
+
+    Raises:
+        FileNotFound: the store holds no such file.
+        ValidationError: a branch other than `HEAD`, or a bad line range.
+    """
+    if branch not in ("", "HEAD"):
+        raise ValidationError(
+            f"branch {branch!r} is not served: {repo.name} is served from the text the team "
+            "store indexed",
+            hint='Omit `branch` (or pass "HEAD").',
+            details={"field": "branch", "value": branch})
+    rel = path.strip().lstrip("/")
+    rows = store.query("SELECT id FROM files WHERE repo_id = ? AND path = ?", (repo.id, rel))
+    texts = store.file_texts([int(rows[0][0])]) if rows else {}
+    if not texts:
+        raise not_found(repo.name, path, "not in the index")
+    return line_range(repo.name, rel, next(iter(texts.values())), "HEAD", start, end)
 
 
 def reject_nul(query: str) -> None:

@@ -176,11 +176,14 @@ class BearerAuth:
 
 
 def http_app(server: MCPServer[Any], options: ServerOptions) -> ASGIApp:
-    """The streamable-HTTP ASGI app at `/mcp`, behind the token check when one is set."""
+    """The streamable-HTTP ASGI app at `/mcp`, behind the token check when one is set;
+    without sessions (`stateless_http`) when `options.stateless`, so that replicas behind a
+    load balancer can each answer any request."""
     app: ASGIApp = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         transport_security=transport_security(options.host),
         host=options.host,
+        stateless_http=options.stateless,
     )
     return BearerAuth(app, options.token) if options.token else app
 
@@ -237,6 +240,9 @@ def run_http(server: MCPServer[Any], options: ServerOptions) -> None:
               help="Allow a non-loopback --host without a token (not recommended).")
 @click.option("--watch", is_flag=True, help="Keep indexed repositories fresh by watching their "
                                             "files while serving.")
+@click.option("--stateless", is_flag=True, default=None,
+              help="HTTP without sessions, for several replicas behind a load balancer "
+                   "(CTXD_SERVER_STATELESS; see docs/TEAM.md for what it gives up).")
 @click.pass_context
 def serve(
     ctx: click.Context,
@@ -246,6 +252,7 @@ def serve(
     log_level: str | None,
     allow_remote: bool | None,
     watch: bool,
+    stateless: bool | None,
 ) -> None:
     """Run the MCP server for coding agents (stdio by default, or streamable HTTP).
 
@@ -256,11 +263,13 @@ def serve(
     Examples:
       ctxd serve                                  # stdio, for an MCP client
       CTXD_TOKEN=s3cret ctxd serve --transport http --port 3000
+      CTXD_STORE_URL=postgresql://ctxd@db/ctxd CTXD_TOKEN=s3cret \\
+        ctxd serve --transport http --host 0.0.0.0 --stateless   # a team's replica
     """
     settings = settings_from_cli(ctx.obj, {
         "server.transport": transport, "server.host": host, "server.port": port,
         "server.log_level": log_level.lower() if log_level else None,
-        "server.allow_remote": allow_remote})
+        "server.allow_remote": allow_remote, "server.stateless": stateless})
     options = settings.server
     configure_logging(options.log_level)
     check_bind(options)
@@ -275,8 +284,9 @@ def serve(
     # The daemon watches files itself; here only when this process does the work.
     watcher = start_watching(local, settings) if watch and client is None else None
     local.watcher = watcher
-    log.info("ctxd %s: index %s, transport %s", server.version, settings.db_path,
-             options.transport)
+    log.info("ctxd %s: index %s, transport %s%s", server.version, settings.store_location,
+             options.transport, " (stateless)" if options.stateless and
+             options.transport == "http" else "")
     try:
         if options.transport == "http":
             run_http(server, options)
