@@ -56,3 +56,32 @@ def test_bm25_on_postgresql_ranks_like_fts5(tree: Path, tmp_path: Path, pg_url: 
     finally:
         for store in stores:
             store.close()
+
+
+def test_bounded_scoring_finds_the_same_page_as_scoring_every_row(
+        tree: Path, tmp_path: Path, pg_url: str, fake_embedder,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With at most 100 rows scored per pass, the rarest terms' rows are scored first and
+    the rows that cannot reach the page are left out: the page stays the one scoring every
+    matching row gives, for questions matching three times as many rows."""
+    from ctxd.indexer.store.pg import keywords as pg_keywords
+    from ctxd.search.keyword import keyword_terms
+
+    store = open_store(tmp_path / "unused.db", StoreOptions(url=pg_url))
+    try:
+        Indexer(store, fake_embedder).index(tree, WalkOptions(), embed=False)
+        terms_of = {q: keyword_terms(q) for q in QUESTIONS}
+        full = {q: store.keyword_scores(t)[:10] for q, t in terms_of.items()}
+        monkeypatch.setattr(pg_keywords, "SCORED_ROWS", 100)
+        pruned = 0
+        for question, terms in terms_of.items():
+            page = store.keyword_scores(terms, limit=10)
+            assert [i for i, _s in page] == [i for i, _s in full[question]], question
+            assert [s for _i, s in page] == pytest.approx([s for _i, s in full[question]])
+            lexemes = store._lexemes(terms)  # type: ignore[attr-defined]
+            matching = store.query("SELECT count(*) FROM checkpoints WHERE words @@ ?::tsquery",
+                                   [pg_keywords.any_of([x for x in lexemes.values() if x])])
+            pruned += matching[0][0] > 3 * 100
+        assert pruned >= 3
+    finally:
+        store.close()

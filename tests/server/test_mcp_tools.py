@@ -2,8 +2,8 @@
 paging to the end with cursors, and the token budget.
 
 The server runs over a real index with the fake embedder, each test on both stores (a
-SQLite file in a temp folder, a fresh PostgreSQL schema); nothing of ours is mocked. Zoekt errors come from local stand-in servers (a closed port, a server
-that never answers).
+SQLite file in a temp folder, a fresh PostgreSQL schema); nothing of ours is mocked. Zoekt
+errors come from local stand-in servers (a closed port, a server that never answers).
 """
 
 from __future__ import annotations

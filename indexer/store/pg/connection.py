@@ -27,6 +27,7 @@ Invariants:
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Self
@@ -41,6 +42,9 @@ from ctxd.indexer.store.pg.errors import pg_errors
 from ctxd.indexer.store.pg.schema import TABLES
 
 Row = tuple[Any, ...]
+
+GENERATION_TTL_S = 0.1
+"""How long a read of the text generation is reused by the same connection."""
 
 
 @functools.lru_cache(maxsize=2048)
@@ -79,6 +83,8 @@ class PgConnection:
         self._held: psycopg.Connection[Row] | None = None
         """The connection of the open transaction or snapshot."""
         self._text_dirty = False
+        self._generation_read: tuple[float, int] = (-1.0, 0)
+        """(when, value) of the last `text_generation()` read outside a transaction."""
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -107,11 +113,12 @@ class PgConnection:
         with pg_errors(self.url), self._pool.connection() as conn:
             yield conn
 
-    def _rows(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None
-              ) -> list[Row]:
-        """Run one statement (psycopg placeholders) and return its rows."""
+    def _rows(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None, *,
+              binary: bool = False) -> list[Row]:
+        """Run one statement (psycopg placeholders) and return its rows (`binary`: in
+        PostgreSQL's binary format: vectors arrive as float32 bytes, not text)."""
         with self._connection() as conn, pg_errors(self.url):
-            cur = conn.execute(sql, params)
+            cur = conn.execute(sql, params, binary=binary)
             return cur.fetchall() if cur.description is not None else []
 
     def _one(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None
@@ -149,8 +156,9 @@ class PgConnection:
             finally:
                 self._held = None
         if self._text_dirty:  # once more after the commit (see the module docstring)
-            self._text_dirty = False
             self._rows("SELECT nextval('ctxd_text_generation')")
+            self._text_dirty = False
+            self._generation_read = (-1.0, 0)
 
     @contextmanager
     def read_snapshot(self) -> Iterator[None]:
@@ -171,15 +179,26 @@ class PgConnection:
     # -- generations ---------------------------------------------------------------------
 
     def text_generation(self) -> int:
-        """Grows with every change to the indexed text, as every connection sees it."""
+        """Grows with every change to the indexed text, as every connection sees it. Read
+        at most every `GENERATION_TTL_S` outside a transaction (a search asks several
+        times): a reader keys what it computes from the text on a value read before the
+        text, and that value can only be older than the text, never newer."""
+        now = time.monotonic()
+        when, value = self._generation_read
+        if self._held is None and not self._text_dirty and now - when < GENERATION_TTL_S:
+            return value
         row = self._one("SELECT last_value, is_called FROM ctxd_text_generation")
-        return int(row[0]) if row and row[1] else 0
+        value = int(row[0]) if row and row[1] else 0
+        if self._held is None:
+            self._generation_read = (now, value)
+        return value
 
     def _text_changed(self) -> None:
         """Bump the text generation (inside the caller's write transaction; once more
         after it commits)."""
         self._rows("SELECT nextval('ctxd_text_generation')")
         self._text_dirty = True
+        self._generation_read = (-1.0, 0)
 
     def generation(self) -> tuple[int, int]:
         """Changes whenever the text or the vectors may have changed."""

@@ -7,7 +7,9 @@ symbol, text with camelCase humps split), cut at every character that is not a l
 digit (as FTS5's `unicode61` does) and stored as one `tsvector` of the `ctxd_words`
 configuration with weights A (path), B (symbol) and D (text), plus their token count
 (`words_len`, FTS5's document length). `keyword_stats` keeps each repository's checkpoint
-and token counts in the same transaction.
+and token counts, and `keyword_df` its document frequency of every lexeme, in the same
+transaction; `terms` / `freqs` hold each lexeme's column-weighted frequency
+(`ctxd_terms`, `ctxd_freqs`).
 
 Invariants (as SQLite's): all rows of one file change in one transaction; every change
 to the text bumps the text generation; checkpoint ids come from a sequence and are never
@@ -96,8 +98,10 @@ class PgFileRows(PgConnection):
                              pw, sw, tw, pn + sn + tn))
             self._many(
                 "INSERT INTO checkpoints(file_id, repo_id, path, language, start_line, "
-                "end_line, symbol, symbol_kind, container, text, hash, words, words_len) "
-                f"VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, {WORDS_SQL}, %s)", rows)
+                "end_line, symbol, symbol_kind, container, text, hash, words, words_len, "
+                "terms, freqs) SELECT v.*, ctxd_terms(v.words), ctxd_freqs(v.words) FROM "
+                "(SELECT %s::bigint, %s::bigint, %s, %s, %s::int, %s::int, %s, %s, %s, %s, "
+                f"%s, {WORDS_SQL} AS words, %s::int) v", rows)
             self._many(
                 "INSERT INTO symbols(file_id, repo_id, path, language, name, kind, container, "
                 "line, end_line) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
@@ -110,6 +114,11 @@ class PgFileRows(PgConnection):
                     "ON CONFLICT (repo_id) DO UPDATE SET rows = keyword_stats.rows + "
                     "excluded.rows, tokens = keyword_stats.tokens + excluded.tokens",
                     (repo_id, len(rows), tokens))
+                self._rows(
+                    "INSERT INTO keyword_df(repo_id, lexeme, df) SELECT %s, lx, count(*) "
+                    "FROM checkpoints c CROSS JOIN LATERAL unnest(tsvector_to_array(c.words)) "
+                    "lx WHERE c.file_id = %s GROUP BY lx ON CONFLICT (lexeme, repo_id) DO "
+                    "UPDATE SET df = keyword_df.df + excluded.df", (repo_id, file_id))
             self._text_changed()
         return file_id
 
@@ -163,6 +172,11 @@ class PgFileRows(PgConnection):
     def _delete_file_rows(self, file_id: int, repo_id: int) -> None:
         """Delete a file's rows (inside the caller's transaction), its checkpoints' counts
         taken off the repository's keyword statistics."""
+        self._rows(
+            "WITH gone AS (SELECT lx, count(*) AS n FROM checkpoints c CROSS JOIN LATERAL "
+            "unnest(tsvector_to_array(c.words)) lx WHERE c.file_id = %s GROUP BY lx) "
+            "UPDATE keyword_df k SET df = k.df - gone.n FROM gone "
+            "WHERE k.repo_id = %s AND k.lexeme = gone.lx", (file_id, repo_id))
         self._rows(
             "WITH gone AS (DELETE FROM checkpoints WHERE file_id = %s RETURNING words_len) "
             "UPDATE keyword_stats SET rows = rows - (SELECT count(*) FROM gone), "

@@ -3,7 +3,9 @@
 The first call for a URL migrates the schema (`indexer.store.pg.schema.migrate`, on a
 connection of its own) and then opens a `psycopg_pool.ConnectionPool` whose connections
 are in autocommit mode (a store method that writes opens its own transaction), know
-pgvector's types (`pgvector.psycopg.register_vector`) and name this process
+pgvector's types (`pgvector.psycopg.register_vector`), search HNSW with `EF_SEARCH`
+candidates and pgvector's iterative scan (so a query for more rows than that still gets
+them, in order), and name this process
 (`fallback_application_name` = `ctxd <pid> on <host>`, which a waiting writer shows). Every
 `PgStore` of the process borrows from it: one per thread, as with SQLite, but holding a
 connection only while it runs a statement, a transaction or a read snapshot. The pools
@@ -62,8 +64,16 @@ def connect(url: str, *, autocommit: bool = True) -> psycopg.Connection[tuple[An
         return psycopg.connect(url, autocommit=autocommit, **connect_kwargs(url))
 
 
+EF_SEARCH = 100
+"""`hnsw.ef_search` of every connection: the candidates HNSW keeps while it searches (40 by
+default; 100 gives recall@10 >= 0.95 on real and clustered data, docs/BENCHMARKS.md).
+Queries asking for more rows than that go on searching (`hnsw.iterative_scan`)."""
+
+
 def _configure(conn: psycopg.Connection[Any]) -> None:
     register_vector(conn)
+    conn.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
+    conn.execute("SET hnsw.iterative_scan = strict_order")
 
 
 def pool_for(options: StoreOptions) -> ConnectionPool:

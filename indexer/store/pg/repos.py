@@ -84,7 +84,8 @@ class PgRepoRows(PgConnection):
         """Delete a repository and every row of it, in one transaction (its files' text,
         checkpoints, symbols and summaries go with the files)."""
         with self.transaction():
-            for table in ("checkpoints", "symbols", "summaries", "keyword_stats"):
+            for table in ("checkpoints", "symbols", "summaries", "keyword_stats",
+                          "keyword_df"):
                 self._rows(f"DELETE FROM {table} WHERE repo_id = %s", (repo_id,))
             self._rows("DELETE FROM files WHERE repo_id = %s", (repo_id,))
             self._rows("DELETE FROM repos WHERE id = %s", (repo_id,))

@@ -13,11 +13,14 @@ portable SQL reads both: `repos`, `files` (plus `host`: the machine that last in
 repository), `file_text` (`file_id`, `content`, with a `pg_trgm` GIN index for the lexical
 engine), `checkpoints` (plus `words`, the path, symbol and text as a weighted `tsvector` of
 the `ctxd_words` configuration, porter-stemmed like FTS5's `porter unicode61`, with a GIN
-index, and `words_len`, its token count), `embeddings` (`id`, `hash`; `embedding` is added
+index, `words_len`, its token count, and `terms` / `freqs`, each lexeme's hash and
+column-weighted frequency, for BM25), `embeddings` (`id`, `hash`; `embedding` is added
 with its HNSW index by `ensure_model` once the dimension is known), `symbols`,
 `summaries` (`vector` as float32 bytes), `keyword_stats` (checkpoints and tokens per
-repository: BM25's N and average length, one row per repository so that writers of
-different repositories never wait for each other) and `meta`. Ids come from sequences and
+repository: BM25's N and average length) and `keyword_df` (per repository and lexeme, the
+checkpoints holding it: BM25's document frequency without counting rows at query time),
+both kept per repository so that writers of different repositories never wait for each
+other, and `meta`. Ids come from sequences and
 are never reused; `ctxd_text_generation` is the text generation (a sequence: no row that
 every writer updates). Text columns that are sorted on use the "C" collation, so rows sort
 as SQLite's BINARY does.
@@ -81,6 +84,16 @@ _M001 = [
         content text NOT NULL
     )""",
     "CREATE INDEX file_text_trgm ON file_text USING gin (content gin_trgm_ops)",
+    # A checkpoint's words again, as two aligned arrays (a lexeme's hashtext, its
+    # column-weighted frequency), so that BM25 reads a term's frequency with one
+    # array_position instead of unnesting the whole tsvector of every row it scores.
+    """CREATE FUNCTION ctxd_terms(tsvector) RETURNS integer[] LANGUAGE sql IMMUTABLE
+        PARALLEL SAFE AS $$ SELECT coalesce(array_agg(hashtext(lexeme) ORDER BY lexeme),
+        '{}') FROM unnest($1) $$""",
+    """CREATE FUNCTION ctxd_freqs(tsvector) RETURNS real[] LANGUAGE sql IMMUTABLE
+        PARALLEL SAFE AS $$ SELECT coalesce(array_agg((SELECT sum(CASE w WHEN 'A' THEN 3
+        WHEN 'B' THEN 4 WHEN 'D' THEN 1 ELSE 0 END) FROM unnest(weights) w)::real
+        ORDER BY lexeme), '{}') FROM unnest($1) $$""",
     "CREATE SEQUENCE checkpoint_ids",
     """CREATE TABLE checkpoints(
         id bigint PRIMARY KEY DEFAULT nextval('checkpoint_ids'),
@@ -96,7 +109,9 @@ _M001 = [
         text text NOT NULL,
         hash text NOT NULL,
         words tsvector NOT NULL,
-        words_len integer NOT NULL
+        words_len integer NOT NULL,
+        terms integer[] NOT NULL,
+        freqs real[] NOT NULL
     )""",
     "CREATE INDEX checkpoints_file ON checkpoints(file_id)",
     "CREATE INDEX checkpoints_hash ON checkpoints(hash)",
@@ -135,13 +150,19 @@ _M001 = [
         rows bigint NOT NULL DEFAULT 0,
         tokens bigint NOT NULL DEFAULT 0
     )""",
+    """CREATE TABLE keyword_df(
+        lexeme text COLLATE "C" NOT NULL,
+        repo_id bigint NOT NULL,
+        df bigint NOT NULL,
+        PRIMARY KEY (lexeme, repo_id)
+    )""",
 ]
 
 MIGRATIONS: list[list[str]] = [_M001]
 """Numbered schema migrations: MIGRATIONS[i] takes the schema from version i to i+1."""
 
 TABLES = ("meta", "repos", "files", "file_text", "checkpoints", "embeddings", "symbols",
-          "summaries", "keyword_stats")
+          "summaries", "keyword_stats", "keyword_df")
 """ctxd's tables (their sizes make the store's size)."""
 
 

@@ -5,9 +5,10 @@ Each embedded text has one `embeddings` row: its hash and its vector in the `emb
 column, a pgvector `vector(d)` (float32: the same rows, so the same answers, as SQLite) or
 `halfvec(d)` (float16: half the memory and disk; `[store] vector_type`), added by
 `ensure_model` once the model's dimension is known, with an HNSW index on L2 distance.
-`nearest(vector, k)` asks that index (`hnsw.ef_search` = k, at least 40, at most 1,000, and
-pgvector's iterative scan in strict order beyond it, so that k rows come back); the search
-layer ranks the rows it returns exactly, as it does sqlite-vec's. `scan_nearest` computes
+`nearest(vector, k)` asks that index in one statement (`hnsw.ef_search` = `EF_SEARCH`,
+and pgvector's iterative scan in strict order beyond it, so that k rows come back; rows in
+binary form); the search layer ranks the rows it returns exactly, as it does
+sqlite-vec's. `scan_nearest` computes
 exact distances for the rows a filter lets through.
 
 Contract notes: ids come from a sequence, so a vector added gets an id larger than any id
@@ -32,6 +33,7 @@ from ctxd.indexer.errors import ModelMismatch
 from ctxd.indexer.store.location import VECTOR_TYPES
 from ctxd.indexer.store.pg.connection import PgConnection
 from ctxd.indexer.store.pg.errors import pg_errors
+from ctxd.indexer.store.pg.pool import EF_SEARCH
 
 if TYPE_CHECKING:
     import numpy as np
@@ -43,8 +45,6 @@ MODEL_LOCK = 0x63747864_0002
 HNSW_M, HNSW_EF_CONSTRUCTION = 16, 64
 """pgvector's defaults for the HNSW graph."""
 
-EF_SEARCH_MIN, EF_SEARCH_MAX = 40, 1000
-"""`hnsw.ef_search` bounds (pgvector's default and its largest)."""
 
 
 class PgVectorRows(PgConnection):
@@ -132,7 +132,7 @@ class PgVectorRows(PgConnection):
         with self.transaction():
             self._many("UPDATE summaries SET vector = %s WHERE hash = %s",
                        [(blob, h) for h, blob in summaries])
-            self._many("INSERT INTO embeddings(hash, embedding) VALUES (%s, %s) "
+            self._many("INSERT INTO embeddings(hash, embedding) VALUES (%s, %b) "
                        "ON CONFLICT (hash) DO NOTHING",
                        [(h, self._as_vector(blob)) for h, blob in items])
 
@@ -154,7 +154,8 @@ class PgVectorRows(PgConnection):
             return
         with self.read_snapshot():
             assert self._held is not None
-            with pg_errors(self.url), self._held.cursor(name="ctxd_vector_batches") as cur:
+            with pg_errors(self.url), self._held.cursor(name="ctxd_vector_batches",
+                                                        binary=True) as cur:
                 cur.execute("SELECT id, embedding FROM embeddings WHERE id > %s ORDER BY id",
                             (rowid,))
                 while rows := cur.fetchmany(batch):
@@ -195,18 +196,15 @@ class PgVectorRows(PgConnection):
     def nearest(
         self, vector: Sequence[float], k: int
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        """(ids, float32 rows) of about the `k` nearest vectors by the HNSW index."""
+        """(ids, float32 rows) of about the `k` nearest vectors by the HNSW index (one
+        statement: the pool's connections carry `hnsw.ef_search` and the iterative scan
+        that lets a larger `k` be answered in full, `indexer.store.pg.pool`)."""
         import numpy as np
 
         if k <= 0 or not self.has_vectors():
             return np.empty(0, dtype=np.int64), np.empty((0, 0), dtype=np.float32)
-        ef = max(EF_SEARCH_MIN, min(k, EF_SEARCH_MAX))
-        with self.read_snapshot():
-            self._rows(f"SET LOCAL hnsw.ef_search = {int(ef)}")
-            self._rows("SET LOCAL hnsw.iterative_scan = strict_order")
-            rows = self._rows("SELECT id, embedding FROM embeddings "
-                              "ORDER BY embedding <-> %s LIMIT %s",
-                              (self._as_vector(vector), k))
+        rows = self._rows("SELECT id, embedding FROM embeddings ORDER BY embedding <-> %b "
+                          "LIMIT %s", (self._as_vector(vector), k), binary=True)
         if not rows:
             return np.empty(0, dtype=np.int64), np.empty((0, 0), dtype=np.float32)
         ids = np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows))
@@ -225,8 +223,8 @@ class PgVectorRows(PgConnection):
         return [(int(i), float(d)) for i, d in rows]
 
     def explain_nearest(self) -> str:
-        return (f"pgvector HNSW ({self.vector_type()}, L2; ef_search = k within "
-                f"{EF_SEARCH_MIN}..{EF_SEARCH_MAX}, iterative scan beyond) KNN")
+        return (f"pgvector HNSW ({self.vector_type()}, L2; ef_search {EF_SEARCH}, iterative "
+                "scan beyond) KNN")
 
 
 def _floats(value: object) -> npt.NDArray[np.float32]:
