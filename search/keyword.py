@@ -77,7 +77,7 @@ def informative_terms(store: IndexStore, terms: list[str],
     with _PRUNED_LOCK:
         if key in _PRUNED:
             return list(_PRUNED[key])
-    total = int(store.query("SELECT count(*) FROM checkpoints")[0][0])
+    total = store.checkpoint_total()
     df = {t: term_count(store, t, postings) for t in terms}
     kept = [t for t in terms if df[t] <= total / 2] or [min(terms, key=lambda t: df[t])]
     with _PRUNED_LOCK:

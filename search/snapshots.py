@@ -43,7 +43,7 @@ def checkpoint_count(store: IndexStore) -> int:
     with _COUNTS_LOCK:
         if key in _COUNTS:
             return _COUNTS[key]
-    count = int(store.query("SELECT count(*) FROM checkpoints")[0][0])
+    count = store.checkpoint_total()
     with _COUNTS_LOCK:
         if len(_COUNTS) > 64:
             _COUNTS.clear()

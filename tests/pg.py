@@ -15,6 +15,7 @@ migrates it as it would a new team database).
 from __future__ import annotations
 
 import itertools
+import shutil
 import tempfile
 import warnings
 from pathlib import Path
@@ -29,9 +30,10 @@ _COUNTER = itertools.count(1)
 class PgServer:
     """The session's PostgreSQL server."""
 
-    def __init__(self, handle: Any, base_url: str) -> None:
+    def __init__(self, handle: Any, base_url: str, folder: Path) -> None:
         self.handle = handle
         self.base_url = base_url
+        self.folder = folder
 
     @classmethod
     def start(cls) -> PgServer:
@@ -45,7 +47,7 @@ class PgServer:
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
-        return cls(handle, url)
+        return cls(handle, url, folder)
 
     def fresh_url(self, prefix: str = "t") -> str:
         """A store URL on a new, empty schema of its own."""
@@ -59,6 +61,7 @@ class PgServer:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.handle.cleanup()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def with_search_path(url: str, schema: str) -> str:

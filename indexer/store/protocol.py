@@ -181,6 +181,10 @@ class Coverage(Protocol):
 
     def repo_counts(self, repo_id: int) -> dict[str, int]: ...
 
+    def checkpoint_total(self) -> int:
+        """How many checkpoints the index holds (all repositories)."""
+        ...
+
 
 class VectorSearch(Protocol):
     """Nearest neighbours found by the engine itself (`indexer.store.vectors`)."""

@@ -169,7 +169,7 @@ class BatchApplier:
         on_wait = self._lock_waiter(repo, len(job.changes))
         # Wait for the write lock before the (possibly full) stat pass: while another
         # process writes for minutes, retries stay cheap. `Service.index` takes it again.
-        probe = self.service.write_lock()
+        probe = self.service.write_lock(repo.root)
         probe.acquire(wait=self.lock_wait_seconds, on_wait=on_wait)
         probe.release()
         store = self.service.store()

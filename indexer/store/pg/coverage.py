@@ -52,3 +52,9 @@ class PgCoverage(PgConnection):
         assert row is not None
         return dict(zip(("files", "checkpoints", "symbols", "embedded", "bytes"),
                         (int(v) for v in row), strict=True))
+
+    def checkpoint_total(self) -> int:
+        """How many checkpoints the store holds: the writers' per-repository counts
+        (`keyword_stats`), not a count over a million rows."""
+        row = self._one("SELECT coalesce(sum(rows), 0) FROM keyword_stats")
+        return int(row[0]) if row else 0
