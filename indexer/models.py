@@ -9,6 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+HOME_MARKER = ".ctxd-home"
+"""The file every ctxd index home holds (`indexer.store.private.private_home` writes it).
+A directory containing it is pruned by the walker whatever the options say: a home inside
+an indexed repository holds SQLite files that must never be opened outside SQLite (a read
+and close by this process would drop its own connections' locks), and logs and lock files
+that change with every run."""
+
 
 class SkipReason(StrEnum):
     """Why the walker or the pipeline left a file out of the index."""

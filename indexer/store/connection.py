@@ -125,9 +125,17 @@ class Connection:
         self.close()
 
     def _migrate(self) -> None:
-        version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
-        for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
-            with self.transaction():
+        """Apply the migrations not applied yet, all in one write transaction.
+
+        Several processes open a new index at once (the CLI and the daemon it starts), so
+        the schema version is read only once the write lock is held: whoever migrates
+        first does all of it, the others find `user_version` current and write nothing.
+        A current index costs one read and no lock."""
+        if int(self.db.execute("PRAGMA user_version").fetchone()[0]) >= len(MIGRATIONS):
+            return
+        with self.transaction():
+            version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
+            for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
                 migration(self.db)
                 self.db.execute(f"PRAGMA user_version = {number}")
 

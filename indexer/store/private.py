@@ -4,9 +4,12 @@ The index holds the full text of every indexed file, so nothing in `CTXD_HOME` m
 readable by other local users. `private_home(home)` creates the folder 0700 or tightens
 an existing one (and the files in it) and says once per process, as a warning, what it
 changed; `create_private(path)` creates an empty file 0600 before SQLite or a writer
-opens it (SQLite gives a database's `-wal` and `-shm` the database file's mode).
+opens it (SQLite gives a database's `-wal` and `-shm` the database file's mode), and
+never opens one that exists (see its docstring: the rule that keeps the WAL safe).
 A shared folder (sticky bit, as `/tmp`) keeps its mode: only ctxd's files in it are
-tightened. `PRIVATE_UMASK` is the umask the daemon runs under, so a file it creates any other way is
+tightened. `private_home` also writes the home's marker (`HOME_MARKER`), by which the
+walker keeps a home that lies inside an indexed repository out of the walk.
+`PRIVATE_UMASK` is the umask the daemon runs under, so a file it creates any other way is
 private too (the CLI and `ctxd serve` rely on `private_home` and `create_private`).
 """
 
@@ -17,6 +20,8 @@ import os
 import stat
 from pathlib import Path
 
+from ctxd.indexer.models import HOME_MARKER
+
 log = logging.getLogger("ctxd.indexer.store.private")
 
 PRIVATE_UMASK = 0o077
@@ -24,7 +29,7 @@ DIR_MODE = 0o700
 FILE_MODE = 0o600
 
 CTXD_FILES = ("index.db", "daemon.", "watch-status.json", ".watch-status.json.",
-              ".daemon.json.")
+              ".daemon.json.", HOME_MARKER)
 """Name prefixes of the files ctxd keeps in a home: the only ones `private_home` touches
 (a home pointed at a folder that holds other things leaves those alone)."""
 
@@ -42,6 +47,7 @@ def private_home(home: Path, *, names: tuple[str, ...] = ()) -> list[str]:
     """
     home = Path(home)
     home.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    _mark(home)
     changed = []
     if not _shared(home) and _tighten(home):
         changed.append(f"{home}/")
@@ -63,6 +69,27 @@ def private_home(home: Path, *, names: tuple[str, ...] = ()) -> list[str]:
         log.warning("the index folder %s was readable by other users: made it private "
                     "(folder 0700, files 0600; tightened %s)", home, ", ".join(sorted(changed)))
     return changed
+
+
+_MARKER_TEXT = (
+    "This folder is a ctxd index home: index.db (SQLite) and the daemon's files.\n"
+    "ctxd never indexes or reads a folder holding this file, so a home inside an\n"
+    "indexed repository stays out of its own index.\n"
+)
+
+
+def _mark(home: Path) -> None:
+    """Write `HOME_MARKER` into the home unless it is there (the walker prunes a folder
+    holding it). A home that cannot be written keeps working without it."""
+    marker = home / HOME_MARKER
+    if marker.exists():
+        return
+    try:
+        fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
+    except OSError:
+        return  # another process wrote it meanwhile, or the folder is read-only
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(_MARKER_TEXT)
 
 
 def _shared(folder: Path) -> bool:
@@ -93,6 +120,17 @@ def _tighten(path: Path) -> bool:
 
 
 def create_private(path: Path) -> None:
-    """Create `path` empty with mode 0600 unless it exists (raises OSError)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE)
+    """Create `path` empty with mode 0600 if it does not exist yet; never open an existing
+    file (raises OSError).
+
+    An existing database file is left to SQLite: its locks are POSIX advisory locks, which
+    belong to the process, so opening and closing the file here would drop the locks of
+    every connection this process holds on it ("How To Corrupt An SQLite Database File",
+    2.2) and let another process delete the WAL under them. `O_EXCL` opens only a file this
+    call creates, which no connection can hold yet; an existing one is made private by path
+    (`private_home`)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
+    except FileExistsError:
+        return
     os.close(fd)

@@ -73,6 +73,11 @@ class SqliteVecRows(Connection):
         self.check_model(name, dimension)
         if self.model() is None:
             with self.transaction():
+                # Another process may have recorded a model since the look above: decide
+                # again under the write lock, so the first model recorded is the one kept.
+                if self.model() is not None:
+                    self.check_model(name, dimension)
+                    return
                 self.set_meta("model", name)
                 self.set_meta("dimension", str(dimension))
                 self.db.execute(

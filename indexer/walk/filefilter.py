@@ -26,7 +26,7 @@ from pathlib import Path
 from ctxd.indexer.models import FileEntry, Skipped, SkipReason
 from ctxd.indexer.walk.ignore import IgnoreCache, IgnoreFile
 from ctxd.indexer.walk.pathguard import is_inside
-from ctxd.indexer.walk.policy import VENV_MARKERS, Verdict, bad_name, stat_error, venv_verdict
+from ctxd.indexer.walk.policy import PRUNE_MARKERS, Verdict, bad_name, stat_error, venv_verdict
 from ctxd.indexer.walk.walker import WalkOptions, compile_policy, validate_root
 
 __all__ = ["FileFilter", "normalize_rel"]
@@ -137,7 +137,7 @@ class FileFilter:
 
     def _venv(self, rel_dir: str) -> Verdict | None:
         base = os.path.join(self._root_real, rel_dir)
-        return venv_verdict({m for m in VENV_MARKERS if os.path.lexists(os.path.join(base, m))})
+        return venv_verdict({m for m in PRUNE_MARKERS if os.path.lexists(os.path.join(base, m))})
 
     def _dir_ignores(self, rel_dir: str) -> tuple[IgnoreFile, ...]:
         if not self._policy.use_ignore_files:

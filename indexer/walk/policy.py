@@ -4,7 +4,7 @@
 (steps 1-5: built-in prunes, ignore files, sensitive excludes, user excludes and
 includes; step 7: the size limit): `dir_verdict` / `file_verdict` / `size_verdict`
 return why an entry is refused, as a `Verdict` `(SkipReason, detail)`, or None. The
-built-in tables (`VCS_DIR_NAMES`, `PRUNED_DIR_NAMES`, `VENV_MARKERS`,
+built-in tables (`VCS_DIR_NAMES`, `PRUNED_DIR_NAMES`, `VENV_MARKERS`, `HOME_MARKER`,
 `SENSITIVE_FILE_PATTERNS`, `SENSITIVE_DIR_PATTERNS`) live here, as do `too_large`,
 `venv_verdict` and `stat_error`, the verdicts on what a `stat` found.
 
@@ -24,12 +24,14 @@ import errno
 import os
 from dataclasses import dataclass
 
-from ctxd.indexer.models import Skipped, SkipReason
+from ctxd.indexer.models import HOME_MARKER, Skipped, SkipReason
 from ctxd.indexer.walk.ignore import IgnoreFile, ignored_by
 from ctxd.indexer.walk.patterns import GlobMatcher, compile_globs
 
 __all__ = [
+    "HOME_MARKER",
     "PRUNED_DIR_NAMES",
+    "PRUNE_MARKERS",
     "SENSITIVE_DIR_PATTERNS",
     "SENSITIVE_FILE_PATTERNS",
     "VCS_DIR_NAMES",
@@ -80,6 +82,9 @@ projects that generate them list them in `.gitignore` anyway.
 
 VENV_MARKERS = frozenset({"pyvenv.cfg", "conda-meta"})
 """A directory containing one of these is a Python virtualenv or conda env: pruned."""
+
+PRUNE_MARKERS = VENV_MARKERS | {HOME_MARKER}
+"""Entries that make a directory pruned (`venv_verdict`)."""
 
 SENSITIVE_FILE_PATTERNS: tuple[str, ...] = (
     ".env",
@@ -206,7 +211,10 @@ def bad_name(rel: str) -> Skipped | None:
 
 
 def venv_verdict(names: frozenset[str] | set[str]) -> Verdict | None:
-    """IGNORED when a directory's entry `names` include a `VENV_MARKERS` entry, else None."""
+    """IGNORED when a directory's entry `names` include a `PRUNE_MARKERS` entry (a
+    virtualenv, or ctxd's own index home), else None."""
+    if HOME_MARKER in names:
+        return SkipReason.IGNORED, "built-in prune: a ctxd index home (never read)"
     if found := VENV_MARKERS & names:
         return SkipReason.IGNORED, f"built-in prune: virtualenv ({min(found)})"
     return None

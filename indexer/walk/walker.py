@@ -19,7 +19,8 @@ Policy, first match wins (the same order in `walk` and `FileFilter`):
 
 1. Built-in directory prunes, never descended into: `VCS_DIR_NAMES` (skipped silently,
    no `Skipped`: every repository has one), `PRUNED_DIR_NAMES` and any directory holding
-   a `VENV_MARKERS` entry (one `Skipped(dir, IGNORED)` for the directory).
+   a `VENV_MARKERS` entry or ctxd's `HOME_MARKER` (one `Skipped(dir, IGNORED)` for the
+   directory; a root that is an index home yields one `Skipped(".")` and nothing else).
 2. Ignore files (`use_gitignore`): `.gitignore` and `.ctxdignore` in every directory, with
    gitignore semantics (`indexer.walk.ignore`; a nested file applies relative to its
    folder, a deeper file overrides a shallower one, `.ctxdignore` overrides `.gitignore`
@@ -66,6 +67,7 @@ from ctxd.indexer.walk.ignore import IgnoreFile, ignore_sources, load_ignore_fil
 from ctxd.indexer.walk.pathguard import is_inside
 from ctxd.indexer.walk.patterns import compile_globs
 from ctxd.indexer.walk.policy import (
+    HOME_MARKER,
     VCS_DIR_NAMES,
     Policy,
     bad_name,
@@ -273,7 +275,11 @@ class _Walk:
         except OSError as exc:
             yield Skipped(".", SkipReason.UNREADABLE, str(exc))
             return
-        chain = self._load_ignores(self.root_real, "", {e.name for e in entries})
+        names = {e.name for e in entries}
+        if HOME_MARKER in names:  # the root is an index home itself: never read
+            yield Skipped(".", *venv_verdict(names) or (SkipReason.IGNORED, ""))
+            return
+        chain = self._load_ignores(self.root_real, "", names)
         root = _Frame("", (st.st_dev, st.st_ino), chain, False, iter(entries))
         stack = [root]
         self.ancestors[root.key] = "."

@@ -463,9 +463,10 @@ def status(ctx: click.Context, as_json: bool) -> None:
         ws = r.get("watch")
         if ws:
             lag = "-" if ws["lag_ms"] is None else f"{ws['lag_ms']} ms"
+            rescan = f", rescan ({ws['rescan']})" if ws.get("rescan") else ""
             render.emit(f"    {'watching ' + ws['mode'] if ws['watching'] else 'not watching'}, "
-                        f"pending {ws['pending']}, updated {ws['last_update'] or 'never'}, "
-                        f"lag {lag}")
+                        f"pending {ws['pending']}{rescan}, "
+                        f"updated {ws['last_update'] or 'never'}, lag {lag}")
 
 
 @main.command()

@@ -37,10 +37,12 @@ if TYPE_CHECKING:  # annotations only (start-up time)
 
 log = logging.getLogger("ctxd.daemon.client")
 
-CONNECT_TIMEOUT = 2.0
+CONNECT_TIMEOUT = 5.0
 """Seconds to connect and finish the handshake (the daemon answers it without waiting for
-a worker, so only a stuck daemon takes longer); requests themselves have no time limit
-(a first query may wait for the model to load, an index run takes what it takes)."""
+a worker, so only a stuck daemon takes longer: on a busy machine a daemon loading its
+model took over 2 s, and a client that gave up then loaded a second model in-process);
+requests themselves have no time limit (a first query may wait for the model to load, an
+index run takes what it takes)."""
 
 _ids = itertools.count(1)
 

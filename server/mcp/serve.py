@@ -30,6 +30,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 from typing import Any
 
 import anyio
@@ -326,17 +327,33 @@ def run_stdio(server: MCPServer[Any]) -> None:
         log.info("client disconnected (stdin closed): stopping")
 
 
-def stop_cleanly(jobs: JobManager, watcher: Watcher | None, wait: float = 30.0) -> None:
+STOP_GRACE_SECONDS = 1.5
+"""How long a stopping server waits for its index job and watcher to reach a checkpoint.
+An MCP client closes stdin, sends SIGTERM 2 s later and SIGKILL 2 s after that; on a busy
+machine one embedding batch can take longer than all of that."""
+
+
+def stop_cleanly(jobs: JobManager, watcher: Watcher | None,
+                 grace: float = STOP_GRACE_SECONDS) -> None:
     """Stop the watcher and the index job at their next checkpoint (the index stays
-    consistent; the next run resumes) and wait for them, so that no model call is in
-    flight when the interpreter shuts down (that aborts the process). SIGTERM is ignored
-    from here to the exit (an MCP client sends one 2 s after closing stdin), so it cannot
-    cut the stop or the interpreter's teardown short; SIGKILL still ends a stop that hangs."""
+    consistent; the next run resumes) and wait up to `grace` seconds for them.
+
+    SIGTERM is ignored from here to the exit (an MCP client sends one 2 s after closing
+    stdin), so it cannot cut the stop short. When the job or the watcher is still inside a
+    step after `grace` (an embedding batch on a loaded machine), the process exits at once
+    with status 0 instead of waiting: interpreter teardown under a running model call would
+    abort it, and waiting would only earn the client's SIGKILL. Exiting there is as safe as
+    a kill: every committed file is whole, the open transaction is never committed, and
+    the next index run resumes the rest."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    if watcher is not None:
-        watcher.stop(timeout=wait)
-    if not jobs.shutdown(wait=wait):
-        log.warning("the index job did not stop within %.0f s; exiting anyway", wait)
+    deadline = time.monotonic() + grace
+    stopped = watcher is None or watcher.stop(timeout=grace)
+    stopped = jobs.shutdown(wait=max(0.0, deadline - time.monotonic())) and stopped
+    if not stopped:
+        log.info("the index job is still inside a step: exiting without waiting for it "
+                 "(committed files are whole; the next index run resumes the rest)")
+        logging.shutdown()  # flush the log before leaving without teardown
+        os._exit(0)
 
 

@@ -159,6 +159,7 @@ class BatchApplier:
         finally:
             with self._cond:
                 repo.in_flight = 0
+                repo.scan_in_flight = None
                 self.batches_examined += 1
                 self.watched.status_dirty = True
                 self._cond.notify_all()
@@ -252,7 +253,12 @@ class BatchApplier:
                 repo.waiting_for_lock = pid
                 self.watched.status_dirty = True
                 self._cond.notify_all()
-            if first:
+            if not first:
+                return
+            if pid == str(os.getpid()):  # the daemon's own index run: nothing to warn of
+                log.info("%s: waiting for this process's index run to finish writing.",
+                         repo.name)
+            else:
                 log.warning(
                     "Another ctxd process (pid %s) is writing the index; changes of %s "
                     "wait for it (%d pending).", pid, repo.name, count,
@@ -316,7 +322,7 @@ class BatchApplier:
             if job.trigger == "events":
                 repo.acc.add_changes(job.changes)
             else:
-                repo.rescan = repo.rescan or job.trigger
+                repo.rescan = repo.rescan or repo.scan_in_flight or job.trigger
                 if job.looked_since is not None:  # the retry's scan is no first look
                     repo.looked_wall = min(repo.looked_wall, job.looked_since)
             repo.catch_up = repo.catch_up or job.catch_up
@@ -325,9 +331,10 @@ class BatchApplier:
             ):
                 repo.first_event = job.first_event
                 repo.first_wall = job.first_wall
-            elif repo.first_event is None:
+            elif repo.first_event is None and job.trigger == "events":
                 repo.first_event = time.monotonic()
                 repo.first_wall = time.time()
+            # A scan put back has found nothing yet: no change waits, so no lag starts.
             repo.retry_at = time.monotonic() + _LOCK_RETRY_SECONDS
             if repo.waiting_for_lock is None:
                 repo.waiting_for_lock = holder

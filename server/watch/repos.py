@@ -105,6 +105,9 @@ class RepoState:
     next_rescan: float = 0.0
     retry_at: float = 0.0
     in_flight: int = 0
+    scan_in_flight: str | None = None
+    """Why the batch in flight is a stat scan (startup, periodic, poll, ...); None while
+    none runs or the batch in flight carries file events."""
     last_update: str | None = None
     last_lag_ms: int | None = None
     waiting_for_lock: str | None = None
@@ -125,8 +128,12 @@ class RepoState:
         return len(self.acc) + self.in_flight + (1 if self.rescan else 0)
 
     def health(self, now: float, active: bool) -> RepoWatchHealth:
-        """This repository's health at Unix time `now` (`active`: the watcher is)."""
-        pending = self.pending
+        """This repository's health at Unix time `now` (`active`: the watcher is).
+
+        `pending` counts changes the watcher knows of (file events); a stat scan queued or
+        running is `rescan`, not a change: it has found nothing yet, so it has no lag (a
+        startup scan waiting for this process's own index run is not a change waiting)."""
+        pending = len(self.acc) + (0 if self.scan_in_flight else self.in_flight)
         lag = self.last_lag_ms
         if pending and self.first_wall is not None:
             lag = max(0, int((now - self.first_wall) * 1000))
@@ -137,6 +144,7 @@ class RepoState:
             mode=None if self.mode is None else self.mode.value,
             pending=pending,
             pending_since=self.first_wall if pending else None,
+            rescan=self.rescan or self.scan_in_flight,
             last_update=self.last_update,
             lag_ms=lag,
             waiting_for_lock=self.waiting_for_lock,

@@ -43,8 +43,12 @@ class RepoWatchHealth:
     """When the watcher last changed this repository's index (RFC 3339)."""
     lag_ms: int | None
     """Now minus the oldest pending change while changes wait; else the last batch's lag."""
+    rescan: str | None = None
+    """A stat scan of the repository queued or running, and why (`startup`, `periodic`,
+    `poll`, `inotify queue overflow`, ...); what it finds becomes pending changes."""
     waiting_for_lock: str | None = None
-    """The pid of another process holding the write lock, while a batch waits for it."""
+    """The pid of the process holding the write lock (this one's own index run included),
+    while a batch waits for it."""
     note: str | None = None
     """Why the mode is polling (said once in the log too)."""
     error: str | None = None
@@ -71,6 +75,8 @@ def describe(health: Iterable[RepoWatchHealth]) -> list[str]:
         lag = "-" if h.lag_ms is None else f"{h.lag_ms} ms"
         line = (f"{h.name:<20} {state:<12} pending {h.pending:<5} "
                 f"updated {h.last_update or 'never'}  lag {lag}")
+        if h.rescan:
+            line += f"  (rescan: {h.rescan})"
         if h.waiting_for_lock:
             line += f"  (waiting for pid {h.waiting_for_lock})"
         if h.note or h.error:

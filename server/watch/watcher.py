@@ -442,7 +442,9 @@ class Watcher:
                 changes = r.acc.take()
                 catch_up = r.catch_up or r.rescan is not None
                 looked_since = None
+                r.scan_in_flight = None
                 if trigger != "events":
+                    r.scan_in_flight = r.rescan or trigger
                     changes = FULL
                     looked_since, r.looked_wall = r.looked_wall, time.time()
                     if r.mode is WatchMode.POLLING:

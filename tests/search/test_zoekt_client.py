@@ -150,6 +150,8 @@ def live_zoekt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveZoekt]:
     index_bin, web_bin = shutil.which("zoekt-index"), shutil.which("zoekt-webserver")
     if index_bin is None or web_bin is None:
         pytest.skip("zoekt-index / zoekt-webserver not on PATH (not installable here)")
+    if not REPOS.is_dir():
+        pytest.skip(f"Zoekt fixture repositories not found at {REPOS} (they live in ../shared)")
     root = tmp_path_factory.mktemp("zoekt-live")
     src, index = root / "src", root / "index"
     for name in ("shop", "notes"):

@@ -258,24 +258,73 @@ def test_binary_file_is_not_re_read_on_every_rescan(service, repo, watched):
     assert "logo.png" not in paths(service)
 
 
+HOLD_LOCK = (
+    "import sys\n"
+    "from pathlib import Path\n"
+    "from ctxd.indexer.store.lock import WriteLock\n"
+    "lock = WriteLock(Path(sys.argv[1]))\n"
+    "lock.acquire(wait=None)\n"
+    "print('held', flush=True)\n"
+    "sys.stdin.readline()\n"
+)
+
+
 def test_second_writer_makes_the_watcher_wait_with_a_message(service, repo, watched, caplog):
     caplog.set_level(logging.WARNING, logger="ctxd.server.watch.watcher")
-    lock = WriteLock(service.settings.db_path)
-    lock.acquire(wait=0)
-    try:
+    with subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(service.settings.db_path)],
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as writer:
+        assert writer.stdout is not None and writer.stdin is not None
+        assert writer.stdout.readline().strip() == "held"
         repo.write("src/app.py", "X = 'platypus_waits'\n")
-        me = str(os.getpid())
+        other = str(writer.pid)
         assert watched.wait_for(
-            lambda: watched.repos_health()[0].waiting_for_lock == me, TIMEOUT
+            lambda: watched.repos_health()[0].waiting_for_lock == other, TIMEOUT
         )
         assert "src/app.py" not in fts(service, "platypus_waits")
         assert watched.repos_health()[0].pending >= 1
-    finally:
-        lock.release()
+        writer.stdin.write("\n")
+        writer.stdin.flush()
     assert watched.wait_for(searchable(service, "platypus_waits", "src/app.py"), TIMEOUT)
     messages = [r.getMessage() for r in caplog.records if "is writing the index" in r.getMessage()]
-    assert len(messages) == 1 and f"pid {os.getpid()}" in messages[0]
+    assert len(messages) == 1 and f"Another ctxd process (pid {other})" in messages[0]
     assert watched.repos_health()[0].waiting_for_lock is None
+
+
+def test_a_scan_waiting_for_this_process_s_own_index_run_is_no_pending_change(
+    service, repo, caplog
+):
+    """The daemon starts watching a repository while its own index run writes it: the
+    start-up scan waits for that run. It is shown as a rescan, not as a pending change
+    with a growing lag, and the log does not blame "another process" for the daemon's own
+    write lock."""
+    caplog.set_level(logging.INFO, logger="ctxd.server.watch")
+    seed(repo)
+    service.index(repo.root)
+    lock = WriteLock(service.settings.db_path)
+    lock.acquire(wait=0)  # this process's own index run, as far as the watcher can tell
+    watcher = Watcher(service, FAST, repo_poll_seconds=0.2, poll_seconds=0.2)
+    watcher.start()
+    try:
+        me = str(os.getpid())
+        assert watcher.wait_for(
+            lambda: bool(watcher.repos_health())
+            and watcher.repos_health()[0].waiting_for_lock == me, TIMEOUT)
+        health = watcher.repos_health()[0]
+        assert (health.pending, health.pending_since, health.lag_ms) == (0, None, None)
+        assert health.rescan == "startup"
+        entry = watch_health(service.settings, watcher)["repos"][health.name]
+        assert (entry["pending"], entry["lag_ms"], entry["rescan"]) == (0, None, "startup")
+    finally:
+        lock.release()
+    try:
+        assert watcher.wait_idle(TIMEOUT)
+        health = watcher.repos_health()[0]
+        assert health.rescan is None and health.waiting_for_lock is None
+    finally:
+        watcher.stop()
+    said = [r.getMessage() for r in caplog.records]
+    assert not any("Another ctxd process" in m for m in said), said
+    assert any("waiting for this process's index run" in m for m in said), said
 
 
 def test_second_watcher_stands_by_and_takes_over(home, repo, caplog):
