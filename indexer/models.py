@@ -24,7 +24,8 @@ class SkipReason(StrEnum):
     """Matched a `.gitignore`/`.ctxdignore` rule or a built-in directory prune (VCS,
     node_modules, virtualenvs, caches)."""
     SENSITIVE = "sensitive"
-    """Matched a built-in sensitive-file pattern (`.env*`, `*.pem`, keys, credentials)."""
+    """A likely secret: a key or credential file by name (`.env*`, `*.pem`, `id_rsa*`, ...),
+    or a file whose text holds one (`indexer.walk.secrets`)."""
     EXCLUDED = "excluded"
     """Matched a user exclude pattern."""
     NOT_INCLUDED = "not_included"
@@ -106,6 +107,9 @@ class FileChunks:
     """Word pieces of each chunk's text, one per chunk: the sum of its lines' counts (the
     count of the text itself for a slice of a long line). Equals counting the text when
     the counter adds up over lines (`indexer.chunk.tokens.adds_up`)."""
+    windows_reason: str | None = None
+    """Why a code file was cut into line windows rather than by syntax: its parse ran over
+    the time budget or failed (None otherwise, and for files windows are the rule for)."""
 
 
 @dataclass(frozen=True, slots=True)

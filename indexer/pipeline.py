@@ -12,7 +12,8 @@ more while it runs.
 Invariants:
 - Incremental and idempotent: a file whose (size, mtime_ns) is unchanged is not read;
   one whose content hash is unchanged is not rewritten; files gone from disk or now
-  excluded leave the index. Running twice gives the same index.
+  excluded leave the index, files under a folder that cannot be read stay (`not_walked`).
+  Running twice gives the same index.
 - Crash-safe: every committed file is whole; a killed run resumes where it stopped
   (unchanged files are recognised by stat, pending embeddings are found by hash).
 - A text already embedded anywhere in the index (same hash) is never embedded again.
@@ -21,6 +22,7 @@ Invariants:
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import time
@@ -48,11 +50,11 @@ from ctxd.indexer.store.store import (
     serialize_vector,
 )
 from ctxd.indexer.walk.filefilter import FileFilter
+from ctxd.indexer.walk.judge import FileJudge
 from ctxd.indexer.walk.repo_options import EXPLICIT_KEY
-from ctxd.indexer.walk.textclass import TextRules, VendorDirs, classify
+from ctxd.indexer.walk.textclass import RULES_VERSION
 from ctxd.indexer.walk.walker import (
     WalkOptions,
-    read_text,
     validate_root,
     validate_walk_options,
     walk,
@@ -133,13 +135,19 @@ class IndexStats:
     files_skipped: dict[str, int] = field(default_factory=dict)
     skipped_files: list[Skipped] = field(default_factory=list)
     """The first `SKIPPED_SAMPLE` files the walk refused, with reason and detail."""
+    sensitive_files: list[str] = field(default_factory=list)
+    """The first `SKIPPED_SAMPLE` files left out as likely secrets (by name or content),
+    named apart so that a report can say which, however many other files were skipped."""
     not_embedded: dict[str, int] = field(default_factory=dict)
     """Files of the repository kept greppable but not embedded, by role (`lockfile`,
-    `vendored`, `minified`, `certificate`, `data`; `indexer.walk.textclass`)."""
+    `vendored`, `built`, `minified`, `certificate`, `data`; `indexer.walk.textclass`)."""
     not_embedded_files: list[NotEmbedded] = field(default_factory=list)
     """The first `SKIPPED_SAMPLE` of them, with role and reason."""
     large_files: list[LargeFile] = field(default_factory=list)
     """Files of this run that yielded `LARGE_FILE_CHECKPOINTS` checkpoints or more."""
+    windowed_files: list[WindowedFile] = field(default_factory=list)
+    """Code files of this run cut into line windows because their syntax parse ran over
+    `chunk.parse_budget_ms` (or failed): the first `SKIPPED_SAMPLE`, with the reason."""
     files_failed: list[FileFailure] = field(default_factory=list)
     checkpoints: int = 0
     """Checkpoints in the index for this repository after the run."""
@@ -155,6 +163,12 @@ class IndexStats:
     stopped: bool = False
     """`should_stop` ended the run early: committed files are whole, the rest (and any
     removals) wait for the next run."""
+    stopped_in: str = ""
+    """Where a stopped run stopped: `walk` (files not reached yet, and removals, wait) or
+    `embed` (`embeddings_pending` texts wait)."""
+    embeddings_pending: int = 0
+    """A run stopped while embedding: texts (checkpoints and file summaries) of this
+    repository left without a vector."""
 
 
 PROGRESS_EVERY = 25
@@ -175,9 +189,11 @@ third of phase 1, mostly FTS5 flushing and merging one small segment per file
 COMMIT_EVERY_S = 1.0
 """... or the files that have waited this long (seconds), so that search sees new files
 soon."""
-TEXT_RULE_KEYS = ("lexical_only_rules", "lexical_only_patterns", "embed_allow")
-"""Walk options that decide a file's role: a repository whose stored values differ is
-re-read (`Role`s re-decided) even where the stat is unchanged."""
+TEXT_RULE_KEYS = ("lexical_only_rules", "lexical_only_patterns", "embed_allow",
+                  "rules_version")
+"""Walk options that decide a file's role (and the version of the built-in rules): a
+repository whose stored values differ is re-read (`Role`s and secrets re-decided) even
+where the stat is unchanged."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,11 +215,18 @@ class LargeFile:
 
 
 @dataclass(frozen=True, slots=True)
+class WindowedFile:
+    """A code file cut into line windows instead of by syntax, and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class _FileRun:
     """What every file of one run is judged by."""
 
-    rules: TextRules
-    vendor: VendorDirs
+    judge: FileJudge
     recheck: bool
     """The text rules changed since the last run: ignore the stat shortcut."""
 
@@ -271,6 +294,35 @@ def removal_reasons(
     ]
 
 
+def not_walked(gone: list[str], unreadable: list[str], root: Path) -> set[str]:
+    """The files of `gone` to keep in the index: those under a folder the walk could not
+    read that is still there (`chmod 000`: its files were not walked, not deleted), and
+    those whose very existence cannot be told (a folder on the way refuses a `stat`, as
+    the watcher's single-path checks meet it). A folder that vanished loses its files."""
+    folders = [p for p in unreadable if p == "." or os.path.lexists(root / p)]
+    kept: set[str] = set()
+    for path in gone:
+        if any(f == "." or path.startswith(f + "/") for f in folders):
+            kept.add(path)
+            continue
+        try:
+            os.lstat(root / path)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR):
+                kept.add(path)
+    return kept
+
+
+def _note_kept(stats: IndexStats, kept: set[str]) -> None:
+    """Say, on each unreadable folder's failure, how many indexed files under it were kept."""
+    for i, failure in enumerate(stats.files_failed):
+        folder = failure.file
+        n = sum(1 for p in kept if folder == "." or p.startswith(folder + "/"))
+        if n:
+            stats.files_failed[i] = FileFailure(
+                folder, f"{failure.error} (not walked: its {n} indexed files are kept)")
+
+
 def candidates_of(
     root: Path, options: WalkOptions, paths: Iterable[str]
 ) -> Iterator[FileEntry | Skipped]:
@@ -314,6 +366,7 @@ class Indexer:
             target_tokens=min(base.target_tokens, limit - 24),
             min_tokens=base.min_tokens,
             window_overlap_lines=base.window_overlap_lines,
+            parse_budget_ms=base.parse_budget_ms,
         )
         self.input_limit = limit
         self.embed_commit_every = embed_commit_every
@@ -370,10 +423,11 @@ class Indexer:
             "lexical_only_rules": options.lexical_only_rules,
             "lexical_only_patterns": list(options.lexical_only_patterns),
             "embed_allow": list(options.embed_allow),
+            "rules_version": RULES_VERSION,
             EXPLICIT_KEY: sorted(set(explicit)),
         }
         existing = self.store.repo_by_root(str(root_path))
-        run = _FileRun(options.text_rules(), VendorDirs(root_path), recheck=existing is not None
+        run = _FileRun(FileJudge(root_path, options), recheck=existing is not None
                        and any(existing.options.get(k) != opts_json[k] for k in TEXT_RULE_KEYS))
         if run.recheck and only_paths is not None and existing is not None:
             # A partial run re-decides only its own files: the rules it stores stay the old
@@ -447,6 +501,7 @@ class Indexer:
         stored = self.store.stored_files(repo_id) if repo_id >= 0 else {}
         skipped: Counter[str] = Counter()
         skip_reasons: dict[str, str] = {}  # stored files the walk now refuses
+        unreadable: list[str] = []  # paths the walk could not read (folders among them)
         seen: set[str] = set()
         new_inputs: dict[str, tuple[str, int | None]] = {}
         done = examined = 0
@@ -454,7 +509,7 @@ class Indexer:
         with _CommitBatch(self.store, self.files_per_commit, COMMIT_EVERY_S) as batch:
             for item in items:
                 if should_stop():
-                    stats.stopped = True
+                    stats.stopped, stats.stopped_in = True, "walk"
                     return new_inputs  # removals need a complete walk: left to the next run
                 examined += 1
                 if examined % PROGRESS_EVERY == 0:
@@ -463,6 +518,8 @@ class Indexer:
                     report(Progress("walk", done, None, f"{examined} examined, at {item.path}"))
                 if isinstance(item, Skipped):
                     self._record_skip(item, skipped, stats)
+                    if item.reason is SkipReason.UNREADABLE:
+                        unreadable.append(item.path)
                     if item.path in stored:
                         skip_reasons[item.path] = item.reason.value
                     continue
@@ -481,6 +538,9 @@ class Indexer:
         report(Progress("walk", done, done))
         candidates = stored.keys() if wanted is None else (wanted & stored.keys())
         gone = sorted(p for p in candidates if p not in seen)
+        if kept := not_walked(gone, unreadable, root):
+            gone = [p for p in gone if p not in kept]
+            _note_kept(stats, kept)
         removed = removal_reasons(gone, skip_reasons, root)
         stats.removed_reasons = dict(sorted(Counter(r.reason for r in removed).items()))
         stats.removed_files = removed[:REMOVED_SAMPLE]
@@ -499,6 +559,9 @@ class Indexer:
             skipped[item.reason.value] += 1
             if len(stats.skipped_files) < SKIPPED_SAMPLE:
                 stats.skipped_files.append(item)
+            if (item.reason is SkipReason.SENSITIVE
+                    and len(stats.sensitive_files) < SKIPPED_SAMPLE):
+                stats.sensitive_files.append(item.path)
 
     def _index_file(
         self,
@@ -514,17 +577,18 @@ class Indexer:
     ) -> bool | Skipped:
         """Index one file; True if rows were (or would be) written, False if unchanged.
 
-        A file whose role (`indexer.walk.textclass.classify`) is lexical-only keeps its text
-        (lexical search) but gets no checkpoints, symbols or summary."""
+        The file is read and judged by `indexer.walk.judge` (secrets, role, size by role);
+        a file whose role is lexical-only keeps its text (lexical search) but gets no
+        checkpoints, symbols or summary."""
         old = stored.get(entry.path)
         if (old is not None and not run.recheck and old.size == entry.size
                 and old.mtime_ns == entry.mtime_ns):
             return False
-        text = read_text(entry)
-        if isinstance(text, Skipped):
-            return text
-        digest = content_hash(text)
-        role, why = classify(entry.path, text, run.rules, run.vendor)
+        judged = run.judge.judge(entry)
+        if isinstance(judged, Skipped):
+            return judged
+        text, role, why = judged.text, judged.role, judged.why
+        digest = judged.digest  # == content_hash(text), hashed as read
         if old is not None and old.hash == digest and old.role == role.value:
             if not dry_run:
                 batch.add(partial(self.store.touch_file, old.id, entry.size, entry.mtime_ns))
@@ -533,12 +597,10 @@ class Indexer:
             chunks: tuple[str, list[tuple[Chunk, str, str, int | None]], list[Symbol]] = (
                 detect_language(entry.path, text), [], [])
         else:
-            try:
-                chunks = self.chunk(entry.path, text)
-            except Exception as exc:
-                log.exception("chunking %s failed", entry.path)
-                return Skipped(entry.path, SkipReason.UNREADABLE,
-                               f"could not be chunked: {type(exc).__name__}: {exc}")
+            found = self._chunk_reporting(entry.path, text, stats)
+            if isinstance(found, Skipped):
+                return found
+            chunks = found
         if role.lexical_only and dry_run:
             stats.not_embedded[role.value] = stats.not_embedded.get(role.value, 0) + 1
             if len(stats.not_embedded_files) < SKIPPED_SAMPLE:
@@ -573,6 +635,21 @@ class Indexer:
         ))
         return True
 
+    def _chunk_reporting(
+        self, path: str, text: str, stats: IndexStats
+    ) -> tuple[str, list[tuple[Chunk, str, str, int | None]], list[Symbol]] | Skipped:
+        """`chunk`, naming in `stats` a file cut into line windows for want of a parse; a
+        file the chunker fails on is UNREADABLE (a bug, logged), the run goes on."""
+        try:
+            chunks, windows_reason = self.chunk_with_reason(path, text)
+        except Exception as exc:
+            log.exception("chunking %s failed", path)
+            return Skipped(path, SkipReason.UNREADABLE,
+                           f"could not be chunked: {type(exc).__name__}: {exc}")
+        if windows_reason and len(stats.windowed_files) < SKIPPED_SAMPLE:
+            stats.windowed_files.append(WindowedFile(path, windows_reason))
+        return chunks
+
     @cached_property
     def _tokens_add_up(self) -> bool:
         return bool(getattr(self.embedder, "tokens_add_up", False))
@@ -580,6 +657,12 @@ class Indexer:
     def chunk(
         self, path: str, text: str
     ) -> tuple[str, list[tuple[Chunk, str, str, int | None]], list[Symbol]]:
+        """`chunk_with_reason` without the reason."""
+        return self.chunk_with_reason(path, text)[0]
+
+    def chunk_with_reason(
+        self, path: str, text: str
+    ) -> tuple[tuple[str, list[tuple[Chunk, str, str, int | None]], list[Symbol]], str | None]:
         """Chunk a file and make sure every embedding input fits the model.
 
         The chunker keeps each chunk's text within `chunk_options.max_tokens`, and
@@ -587,7 +670,8 @@ class Indexer:
         counted; a chunk is re-split only when its header could push it over the limit.
         Returns (chunk, hash, embedding input, its word pieces) per checkpoint: the
         count is the header's plus the chunker's when the counter adds up over lines
-        (None otherwise, and for a re-split part: a dry run counts those itself).
+        (None otherwise, and for a re-split part: a dry run counts those itself), and
+        `FileChunks.windows_reason` (why a code file was cut into line windows, or None).
         """
         fc = chunk_file(path, text, self.chunk_options, self.embedder.count_tokens)
         heads = [embedding_input(path, c).split("\n", 1)[0] for c in fc.chunks]
@@ -606,7 +690,7 @@ class Indexer:
                 inp = embedding_input(path, part)
                 tokens = n_head + n if self._tokens_add_up and n is not None else None
                 out.append((part, content_hash(inp), inp, tokens))
-        return fc.language, out, fc.symbols
+        return (fc.language, out, fc.symbols), fc.windows_reason
 
     def _dry_run_plan(
         self, inputs: dict[str, tuple[str, int | None]], report: ProgressFn | None = None
@@ -674,7 +758,8 @@ class Indexer:
         for start in range(0, total, step):
             if should_stop is not None and should_stop():
                 if stats is not None:
-                    stats.stopped = True
+                    stats.stopped, stats.stopped_in = True, "embed"
+                    stats.embeddings_pending = total - done
                 break
             idx = order[start : start + step]
             vecs = self.embedder.embed([inputs[i] for i in idx])

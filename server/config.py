@@ -41,6 +41,7 @@ from ctxd.indexer.walk.walker import MAX_FILE_SIZE_LIMIT, WalkOptions, validate_
 from ctxd.search.models import SearchOptions
 
 TRANSPORTS = ("stdio", "http")
+AUTH_MODES = ("token", "none")
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 
@@ -54,14 +55,25 @@ class ServerOptions:
     port: int = 3000
     log_level: str = "info"
     token: str = ""
-    """Bearer token required on every HTTP request when set."""
+    """Bearer token every HTTP request must carry; empty = the one generated in the home
+    (`http-token`), unless `auth` is `none`."""
+    auth: str = "token"
+    """HTTP authentication: `token` (every request needs the bearer token) or `none` (any
+    local user may call the server: only when told so)."""
     allow_remote: bool = False
-    """Allow binding a non-loopback host without a token (not recommended)."""
+    """Allow binding a non-loopback host with `auth = "none"` (not recommended)."""
     allowed_roots: tuple[str, ...] = ()
-    """Folders `index_repository` may index; empty = the client's roots, else the cwd."""
+    """Folders `index_repository` may index. Empty: over stdio the client's roots, else
+    the server's working folder; over HTTP none (`server.jobs.index_roots`)."""
     index_wait_seconds: int = 20
     """How long `index_repository` waits before answering with a background job id (short
     enough for MCP clients' usual 60 s request timeout)."""
+    session_idle_seconds: int = 600
+    """An HTTP session with no request for this long is closed (its client starts a new
+    one on its next request, as MCP requires)."""
+    max_sessions: int = 100
+    """HTTP sessions open at once at most; past it a new one is refused (503) until one
+    ends or expires."""
     stateless: bool = False
     """Streamable HTTP without sessions (the SDK's stateless mode): any replica behind a
     load balancer answers any request; no server-to-client stream between requests."""
@@ -228,9 +240,23 @@ def _coerce(key: str, value: Any, default: Any, source: str) -> Any:
 
 
 def _read_file(path: Path) -> dict[str, Any]:
+    if path.is_dir():
+        raise ConfigError(
+            f"config file {path} is a folder, not a file",
+            hint="Point CTXD_CONFIG (or --config) at a TOML file, e.g. "
+            f"{path / 'config.toml'}; config.example.toml shows every key.",
+            details={"field": "CTXD_CONFIG", "value": str(path)},
+        )
     try:
         with path.open("rb") as f:
             return tomllib.load(f)
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"config file {path} is not valid UTF-8: byte {exc.object[exc.start]:#04x} at "
+            f"offset {exc.start}",
+            hint="Save the file as UTF-8 (TOML files are UTF-8 text).",
+            details={"field": "CTXD_CONFIG", "value": str(path), "offset": exc.start},
+        ) from None
     except OSError as exc:
         raise ConfigError(
             f"cannot read config file {path}: {exc.strerror or exc}",
@@ -285,6 +311,23 @@ def _env_layer(env: Mapping[str, str]) -> dict[str, tuple[Any, str]]:
     return out
 
 
+def _config_path(given: Path | None, env: Mapping[str, str]) -> Path | None:
+    """The config file, absolute: `given` (the --config flag), else `CTXD_CONFIG` (which
+    must exist), else the user's config file when there is one."""
+    path = given
+    if path is None and env.get("CTXD_CONFIG"):
+        path = Path(env["CTXD_CONFIG"]).expanduser()
+        if not path.exists():
+            raise ConfigError(
+                f"CTXD_CONFIG points at {path}, which does not exist",
+                hint="Create it (see config.example.toml) or unset CTXD_CONFIG.",
+                details={"field": "CTXD_CONFIG", "value": str(path)},
+            )
+    if path is None and default_config_path().is_file():
+        path = default_config_path()
+    return Path(os.path.abspath(path.expanduser())) if path is not None else None
+
+
 def load_settings(
     flags: Mapping[str, Any] | None = None,
     env: Mapping[str, str] | None = None,
@@ -296,16 +339,7 @@ def load_settings(
         ConfigError: an unknown key, a bad value, or an unreadable config file.
     """
     env = os.environ if env is None else env
-    if config_path is None and env.get("CTXD_CONFIG"):
-        config_path = Path(env["CTXD_CONFIG"]).expanduser()
-        if not config_path.is_file():
-            raise ConfigError(
-                f"CTXD_CONFIG points at {config_path}, which does not exist",
-                hint="Create it (see config.example.toml) or unset CTXD_CONFIG.",
-                details={"field": "CTXD_CONFIG", "value": str(config_path)},
-            )
-    if config_path is None and default_config_path().is_file():
-        config_path = default_config_path()
+    config_path = _config_path(config_path, env)
     layers: dict[str, tuple[Any, str]] = {}
     if config_path is not None:
         for k, v in _flatten_file(_read_file(config_path), config_path).items():
@@ -320,7 +354,8 @@ def load_settings(
         layers[k] = (v, "flag")
     values: dict[str, Any] = {}
     for key, (raw, source) in layers.items():
-        values[key] = _coerce(key, raw, known[key], source) if key != "home" else (raw, source)
+        if key != "home":
+            values[key] = _coerce(key, raw, known[key], source)
     sections: dict[str, Any] = {}
     for section, cls in SECTIONS.items():
         kwargs = {
@@ -329,11 +364,42 @@ def load_settings(
             if f"{section}.{f.name}" in values
         }
         sections[section] = cls(**kwargs)
-    home_raw = values.get("home")
-    home = Path(str(home_raw[0])).expanduser() if home_raw and home_raw[0] else default_home()
+    home = _home(*layers["home"], config_path) if "home" in layers else default_home()
     settings = Settings(home=home, config_file=config_path, **sections)
     _validate(settings, layers)
     return settings
+
+
+def _home(raw: Any, source: str, config_path: Path | None) -> Path:
+    """The index home, absolute: a relative `home` from the config file is taken from the
+    file's folder, one from the environment or a flag from the current folder (so the
+    daemon, which runs in `/`, and every client agree on one folder).
+
+    Raises:
+        ConfigError: not a path (`home = 5`), or a path that exists and is not a folder.
+    """
+    if not isinstance(raw, str | Path) or isinstance(raw, bool):
+        raise ConfigError(
+            f"invalid value for home: {raw!r} ({source}); expected a folder path (a string)",
+            hint='Set `home` to a folder, e.g. home = "~/.local/share/ctxd", or leave it out '
+            "for the default.",
+            details={"field": "home", "value": raw, "source": source},
+        )
+    if not str(raw):
+        return default_home()
+    path = Path(raw).expanduser()
+    if not path.is_absolute() and config_path is not None and source.startswith("config file"):
+        path = config_path.parent / path
+    path = Path(os.path.abspath(path))
+    if path.exists() and not path.is_dir():
+        raise ConfigError(
+            f"invalid value for home: {str(raw)!r} ({source}): {path} exists and is not a "
+            "folder",
+            hint="Point CTXD_HOME (or --home, or `home`) at a folder ctxd may create or "
+            "already uses for its index.",
+            details={"field": "home", "value": str(raw), "source": source},
+        )
+    return path
 
 
 def _rules(s: Settings) -> list[tuple[str, bool, str]]:
@@ -342,6 +408,10 @@ def _rules(s: Settings) -> list[tuple[str, bool, str]]:
         ("server.transport", s.server.transport in TRANSPORTS, " or ".join(TRANSPORTS)),
         ("server.log_level", s.server.log_level.lower() in LOG_LEVELS, ", ".join(LOG_LEVELS)),
         ("server.port", 0 < s.server.port < 65536, "a port number 1..65535"),
+        ("server.auth", s.server.auth in AUTH_MODES, " or ".join(AUTH_MODES)),
+        ("server.session_idle_seconds", s.server.session_idle_seconds >= 1,
+         "a number of seconds >= 1"),
+        ("server.max_sessions", s.server.max_sessions >= 1, "a number of sessions >= 1"),
         ("embedding.precision", s.embedding.precision in PRECISIONS, ", ".join(PRECISIONS)),
         ("embedding.batch_size", s.embedding.batch_size >= 1, "a positive integer"),
         ("walk.max_file_size", 0 <= s.walk.max_file_size <= MAX_FILE_SIZE_LIMIT,
@@ -361,11 +431,16 @@ def _rules(s: Settings) -> list[tuple[str, bool, str]]:
          "a positive number of milliseconds"),
         ("search.quantized_above", s.search.quantized_above >= 0,
          "0 (always exact) or a number of vectors"),
-        ("chunk.target_tokens",
-         1 <= s.chunk.min_tokens <= s.chunk.target_tokens <= s.chunk.max_tokens,
-         "min_tokens <= target_tokens <= max_tokens"),
+        ("chunk.max_tokens", s.chunk.max_tokens >= 1, "a positive number of tokens"),
+        ("chunk.target_tokens", s.chunk.target_tokens >= 1, "a positive number of tokens"),
+        ("chunk.min_tokens", s.chunk.min_tokens >= 1, "a positive number of tokens"),
+        (CHUNK_ORDER, s.chunk.min_tokens <= s.chunk.target_tokens <= s.chunk.max_tokens,
+         f"min_tokens ({s.chunk.min_tokens}) <= target_tokens ({s.chunk.target_tokens}) <= "
+         f"max_tokens ({s.chunk.max_tokens})"),
         ("chunk.window_overlap_lines", s.chunk.window_overlap_lines >= 0,
          "a number of lines >= 0"),
+        ("chunk.parse_budget_ms", s.chunk.parse_budget_ms >= 0,
+         "0 (no limit) or a number of milliseconds"),
         ("search.default_limit", 1 <= s.search.default_limit <= 100,
          "a number of results from 1 to 100"),
         ("search.context_lines", 0 <= s.search.context_lines <= 10,
@@ -396,9 +471,24 @@ def settings_from_cli(
     return load_settings(flags, config_path=obj.get("config"))
 
 
+CHUNK_ORDER = "chunk.*_tokens"
+"""The rule over three keys: its error names the one that was set (`_blamed`)."""
+
+
+def _blamed(key: str, layers: Mapping[str, tuple[Any, str]]) -> str:
+    """The key a failed rule's error names: for the order of the chunk sizes, the one
+    that was set (a default is never to blame when another value breaks the order)."""
+    if key != CHUNK_ORDER:
+        return key
+    given = [k for k in ("chunk.max_tokens", "chunk.target_tokens", "chunk.min_tokens")
+             if k in layers]
+    return given[0] if given else "chunk.target_tokens"
+
+
 def _validate(s: Settings, layers: Mapping[str, tuple[Any, str]]) -> None:
-    for key, ok, expected in _rules(s):
+    for rule, ok, expected in _rules(s):
         if not ok:
+            key = _blamed(rule, layers)
             value, source = layers.get(key, ("(default)", "default"))
             if key == "store.url":
                 value = redact_url(str(value))

@@ -1,4 +1,5 @@
-"""Words shared by every index report (CLI text, MCP Markdown): samples of named files.
+"""Words shared by every index report (CLI text, MCP Markdown): samples of named files,
+what a run that was stopped left undone.
 
 Pure: strings in, strings out.
 """
@@ -6,11 +7,14 @@ Pure: strings in, strings out.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 SHOWN = 5
 """How many names a one-line summary shows before `... and N more`."""
 
 EMBED_ALLOW_HINT = "`walk.embed_allow` (config) brings them in, e.g. [\"vendor\"]"
+SENSITIVE_ALLOW_HINT = ("`walk.sensitive_allow` (config) lets a file in that holds no "
+                        "secret, e.g. [\".env.example\"]")
 
 
 def named_sample(names: Sequence[str], total: int, shown: int = SHOWN) -> str:
@@ -20,6 +24,13 @@ def named_sample(names: Sequence[str], total: int, shown: int = SHOWN) -> str:
     return f"{head} and {rest} more" if rest > 0 else head
 
 
+def sensitive_line(count: int, names: Sequence[str]) -> str:
+    """One line on the files left out as likely secrets: how many, the first names, and
+    the key that lets one in."""
+    return (f"Likely secrets, not indexed: {count}: {named_sample(list(names), count)}; "
+            f"{SENSITIVE_ALLOW_HINT}")
+
+
 def not_embedded_line(counts: Mapping[str, int], names: Sequence[str]) -> str:
     """One line on the files kept for lexical search only: counts by role, first names,
     and the key that brings them in."""
@@ -27,3 +38,28 @@ def not_embedded_line(counts: Mapping[str, int], names: Sequence[str]) -> str:
     roles = ", ".join(f"{k} {v}" for k, v in counts.items())
     return (f"Not embedded (kept for lexical search): {total} ({roles}): "
             f"{named_sample(list(names), total)}; {EMBED_ALLOW_HINT}")
+
+
+class StoppedRun(Protocol):
+    """What `stopped_text` reads of a run's `IndexStats`."""
+
+    path: str
+    stopped_in: str
+    embeddings_pending: int
+    files_indexed: int
+    checkpoints: int
+
+
+def stopped_text(stats: StoppedRun, again: str) -> str:
+    """Why a stopped run is not a finished one: what it left undone and how to finish it
+    (`again`: the command or call that runs it again; every committed file is whole and
+    the next run resumes)."""
+    if stats.stopped_in == "embed":
+        missing = (f"{stats.embeddings_pending} texts still have no embedding (semantic "
+                   "search does not see them yet)")
+    else:
+        missing = (f"the walk did not finish: {stats.files_indexed} files are in the index, "
+                   "files not reached yet are not, deleted files are not removed, and new "
+                   "checkpoints have no embedding yet")
+    return (f"Stopped before the end (the process doing the work was asked to stop): "
+            f"{missing}. {again} again resumes where this run stopped.")

@@ -10,9 +10,10 @@ job it waits for), so the new arguments are never silently dropped.
 finishes, so the MCP tool can relay progress notifications without polling, and return
 a job id when the caller's wait time runs out; `index_status` reads the same jobs.
 
-Also provides the pure decisions `allowed_roots(...)` / `check_allowed(...)` (which
-folders `index_repository` may index) and `overall_progress(...)` (one monotonic
-progress value over the walk and embed phases, as MCP progress must only grow).
+Also provides the pure decisions `index_roots(...)` (the one root policy: which folders
+`index_repository` may index, per transport), `allowed_roots(...)` / `check_allowed(...)`
+and `overall_progress(...)` (one monotonic progress value over the walk and embed phases,
+as MCP progress must only grow).
 
 Invariants:
 - A job's fields change only under its condition variable; readers get immutable
@@ -41,6 +42,7 @@ from ctxd.indexer.pipeline import IndexStats, Progress, now_rfc3339
 from ctxd.indexer.walk.pathguard import is_inside
 from ctxd.indexer.walk.rootguard import check_index_root
 from ctxd.indexer.walk.walker import validate_root, validate_walk_options
+from ctxd.server.config import ServerOptions
 from ctxd.server.use_cases import UseCases
 
 log = logging.getLogger(__name__)
@@ -353,6 +355,24 @@ def root_from_uri(uri: str) -> Path | None:
     return Path(unquote(parts.path))
 
 
+def index_roots(
+    options: ServerOptions, client_roots: Sequence[str] | None, cwd: Path
+) -> tuple[Path, ...]:
+    """The folders `index_repository` may index: the one root policy of the MCP server.
+
+    - `server.allowed_roots`, when configured: on every transport, and nothing else.
+    - Else over stdio: the client's process runs as this very user, who started the server
+      (in `cwd`): the `file://` roots the client declares, else `cwd`.
+    - Else over HTTP: none. A network client, whoever it is, never widens what the server
+      may read: roots it declares are ignored and `force` does not help (it only lets a
+      configured root reach `/` or a home directory); `check_allowed` then refuses every
+      path and says which setting to make.
+    """
+    if options.transport == "http" and not options.allowed_roots:
+        return ()
+    return allowed_roots(options.allowed_roots, client_roots, cwd)
+
+
 def allowed_roots(
     configured: Sequence[str], client_roots: Sequence[str] | None, cwd: Path
 ) -> tuple[Path, ...]:
@@ -376,6 +396,14 @@ def check_allowed(path: str, roots: Sequence[Path]) -> Path:
     Raises:
         PathOutsideRoot: the resolved path is outside every allowed root.
     """
+    if not roots:
+        raise PathOutsideRoot(
+            f"path {path} cannot be indexed: this HTTP server has no allowed roots",
+            hint="Over HTTP only the folders the server's own configuration names may be "
+            "indexed: start it with `server.allowed_roots` (CTXD_SERVER_ALLOWED_ROOTS=/path/a,"
+            "/path/b), or index with `ctxd index PATH` on the server's machine.",
+            details={"field": "path", "path": path, "allowed_roots": []},
+        )
     given = Path(path).expanduser()
     real = (given if given.is_absolute() else roots[0] / given).resolve()
     if any(is_inside(str(root), str(real)) for root in roots):

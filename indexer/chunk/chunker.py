@@ -1,9 +1,10 @@
 """Cuts a file into checkpoints (chunks) sized in model tokens, and lists its symbols.
 
 `chunk_file(path, text, opts, count_tokens)` returns `FileChunks(language, chunks,
-symbols)`. Code is cut by syntax (`indexer.chunk.syntax`: tree-sitter definitions),
-Markdown and reStructuredText by headings, everything else by overlapping line
-windows. `split_chunk(chunk, max_tokens, count_tokens)` re-splits one chunk that is
+symbols)`. Code is cut by syntax (`indexer.chunk.syntax`: tree-sitter definitions, within
+`opts.parse_budget_ms`), Markdown and reStructuredText by headings, everything else (and
+code whose parse fails or runs over the budget: `FileChunks.windows_reason` says so) by
+overlapping line windows. `split_chunk(chunk, max_tokens, count_tokens)` re-splits one chunk that is
 too long (the pipeline calls it when its header pushes a chunk over the model limit).
 
 Called by the pipeline; calls `indexer.chunk.languages`, `indexer.chunk.syntax`,
@@ -52,7 +53,12 @@ from dataclasses import dataclass
 
 from ctxd.indexer.chunk.headings import markdown_sections, rst_sections
 from ctxd.indexer.chunk.languages import Family, detect_language, family
-from ctxd.indexer.chunk.syntax import Definition, iter_definitions, parse_definitions
+from ctxd.indexer.chunk.syntax import (
+    Definition,
+    ParseBudgetExceeded,
+    iter_definitions,
+    parse_definitions,
+)
 from ctxd.indexer.chunk.tokens import TokenCounter
 from ctxd.indexer.models import Chunk, FileChunks, Symbol
 
@@ -71,6 +77,10 @@ class ChunkOptions:
     """A piece smaller than this merges with its neighbour (up to `max_tokens`)."""
     window_overlap_lines: int = 3
     """Lines shared by consecutive windows of non-code text."""
+    parse_budget_ms: int = 10_000
+    """The most time one code file's syntax parse (tree-sitter and the walk over its tree)
+    may take before the file is cut into line windows instead (0 = no limit); the files it
+    happens to are named in the index report."""
 
 
 @dataclass(slots=True)
@@ -399,19 +409,28 @@ def count_lines(lines: Sequence[str], count_tokens: TokenCounter) -> list[int]:
     return [counts[line] for line in lines]
 
 
-def _definitions(language: str, text: str, lines: Sequence[str]) -> list[Definition] | None:
+def _definitions(
+    language: str, text: str, lines: Sequence[str], budget_ms: int
+) -> tuple[list[Definition] | None, str | None]:
+    """The file's definitions, and why a code file was cut into line windows instead
+    (None when it was not, or when that is the rule for it: no grammar, mostly errors)."""
     fam = family(language)
     if fam is Family.MARKDOWN:
-        return markdown_sections(lines)
+        return markdown_sections(lines), None
     if fam is Family.RST:
-        return rst_sections(lines)
+        return rst_sections(lines), None
     if fam is Family.CODE:
+        budget_s = budget_ms / 1000 if budget_ms > 0 else None
         try:
-            return parse_definitions(language, text)
+            return parse_definitions(language, text, budget_s=budget_s), None
+        except ParseBudgetExceeded:
+            logger.info("%s parse over its %d ms budget: line windows", language, budget_ms)
+            return None, (f"syntax parse over its {budget_ms} ms budget "
+                          "(chunk.parse_budget_ms): cut into line windows")
         except (ValueError, RuntimeError, RecursionError) as exc:
             logger.warning("parse failed for a %s file, using line windows: %s", language, exc)
-            return None
-    return None
+            return None, f"syntax parse failed ({type(exc).__name__}): cut into line windows"
+    return None, None
 
 
 def chunk_file(path: str, text: str, opts: ChunkOptions, count_tokens: TokenCounter) -> FileChunks:
@@ -426,13 +445,15 @@ def chunk_file(path: str, text: str, opts: ChunkOptions, count_tokens: TokenCoun
     Returns:
         `FileChunks(language, chunks, symbols)`; no chunks for an empty or
         whitespace-only file. Never raises for odd content: a language without a
-        grammar, or a parse that is mostly errors, is cut into line windows.
+        grammar, a parse that is mostly errors, fails or runs over
+        `opts.parse_budget_ms`, is cut into line windows (the last two say so in
+        `FileChunks.windows_reason`).
     """
     language = detect_language(path, text)
     if not text.strip():
         return FileChunks(language, [], [])
     lines = split_lines_of(text)
-    defs = _definitions(language, text, lines)
+    defs, windows_reason = _definitions(language, text, lines, opts.parse_budget_ms)
     cutter = _Cutter(lines, count_lines(lines, count_tokens), opts, count_tokens)
     last = len(lines) - 1
     if defs is None:
@@ -446,7 +467,7 @@ def chunk_file(path: str, text: str, opts: ChunkOptions, count_tokens: TokenCoun
         for d in iter_definitions(defs or [])
     ]
     return FileChunks(language=language, chunks=cutter.to_chunks(pieces), symbols=symbols,
-                      tokens=cutter.sizes(pieces))
+                      tokens=cutter.sizes(pieces), windows_reason=windows_reason)
 
 
 def split_chunk(chunk: Chunk, max_tokens: int, count_tokens: TokenCounter) -> list[Chunk]:

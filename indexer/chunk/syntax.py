@@ -1,16 +1,20 @@
 """Definitions in source code, by tree-sitter: functions, classes, methods, structs, ...
 
-`parse_definitions(language, text)` parses source with the language's tree-sitter
-grammar (see `indexer.chunk.languages`) and returns a forest of `Definition`s with qualified
-names, containers and 1-based line extents; None when the language has no grammar or
-the parse is mostly errors, so the caller falls back to line windows. What a matched
+`parse_definitions(language, text, budget_s=...)` parses source with the language's
+tree-sitter grammar (see `indexer.chunk.languages`) and returns a forest of `Definition`s
+with qualified names, containers and 1-based line extents; None when the language has no
+grammar or the parse is mostly errors, so the caller falls back to line windows; it raises
+`ParseBudgetExceeded` when the parse and the walk over its tree take longer than
+`budget_s` (the caller falls back to line windows too, and says so). What a matched
 node is called, per language, is `indexer.chunk.extractors`; document headings (Markdown,
 RST) come back as the same `Definition` shape from `indexer.chunk.headings`.
 `iter_definitions(defs)` flattens a forest.
 
-Called by `indexer.chunk.chunker`. Calls `indexer.chunk.languages` (grammars, syntax tables) and
-`indexer.chunk.extractors`. Pure apart from cached grammars, queries and per-thread parsers
-(a tree-sitter `Parser` is not shared between threads).
+Called by `indexer.chunk.chunker`. Calls `indexer.chunk.languages` (grammars, syntax tables),
+`indexer.chunk.extractors` and `indexer.chunk.treenav` (parents and previous siblings:
+tree-sitter's own accessors cost time in the number of siblings, quadratic under long
+comment runs). Pure apart from cached grammars, queries and per-thread parsers (a
+tree-sitter `Parser` is not shared between threads) and the clock the budget reads.
 
 Invariants:
 - `start_line <= line <= end_line`; `start_line` includes decorators, attributes and
@@ -19,12 +23,15 @@ Invariants:
 - Children lie inside their parent's extent; siblings are sorted by `start_line`.
 - Qualified names join containers with `.` (`Retry.increment`, Go `Server.Start`,
   Rust `Point.new`, C++ `ns.Widget.size`).
+- Time is linear in the size of the tree (tree-sitter's parse, two query passes, one
+  cursor walk down to the definitions); with a budget, no file takes much longer than it.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -32,8 +39,15 @@ import tree_sitter
 
 from ctxd.indexer.chunk.extractors import extractor_for, node_field, python_module_variables
 from ctxd.indexer.chunk.languages import SYNTAX, SyntaxTable, load_grammar
+from ctxd.indexer.chunk.treenav import ParseBudgetExceeded, TreeNav
 
-__all__ = ["MAX_ERROR_FRACTION", "Definition", "iter_definitions", "parse_definitions"]
+__all__ = [
+    "MAX_ERROR_FRACTION",
+    "Definition",
+    "ParseBudgetExceeded",
+    "iter_definitions",
+    "parse_definitions",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -123,8 +137,54 @@ def _end_row(node: tree_sitter.Node) -> int:
     return row
 
 
-def _error_fraction(root: tree_sitter.Node, query: tree_sitter.Query, n_lines: int) -> float:
-    nodes = tree_sitter.QueryCursor(query).captures(root).get("err", [])
+_READ_CHUNK = 1 << 16
+"""Bytes handed to tree-sitter per read callback (the form of `parse` that reports progress)."""
+
+
+class _Clock:
+    """The budget of one file: `over()` for tree-sitter's progress callbacks, `check()` in
+    our own loops (raises `ParseBudgetExceeded`)."""
+
+    def __init__(self, budget_s: float | None) -> None:
+        self.deadline = None if budget_s is None else time.monotonic() + budget_s
+
+    def over(self, *_progress: object) -> bool:
+        return self.deadline is not None and time.monotonic() > self.deadline
+
+    def check(self) -> None:
+        if self.over():
+            raise ParseBudgetExceeded
+
+
+def _parse(
+    parser: tree_sitter.Parser, source: bytes, clock: _Clock
+) -> tree_sitter.Tree:
+    if clock.deadline is None:
+        return parser.parse(source)
+    try:
+        return parser.parse(lambda byte, _point: source[byte : byte + _READ_CHUNK],
+                            progress_callback=clock.over)
+    except ValueError:  # tree-sitter's "Parsing failed": the callback cancelled it
+        parser.reset()  # a cancelled parse would otherwise resume on the next file
+        if clock.over():
+            raise ParseBudgetExceeded from None
+        raise
+
+
+def _captures(
+    query: tree_sitter.Query, root: tree_sitter.Node, name: str, clock: _Clock
+) -> list[tree_sitter.Node]:
+    """One query pass (linear in the tree; tree-sitter 0.26 does not call a query's
+    progress callback, so the clock is read after it)."""
+    found = tree_sitter.QueryCursor(query).captures(root).get(name, [])
+    clock.check()
+    return found
+
+
+def _error_fraction(
+    root: tree_sitter.Node, query: tree_sitter.Query, n_lines: int, clock: _Clock
+) -> float:
+    nodes = _captures(query, root, "err", clock)
     spans = sorted((n.start_point[0], _end_row(n)) for n in nodes)
     covered = 0
     last = -1
@@ -136,14 +196,14 @@ def _error_fraction(root: tree_sitter.Node, query: tree_sitter.Query, n_lines: i
     return covered / max(n_lines, 1)
 
 
-def _attached_start(outer: tree_sitter.Node, attached: frozenset[str]) -> int:
+def _attached_start(outer: tree_sitter.Node, attached: frozenset[str], nav: TreeNav) -> int:
     """First row of the comments/attributes directly above `outer` (no blank line between)."""
     start = outer.start_point[0]
-    prev = outer.prev_sibling
+    prev = nav.prev_sibling(outer)
     while prev is not None and prev.type in attached:
         if _end_row(prev) < start - 1:
             break
-        before = prev.prev_sibling
+        before = nav.prev_sibling(prev)
         if before is not None and before.type not in attached:
             if _end_row(before) >= prev.start_point[0]:
                 break  # a trailing comment of the code before it
@@ -158,9 +218,10 @@ def _raw(
     outer: tree_sitter.Node,
     name_node: tree_sitter.Node | None,
     table: SyntaxTable,
+    nav: TreeNav,
     scope: str | None = None,
 ) -> _Raw:
-    start_row = _attached_start(outer, table.attached)
+    start_row = _attached_start(outer, table.attached, nav)
     name_row = (name_node or outer).start_point[0]
     end_row = max(_end_row(outer), name_row)
     return _Raw(
@@ -175,17 +236,24 @@ def _raw(
     )
 
 
-def _collect(language: str, root: tree_sitter.Node, query: tree_sitter.Query) -> list[_Raw]:
+def _collect(
+    language: str, source: bytes, root: tree_sitter.Node, query: tree_sitter.Query,
+    clock: _Clock,
+) -> list[_Raw]:
     table = SYNTAX[language]
     extract = extractor_for(language)
-    nodes = tree_sitter.QueryCursor(query).captures(root).get("def", [])
+    nodes = _captures(query, root, "def", clock)
+    nav = TreeNav(source, root, nodes, clock.deadline)
+    variables = list(python_module_variables(root, nav)) if language == "python" else []
     raws: list[_Raw] = []
     seen: set[tuple[int, int]] = set()
-    for node in nodes:
+    for i, node in enumerate(nodes):
+        if i % 256 == 255:
+            clock.check()
         kind = table.defs.get(node.type)
         if kind is None:
             continue
-        got = extract(node, kind, table)
+        got = extract(node, kind, table, nav)
         if got is None:
             continue
         name, kind, outer, scope = got
@@ -196,10 +264,8 @@ def _collect(language: str, root: tree_sitter.Node, query: tree_sitter.Query) ->
         name_node = node_field(node, "name")
         if name_node is None:
             name_node = node_field(node, "declarator")
-        raws.append(_raw(name, kind, outer, name_node, table, scope))
-    if language == "python":
-        for name, kind, stmt in python_module_variables(root):
-            raws.append(_raw(name, kind, stmt, None, table))
+        raws.append(_raw(name, kind, outer, name_node, table, nav, scope))
+    raws.extend(_raw(name, kind, stmt, None, table, nav) for name, kind, stmt in variables)
     return raws
 
 
@@ -261,17 +327,25 @@ def _build(
     return tuple(out)
 
 
-def parse_definitions(language: str, text: str) -> list[Definition] | None:
+def parse_definitions(
+    language: str, text: str, *, budget_s: float | None = None
+) -> list[Definition] | None:
     """Definitions in source code, by tree-sitter.
 
     Args:
         language: a language id from `indexer.chunk.languages.detect_language`.
         text: the whole file (lines split on `\\n`).
+        budget_s: the most time the parse and the walk over its tree may take (None: no
+            limit); tree-sitter is cancelled through its progress callbacks, our loops
+            look at the clock.
 
     Returns:
         The top-level definitions (with nested ones as children), or None when the
         language has no syntax table or loadable grammar, or when ERROR nodes cover
         more than `MAX_ERROR_FRACTION` of the lines.
+
+    Raises:
+        ParseBudgetExceeded: the work took longer than `budget_s`.
     """
     table = SYNTAX.get(language)
     if table is None:
@@ -280,14 +354,15 @@ def parse_definitions(language: str, text: str) -> list[Definition] | None:
     if grammar is None:
         return None
     defs_query, errors_query = _queries_for(language, grammar, table)
+    clock = _Clock(budget_s)
     source = text.encode("utf-8", "replace")
-    tree = _parser(language, grammar).parse(source)
+    tree = _parse(_parser(language, grammar), source, clock)
     root = tree.root_node
     if root.has_error:
-        fraction = _error_fraction(root, errors_query, text.count("\n") + 1)
+        fraction = _error_fraction(root, errors_query, text.count("\n") + 1, clock)
         if fraction > MAX_ERROR_FRACTION:
             logger.debug("%s parse mostly errors (%.0f%%): windows", language, fraction * 100)
             return None
-    raws = _collect(language, root, defs_query)
+    raws = _collect(language, source, root, defs_query, clock)
     class_names = frozenset(r.name for r in raws if r.kind in ("class", "struct"))
     return list(_build(_nest(raws), None, table, class_names, 1))

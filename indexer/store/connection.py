@@ -20,6 +20,7 @@ Invariants:
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Iterator, Sequence
@@ -32,6 +33,8 @@ import sqlite_vec
 
 from ctxd.indexer.store.private import create_private, private_home
 from ctxd.indexer.store.schema import MIGRATIONS
+
+log = logging.getLogger(__name__)
 
 SQLiteError = sqlite3.Error
 """What SQLite raises (for code that classifies errors without talking to SQLite)."""
@@ -145,14 +148,20 @@ class Connection:
 
         Inside an open transaction (phase 1 writes several files in one: fewer commits,
         fewer FTS5 segments to merge) it is a savepoint: an exception undoes just its own
-        writes, and they commit with the outer transaction."""
+        writes, and they commit with the outer transaction.
+
+        SQLite itself rolls the whole transaction back after some errors (a full disk, an
+        I/O error, out of memory): then there is nothing left to roll back, and the
+        original error is raised, never a second one from a ROLLBACK ("cannot rollback -
+        no transaction is active") that would hide it. A COMMIT that fails leaves no
+        transaction open behind it."""
         if self.db.in_transaction:
             self.db.execute("SAVEPOINT nested")
             try:
                 yield
             except BaseException:
-                self.db.execute("ROLLBACK TO nested")
-                self.db.execute("RELEASE nested")
+                if self.db.in_transaction:  # else SQLite rolled everything back already
+                    self._undo("ROLLBACK TO nested", "RELEASE nested")
                 raise
             self.db.execute("RELEASE nested")
             return
@@ -160,9 +169,24 @@ class Connection:
         try:
             yield
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:
+                self._undo("ROLLBACK")
             raise
-        self.db.execute("COMMIT")
+        try:
+            self.db.execute("COMMIT")
+        except BaseException:
+            if self.db.in_transaction:
+                self._undo("ROLLBACK")
+            raise
+
+    def _undo(self, *statements: str) -> None:
+        """Roll back while an error is on its way up: a failure here (the disk that failed
+        the write may fail this too) is logged, so the caller raises the first error."""
+        try:
+            for sql in statements:
+                self.db.execute(sql)
+        except sqlite3.Error as exc:
+            log.warning("rolling back after an error failed too: %s", exc)
 
     # -- reads for the search layer ------------------------------------------------------
 

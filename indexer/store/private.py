@@ -29,7 +29,7 @@ DIR_MODE = 0o700
 FILE_MODE = 0o600
 
 CTXD_FILES = ("index.db", "daemon.", "watch-status.json", ".watch-status.json.",
-              ".daemon.json.", HOME_MARKER)
+              ".daemon.json.", HOME_MARKER, "http-token")
 """Name prefixes of the files ctxd keeps in a home: the only ones `private_home` touches
 (a home pointed at a folder that holds other things leaves those alone)."""
 

@@ -3,8 +3,9 @@
 `with storage_errors(home): ...` turns an SQLite or OS error that means the index's
 storage failed (disk full, read-only file system, permission denied, I/O error) into a
 `StorageError`; anything else passes through unchanged. An `OSError` counts only when it
-names a path inside `home` (a repository file that cannot be read is the walker's
-business, not the index's). The last one is remembered for `get_health`
+names a path inside `home`, or for a home that cannot be created the home or a folder
+above it (a repository file that cannot be read is the walker's business, not the
+index's). The last one is remembered for `get_health`
 (`last_storage_error`).
 """
 
@@ -33,13 +34,22 @@ _ERRNO_KINDS = {
     errno.ENOSPC: "disk_full", errno.EDQUOT: "disk_full", errno.EROFS: "read_only",
     errno.EACCES: "permission_denied", errno.EPERM: "permission_denied", errno.EIO: "io_error",
 }
+_WRITE_ONLY_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+"""Errors only a write raises: inside `storage_errors(home)` only the index is written, so
+they count even when they name no file (`os.write` to a descriptor)."""
+_CREATE_ERRNOS = (errno.ENOENT, errno.ENOTDIR, errno.EEXIST)
+"""What `mkdir` of the home (or of a folder above it) fails with where no folder can be
+made (`/proc/1/x`, a file in the way): `cannot_create`."""
 _WHAT = {
+    "cannot_create": "its folder cannot be created there",
     "disk_full": "the disk is full",
     "read_only": "the file system is read-only",
     "permission_denied": "permission denied",
     "io_error": "an I/O error",
 }
 _FIX = {
+    "cannot_create": "Set CTXD_HOME (or --home, or `home` in the config file) to a folder "
+    "you can create and write, e.g. one under your home directory.",
     "disk_full": "Free space on that file system (or set CTXD_HOME to a folder on another "
     "one), then run the same command again: the index is consistent and the next run "
     "completes it.",
@@ -69,10 +79,14 @@ def _kind(exc: BaseException, home: Path) -> str | None:
     if isinstance(exc, SQLiteError):
         text = str(exc).lower()
         return next((kind for needle, kind in _SQLITE_KINDS if needle in text), None)
-    if isinstance(exc, OSError) and exc.errno in _ERRNO_KINDS and exc.filename:
+    if isinstance(exc, OSError) and not exc.filename and exc.errno in _WRITE_ONLY_ERRNOS:
+        return "disk_full"  # a write to a descriptor (a lock file's pid): ours, in the home
+    if isinstance(exc, OSError) and exc.filename:
         name = os.path.abspath(os.fsdecode(exc.filename))
+        if exc.errno in _CREATE_ERRNOS and (name == str(home) or name in map(str, home.parents)):
+            return "cannot_create"
         inside = name == str(home) or name.startswith(str(home) + os.sep)
-        return _ERRNO_KINDS[exc.errno] if inside else None
+        return _ERRNO_KINDS.get(exc.errno or 0) if inside else None
     return None
 
 
@@ -85,7 +99,9 @@ def as_storage_error(exc: BaseException, home: Path) -> StorageError | None:
         return None
     path = os.fsdecode(exc.filename) if isinstance(exc, OSError) and exc.filename else str(home)
     free = free_bytes(home)
-    where = f"; {free} bytes free there" if free is not None else ""
+    if kind == "io_error" and free == 0:
+        kind = "disk_full"  # SQLite reports a write that found no room (its -shm) as I/O
+    where = f"; {free} bytes free there" if free is not None and kind != "cannot_create" else ""
     err = StorageError(
         f"cannot write the index at {path}: {_WHAT[kind]} ({exc}){where}",
         hint=_FIX[kind],

@@ -8,8 +8,9 @@ file type, size) and returns the `FileEntry` or `Skipped` the walk would have yi
 
 Callers: the watcher (`server.watch_repos`), to judge changed paths without walking
 the whole tree. Calls `indexer.walk.walker` (`compile_policy`, `validate_root`),
-`indexer.walk.policy` (the verdicts), `indexer.walk.ignore` (`IgnoreCache`) and
-`indexer.walk.pathguard` (root containment).
+`indexer.walk.policy` (the verdicts), `indexer.walk.ignore` (`IgnoreCache`),
+`indexer.walk.gitrefs` / `indexer.walk.gitindex` (what git tracks, re-read when the index
+file changes) and `indexer.walk.pathguard` (root containment).
 
 Invariants: the same policy, in the same order, as `walk` (both apply one
 `indexer.walk.policy.Policy`); an absolute path or one with a `..` segment is OUTSIDE_ROOT
@@ -21,12 +22,22 @@ from __future__ import annotations
 
 import os
 import stat
+from dataclasses import replace
 from pathlib import Path
 
 from ctxd.indexer.models import FileEntry, Skipped, SkipReason
-from ctxd.indexer.walk.ignore import IgnoreCache, IgnoreFile
+from ctxd.indexer.walk.gitindex import tracked_paths
+from ctxd.indexer.walk.gitrefs import git_layout
+from ctxd.indexer.walk.ignore import IgnoreCache, IgnoreFile, excluded_folder
 from ctxd.indexer.walk.pathguard import is_inside
-from ctxd.indexer.walk.policy import PRUNE_MARKERS, Verdict, bad_name, stat_error, venv_verdict
+from ctxd.indexer.walk.policy import (
+    PRUNE_MARKERS,
+    Policy,
+    Verdict,
+    bad_name,
+    stat_error,
+    venv_verdict,
+)
 from ctxd.indexer.walk.walker import WalkOptions, compile_policy, validate_root
 
 __all__ = ["FileFilter", "normalize_rel"]
@@ -50,7 +61,13 @@ class FileFilter:
         """Raises ValidationError for bad options or root, like `walk`."""
         self._policy = compile_policy(opts)
         self._root_real = str(validate_root(root))
+        self._git = git_layout(self._root_real) if self._policy.use_ignore_files else None
         self._ignores = IgnoreCache(self._root_real)
+
+    @property
+    def policy(self) -> Policy:
+        """The compiled policy this filter applies."""
+        return self._policy
 
     @property
     def root(self) -> Path:
@@ -60,6 +77,15 @@ class FileFilter:
     def reload(self) -> None:
         """Forget every cached ignore file; the next call re-reads them."""
         self._ignores.clear()
+
+    def _current_policy(self) -> Policy:
+        """The policy with what git tracks now (`gitindex.tracked_paths` re-reads the index
+        when its stat changes: a `git add` or `git rm --cached` since the last call)."""
+        if self._git is not None:
+            tracked = tracked_paths(self._git)
+            if tracked is not self._policy.tracked:
+                self._policy = replace(self._policy, tracked=tracked)
+        return self._policy
 
     def check(self, rel_path: str, *, is_dir: bool = False) -> SkipReason | None:
         """Why `walk` would refuse `rel_path` by name, or None if the name policy admits it.
@@ -105,7 +131,10 @@ class FileFilter:
         is_dir = stat.S_ISDIR(st.st_mode)
         if verdict := self._verdict(rel, is_dir):
             return Skipped(rel, *verdict)
-        real = os.path.realpath(path)
+        try:
+            real = os.path.realpath(path)
+        except OSError as exc:  # a link on the way changed while it was resolved
+            return Skipped(rel, SkipReason.UNREADABLE, f"changed while resolved: {exc}")
         if not is_inside(self._root_real, real):
             return Skipped(
                 rel, SkipReason.OUTSIDE_ROOT, f"symlink resolves outside the repository: {real}"
@@ -119,7 +148,7 @@ class FileFilter:
     def _verdict(self, rel: str, is_dir: bool) -> Verdict | None:
         if not rel:
             return None
-        policy = self._policy
+        policy = self._current_policy()
         parts = rel.split("/")
         chain = self._dir_ignores("")
         allowed = False
@@ -132,17 +161,19 @@ class FileFilter:
                 return verdict
             if depth < last:
                 allowed = policy.dir_allowed(drel, name, allowed)
-                chain += self._dir_ignores(drel)
+                if kept := policy.kept_by_git(chain, drel):  # as the walk: see `walk`
+                    chain += (excluded_folder(drel, kept),)
+                chain += self._dir_ignores(drel, ctxd_only=bool(kept))
         return None
 
     def _venv(self, rel_dir: str) -> Verdict | None:
         base = os.path.join(self._root_real, rel_dir)
         return venv_verdict({m for m in PRUNE_MARKERS if os.path.lexists(os.path.join(base, m))})
 
-    def _dir_ignores(self, rel_dir: str) -> tuple[IgnoreFile, ...]:
+    def _dir_ignores(self, rel_dir: str, ctxd_only: bool = False) -> tuple[IgnoreFile, ...]:
         if not self._policy.use_ignore_files:
             return ()
-        return self._ignores.dir_ignores(rel_dir)
+        return self._ignores.dir_ignores(rel_dir, ctxd_only=ctxd_only)
 
 
 def normalize_rel(rel_path: str) -> str | None:

@@ -1,21 +1,25 @@
-"""The walk's admission policy by name and size: built-in rule tables and the verdicts.
+"""The walk's admission policy by name, size and secrets: rule tables and the verdicts.
 
-`Policy` is the compiled, name-based part of the policy described in `indexer.walk.walker`
-(steps 1-5: built-in prunes, ignore files, sensitive excludes, user excludes and
-includes; step 7: the size limit): `dir_verdict` / `file_verdict` / `size_verdict`
-return why an entry is refused, as a `Verdict` `(SkipReason, detail)`, or None. The
-built-in tables (`VCS_DIR_NAMES`, `PRUNED_DIR_NAMES`, `VENV_MARKERS`, `HOME_MARKER`,
-`SENSITIVE_FILE_PATTERNS`, `SENSITIVE_DIR_PATTERNS`) live here, as do `too_large`,
-`venv_verdict` and `stat_error`, the verdicts on what a `stat` found.
+`Policy` is the compiled part of the policy described in `indexer.walk.walker` (steps
+1-5: built-in prunes, ignore files, sensitive excludes, user excludes and includes; step
+7: the size limits and `READ_LIMIT`; step 9: secrets in a file's text): `dir_verdict` /
+`file_verdict` / `size_verdict` / `secret_verdict` return why an entry is refused, as a
+`Verdict` `(SkipReason, detail)`, or None. The built-in tables (`VCS_DIR_NAMES`,
+`PRUNED_DIR_NAMES`, `VENV_MARKERS`, `HOME_MARKER`; the sensitive ones come from
+`indexer.walk.secrets`) live here, as do `too_large`, `venv_verdict` and `stat_error`,
+the verdicts on what a `stat` found.
 
 Callers: `indexer.walk.walker` (`compile_policy` builds a `Policy` from `WalkOptions`;
-`walk` applies it) and `indexer.walk.filefilter` (the same policy, one path at a time);
-`server.changes` reads the tables. Calls `indexer.walk.patterns` and `indexer.walk.ignore`.
+`walk` applies it), `indexer.walk.filefilter` (the same policy, one path at a time) and
+`indexer.walk.judge` (the content steps); `server.changes` reads the tables. Calls
+`indexer.walk.patterns`, `indexer.walk.ignore` and `indexer.walk.secrets`; holds a
+`indexer.walk.gitindex.TrackedPaths` (data the walker read) when git tracks paths.
 
-Invariants: pure decisions over names and numbers (only `stat_error` looks at the
+Invariants: pure decisions over names, numbers and text (only `stat_error` looks at the
 filesystem, to tell a dangling symlink from a vanished file); the first matching step
 wins, in the same order for `walk` and `FileFilter`; built-in sensitive globs are
-compiled once, case-insensitive.
+compiled once, case-insensitive; `sensitive_excludes = false` or a `sensitive_allow`
+glob lifts the name and the content rules alike.
 """
 
 from __future__ import annotations
@@ -25,15 +29,25 @@ import os
 from dataclasses import dataclass
 
 from ctxd.indexer.models import HOME_MARKER, Skipped, SkipReason
-from ctxd.indexer.walk.ignore import IgnoreFile, ignored_by
+from ctxd.indexer.walk.gitindex import TrackedPaths
+from ctxd.indexer.walk.ignore import IgnoreFile, ignore_hit
 from ctxd.indexer.walk.patterns import GlobMatcher, compile_globs
+from ctxd.indexer.walk.secrets import (
+    SENSITIVE_DIR_PATTERNS,
+    SENSITIVE_FILE_PATTERNS,
+    SENSITIVE_WORD_PATTERNS,
+    is_code_or_docs,
+    secret_in,
+)
 
 __all__ = [
     "HOME_MARKER",
     "PRUNED_DIR_NAMES",
     "PRUNE_MARKERS",
+    "READ_LIMIT",
     "SENSITIVE_DIR_PATTERNS",
     "SENSITIVE_FILE_PATTERNS",
+    "SENSITIVE_WORD_PATTERNS",
     "VCS_DIR_NAMES",
     "VENV_MARKERS",
     "Policy",
@@ -86,43 +100,19 @@ VENV_MARKERS = frozenset({"pyvenv.cfg", "conda-meta"})
 PRUNE_MARKERS = VENV_MARKERS | {HOME_MARKER}
 """Entries that make a directory pruned (`venv_verdict`)."""
 
-SENSITIVE_FILE_PATTERNS: tuple[str, ...] = (
-    ".env",
-    ".env.*",
-    "*.env",
-    "*.pem",
-    "*.key",
-    "*.p12",
-    "*.pfx",
-    "*.jks",
-    "*.keystore",
-    "*.ppk",
-    "*.kdbx",
-    "*.tfstate",
-    "*.tfstate.backup",
-    "id_rsa*",
-    "id_dsa*",
-    "id_ecdsa*",
-    "id_ed25519*",
-    "*credentials*",
-    "*secret*",
-    ".netrc",
-    "_netrc",
-    ".npmrc",
-    ".pypirc",
-    ".pgpass",
-    ".htpasswd",
-)
-"""Built-in sensitive file globs (case-insensitive), matched like user globs."""
-
-SENSITIVE_DIR_PATTERNS: tuple[str, ...] = (".aws", ".ssh", ".gnupg", ".kube", ".azure")
-"""Built-in sensitive directories (case-insensitive): pruned with one `Skipped`."""
-
 _SENSITIVE_FILES = compile_globs(SENSITIVE_FILE_PATTERNS, "sensitive", ignore_case=True)
+_SENSITIVE_WORDS = compile_globs(SENSITIVE_WORD_PATTERNS, "sensitive", ignore_case=True)
 _SENSITIVE_DIRS = compile_globs(SENSITIVE_DIR_PATTERNS, "sensitive", ignore_case=True)
 
 Verdict = tuple[SkipReason, str]
 """A refusal: the reason and a human-readable detail."""
+
+
+READ_LIMIT = 64 << 20
+"""The most bytes of one file ctxd reads into memory (64 MiB), whatever `max_file_size`
+says: with `max_file_size = 0` ("no limit") a larger file is TOO_LARGE, not read."""
+READ_LIMIT_TEXT = (f"{READ_LIMIT} bytes (64 MiB), the most ctxd reads of one file, "
+                   "even with max_file_size 0")
 
 
 def too_large(size: int, limit: int) -> bool:
@@ -132,7 +122,7 @@ def too_large(size: int, limit: int) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    """The compiled name-based policy (steps 1-5 and 7); pure decisions, no I/O.
+    """The compiled policy (steps 1-5, 7 and 9); pure decisions, no I/O.
 
     Built by `indexer.walk.walker.compile_policy`, which validates the options first.
     """
@@ -143,6 +133,32 @@ class Policy:
     sensitive: bool
     max_file_size: int
     use_ignore_files: bool
+    max_lexical_file_size: int = 0
+    """Files kept for lexical search only may be this large (0 = no limit); never less
+    than `max_file_size`."""
+    tracked: TrackedPaths | None = None
+    """What git tracks under the root (`indexer.walk.gitindex`), set per walk: a rule of a
+    file git reads never ignores a tracked file, nor a folder holding one (git keeps
+    tracked files whatever `.gitignore` says; `.ctxdignore` still refuses them)."""
+
+    def _ignored(self, chain: tuple[IgnoreFile, ...], rel: str, is_dir: bool) -> str | None:
+        hit = ignore_hit(chain, rel, is_dir)
+        if hit is None:
+            return None
+        ig, rule = hit
+        if ig.git and self.tracked is not None and self.tracked.keeps(rel, is_dir):
+            return None
+        return rule
+
+    def kept_by_git(self, chain: tuple[IgnoreFile, ...], rel: str) -> str | None:
+        """The rule of a file git reads that ignores the folder `rel` when git tracks files
+        in it (the walk enters it for those alone: `ignore.excluded_folder`), else None."""
+        if not chain or self.tracked is None:
+            return None
+        hit = ignore_hit(chain, rel, True)
+        if hit is not None and hit[0].git and self.tracked.keeps(rel, True):
+            return hit[1]
+        return None
 
     def dir_verdict(
         self, rel: str, name: str, chain: tuple[IgnoreFile, ...], allowed: bool
@@ -155,7 +171,7 @@ class Policy:
             return SkipReason.IGNORED, "version-control directory"
         if name in PRUNED_DIR_NAMES:
             return SkipReason.IGNORED, f"built-in prune: {name}"
-        if chain and (rule := ignored_by(chain, rel, True)):
+        if chain and (rule := self._ignored(chain, rel, True)):
             return SkipReason.IGNORED, rule
         if (
             self.sensitive
@@ -177,11 +193,11 @@ class Policy:
         """Why the file `rel` is refused by name (steps 2-5), or None."""
         if name in VCS_DIR_NAMES:
             return SkipReason.IGNORED, "version-control metadata"
-        if chain and (rule := ignored_by(chain, rel, False)):
+        if chain and (rule := self._ignored(chain, rel, False)):
             return SkipReason.IGNORED, rule
         if (
             self.sensitive
-            and (pat := _SENSITIVE_FILES.which_file(rel, name))
+            and (pat := _sensitive_name(rel, name))
             and not (allowed or self.allow.match_file(rel, name))
         ):
             return SkipReason.SENSITIVE, f"sensitive pattern {pat!r}"
@@ -191,11 +207,64 @@ class Policy:
             return SkipReason.NOT_INCLUDED, "matches no include pattern"
         return None
 
+    @property
+    def lexical_limit(self) -> int:
+        """The size limit of files kept for lexical search only (0 = none): the larger of
+        `max_file_size` and `max_lexical_file_size`."""
+        if self.max_file_size == 0 or self.max_lexical_file_size == 0:
+            return 0
+        return max(self.max_file_size, self.max_lexical_file_size)
+
     def size_verdict(self, size: int) -> Verdict | None:
-        """Why a file of `size` bytes is refused (step 7), or None."""
-        if too_large(size, self.max_file_size):
-            return SkipReason.TOO_LARGE, f"{size} bytes > max_file_size {self.max_file_size}"
+        """Why a file of `size` bytes is refused before it is read (step 7), or None.
+
+        A file over `max_file_size` but within `lexical_limit` is admitted: once read,
+        `role_size_verdict` keeps it only if it is lexical-only. Whatever the limits say
+        (0 included), a file over `READ_LIMIT` is refused."""
+        if too_large(size, self.lexical_limit):
+            if self.lexical_limit == self.max_file_size:
+                return SkipReason.TOO_LARGE, f"{size} bytes > max_file_size {self.max_file_size}"
+            return SkipReason.TOO_LARGE, (
+                f"{size} bytes > max_lexical_file_size {self.lexical_limit} (and "
+                f"max_file_size {self.max_file_size})")
+        if too_large(size, READ_LIMIT):
+            return SkipReason.TOO_LARGE, f"{size} bytes > {READ_LIMIT_TEXT}"
         return None
+
+    def role_size_verdict(self, size: int, lexical_only: bool) -> Verdict | None:
+        """Why a file read and classified is refused for its size (step 10), or None: over
+        `max_file_size`, only a file kept for lexical search only stays."""
+        if lexical_only or not too_large(size, self.max_file_size):
+            return None
+        return SkipReason.TOO_LARGE, (
+            f"{size} bytes > max_file_size {self.max_file_size} (only files kept for lexical "
+            f"search, such as lockfiles, may reach max_lexical_file_size {self.lexical_limit})")
+
+    def allows(self, rel: str) -> bool:
+        """Whether `sensitive_allow` covers the file `rel` or a directory above it."""
+        if not self.allow:
+            return False
+        parts = rel.split("/")
+        return self.allow.match_file(rel, parts[-1]) or any(
+            self.allow.match_dir("/".join(parts[: i + 1]), parts[i])
+            for i in range(len(parts) - 1))
+
+    def secret_verdict(self, rel: str, text: str) -> Verdict | None:
+        """Why the file `rel` is refused for what its text holds (step 9: a private key, a
+        token, password hashes; `indexer.walk.secrets.secret_in`), or None."""
+        if not self.sensitive or (found := secret_in(text)) is None or self.allows(rel):
+            return None
+        return SkipReason.SENSITIVE, f"holds {found}"
+
+
+def _sensitive_name(rel: str, name: str) -> str | None:
+    """The sensitive pattern the file's name matches: a key or credential file by name,
+    or a data or config file named for secrets (never source code or docs)."""
+    if pat := _SENSITIVE_FILES.which_file(rel, name):
+        return pat
+    if (pat := _SENSITIVE_WORDS.which_file(rel, name)) and not is_code_or_docs(name):
+        return pat
+    return None
 
 
 def bad_name(rel: str) -> Skipped | None:

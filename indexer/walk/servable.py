@@ -3,19 +3,22 @@
 `read_servable(root, rel_path, opts)` returns the text of a file exactly when
 `indexer.walk.walker.walk` with the same `WalkOptions` would have indexed it, else the
 `Skipped` the walk would have recorded: the name-based steps and the filesystem steps
-come from `indexer.walk.filefilter.FileFilter.entry`, the content steps (binary, size re-check)
-from `indexer.walk.walker.read_text`. `stored_walk_options(base, stored)` rebuilds the options
+come from `indexer.walk.filefilter.FileFilter.entry`, the content steps (binary, size
+re-check, secrets in the text, size by role) from `indexer.walk.judge.FileJudge`, as in
+the indexing pipeline. `stored_walk_options(base, stored)` rebuilds the options
 a repository was indexed with from what the pipeline stored in its row, and
 `name_verdict(rel_path, opts)` applies the name-only steps (built-in prunes, sensitive
 files, user excludes and includes; no ignore files) to a path that is not on disk, for
 files a remote engine serves.
 
 Callers: `server.search_cases` (`file_content`, `ctxd cat`). Calls `indexer.walk.filefilter`,
-`indexer.walk.walker`, `indexer.walk.policy`.
+`indexer.walk.judge`, `indexer.walk.walker`, `indexer.walk.policy`.
 
-Invariants: never reads a file the walk would refuse (sensitive, ignored, excluded, not
-included, too large, binary, outside the root, not a regular file); a request can never
-read more than `MAX_FILE_SIZE_LIMIT` bytes, even when the repository has no size limit.
+Invariants: never serves a file the walk would refuse (sensitive by name or content,
+ignored, excluded, not included, too large, binary, outside the root, not a regular
+file); a request can never read more than `MAX_LEXICAL_FILE_SIZE_LIMIT` bytes (and an
+embedded file no more than `MAX_FILE_SIZE_LIMIT`), even when the repository has no size
+limit.
 """
 
 from __future__ import annotations
@@ -27,8 +30,14 @@ from typing import Any
 
 from ctxd.indexer.models import Skipped, SkipReason
 from ctxd.indexer.walk.filefilter import FileFilter, normalize_rel
+from ctxd.indexer.walk.judge import FileJudge
 from ctxd.indexer.walk.repo_options import pinned_options, with_options
-from ctxd.indexer.walk.walker import MAX_FILE_SIZE_LIMIT, WalkOptions, compile_policy, read_text
+from ctxd.indexer.walk.walker import (
+    MAX_FILE_SIZE_LIMIT,
+    MAX_LEXICAL_FILE_SIZE_LIMIT,
+    WalkOptions,
+    compile_policy,
+)
 
 __all__ = ["name_verdict", "read_servable", "stored_walk_options"]
 
@@ -61,13 +70,16 @@ def read_servable(root: Path, rel_path: str, opts: WalkOptions) -> tuple[str, st
     """
     if opts.max_file_size == 0:
         opts = replace(opts, max_file_size=MAX_FILE_SIZE_LIMIT)
-    found = FileFilter(root, opts).entry(rel_path)
+    if opts.max_lexical_file_size == 0:
+        opts = replace(opts, max_lexical_file_size=MAX_LEXICAL_FILE_SIZE_LIMIT)
+    files = FileFilter(root, opts)
+    found = files.entry(rel_path)
     if isinstance(found, Skipped):
         return found
-    text = read_text(found, max_size=opts.max_file_size)
-    if isinstance(text, Skipped):
-        return text
-    return found.path, text
+    judged = FileJudge(files.root, opts, files.policy).judge(found)
+    if isinstance(judged, Skipped):
+        return judged
+    return found.path, judged.text
 
 
 def name_verdict(

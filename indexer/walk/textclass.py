@@ -12,6 +12,10 @@ no embedding time:
   `modules.txt`, `third_party/`, `_vendor/`, ...);
 - SVG, minified or bundled files (`*.min.js`, source maps) and any file whose bytes sit
   mostly in very long lines (detected from the text, not the name);
+- build output (`indexer.walk.buildout`): bundles and compiled copies, by place (a
+  `dist/` named by `package.json` or mirroring `src/`, Python's `build/lib/`,
+  `*.egg-info/`, a `.map` beside the file) and by text (a trailing `sourceMappingURL`, a
+  `/*! name vX.Y.Z` banner, a bundler's runtime);
 - certificates (`*.crt`, `*.cer`, `*.der`, PEM blocks) and data blobs (base64, hex dumps).
 
 Generated code (`*_pb2.py`, `*.pb.go`, a `Code generated ... DO NOT EDIT.` or `@generated`
@@ -20,7 +24,10 @@ header) is `GENERATED`: embedded, but hybrid ranking demotes it like tests.
 The rules are `WalkOptions.lexical_only_rules` (on by default), extra globs
 `lexical_only_patterns`, and `embed_allow` globs that lift every rule for what they match
 (a file, or a directory and everything under it). Pure but for `VendorDirs`, which looks
-for a package manifest beside a `vendor/` directory (one `stat` per directory, cached).
+for a package manifest beside a `vendor/` directory (one `stat` per directory, cached),
+and `buildout.BuildDirs` (cached listings and `package.json` fields). The text rules look
+at no more than `SAMPLE` characters of a file (its head and tail), so a file of many
+megabytes costs no more than one of one.
 """
 
 from __future__ import annotations
@@ -31,11 +38,13 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+from ctxd.indexer.walk.buildout import BuildDirs, bundle_signature
 from ctxd.indexer.walk.patterns import GlobMatcher, compile_globs
 
 __all__ = [
     "GENERATED_PATTERNS",
     "LOCKFILE_PATTERNS",
+    "RULES_VERSION",
     "VENDOR_DIR_NAMES",
     "Role",
     "TextRules",
@@ -54,6 +63,8 @@ class Role(StrEnum):
     VENDORED = "vendored"
     MINIFIED = "minified"
     """SVG, minified or bundled files, source maps, files of mostly very long lines."""
+    BUILT = "built"
+    """Build output: bundles and compiled copies of the source (`indexer.walk.buildout`)."""
     CERTIFICATE = "certificate"
     DATA = "data"
     """Base64 or hex dumps."""
@@ -66,12 +77,15 @@ class Role(StrEnum):
 
 LOCKFILE_PATTERNS: tuple[str, ...] = (
     "*.lock", "package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml", "go.sum",
-    "go.work.sum", "Package.resolved", "packages.lock.json", "gradle.lockfile",
+    "go.work.sum", "vendor.sum", "Package.resolved", "packages.lock.json", "gradle.lockfile",
     "*.lockfile", "conda-lock.yml", "Pipfile.lock", "MODULE.bazel.lock", "deno.lock",
-    "bun.lock",
+    "bun.lock", "pylock.toml", "pylock.*.toml", "gems.locked", "Cartfile.resolved",
+    ".terraform.lock.hcl", "cabal.project.freeze", "Manifest.toml", "vcpkg-lock.json",
 )
-"""Lockfile names (`*.lock` covers yarn, uv, poetry, pdm, Cargo, Gemfile, composer, mix,
-pubspec, Podfile, flake)."""
+"""Lockfile names: Go (`go.sum`, `vendor.sum`), JS (`package-lock.json`, `pnpm-lock.yaml`,
+`bun.lock`), Python (`Pipfile.lock`, `pylock.toml`), Swift (`Package.resolved`), .NET
+(`packages.lock.json`), Gradle, Terraform, Julia (`Manifest.toml`), ...; `*.lock` covers
+yarn, uv, poetry, pdm, Cargo, Gemfile, composer, mix, pubspec, Podfile and flake."""
 
 MINIFIED_PATTERNS: tuple[str, ...] = (
     "*.svg", "*.svgz", "*.min.js", "*.min.mjs", "*.min.cjs", "*.min.css", "*.map",
@@ -108,6 +122,11 @@ _PEM = re.compile(r"-----BEGIN [A-Z0-9 ]+-----")
 _BASE64_LINE = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
 _HEX_LINE = re.compile(r"(?:[0-9a-fA-F]{4,}:?\s+)?(?:[0-9a-fA-F]{2}\s?){16,}.*")
 
+RULES_VERSION = 2
+"""The version of the built-in rules (here and in `indexer.walk.secrets`): stored with a
+repository's options, so that a change of the rules re-decides unchanged files once (1:
+issue 15; 2: build output, more lockfiles, secrets by content)."""
+
 LONG_LINE = 1000
 """Characters from which a line counts as very long."""
 DENSE_SPACES = 0.1
@@ -115,7 +134,10 @@ DENSE_SPACES = 0.1
 LONG_LINE_SHARE = 0.5
 """A file with at least this share of its characters in very long lines is minified."""
 MIN_SIZE = 1000
-"""Content rules look only at files of at least this many characters."""
+"""The long-line and blob rules look only at files of at least this many characters."""
+SAMPLE = 1 << 20
+"""The content rules look at most at this many characters: half from the head, half from
+the tail of a larger file."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,9 +223,13 @@ def _blob_share(lines: list[str]) -> float:
 
 
 def classify(
-    rel: str, text: str, rules: TextRules, vendor: VendorDirs | None = None
+    rel: str, text: str, rules: TextRules, vendor: VendorDirs | None = None,
+    built: BuildDirs | None = None,
 ) -> tuple[Role, str]:
-    """The role of the file at repo-relative `rel` with content `text`, and why."""
+    """The role of the file at repo-relative `rel` with content `text`, and why.
+
+    `vendor` and `built` look at the file's place in the tree (without them, only the
+    name and the text decide, e.g. for files only a remote engine has)."""
     if rules.allowed(rel):
         return Role.EMBED, "embed_allow"
     name = rel.rsplit("/", 1)[-1]
@@ -212,8 +238,13 @@ def classify(
     if rules.enabled:
         if (found := _name_role(rel, name, vendor)) is not None:
             return found
-        if len(text) >= MIN_SIZE and (found := _content_role(text)) is not None:
+        if built is not None and (why := built.built(rel)):
+            return Role.BUILT, why
+        sample = text if len(text) <= SAMPLE else text[: SAMPLE // 2] + text[-SAMPLE // 2 :]
+        if len(text) >= MIN_SIZE and (found := _content_role(sample)) is not None:
             return found
+        if why := bundle_signature(rel, text):
+            return Role.BUILT, why
     head = text[:2000]
     if (pat := _GENERATED.which_file(rel, name)) or _GENERATED_HEAD.search(head):
         return Role.GENERATED, f"generated ({pat!r})" if pat else "generated (header)"

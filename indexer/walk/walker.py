@@ -3,7 +3,10 @@
 `walk(root, opts)` does a stat-only, depth-first walk (entries sorted by name within each
 directory, so re-runs are identical) and yields a `FileEntry` for every admitted file and
 a `Skipped` for every refused file or directory; it never raises for a bad file and never
-reads file contents. `read_text(entry)` reads one admitted file (binary check, UTF-8).
+reads file contents. Each directory is listed through a descriptor opened by
+`indexer.walk.safeopen.open_verified`: a folder swapped for a symlink after its parent
+was listed is refused, never listed in its place. `read_text(entry)` (from
+`indexer.walk.reader`, re-exported) reads one admitted file the same way.
 `validate_walk_options` / `validate_root` check the caller's input before any work;
 `compile_policy(opts)` turns `WalkOptions` into the `indexer.walk.policy.Policy` that both
 `walk` and `indexer.walk.filefilter.FileFilter` (the same policy, one path at a time, for
@@ -13,7 +16,8 @@ Callers: the indexing pipeline (walk + read_text), the config loader and job run
 (validate_walk_options, validate_root), `indexer.walk.filefilter` (compile_policy).
 Calls: `indexer.walk.policy` (the name and size verdicts, the built-in tables),
 `indexer.walk.ignore` (ignore files), `indexer.walk.patterns` (globs),
-`indexer.walk.pathguard` (root containment). Knows nothing of chunks, embeddings or storage.
+`indexer.walk.pathguard` (root containment), `indexer.walk.safeopen` (verified opens).
+Knows nothing of chunks, embeddings or storage.
 
 Policy, first match wins (the same order in `walk` and `FileFilter`):
 
@@ -24,7 +28,12 @@ Policy, first match wins (the same order in `walk` and `FileFilter`):
 2. Ignore files (`use_gitignore`): `.gitignore` and `.ctxdignore` in every directory, with
    gitignore semantics (`indexer.walk.ignore`; a nested file applies relative to its
    folder, a deeper file overrides a shallower one, `.ctxdignore` overrides `.gitignore`
-   in the same folder, negation works) plus the root's `.git/info/exclude` -> IGNORED.
+   in the same folder, negation works), plus git's `info/exclude` (from the repository's
+   git dir, wherever a `.git` file points) and, for a root below a working tree's top,
+   the `.gitignore` files above it -> IGNORED. A path git tracks (`indexer.walk.gitindex`,
+   read from the index file) is never refused by a rule of a file git reads: a folder git
+   ignores but holds tracked files is entered for those alone (`.ctxdignore` still
+   applies to them).
 3. Built-in sensitive excludes (`SENSITIVE_FILE_PATTERNS` for files,
    `SENSITIVE_DIR_PATTERNS` for directories, case-insensitive) -> SENSITIVE, unless
    `sensitive_excludes=False` or the file, or a directory above it, matches
@@ -36,8 +45,16 @@ Policy, first match wins (the same order in `walk` and `FileFilter`):
    -> SYMLINK_CYCLE, resolving outside the root -> OUTSIDE_ROOT; sockets, FIFOs and
    devices -> NOT_REGULAR.
 7. Size: larger than `max_file_size` -> TOO_LARGE (a file exactly at the limit is
-   admitted; 0 = no limit).
-8. At read time (`read_text`): NUL byte or invalid UTF-8 -> BINARY; OSError -> UNREADABLE.
+   admitted; 0 = no limit of its own, but never more than `policy.READ_LIMIT`, 64 MiB),
+   except that a file may reach `max_lexical_file_size` (16 MiB) if, once read, it proves
+   to be kept for lexical search only (step 10).
+8. At read time (`read_text`): NUL byte or invalid UTF-8 -> BINARY; OSError, or a path
+   that now leads through a symlink -> UNREADABLE.
+9. Content (`indexer.walk.judge`): a private key, a well-known token format, password
+   hashes or a password in a git URL (`indexer.walk.secrets`) -> SENSITIVE, lifted like
+   step 3.
+10. Role (`indexer.walk.textclass`): a file over `max_file_size` that is not
+   lexical-only -> TOO_LARGE.
 
 Before all of these, a name that is not valid UTF-8 -> BAD_NAME (its path shown with
 `\\xNN` escapes; a directory is pruned with it).
@@ -45,25 +62,33 @@ Before all of these, a name that is not valid UTF-8 -> BAD_NAME (its path shown 
 A pruned directory (steps 1-4, 6) yields one `Skipped` with the directory's path; the
 files inside are not reported one by one.
 
-Invariants: `FileEntry.abs_path` is a symlink-free real path inside the resolved root;
+Invariants: `FileEntry.abs_path` is a symlink-free real path inside the resolved root, and
+every listing the walk yields from was of the directory at such a path (checked on the
+open descriptor, not on the name);
 `FileEntry.path` is the repo-relative POSIX path as seen in the repository (through
 symlinks); each ignore file is read once per walk, each pattern compiled once.
 """
 
 from __future__ import annotations
 
-import codecs
 import errno
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
-from operator import attrgetter
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ctxd.indexer.errors import ValidationError
 from ctxd.indexer.models import FileEntry, Skipped, SkipReason
-from ctxd.indexer.walk.ignore import IgnoreFile, ignore_sources, load_ignore_file
+from ctxd.indexer.walk.gitindex import tracked_paths
+from ctxd.indexer.walk.gitrefs import git_layout, is_git_dir
+from ctxd.indexer.walk.ignore import (
+    IgnoreFile,
+    excluded_folder,
+    ignore_sources,
+    load_ignore_file,
+    outer_ignores,
+)
 from ctxd.indexer.walk.pathguard import is_inside
 from ctxd.indexer.walk.patterns import compile_globs
 from ctxd.indexer.walk.policy import (
@@ -72,30 +97,36 @@ from ctxd.indexer.walk.policy import (
     Policy,
     bad_name,
     stat_error,
-    too_large,
     venv_verdict,
 )
+from ctxd.indexer.walk.reader import read_text
+from ctxd.indexer.walk.safeopen import O_DIR, PathChanged, open_verified
 from ctxd.indexer.walk.textclass import TextRules
 
 __all__ = [
     "DEFAULT_MAX_FILE_SIZE",
+    "DEFAULT_MAX_LEXICAL_FILE_SIZE",
     "MAX_FILE_SIZE_LIMIT",
+    "MAX_LEXICAL_FILE_SIZE_LIMIT",
     "WalkOptions",
     "compile_policy",
     "read_text",
     "validate_root",
     "validate_walk_options",
     "walk",
+    "with_git",
 ]
 
 MAX_FILE_SIZE_LIMIT = 10_485_760
 """The largest `max_file_size` a caller may ask for (10 MiB, the contract's maximum)."""
 DEFAULT_MAX_FILE_SIZE = 1_048_576
 """1 MiB: most source files are far smaller; larger ones are mostly generated."""
-
-_O_READ = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-_O_READ |= getattr(os, "O_CLOEXEC", 0)
-
+DEFAULT_MAX_LEXICAL_FILE_SIZE = 16_777_216
+"""16 MiB: lockfiles, bundles and vendored files, kept for lexical search only, run to
+megabytes (a 1.7 MB `package-lock.json` is common); the trigram index takes them
+(docs/BENCHMARKS.md, issue 24)."""
+MAX_LEXICAL_FILE_SIZE_LIMIT = 67_108_864
+"""The largest `max_lexical_file_size` a caller may ask for (64 MiB)."""
 
 @dataclass(frozen=True, slots=True)
 class WalkOptions:
@@ -107,6 +138,9 @@ class WalkOptions:
     """Globs; win over includes; a matching directory is pruned."""
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     """Bytes; 0 = no limit; at most `MAX_FILE_SIZE_LIMIT`."""
+    max_lexical_file_size: int = DEFAULT_MAX_LEXICAL_FILE_SIZE
+    """Bytes a file kept for lexical search only (a lockfile, a bundle, ...) may reach;
+    0 = no limit; never less than `max_file_size`; at most `MAX_LEXICAL_FILE_SIZE_LIMIT`."""
     sensitive_excludes: bool = True
     """Apply `indexer.walk.policy.SENSITIVE_FILE_PATTERNS` / `SENSITIVE_DIR_PATTERNS`."""
     sensitive_allow: tuple[str, ...] = ()
@@ -138,31 +172,33 @@ def validate_walk_options(opts: WalkOptions) -> None:
     Raises:
         ValidationError: an invalid glob (message `invalid include pattern` /
             `invalid exclude pattern` / `invalid sensitive_allow pattern`, details
-            `{"field", "pattern", "reason"}`) or a bad `max_file_size` (details
-            `{"field": "max_file_size", "max_allowed", "provided"}`).
+            `{"field", "pattern", "reason"}`) or a bad `max_file_size` or
+            `max_lexical_file_size` (details `{"field", "max_allowed", "provided"}`).
     """
     compile_policy(opts)
 
 
-def _check_max_file_size(n: object) -> int:
-    details = {"field": "max_file_size", "max_allowed": MAX_FILE_SIZE_LIMIT, "provided": n}
+def _check_size(n: object, field: str = "max_file_size") -> int:
+    """A valid size limit `n` for the option `field`, or a ValidationError naming it."""
+    limit, default = ((MAX_FILE_SIZE_LIMIT, DEFAULT_MAX_FILE_SIZE) if field == "max_file_size"
+                      else (MAX_LEXICAL_FILE_SIZE_LIMIT, DEFAULT_MAX_LEXICAL_FILE_SIZE))
+    details = {"field": field, "max_allowed": limit, "provided": n}
     if not isinstance(n, int) or isinstance(n, bool):
         raise ValidationError(
-            "max_file_size must be an integer",
-            hint=f"Give a number of bytes between 0 (no limit) and {MAX_FILE_SIZE_LIMIT}.",
+            f"{field} must be an integer",
+            hint=f"Give a number of bytes between 0 (no limit) and {limit}.",
             details=details,
         )
-    if n > MAX_FILE_SIZE_LIMIT:
+    if n > limit:
         raise ValidationError(
-            "max_file_size too large",
-            hint=f"Use at most {MAX_FILE_SIZE_LIMIT} bytes (10 MiB); the default is "
-            f"{DEFAULT_MAX_FILE_SIZE}.",
+            f"{field} too large",
+            hint=f"Use at most {limit} bytes ({limit >> 20} MiB); the default is {default}.",
             details=details,
         )
     if n < 0:
         raise ValidationError(
-            "max_file_size must be >= 0",
-            hint=f"Give a number of bytes between 0 (no limit) and {MAX_FILE_SIZE_LIMIT}.",
+            f"{field} must be >= 0",
+            hint=f"Give a number of bytes between 0 (no limit) and {limit}.",
             details=details,
         )
     return n
@@ -179,7 +215,8 @@ def validate_root(path: str | Path) -> Path:
 
     Raises:
         ValidationError: `path does not exist` / `path is not a directory` (details
-            `{"field": "path", "path": <as given>}`), or an empty path.
+            `{"field": "path", "path": <as given>}`), an empty path, or a git dir (a
+            bare repository, a `.git` folder or a folder inside one: nothing to index).
     """
     details = {"field": "path", "path": str(path)}
     if not str(path).strip():
@@ -203,7 +240,26 @@ def validate_root(path: str | Path) -> Path:
             hint=f"{str(path)!r} is a file; pass the repository's top-level directory.",
             details=details,
         )
+    if git_dir := next((p for p in (resolved, *resolved.parents) if is_git_dir(p)), None):
+        raise ValidationError(
+            "path is a git repository's own folder, not a working tree: "
+            f"{git_dir} holds git's objects, refs and hooks, no files to index"
+            + (" (a bare repository)" if git_dir.name != ".git" else ""),
+            hint="Index a checkout of it instead: `git clone "
+            f"{git_dir} checkout` (or `git worktree add`), then `ctxd index checkout`.",
+            details={**details, "git_dir": str(git_dir)},
+        )
     return resolved
+
+
+def with_git(policy: Policy, root_real: str) -> Policy:
+    """`policy` with what git tracks under `root_real` (`Policy.tracked`), when ignore
+    files are in use and the root lies in a git working tree with a readable index."""
+    if not policy.use_ignore_files:
+        return policy
+    layout = git_layout(root_real)
+    tracked = None if layout is None else tracked_paths(layout)
+    return policy if tracked is None else replace(policy, tracked=tracked)
 
 
 def compile_policy(opts: WalkOptions) -> Policy:
@@ -212,7 +268,8 @@ def compile_policy(opts: WalkOptions) -> Policy:
     Raises:
         ValidationError: as `validate_walk_options`.
     """
-    size = _check_max_file_size(opts.max_file_size)
+    size = _check_size(opts.max_file_size)
+    lexical = _check_size(opts.max_lexical_file_size, "max_lexical_file_size")
     opts.text_rules()  # validates the lexical_only_patterns and embed_allow globs
     return Policy(
         include=compile_globs(opts.include_patterns, "include_patterns"),
@@ -221,6 +278,7 @@ def compile_policy(opts: WalkOptions) -> Policy:
         sensitive=opts.sensitive_excludes,
         max_file_size=size,
         use_ignore_files=opts.use_gitignore,
+        max_lexical_file_size=lexical,
     )
 
 
@@ -249,15 +307,24 @@ def walk(root: Path, opts: WalkOptions) -> Iterator[FileEntry | Skipped]:
     return _Walk(root_real, policy).run()
 
 
+_DIR, _LINK, _FILE, _OTHER = "dir", "link", "file", "other"
+"""What a directory listing says an entry is (without following a symlink)."""
+
+_Entry = tuple[str, str]
+"""(name, kind): one entry of a listing, taken while the directory was open."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Frame:
     """A directory being listed: its identity, and the state its entries inherit."""
 
     rel: str
+    real: str
+    """Its symlink-free path: entries are opened under it (`safeopen` checks they are)."""
     key: tuple[int, int]
     chain: tuple[IgnoreFile, ...]
     allowed: bool
-    entries: Iterator[os.DirEntry[str]]
+    entries: Iterator[_Entry]
 
 
 class _Walk:
@@ -265,7 +332,7 @@ class _Walk:
 
     def __init__(self, root_real: str, policy: Policy) -> None:
         self.root_real = root_real
-        self.policy = policy
+        self.policy = with_git(policy, root_real)
         self.ancestors: dict[tuple[int, int], str] = {}
 
     def run(self) -> Iterator[FileEntry | Skipped]:
@@ -275,12 +342,14 @@ class _Walk:
         except OSError as exc:
             yield Skipped(".", SkipReason.UNREADABLE, str(exc))
             return
-        names = {e.name for e in entries}
+        names = {name for name, _kind in entries}
         if HOME_MARKER in names:  # the root is an index home itself: never read
             yield Skipped(".", *venv_verdict(names) or (SkipReason.IGNORED, ""))
             return
         chain = self._load_ignores(self.root_real, "", names)
-        root = _Frame("", (st.st_dev, st.st_ino), chain, False, iter(entries))
+        if self.policy.use_ignore_files:
+            chain = outer_ignores(self.root_real) + chain
+        root = _Frame("", self.root_real, (st.st_dev, st.st_ino), chain, False, iter(entries))
         stack = [root]
         self.ancestors[root.key] = "."
         while stack:
@@ -290,7 +359,7 @@ class _Walk:
                 stack.pop()
                 del self.ancestors[frame.key]
                 continue
-            if entry.name in VCS_DIR_NAMES:
+            if entry[0] in VCS_DIR_NAMES:
                 continue
             result = self._visit(frame, entry)
             if isinstance(result, _Frame):
@@ -300,15 +369,28 @@ class _Walk:
                 yield result
 
     @staticmethod
-    def _list(path: str) -> list[os.DirEntry[str]]:
-        with os.scandir(path) as it:
-            return sorted(it, key=attrgetter("name"))
+    def _list(real: str) -> list[_Entry]:
+        """The entries of the directory at the symlink-free path `real`, sorted by name.
 
-    def _load_ignores(self, real: str, rel: str, names: set[str]) -> tuple[IgnoreFile, ...]:
+        The directory is opened through `open_verified` and listed through that descriptor,
+        so a folder swapped for a symlink since its parent was listed is refused (an
+        OSError), never listed in its place; each entry's kind is read while it is open."""
+        fd = open_verified(real, O_DIR)
+        try:
+            with os.scandir(fd) as it:
+                found = [(e.name, _kind(e)) for e in it]
+        finally:
+            os.close(fd)
+        found.sort()
+        return found
+
+    def _load_ignores(
+        self, real: str, rel: str, names: set[str], ctxd_only: bool = False
+    ) -> tuple[IgnoreFile, ...]:
         if not self.policy.use_ignore_files:
             return ()
         found = []
-        for source in ignore_sources(rel):
+        for source in ignore_sources(rel, ctxd_only=ctxd_only):
             local = source[len(rel) + 1 :] if rel else source
             if local.partition("/")[0] not in names:
                 continue
@@ -317,24 +399,32 @@ class _Walk:
                 found.append(ig)
         return tuple(found)
 
-    def _visit(self, frame: _Frame, entry: os.DirEntry[str]) -> FileEntry | Skipped | _Frame:
-        name = entry.name
+    def _visit(self, frame: _Frame, entry: _Entry) -> FileEntry | Skipped | _Frame:
+        name, kind = entry
         rel = f"{frame.rel}/{name}" if frame.rel else name
         if skipped := bad_name(rel):
             return skipped
+        path = frame.real + "/" + name if frame.real != "/" else "/" + name
         try:
-            if entry.is_symlink():
-                return self._visit_link(frame, entry.path, rel, name)
-            if entry.is_dir(follow_symlinks=False):
+            if kind == _LINK:
+                return self._visit_link(frame, path, rel, name)
+            if kind == _DIR:
                 if verdict := self.policy.dir_verdict(rel, name, frame.chain, frame.allowed):
                     return Skipped(rel, *verdict)
-                return self._enter(frame, rel, name, entry.path, entry.stat(follow_symlinks=False))
+                return self._enter(frame, rel, name, path, os.lstat(path))
             if verdict := self.policy.file_verdict(rel, name, frame.chain, frame.allowed):
                 return Skipped(rel, *verdict)
-            if not entry.is_file(follow_symlinks=False):
+            if kind != _FILE:
                 return Skipped(rel, SkipReason.NOT_REGULAR, "not a regular file")
-            return self._file(rel, entry.path, entry.stat(follow_symlinks=False))
+            return self._file(rel, path, os.lstat(path))
+        except PathChanged as exc:
+            outside = not is_inside(self.root_real, exc.filename)
+            return Skipped(rel, SkipReason.OUTSIDE_ROOT if outside else SkipReason.UNREADABLE,
+                           f"refused: {exc.strerror}")
         except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                return Skipped(rel, SkipReason.UNREADABLE, "changed since it was listed (a "
+                               f"symlink or a file took its place), refused: {exc}")
             return Skipped(rel, SkipReason.UNREADABLE, str(exc))
 
     def _visit_link(
@@ -369,12 +459,15 @@ class _Walk:
         if (ancestor := self.ancestors.get(key)) is not None:
             return Skipped(rel, SkipReason.SYMLINK_CYCLE, f"points to its ancestor {ancestor!r}")
         entries = self._list(real)
-        names = {e.name for e in entries}
+        names = {entry_name for entry_name, _kind in entries}
         if verdict := venv_verdict(names):
             return Skipped(rel, *verdict)
-        chain = frame.chain + self._load_ignores(real, rel, names)
+        chain = frame.chain
+        if kept := self.policy.kept_by_git(chain, rel):  # ignored by git, holds tracked files
+            chain += (excluded_folder(rel, kept),)
+        chain += self._load_ignores(real, rel, names, ctxd_only=bool(kept))
         allowed = self.policy.dir_allowed(rel, name, frame.allowed)
-        return _Frame(rel, key, chain, allowed, iter(entries))
+        return _Frame(rel, real, key, chain, allowed, iter(entries))
 
     def _file(self, rel: str, real: str, st: os.stat_result) -> FileEntry | Skipped:
         if verdict := self.policy.size_verdict(st.st_size):
@@ -382,45 +475,11 @@ class _Walk:
         return FileEntry(rel, real, st.st_size, st.st_mtime_ns)
 
 
-# --------------------------------------------------------------------------- read
-
-
-def read_text(entry: FileEntry, *, max_size: int = 0) -> str | Skipped:
-    """Read an admitted file as text.
-
-    The file is opened without following a final symlink (`abs_path` is already
-    resolved, so a link appearing there since the walk is refused) and without blocking.
-
-    Args:
-        entry: a file from `walk` or `FileFilter.entry`.
-        max_size: re-check the size limit on the bytes actually read (0 = no check), for
-            a file that grew since it was stat'ed.
-
-    Returns:
-        The text (UTF-8, a leading BOM stripped, `\\r\\n` and bare `\\r` line ends
-        turned into `\\n`, so lines are numbered as editors number them), or a
-        `Skipped`: BINARY (NUL byte, invalid UTF-8), TOO_LARGE, NOT_REGULAR, or UNREADABLE
-        (any OSError: permissions, vanished, replaced by a symlink).
-    """
-    try:
-        fd = os.open(entry.abs_path, _O_READ)
-        with os.fdopen(fd, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                return Skipped(entry.path, SkipReason.NOT_REGULAR, "not a regular file")
-            data = fh.read(max_size + 1) if max_size > 0 else fh.read()
-    except OSError as exc:
-        detail = str(exc)
-        if exc.errno == errno.ELOOP:
-            detail = f"became a symlink since the walk, refused: {exc}"
-        return Skipped(entry.path, SkipReason.UNREADABLE, detail)
-    if too_large(len(data), max_size):
-        return Skipped(entry.path, SkipReason.TOO_LARGE, f"grew past max_file_size {max_size}")
-    if b"\x00" in data:
-        return Skipped(entry.path, SkipReason.BINARY, "contains NUL bytes")
-    if data.startswith(codecs.BOM_UTF8):
-        data = data[len(codecs.BOM_UTF8) :]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return Skipped(entry.path, SkipReason.BINARY, f"not valid UTF-8 (byte {exc.start})")
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+def _kind(entry: os.DirEntry[str]) -> str:
+    """An entry's kind, from the listing's file type (a `stat` through the listing's
+    descriptor where the file system gives none): call it while the directory is open."""
+    if entry.is_file(follow_symlinks=False):
+        return _FILE
+    if entry.is_dir(follow_symlinks=False):
+        return _DIR
+    return _LINK if entry.is_symlink() else _OTHER

@@ -10,7 +10,7 @@ Start-up stays light: `serve` (MCP) and `watch` (watchdog) are imported only whe
 on first use, in the daemon or in-process).
 Errors are turned into `error: <code>: <message>` plus a hint on stderr (or the
 contract's JSON error object with `--json`) in one place, `CtxdGroup.invoke`.
-Exit codes: 0 ok, 1 nothing matched, 2 errors.
+Exit codes: 0 ok, 1 nothing matched, 2 errors, 3 an index run stopped before the end.
 """
 
 from __future__ import annotations
@@ -40,6 +40,10 @@ from ctxd.server.use_cases import UseCases
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("ctxd")
+
+STOPPED_EXIT = 3
+"""`ctxd index` when the run was stopped before the end (its daemon was stopped): the
+index is consistent, and running the command again finishes it."""
 
 COMPACT_HINT_BYTES = 1 << 20
 """`remove` suggests `ctxd compact` once at least this much of the index is free space."""
@@ -218,12 +222,37 @@ def main(ctx: click.Context, home: str | None, config: str | None, model: str | 
       ctxd --store postgresql://ctxd@db/ctxd index .   # into a team's store
     """
     logging.basicConfig(
-        level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
-    )
+        level=cli_log_level(os.environ.get("LOG_LEVEL")), stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s")
+    home, config = pin_paths(home, config)
     flags = {k: v for k, v in {"home": home, "embedding.model": model,
                                "store.url": store}.items() if v}
     ctx.obj = {"flags": flags, "config": Path(config) if config else None,
                "no_daemon": no_daemon}
+
+
+def cli_log_level(name: str | None) -> int:
+    """The CLI's log level: `LOG_LEVEL` when it names one (`LOG_LEVEL=debug` shows the
+    traceback of an internal error), else warnings only."""
+    level = logging.getLevelName((name or "").strip().upper())
+    return level if isinstance(level, int) else logging.WARNING
+
+
+def pin_paths(home: str | None, config: str | None) -> tuple[str | None, str | None]:
+    """Make the index home and the config file absolute, once, before anything uses them:
+    `--home`/`--config` and `CTXD_HOME`/`CTXD_CONFIG` (rewritten in this process's
+    environment, which the daemon and other children inherit). A relative path is taken
+    from the current folder; the daemon runs in `/`, so without this it would serve
+    another folder than the one the command names."""
+    for name in ("CTXD_HOME", "CTXD_CONFIG"):
+        value = os.environ.get(name)
+        if value:
+            os.environ[name] = os.path.abspath(os.path.expanduser(value))
+
+    def absolute(path: str | None) -> str | None:
+        return os.path.abspath(os.path.expanduser(path)) if path else path
+
+    return absolute(home), absolute(config)
 
 
 @main.command()
@@ -284,6 +313,8 @@ def index(
         render.emit_json(render.index_stats_json(stats))
     else:
         render.emit(render.index_stats_text(stats))
+    if stats.stopped:  # the daemon doing the work was stopped: not a finished run
+        sys.exit(STOPPED_EXIT)
 
 
 @main.command()
@@ -636,10 +667,11 @@ def cat(ctx: click.Context, repo: str, path: str, lines: str | None, as_json: bo
 
 
 def parse_lines(lines: str) -> tuple[int | None, int | None]:
-    """`--lines`: `A:B`, `A:`, `:B` or `N` (line N alone) -> (start, end).
+    """`--lines`: `A:B`, `A:`, `:B` or `N` (line N alone) -> (start, end); line numbers
+    start at 1, as `file_content`'s `start_line` does.
 
     Raises:
-        ValidationError: anything else.
+        ValidationError: anything else (0 and negative numbers too).
     """
     a, colon, b = lines.partition(":")
     try:
@@ -647,9 +679,9 @@ def parse_lines(lines: str) -> tuple[int | None, int | None]:
     except ValueError:
         start = end = None
         colon = ""
-    if not colon and start is None:
+    if (not colon and start is None) or any(n is not None and n < 1 for n in (start, end)):
         raise ValidationError(
-            f"--lines must look like A:B, A:, :B or N, got {lines!r}",
+            f"--lines must look like A:B, A:, :B or N with line numbers from 1, got {lines!r}",
             hint="Use 1-based inclusive line numbers, e.g. --lines 10:40 (or --lines 10 for "
             "line 10 alone).",
             details={"field": "lines", "value": lines},

@@ -20,7 +20,13 @@ from ctxd.indexer.errors import CtxdError
 from ctxd.search.models import Hit, References, SymbolPage
 from ctxd.server.cli.hits_text import TextOptions, file_lines, page_text, vimgrep_lines
 from ctxd.server.cli.styled import write_lines
-from ctxd.server.index_report import SHOWN, named_sample, not_embedded_line
+from ctxd.server.index_report import (
+    SHOWN,
+    named_sample,
+    not_embedded_line,
+    sensitive_line,
+    stopped_text,
+)
 from ctxd.server.pages import LexicalPage, SearchPage, file_hit
 
 if TYPE_CHECKING:  # annotations only: the pipeline pulls in the chunker and tree-sitter
@@ -95,7 +101,7 @@ def options_text(options: dict[str, Any]) -> str:
 def index_stats_text(stats: IndexStats) -> str:
     skipped = sum(stats.files_skipped.values())
     reasons = ", ".join(f"{k} {v}" for k, v in stats.files_skipped.items())
-    head = "Dry run for" if stats.dry_run else "Indexed"
+    head = "Dry run for" if stats.dry_run else "Stopped indexing" if stats.stopped else "Indexed"
     lines = [
         f"{head} {stats.path} as `{stats.repository}`: {stats.files_indexed} files "
         f"({stats.files_updated} new or changed, {stats.files_unchanged} unchanged, "
@@ -114,11 +120,15 @@ def index_stats_text(stats: IndexStats) -> str:
         lines.append("    " + named_sample(
             [f"{safe(s.path)} ({s.reason})" for s in stats.skipped_files], skipped)
             + ("; --json lists them" if skipped > SHOWN else ""))
+    if stats.sensitive_files:
+        lines.append("  " + sensitive_line(stats.files_skipped.get("sensitive", 0),
+                                           [safe(p) for p in stats.sensitive_files]))
     if stats.not_embedded:
         lines.append("  " + not_embedded_line(stats.not_embedded,
                                               [safe(s.path) for s in stats.not_embedded_files]))
     lines.extend(f"  large: {safe(f.path)} yielded {f.checkpoints} checkpoints"
                  for f in stats.large_files)
+    lines.extend(f"  line windows: {safe(f.path)}: {f.reason}" for f in stats.windowed_files)
     if stats.include_patterns or stats.exclude_patterns:
         lines.append(safe("  patterns: "
                           + patterns_text(stats.include_patterns, stats.exclude_patterns)))
@@ -131,6 +141,8 @@ def index_stats_text(stats: IndexStats) -> str:
         if len(stats.files_failed) > 20:
             lines.append(f"    ... and {len(stats.files_failed) - 20} more (see --json)")
     lines.append(f"  in {stats.duration_ms / 1000:.1f}s")
+    if stats.stopped:
+        lines.append("  " + stopped_text(stats, f"`ctxd index {stats.path}`"))
     return "\n".join(lines)
 
 

@@ -19,6 +19,7 @@ import itertools
 import logging
 import os
 import socket
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,6 +47,37 @@ index run takes what it takes)."""
 
 _ids = itertools.count(1)
 
+_BACKLOG_RETRY = 0.01
+"""Seconds between tries while the daemon's listen backlog is full."""
+
+
+def connect_socket(path: Path, timeout: float) -> socket.socket:
+    """A stream socket connected to the Unix socket at `path`, with `timeout` set.
+
+    A Unix socket with a timeout is non-blocking underneath, and Linux answers its
+    `connect` with EAGAIN at once when the listener's backlog is full (a daemon busy
+    accepting a burst of clients) instead of waiting as a blocking connect would: retry
+    until `timeout` runs out, then raise that error.
+
+    Raises:
+        OSError: refused, no such socket, or the backlog stayed full for `timeout` s.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(timeout)
+        try:
+            sock.connect(str(path))
+            return sock
+        except BlockingIOError:
+            sock.close()
+            if time.monotonic() + _BACKLOG_RETRY >= deadline:
+                raise
+            time.sleep(_BACKLOG_RETRY)
+        except BaseException:
+            sock.close()
+            raise
+
 
 class DaemonGone(Exception):
     """The daemon's socket refused us or closed before the answer came."""
@@ -55,12 +87,9 @@ class Connection:
     """One connection to the daemon, handshake done."""
 
     def __init__(self, paths: DaemonPaths, settings_digest: str = "") -> None:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(CONNECT_TIMEOUT)
         try:
-            sock.connect(str(paths.socket))
+            sock = connect_socket(paths.socket, CONNECT_TIMEOUT)
         except OSError as exc:
-            sock.close()
             raise DaemonGone(f"cannot connect to {paths.socket}: {exc.strerror or exc}") from exc
         self.sock = sock
         self.reader = protocol.LineReader(sock)
@@ -93,7 +122,15 @@ class Connection:
             message = {"id": rid, "method": method, "params": protocol.encode(params)}
             if settings is not None:
                 message["settings"] = settings
-            protocol.send(self.sock, message)
+            try:
+                protocol.send(self.sock, message)
+            except OSError:
+                # A daemon that refuses a connection (all taken, another user) answers
+                # at once and closes: its reason may be waiting to be read.
+                refusal = self.reader.receive()
+                if refusal is not None and "error" in refusal:
+                    raise protocol.error_from_wire(refusal["error"]) from None
+                raise
             while True:
                 msg = self.reader.receive()
                 if msg is None:

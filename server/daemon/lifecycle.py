@@ -56,8 +56,12 @@ _spawned: list[subprocess.Popen[bytes]] = []
 exits is reaped rather than left a zombie of a long-lived client such as `ctxd serve`."""
 
 
-def probe(paths: DaemonPaths) -> dict[str, Any] | None:
-    """The running daemon's handshake info, or None (stale files are cleaned up)."""
+def probe(
+    paths: DaemonPaths, on_refusal: Callable[[CtxdError], None] | None = None
+) -> dict[str, Any] | None:
+    """The running daemon's handshake info, or None (stale files are cleaned up). A daemon
+    that answers with a refusal (all its connections taken, another user's daemon) is
+    told to `on_refusal`."""
     try:
         conn = Connection(paths)  # the handshake's answer is the info
         conn.close()
@@ -66,6 +70,8 @@ def probe(paths: DaemonPaths) -> dict[str, Any] | None:
         pass
     except CtxdError as err:  # e.g. refused by a daemon of another user
         log.info("daemon at %s refused us: %s", paths.socket, err.message)
+        if on_refusal is not None:
+            on_refusal(err)
         return None
     if (paths.socket.exists() or paths.record.exists()) and not lock_is_held(paths.lock):
         log.info("removing the leftovers of a dead daemon: %s", paths.socket)
@@ -242,7 +248,13 @@ def connect(
     """
     try:
         paths = DaemonPaths.for_home(settings.home)
-        info = probe(paths)
+        refusals: list[CtxdError] = []
+        info = probe(paths, refusals.append)
+        if refusals:  # it answered, with a reason: say it, and start no second daemon
+            pid = (paths.read_record() or {}).get("pid", "?")
+            note(f"the ctxd daemon (pid {pid}) refused this connection: "
+                 f"{refusals[0].message}; working in this process.")
+            return None
         if info is not None and not protocol.trusted(info):
             note(f"the running ctxd daemon (pid {info.get('pid')}) is version "
                  f"{info.get('version')} (protocol {info.get('protocol')}); this is "

@@ -24,8 +24,9 @@ Values are JSON with tags, so the client gets back the very records the service 
 (`encode` / `decode`): a dataclass of `RECORDS` is `{"$t": NAME, FIELD: ...}`, a tuple
 `{"$tuple": [...]}`, an enum member `{"$enum": NAME, "value": V}`, and a plain dict with a
 key starting with `$` is wrapped as `{"$dict": {...}}`. Decoding builds only the types named
-in `RECORDS` (never a class named by the peer). Errors come back as the same `CtxdError`
-subclass (`error_to_wire` / `error_from_wire`).
+in `RECORDS` (never a class named by the peer); an unknown type or enum value, a record's
+wrong fields and a message nested deeper than `MAX_DEPTH` are a `ProtocolError`. Errors
+come back as the same `CtxdError` subclass (`error_to_wire` / `error_from_wire`).
 
 Invariants: pure functions over values plus two small socket helpers (`send`, `receive`);
 imports nothing heavier than the record modules (no torch, no mcp).
@@ -50,13 +51,19 @@ from ctxd.indexer.walk.walker import WalkOptions
 from ctxd.search import models
 from ctxd.server.config import Settings
 from ctxd.server.pages import LexicalPage, SearchPage
+from ctxd.server.text_args import too_deep
 from ctxd.server.version import package_version
 
-PROTOCOL = 2
+PROTOCOL = 3
 """Bumped whenever a message or a method changes shape."""
 
 MAX_LINE = 64 << 20
 """The longest message accepted (64 MiB: a big `file_content` plus JSON escaping)."""
+
+MAX_DEPTH = 64
+"""The deepest nesting of lists and objects a request's params or settings may have (the
+records themselves need about ten levels): deeper is refused before it is decoded, so no
+request can exhaust the daemon's stack."""
 
 
 CTXD_VERSION = package_version()
@@ -73,7 +80,8 @@ RECORDS: dict[str, type[Any]] = {
     )
 }
 LAZY_RECORDS = dict.fromkeys(
-    ("IndexStats", "Progress", "RemovedFile", "NotEmbedded", "LargeFile"), "ctxd.indexer.pipeline")
+    ("IndexStats", "Progress", "RemovedFile", "NotEmbedded", "LargeFile", "WindowedFile"),
+    "ctxd.indexer.pipeline")
 """Records whose module is imported on first use: the pipeline pulls in the chunker and
 tree-sitter, which only `index` needs (start-up time of every other command)."""
 
@@ -175,31 +183,60 @@ def encode(value: Any) -> Any:
     raise TypeError(f"cannot send a {type(value).__name__} to the daemon")
 
 
-def decode(value: Any) -> Any:
-    """The inverse of `encode`.
+def check_depth(value: Any, limit: int = MAX_DEPTH) -> None:
+    """Refuse a value nested deeper than `limit` lists and objects (checked without
+    recursion: a value too deep for it is refused, not crashed on).
 
     Raises:
-        ProtocolError: a tag names a type this side does not know.
+        ProtocolError: it is nested deeper.
     """
+    if too_deep(value, limit):
+        raise ProtocolError(f"nested deeper than {limit} levels")
+
+
+def decode(value: Any) -> Any:
+    """The inverse of `encode`. A record with fields its class does not have, or an enum
+    value its enum lacks, is refused like an unknown type.
+
+    Raises:
+        ProtocolError: a tag names a type or value this side does not know, or a record's
+            fields do not fit it.
+    """
+    try:
+        return _decode(value)
+    except (TypeError, ValueError, AttributeError) as exc:  # a tag over the wrong shape
+        raise ProtocolError(f"cannot decode: {exc}") from None
+    except RecursionError:
+        raise ProtocolError("cannot decode: nested too deeply") from None
+
+
+def _decode(value: Any) -> Any:
     if isinstance(value, list):
-        return [decode(v) for v in value]
+        return [_decode(v) for v in value]
     if not isinstance(value, dict):
         return value
     if "$t" in value:
         cls = record_type(str(value["$t"]))
         if cls is None:
             raise ProtocolError(f"unknown record type {value['$t']!r}")
-        return cls(**{k: decode(v) for k, v in value.items() if k != "$t"})
+        try:
+            return cls(**{k: _decode(v) for k, v in value.items() if k != "$t"})
+        except TypeError as exc:  # a field the record does not have, or one missing
+            raise ProtocolError(f"bad {value['$t']} record: {exc}") from None
     if "$tuple" in value:
-        return tuple(decode(v) for v in value["$tuple"])
+        return tuple(_decode(v) for v in value["$tuple"])
     if "$enum" in value:
-        enum = ENUMS.get(value["$enum"])
+        enum = ENUMS.get(str(value["$enum"]))
         if enum is None:
             raise ProtocolError(f"unknown enum {value['$enum']!r}")
-        return enum(value["value"])
+        try:
+            return enum(value.get("value"))
+        except ValueError:
+            raise ProtocolError(f"{value.get('value')!r} is not a {value['$enum']} value "
+                                f"(one of: {', '.join(str(m.value) for m in enum)})") from None
     if "$dict" in value:
-        return {k: decode(v) for k, v in value["$dict"].items()}
-    return {k: decode(v) for k, v in value.items()}
+        return {k: _decode(v) for k, v in value["$dict"].items()}
+    return {k: _decode(v) for k, v in value.items()}
 
 
 def error_to_wire(err: CtxdError) -> dict[str, Any]:
@@ -271,6 +308,8 @@ class LineReader:
             msg = json.loads(line)
         except ValueError as exc:
             raise ProtocolError(f"not a JSON line: {exc}") from None
+        except RecursionError:  # the parser's own limit: a line nested thousands deep
+            raise ProtocolError(f"a message nested deeper than {MAX_DEPTH} levels") from None
         if not isinstance(msg, dict):
             raise ProtocolError("a message must be a JSON object")
         return msg

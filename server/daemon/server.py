@@ -24,7 +24,10 @@ Invariants:
 - The daemon exits within `HOME_CHECK_INTERVAL` once its home, lock or socket is removed
   or replaced, and then deletes only its own socket and record.
 - A request never takes the daemon down: a `CtxdError` goes back as an error answer, any
-  other exception is logged with its traceback and answered as `internal_error`.
+  other exception is logged with its traceback and answered as `internal_error`. A
+  message that is not the protocol (not JSON, nested deeper than `protocol.MAX_DEPTH`)
+  is answered with a `validation_error` and its connection closed; params naming an
+  unknown record type or enum value are a `validation_error` too.
 - A client that goes away during `index` does not stop the run (its files are committed
   one by one; the events are just no longer sent).
 """
@@ -350,8 +353,11 @@ class Daemon:
         refusal = None
         if uid is not None and uid != os.getuid():
             log.warning("refused a connection from uid %d", uid)
-            refusal = CtxdError(f"this ctxd daemon serves uid {os.getuid()} only; refused "
-                                f"uid {uid}")
+            refusal = DaemonError(
+                f"this ctxd daemon serves uid {os.getuid()} only; refused uid {uid}",
+                hint="Each user runs their own daemon for their own index home "
+                "(CTXD_HOME); use yours, or work without one (--no-daemon).",
+                details={"uid": uid, "serves": os.getuid()})
         elif len(self._peers) >= MAX_CONNECTIONS:
             log.warning("refused a connection: %d connections are open", len(self._peers))
             refusal = DaemonError(
@@ -370,19 +376,38 @@ class Daemon:
         self._sel.register(conn, selectors.EVENT_READ, peer)
 
     def _readable(self, peer: _Peer) -> None:
-        """Read what a waiting connection sent; hand a whole request to a worker."""
+        """Read what a waiting connection sent; hand a whole request to a worker. Nothing
+        a client sends can end this thread (and with it the daemon): a message that is not
+        the protocol is answered with a `validation_error` and its connection closed."""
         try:
             if not peer.reader.fill():
                 self._drop(peer)
                 return
             self._next(peer)
-        except (OSError, protocol.ProtocolError) as exc:
+        except protocol.ProtocolError as exc:
+            self._refuse(peer, exc)
+        except OSError as exc:
             log.debug("connection ended: %s", exc)
             self._drop(peer)
+        except Exception:
+            log.exception("reading a request failed; closing that connection")
+            self._drop(peer)
+
+    def _refuse(self, peer: _Peer, exc: protocol.ProtocolError) -> None:
+        """Answer a message that is not the protocol (id unknown: null), then close."""
+        log.info("refused a message that is not the protocol: %s", exc)
+        err = ValidationError(f"not a ctxd daemon request: {exc}",
+                              hint="Send one JSON object per line: {\"id\", \"method\", "
+                              "\"params\"} (server/daemon/protocol.py).",
+                              details={"field": "message"})
+        with contextlib.suppress(OSError):
+            protocol.send(peer.conn, {"id": None, "error": protocol.error_to_wire(err)})
+        self._drop(peer)
 
     def _next(self, peer: _Peer) -> None:
         """Start the next request `peer` has sent in full, if any (it waits meanwhile)."""
         while (msg := peer.reader.take()) is not None:
+            protocol.check_depth(msg)  # before anything recurses over it
             if msg.get("method") == "hello":  # answered here: a handshake never queues
                 protocol.send(peer.conn, {"id": msg.get("id"), "result": self.info()})
                 peer.deadline = time.monotonic() + IDLE_TIMEOUT
@@ -422,7 +447,9 @@ class Daemon:
             self._sel.register(peer.conn, selectors.EVENT_READ, peer)
             try:
                 self._next(peer)
-            except (OSError, protocol.ProtocolError):
+            except protocol.ProtocolError as exc:
+                self._refuse(peer, exc)
+            except OSError:
                 self._drop(peer)
 
     def _expire(self, now: float) -> None:
@@ -507,7 +534,11 @@ class Daemon:
 
     def _dispatch(self, conn: socket.socket, rid: Any, method: str, raw: Any,
                   settings: Any = None) -> Any:
-        params = protocol.decode(raw)
+        try:
+            params = protocol.decode(raw)
+        except protocol.ProtocolError as exc:
+            raise ValidationError(f"bad params for {method}: {exc}",
+                                  details={"field": "params", "method": method}) from None
         if not isinstance(params, dict):
             raise ValidationError("params must be an object", details={"field": "params"})
         if method == "hello":

@@ -20,7 +20,12 @@ from typing import Any
 
 from ctxd.indexer.errors import CtxdError
 from ctxd.indexer.pipeline import IndexStats, now_rfc3339
-from ctxd.server.index_report import named_sample, not_embedded_line
+from ctxd.server.index_report import (
+    named_sample,
+    not_embedded_line,
+    sensitive_line,
+    stopped_text,
+)
 from ctxd.server.mcp.budget import MIN_BUDGET, assemble, clip, fit, freshness_line, truncated_note
 from ctxd.server.mcp.schemas import (
     BranchOut,
@@ -38,6 +43,7 @@ from ctxd.server.mcp.schemas import (
     RepoOut,
     ReposOutput,
     SkippedOut,
+    WindowedFileOut,
 )
 
 # -- errors -------------------------------------------------------------------------------
@@ -227,15 +233,18 @@ def index_out(stats: IndexStats, job_id: str | None) -> IndexOutput:
         files_skipped=dict(stats.files_skipped),
         skipped=[SkippedOut(file=s.path, reason=s.reason, detail=s.detail)
                  for s in stats.skipped_files],
+        sensitive_files=list(stats.sensitive_files),
         not_embedded=dict(stats.not_embedded),
         not_embedded_files=[SkippedOut(file=s.path, reason=s.role, detail=s.detail)
                             for s in stats.not_embedded_files],
         large_files=[LargeFileOut(file=f.path, checkpoints=f.checkpoints)
                      for f in stats.large_files],
+        windowed_files=[WindowedFileOut(file=f.path, reason=f.reason)
+                        for f in stats.windowed_files],
         files_failed=len(stats.files_failed),
         errors=[FailureOut(file=f.file, error=f.error) for f in stats.files_failed[:50]],
         checkpoints=stats.checkpoints, chunks_embedded=stats.chunks_embedded,
-        duration_ms=stats.duration_ms, job_id=job_id,
+        duration_ms=stats.duration_ms, job_id=job_id, stopped=stats.stopped,
     )
 
 
@@ -269,11 +278,15 @@ def _index_lines(o: IndexOutput) -> list[str]:
     if o["skipped"]:
         lines.append("Skipped files: " + named_sample(
             [f"{s['file']} ({s['reason']})" for s in o["skipped"]], skipped))
+    if o["sensitive_files"]:
+        lines.append(sensitive_line(o["files_skipped"].get("sensitive", 0),
+                                    o["sensitive_files"]))
     if o["not_embedded"]:
         lines.append(not_embedded_line(o["not_embedded"], [s["file"]
                                                            for s in o["not_embedded_files"]]))
     lines.extend(f"Large: {f['file']} yielded {f['checkpoints']} checkpoints"
                  for f in o["large_files"])
+    lines.extend(f"Line windows: {f['file']}: {f['reason']}" for f in o["windowed_files"])
     if o["files_removed"]:
         why = ", ".join(f"{REMOVED_WHY.get(k, k)} {v}" for k, v in o["removed_reasons"].items())
         lines.append(f"Removed from the index: {o['files_removed']} files ({why})")
@@ -292,7 +305,12 @@ def _index_lines(o: IndexOutput) -> list[str]:
 def render_index(stats: IndexStats, job_id: str | None, *, budget: int) -> Rendered:
     """`index_repository`: what the run did."""
     o = index_out(stats, job_id)
-    text = "\n".join([f"## Indexed `{o['repository']}`", "", *_index_lines(o)])
+    if stats.stopped:
+        again = f"`index_repository` with path `{stats.path}`"
+        text = "\n".join([f"## Stopped indexing `{o['repository']}` before the end", "",
+                          stopped_text(stats, again), "", *_index_lines(o)])
+    else:
+        text = "\n".join([f"## Indexed `{o['repository']}`", "", *_index_lines(o)])
     return Rendered(clip(text, budget), dict(o))
 
 

@@ -260,6 +260,11 @@ class LargeFileOut(TypedDict):
     checkpoints: int
 
 
+class WindowedFileOut(TypedDict):
+    file: str
+    reason: str
+
+
 class IndexOutput(TypedDict):
     """`index_repository`: what the run did (the original contract's fields first)."""
 
@@ -281,18 +286,26 @@ class IndexOutput(TypedDict):
     skipped: list[SkippedOut]
     """The first files the walk refused (path, reason, detail); `files_skipped` counts
     them all."""
+    sensitive_files: list[str]
+    """The first files left out as likely secrets (by name or content)."""
     not_embedded: dict[str, int]
     """Files kept for lexical search but not embedded, by role (`lockfile`, `vendored`,
-    `minified`, `certificate`, `data`)."""
+    `built`, `minified`, `certificate`, `data`)."""
     not_embedded_files: list[SkippedOut]
     large_files: list[LargeFileOut]
     """Files that yielded a thousand checkpoints or more in this run."""
+    windowed_files: list[WindowedFileOut]
+    """Code files cut into line windows because their syntax parse ran over its time
+    budget (`chunk.parse_budget_ms`) or failed."""
     files_failed: int
     errors: list[FailureOut]
     checkpoints: int
     chunks_embedded: int
     duration_ms: int
     job_id: str | None
+    stopped: bool
+    """The run was stopped before the end (the server or daemon doing it was stopped): the
+    text says what is missing; the same call again finishes it."""
 
 
 class ErrorOut(TypedDict):

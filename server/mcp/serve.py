@@ -10,12 +10,20 @@ away (stdio) or the process is stopped.
 Safe by default:
 - Logs go to stderr; on stdio, stdout carries nothing but the protocol (the SDK also
   diverts stray writes to fd 1 while it serves).
-- HTTP binds 127.0.0.1 unless told otherwise, and refuses a non-loopback address
-  without a bearer token unless `--allow-remote` (or `server.allow_remote`) forces it
-  (`check_bind`). With a token, every HTTP request must carry
-  `Authorization: Bearer <token>` (`BearerAuth`, constant-time comparison). The token is
-  static: the 401 says so, and OAuth discovery paths answer 404, so MCP clients do not
-  start an OAuth login this server cannot complete.
+- HTTP always needs a bearer token (loopback TCP lets every local user in): the
+  configured `CTXD_TOKEN` / `server.token`, else one generated into the private home
+  (`http_token`), unless `server.auth = "none"` (`--auth none`) says otherwise, with a
+  warning. Every HTTP request must carry `Authorization: Bearer <token>` (`BearerAuth`,
+  constant-time comparison). The token is static: the 401 says so, and OAuth discovery
+  paths answer 404, so MCP clients do not start an OAuth login this server cannot
+  complete.
+- HTTP binds 127.0.0.1 unless told otherwise; a non-loopback address without a token
+  (`--auth none`) is refused unless `--allow-remote` forces it (`check_bind`).
+- Over HTTP `index_repository` indexes only the configured `server.allowed_roots`
+  (`server.jobs.index_roots`).
+- HTTP sessions expire after `server.session_idle_seconds` without a request and are
+  capped at `server.max_sessions` (the SDK's knobs); a client that hangs up mid-request is
+  one debug line (`QuietDisconnects`), not an ERROR traceback.
 - DNS-rebinding protection (Host and Origin checks) is always on (`transport_security`).
 """
 
@@ -31,18 +39,28 @@ import socket
 import sys
 import threading
 import time
+from dataclasses import replace
 from typing import Any
 
 import anyio
 import click
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ctxd.indexer.errors import ConfigError
-from ctxd.server.config import LOG_LEVELS, TRANSPORTS, ServerOptions, settings_from_cli
+from ctxd.server.config import (
+    AUTH_MODES,
+    LOG_LEVELS,
+    TRANSPORTS,
+    ServerOptions,
+    settings_from_cli,
+)
 from ctxd.server.daemon import lifecycle
 from ctxd.server.jobs import JobManager
+from ctxd.server.mcp.http_token import HttpToken, how_to_use, http_token
+from ctxd.server.mcp.stdio import serve_stdio
 from ctxd.server.mcp.tools import build_server
 from ctxd.server.service import Service
 from ctxd.server.use_cases import UseCases
@@ -82,9 +100,9 @@ def check_bind(options: ServerOptions) -> None:
     raise ConfigError(
         f"refusing to bind {options.host} without a token: the MCP server would be reachable "
         "from other machines with no authentication",
-        hint="Set CTXD_TOKEN (or `server.token`) so every request needs "
-        "`Authorization: Bearer <token>`, bind 127.0.0.1 (the default), or pass "
-        "--allow-remote to force it.",
+        hint="Drop --auth none (a token is then required: CTXD_TOKEN, or the one generated "
+        "in the index home), bind 127.0.0.1 (the default), or pass --allow-remote to force "
+        "it.",
         details={"field": "server.host", "value": options.host},
     )
 
@@ -178,15 +196,39 @@ class BearerAuth:
 
 def http_app(server: MCPServer[Any], options: ServerOptions) -> ASGIApp:
     """The streamable-HTTP ASGI app at `/mcp`, behind the token check when one is set;
-    without sessions (`stateless_http`) when `options.stateless`, so that replicas behind a
-    load balancer can each answer any request."""
+    idle sessions expire and their number is capped (`server.session_idle_seconds`,
+    `server.max_sessions`); without sessions (`stateless_http`) when `options.stateless`,
+    so that replicas behind a load balancer can each answer any request."""
     app: ASGIApp = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         transport_security=transport_security(options.host),
         host=options.host,
         stateless_http=options.stateless,
+        session_idle_timeout=float(options.session_idle_seconds),
+        max_sessions=options.max_sessions,
     )
     return BearerAuth(app, options.token) if options.token else app
+
+
+class QuietDisconnects(logging.Filter):
+    """A client that hangs up before its request body arrived makes the SDK log "Error
+    handling POST request" at ERROR with a ten-line `ClientDisconnect` traceback: here it
+    is one line at debug instead (the client is gone; nothing is wrong with the server)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, ClientDisconnect):
+            log.debug("HTTP client disconnected before its request was read (%s)",
+                      record.getMessage())
+            return False
+        # The same disconnect, handed on to the session as an exception and logged again.
+        args = record.args if isinstance(record.args, tuple) else ()
+        return not any(isinstance(a, Exception) and any(isinstance(x, ClientDisconnect)
+                                                        for x in (a, *a.args)) for a in args)
+
+
+QUIET_LOGGERS = ("mcp.server.streamable_http", "mcp.shared.jsonrpc_dispatcher")
+"""The SDK's loggers that report a client's disconnect (as an error, then again)."""
 
 
 # -- running ----------------------------------------------------------------------------------
@@ -200,8 +242,9 @@ def configure_logging(level: str) -> None:
     )
 
 
-def run_http(server: MCPServer[Any], options: ServerOptions) -> None:
-    """Serve streamable HTTP until stopped; logs the URL once the port is listening."""
+def run_http(server: MCPServer[Any], options: ServerOptions, token: HttpToken) -> None:
+    """Serve streamable HTTP until stopped; logs the URL once the port is listening, and
+    where the token is and how a client sends it."""
     import uvicorn
 
     family = socket.AF_INET6 if ":" in options.host.strip("[]") else socket.AF_INET
@@ -218,8 +261,13 @@ def run_http(server: MCPServer[Any], options: ServerOptions) -> None:
         ) from exc
     sock.listen(128)
     host = f"[{options.host}]" if family == socket.AF_INET6 else options.host
-    log.info("ctxd MCP server listening on http://%s:%d%s%s", host, options.port, MCP_PATH,
+    url = f"http://{host}:{options.port}{MCP_PATH}"
+    (log.info if token.source in ("configured", "file") else log.warning)(
+        "%s", how_to_use(token, url))
+    log.info("ctxd MCP server listening on %s%s", url,
              " (bearer token required)" if options.token else "")
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).addFilter(QuietDisconnects())
     config = uvicorn.Config(
         http_app(server, options), log_config=None, log_level=options.log_level.lower(),
         access_log=options.log_level.lower() == "debug", lifespan="on",
@@ -237,8 +285,11 @@ def run_http(server: MCPServer[Any], options: ServerOptions) -> None:
               help="HTTP port (default 3000). Environment: MCP_PORT.")
 @click.option("--log-level", type=click.Choice(LOG_LEVELS, case_sensitive=False),
               help="Log verbosity on stderr (default info). Environment: LOG_LEVEL.")
+@click.option("--auth", type=click.Choice(AUTH_MODES),
+              help="HTTP authentication: token (default: CTXD_TOKEN, else a token generated "
+                   "into the index home) or none (any local user can call every tool).")
 @click.option("--allow-remote", is_flag=True, default=None,
-              help="Allow a non-loopback --host without a token (not recommended).")
+              help="Allow a non-loopback --host with --auth none (not recommended).")
 @click.option("--watch", is_flag=True, help="Keep indexed repositories fresh by watching their "
                                             "files while serving.")
 @click.option("--stateless", is_flag=True, default=None,
@@ -251,28 +302,35 @@ def serve(
     host: str | None,
     port: int | None,
     log_level: str | None,
+    auth: str | None,
     allow_remote: bool | None,
     watch: bool,
     stateless: bool | None,
 ) -> None:
     """Run the MCP server for coding agents (stdio by default, or streamable HTTP).
 
-    With a bearer token (CTXD_TOKEN) every HTTP request must send
-    `Authorization: Bearer <token>`. Logs go to stderr.
+    Over HTTP every request must send `Authorization: Bearer <token>`: CTXD_TOKEN, else
+    a token generated on the first start into the index home (the log says where).
+    Over HTTP only `server.allowed_roots` may be indexed. Logs go to stderr.
 
     \b
     Examples:
       ctxd serve                                  # stdio, for an MCP client
-      CTXD_TOKEN=s3cret ctxd serve --transport http --port 3000
+      CTXD_SERVER_ALLOWED_ROOTS=~/src ctxd serve --transport http --port 3000
       CTXD_STORE_URL=postgresql://ctxd@db/ctxd CTXD_TOKEN=s3cret \\
         ctxd serve --transport http --host 0.0.0.0 --stateless   # a team's replica
     """
     settings = settings_from_cli(ctx.obj, {
         "server.transport": transport, "server.host": host, "server.port": port,
         "server.log_level": log_level.lower() if log_level else None,
-        "server.allow_remote": allow_remote, "server.stateless": stateless})
+        "server.auth": auth, "server.allow_remote": allow_remote,
+        "server.stateless": stateless})
     options = settings.server
     configure_logging(options.log_level)
+    token = HttpToken("", "none")
+    if options.transport == "http":
+        token = http_token(options, settings.home)
+        options = replace(options, token=token.token)
     check_bind(options)
     # One model, vector matrix and writer per index home: use (or start) the daemon when
     # there may be several clients; in-process otherwise.
@@ -290,7 +348,7 @@ def serve(
              options.transport == "http" else "")
     try:
         if options.transport == "http":
-            run_http(server, options)
+            run_http(server, options, token)
         else:
             run_stdio(server)
     except KeyboardInterrupt:
@@ -312,9 +370,10 @@ def is_disconnect(exc: BaseException) -> bool:
 
 def run_stdio(server: MCPServer[Any]) -> None:
     """Serve stdio until the client goes away: its stdin closing (EOF) or its stdout
-    breaking (the client died) both end the server normally, not as an error."""
+    breaking (the client died) both end the server normally, not as an error. Every
+    request is answered, a malformed one too (`server/mcp/stdio.py`)."""
     try:
-        server.run("stdio")
+        anyio.run(serve_stdio, server)
     except (OSError, BaseExceptionGroup) as exc:
         if not is_disconnect(exc):
             raise

@@ -13,8 +13,10 @@ content with the same data (the output schema is a TypedDict in `server/mcp/sche
 Errors (`adapter`): a `CtxdError` becomes a `ToolError` whose text is
 `{code}: {message}` + hint + details, so the model reads an `is_error` result it can act
 on; anything else is logged with its traceback on stderr and reaches the model only as
-`internal_error`. Arguments that fail a tool's input schema are rewritten by the
-`ArgumentErrors` middleware into a `validation_error` naming each field.
+`internal_error`. Arguments are checked by the `ArgumentErrors` middleware against the
+input schema `tools/list` publishes, strictly (`"10"` and `true` are not integers), before
+the tool runs; what fails is a `validation_error` naming each field, echoing at most
+`text_args.SHOWN_CHARS` of a value.
 
 Invariants: sync tools run in the SDK's worker threads, so the service's per-thread
 SQLite connections are never shared; `index_repository` is async and only waits on
@@ -48,15 +50,21 @@ from ctxd.server.jobs import (
     JobManager,
     JobSnapshot,
     JobState,
-    allowed_roots,
     check_allowed,
+    index_roots,
     validate_request,
 )
 from ctxd.server.mcp import markdown as md
 from ctxd.server.mcp import markdown_status as status_md
 from ctxd.server.mcp import schemas
 from ctxd.server.mcp.budget import select_freshness
-from ctxd.server.text_args import check_text
+from ctxd.server.text_args import (
+    MAX_FILTER_LENGTH,
+    SHOWN_CHARS,
+    check_text,
+    shown,
+    too_deep,
+)
 from ctxd.server.use_cases import UseCases
 from ctxd.server.version import package_version
 
@@ -131,6 +139,10 @@ def adapter(fn: F) -> F:
     return run  # type: ignore[return-value]  # same signature, via functools.wraps
 
 
+MAX_ARGUMENT_DEPTH = 8
+"""Tool arguments are at most lists of strings: anything nested deeper is refused before
+it is validated (or echoed)."""
+
 _ARG_ERROR = re.compile(r"^Error executing tool (\S+): \d+ validation errors? for \S+Arguments")
 _UNKNOWN_TOOL = re.compile(r"^Unknown tool: (.*)$", re.DOTALL)
 _REQUIRED = re.compile(r"^'(.+)' is a required property")
@@ -147,6 +159,8 @@ def _expected(prop: dict[str, Any]) -> str:
                 "object": "an object"}.get(str(kind), str(kind))
         if kind == "array" and isinstance(v.get("items"), dict) and "type" in v["items"]:
             text += f" of {v['items']['type']}s"
+        if "maxLength" in v:
+            text += f" of at most {v['maxLength']} characters"
         lo, hi = v.get("minimum"), v.get("maximum")
         if lo is not None and hi is not None:
             text += f" from {lo} to {hi}"
@@ -176,15 +190,32 @@ def schema_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[d
             out.append({"field": m.group(1), "problem": "is required"})
             continue
         problem = e.message
+        if len(echo := repr(e.instance)) > SHOWN_CHARS:  # never send a megabyte back
+            size = len(json.dumps(e.instance, default=str))
+            problem = problem.replace(echo, f"a value of {size} characters")
         top = str(e.path[0]) if e.path else ""
         if e.validator in ("type", "anyOf") and len(e.path) == 1 and top in props:
-            sent = json.dumps(e.instance, ensure_ascii=False, default=str)
+            sent = shown(json.dumps(e.instance, ensure_ascii=False, default=str))
             problem = f"got {sent}, expected {_expected(props[top])}"
             if e.instance is None:
                 problem += ("; a client that turns text into numbers sends null for text "
                             "that is not a number")
-        out.append({"field": path or "(arguments)", "problem": problem, "value": e.instance})
+        out.append({"field": path or "(arguments)", "problem": problem,
+                    "value": shown(e.instance)})
     return out
+
+
+def argument_error(tool: str, problems: list[dict[str, Any]], fallback: str = ""
+                   ) -> ValidationError:
+    """The `validation_error` for arguments that break `tool`'s input schema."""
+    what = "; ".join(f"{p['field']} {p['problem']}" if p["problem"] == "is required"
+                     else f"{p['field']}: {p['problem']}" for p in problems)
+    return ValidationError(
+        f"invalid arguments for {tool}: {what or fallback}",
+        hint="Fix the named arguments; `tools/list` gives each tool's types, bounds and "
+        "defaults.",
+        details={"fields": problems} if problems else {},
+    )
 
 
 class ArgumentErrors:
@@ -192,8 +223,10 @@ class ArgumentErrors:
     `validation_error` naming each field, its value and the bound it broke (instead of
     pydantic's message), so the model can fix its call; an unknown tool name comes back as
     `NOT_FOUND` with the tools this server has, like every other error. Before the tool
-    runs, an argument the tool does not have (which the SDK would drop silently) and a
-    text argument holding a control character (`text_args`) are refused the same way."""
+    runs, arguments nested deeper than `MAX_ARGUMENT_DEPTH`, an argument the tool does not
+    have (which the SDK would drop silently), any value the published schema refuses
+    (pydantic alone would turn `"10"` and `true` into integers) and a text argument holding
+    a control character (`text_args`) are refused the same way."""
 
     def __init__(self, server: MCPServer[Any]) -> None:
         self.server = server
@@ -225,15 +258,8 @@ class ArgumentErrors:
         arguments = dict((ctx.params or {}).get("arguments") or {})
         schemas = await self.schemas()
         problems = schema_problems(schemas.get(tool, {}), arguments) if tool in schemas else []
-        what = "; ".join(f"{p['field']} {p['problem']}" if p["problem"] == "is required"
-                         else f"{p['field']}: {p['problem']}" for p in problems)
         fallback = " ".join(line.strip() for line in text.split("\n")[1:3])
-        err = ValidationError(
-            f"invalid arguments for {tool}: {what or fallback}",
-            hint="Fix the named arguments; `tools/list` gives each tool's types, bounds and "
-            "defaults.",
-            details={"fields": problems} if problems else {},
-        )
+        err = argument_error(tool, problems, shown(fallback))
         new = dict(result)
         new["content"] = [{"type": "text", "text": f"Error executing tool {tool}: "
                            + status_md.error_text(err)}]
@@ -251,14 +277,24 @@ class ArgumentErrors:
             return None  # the unknown tool is answered after the call
         known = sorted(schemas[tool].get("properties", {}))
         try:
+            if too_deep(arguments, MAX_ARGUMENT_DEPTH):
+                raise ValidationError(
+                    f"invalid arguments for {tool}: nested deeper than {MAX_ARGUMENT_DEPTH} "
+                    "levels",
+                    hint="Arguments are strings, numbers, booleans and lists of strings "
+                    "(`tools/list` gives each tool's).", details={"field": "arguments"})
             unknown = sorted(set(arguments) - set(known))
             if unknown:
                 raise ValidationError(
                     f"invalid arguments for {tool}: unknown argument"
-                    f"{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}",
+                    f"{'s' if len(unknown) > 1 else ''} {shown(', '.join(unknown))}",
                     hint=f"{tool} takes: {', '.join(known) or 'no arguments'}.",
-                    details={"field": unknown[0], "value": arguments[unknown[0]],
+                    details={"field": shown(unknown[0]), "value": shown(arguments[unknown[0]]),
                              "known": known})
+            # Strictly the schema `tools/list` publishes: "10" and true are not integers
+            # (pydantic alone would coerce them, yet refuse 5.5).
+            if problems := schema_problems(schemas[tool], arguments):
+                raise argument_error(tool, problems)
             check_text(arguments, allow_nul=frozenset({"query"}))
         except ValidationError as err:
             text = f"Error executing tool {tool}: {status_md.error_text(err)}"
@@ -379,9 +415,11 @@ def build_server(  # noqa: C901 - one small closure per tool
         return select_freshness(service.freshness(), repositories)
 
     def client_roots(ctx: Context) -> ListRoots | None:
-        """Ask the client for its roots when they decide what may be indexed."""
+        """Ask the client for its roots when they decide what may be indexed (over stdio
+        without configured roots: `jobs.index_roots`)."""
         caps = ctx.client_capabilities
-        wanted = not settings.server.allowed_roots and caps is not None and caps.roots is not None
+        wanted = (not settings.server.allowed_roots and settings.server.transport == "stdio"
+                  and caps is not None and caps.roots is not None)
         return ListRoots() if wanted else None
 
     @server.tool(annotations=INDEXING)
@@ -389,7 +427,8 @@ def build_server(  # noqa: C901 - one small closure per tool
     async def index_repository(
         path: Annotated[str, Field(min_length=1, description=(
             "Folder to index: absolute, or relative to the first allowed root (the server's "
-            "configured roots, else your client's roots, else its working directory)."))],
+            "configured roots; over stdio without them, your client's roots, else the "
+            "server's working directory; over HTTP only configured roots)."))],
         include_patterns: Annotated[list[str], Field(description=(
             "Only index files matching one of these globs (basename or repo-relative path; "
             "`**` allowed), e.g. ['*.py', 'docs/**/*.md']. Empty = the ones given before "
@@ -404,8 +443,9 @@ def build_server(  # noqa: C901 - one small closure per tool
             "Skip files larger than this many bytes (default: the one given before, else "
             "1 MiB; at most 10 MiB, 0 = no limit)."))] = DEFAULT_MAX_FILE_SIZE,
         force: Annotated[bool, Field(description=(
-            "Index even the filesystem root or a home directory (refused otherwise: that "
-            "would index the whole machine)."))] = False,
+            "Index even the filesystem root or a home directory inside the allowed roots "
+            "(refused otherwise: that would index the whole machine). Never reaches outside "
+            "the allowed roots."))] = False,
         reset_options: Annotated[bool, Field(description=(
             "Forget the patterns and max_file_size given to earlier runs of this folder: "
             "back to the server's configured ones (plus any given in this call)."))] = False,
@@ -421,7 +461,7 @@ def build_server(  # noqa: C901 - one small closure per tool
         time (`server.index_wait_seconds`, default 20 s) it continues in the background and
         the answer (not an error) gives its `job_id`, `state` and `progress`: follow it
         with `index_status`."""
-        allowed = allowed_roots(settings.server.allowed_roots, root_uris(roots), Path.cwd())
+        allowed = index_roots(settings.server, root_uris(roots), Path.cwd())
         real = check_allowed(path, allowed)
         size = None if max_file_size == DEFAULT_MAX_FILE_SIZE else max_file_size
         validate_request(service, real, include_patterns, exclude_patterns, size, force)
@@ -596,7 +636,7 @@ def build_server(  # noqa: C901 - one small closure per tool
     @server.tool(annotations=READ_ONLY)
     @adapter
     def list_repos(
-        filter: Annotated[str | None, Field(description=(
+        filter: Annotated[str | None, Field(max_length=MAX_FILTER_LENGTH, description=(
             "Optional filter pattern to match repository names (regex supported)"))] = None,
     ) -> Annotated[CallToolResult, schemas.ReposOutput]:
         """List indexed repositories with file counts, size, branches, symbol support, when

@@ -150,3 +150,76 @@ def test_single_string_instead_of_list_is_rejected() -> None:
     with pytest.raises(ValidationError) as info:
         compile_globs("*.md", "include_patterns")
     assert info.value.details["field"] == "include_patterns"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "want"),
+    [
+        # consecutive `**` segments mean one
+        ("a/**/**/b", "a/b", True),
+        ("a/**/**/b", "a/x/y/b", True),
+        ("**/**/d/zzz", "d/zzz", True),
+        ("**/**", "any/thing", True),
+        # globs Python's `re` would backtrack on run on RE2, with the same meaning
+        ("**/a/**/b.txt", "a/b.txt", True),
+        ("**/a/**/b.txt", "x/a/y/z/b.txt", True),
+        ("**/a/**/b.txt", "x/a/y/z/bxtxt", False),
+        ("**/a/**/b.txt", "x/ab.txt", False),
+        ("*x*y*", "axbyc", True),
+        ("*x*y*", "x/y", False),
+        ("src/*x*y*/**", "src/axby/k/l.py", True),
+        ("[%-0]?", ".a", True),
+        ("[%-0]?", "0a", True),
+        ("a[%-0]b", "a/b", False),
+        ("a[/]b", "a/b", False),
+        ("*T*T*", "xtyt", False),
+        # a name holding a newline is still a name
+        ("**/*.py", "a\nb/c.py", True),
+        ("vendor/**", "vendor/x\ny", True),
+    ],
+)
+def test_glob_semantics_kept_by_linear_matching(pattern: str, path: str, want: bool) -> None:
+    assert compile_globs([pattern], "include_patterns").match_file(path) is want
+
+
+def test_ignore_case_holds_on_re2_globs() -> None:
+    m = compile_globs(["*key*store*"], "sensitive", ignore_case=True)
+    assert m.match_file("My.KEY.STORE")
+    assert not m.match_file("keys/store")
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    "pattern",
+    ["**/**/d/d/zzz", "**/d/**/d/**/zzz", "**/**/**/d/zzz", "d/**/d/**/d/**/*z*z*z",
+     "**/d/zzz/**"],
+)
+def test_glob_matching_is_linear_in_path_depth(pattern: str) -> None:
+    """Issue 23: on a 2,000-level tree `--exclude '**/**/d/d/zzz'` took 34 s and three `**`
+    segments over 120 s, polynomial backtracking over the depth. Every directory of such
+    a tree is matched (the walk asks at each level); linear matching does it in well under
+    a second, the old translation not within the timeout."""
+    m = compile_globs([pattern], "exclude_patterns")
+    path = ""
+    for _depth in range(2000):
+        path = f"{path}/d" if path else "d"
+        assert m.which_dir(path, "d") is None
+    assert m.which_file(path + "/zzz" + ("/x" if pattern.endswith("/**") else "")) is not None
+
+
+@pytest.mark.timeout(60)
+def test_many_stars_in_one_segment_do_not_backtrack() -> None:
+    """`*a*a*a*a*b` against a 200-character name of `a`s: 17.7 s with the old translation."""
+    m = compile_globs(["*a*a*a*a*b"], "exclude_patterns")
+    assert not m.match_file("a" * 255)
+    assert m.match_file("a" * 254 + "b")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "reason"),
+    [("x" * 5000, "longer than 4096"), ("a\udc80*", "not valid UTF-8")],
+)
+def test_oversized_or_unencodable_glob_rejected(pattern: str, reason: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        compile_globs([pattern], "exclude_patterns")
+    assert reason in info.value.details["reason"]

@@ -4,6 +4,7 @@ indexing pipeline into a real SQLite index."""
 from __future__ import annotations
 
 import base64
+import json
 import os
 from pathlib import Path
 
@@ -220,3 +221,180 @@ def test_a_file_of_thousands_of_checkpoints_is_named(repo: RepoBuilder, tmp_path
         repo.root, WalkOptions(lexical_only_rules=False, max_file_size=0), embed=False)
     assert [f.path for f in stats.large_files] == ["big/one-line.svg"]
     assert stats.large_files[0].checkpoints >= 1000
+
+
+# --------------------------------------------------------------------------- issue 24
+
+ISSUE_24_LOCKFILES = (
+    "go.sum", "vendor.sum", "Cargo.lock", "package-lock.json", "yarn.lock", "pnpm-lock.yaml",
+    "bun.lock", "uv.lock", "poetry.lock", "Pipfile.lock", "pdm.lock", "Gemfile.lock",
+    "composer.lock", "mix.lock", "pubspec.lock", "Package.resolved", "Podfile.lock",
+    "packages.lock.json", "flake.lock", "gradle.lockfile", "pylock.toml", "gems.locked",
+    ".terraform.lock.hcl",
+)
+
+
+@pytest.mark.parametrize("name", ISSUE_24_LOCKFILES)
+def test_every_ecosystems_lockfile_is_lexical_only(name: str) -> None:
+    for rel in (name, f"services/api/{name}"):
+        role, why = classify(rel, "x 1.0.0 h1:abc=\n", TextRules())
+        assert role is Role.LOCKFILE, (rel, why)
+
+
+UMD_BUNDLE = """/*! Fetchy v2.3.1 Copyright (c) 2026 The Fetchy authors */
+(function (global, factory) {
+  typeof exports === 'object' && typeof module !== 'undefined' ? module.exports = factory() :
+  typeof define === 'function' && define.amd ? define(factory) :
+  (global = typeof globalThis !== 'undefined' ? globalThis : global || self, global.f = factory());
+})(this, (function () { 'use strict';
+
+  function retryWithBackoff(call, attempts) {
+    return call();
+  }
+
+  return { retryWithBackoff };
+}));
+"""
+ESM_BUNDLE = """function retryWithBackoff(call, attempts) {
+  return call();
+}
+
+export { retryWithBackoff };
+//# sourceMappingURL=fetchy.mjs.map
+"""
+WEBPACK = "/******/ (() => { // webpackBootstrap\n/******/ \tvar __webpack_modules__ = ({});\n"
+ESBUILD = ("var __defProp = Object.defineProperty;\nvar __export = (target, all) => {\n"
+           "  for (var name in all) __defProp(target, name, { get: all[name] });\n};\n")
+BROWSERIFY = ("(function(){function r(e,n,t){function o(i,f){if(!n[i]){if(!e[i]){var c="
+              "\"function\"==typeof require&&require;}}}return o}return r})()({1:[function("
+              "require,module,exports){\nmodule.exports = 1\n},{}]},{},[1]);\n")
+PARCEL = "parcelRequire = (function (modules, cache, entry, globalName) {\n  return 1;\n})\n"
+TSC = ('"use strict";\nObject.defineProperty(exports, "__esModule", { value: true });\n'
+       "exports.retry = void 0;\n")
+CSS_OUT = ".btn{color:red}\n/*# sourceMappingURL=app.css.map */\n"
+
+
+@pytest.mark.parametrize(
+    ("rel", "text", "why"),
+    [
+        ("lib/fetchy.umd.js", UMD_BUNDLE, "bundle banner (/*! Fetchy v2.3.1"),
+        ("lib/vue.global.js", "/**\n* vue v3.5.45\n* (c) 2018-present Yuxi (Evan) You and Vue "
+         "contributors\n* @license MIT\n**/\nvar Vue = (function (exports) {\n",
+         "bundle banner (vue v3.5.45)"),
+        ("lib/fetchy.mjs", ESM_BUNDLE, "ends with a sourceMappingURL comment"),
+        ("public/app.css", CSS_OUT, "ends with a sourceMappingURL comment"),
+        ("public/main.js", WEBPACK, "webpack runtime"),
+        ("public/index.js", ESBUILD, "esbuild runtime"),
+        ("public/bundle.js", BROWSERIFY, "browserify runtime"),
+        ("public/app.js", PARCEL, "Parcel runtime"),
+        ("lib/retry.js", TSC, "TypeScript or Babel CommonJS output"),
+        ("lib/fetchy.js", UMD_BUNDLE.split("\n", 1)[1], "UMD wrapper"),
+    ],
+)
+def test_build_output_is_recognised_by_its_text(tmp_path: Path, rel: str, text: str,
+                                                why: str) -> None:
+    from ctxd.indexer.walk.buildout import BuildDirs
+
+    role, found = classify(rel, text, TextRules(), VendorDirs(tmp_path), BuildDirs(tmp_path))
+    assert role is Role.BUILT and found.startswith(why), found
+
+
+def build_tree(repo: RepoBuilder) -> RepoBuilder:
+    """A JavaScript package that commits its bundles, a TypeScript one that builds dist/
+    from src/, and a Python package with a build/lib copy and egg-info."""
+    repo.write("js/package.json", json.dumps({
+        "name": "fetchy", "main": "./dist/node/fetchy.cjs", "module": "./index.js",
+        "exports": {".": {"browser": {"require": "./dist/browser/fetchy.cjs"},
+                          "default": {"default": "./index.js"}}},
+        "files": ["index.js", "lib/", "dist/fetchy.js"]}))
+    repo.write("js/lib/retry.js", "export function retryWithBackoff(call) {\n  return call();\n}\n")
+    repo.write("js/index.js", "export * from './lib/retry.js';\n")
+    repo.write("js/dist/node/fetchy.cjs", "'use strict';\nfunction retryWithBackoff(c) {}\n")
+    repo.write("js/dist/browser/fetchy.cjs", "'use strict';\nfunction retryWithBackoff(c) {}\n")
+    repo.write("js/dist/fetchy.js", "function retryWithBackoff(c) {}\n")
+    repo.write("js/build/release.js", "// a build script: hand-written\nrelease();\n")
+    repo.write("ts/src/retry.ts", "export function retry(): void {}\n")
+    repo.write("ts/src/http/client.ts", "export class Client {}\n")
+    repo.write("ts/dist/retry.js", "export function retry() {}\n")
+    repo.write("ts/dist/esm/http/client.js", "export class Client {}\n")
+    repo.write("ts/dist/retry.d.ts", "export declare function retry(): void;\n")
+    repo.write("ts/build/tasks.js", "module.exports = function task() {}\n")
+    repo.write("ts/web/app.js", "console.log(1)\n")
+    repo.write("ts/web/app.js.map", '{"version":3,"sources":["../src/app.ts"]}\n')
+    repo.write("py/pyproject.toml", "[project]\nname = 'zebra'\n")
+    repo.write("py/zebra/herd.py", "def count(herd):\n    return len(herd)\n")
+    repo.write("py/build/lib/zebra/herd.py", "def count(herd):\n    return len(herd)\n")
+    repo.write("py/build/lib.linux-x86_64-cpython-311/zebra/_speed.py", "X = 1\n")
+    repo.write("py/zebra.egg-info/PKG-INFO", "Metadata-Version: 2.1\nName: zebra\n")
+    repo.write("py/zebra.egg-info/SOURCES.txt", "zebra/herd.py\n")
+    return repo
+
+
+BUILT_BY_PLACE = {
+    "js/dist/node/fetchy.cjs": "package.json 'main'",
+    "js/dist/browser/fetchy.cjs": "package.json 'main'",
+    "js/dist/fetchy.js": "package.json 'main'",
+    "ts/dist/retry.js": "src/",
+    "ts/dist/esm/http/client.js": "src/",
+    "ts/dist/retry.d.ts": "src/",
+    "ts/web/app.js": "has a source map (app.js.map)",
+    "py/build/lib/zebra/herd.py": "Python build copy (build/lib/)",
+    "py/build/lib.linux-x86_64-cpython-311/zebra/_speed.py": "Python build copy",
+    "py/zebra.egg-info/PKG-INFO": "Python package metadata (zebra.egg-info/)",
+    "py/zebra.egg-info/SOURCES.txt": "Python package metadata",
+}
+EMBEDDED_BESIDE = ["js/lib/retry.js", "js/index.js", "js/build/release.js", "ts/src/retry.ts",
+                   "ts/build/tasks.js", "py/zebra/herd.py"]
+
+
+def test_build_output_is_recognised_by_its_place(repo: RepoBuilder) -> None:
+    from ctxd.indexer.walk.buildout import BuildDirs
+
+    build_tree(repo)
+    vendor, built = VendorDirs(repo.root), BuildDirs(repo.root)
+    for rel, why in BUILT_BY_PLACE.items():
+        role, found = classify(rel, (repo.root / rel).read_text(), TextRules(), vendor, built)
+        assert role is Role.BUILT and why in found, (rel, found)
+    for rel in EMBEDDED_BESIDE:
+        role, found = classify(rel, (repo.root / rel).read_text(), TextRules(), vendor, built)
+        assert role is Role.EMBED, (rel, found)
+    # embed_allow brings it back
+    allow = TextRules.build(True, (), ("dist",))
+    assert classify("js/dist/fetchy.js", "x", allow, vendor, built)[0] is Role.EMBED
+
+
+@pytest.mark.parametrize(
+    ("rel", "text"),
+    [
+        # Doxygen comments open with /*! in C and C++; only web files have banners
+        ("include/widget.h", "/*! Widget v1.2.3 of the toolkit */\nint widget(void);\n"),
+        # a hand-written module that names a bundler's API
+        ("tools/loader.js", "// how webpack's runtime finds modules:\nconst key = 'chunk';\n"),
+        # a doc comment that names a version is no banner
+        ("src/semver.js", "/**\n * mylib v1.2.3\n * Parses versions.\n */\nexport function f() {}"),
+        ("docs/build.md", "Add `//# sourceMappingURL=app.js.map` to the end of the bundle.\n\n"
+         "Then ship it.\n"),
+    ],
+)
+def test_look_alikes_of_build_output_stay_embedded(tmp_path: Path, rel: str, text: str) -> None:
+    from ctxd.indexer.walk.buildout import BuildDirs
+
+    role, why = classify(rel, text, TextRules(), VendorDirs(tmp_path), BuildDirs(tmp_path))
+    assert role is Role.EMBED, why
+
+
+def test_build_output_is_greppable_not_embedded_and_named(repo: RepoBuilder,
+                                                           tmp_path: Path) -> None:
+    build_tree(repo)
+    store = Store.open(tmp_path / "index.db")
+    emb = FakeEmbedder()
+    stats = Indexer(store, emb).index(repo.root, WalkOptions())
+    assert stats.not_embedded["built"] == len(BUILT_BY_PLACE)
+    named = {f.path for f in stats.not_embedded_files if f.role == "built"}
+    assert named == set(BUILT_BY_PLACE)
+    embedded = "\n".join(emb.embedded_texts)
+    assert "js/dist/" not in embedded and "py/build/lib" not in embedded
+    assert "js/lib/retry.js" in embedded
+    rows = store.query("SELECT f.path FROM files f JOIN file_text t ON t.rowid = f.id "
+                       "WHERE f.path = 'js/dist/fetchy.js' AND t.content LIKE '%retryWith%'")
+    assert rows, "the bundle stays greppable"

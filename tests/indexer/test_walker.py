@@ -14,6 +14,7 @@ from ctxd.indexer.walk.filefilter import FileFilter
 from ctxd.indexer.walk.pathguard import ensure_inside, resolve_inside
 from ctxd.indexer.walk.walker import (
     MAX_FILE_SIZE_LIMIT,
+    MAX_LEXICAL_FILE_SIZE_LIMIT,
     WalkOptions,
     read_text,
     validate_root,
@@ -135,12 +136,36 @@ def test_walker_include_does_not_prune_directories(repo: Repo) -> None:
 )
 def test_walker_applies_size_limit(repo: Repo, size: int, limit: int, want: bool) -> None:
     repo.write_size("f.txt", size)
-    admitted, skipped = run(repo.root, max_file_size=limit)
+    # the lexical-only limit no larger: the walk alone decides (the judge: test_judge.py)
+    admitted, skipped = run(repo.root, max_file_size=limit, max_lexical_file_size=limit)
     assert ("f.txt" in admitted) is want
     if want:
         assert admitted["f.txt"].size == size
     else:
         assert skipped["f.txt"].reason is SkipReason.TOO_LARGE
+
+
+def test_walker_admits_up_to_the_lexical_limit_and_names_both(repo: Repo) -> None:
+    repo.write_size("big.txt", 3 * MB)
+    repo.write_size("huge.txt", 5 * MB)
+    admitted, skipped = run(repo.root, max_file_size=MB, max_lexical_file_size=4 * MB)
+    assert list(admitted) == ["big.txt"]
+    assert skipped["huge.txt"].reason is SkipReason.TOO_LARGE
+    assert "max_lexical_file_size 4194304" in skipped["huge.txt"].detail
+    # max_file_size = 0 (no limit) lifts both
+    admitted, _ = run(repo.root, max_file_size=0, max_lexical_file_size=4 * MB)
+    assert sorted(admitted) == ["big.txt", "huge.txt"]
+    # the lexical limit is never below max_file_size
+    admitted, _ = run(repo.root, max_file_size=6 * MB, max_lexical_file_size=MB)
+    assert sorted(admitted) == ["big.txt", "huge.txt"]
+
+
+def test_max_lexical_file_size_is_validated() -> None:
+    with pytest.raises(ValidationError) as info:
+        validate_walk_options(WalkOptions(max_lexical_file_size=-1))
+    assert info.value.details["field"] == "max_lexical_file_size"
+    with pytest.raises(ValidationError, match="max_lexical_file_size too large"):
+        validate_walk_options(WalkOptions(max_lexical_file_size=MAX_LEXICAL_FILE_SIZE_LIMIT + 1))
 
 
 def test_max_file_size_over_maximum_rejected() -> None:
@@ -624,6 +649,7 @@ def _mixed_tree(repo: Repo, tmp_path: Path) -> WalkOptions:
         exclude_patterns=("*_test.go", "vendor/**"),
         sensitive_allow=("fixtures/**",),
         max_file_size=100,
+        max_lexical_file_size=100,
     )
 
 

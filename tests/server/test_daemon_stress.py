@@ -16,6 +16,7 @@ import shutil
 import socket
 import stat
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,7 +27,7 @@ from ctxd.indexer.store.private import private_home
 from ctxd.indexer.store.store import Store
 from ctxd.server.config import load_settings
 from ctxd.server.daemon import lifecycle, protocol, server
-from ctxd.server.daemon.client import CONNECT_TIMEOUT, exchange
+from ctxd.server.daemon.client import CONNECT_TIMEOUT, connect_socket, exchange
 from ctxd.server.daemon.paths import DaemonPaths, daemon_lock
 from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder, RepoBuilder
@@ -143,11 +144,13 @@ def test_connections_past_the_cap_are_refused_with_a_clear_answer(isolated_env, 
     paths = daemons.paths()
     idle = _idle_connections(paths, server.MAX_CONNECTIONS)
     try:
-        extra = socket.socket(socket.AF_UNIX)
-        extra.settimeout(5)
-        extra.connect(str(paths.socket))
-        answer = protocol.LineReader(extra).receive()
-        extra.close()
+        # The daemon may not have accepted all of `idle` yet (a busy machine): its backlog
+        # is full until it does, and a bare connect with a timeout fails with EAGAIN.
+        extra = connect_socket(paths.socket, 30)
+        try:
+            answer = protocol.LineReader(extra).receive()
+        finally:
+            extra.close()
         assert answer is not None and answer["error"]["code"] == "DAEMON_ERROR"
         assert "connections open" in answer["error"]["message"]
         assert "--no-daemon" in answer["error"]["hint"]
@@ -426,3 +429,46 @@ def test_a_start_index_past_the_end_is_said_not_answered_silently(indexed):
     body = text(indexed.call("search_symbols", {"query": "Shape", "start_index": 10**9}))
     assert "start_index 1000000000 is past the last of the 1 results" in body
     assert "No symbols matched" not in body
+
+
+def _full_backlog(path: Path) -> tuple[socket.socket, list[socket.socket]]:
+    """A listener at `path` that accepts nothing, its backlog filled by plain connects."""
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(path))
+    listener.listen(0)
+    queued = []
+    while True:
+        s = socket.socket(socket.AF_UNIX)
+        s.setblocking(False)
+        try:
+            s.connect(str(path))
+        except BlockingIOError:
+            s.close()
+            return listener, queued
+        queued.append(s)
+
+
+def test_a_client_waits_for_room_in_a_full_backlog(tmp_path):
+    """CI failure: a daemon still accepting a burst of clients has a full listen backlog,
+    and a Unix connect with a timeout fails at once with EAGAIN there (it does not wait
+    as a blocking connect does): the client took a busy daemon for a dead one."""
+    path = tmp_path / "s"
+    listener, queued = _full_backlog(path)
+    accepted = []
+
+    def accept_all() -> None:
+        accepted.extend(listener.accept()[0] for _ in range(len(queued) + 1))
+
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(BlockingIOError):  # no one accepts: it gives up at its deadline,
+            connect_socket(path, 0.2).close()
+        assert time.monotonic() - t0 >= 0.19  # not at the first EAGAIN
+        worker = threading.Thread(target=accept_all)
+        worker.start()
+        connect_socket(path, 60).close()  # waits for the accept that makes room
+        worker.join(60)
+        assert len(accepted) == len(queued) + 1
+    finally:
+        for s in queued + accepted + [listener]:
+            s.close()

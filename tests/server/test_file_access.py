@@ -157,3 +157,35 @@ def test_ctxd_cat_refuses_a_secret_with_the_reason_and_the_way_to_allow_it(
     assert r.exit_code == 2
     out = json.loads(r.stdout)
     assert out["error"] == "validation_error" and out["details"]["reason"] == "binary"
+
+
+GITHUB_TOKEN = "gh" + "p_" + "Zq3T8rWbN1yXkLm4Vd7Pc2Hs9Jf6Ga0Ue5Ri"
+
+
+def test_file_content_refuses_a_file_that_holds_a_secret_as_the_index_does(
+    service: Service, repo: RepoBuilder
+):
+    repo.write("app/settings.py", f"DEBUG = False\nGITHUB_TOKEN = '{GITHUB_TOKEN}'\n")
+    repo.write("credentials/credentials.go", "package credentials\n\ntype Store interface{}\n")
+    stats = service.index(repo.root)
+    assert stats.sensitive_files == ["app/settings.py"]
+    with pytest.raises(FileRefused) as exc:
+        service.file_content("repo", "app/settings.py")
+    assert "it looks like a secret (holds a GitHub token (line 2))" in exc.value.message
+    assert GITHUB_TOKEN not in exc.value.message + (exc.value.hint or "")
+    assert "type Store interface" in service.file_content(
+        "repo", "credentials/credentials.go").content
+
+
+def test_file_content_serves_a_large_lockfile_and_refuses_large_code(
+    service: Service, repo: RepoBuilder
+):
+    lock = "".join(f"github.com/org{i}/mod v1.{i}.0 h1:{i:044d}=\n" for i in range(40_000))
+    repo.write("go.sum", lock)
+    repo.write("gen/huge.go", "package gen\n\nvar X = 1\n" * 100_000)
+    assert len(lock) > 2_000_000
+    service.index(repo.root)
+    page = service.file_content("repo", "go.sum", start_line=39_999, end_line=40_000)
+    assert "github.com/org39999/mod" in page.content
+    with pytest.raises(FileRefused, match="larger than the repository's size limit"):
+        service.file_content("repo", "gen/huge.go")

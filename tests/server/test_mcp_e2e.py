@@ -201,7 +201,9 @@ def test_serve_over_http_requires_the_token(http_server: tuple[str, str], tmp_pa
 
 
 def test_serve_refuses_a_public_address_without_a_token(tmp_path: Path):
-    result = CliRunner().invoke(serve, ["--transport", "http", "--host", "0.0.0.0"],
+    """Only with `--auth none`: by default HTTP always has a token (issue 23)."""
+    result = CliRunner().invoke(serve, ["--transport", "http", "--host", "0.0.0.0",
+                                        "--auth", "none"],
                                 env={"CTXD_HOME": str(tmp_path / "h")})
     assert result.exit_code != 0
     assert "refusing to bind 0.0.0.0 without a token" in str(result.exception or result.output)

@@ -132,7 +132,7 @@ async def _server_info(client: Any) -> Any:
 
 
 def test_index_repository_reports_the_contract_fields(env: Env, sample_repo: RepoBuilder):
-    sample_repo.write("big.txt", "x" * 5000)
+    sample_repo.write("big.txt", "Plain words of prose.\n" * 230)  # embedded, so 4096 caps it
     sample_repo.write_bytes("logo.png", b"\x89PNG\x00\x01")
     data = ok(env.call("index_repository", {"path": str(sample_repo.root),
                                             "exclude_patterns": ["*.md"],

@@ -1,0 +1,93 @@
+"""Opening a path the walk verified, so that a folder swapped for a symlink meanwhile
+cannot lead the open outside the repository.
+
+`open_verified(real, flags)` opens `real`, an absolute path free of symlinks (the walker's
+`FileEntry.abs_path`, a directory it is about to list, an ignore file), and returns a
+descriptor only when the object opened is at that very path now: the final component is
+opened with `O_NOFOLLOW`, and the descriptor's own path (`/proc/self/fd/N`, which the
+kernel derives from the object opened, not from the name asked for) must equal `real`.
+Where `/proc` cannot answer, the path is opened component by component from `/`, each
+with `O_NOFOLLOW` relative to the descriptor of the one before (`openat`), which follows
+no symlink at all. `PathChanged` (an `OSError`) says the path no longer leads where the
+walk saw it.
+
+Callers: `indexer.walk.walker` (every directory it lists), `indexer.walk.reader` (every
+file read for the index, `ctxd cat` and MCP `file_content`), `indexer.walk.ignore` (ignore
+files). Calls `os` only.
+
+Invariant: a descriptor returned refers to the object at `real` at the time of the open,
+reached through no symlink; a swap before the open makes it fail, a swap after it changes
+nothing (the descriptor stays on the object it opened).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+
+__all__ = ["O_DIR", "O_FILE", "PathChanged", "open_verified"]
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+O_FILE = os.O_RDONLY | _NOFOLLOW | _CLOEXEC | getattr(os, "O_NONBLOCK", 0)
+"""Flags for a regular file: no final symlink, no blocking on a FIFO swapped in."""
+O_DIR = os.O_RDONLY | _NOFOLLOW | _CLOEXEC | getattr(os, "O_DIRECTORY", 0)
+"""Flags for a directory to list."""
+
+_PROC_FD = "/proc/self/fd"
+
+
+class PathChanged(OSError):
+    """The path leads elsewhere than when the walk saw it (a folder on it was replaced
+    by a symlink, or moved); `filename` is where it leads now."""
+
+    def __init__(self, expected: str, actual: str) -> None:
+        super().__init__(errno.ELOOP, f"changed since the walk: {expected} now leads to {actual}")
+        self.filename = actual
+
+
+def open_verified(real: str, flags: int = O_FILE) -> int:
+    """Open the symlink-free absolute path `real` and check the descriptor is that path.
+
+    Args:
+        real: an absolute path without symlinks or `..` (e.g. from `os.path.realpath`).
+        flags: `O_FILE` or `O_DIR` (`O_NOFOLLOW` is always added).
+
+    Returns:
+        An open descriptor (the caller closes it).
+
+    Raises:
+        PathChanged: the descriptor is somewhere else than `real`.
+        OSError: the open failed (gone, permissions, a symlink met: ELOOP / ENOTDIR).
+    """
+    fd = os.open(real, flags | _NOFOLLOW)
+    try:
+        actual = os.readlink(f"{_PROC_FD}/{fd}")
+    except OSError:  # no /proc, or a path longer than the kernel reports: go by steps
+        os.close(fd)
+        return open_by_steps(real, flags)
+    if actual != real:
+        os.close(fd)
+        raise PathChanged(real, actual)
+    return fd
+
+
+def open_by_steps(real: str, flags: int = O_FILE) -> int:
+    """Open `real` one component at a time from `/`, each relative to the one before and
+    with `O_NOFOLLOW`: a symlink anywhere on the path fails the open (ELOOP / ENOTDIR)."""
+    if not real.startswith("/"):
+        raise OSError(errno.EINVAL, f"not an absolute path: {real}")
+    parts = [p for p in real.split("/") if p]
+    if not parts:
+        return os.open("/", flags | _NOFOLLOW)
+    dir_fd = os.open("/", O_DIR)
+    try:
+        for part in parts[:-1]:
+            if part in (".", ".."):
+                raise OSError(errno.EINVAL, f"not a resolved path: {real}")
+            step = os.open(part, O_DIR, dir_fd=dir_fd)
+            os.close(dir_fd)
+            dir_fd = step
+        return os.open(parts[-1], flags | _NOFOLLOW, dir_fd=dir_fd)
+    finally:
+        os.close(dir_fd)
