@@ -22,7 +22,9 @@ Everything here is pure (hits in, hits out); nothing touches the store or the mo
    query asks for tests, changelogs unless it asks about releases; prose files (`.md`, `.rst`, ...)
    are demoted for "where in the code" questions and promoted for a user's how-to
    questions ("how do I ...", "can I ...").
-5. Overlapping or touching hits of one file, and adjacent checkpoints of one definition,
+5. Identical texts answer once (`search.copies.collapse_copies`: a verbatim copy of a
+   checkpoint elsewhere becomes an `also_in` place of the copy preferred by path), then
+   overlapping or touching hits of one file, and adjacent checkpoints of one definition,
    are merged (`search.merge.merge_overlaps`); the merged hit keeps its best part's score
    and the union of `sources`.
 6. **File summaries** (`add_summaries`, the `summary` leg: one similarity per candidate
@@ -40,6 +42,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from ctxd.search.copies import collapse_copies
 from ctxd.search.merge import by_score, merge_overlaps, ordered_sources
 from ctxd.search.models import Hit, LineMatch, MatchSource
 
@@ -443,7 +446,8 @@ def rank_hybrid(
         scale = max((h.score for h in fused), default=1.0) or 1.0
         fused = [replace(h, score=h.score / scale) for h in fused]
     fused = add_lexical(fused, legs.get("lexical", ()), w["lexical"])
-    ranked = merge_overlaps(rerank(query, fused, options, generated))
+    reranked = collapse_copies(rerank(query, fused, options, generated), generated)
+    ranked = collapse_copies(merge_overlaps(reranked), generated)
     return by_score(add_summaries(ranked, legs.get("summary", ()), options.summary_weight))
 
 

@@ -10,7 +10,8 @@ Pure (hits in, hits out). Two hits of one file merge when
   function cut into parts comes back as one hit.
 
 The merged hit keeps its best part's score (never a sum: a definition cut in two must
-not outrank one that was not), the union of `sources` and `matches`, and one snippet
+not outrank one that was not), the union of `sources`, `matches` and the places of
+identical copies (`also_in`, joined per file by `search.copies.union_copies`), and one snippet
 numbered from the merged `start_line` (gap lines as blank lines); when a part's text does
 not span its range (a lexical hit shows only its context blocks), the parts' texts become
 the hit's `blocks`, each numbered from its own line, and the snippet is the first block.
@@ -25,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from ctxd.search.copies import union_copies
 from ctxd.search.models import Block, Hit, MatchSource
 
 MAX_DEFINITION_GAP = 2
@@ -117,10 +119,11 @@ def _merge(a: Hit, b: Hit) -> Hit:
     best = a if a.score >= b.score else b
     snippet = _snippet(a, b)
     blocks = () if snippet is not None else _parts(a, b)
+    merged = replace(best, start_line=min(a.start_line, b.start_line),
+                     end_line=max(a.end_line, b.end_line))
     return replace(
-        best,
-        start_line=min(a.start_line, b.start_line),
-        end_line=max(a.end_line, b.end_line),
+        merged,
+        also_in=union_copies(a.also_in, b.also_in, merged, MAX_DEFINITION_GAP),
         score=max(a.score, b.score),
         sources=ordered_sources({*a.sources, *b.sources}),
         snippet=snippet if snippet is not None else "\n".join(blocks[0].lines),

@@ -89,6 +89,16 @@ class SymbolItem:
 
 
 @dataclass(frozen=True, slots=True)
+class Copy:
+    """Another place that holds the same text as a hit (`search.copies`)."""
+
+    repository: str
+    path: str
+    start_line: int
+    end_line: int
+
+
+@dataclass(frozen=True, slots=True)
 class Hit:
     """One ranked result of `semantic_search` / `ctxd search` (any mode)."""
 
@@ -110,6 +120,9 @@ class Hit:
     """The checkpoint's row id for a checkpoint hit (semantic, keyword legs); None for a
     file-level hit. Distinct checkpoints can share a line range (the parts of one very
     long line), so fusion tells them apart by this id, never by lines alone."""
+    also_in: tuple[Copy, ...] = ()
+    """The other places holding this hit's very text (identical copies answer once, at the
+    copy `search.copies` prefers), among the candidates the search ranked."""
 
 
 class LexicalBackend(Protocol):
@@ -167,6 +180,9 @@ class SymbolPage:
     start_index: int
     has_more: bool
     pagination_id: str | None = None
+    best_match: str | None = None
+    """How the best result matches the query's name: `exact`, `prefix`, `substring` or
+    `fuzzy` (then no name holds the query: the items are guesses); None without items."""
 
 
 @dataclass(frozen=True, slots=True)

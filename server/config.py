@@ -68,6 +68,11 @@ class ServerOptions:
     index_wait_seconds: int = 20
     """How long `index_repository` waits before answering with a background job id (short
     enough for MCP clients' usual 60 s request timeout)."""
+    auto_project: bool = True
+    """`ctxd serve` started inside a project (a work tree, or a folder with a project
+    manifest) indexes and watches it in the background when it is not indexed, and its
+    tools answer from it unless told `all_repos` or a `repository` (`server.project`).
+    Over HTTP only a project inside `allowed_roots` is indexed."""
     session_idle_seconds: int = 600
     """An HTTP session with no request for this long is closed (its client starts a new
     one on its next request, as MCP requires)."""

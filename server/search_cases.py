@@ -28,6 +28,7 @@ from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.store.records import RepoRow
 from ctxd.indexer.walk.gitrefs import checked_out
 from ctxd.indexer.walk.servable import name_verdict, read_servable, stored_walk_options
+from ctxd.search.copies import collapse_copies
 from ctxd.search.cursor import decode_cursor, encode_cursor
 from ctxd.search.enclosing import with_enclosing_symbols
 from ctxd.search.hybrid import (
@@ -45,7 +46,7 @@ from ctxd.search.keyword import (
 from ctxd.search.lexical.engine import EmbeddedLexical
 from ctxd.search.lexical.limits import check_query_length
 from ctxd.search.lexical.query_hints import quoted_escape_hint
-from ctxd.search.merge import merge_ranked
+from ctxd.search.merge import by_score, merge_ranked
 from ctxd.search.models import (
     FileContent,
     Hit,
@@ -60,10 +61,13 @@ from ctxd.search.references import find_references
 from ctxd.search.semantic import SearchFilters, VectorMatrix, semantic_search
 from ctxd.search.symbols import (
     SYMBOL_KINDS,
+    TIER_NAMES,
     find_symbols,
     merge_symbols,
     normalize_kind,
+    rank_symbol,
     search_symbols,
+    split_query,
     stored_kinds,
     unknown_kinds,
 )
@@ -84,14 +88,15 @@ from ctxd.server.pages import MODES, LexicalPage, SearchPage, file_hit
 __all__ = ["HYBRID_DEPTH", "MODES", "LexicalPage", "SearchCases", "SearchPage", "file_hit"]
 
 def merged_page(fetch: Callable[[int], list[Hit]], offset: int, n: int) -> list[Hit]:
-    """Hits `offset` to `offset + n` of one result per definition (`search.merge`): ranked
-    from the top, so pages agree with each other, fetching twice as many raw hits until
-    the merged list fills the page or the engine runs out (merges can take more than
-    half of them: a long function's parts all match)."""
+    """Hits `offset` to `offset + n` of one result per definition (`search.merge`) and per
+    distinct text (`search.copies`: identical copies answer once): ranked from the top, so
+    pages agree with each other (a group of copies sits where its best member ranks),
+    fetching twice as many raw hits until the list fills the page or the engine runs out
+    (merges can take more than half of them: a long function's parts all match)."""
     want = offset + 2 * n
     while True:
         hits = fetch(want)
-        merged = merge_ranked(hits)
+        merged = by_score(collapse_copies(merge_ranked(collapse_copies(hits))))
         if len(merged) >= offset + n or len(hits) < want:
             return merged[offset : offset + n]
         want *= 2
@@ -476,6 +481,7 @@ class SearchCases(HybridCases):
         page = items[start_index:end]
         has_more = end < total
         return SymbolPage(
+            best_match=best_match(query, items),
             query=query,
             items=page,
             total=total,
@@ -555,6 +561,16 @@ def stored_file_content(
     if not texts:
         raise not_found(repo.name, path, "not in the index")
     return line_range(repo.name, rel, next(iter(texts.values())), "HEAD", start, end)
+
+
+def best_match(query: str, ranked: list[SymbolItem]) -> str | None:
+    """How the best of `ranked` (symbol results, best first) matches `query`'s name part:
+    `exact`, `prefix`, `substring` or `fuzzy` (`search.symbols.TIER_NAMES`); None when
+    nothing matched. Fuzzy means no name holds the query at all."""
+    if not ranked:
+        return None
+    rank = rank_symbol(split_query(query)[1], ranked[0].name)
+    return TIER_NAMES[rank[0]] if rank is not None else None
 
 
 def reject_nul(query: str) -> None:

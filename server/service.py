@@ -347,6 +347,11 @@ class Service(SearchCases):
 
     # -- inventory -----------------------------------------------------------------------
 
+    def repo_roots(self) -> dict[str, str]:
+        """Each indexed repository's name and folder: one small read, for the edges that
+        find the repository they run in (the CLI's current folder, `ctxd serve`'s project)."""
+        return {r.name: r.root for r in self.store().repos()}
+
     def repos(self) -> list[dict[str, Any]]:
         """Every indexed repository with its counts and freshness."""
         store = self.store()

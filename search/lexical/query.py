@@ -603,3 +603,23 @@ def format_node(node: Node) -> str:
         return f"type:{node.kind.value}({format_node(node.child)})"
     op = "and" if isinstance(node, And) else "or"
     return f"{op}(" + ", ".join(format_node(c) for c in node.children) + ")"
+
+
+def names_repositories(query: str) -> bool:
+    """Whether a query chooses its repositories itself (a `repo:`/`r:` or `meta.` atom
+    anywhere), so a default scope (the repository a search runs in) must not narrow it.
+    A query that does not parse does not: the search reports its error."""
+    try:
+        node = parse(query)
+    except QueryError:
+        return False
+    todo: list[Node] = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, Repo | RepoSet | Meta):
+            return True
+        if isinstance(n, And | Or):
+            todo.extend(n.children)
+        elif isinstance(n, Not | Type):
+            todo.append(n.child)
+    return False

@@ -11,6 +11,8 @@ Pure layout (no printing, no colour codes): a page of hits becomes styled lines,
   indentation is kept. A lexical hit shows its matching lines' own numbers and their
   context, never one range spanning the file.
 - Scores and engines only when `verbose` (`ctxd search -v`).
+- A hit whose text is also elsewhere (identical copies answer once, `search.copies`)
+  names those places on a line of its own: `also in: PATH:LINE, ...`.
 
 `vimgrep_lines` (`path:line:col:text`, one per match) and `file_lines` (`-l`) are the
 plain forms for editors and scripts.
@@ -22,6 +24,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ctxd.search.models import Hit
+
+Where = Callable[[str, str], str]
+"""How a file is named for people: (repository, path) -> the path printed
+(`server/cli/paths.py`)."""
 
 Segment = tuple[str, str]
 """(text, style name); style "" is plain. Names: heading, path, line, match, context,
@@ -110,8 +116,30 @@ def highlighted(text: str, ranges: Sequence[tuple[int, int]]) -> StyledLine:
     return out
 
 
-def hit_text(hit: Hit, where: str, opts: TextOptions) -> list[StyledLine]:
-    """One hit: its `path:LINE  symbol` line, then its numbered lines."""
+MAX_COPIES = 3
+"""Places of identical copies named on a hit's `also in:` line (the rest are counted)."""
+
+
+def copies_line(hit: Hit, where: Where) -> str:
+    """`also in: PATH:LINE, PATH:LINE (+N more)`, or "" when the hit has no copies; each
+    LINE is the copy's line that matches the hit's own `path:LINE` (the texts are the same,
+    so it lies as far from the copy's start as that line from the hit's)."""
+    if not hit.also_in:
+        return ""
+    shift = anchors(hit, known_lines(hit))[0] - hit.start_line
+
+    def line(start: int, end: int) -> int:
+        return start + shift if start + shift <= end else start
+
+    named = [f"{where(c.repository, c.path)}:{line(c.start_line, c.end_line)}"
+             for c in hit.also_in[:MAX_COPIES]]
+    more = len(hit.also_in) - MAX_COPIES
+    return "also in: " + ", ".join(named) + (f" (+{more} more)" if more > 0 else "")
+
+
+def hit_text(hit: Hit, where: str, opts: TextOptions, copies: str = "") -> list[StyledLine]:
+    """One hit: its `path:LINE  symbol` line, its `also in:` line (`copies`, when it has
+    copies), then its numbered lines."""
     lines = known_lines(hit)
     first = anchors(hit, lines)
     head: StyledLine = [(where, "path"), (":", ""), (str(first[0]), "line")]
@@ -125,6 +153,8 @@ def hit_text(hit: Hit, where: str, opts: TextOptions) -> list[StyledLine]:
         head.append((f"  [lines {hit.start_line}-{hit.end_line}, score {hit.score:.3f}, "
                      f"{engines}]", "meta"))
     out = [head]
+    if copies:
+        out.append([(copies, "meta")])
     ranges = {m.line: m.ranges for m in hit.matches}
     for row in hit_rows(hit, opts):
         if row is None:
@@ -138,28 +168,27 @@ def hit_text(hit: Hit, where: str, opts: TextOptions) -> list[StyledLine]:
     return out
 
 
-def page_text(hits: Sequence[Hit], where: Callable[[Hit], str], opts: TextOptions
-              ) -> list[StyledLine]:
+def page_text(hits: Sequence[Hit], where: Where, opts: TextOptions) -> list[StyledLine]:
     """A page of hits grouped under file headings, a blank line between files."""
     by_file: dict[str, list[Hit]] = {}
     for h in hits:
-        by_file.setdefault(where(h), []).append(h)
+        by_file.setdefault(where(h.repository, h.path), []).append(h)
     out: list[StyledLine] = []
     for path, group in by_file.items():
         if out:
             out.append([])
         out.append([(path, "heading")])
         for h in group:
-            out.extend(hit_text(h, path, opts))
+            out.extend(hit_text(h, path, opts, copies_line(h, where)))
     return out
 
 
-def vimgrep_lines(hits: Sequence[Hit], where: Callable[[Hit], str]) -> list[str]:
+def vimgrep_lines(hits: Sequence[Hit], where: Where) -> list[str]:
     """`path:line:column:text`, one per match (as `rg --vimgrep`); a hit without
     matching lines gives its first line, column 1."""
     out = []
     for h in hits:
-        path = where(h)
+        path = where(h.repository, h.path)
         if not h.matches:
             lines = known_lines(h)
             n = anchors(h, lines)[0]
@@ -170,6 +199,6 @@ def vimgrep_lines(hits: Sequence[Hit], where: Callable[[Hit], str]) -> list[str]
     return out
 
 
-def file_lines(hits: Sequence[Hit], where: Callable[[Hit], str]) -> list[str]:
+def file_lines(hits: Sequence[Hit], where: Where) -> list[str]:
     """Each file with a hit, once, best first (`-l`)."""
-    return list(dict.fromkeys(where(h) for h in hits))
+    return list(dict.fromkeys(where(h.repository, h.path) for h in hits))

@@ -30,7 +30,7 @@ from ctxd.indexer.errors import CtxdError, ValidationError
 from ctxd.server.cli import render
 from ctxd.server.cli.daemon_cmd import daemon, daemon_summary, summary_text
 from ctxd.server.cli.hits_text import TextOptions
-from ctxd.server.cli.paths import display_path
+from ctxd.server.cli.scope import Scope, all_repos_option, command_scope
 from ctxd.server.cli.styled import COLOR_CHOICES, use_color
 from ctxd.server.config import settings_from_cli
 from ctxd.server.daemon import lifecycle
@@ -198,6 +198,18 @@ def _service(ctx: click.Context, *, long_lived: bool = False, autostart: bool = 
     return local()
 
 
+def _scope(service: UseCases, repos: tuple[str, ...], all_repos: bool, *, say: bool = True
+           ) -> Scope:
+    """What a search command answers from (`server/cli/scope.py`): the repository holding
+    the current folder unless `--repo` or `--all-repos` says otherwise; its note goes to
+    stderr once."""
+    scope = command_scope(service.repo_roots(), repos, all_repos,
+                          remote=bool(service.settings.search.zoekt_url))
+    if scope.note and say:
+        render.emit(scope.note, err=True)
+    return scope
+
+
 @click.group(cls=CtxdGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--home", type=click.Path(file_okay=False), help="Index folder (CTXD_HOME).")
 @click.option("--config", "config", type=click.Path(dir_okay=False),
@@ -323,6 +335,7 @@ def index(
               help="hybrid (meaning + keywords, fused), semantic, keyword (BM25), "
               "lexical (QUERY is Zoekt syntax).")
 @click.option("--repo", "repos", multiple=True, metavar="NAME", help="Only this repository.")
+@all_repos_option
 @click.option("--path", "path_glob", metavar="GLOB", help="Only paths matching GLOB.")
 @click.option("--lang", metavar="L", help="Only this language (e.g. python).")
 @click.option("--limit", type=click.IntRange(1, 100), help="Results per page (default 10).")
@@ -356,6 +369,7 @@ def search(
     query: str | None,
     mode: str,
     repos: tuple[str, ...],
+    all_repos: bool,
     path_glob: str | None,
     lang: str | None,
     limit: int | None,
@@ -375,8 +389,10 @@ def search(
     """Search the index for QUERY (a question, keywords, or Zoekt syntax with --mode lexical).
 
     Results are grouped by file; each starts with PATH:LINE and its symbol, then its
-    lines (`N:` matching, `N-` context), as ripgrep prints them. Paths are REPO/PATH, or
-    relative to the current folder when it is inside the repository.
+    lines (`N:` matching, `N-` context), as ripgrep prints them. Inside an indexed
+    repository only that one is searched (-a for all, --repo for others); its paths are
+    relative to the current folder, other repositories' are REPO/PATH. Identical copies of
+    a text answer once, naming the other places (`also in:`).
 
     \b
     Example:
@@ -389,8 +405,11 @@ def search(
     # Only a query that needs the model is worth starting the daemon for.
     service = _service(ctx, long_lived=batch is not None,
                        autostart=mode in ("hybrid", "semantic") and not explain)
-    options: dict[str, Any] = {"mode": mode, "limit": limit, "repositories": list(repos) or None,
-               "path_glob": path_glob, "language": lang}
+    scope = _scope(service, repos, all_repos or (
+        mode == "lexical" and query is not None and _names_repositories(query)),
+        say=not explain)
+    options: dict[str, Any] = {"mode": mode, "limit": limit, "repositories": scope.repositories,
+                               "path_glob": path_glob, "language": lang}
     if batch is not None:
         _search_batch(service, batch, options)
         return
@@ -413,7 +432,7 @@ def search(
     elif page.results:
         opts = TextOptions(before=before, after=after, verbose=verbose)
         output = "vimgrep" if vimgrep else "files" if files_only else "text"
-        render.search_page_text(page, display_path, opts, color=use_color(color),
+        render.search_page_text(page, scope.names, opts, color=use_color(color),
                                 output=output)
     else:
         render.emit(render.no_results_text(query))
@@ -423,6 +442,15 @@ def search(
         if not as_json and service.list_repos()["total"] == 0:
             render.emit("nothing is indexed yet: run `ctxd index PATH` first.", err=True)
         sys.exit(1)
+
+
+def _names_repositories(query: str) -> bool:
+    """Whether a lexical query names its repositories (`repo:`): then it is not narrowed
+    to the current one. Imported here: the query parser loads RE2 (~0.1 s), which other
+    commands do not need."""
+    from ctxd.search.lexical.query import names_repositories
+
+    return names_repositories(query)
 
 
 def _first(*values: int | None) -> int:
@@ -566,26 +594,32 @@ def compact(ctx: click.Context, as_json: bool) -> None:
 @click.option("--kind", "kinds", multiple=True, metavar="K",
               help="Only these kinds (class, function, method, ...; repeatable).")
 @click.option("--repo", "repos", multiple=True, metavar="NAME", help="Only this repository.")
+@all_repos_option
 @click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True)
 @click.option("--start", "start_index", type=click.IntRange(0), default=0, show_default=True,
               help="Skip this many results (paging).")
 @json_option
 @click.pass_context
 def symbols(ctx: click.Context, query: str, kinds: tuple[str, ...], repos: tuple[str, ...],
-            limit: int, start_index: int, as_json: bool) -> None:
+            all_repos: bool, limit: int, start_index: int, as_json: bool) -> None:
     """Find definitions by name: exact, prefix, substring, then fuzzy (camelCase/snake_case).
+
+    When no name matches exactly, by prefix or as a substring, it says so before the
+    fuzzy matches (JSON: `best_match` is `fuzzy`) and exits 1.
 
     \b
     Example:
       ctxd symbols calc --kind function --kind method
     """
-    page = _service(ctx).symbols(query, kinds=list(kinds) or None, max_items=limit,
-                                 start_index=start_index, repositories=list(repos) or None)
+    service = _service(ctx)
+    scope = _scope(service, repos, all_repos)
+    page = service.symbols(query, kinds=list(kinds) or None, max_items=limit,
+                           start_index=start_index, repositories=scope.repositories)
     if as_json:
         render.emit_json(render.symbol_page_json(page))
     else:
-        render.emit(render.symbol_page_text(page))
-    if not page.items:
+        render.emit(render.symbol_page_text(page, scope.names))
+    if not page.items or page.best_match == "fuzzy":
         sys.exit(1)
 
 
@@ -593,23 +627,26 @@ def symbols(ctx: click.Context, query: str, kinds: tuple[str, ...], repos: tuple
 @click.argument("symbol")
 @click.option("--lang", metavar="L", help="Language of usages (default: the definition's).")
 @click.option("--repo", "repos", multiple=True, metavar="NAME", help="Only this repository.")
+@all_repos_option
 @click.option("--limit", type=click.IntRange(1, 10000), default=200, show_default=True)
 @json_option
 @click.pass_context
-def refs(ctx: click.Context, symbol: str, lang: str | None, repos: tuple[str, ...], limit: int,
-         as_json: bool) -> None:
+def refs(ctx: click.Context, symbol: str, lang: str | None, repos: tuple[str, ...],
+         all_repos: bool, limit: int, as_json: bool) -> None:
     """Show where SYMBOL is defined and used (word-boundary matches, definitions removed).
 
     \b
     Example:
       ctxd refs Retry.increment
     """
-    result = _service(ctx).references(symbol, language=lang, repositories=list(repos) or None,
-                                      limit=limit)
+    service = _service(ctx)
+    scope = _scope(service, repos, all_repos)
+    result = service.references(symbol, language=lang, repositories=scope.repositories,
+                                limit=limit)
     if as_json:
         render.emit_json(render.references_json(result))
     else:
-        render.emit(render.references_text(result))
+        render.emit(render.references_text(result, scope.names))
     if not result.definitions and not result.usages:
         sys.exit(1)
 
@@ -617,24 +654,26 @@ def refs(ctx: click.Context, symbol: str, lang: str | None, repos: tuple[str, ..
 @main.command()
 @click.argument("pattern")
 @click.option("--repo", "repos", multiple=True, metavar="NAME", help="Only this repository.")
+@all_repos_option
 @click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True)
 @click.option("--cursor", help="Continue from a previous page's next_cursor.")
 @json_option
 @click.pass_context
-def files(ctx: click.Context, pattern: str, repos: tuple[str, ...], limit: int,
-          cursor: str | None, as_json: bool) -> None:
+def files(ctx: click.Context, pattern: str, repos: tuple[str, ...], all_repos: bool,
+          limit: int, cursor: str | None, as_json: bool) -> None:
     """Find files by path: a glob (`**/*.py`) or a regular expression (`_test\\.go$`).
 
     \b
     Example:
       ctxd files '**/retry*.py'
     """
-    page = _service(ctx).files(pattern, limit=limit, cursor=cursor,
-                               repositories=list(repos) or None)
+    service = _service(ctx)
+    scope = _scope(service, repos, all_repos)
+    page = service.files(pattern, limit=limit, cursor=cursor, repositories=scope.repositories)
     if as_json:
         render.emit_json(render.lexical_page_json(page))
     else:
-        render.emit(render.files_text(page))
+        render.emit(render.files_text(page, scope.names))
     if not page.result.files:
         sys.exit(1)
 

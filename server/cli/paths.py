@@ -1,36 +1,45 @@
-"""How the CLI names a hit's file for people: a path the terminal can open.
+"""Where the CLI runs and how it names files for people: one convention for every command.
 
-A hit names its repository and its path inside it. When the current folder is inside
-the repository (a folder of that name that holds the file, the current one or above
-it), the path is relative to the current folder (`src/app.py`, `../app.py`), as ripgrep
-prints it; otherwise it is `REPO/PATH`, which opens from the folder above the
-repository. Only `os.stat` calls: no index or daemon round trip.
+`path_namer(roots)` finds the indexed repository that holds the current folder
+(`server.project.repository_of`: the deepest root containing it; `roots` from the
+`repo_roots` use case) and returns a `PathNamer`, which names a file the way ripgrep
+does: relative to the current folder when the file belongs to that repository
+(`src/app.py`, `../app.py`), else `REPO/PATH`, which opens from the folder above the
+repository. `search`, `symbols`, `refs` and `files` print every path through it (their
+`--json` keeps the explicit `repository` and `path` fields).
+
+Pure apart from `os.path` string work; the repository lookup is the caller's one use-case
+call (the daemon's or this process's).
 """
 
 from __future__ import annotations
 
 import os
-from functools import lru_cache
-from pathlib import Path
+from collections.abc import Mapping
+from dataclasses import dataclass
 
-from ctxd.search.models import Hit
-
-
-@lru_cache(maxsize=64)
-def _root_here(repository: str, cwd: str) -> Path | None:
-    """The folder named `repository` at or above `cwd`, if any."""
-    here = Path(cwd)
-    for folder in (here, *here.parents):
-        if folder.name == repository:
-            return folder
-    return None
+from ctxd.server.project import repository_of
 
 
-def display_path(hit: Hit) -> str:
-    """`hit`'s file relative to the current folder when that is inside its repository,
-    else `REPO/PATH`."""
-    cwd = os.getcwd()
-    root = _root_here(hit.repository, cwd)
-    if root is not None and (root / hit.path).is_file():
-        return os.path.relpath(root / hit.path, cwd)
-    return f"{hit.repository}/{hit.path}"
+@dataclass(frozen=True, slots=True)
+class PathNamer:
+    """Names (repository, path) for people: relative to `cwd` inside the `current`
+    repository, `REPO/PATH` elsewhere."""
+
+    current: tuple[str, str] | None
+    """(name, root) of the repository holding the current folder, if any."""
+    cwd: str
+
+    def __call__(self, repository: str, path: str) -> str:
+        if self.current is not None and repository == self.current[0]:
+            return os.path.relpath(os.path.join(self.current[1], path), self.cwd)
+        return f"{repository}/{path}"
+
+
+def path_namer(roots: Mapping[str, str], cwd: str | None = None) -> PathNamer:
+    """The `PathNamer` for the current folder (`cwd`, default `os.getcwd()`)."""
+    here = os.path.realpath(cwd or os.getcwd())
+    current = repository_of(roots, here)
+    if current is not None:
+        current = (current[0], os.path.realpath(current[1]))
+    return PathNamer(current, here)

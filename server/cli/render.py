@@ -12,13 +12,19 @@ import json
 import re
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ctxd.indexer.errors import CtxdError
 from ctxd.search.models import Hit, References, SymbolPage
-from ctxd.server.cli.hits_text import TextOptions, file_lines, page_text, vimgrep_lines
+from ctxd.server.cli.hits_text import (
+    TextOptions,
+    Where,
+    file_lines,
+    page_text,
+    vimgrep_lines,
+)
 from ctxd.server.cli.styled import write_lines
 from ctxd.server.index_report import (
     SHOWN,
@@ -202,6 +208,8 @@ def hit_json(hit: Hit) -> dict[str, Any]:
         "sources": [s.value for s in hit.sources],
         "symbol": hit.symbol,
         "snippet": hit.snippet,
+        "also_in": [{"repository": c.repository, "path": c.path, "start_line": c.start_line,
+                     "end_line": c.end_line} for c in hit.also_in],
         "matches": [
             {"line": m.line, "start_column": a, "end_column": b, "text": m.text}
             for m in hit.matches
@@ -229,7 +237,7 @@ def no_results_text(query: str) -> str:
     return f"No results for `{safe(query)}`."
 
 
-def search_page_text(page: SearchPage, where: Callable[[Hit], str], opts: TextOptions, *,
+def search_page_text(page: SearchPage, where: Where, opts: TextOptions, *,
                      color: bool, output: str = "text") -> None:
     """Print a page for people: `output` is `text` (grouped, ripgrep style), `vimgrep`
     (`path:line:col:text`) or `files` (`-l`); `where` names a hit's file."""
@@ -286,6 +294,7 @@ def error_text(err: CtxdError) -> str:
 def symbol_page_json(page: SymbolPage) -> dict[str, Any]:
     return {
         "query": page.query,
+        "best_match": page.best_match,
         "items": [
             {"name": i.name, "kind": i.kind, "path": i.path, "line": i.line,
              "container": i.container, "repository": i.repository}
@@ -298,13 +307,19 @@ def symbol_page_json(page: SymbolPage) -> dict[str, Any]:
     }
 
 
-def symbol_page_text(page: SymbolPage) -> str:
+def no_exact_match_text(query: str) -> str:
+    """What `symbols` says before a list of fuzzy matches only."""
+    return (f"No symbol name matches `{safe(query)}` exactly, by prefix or as a substring; "
+            "closest fuzzy matches:")
+
+
+def symbol_page_text(page: SymbolPage, where: Where) -> str:
     if not page.items:
         return f"No symbols match `{safe(page.query)}`."
-    rows = []
+    rows = [no_exact_match_text(page.query)] if page.best_match == "fuzzy" else []
     for i in page.items:
         inside = f" (in {i.container})" if i.container else ""
-        rows.append(f"{i.kind:<10} {i.name}{inside}  {safe(i.repository + '/' + i.path)}:{i.line}")
+        rows.append(f"{i.kind:<10} {i.name}{inside}  {safe(where(i.repository, i.path))}:{i.line}")
     rows.append(f"{page.total} results" + (f"; next: --start {page.start_index + len(page.items)}"
                                            if page.has_more else ""))
     return "\n".join(rows)
@@ -325,11 +340,11 @@ def references_json(r: References) -> dict[str, Any]:
     }
 
 
-def references_text(r: References) -> str:
+def references_text(r: References, where: Where) -> str:
     out = [f"{len(r.definitions)} definitions, {len(r.usages)} usages of {r.symbol}"]
-    out += [f"def   {safe(d.repository + '/' + d.path)}:{d.line}:{d.column}  {safe(d.context)}"
+    out += [f"def   {safe(where(d.repository, d.path))}:{d.line}:{d.column}  {safe(d.context)}"
             for d in r.definitions]
-    out += [f"use   {safe(u.repository + '/' + u.path)}:{u.line}:{u.column}  {safe(u.context)}"
+    out += [f"use   {safe(where(u.repository, u.path))}:{u.line}:{u.column}  {safe(u.context)}"
             for u in r.usages]
     return "\n".join(out)
 
@@ -347,10 +362,10 @@ def lexical_page_json(page: LexicalPage) -> dict[str, Any]:
     }
 
 
-def files_text(page: LexicalPage) -> str:
+def files_text(page: LexicalPage, where: Where) -> str:
     if not page.result.files:
         return f"No files match `{safe(page.query)}`."
-    out = [safe(f"{fm.repository}/{fm.path}") for fm in page.result.files]
+    out = [safe(where(fm.repository, fm.path)) for fm in page.result.files]
     if page.next_cursor:
         out.append(f"more: --cursor {page.next_cursor}")
     return "\n".join(out)

@@ -359,6 +359,10 @@ class DaemonClient:
         out: dict[str, Any] = self._call("health", {})
         return out
 
+    def repo_roots(self) -> dict[str, str]:
+        out: dict[str, str] = self._call("repo_roots", {})
+        return out
+
     def freshness(self) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = self._call("freshness", {})
         return out

@@ -74,7 +74,8 @@ RECORDS: dict[str, type[Any]] = {
     cls.__name__: cls
     for cls in (
         models.LineMatch, models.Block, models.FileMatch, models.LexicalResult,
-        models.SymbolItem, models.Hit, models.SymbolPage, models.Reference, models.References,
+        models.SymbolItem, models.Copy, models.Hit, models.SymbolPage, models.Reference,
+        models.References,
         models.FileContent, SearchPage, LexicalPage, FileFailure, Skipped,
         models.SearchOptions, WalkOptions, ChunkOptions,
     )

@@ -64,7 +64,7 @@ log = logging.getLogger("ctxd.daemon")
 USE_CASES = frozenset({
     "index", "search", "explain", "lexical", "files", "references", "symbols",
     "file_content", "status", "list_repos", "health", "freshness", "remove", "repos",
-    "compact",
+    "compact", "repo_roots",
 })
 """`Service` methods a client may call by name."""
 

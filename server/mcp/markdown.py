@@ -51,6 +51,7 @@ from ctxd.server.mcp.budget import freshness_line as freshness_line
 from ctxd.server.mcp.markdown_status import format_duration as format_duration
 from ctxd.server.mcp.schemas import (
     ContextBlockOut,
+    CopyOut,
     FileContentOutput,
     FileOut,
     FilesOutput,
@@ -187,6 +188,9 @@ def render_search(
 
 # -- semantic_search -------------------------------------------------------------------------
 
+MAX_COPIES = 5
+"""Places of identical copies named in a hit's Markdown (all of them in `also_in`)."""
+
 
 def _hit_section(rank: int, h: Hit) -> str:
     found = ", ".join(s.value for s in h.sources) or "semantic"
@@ -196,12 +200,15 @@ def _hit_section(rank: int, h: Hit) -> str:
     code = _numbered_blocks(blocks, {m.line for m in h.matches})
     # A lexical hit names its blocks' own ranges, never one range across the file.
     where = ", ".join(f"{a}-{a + max(len(lines) - 1, 0)}" for a, lines in blocks)
-    return "\n".join([
-        f"### {rank}. {h.repository} - {h.path}:{where}",
-        f"Found by: {found} | score {h.score:.3f} | {h.language or 'text'}{symbol}",
-        "",
-        fence("\n".join(code), h.language),
-    ])
+    head = [f"### {rank}. {h.repository} - {h.path}:{where}",
+            f"Found by: {found} | score {h.score:.3f} | {h.language or 'text'}{symbol}"]
+    if h.also_in:
+        named = [f"{c.repository} - {c.path}:{c.start_line}-{c.end_line}"
+                 for c in h.also_in[:MAX_COPIES]]
+        more = len(h.also_in) - MAX_COPIES
+        head.append("Also in (identical text): " + ", ".join(named)
+                    + (f" (+{more} more)" if more > 0 else ""))
+    return "\n".join([*head, "", fence("\n".join(code), h.language)])
 
 
 def _hit_out(h: Hit) -> HitOut:
@@ -209,6 +216,8 @@ def _hit_out(h: Hit) -> HitOut:
         repository=h.repository, path=h.path, language=h.language, start_line=h.start_line,
         end_line=h.end_line, score=h.score, sources=[s.value for s in h.sources],
         symbol=h.symbol, snippet=h.snippet,
+        also_in=[CopyOut(repository=c.repository, path=c.path, start_line=c.start_line,
+                         end_line=c.end_line) for c in h.also_in],
     )
     if h.blocks:
         out["context"] = [ContextBlockOut(start_line=b.start_line, lines=list(b.lines))
@@ -276,6 +285,9 @@ def render_symbols(
         count = f"Found {page.total} results"
         if max_items is not None or n < page.total:
             count += f" (showing {n})"
+        if page.best_match == "fuzzy":
+            count += ("\n> No symbol name matches exactly, by prefix or as a substring: "
+                      "these are only the closest fuzzy matches.")
         return f"# Search: `{page.query}`\n{count}"
 
     def tail(n: int) -> str:
@@ -302,6 +314,7 @@ def render_symbols(
         request=SymbolRequest(query=page.query, kinds=list(kinds) if kinds else None,
                               max_items=max_items, start_index=page.start_index,
                               pagination_id=pagination_id),
+        best_match=page.best_match,
         items=[
             SymbolOut(name=i.name, kind=i.kind, repository=i.repository, file_path=i.path,
                       line=i.line, container=i.container, language=i.language)

@@ -74,6 +74,15 @@ class SearchOutput(TypedDict):
     freshness: list[Freshness]
 
 
+class CopyOut(TypedDict):
+    """Another place with the same text as a result."""
+
+    repository: str
+    path: str
+    start_line: int
+    end_line: int
+
+
 class HitOut(TypedDict):
     repository: str
     path: str
@@ -86,6 +95,8 @@ class HitOut(TypedDict):
     symbol: str | None
     snippet: str
     """The lines from `start_line` on (a lexical hit: its first context block)."""
+    also_in: list[CopyOut]
+    """Other places holding exactly this text (identical copies answer once)."""
     context: NotRequired[list[ContextBlockOut]]
     """A lexical hit with separate runs of lines: every block, each with its own
     `start_line`."""
@@ -126,6 +137,9 @@ class SymbolsOutput(TypedDict):
 
     request: SymbolRequest
     items: list[SymbolOut]
+    best_match: str | None
+    """How the best item matches the query's name: exact, prefix, substring or fuzzy (then
+    no name holds the query and the items are only the closest guesses); null when none."""
     start_index: int
     max_items: int | None
     total: int | None

@@ -25,6 +25,14 @@ Safe by default:
   capped at `server.max_sessions` (the SDK's knobs); a client that hangs up mid-request is
   one debug line (`QuietDisconnects`), not an ERROR traceback.
 - DNS-rebinding protection (Host and Origin checks) is always on (`transport_security`).
+
+The project it runs in (`server.auto_project`, on by default; `open_project`): started
+inside a project (`server.project.find_project`: a work tree, or a folder with a project
+manifest) that is not indexed, it indexes it at once as a background job (through the
+daemon when it runs, like every other call) and keeps it fresh (the daemon's watcher, else
+one of its own for that folder); its tools then answer from that project unless told
+`all_repos` or a `repository`. Started elsewhere (`$HOME`, `/`) it indexes nothing. Over
+HTTP only a project inside the configured `server.allowed_roots` is taken.
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ import sys
 import threading
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -49,7 +58,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ctxd.indexer.errors import ConfigError
+from ctxd.indexer.errors import ConfigError, CtxdError
 from ctxd.server.config import (
     AUTH_MODES,
     LOG_LEVELS,
@@ -58,10 +67,16 @@ from ctxd.server.config import (
     settings_from_cli,
 )
 from ctxd.server.daemon import lifecycle
-from ctxd.server.jobs import JobManager
+from ctxd.server.jobs import JobManager, validate_request
 from ctxd.server.mcp.http_token import HttpToken, how_to_use, http_token
 from ctxd.server.mcp.stdio import serve_stdio
 from ctxd.server.mcp.tools import build_server
+from ctxd.server.project import (
+    ProjectScope,
+    auto_index_refusal,
+    find_project,
+    repository_of,
+)
 from ctxd.server.service import Service
 from ctxd.server.use_cases import UseCases
 from ctxd.server.watch.watcher import Watcher, start_watching
@@ -231,6 +246,37 @@ QUIET_LOGGERS = ("mcp.server.streamable_http", "mcp.shared.jsonrpc_dispatcher")
 """The SDK's loggers that report a client's disconnect (as an error, then again)."""
 
 
+# -- the project it runs in ---------------------------------------------------------------------
+
+
+def open_project(service: UseCases, jobs: JobManager, options: ServerOptions, cwd: Path
+                 ) -> ProjectScope | None:
+    """The project this server was started in (module docstring), its index job started
+    when it is not indexed yet; None outside a project, or when it may not be taken (over
+    HTTP outside `server.allowed_roots`, or a folder indexing refuses: logged)."""
+    held = repository_of(service.repo_roots(), cwd)
+    root = Path(held[1]) if held is not None else find_project(cwd)
+    if root is None:
+        log.info("started outside any project (%s): indexing nothing by itself", cwd)
+        return None
+    refused = auto_index_refusal(root, options.transport, options.allowed_roots)
+    if refused is not None:
+        log.warning("not taking the project this server runs in: %s", refused)
+        return None
+    if held is not None:
+        log.info("project %s: repository %s, already indexed", root, held[0])
+        return ProjectScope(root, service.repo_roots)
+    try:
+        validate_request(service, root, None, None, None)
+    except CtxdError as err:
+        log.warning("not indexing the project %s: %s", root, err.message)
+        return None
+    job = jobs.start(root)
+    log.info("indexing the project %s in the background (job %s; index_status follows it)",
+             root, job.job_id)
+    return ProjectScope(root, service.repo_roots, job=job)
+
+
 # -- running ----------------------------------------------------------------------------------
 
 
@@ -339,9 +385,21 @@ def serve(
                                local=lambda: local, note=lambda text: log.warning("%s", text))
     service: UseCases = client or local
     jobs = JobManager(service)
-    server = build_server(service, jobs)
+    project = None
+    if options.auto_project:
+        try:
+            project = open_project(service, jobs, options, Path.cwd())
+        except CtxdError as err:  # the server still serves every repository
+            log.warning("cannot take the project this server runs in: %s", err.message)
+    server = build_server(service, jobs, project=project)
     # The daemon watches files itself; here only when this process does the work.
     watcher = start_watching(local, settings) if watch and client is None else None
+    if project is not None:
+        if client is not None:
+            project.watched_by = "daemon"
+        else:  # `--watch` watches every repository; else the project alone
+            watcher = watcher or Watcher(local, settings.watch, roots=[project.root]).start()
+            project.watched_by = "this server"
     local.watcher = watcher
     log.info("ctxd %s: index %s, transport %s%s", server.version, settings.store_location,
              options.transport, " (stateless)" if options.stateless and

@@ -18,6 +18,11 @@ input schema `tools/list` publishes, strictly (`"10"` and `true` are not integer
 the tool runs; what fails is a `validation_error` naming each field, echoing at most
 `text_args.SHOWN_CHARS` of a value.
 
+Scope: built with the project `ctxd serve` runs in (`server.project.ProjectScope`), the
+search tools answer from that project unless given `all_repos: true` or a `repository`
+(the `search` tool also when its query names repositories with `repo:`); without one they
+answer from every indexed repository.
+
 Invariants: sync tools run in the SDK's worker threads, so the service's per-thread
 SQLite connections are never shared; `index_repository` is async and only waits on
 (and relays progress from) a background job, so the event loop never blocks.
@@ -45,6 +50,8 @@ from pydantic import Field
 from ctxd.indexer.errors import CtxdError, ToolNotFound, ValidationError
 from ctxd.indexer.walk.walker import DEFAULT_MAX_FILE_SIZE, MAX_FILE_SIZE_LIMIT
 from ctxd.search.cursor import with_offset
+from ctxd.search.lexical.query import names_repositories
+from ctxd.search.zoekt.query import scoped_query
 from ctxd.server.jobs import (
     IndexJob,
     JobManager,
@@ -58,6 +65,8 @@ from ctxd.server.mcp import markdown as md
 from ctxd.server.mcp import markdown_status as status_md
 from ctxd.server.mcp import schemas
 from ctxd.server.mcp.budget import select_freshness
+from ctxd.server.project import ProjectScope
+from ctxd.server.search_cases import not_indexed
 from ctxd.server.text_args import (
     MAX_FILTER_LENGTH,
     SHOWN_CHARS,
@@ -83,6 +92,9 @@ ctxd searches local code repositories that were indexed on this machine.
 - `file_content` reads a file (or a line range) of an indexed repository.
 - `list_repos` shows what is indexed and when; `index_repository` adds or refreshes a folder
   (long runs continue in the background: follow them with `index_status`).
+Started inside a project, the server indexes it by itself and the search tools answer from
+that project only (`get_health` shows it and its index job); pass `all_repos: true` (or a
+`repository`) to search other indexed repositories.
 Every list of results states how fresh the index is and gives a cursor when there is more.
 """
 
@@ -394,8 +406,12 @@ def root_uris(roots: ListRootsResult | None) -> list[str] | None:
 # -- the server ---------------------------------------------------------------------------------
 
 
+ALL_REPOS = ("Search every indexed repository. By default a server started inside a "
+             "project answers from that project only (`get_health` names it).")
+
+
 def build_server(  # noqa: C901 - one small closure per tool
-    service: UseCases, jobs: JobManager | None = None
+    service: UseCases, jobs: JobManager | None = None, *, project: ProjectScope | None = None
 ) -> MCPServer[Any]:
     """An `MCPServer` named `ctxd` exposing every tool over `service`.
 
@@ -403,6 +419,8 @@ def build_server(  # noqa: C901 - one small closure per tool
         service: the use cases (its settings give the token budget, allowed roots and the
             index wait time).
         jobs: background index jobs (one is created when not given).
+        project: the project the server runs in: the search tools answer from it by
+            default (module docstring); None = from every indexed repository.
     """
     settings = service.settings
     jobs = jobs or JobManager(service)
@@ -413,6 +431,20 @@ def build_server(  # noqa: C901 - one small closure per tool
 
     def fresh(repositories: Sequence[str] | None = None) -> list[schemas.Freshness]:
         return select_freshness(service.freshness(), repositories)
+
+    def scope(repository: str | None, all_repos: bool) -> list[str] | None:
+        """The repositories a search tool answers from (None = all)."""
+        if project is None:
+            return [repository] if repository else None
+        return project.scope(repository, all_repos)
+
+    def scope_note(repository: str | None, all_repos: bool, repos: list[str] | None
+                   ) -> list[str]:
+        """What an answer scoped to the project by default says about it."""
+        if project is None or repository or all_repos or not repos:
+            return []
+        return [f"Searched the project `{repos[0]}` only (the folder this server runs in); "
+                "pass `all_repos: true` for every indexed repository."]
 
     def client_roots(ctx: Context) -> ListRoots | None:
         """Ask the client for its roots when they decide what may be indexed (over stdio
@@ -503,17 +535,27 @@ def build_server(  # noqa: C901 - one small closure per tool
         )] = 3,
         cursor: Annotated[str | None, Field(description=(
             "`next_cursor` of the previous page, to continue."))] = None,
+        repository: Annotated[str | None, Field(description=(
+            "Only this repository (a name from `list_repos`)."))] = None,
+        all_repos: Annotated[bool, Field(description=ALL_REPOS)] = False,
     ) -> Annotated[CallToolResult, schemas.SearchOutput]:
         """Search code across indexed repositories using Zoekt query syntax (exact text and
         regular expressions). One section per file with line-numbered matches and context."""
-        page = service.lexical(query, limit=limit, context_lines=contextLines, cursor=cursor)
+        named = names_repositories(query)  # `repo:` in the query: no default scope
+        repos = scope(repository, all_repos or named)
+        if repository and not settings.search.zoekt_url and (
+                repository not in (roots := service.repo_roots())):
+            raise not_indexed(repository, set(roots))
+        scoped = scoped_query(query, repos) if repos else query
+        page = service.lexical(scoped, limit=limit, context_lines=contextLines, cursor=cursor)
         r = page.result
         at = cursor_at(cursor or page.next_cursor, page.offset, lambda n: service.lexical(
-            query, limit=n, context_lines=contextLines).next_cursor, limit)
+            scoped, limit=n, context_lines=contextLines).next_cursor, limit)
+        notes = [*r.notes, *scope_note(repository, all_repos or named, repos)]
         return answer(md.render_search(
             query, r.files, match_count=r.match_count, file_count=r.file_count,
-            duration_ms=r.duration_ms, partial=r.partial, notes=r.notes,
-            next_cursor=page.next_cursor, cursor_at=at, fresh=fresh(), budget=budget))
+            duration_ms=r.duration_ms, partial=r.partial, notes=notes,
+            next_cursor=page.next_cursor, cursor_at=at, fresh=fresh(repos), budget=budget))
 
     @server.tool(annotations=READ_ONLY)
     @adapter
@@ -535,10 +577,14 @@ def build_server(  # noqa: C901 - one small closure per tool
             "Only paths matching this glob, e.g. 'src/**' or '*.py'."))] = None,
         language: Annotated[str | None, Field(description=(
             "Only this language, e.g. 'python', 'typescript', 'go', 'markdown'."))] = None,
+        all_repos: Annotated[bool, Field(description=ALL_REPOS)] = False,
     ) -> Annotated[CallToolResult, schemas.SemanticOutput]:
         """Find code and docs by meaning (hybrid semantic + keyword ranking by default). Each
-        result gives its location, line-numbered snippet and the engines that found it."""
-        repos = [repository] if repository else None
+        result gives its location, line-numbered snippet and the engines that found it;
+        identical copies of a text answer once, naming the other places (`also_in`)."""
+        # A lexical query naming its repositories (`repo:`) gets no default scope.
+        all_repos = all_repos or (mode == "lexical" and names_repositories(query))
+        repos = scope(repository, all_repos)
 
         def run(n: int | None, c: str | None) -> Any:
             return service.search(query, mode=mode, limit=n, cursor=c, repositories=repos,
@@ -549,7 +595,8 @@ def build_server(  # noqa: C901 - one small closure per tool
         at = cursor_at(cursor or page.next_cursor, offset, lambda n: run(n, None).next_cursor,
                        limit)
         return answer(md.render_hits(
-            query, page.mode, page.results, offset=offset, notes=page.notes,
+            query, page.mode, page.results, offset=offset,
+            notes=[*page.notes, *scope_note(repository, all_repos, repos)],
             next_cursor=page.next_cursor, cursor_at=at, fresh=fresh(repos), budget=budget))
 
     @server.tool(annotations=READ_ONLY)
@@ -567,13 +614,18 @@ def build_server(  # noqa: C901 - one small closure per tool
             "Number of results to skip, for paging."))] = 0,
         pagination_id: Annotated[str | None, Field(description=(
             "`pagination_id` of the previous page, to continue."))] = None,
+        repository: Annotated[str | None, Field(description=(
+            "Only this repository (a name from `list_repos`)."))] = None,
+        all_repos: Annotated[bool, Field(description=ALL_REPOS)] = False,
     ) -> Annotated[CallToolResult, schemas.SymbolsOutput]:
         """Fast fuzzy search for symbol definitions (functions, classes, methods, ...) by name,
-        ranked exact > prefix > substring > fuzzy."""
+        ranked exact > prefix > substring > fuzzy. `best_match` says how the best one matches:
+        `fuzzy` means no name holds the query (the items are only guesses)."""
+        repos = scope(repository, all_repos)
         page = service.symbols(query, kinds=kinds, max_items=max_items, start_index=start_index,
-                               pagination_id=pagination_id)
+                               pagination_id=pagination_id, repositories=repos)
         return answer(md.render_symbols(page, kinds=kinds, max_items=max_items,
-                                        pagination_id=pagination_id, fresh=fresh(),
+                                        pagination_id=pagination_id, fresh=fresh(repos),
                                         budget=budget))
 
     @server.tool(annotations=READ_ONLY)
@@ -586,10 +638,11 @@ def build_server(  # noqa: C901 - one small closure per tool
         repository: Annotated[str | None, Field(description="Only this repository.")] = None,
         limit: Annotated[int, Field(ge=1, le=1000, description=(
             "Maximum usages to collect."))] = 100,
+        all_repos: Annotated[bool, Field(description=ALL_REPOS)] = False,
     ) -> Annotated[CallToolResult, schemas.ReferencesOutput]:
         """Where a symbol is defined and where it is used (whole-word matches), labelled
         definition / usage, with counts."""
-        repos = [repository] if repository else None
+        repos = scope(repository, all_repos)
         refs = service.references(symbol, language=language, repositories=repos, limit=limit)
         return answer(md.render_references(refs, fresh=fresh(repos), budget=budget))
 
@@ -603,9 +656,10 @@ def build_server(  # noqa: C901 - one small closure per tool
         cursor: Annotated[str | None, Field(description=(
             "`next_cursor` of the previous page, to continue."))] = None,
         repository: Annotated[str | None, Field(description="Only this repository.")] = None,
+        all_repos: Annotated[bool, Field(description=ALL_REPOS)] = False,
     ) -> Annotated[CallToolResult, schemas.FilesOutput]:
         """Find files by name or path across indexed repositories."""
-        repos = [repository] if repository else None
+        repos = scope(repository, all_repos)
         page = service.files(pattern, limit=limit, cursor=cursor, repositories=repos)
         r = page.result
         at = cursor_at(cursor or page.next_cursor, page.offset, lambda n: service.files(
@@ -648,7 +702,10 @@ def build_server(  # noqa: C901 - one small closure per tool
     @adapter
     def get_health() -> Annotated[CallToolResult, dict[str, Any]]:
         """Health of the index and search backends: store state, model, counts, per-repository
-        freshness and embedding coverage, and the Zoekt backend when configured."""
-        return answer(status_md.render_health(service.health(), budget=budget))
+        freshness and embedding coverage, the Zoekt backend when configured, and the
+        project this server runs in (its repository, index job and watcher), if any."""
+        health = service.health()
+        health["project"] = project.info() if project is not None else None
+        return answer(status_md.render_health(health, budget=budget))
 
     return server

@@ -27,7 +27,7 @@ from click.testing import CliRunner
 
 from ctxd.indexer.errors import DaemonError, IndexNotFound
 from ctxd.indexer.pipeline import Progress
-from ctxd.search.models import Hit, LineMatch, MatchSource
+from ctxd.search.models import Copy, Hit, LineMatch, MatchSource
 from ctxd.server.cli.main import main
 from ctxd.server.config import Settings, load_settings
 from ctxd.server.daemon import lifecycle, protocol
@@ -97,7 +97,8 @@ def indexed(repo: RepoBuilder) -> RepoBuilder:
 def test_protocol_round_trips_records_enums_tuples_and_errors():
     hit = Hit(repository="r", path="a.py", language="python", start_line=1, end_line=2,
               score=0.5, sources=(MatchSource.SEMANTIC, MatchSource.LEXICAL),
-              matches=(LineMatch(line=1, text="x", ranges=((1, 2),)),))
+              matches=(LineMatch(line=1, text="x", ranges=((1, 2),)),),
+              also_in=(Copy("r", "docs/a.py", 3, 4),))
     page = SearchPage(query="q", mode="hybrid", results=[hit], stats={"$odd": 1, "n": (1, 2)})
     wire = json.loads(json.dumps(protocol.encode(page)))
     assert protocol.decode(wire) == page

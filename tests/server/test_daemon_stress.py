@@ -362,13 +362,15 @@ def test_request_settings_travel_and_only_held_settings_bypass_the_daemon(
         assert out.returncode == 0, out.stderr
         assert "note:" not in out.stderr, out.stderr
         assert len(json.loads(out.stdout)["results"]) == expected  # the client's limit
-    assert exchange(paths, "daemon_info")["requests"] == before + 2  # both via the daemon
+    # both via the daemon: each asks for the repositories' folders (the one the command
+    # runs in is its default scope, issue 24), then searches
+    assert exchange(paths, "daemon_info")["requests"] == before + 4
     # The daemon holds its model: another model is answered in-process, and said so.
     out = ctxd("--model", "other/model", "search", "needle", "--mode", "keyword", "--json")
     assert out.returncode == 0, out.stderr
     assert f"daemon (pid {info['pid']}) holds other settings (model" in out.stderr
     assert "'other/model' (here)" in out.stderr and "ctxd daemon stop" in out.stderr
-    assert exchange(paths, "daemon_info")["requests"] == before + 2
+    assert exchange(paths, "daemon_info")["requests"] == before + 4
 
 
 # -- 4. a full disk is a storage error the daemon survives -----------------------------------

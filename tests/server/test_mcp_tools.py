@@ -111,7 +111,9 @@ def test_search_input_schema_has_the_contract_bounds_and_defaults(env: Env):
     assert {"hybrid", "semantic", "lexical"} <= set(sem["mode"]["enum"])
     assert {"repository", "path", "language", "limit", "cursor"} <= set(sem)
     sym = tools["search_symbols"].input_schema["properties"]
-    assert set(sym) == {"query", "kinds", "max_items", "start_index", "pagination_id"}
+    # the contract's arguments, plus the scope (a server runs in a project: issue 24)
+    assert set(sym) == {"query", "kinds", "max_items", "start_index", "pagination_id",
+                        "repository", "all_repos"}
     fc = tools["file_content"].input_schema
     assert fc["required"] == ["repository", "path"]
     assert fc["properties"]["branch"]["default"] == "HEAD"

@@ -1,0 +1,198 @@
+"""The project a process runs in: found from its folder, indexed without being asked.
+
+Coding agents launch `ctxd serve` in their project folder. `find_project(folder)` says which
+project that is: the top of the nearest version-control work tree (`.git`, `.hg`, `.jj`,
+`.svn`) at or above the folder, else the nearest folder holding a project manifest
+(`MANIFESTS`: `pyproject.toml`, `package.json`, `go.mod`, `Cargo.toml`, ...). The search
+stops below the home directory and the filesystem root, which are never a project, so a
+server started in `$HOME` or `/` has none. `repository_of(roots, folder)` is the indexed
+repository that already holds a folder (the deepest one), which the CLI uses too.
+
+`ProjectScope` is what `ctxd serve` keeps about its project (`server/mcp/serve.py` builds
+it with `open_project`): the folder, the background index job that indexes it when it was
+not indexed yet (`server.jobs`), who keeps it fresh, and `scope(...)`, the repositories a
+tool answers from: the one a `repository` argument names, every one with `all_repos`, else
+the project's.
+
+`auto_index_refusal(root, transport, allowed)` decides whether a server may index its
+launch folder by itself: over stdio the user launched it there, which is trusted (even
+outside configured `server.allowed_roots`, which bound what clients may ask for); over HTTP
+only a folder inside the configured `server.allowed_roots`, the rule of
+`server.jobs.index_roots` (a client's word never widens them).
+
+Light: no engine, no model, no MCP import (the CLI imports `repository_of`). Touches the
+filesystem only to look for markers (`os.scandir` of the folders above the start).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ctxd.indexer.errors import IndexNotFound
+from ctxd.indexer.walk.pathguard import is_inside
+
+if TYPE_CHECKING:  # annotations only: the jobs pull in the pipeline
+    from ctxd.server.jobs import IndexJob
+
+log = logging.getLogger(__name__)
+
+VCS_MARKERS = (".git", ".hg", ".jj", ".svn")
+"""A folder holding one of these is the top of a work tree."""
+
+MANIFESTS = frozenset({
+    "pyproject.toml", "setup.py", "setup.cfg", "Pipfile", "requirements.txt",
+    "environment.yml", "package.json", "deno.json", "deno.jsonc", "go.mod", "Cargo.toml",
+    "pom.xml", "build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts",
+    "build.sbt", "build.xml", "Gemfile", "composer.json", "mix.exs", "rebar.config",
+    "pubspec.yaml", "Package.swift", "Podfile", "CMakeLists.txt", "meson.build",
+    "configure.ac", "stack.yaml", "dune-project", "project.clj", "deps.edn", "shard.yml",
+    "gleam.toml", "build.zig", "Project.toml", "flake.nix",
+})
+"""File names that make a folder a project (the manifests of the usual ecosystems)."""
+
+MANIFEST_SUFFIXES = (".csproj", ".fsproj", ".vbproj", ".sln", ".cabal", ".gemspec",
+                     ".nimble")
+"""Manifest file extensions (.NET projects and solutions, Haskell, Ruby gems, Nim)."""
+
+
+def _names(folder: Path) -> set[str]:
+    try:
+        with os.scandir(folder) as entries:
+            return {e.name for e in entries}
+    except OSError:
+        return set()
+
+
+def _has_manifest(names: set[str]) -> bool:
+    return bool(names & MANIFESTS) or any(n.endswith(MANIFEST_SUFFIXES) for n in names)
+
+
+def find_project(start: str | Path, home: str | Path | None = None) -> Path | None:
+    """The project folder holding `start` (module docstring), resolved, or None.
+
+    Args:
+        start: the folder to start from (the server's working directory).
+        home: the user's home directory (default `~`); it and every folder above it are
+            never a project, nor is the filesystem root.
+    """
+    here = Path(start).expanduser().resolve()
+    top = Path(home or os.path.expanduser("~")).resolve()
+    chain: list[Path] = []
+    for folder in (here, *here.parents):
+        if folder == top or folder.parent == folder or folder == top.parent:
+            break
+        chain.append(folder)
+    listed = [(folder, _names(folder)) for folder in chain]
+    for folder, names in listed:
+        if any(m in names for m in VCS_MARKERS):
+            return folder
+    for folder, names in listed:
+        if _has_manifest(names):
+            return folder
+    return None
+
+
+def repository_of(roots: Mapping[str, str], folder: str | Path) -> tuple[str, str] | None:
+    """(name, root) of the indexed repository holding `folder` (the deepest one when roots
+    nest), or None; `roots` maps names to folders (the `repo_roots` use case)."""
+    here = os.path.realpath(folder)
+    holding = [(name, root) for name, root in roots.items()
+               if is_inside(os.path.realpath(root), here)]
+    return max(holding, key=lambda nr: len(os.path.realpath(nr[1])), default=None)
+
+
+def auto_index_refusal(root: Path, transport: str, allowed: Sequence[str]) -> str | None:
+    """Why a server must not index its launch project `root` by itself, or None when it
+    may: over stdio it may (the user launched it there); over HTTP only inside the
+    configured `server.allowed_roots`."""
+    if transport != "http":
+        return None
+    real = os.path.realpath(root)
+    if any(is_inside(os.path.realpath(os.path.expanduser(a)), real) for a in allowed):
+        return None
+    return (f"{root} is not inside the configured server.allowed_roots "
+            f"({', '.join(allowed) or 'none set'}): an HTTP server indexes only those")
+
+
+@dataclass
+class ProjectScope:
+    """The project `ctxd serve` was started in, and how tools are scoped to it."""
+
+    root: Path
+    repo_roots: Callable[[], Mapping[str, str]]
+    """The indexed repositories' names and folders, asked at each call (the project's name
+    is known once its index run has created it; it may be removed and re-indexed)."""
+    job: IndexJob | None = None
+    """The background run indexing it, when it was not indexed at start."""
+    watched_by: str = "none"
+    """`daemon`, `this server` or `none`."""
+
+    def repository(self) -> str | None:
+        """The project's repository name, once indexed (None before)."""
+        found = repository_of(self.repo_roots(), self.root)
+        if found is None or os.path.realpath(found[1]) != os.path.realpath(self.root):
+            return None
+        return found[0]
+
+    def scope(self, repository: str | None, all_repos: bool) -> list[str] | None:
+        """The repositories a tool answers from: `repository` when given, all (None) with
+        `all_repos`, else the project's.
+
+        Raises:
+            IndexNotFound: the project is not in the index (yet): its job is still
+                starting, failed, or it was removed; the message says which.
+        """
+        if repository:
+            return [repository]
+        if all_repos:
+            return None
+        name = self.repository()
+        if name is not None:
+            return [name]
+        raise self._not_yet()
+
+    def _not_yet(self) -> IndexNotFound:
+        hint = ("Pass `all_repos: true` to search every indexed repository meanwhile, or "
+                "`repository` to name one.")
+        snap = self.job.snapshot() if self.job is not None else None
+        if snap is not None and not snap.finished:
+            why = f"is being indexed in the background (job {snap.job_id}: {snap.message})"
+            hint = (f"Wait for it with `index_status` (job_id {snap.job_id!r}, wait_seconds "
+                    "30); lexical and symbol search see its files as they land. " + hint)
+        elif snap is not None and snap.error is not None:
+            why = (f"could not be indexed (job {snap.job_id}: {snap.error.code}: "
+                   f"{snap.error.message})")
+            hint = (f"Fix the cause and call `index_repository` with path {str(self.root)!r}. "
+                    + hint)
+        else:
+            why = "is not indexed (it was removed from the index)"
+            hint = f"Call `index_repository` with path {str(self.root)!r}. " + hint
+        return IndexNotFound(f"The project {self.root} {why}", hint=hint,
+                             details={"field": "repository", "project": str(self.root)})
+
+    def info(self) -> dict[str, Any]:
+        """The project for `get_health`: its folder, repository, index job and watcher."""
+        snap = self.job.snapshot() if self.job is not None else None
+        name = self.repository()
+        if snap is not None and not snap.finished:
+            state = "indexing"
+        elif snap is not None and snap.error is not None:
+            state = "failed"
+        else:
+            state = "indexed" if name is not None else "not indexed"
+        out: dict[str, Any] = {
+            "root": str(self.root), "repository": name, "state": state,
+            "watched_by": self.watched_by,
+            "scope": "answers come from this project unless a tool is given `all_repos: "
+                     "true` or a `repository`",
+        }
+        if snap is not None:
+            out["job"] = {"job_id": snap.job_id, "state": snap.state.value,
+                          "phase": snap.phase, "progress": snap.progress,
+                          "total": snap.total, "message": snap.message}
+        return out
