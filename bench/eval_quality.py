@@ -3,9 +3,13 @@ per fusion variant, with per-category tables and query latency.
 
     .venv/bin/python bench/eval_quality.py [--home DIR] [--modes hybrid,semantic,keyword]
         [--variants all|NAME,...] [--legs-cache FILE] [--no-latency]
+        [--store URL [--clone-from INDEX_DB]]
 
 1. Indexes the eval corpus as one tree (paths relative to `corpus/`, as the scorer
-   expects) with `ctxd index`, unless `--home` already holds an index.
+   expects) with `ctxd index`, unless `--home` already holds an index. With `--store URL`
+   the index is that PostgreSQL store (CTXD_STORE_URL for every step); an empty one is
+   indexed, or, with `--clone-from`, filled with a copy of a SQLite index (its texts and
+   the same vectors: `bench/pg_helpers.clone`), so both stores are scored on one index.
 2. Runs every query once through each leg of hybrid search (semantic, keyword, and the
    lexical engine) in-process, `--depth` hits a leg, and keeps the candidate lists
    (`--legs-cache` saves / reuses them as JSON). Fusion variants are then replayed
@@ -191,6 +195,15 @@ def category_table(rows: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def store_has_repos(url: str) -> bool:
+    """Whether the PostgreSQL store at `url` holds a repository."""
+    from ctxd.indexer.store.location import StoreOptions
+    from ctxd.indexer.store.open import open_store
+
+    with open_store(Path("/nonexistent"), StoreOptions(url=url)) as store:
+        return bool(store.repos())
+
+
 def main() -> None:  # noqa: C901 - a linear script
     ap = argparse.ArgumentParser()
     ap.add_argument("--modes", default="hybrid,semantic,keyword")
@@ -200,13 +213,32 @@ def main() -> None:  # noqa: C901 - a linear script
     ap.add_argument("--legs-cache", type=Path, help="save/reuse the legs' candidates here")
     ap.add_argument("--no-latency", action="store_true", help="skip the end-to-end mode runs")
     ap.add_argument("--categories", action="store_true", help="print per-category tables")
+    ap.add_argument("--store", help="a PostgreSQL store URL to evaluate instead of SQLite")
+    ap.add_argument("--clone-from", type=Path,
+                    help="with --store: fill an empty store with a copy of this SQLite index")
     args = ap.parse_args()
     corpus = ensure_corpus()
     evald = eval_dir()
     scorer = load_scorer()
     home = args.home or Path(tempfile.mkdtemp(prefix="ctxd-eval-"))
     os.environ["CTXD_HOME"] = str(home)
-    if not (home / "index.db").is_file():
+    if args.store:
+        os.environ["CTXD_STORE_URL"] = args.store
+        indexed = store_has_repos(args.store)
+        if not indexed and args.clone_from:
+            from bench.pg_helpers import clone
+            from ctxd.indexer.store.location import StoreOptions
+            from ctxd.indexer.store.open import open_store
+
+            src = open_store(args.clone_from, StoreOptions())
+            dst = open_store(home / "index.db", StoreOptions(url=args.store))
+            print(f"cloned: {clone(src, dst)}", file=sys.stderr)
+            src.close()
+            dst.close()
+            indexed = True
+    else:
+        indexed = (home / "index.db").is_file()
+    if not indexed:
         t0 = time.perf_counter()
         subprocess.run([*CTXD, "index", str(corpus)], check=True, cwd=str(HERE.parent))
         print(f"indexed in {time.perf_counter() - t0:.1f} s", file=sys.stderr)

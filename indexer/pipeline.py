@@ -41,10 +41,10 @@ from ctxd.indexer.chunk.languages import detect_language
 from ctxd.indexer.chunk.summary import file_summary
 from ctxd.indexer.embedder import Embedder
 from ctxd.indexer.models import Chunk, FileEntry, FileFailure, Skipped, SkipReason, Symbol
+from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.store.store import (
     NO_SUMMARY,
     FileRecord,
-    Store,
     StoredFile,
     Summary,
     serialize_vector,
@@ -247,7 +247,7 @@ class _CommitBatch:
     batch is also written once its first file has waited `max_seconds`. Leaving the `with`
     block writes what is left; an exception drops it (the next run re-indexes it)."""
 
-    def __init__(self, store: Store, max_files: int, max_seconds: float) -> None:
+    def __init__(self, store: IndexStore, max_files: int, max_seconds: float) -> None:
         self._store = store
         self._max_files = max(max_files, 1)
         self._max_seconds = max_seconds
@@ -340,7 +340,7 @@ class Indexer:
 
     def __init__(
         self,
-        store: Store,
+        store: IndexStore,
         embedder: Embedder,
         chunk_options: ChunkOptions | None = None,
         *,

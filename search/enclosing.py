@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.protocol import IndexStore
 from ctxd.search.models import Hit
 
 _ENCLOSING = (
@@ -23,7 +23,7 @@ _ENCLOSING = (
 )
 
 
-def with_enclosing_symbols(store: Store, hits: Sequence[Hit]) -> list[Hit]:
+def with_enclosing_symbols(store: IndexStore, hits: Sequence[Hit]) -> list[Hit]:
     """`hits`, each without a symbol named after the definition around its first
     matching line (when the index has one there)."""
     out = []

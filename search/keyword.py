@@ -1,11 +1,11 @@
 """Keyword search: a question's words, BM25-ranked over the checkpoint word index.
 
 `keyword_search(store, question, filters, limit)` turns a natural-language question
-into its content words and identifiers (`keyword_terms`, pure), ORs them into an
-FTS5 MATCH over `chunk_fts` (porter-stemmed words of each checkpoint's path, symbol
-and text, with camelCase humps split), and ranks checkpoints by BM25 with the path and
-symbol columns weighted above the body. This is the lexical leg of hybrid ranking
-when no Zoekt server is configured.
+into its content words and identifiers (`keyword_terms`, pure) and asks the store for the
+checkpoints holding any of them, ranked by BM25 with the path and symbol weighted above the
+body (`IndexStore.keyword_scores`: FTS5's `bm25()` over `chunk_fts` on SQLite, the same
+formula over the full-text columns on PostgreSQL; porter-stemmed words, camelCase humps
+split), then reads those checkpoints. This is the keyword leg of hybrid ranking.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from collections import OrderedDict
 from dataclasses import replace
 from typing import Any
 
+from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.store.schema import split_identifiers
-from ctxd.indexer.store.store import Store
-from ctxd.search.keyword_index import COLUMN_WEIGHTS, KeywordPostings, fts_tokens
+from ctxd.search.keyword_index import KeywordPostings, fts_tokens
 from ctxd.search.models import Hit, LineMatch, MatchSource
 from ctxd.search.semantic import SearchFilters
 
@@ -58,7 +58,7 @@ PRUNE_ABOVE_CHECKPOINTS = 20_000
 """Only indexes larger than this pay the per-term document counts of `informative_terms`."""
 
 
-def informative_terms(store: Store, terms: list[str],
+def informative_terms(store: IndexStore, terms: list[str],
                       postings: KeywordPostings | None = None) -> list[str]:
     """The terms that can move a BM25 ranking.
 
@@ -73,11 +73,11 @@ def informative_terms(store: Store, terms: list[str],
         return terms
     # Hybrid search asks twice per query (its keyword leg, then the page's line matches):
     # the counts depend on the indexed text only, so they are kept per text generation.
-    key = (str(store.path), store.text_generation(), tuple(terms))
+    key = (store.location, store.text_generation(), tuple(terms))
     with _PRUNED_LOCK:
         if key in _PRUNED:
             return list(_PRUNED[key])
-    total = int(store.query("SELECT count(*) FROM checkpoints")[0][0])
+    total = store.checkpoint_total()
     df = {t: term_count(store, t, postings) for t in terms}
     kept = [t for t in terms if df[t] <= total / 2] or [min(terms, key=lambda t: df[t])]
     with _PRUNED_LOCK:
@@ -87,14 +87,13 @@ def informative_terms(store: Store, terms: list[str],
     return kept
 
 
-def term_count(store: Store, term: str, postings: KeywordPostings | None = None) -> int:
+def term_count(store: IndexStore, term: str, postings: KeywordPostings | None = None) -> int:
     """How many checkpoints hold `term` (from the postings in memory when they hold it)."""
     if postings is not None:
         tokens = fts_tokens(term)
         if len(tokens) == 1 and tokens[0] in postings.postings:
             return len(postings.postings[tokens[0]][0])
-    return int(store.query("SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?",
-                           (match_expression([term]),))[0][0])
+    return store.keyword_count(term)
 
 
 _PRUNED: OrderedDict[tuple[str, int, tuple[str, ...]], tuple[str, ...]] = OrderedDict()
@@ -102,13 +101,8 @@ _PRUNED: OrderedDict[tuple[str, int, tuple[str, ...]], tuple[str, ...]] = Ordere
 _PRUNED_LOCK = threading.Lock()
 
 
-def match_expression(terms: list[str]) -> str:
-    """An FTS5 MATCH string: every term quoted, ORed (BM25 rewards documents with more)."""
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-
-
 def keyword_search(
-    store: Store,
+    store: IndexStore,
     question: str,
     *,
     filters: SearchFilters | None = None,
@@ -121,9 +115,9 @@ def keyword_search(
 
     `with_matches=False` leaves `Hit.matches` empty (hybrid search fills them in for
     the hits it returns only; see `add_line_matches`). `postings`: the common terms'
-    postings in memory (`search.keyword_index`); while they are current for this store's
-    text the ranking is the same with or without them (see `_from_postings` for older
-    ones)."""
+    postings in memory (`search.keyword_index`, SQLite only); while they are current for
+    this store's text the ranking is the same with or without them (see `_from_postings`
+    for older ones)."""
     filters = filters or SearchFilters()
     where, params = filters.sql()
     if postings is not None and not where and not filters.path_glob:
@@ -135,26 +129,24 @@ def keyword_search(
     path_ok = filters.path_matcher()
     want = offset + limit
     fetch = want * 4 if filters.path_glob else want
-    w = COLUMN_WEIGHTS
-    ranked = (
-        f"SELECT rowid, bm25(chunk_fts, {w[0]}, {w[1]}, {w[2]}) AS s FROM chunk_fts "
-        "WHERE chunk_fts MATCH ? ORDER BY s, rowid"
-    )
-    cols = "t.s, r.name, c.path, c.language, c.start_line, c.end_line, c.symbol, c.text, c.id"
-    joins = "JOIN checkpoints c ON c.id = t.rowid JOIN repos r ON r.id = c.repo_id"
-    expr = match_expression(terms)
-    if where or filters.path_glob:
-        # Filters need the joined rows: rank every match, then filter.
-        sql = f"SELECT {cols} FROM ({ranked}) t {joins} WHERE 1 {where} ORDER BY t.s, c.id LIMIT ?"
-        args: list[object] = [expr, *params, fetch]
-    else:
-        # No filters: take the top rows from the FTS index alone, then join only those.
-        sql = f"SELECT {cols} FROM ({ranked} LIMIT ?) t {joins} ORDER BY t.s, c.id"
-        args = [expr, fetch]
-    rows = store.query(sql, args)
+    scored = store.keyword_scores(terms, where=where, params=params, limit=fetch)
+    rows = _rows_by_id(store, [cid for cid, _s in scored])
     words = term_pattern(terms)
-    hits = [_hit(row, words if with_matches else None) for row in rows if path_ok(row[2])]
+    hits = [_hit((-score, *rows[cid]), words if with_matches else None)
+            for cid, score in scored if cid in rows and path_ok(str(rows[cid][1]))]
     return hits[offset:want]
+
+
+_COLUMNS = "r.name, c.path, c.language, c.start_line, c.end_line, c.symbol, c.text, c.id"
+
+
+def _rows_by_id(store: IndexStore, ids: list[int]) -> dict[int, tuple[Any, ...]]:
+    """Checkpoint id -> (repository, path, language, start, end, symbol, text, id)."""
+    if not ids:
+        return {}
+    return {int(r[-1]): r for r in store.query(
+        f"SELECT {_COLUMNS} FROM checkpoints c JOIN repos r ON r.id = c.repo_id "
+        f"WHERE c.id IN ({','.join('?' * len(ids))})", ids)}
 
 
 def _hit(row: tuple[Any, ...], words: re.Pattern[str] | None) -> Hit:
@@ -175,7 +167,7 @@ def _hit(row: tuple[Any, ...], words: re.Pattern[str] | None) -> Hit:
     )
 
 
-def _from_postings(store: Store, question: str, postings: KeywordPostings, *, limit: int,
+def _from_postings(store: IndexStore, question: str, postings: KeywordPostings, *, limit: int,
                    offset: int, with_matches: bool) -> list[Hit]:
     """`keyword_search` without filters, its common terms scored from memory and the rest
     by FTS5 (`search.keyword_index`): the same BM25 scores, without FTS5 scoring every
@@ -196,24 +188,15 @@ def _from_postings(store: Store, question: str, postings: KeywordPostings, *, li
             held_words.append(term)
         else:
             rare.append(term)
-    w = COLUMN_WEIGHTS
-    bm25 = (f"SELECT rowid, bm25(chunk_fts, {w[0]}, {w[1]}, {w[2]}) FROM chunk_fts "
-            "WHERE chunk_fts MATCH ?")
-    extra = [(int(r[0]), -float(r[1])) for r in store.query(
-        bm25, (match_expression(rare),))] if rare else []
+    extra = store.keyword_scores(rare) if rare else []
     stale = postings.generation != store.text_generation()
     if stale and held:  # rows written since the snapshot: their common terms from FTS5
-        extra += [(int(r[0]), -float(r[1])) for r in store.query(
-            bm25 + " AND rowid > ?", (match_expression(held_words), postings.top_rowid))]
+        extra += store.keyword_scores(held_words, above=postings.top_rowid)
     want = offset + limit
     k = want + 16 if stale else want  # rows deleted since the snapshot drop out below
-    cols = "r.name, c.path, c.language, c.start_line, c.end_line, c.symbol, c.text, c.id"
     while True:
         top = postings.top(held, extra, k)
-        rows = {int(r[-1]): r for r in store.query(
-            f"SELECT {cols} FROM checkpoints c JOIN repos r ON r.id = c.repo_id "
-            f"WHERE c.id IN ({','.join('?' * len(top))})", [cid for cid, _ in top])
-        } if top else {}
+        rows = _rows_by_id(store, [cid for cid, _ in top])
         if len(rows) >= want or len(top) < k:
             break
         k *= 4
@@ -221,7 +204,7 @@ def _from_postings(store: Store, question: str, postings: KeywordPostings, *, li
     return [_hit((-score, *rows[cid]), words) for cid, score in top if cid in rows][offset:want]
 
 
-def add_line_matches(store: Store, question: str, hits: list[Hit],
+def add_line_matches(store: IndexStore, question: str, hits: list[Hit],
                      postings: KeywordPostings | None = None) -> list[Hit]:
     """`hits` with the lines that hold the question's keyword terms, for the hits the
     keyword leg found that carry no matches yet."""

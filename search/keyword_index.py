@@ -24,8 +24,8 @@ FTS5 and drops the rows deleted since, so an edit in a large tree never sends th
 keyword leg back to scoring every row.
 
 Called by `search.keyword` (`KeywordPostings.top`) and `server.service` (holds a
-`KeywordIndex`).
-Reads the store only.
+`KeywordIndex` over a SQLite store only: it reads FTS5's own tables; a PostgreSQL store
+ranks in the database). Reads the store only.
 """
 
 from __future__ import annotations
@@ -39,17 +39,12 @@ from functools import partial
 import numpy as np
 import numpy.typing as npt
 
+from ctxd.indexer.store.protocol import COLUMN_WEIGHTS, K1, B, IndexStore
 from ctxd.indexer.store.schema import fts_tokens
 from ctxd.indexer.store.store import Store
 from ctxd.search.snapshots import LARGE_INDEX_CHECKPOINTS, Snapshots
 
 __all__ = ["COLUMN_WEIGHTS", "KeywordIndex", "KeywordPostings", "fts_tokens", "load_postings"]
-
-COLUMN_WEIGHTS = (3.0, 4.0, 1.0)
-"""BM25 weights of the path, symbol and text columns of `chunk_fts`."""
-
-K1, B = 1.2, 0.75
-"""FTS5's `bm25()` constants."""
 
 MIN_DF = 1_000
 """Terms in at least this many checkpoints are scored from memory."""
@@ -137,9 +132,10 @@ class KeywordPostings:
         return [(int(held[i]), float(scores[i])) for i in order]
 
 
-def load_postings(store: Store, min_df: int = MIN_DF) -> KeywordPostings:
+def load_postings(store: IndexStore, min_df: int = MIN_DF) -> KeywordPostings:
     """Read a snapshot from FTS5's tables, in one read transaction of `store`'s
-    connection (which must not be inside another transaction)."""
+    connection (a SQLite one, not inside another transaction)."""
+    assert isinstance(store, Store), "the keyword postings are read from SQLite's FTS5"
     db = store.db
     db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.ctxd_vocab_row "
                "USING fts5vocab(main, chunk_fts, 'row')")

@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 
 from ctxd.indexer.errors import ValidationError
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.protocol import IndexStore
 from ctxd.search.models import LexicalBackend, Reference, References, SymbolItem
 from ctxd.search.symbols import search_symbols
 from ctxd.search.zoekt.query import scoped_query
@@ -22,29 +22,29 @@ _IDENT = re.compile(r"^[A-Za-z_$][\w$]*$")
 
 
 def _definitions_from_store(
-    store: Store, name: str, repositories: Sequence[str] | None
+    store: IndexStore, name: str, repositories: Sequence[str] | None
 ) -> list[SymbolItem]:
     """Symbols named exactly `name` (case-sensitive), via the symbol search."""
     return [s for s in search_symbols(store, name, repositories=repositories) if s.name == name]
 
 
-def _definition_context(store: Store, item: SymbolItem) -> tuple[int, str]:
+def _definition_context(store: IndexStore, item: SymbolItem) -> tuple[int, str]:
     """(column, text) of the definition line, read from the indexed full text."""
     rows = store.query(
-        "SELECT t.content FROM file_text t JOIN files f ON f.id = t.rowid "
-        "JOIN repos r ON r.id = f.repo_id WHERE r.name = ? AND f.path = ?",
+        "SELECT f.id FROM files f JOIN repos r ON r.id = f.repo_id WHERE r.name = ? AND f.path = ?",
         (item.repository, item.path),
     )
-    if not rows:
+    texts = store.file_texts([int(rows[0][0])]) if rows else {}
+    if not texts:
         return 1, ""
-    lines = str(rows[0][0]).split("\n")
+    lines = next(iter(texts.values())).split("\n")
     text = lines[item.line - 1] if 0 < item.line <= len(lines) else ""
     m = re.search(rf"\b{re.escape(item.name)}\b", text)
     return (m.start() + 1 if m else 1), text.strip()
 
 
 def find_references(
-    store: Store,
+    store: IndexStore,
     backend: LexicalBackend,
     symbol: str,
     *,

@@ -1,7 +1,8 @@
 """Semantic search: a question's embedding against the checkpoint vectors.
 
 `semantic_search(store, embedder, query, filters, limit, offset)` embeds the query,
-asks sqlite-vec for the nearest distinct texts (vectors are keyed by content hash),
+asks the vector index for the nearest distinct texts (vectors are keyed by content hash;
+the store's own search, sqlite-vec or pgvector, or the daemon's matrix: `search.vectors`),
 expands each to the checkpoints that carry that text, applies the repository, path
 and language filters, and returns `Hit`s with cosine scores. When filters discard
 most neighbours it widens the search until the page is full or the index is exhausted,
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ctxd.indexer.embedder import Embedder
-from ctxd.indexer.store.store import Store, serialize_vector
+from ctxd.indexer.store.protocol import NEAREST_MAX, IndexStore
 from ctxd.indexer.walk.patterns import compile_globs
 from ctxd.search.models import Hit, MatchSource
 from ctxd.search.vectors import VectorIndex, VectorMatrix, exact_ranking, knn
@@ -57,31 +58,24 @@ class SearchFilters:
         return " ".join(parts), params
 
 
-KnnFn = Callable[[Store, list[float], int], list[tuple[int, float]]]
+KnnFn = Callable[[IndexStore, list[float], int], list[tuple[int, float]]]
 """A `VectorIndex.knn` (`search.vectors`)."""
 
 
-KNN_MAX = 4096
-"""sqlite-vec's largest k; past it, `filtered_scan` ranks the filtered rows exactly."""
+KNN_MAX = NEAREST_MAX
+"""The store's largest k; past it, `filtered_scan` ranks the filtered rows exactly."""
 
 
 def filtered_scan(
-    store: Store, vector: list[float], filters: SearchFilters
+    store: IndexStore, vector: list[float], filters: SearchFilters
 ) -> list[tuple[int, float]]:
     """Exact distances for every vector of the checkpoints that pass the SQL filters."""
     where, params = filters.sql()
-    rows = store.query(
-        "SELECT e.id, vec_distance_l2(v.embedding, ?) AS d FROM embeddings e "
-        "JOIN vec_embeddings v ON v.rowid = e.id "
-        "WHERE e.hash IN (SELECT c.hash FROM checkpoints c JOIN repos r ON r.id = c.repo_id "
-        f"WHERE 1 {where}) ORDER BY d",
-        [serialize_vector(vector), *params],
-    )
-    return [(int(r[0]), float(r[1])) for r in rows]
+    return store.scan_nearest(vector, where, params)
 
 
 def _checkpoints_for(
-    store: Store, rowids: list[int], filters: SearchFilters
+    store: IndexStore, rowids: list[int], filters: SearchFilters
 ) -> dict[int, list[tuple[object, ...]]]:
     where, params = filters.sql()
     marks = ",".join("?" * len(rowids))
@@ -99,7 +93,7 @@ def _checkpoints_for(
 
 
 def semantic_search(
-    store: Store,
+    store: IndexStore,
     embedder: Embedder,
     query: str,
     *,
@@ -111,7 +105,7 @@ def semantic_search(
     """The `limit` checkpoints nearest to `query` after `offset`, best first.
 
     Scores are cosine similarities (vectors are unit length, so cos = 1 - d^2/2).
-    With `matrix`, neighbours come from the in-memory matrix instead of sqlite-vec.
+    With `matrix`, neighbours come from the in-memory matrix instead of the store.
     """
     if not store.has_vectors():
         return []
@@ -122,7 +116,7 @@ def semantic_search(
 
 
 def rank_by_vector(
-    store: Store,
+    store: IndexStore,
     vector: list[float],
     *,
     filters: SearchFilters,
@@ -175,7 +169,7 @@ def rank_by_vector(
 
 
 def summary_hits(
-    store: Store, vector: list[float], files: Collection[tuple[str, str]]
+    store: IndexStore, vector: list[float], files: Collection[tuple[str, str]]
 ) -> list[Hit]:
     """How near each of `files` ((repository, path)) is to the query by its summary
     (`indexer.chunk.summary`): one file-level hit per file with an embedded summary, cosine

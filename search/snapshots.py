@@ -3,12 +3,13 @@
 `Snapshots(build, above=N)` keeps the value `build(store)` made for the store's
 `text_generation()` (the keyword postings of `search.keyword_index`, the distinct symbol
 names of `search.symbol_names`). When the text changes, `current(store)` answers None
-(the caller then answers from SQLite, exactly) or `latest(store)` the older snapshot
+(the caller then answers from the store, exactly) or `latest(store)` the older snapshot
 (for callers that correct for what changed since), and either starts one rebuild in a
-background thread on its own connection, so no query waits for a build. Builds are spaced by
+background thread on its own connection (`IndexStore.reopen`), so no query waits for a
+build. Builds are spaced by
 `spacing` times the last build's duration: a tree that changes all the time costs at
 most 1 / (1 + spacing) of a core. Indexes of at most `above` checkpoints hold nothing
-(SQLite answers them fast enough).
+(the store answers them fast enough).
 
 Held by the long-lived service (server.service), like the vector matrix. Reads the store
 only.
@@ -19,10 +20,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.protocol import IndexStore
 
 __all__ = ["LARGE_INDEX_CHECKPOINTS", "Generational", "Snapshots", "checkpoint_count"]
 
@@ -36,14 +36,14 @@ _COUNTS: dict[tuple[str, int], int] = {}
 _COUNTS_LOCK = threading.Lock()
 
 
-def checkpoint_count(store: Store) -> int:
+def checkpoint_count(store: IndexStore) -> int:
     """How many checkpoints the index holds, counted once per text generation (ids only
     grow, so the largest id overstates a tree that was edited a lot)."""
-    key = (str(store.path), store.text_generation())
+    key = (store.location, store.text_generation())
     with _COUNTS_LOCK:
         if key in _COUNTS:
             return _COUNTS[key]
-    count = int(store.query("SELECT count(*) FROM checkpoints")[0][0])
+    count = store.checkpoint_total()
     with _COUNTS_LOCK:
         if len(_COUNTS) > 64:
             _COUNTS.clear()
@@ -67,14 +67,12 @@ T = TypeVar("T", bound=Generational)
 class Snapshots(Generic[T]):
     """The current snapshot, or a background build of the next (see the module)."""
 
-    def __init__(self, build: Callable[[Store], T], *, above: int, spacing: float = 4.0,
-                 name: str = "ctxd-snapshot",
-                 opener: Callable[[Path], Store] = Store.open) -> None:
+    def __init__(self, build: Callable[[IndexStore], T], *, above: int, spacing: float = 4.0,
+                 name: str = "ctxd-snapshot") -> None:
         self.above = above
         self.spacing = spacing
         self._build_value = build
         self._name = name
-        self._open = opener
         self._value: T | None = None
         self._lock = threading.Lock()
         self._building: threading.Thread | None = None
@@ -82,7 +80,7 @@ class Snapshots(Generic[T]):
         self.builds = 0
         """Snapshots built so far (status, tests)."""
         self.last_error: str | None = None
-        """Why the last build failed (SQLite keeps answering meanwhile)."""
+        """Why the last build failed (the store keeps answering meanwhile)."""
 
     @property
     def value(self) -> T | None:
@@ -98,7 +96,7 @@ class Snapshots(Generic[T]):
         return {"state": state, "bytes": value.nbytes if value is not None else 0,
                 **({"error": self.last_error} if self.last_error else {})}
 
-    def current(self, store: Store) -> T | None:
+    def current(self, store: IndexStore) -> T | None:
         """The snapshot for `store`'s text as it is now, or None; starts a build when the
         text changed and the index is large enough."""
         value = self._value
@@ -107,7 +105,7 @@ class Snapshots(Generic[T]):
         self._maybe_build(store)
         return None
 
-    def latest(self, store: Store) -> T | None:
+    def latest(self, store: IndexStore) -> T | None:
         """The latest snapshot, current or not (None before the first build), for callers
         that can answer from an older one; starts a build when the text changed."""
         value = self._value
@@ -121,7 +119,7 @@ class Snapshots(Generic[T]):
         if thread is not None:
             thread.join(timeout)
 
-    def _maybe_build(self, store: Store) -> None:
+    def _maybe_build(self, store: IndexStore) -> None:
         with self._lock:
             if self._building is not None and self._building.is_alive():
                 return
@@ -130,20 +128,20 @@ class Snapshots(Generic[T]):
             if checkpoint_count(store) <= self.above:
                 self._value = None
                 return
-            self._building = threading.Thread(target=self._build, args=(Path(store.path),),
+            self._building = threading.Thread(target=self._build, args=(store,),
                                               name=self._name, daemon=True)
             self._building.start()
 
-    def _build(self, path: Path) -> None:
+    def _build(self, store: IndexStore) -> None:
         started = time.monotonic()
         value: T | None = None
         try:
-            reader = self._open(path)
+            reader = store.reopen()  # this thread's own connection
             try:
                 value = self._build_value(reader)
             finally:
                 reader.close()
-        except Exception as exc:  # SQLite keeps answering; status says why
+        except Exception as exc:  # the store keeps answering; status says why
             self.last_error = f"{type(exc).__name__}: {exc}"
         took = time.monotonic() - started
         with self._lock:

@@ -8,12 +8,12 @@ Python: p50 165 / p95 488 ms at a million symbols (docs/BENCHMARKS.md, issue 18)
 ASCII-lower-cased string, one name a line: a query's subsequence is found by one
 regular expression over that string (possessive, so linear: `r[^\\ne]*+e[^\\nt]*+t...`),
 and each matching name is ranked once; only the rows of the names that make the page
-are read from SQLite, through the name index.
+are read from the store, through the name index.
 
 `SymbolNames` is one immutable snapshot for one `Store.text_generation()`;
 `SymbolIndex` holds it for the long-lived service and rebuilds it in the background
 when the text changes (`search.snapshots`), answering None meanwhile (then symbol
-search scans SQLite, with the same results).
+search scans the store, with the same results).
 
 Called by `search.symbols` and `server.service`. Reads the store only.
 """
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.protocol import IndexStore
 from ctxd.search.snapshots import LARGE_INDEX_CHECKPOINTS, Snapshots
 
 __all__ = ["SymbolIndex", "SymbolNames", "ascii_lower", "letter_mask", "load_symbol_names",
@@ -101,14 +101,11 @@ def letter_mask(text: str) -> int:
     return mask
 
 
-def load_symbol_names(store: Store) -> SymbolNames:
+def load_symbol_names(store: IndexStore) -> SymbolNames:
     """Read a snapshot in one read transaction of `store`'s connection."""
-    store.db.execute("BEGIN")
-    try:
+    with store.read_snapshot():
         generation = store.text_generation()
         rows = store.query("SELECT name, count(*) FROM symbols GROUP BY name")
-    finally:
-        store.db.execute("COMMIT")
     return snapshot_of(generation, [str(r[0]) for r in rows], [int(r[1]) for r in rows])
 
 

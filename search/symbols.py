@@ -3,7 +3,8 @@
 `search_symbols(store, query, kinds, repositories)` returns every matching
 `SymbolItem`, ranked; `find_symbols` a first page and the total. Candidates come from
 one SQL `LIKE '%q%u%e%r%y%'` (a case-insensitive subsequence match, so fuzzy candidates
-cost one indexed-table scan, ~10 ms per 100k symbols), or, in a long-lived service over
+cost one indexed-table scan, ~10 ms per 100k symbols; the store's dialect spells it:
+`ILIKE` on PostgreSQL), or, in a long-lived service over
 a large index, from the distinct names in memory (`search.symbol_names`, the same
 matches): then each name is ranked once and only the page's rows are read.
 `rank_symbol` (pure) orders them: exact name (case matching first), prefix, substring,
@@ -19,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ctxd.indexer.chunk.languages import SYNTAX
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.protocol import IndexStore
 from ctxd.search.models import SymbolItem
 from ctxd.search.symbol_names import SymbolNames
 
@@ -53,7 +54,7 @@ def normalize_kind(kind: str) -> str:
     return CTAGS_KINDS.get(kind.lower(), kind.lower())
 
 
-def stored_kinds(store: Store) -> list[str]:
+def stored_kinds(store: IndexStore) -> list[str]:
     """The distinct (lower-case) kinds of the symbols in the index."""
     return [str(r[0]) for r in store.query(
         "SELECT DISTINCT lower(kind) FROM symbols WHERE kind IS NOT NULL ORDER BY 1", ())]
@@ -157,7 +158,8 @@ _COLUMNS = ("SELECT s.name, s.kind, r.name, s.path, s.line, s.container, s.langu
             "s.end_line FROM symbols s JOIN repos r ON r.id = s.repo_id WHERE ")
 
 _IN_CHUNK = 5_000
-"""Names per `IN (...)` list (SQLite allows 32,766 parameters a statement)."""
+"""Names per `IN (...)` list (SQLite allows 32,766 parameters a statement, PostgreSQL
+65,535)."""
 
 
 def split_query(query: str) -> tuple[str, str]:
@@ -170,7 +172,7 @@ def split_query(query: str) -> tuple[str, str]:
 
 
 def search_symbols(
-    store: Store,
+    store: IndexStore,
     query: str,
     *,
     kinds: Sequence[str] | None = None,
@@ -185,7 +187,7 @@ def search_symbols(
 
 
 def find_symbols(
-    store: Store,
+    store: IndexStore,
     query: str,
     *,
     kinds: Sequence[str] | None = None,
@@ -201,10 +203,10 @@ def find_symbols(
     container_q, name_q = split_query(query)
     if not name_q:
         return [], 0
-    filters, params = _filter_sql(container_q, kinds, repositories)
+    filters, params = _filter_sql(store, container_q, kinds, repositories)
     if names is None:
-        rows = store.query(_COLUMNS + "s.name LIKE ? ESCAPE '\\'" + filters,
-                           [like_pattern(name_q), *params])
+        like, like_params = store.dialect.like_nocase("s.name", like_pattern(name_q))
+        rows = store.query(_COLUMNS + like + filters, [*like_params, *params])
         ranked = _ranked_rows(name_q, rows, {})
         return ranked[:limit] if limit is not None else ranked, len(ranked)
     if filters or limit is None:  # every row of every matching name is needed
@@ -255,15 +257,17 @@ def _ranked_names(name_q: str, matched: Sequence[str]
     return ranks, fuzzy
 
 
-def _filter_sql(container_q: str, kinds: Sequence[str] | None,
+def _filter_sql(store: IndexStore, container_q: str, kinds: Sequence[str] | None,
                 repositories: Sequence[str] | None) -> tuple[str, list[object]]:
     """The SQL after the name condition (` AND ...`) for a container, kinds and
     repositories, and its parameters."""
     sql: list[str] = []
     params: list[object] = []
     if container_q:
-        sql.append(" AND s.container LIKE ? ESCAPE '\\'")
-        params.append("%" + re.sub(r"([%_\\])", r"\\\1", container_q) + "%")
+        like, like_params = store.dialect.like_nocase(
+            "s.container", "%" + re.sub(r"([%_\\])", r"\\\1", container_q) + "%")
+        sql.append(" AND " + like)
+        params.extend(like_params)
     if kinds:
         sql.append(f" AND lower(s.kind) IN ({','.join('?' * len(kinds))})")
         params.extend(normalize_kind(k) for k in kinds)
@@ -273,16 +277,15 @@ def _filter_sql(container_q: str, kinds: Sequence[str] | None,
     return "".join(sql), params
 
 
-def _rows_named(store: Store, wanted: Sequence[str], filters: str,
+def _rows_named(store: IndexStore, wanted: Sequence[str], filters: str,
                 params: Sequence[object]) -> list[Row]:
     """The symbol rows named exactly one of `wanted` (read through the name index)."""
     keep = set(wanted)
     rows: list[Row] = []
     for i in range(0, len(wanted), _IN_CHUNK):
-        chunk = list(wanted[i:i + _IN_CHUNK])
-        rows.extend(r for r in store.query(
-            _COLUMNS + f"s.name COLLATE NOCASE IN ({','.join('?' * len(chunk))})" + filters,
-            [*chunk, *params]) if r[0] in keep)
+        named, named_params = store.dialect.in_nocase("s.name", list(wanted[i:i + _IN_CHUNK]))
+        rows.extend(r for r in store.query(_COLUMNS + named + filters, [*named_params, *params])
+                    if r[0] in keep)
     return rows
 
 

@@ -3,8 +3,11 @@
 `VectorIndex` is what semantic search asks: `knn(store, vector, k)` -> (embedding rowid,
 L2 distance) of the k nearest vectors, nearest first. Three implementations:
 
-- `SqliteVecIndex`: sqlite-vec's brute-force scan of the vectors on disk (one-shot CLI
-  searches; nothing held in memory). sqlite-vec stays the store of record.
+- `StoreIndex` (`knn`): the store's own search, whatever its engine
+  (`IndexStore.nearest`: sqlite-vec's brute-force scan of the vectors on disk, or
+  pgvector's HNSW index in PostgreSQL), re-ranked exactly here; nothing held in memory.
+  One-shot CLI searches, and every search over a PostgreSQL store. (`SqliteVecIndex` is
+  its former name.)
 - `ExactMatrix`: every vector in an in-memory float32 matrix, one matrix product a query.
 - `QuantizedMatrix`: the same rows plus one sign bit per dimension (48 bytes a vector);
   a query ranks every vector by Hamming distance of those bits (coarse pass), then
@@ -17,10 +20,11 @@ L2 distance) of the k nearest vectors, nearest first. Three implementations:
 
 Every path ends in `exact_ranking`, so the distances a daemon (below `exact_below`) and
 a one-shot search report are equal to the last bit for the rows both return; above it
-the daemon's are those of the float16 rows (within ~1e-3). Another engine (pgvector,
-for a shared deployment) plugs in by implementing `knn`.
+the daemon's are those of the float16 rows (within ~1e-3). The matrices hold every vector
+in memory: they are for a SQLite store, whose vectors are this machine's; over a shared
+PostgreSQL store the service asks the database (`StoreIndex`).
 
-Reads the store only (`Store.vector_state`, `Store.vector_batches`, `Store.query`).
+Reads the store only (`IndexStore.nearest`, `vector_state`, `vector_batches`).
 """
 
 from __future__ import annotations
@@ -32,16 +36,16 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from ctxd.indexer.store.store import Store, serialize_vector
+from ctxd.indexer.store.protocol import IndexStore
 
-__all__ = ["ExactMatrix", "Int8Matrix", "QuantizedMatrix", "SqliteVecIndex", "VectorIndex",
-           "VectorMatrix", "exact_ranking", "int8_nearest", "knn", "sign_codes"]
+__all__ = ["ExactMatrix", "Int8Matrix", "QuantizedMatrix", "SqliteVecIndex", "StoreIndex",
+           "VectorIndex", "VectorMatrix", "exact_ranking", "int8_nearest", "knn", "sign_codes"]
 
 
 class VectorIndex(Protocol):
     """Anything that answers k-nearest-neighbour queries over the store's vectors."""
 
-    def knn(self, store: Store, vector: list[float], k: int) -> list[tuple[int, float]]:
+    def knn(self, store: IndexStore, vector: list[float], k: int) -> list[tuple[int, float]]:
         """(embedding rowid, L2 distance) of the k nearest vectors, nearest first
         (ties by rowid)."""
         ...
@@ -67,28 +71,26 @@ def exact_ranking(
     return [(int(ids[i]), float(dist[i])) for i in order]
 
 
-def knn(store: Store, vector: list[float], k: int) -> list[tuple[int, float]]:
-    """(embedding rowid, L2 distance) of the k nearest vectors (sqlite-vec scan), scored
-    by `exact_ranking` like the matrix's."""
-    rows = store.query(
-        "SELECT rowid, embedding FROM vec_embeddings WHERE embedding MATCH ? AND k = ? "
-        "ORDER BY distance",
-        (serialize_vector(vector), k),
-    )
-    if not rows:
+def knn(store: IndexStore, vector: list[float], k: int) -> list[tuple[int, float]]:
+    """(embedding rowid, L2 distance) of the k nearest vectors, by the store's own search
+    (`IndexStore.nearest`: sqlite-vec's scan, pgvector's HNSW index), scored by
+    `exact_ranking` like the matrix's."""
+    ids, mat = store.nearest(vector, k)
+    if not len(ids):
         return []
-    ids = np.array([int(r[0]) for r in rows], dtype=np.int64)
-    mat = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32).reshape(
-        len(rows), -1)
-    return exact_ranking(ids, mat, np.asarray(vector, dtype=np.float32))
+    return exact_ranking(ids, mat, np.asarray(vector, dtype=np.float32), k)
 
 
-class SqliteVecIndex:
-    """The vectors on disk, scanned by sqlite-vec per query (no memory held)."""
+class StoreIndex:
+    """The vectors in the store, searched by its engine per query (no memory held)."""
 
     knn = staticmethod(knn)
-    """`semantic.knn` itself, so `rank_by_vector` knows it (its filtered scan past
-    sqlite-vec's largest k)."""
+    """`semantic.knn` itself, so `rank_by_vector` knows it (its filtered scan past the
+    store's largest k)."""
+
+
+SqliteVecIndex = StoreIndex
+"""The former name of `StoreIndex` (sqlite-vec was the only engine)."""
 
 
 def sign_codes(rows: npt.NDArray[np.floating]) -> npt.NDArray[np.uint64]:
@@ -132,7 +134,7 @@ class ExactMatrix:
         read earlier: a writer may append between the two reads)."""
         self._generation: int | None = None
         self._lock = threading.Lock()
-        self._seen: weakref.WeakKeyDictionary[Store, tuple[int, int]] = (
+        self._seen: weakref.WeakKeyDictionary[IndexStore, tuple[int, int]] = (
             weakref.WeakKeyDictionary())
         """Each connection's `Store.generation()` when it last refreshed: while it stays,
         nothing was committed, and the vector count (a b-tree count: ~10 ms at 1M
@@ -146,7 +148,7 @@ class ExactMatrix:
         """Memory held by the matrix (capacity included)."""
         return int(self._ids.nbytes + self._rows.nbytes + self._sq.nbytes)
 
-    def refresh(self, store: Store) -> None:
+    def refresh(self, store: IndexStore) -> None:
         seen = store.generation()
         with self._lock:
             if self._seen.get(store) == seen:
@@ -205,7 +207,7 @@ class ExactMatrix:
             n = self._n
             return self._ids[:n], self._rows[:n], self._sq[:n]
 
-    def knn(self, store: Store, vector: list[float], k: int) -> list[tuple[int, float]]:
+    def knn(self, store: IndexStore, vector: list[float], k: int) -> list[tuple[int, float]]:
         """(rowid, L2 distance) of the k nearest vectors, like `knn`."""
         self.refresh(store)
         ids, rows, sq = self._snapshot()
@@ -272,7 +274,7 @@ class QuantizedMatrix(ExactMatrix):
         super()._append(ids, mat)
         self._codes[:, n:self._n] = sign_codes(mat)
 
-    def knn(self, store: Store, vector: list[float], k: int) -> list[tuple[int, float]]:
+    def knn(self, store: IndexStore, vector: list[float], k: int) -> list[tuple[int, float]]:
         self.refresh(store)
         with self._lock:  # one consistent view: a reload may swap every array
             n = self._n
@@ -367,7 +369,7 @@ class Int8Matrix(ExactMatrix):
             self._scales[n:self._n] = scales
             self._scales16 = (-1, None)
 
-    def knn(self, store: Store, vector: list[float], k: int) -> list[tuple[int, float]]:
+    def knn(self, store: IndexStore, vector: list[float], k: int) -> list[tuple[int, float]]:
         self.refresh(store)
         with self._lock:  # one consistent view: a reload may swap every array
             n = self._n

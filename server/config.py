@@ -2,22 +2,23 @@
 
 `load_settings(flags, env, config_path)` builds one `Settings` made of the per-layer
 option dataclasses (`WalkOptions`, `ChunkOptions`, `EmbedOptions`, `SearchOptions`,
-`ServerOptions`, `WatchOptions`, `DaemonOptions`). Lower layers never read the environment or files.
+`ServerOptions`, `WatchOptions`, `DaemonOptions`, `StoreOptions`). Lower layers never read the
+environment or files.
 
 Precedence, highest first: **flag > environment > config file > default**.
 
 - Config file: `CTXD_CONFIG` if set (it must exist), else `<user config dir>/ctxd/config.toml`
   if present. Sections are `[walk]`, `[chunk]`, `[embedding]`, `[search]`, `[server]`,
-  `[watch]`, `[daemon]`; `home` is top-level. `config.example.toml` lists every key with
+  `[watch]`, `[daemon]`, `[store]`; `home` is top-level. `config.example.toml` lists every key with
   its default.
 - Environment: the original contract's names (`ZOEKT_URL`, `ZOEKT_TIMEOUT_MS`,
   `MCP_TRANSPORT`, `MCP_HOST`, `MCP_PORT`, `LOG_LEVEL`), `CTXD_HOME`, `CTXD_MODEL`,
   `CTXD_DEVICE`, `CTXD_TOKEN`, and for every key `CTXD_<SECTION>_<KEY>` (e.g.
-  `CTXD_WALK_MAX_FILE_SIZE`). Lists in the environment are comma-separated.
+  `CTXD_WALK_MAX_FILE_SIZE`, `CTXD_STORE_URL`). Lists in the environment are comma-separated.
 - Flags: a dict of `"section.key"` (or `"home"`) to value, from the CLI.
 
 Unknown keys and bad values raise `ConfigError` naming the key, the value and where it
-came from.
+came from; the store URL's password is never part of a message (`redact_url`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import platformdirs
 from ctxd.indexer.chunk.chunker import ChunkOptions
 from ctxd.indexer.embed_options import EmbedOptions
 from ctxd.indexer.errors import ConfigError, ValidationError
+from ctxd.indexer.store.location import VECTOR_TYPES, StoreOptions, check_url, redact_url
 from ctxd.indexer.walk.walker import MAX_FILE_SIZE_LIMIT, WalkOptions, validate_walk_options
 from ctxd.search.models import SearchOptions
 
@@ -77,6 +79,9 @@ class ServerOptions:
     max_sessions: int = 100
     """HTTP sessions open at once at most; past it a new one is refused (503) until one
     ends or expires."""
+    stateless: bool = False
+    """Streamable HTTP without sessions (the SDK's stateless mode): any replica behind a
+    load balancer answers any request; no server-to-client stream between requests."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,11 +116,19 @@ class Settings:
     server: ServerOptions = field(default_factory=ServerOptions)
     watch: WatchOptions = field(default_factory=WatchOptions)
     daemon: DaemonOptions = field(default_factory=DaemonOptions)
+    store: StoreOptions = field(default_factory=StoreOptions)
     config_file: Path | None = None
 
     @property
     def db_path(self) -> Path:
+        """The SQLite index in the home (with a store URL: the home's machine-local files,
+        the watcher's and the daemon's, still sit beside where it would be)."""
         return self.home / "index.db"
+
+    @property
+    def store_location(self) -> str:
+        """Where the index is, fit to show: the SQLite file, or the URL without password."""
+        return redact_url(self.store.url) if self.store.url else str(self.db_path)
 
 
 SECTIONS: dict[str, type[Any]] = {
@@ -126,6 +139,7 @@ SECTIONS: dict[str, type[Any]] = {
     "server": ServerOptions,
     "watch": WatchOptions,
     "daemon": DaemonOptions,
+    "store": StoreOptions,
 }
 
 CONTRACT_ENV = {
@@ -444,6 +458,10 @@ def _rules(s: Settings) -> list[tuple[str, bool, str]]:
         ("watch.debounce_ms", s.watch.debounce_ms >= 0, "a number of milliseconds >= 0"),
         ("watch.rescan_seconds", s.watch.rescan_seconds >= 0,
          "a number of seconds (0 = no rescans)"),
+        ("store.url", check_url(s.store.url) is None,
+         check_url(s.store.url) or "a PostgreSQL URL"),
+        ("store.vector_type", s.store.vector_type in VECTOR_TYPES, " or ".join(VECTOR_TYPES)),
+        ("store.pool_size", s.store.pool_size >= 1, "a positive number of connections"),
     ]
 
 
@@ -477,6 +495,8 @@ def _validate(s: Settings, layers: Mapping[str, tuple[Any, str]]) -> None:
         if not ok:
             key = _blamed(rule, layers)
             value, source = layers.get(key, ("(default)", "default"))
+            if key == "store.url":
+                value = redact_url(str(value))
             raise ConfigError(
                 f"invalid value for {key}: {value!r} ({source}); expected {expected}",
                 hint=f"Fix `{key}`; see config.example.toml.",

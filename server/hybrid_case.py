@@ -17,7 +17,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 
 from ctxd.indexer.embedder import Embedder
 from ctxd.indexer.errors import BackendTimeout, CtxdError
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.walk.textclass import Role, classify
 from ctxd.search.hybrid import FusionOptions, identifier_terms
 from ctxd.search.keyword import keyword_search, keyword_terms
@@ -51,26 +51,26 @@ class HybridCases:
     keywords: KeywordIndex | None
     symbol_index: SymbolIndex | None
 
-    def store(self) -> Store:  # pragma: no cover - provided by Service
+    def store(self) -> IndexStore:  # pragma: no cover - provided by Service
         raise NotImplementedError
 
     @property
     def embedder(self) -> Embedder:  # pragma: no cover - provided by Service
         raise NotImplementedError
 
-    def postings(self, store: Store) -> KeywordPostings | None:
+    def postings(self, store: IndexStore) -> KeywordPostings | None:
         """The keyword postings in memory, if this service holds them (long-lived, large
         index) and they are built (`search.keyword_index`); possibly older than the text,
         which the keyword search corrects for while they are rebuilt."""
         return self.keywords.latest(store) if self.keywords is not None else None
 
-    def symbol_names(self, store: Store) -> SymbolNames | None:
+    def symbol_names(self, store: IndexStore) -> SymbolNames | None:
         """The distinct symbol names in memory for `store`'s text as it is now, if this
         service holds them and they are built (`search.symbol_names`)."""
         return self.symbol_index.current(store) if self.symbol_index is not None else None
 
     def _unembedded(
-        self, store: Store, filters: SearchFilters, hits: list[Hit]
+        self, store: IndexStore, filters: SearchFilters, hits: list[Hit]
     ) -> set[tuple[str, str, int, int]]:
         """Which of `hits` have no vector yet (only asked while some repository in scope
         is still embedding)."""
@@ -79,19 +79,19 @@ class HybridCases:
             return set()
         return store.unembedded_spans(sorted({h.path for h in hits}))
 
-    def warm_caches(self, store: Store) -> None:
+    def warm_caches(self, store: IndexStore) -> None:
         """Count what an unscoped semantic or hybrid query needs counted once (the
         embedding coverage: ~1 s at a million checkpoints), so its first one does not."""
         self._coverage(store, ())
 
-    def _coverage(self, store: Store, names: tuple[str, ...]) -> list[tuple[str, int, int]]:
+    def _coverage(self, store: IndexStore, names: tuple[str, ...]) -> list[tuple[str, int, int]]:
         """`Store.embedding_coverage` (a count over every checkpoint: ~1 s at 1M), kept
         for the process while neither the text nor the vectors changed, whichever
         thread, connection or request settings ask: the key is the text generation, the
         largest vector rowid (vectors are appended) and the vector generation (moved by
         deletions), three lookups."""
         (top,) = store.query("SELECT coalesce(max(id), 0) FROM embeddings")[0]
-        key = (str(store.path), store.text_generation(), int(top),
+        key = (store.location, store.text_generation(), int(top),
                store.get_meta("vec_generation"), names)
         with _COVERAGE_LOCK:
             if key in _COVERAGE:
@@ -104,7 +104,7 @@ class HybridCases:
                 _COVERAGE.popitem(last=False)
         return rows
 
-    def file_roles(self, store: Store, hits: list[Hit]) -> dict[tuple[str, str], Role]:
+    def file_roles(self, store: IndexStore, hits: list[Hit]) -> dict[tuple[str, str], Role]:
         """(repository, path) -> role of the `hits`' files that are not plain code or
         prose: stored for indexed files, by name for files only Zoekt has."""
         stored = store.file_roles(sorted({h.path for h in hits}))
@@ -121,7 +121,7 @@ class HybridCases:
                     roles[key] = role
         return roles
 
-    def generated_files(self, store: Store, legs: dict[str, list[Hit]]
+    def generated_files(self, store: IndexStore, legs: dict[str, list[Hit]]
                         ) -> set[tuple[str, str]]:
         """The legs' files of generated code (demoted by the hybrid ranking)."""
         hits = [h for leg in legs.values() for h in leg]
@@ -135,7 +135,7 @@ class HybridCases:
 
     def hybrid_legs(
         self, query: str, *, depth: int, filters: SearchFilters | None = None,
-        store: Store | None = None,
+        store: IndexStore | None = None,
     ) -> tuple[dict[str, list[Hit]], dict[str, float], list[str]]:
         """The candidates of each hybrid leg, each leg's time (ms) and notes.
 
@@ -156,7 +156,7 @@ class HybridCases:
                 and (zoekt or embedded_lexical_fits(store))):
             future = _LEXICAL_POOL.submit(self._lexical_leg, lexical_query, filters, depth)
         keyword_future: Future[tuple[list[Hit], float]] | None = None
-        if store.path == self.settings.db_path:  # the worker opens its own connection
+        if store.location == self.settings.store_location:  # the worker opens its own one
             keyword_future = _KEYWORD_POOL.submit(self._keyword_leg, query, filters, depth)
         t0 = time.perf_counter()
         semantic: list[Hit] = []
@@ -202,7 +202,7 @@ class HybridCases:
         return legs, times, notes
 
     def _keyword_leg(self, query: str, filters: SearchFilters, depth: int,
-                     store: Store | None = None) -> tuple[list[Hit], float]:
+                     store: IndexStore | None = None) -> tuple[list[Hit], float]:
         """The keyword leg's hits and its time (ms), on `store` or this thread's."""
         t0 = time.perf_counter()
         store = store or self.store()
@@ -241,7 +241,7 @@ answers in tens of ms. On eval-dev's four repositories (8k checkpoints) the leg 
 +0.006 MRR@10, and there it still runs."""
 
 
-def embedded_lexical_fits(store: Store) -> bool:
+def embedded_lexical_fits(store: IndexStore) -> bool:
     """Whether the index is small enough for the embedded lexical leg of hybrid search."""
     return checkpoint_count(store) <= EMBEDDED_LEXICAL_MAX_CHECKPOINTS
 

@@ -10,6 +10,7 @@ records from `search/`; it renders nothing.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -22,7 +23,9 @@ from ctxd.indexer.errors import (
     ValidationError,
 )
 from ctxd.indexer.models import Skipped, SkipReason
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.location import this_host
+from ctxd.indexer.store.protocol import IndexStore
+from ctxd.indexer.store.records import RepoRow
 from ctxd.indexer.walk.gitrefs import checked_out
 from ctxd.indexer.walk.servable import name_verdict, read_servable, stored_walk_options
 from ctxd.search.copies import collapse_copies
@@ -39,7 +42,6 @@ from ctxd.search.keyword import (
     informative_terms,
     keyword_search,
     keyword_terms,
-    match_expression,
 )
 from ctxd.search.lexical.engine import EmbeddedLexical
 from ctxd.search.lexical.limits import check_query_length
@@ -106,7 +108,7 @@ class SearchCases(HybridCases):
     settings: Settings
     matrix: VectorMatrix | None
 
-    def store(self) -> Store:  # pragma: no cover - provided by Service
+    def store(self) -> IndexStore:  # pragma: no cover - provided by Service
         raise NotImplementedError
 
     @property
@@ -192,7 +194,7 @@ class SearchCases(HybridCases):
         )
 
     def _ranked(
-        self, store: Store, query: str, mode: str, filters: SearchFilters, offset: int, n: int,
+        self, store: IndexStore, query: str, mode: str, filters: SearchFilters, offset: int, n: int,
         notes: list[str], context_lines: int,
     ) -> list[Hit]:
         """`n` hits from `offset` on, in the given mode; the engines' notes (a bounded scan,
@@ -247,12 +249,13 @@ class SearchCases(HybridCases):
             if self.settings.search.zoekt_url:
                 return f"lexical query sent to Zoekt at {self.settings.search.zoekt_url}: {query}"
             return EmbeddedLexical(self.store()).explain(query)
-        terms = informative_terms(self.store(), keyword_terms(query))
+        store = self.store()
+        terms = informative_terms(store, keyword_terms(query))
         lines = [f"mode: {mode}", f"keyword terms: {', '.join(terms) or '(none)'}",
-                 f"FTS5 MATCH on chunk_fts: {match_expression(terms) if terms else '(none)'}"]
+                 store.explain_keywords(terms)]
         if mode in ("hybrid", "semantic"):
             lines.append(f"semantic: embed the query with {self.settings.embedding.model}, "
-                         f"{'in-memory matrix' if self.matrix else 'sqlite-vec'} KNN")
+                         + ("in-memory matrix KNN" if self.matrix else store.explain_nearest()))
         if mode == "hybrid":
             o = self.fusion_options()
             w = leg_weights(query, o)
@@ -402,7 +405,7 @@ class SearchCases(HybridCases):
                                repositories=repositories, limit=limit, definitions=definitions)
 
 
-    def _check_repositories(self, store: Store, names: tuple[str, ...]) -> None:
+    def _check_repositories(self, store: IndexStore, names: tuple[str, ...]) -> None:
         """Refuse a repository name that neither the index nor Zoekt (when configured)
         knows; a Zoekt-only repository is a valid scope."""
         known = {r.name for r in store.repos()}
@@ -497,7 +500,9 @@ class SearchCases(HybridCases):
         end_line: int | None = None,
     ) -> FileContent:
         """A file of an indexed repository, read from disk inside the repository root, if
-        the walk that indexed the repository would index it (`indexer.walk.servable`).
+        the walk that indexed the repository would index it (`indexer.walk.servable`). In a
+        shared store, a repository another machine indexed (or whose folder is not here) is
+        served from its indexed text: what the store holds is exactly what was admitted.
 
         Raises:
             IndexNotFound: "Repository not indexed: {repository}".
@@ -517,6 +522,9 @@ class SearchCases(HybridCases):
             return zoekt_file_content(zoekt, repository, path, branch, start_line, end_line)
         if repo is None:
             raise not_indexed(repository, {r.name for r in store.repos()})
+        if self.settings.store.shared and (repo.host != this_host()
+                                            or not os.path.isdir(repo.root)):
+            return stored_file_content(store, repo, path, branch, start_line, end_line)
         served_branch = working_tree_branch(repository, repo.root, branch)
         opts = stored_walk_options(self.settings.walk, repo.options)
         try:
@@ -528,6 +536,31 @@ class SearchCases(HybridCases):
         rel, text = served
         fc = line_range(repo.name, rel, text, served_branch, start_line, end_line)
         return replace(fc, working_tree=True)
+
+
+def stored_file_content(
+    store: IndexStore, repo: RepoRow, path: str, branch: str, start: int | None,
+    end: int | None,
+) -> FileContent:
+    """A file of a repository indexed on another machine, from the store's copy of its text
+    (the text the index was built from; `working_tree` False).
+
+    Raises:
+        FileNotFound: the store holds no such file.
+        ValidationError: a branch other than `HEAD`, or a bad line range.
+    """
+    if branch not in ("", "HEAD"):
+        raise ValidationError(
+            f"branch {branch!r} is not served: {repo.name} is served from the text the team "
+            "store indexed",
+            hint='Omit `branch` (or pass "HEAD").',
+            details={"field": "branch", "value": branch})
+    rel = path.strip().lstrip("/")
+    rows = store.query("SELECT id FROM files WHERE repo_id = ? AND path = ?", (repo.id, rel))
+    texts = store.file_texts([int(rows[0][0])]) if rows else {}
+    if not texts:
+        raise not_found(repo.name, path, "not in the index")
+    return line_range(repo.name, rel, next(iter(texts.values())), "HEAD", start, end)
 
 
 def best_match(query: str, ranked: list[SymbolItem]) -> str | None:

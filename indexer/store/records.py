@@ -2,8 +2,9 @@
 `FileRecord`, `PendingChunk`, `Summary` (and `NO_SUMMARY`).
 
 Plain frozen dataclasses, no SQL: the pipeline builds `FileRecord`s and `Summary`s, the
-service reads `RepoRow`s, and any store implementation (the SQLite one in this package, a
-PostgreSQL one later) returns the same records. Imported through `indexer.store.store`.
+service reads `RepoRow`s, and every store implementation (the SQLite one in this package,
+the PostgreSQL one in `indexer.store.pg`) returns the same records. Imported through
+`indexer.store.store`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ class RepoRow:
     created_at: str
     indexed_at: str | None
     index_started_at: str | None
+    host: str = ""
+    """The machine that last indexed it, in a shared (PostgreSQL) store; '' in a local one."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""The index: `Store`, one SQLite file (WAL) with sqlite-vec, FTS5 trigram text and a
+"""The SQLite store: `Store`, one SQLite file (WAL) with sqlite-vec, FTS5 trigram text and a
 symbol table, composed of one class per concern:
 
 - `connection.Connection`: open (the only `connect()` in ctxd), migrations, transactions,
@@ -6,13 +6,21 @@ symbol table, composed of one class per concern:
 - `repos.RepoRows`: the repositories;
 - `files.FileRows`: a file's text, checkpoints, symbols and summary, written together;
 - `pending.PendingRows`: the texts waiting for a vector;
-- `vectors.SqliteVecRows`: the vectors, behind the `vector_rows.VectorRows` seam (where a
-  pgvector implementation goes);
+- `vectors.SqliteVecRows`: the vectors, behind the `vector_rows.VectorRows` seam, and
+  sqlite-vec's nearest-neighbour scan;
+- `keywords.KeywordRows`: BM25 over the FTS5 word index;
 - `coverage.Coverage`: counts and roles for status and result notes.
+
+`Store` is the SQLite implementation of `indexer.store.protocol.IndexStore`; the PostgreSQL
+one is `indexer.store.pg.store.PgStore`, with one module per concern too, and
+`indexer.store.open.open_store` picks between them. Callers that only need what every
+engine offers type against `IndexStore`.
 
 The row records (`records`) and `serialize_vector` are re-exported here, so callers import
 everything from this module. The concern modules stand apart (each builds on `Connection`
-alone, tests/test_layering.py); what spans them lives here (`remove_repo`).
+alone, tests/test_layering.py); what spans them lives here (`remove_repo`, and what the
+`IndexStore` protocol asks of the connection: `engine`, `location`, `dialect`,
+`read_snapshot`, `reopen`).
 
 Called by `indexer.pipeline` (writes), `search/` (reads) and `server/` (opens one per
 thread). A connection belongs to one thread: open one `Store` per thread.
@@ -20,12 +28,17 @@ thread). A connection belongs to one thread: open one `Store` per thread.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ctxd.indexer.store.connection import WAL_SIZE_LIMIT, Row, SQLiteError
 from ctxd.indexer.store.coverage import Coverage
+from ctxd.indexer.store.dialect import SQLITE, SqliteDialect
 from ctxd.indexer.store.files import FileRows
+from ctxd.indexer.store.keywords import KeywordRows
 from ctxd.indexer.store.pending import PendingRows
+from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.store.records import (
     NO_SUMMARY,
     FileRecord,
@@ -39,13 +52,38 @@ from ctxd.indexer.store.vector_rows import VectorRows, serialize_vector
 from ctxd.indexer.store.vectors import SqliteVecRows
 
 __all__ = [
-    "NO_SUMMARY", "WAL_SIZE_LIMIT", "FileRecord", "PendingChunk", "RepoRow", "Row",
-    "SQLiteError", "Store", "StoredFile", "Summary", "VectorRows", "serialize_vector",
+    "NO_SUMMARY", "WAL_SIZE_LIMIT", "FileRecord", "IndexStore", "PendingChunk", "RepoRow",
+    "Row", "SQLiteError", "Store", "StoredFile", "Summary", "VectorRows", "serialize_vector",
 ]
 
 
-class Store(RepoRows, FileRows, PendingRows, SqliteVecRows, Coverage):
-    """One connection to the index. Not thread-safe: open one per thread."""
+class Store(RepoRows, FileRows, PendingRows, SqliteVecRows, KeywordRows, Coverage):
+    """One connection to the SQLite index. Not thread-safe: open one per thread."""
+
+    engine = "sqlite"
+    dialect: SqliteDialect = SQLITE
+
+    @property
+    def location(self) -> str:
+        """The index file's path."""
+        return str(self.path)
+
+    def reopen(self) -> Store:
+        """Another connection to the same file (for a background thread)."""
+        return Store.open(self.path)
+
+    @contextmanager
+    def read_snapshot(self) -> Iterator[None]:
+        """One read transaction: the reads inside see one state of the file (WAL readers
+        never block the writer). Inside a write transaction, that transaction."""
+        if self.db.in_transaction:
+            yield
+            return
+        self.db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.db.execute("COMMIT")
 
     def remove_repo(self, repo_id: int) -> None:
         """Delete a repository and every row that belongs to it, in one transaction, then
@@ -54,5 +92,6 @@ class Store(RepoRows, FileRows, PendingRows, SqliteVecRows, Coverage):
         self.gc_embeddings()
 
 
-if TYPE_CHECKING:  # mypy --strict checks here that the sqlite-vec rows keep to the seam
+if TYPE_CHECKING:  # mypy --strict checks here that the SQLite store keeps to the seams
     _SEAM: type[VectorRows] = SqliteVecRows
+    _STORE: type[IndexStore] = Store

@@ -3,10 +3,14 @@
 its vector in the sqlite-vec table `vec_embeddings` (created by `ensure_model` once the
 dimension is known). A file summary's vector lives in its own row (`summaries.vector`).
 
+The engine's own nearest-neighbour search (`VectorSearch` of `indexer.store.protocol`) is
+here too: `nearest` (sqlite-vec's brute-force KNN, at most `NEAREST_MAX`) and
+`scan_nearest` (exact distances of every filtered-in vector).
+
 Called through `Store` by `indexer.pipeline` (ensure_model, add_embeddings, gc_embeddings),
 the service's search cases (check_model, has_vectors, embedding_coverage), the daemon
-(vector_state), `search.semantic` (has_vectors) and `search.vectors` (vector_state,
-vector_batches; its `SqliteVecIndex` queries `vec_embeddings` through `Store.query`).
+(vector_state), `search.semantic` (has_vectors, scan_nearest) and `search.vectors`
+(vector_state, vector_batches, nearest).
 
 Invariants:
 - Embeddings are keyed by the hash of the text that was embedded, shared by every
@@ -24,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from ctxd.indexer.errors import ModelMismatch
 from ctxd.indexer.store.connection import Connection
+from ctxd.indexer.store.vector_rows import serialize_vector
 
 if TYPE_CHECKING:  # numpy only where vectors are read: settings and help stay light
     import numpy as np
@@ -177,3 +182,37 @@ class SqliteVecRows(Connection):
             params,
         )
         return [(str(n), int(t), int(e)) for n, t, e in rows]
+
+    def nearest(
+        self, vector: Sequence[float], k: int
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """(ids, float32 rows) of the `k` nearest vectors (sqlite-vec's scan), unranked."""
+        import numpy as np
+
+        rows = self.db.execute(
+            "SELECT rowid, embedding FROM vec_embeddings WHERE embedding MATCH ? AND k = ? "
+            "ORDER BY distance", (serialize_vector(vector), k)).fetchall() \
+            if k > 0 and self.has_vectors() else []
+        if not rows:
+            return np.empty(0, dtype=np.int64), np.empty((0, 0), dtype=np.float32)
+        ids = np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows))
+        mat = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32)
+        return ids, mat.reshape(len(rows), -1)
+
+    def scan_nearest(self, vector: Sequence[float], where: str,
+                     params: Sequence[object]) -> list[tuple[int, float]]:
+        """(id, L2 distance) of every vector of the checkpoints passing `where`, nearest
+        first (ties by id)."""
+        if not self.has_vectors():
+            return []
+        rows = self.db.execute(
+            "SELECT e.id, vec_distance_l2(v.embedding, ?) AS d FROM embeddings e "
+            "JOIN vec_embeddings v ON v.rowid = e.id "
+            "WHERE e.hash IN (SELECT c.hash FROM checkpoints c JOIN repos r ON r.id = c.repo_id "
+            f"WHERE TRUE {where}) ORDER BY d, e.id",
+            [serialize_vector(vector), *params],
+        )
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    def explain_nearest(self) -> str:
+        return "sqlite-vec KNN"

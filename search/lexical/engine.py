@@ -1,7 +1,8 @@
 """The embedded lexical engine: Zoekt's query language over the index's trigram table.
 
 `EmbeddedLexical(store).search(query)` answers a Zoekt query (see `search/lexical/query.py`)
-from the SQLite index alone, with Zoekt's semantics, so that results agree with a
+from the index alone (SQLite's FTS5 trigram table, or PostgreSQL's `pg_trgm` index: the
+store's `dialect`), with Zoekt's semantics, so that results agree with a
 real Zoekt server on the same files (tests/search/test_zoekt_agreement.py checks
 this against recorded Zoekt answers). It implements `search.models.LexicalBackend`
 and is used by the service layer when no Zoekt server is configured;
@@ -40,7 +41,8 @@ matching lines, plus one per such path-only file (Zoekt's `MatchCount` in line
 mode). `type:repo` returns one `FileMatch` per repository, with an empty path.
 
 This module orchestrates steps 1-5 (candidates, batches, limits, ranking, paging,
-notes, `type:repo`). Reads the index through `Store.query` only; writes nothing. The
+notes, `type:repo`). Reads the index through `IndexStore.query` and `file_texts` only;
+writes nothing. The
 SQL conditions live in `search/lexical/sql.py`, per-file verification (step 3) in
 `search/lexical/eval.py`, scoring primitives and line shaping in
 `search/lexical/rank.py`, file-name search in `search/lexical/files.py` and
@@ -57,7 +59,7 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass, field, replace
 
 from ctxd.indexer.errors import ValidationError
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.protocol import IndexStore
 from ctxd.search.lexical.eval import Doc, FileEval, Plan, Row, SymbolRow, utf8, walk_nodes
 from ctxd.search.lexical.explain import explain_query
 from ctxd.search.lexical.files import search_file_names
@@ -222,12 +224,12 @@ class EmbeddedLexical:
     name = "embedded"
 
     def __init__(
-        self, store: Store, *, scan_limit_bytes: int = 64 << 20, match_limit: int = 100_000
+        self, store: IndexStore, *, scan_limit_bytes: int = 64 << 20, match_limit: int = 100_000
     ) -> None:
         """An engine over one open index.
 
         Args:
-            store: the index (read through `Store.query` only).
+            store: the index (read through `IndexStore.query` and `file_texts` only).
             scan_limit_bytes: text read at most when nothing narrows a query (no trigram).
             match_limit: matching lines after which evaluation stops (partial result),
                 like Zoekt's per-shard match limit.
@@ -329,7 +331,7 @@ class EmbeddedLexical:
         run at a time, so concurrent clients asking the same query, and the pages after
         the first, skip the work.
         """
-        key = (str(self.store.path), repr(root), self.scan_limit_bytes, self.match_limit)
+        key = (self.store.location, repr(root), self.scan_limit_bytes, self.match_limit)
         while True:
             version = self.store.text_generation()
             with _ANSWERS_LOCK:
@@ -436,7 +438,7 @@ class EmbeddedLexical:
         cond = plan.cond(root)
         if cond.op == CondOp.FALSE:
             return _Outcome(plan, [], 0, 0, False)
-        where, params = render_cond(cond)
+        where, params = render_cond(cond, self.store.dialect)
         rows = [Row(*r) for r in self.store.query(CANDIDATES_SQL.format(where=where), params)]
         bounded = plan.needs_content and not cond.selective
         hits: list[_Hit] = []
@@ -500,11 +502,7 @@ class EmbeddedLexical:
         ]
 
     def _texts(self, ids: list[int]) -> dict[int, str]:
-        marks = ", ".join("?" for _ in ids)
-        rows = self.store.query(
-            f"SELECT rowid, content FROM file_text WHERE rowid IN ({marks})", ids
-        )
-        return {int(r[0]): str(r[1]) for r in rows}
+        return self.store.file_texts(ids)
 
     def _file_match(
         self,

@@ -20,7 +20,6 @@ Invariants (Zoekt's semantics):
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +27,7 @@ from typing import Any
 import re2
 
 from ctxd.indexer.errors import QueryError
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.protocol import IndexStore
 from ctxd.search.lexical.query import (
     And,
     Branch,
@@ -237,17 +236,12 @@ def make_finder(pattern: str, case_sensitive: bool, rx: Any) -> Finder:
 
 _LINE_BITS = 32
 """A (file, line) pair as one integer: `(file_id << _LINE_BITS) + line`."""
-_SYMBOLS_ON_LINES = (
-    "SELECT file_id, name, kind, line FROM symbols "
-    "WHERE file_id IN (SELECT value FROM json_each(?)) "
-    f"AND (file_id << {_LINE_BITS}) + line IN (SELECT value FROM json_each(?))"
-)
 
 
 class Plan:
     """Everything one query needs across files: compiled regexes, symbol hits, repo matches."""
 
-    def __init__(self, store: Store, root: Node) -> None:
+    def __init__(self, store: IndexStore, root: Node) -> None:
         self.store = store
         self.root = root
         self.needs_content = _needs_content(root)
@@ -293,7 +287,7 @@ class Plan:
 
     def _find_symbols(self, node: Sym) -> dict[int, list[SymbolRow]]:
         cond = path_cond(node.pattern, node.case_sensitive, column="s.name")
-        where, params = render_cond(cond)
+        where, params = render_cond(cond, self.store.dialect)
         rows = self.store.query(
             f"SELECT s.file_id, s.name, s.kind, s.line FROM symbols s WHERE {where}", params
         )
@@ -328,15 +322,19 @@ class Plan:
 
     def load_text(self, doc: Doc) -> None:
         if doc.text is None:
-            rows = self.store.query("SELECT content FROM file_text WHERE rowid = ?", (doc.row.id,))
-            doc.text = str(rows[0][0]) if rows else ""
+            doc.text = self.store.file_texts([doc.row.id]).get(doc.row.id, "")
 
     def prefetch_symbols(self, lines: Mapping[int, Iterable[int]]) -> None:
         """Load the definitions on given lines of a batch of files in one statement (for
         scoring, which looks at the matching lines only): `lines` maps file id to line
         numbers; other definitions are filtered out in SQL, never made Python objects."""
         keys = [(file_id << _LINE_BITS) + n for file_id, ns in lines.items() for n in ns]
-        rows = self.store.query(_SYMBOLS_ON_LINES, (json.dumps(list(lines)), json.dumps(keys)))
+        files, file_params = self.store.dialect.in_values("file_id", list(lines))
+        on_lines, line_params = self.store.dialect.in_values(
+            f"(file_id << {_LINE_BITS}) + line", keys)
+        rows = self.store.query(
+            f"SELECT file_id, name, kind, line FROM symbols WHERE {files} AND {on_lines}",
+            [*file_params, *line_params])
         self._symbols = {i: [] for i in lines}
         for file_id, name, kind, line in rows:
             self._symbols[file_id].append(SymbolRow(name, kind, line))

@@ -1,19 +1,19 @@
 """`ctxd search --explain` for the embedded lexical engine: how a query would run.
 
 Provides `explain_query(store, query, scan_limit_bytes)`: the parsed query, each atom's
-literal and trigram plan, the candidate SQL with its parameters and FTS `MATCH`
-strings, and how candidates would be verified. Backs `EmbeddedLexical.explain`;
-calls `search/lexical/query.py`, `search/lexical/sql.py`, `search/lexical/regex_trigrams.py` and
-`Plan` from `search/lexical/eval.py`. Reads only the repository names and the
-definitions a `sym:` atom selects (through `Store.query`); runs no candidate query and
-reads no file text.
+literal and trigram plan, the candidate SQL with its parameters, how the store's trigram
+index is asked (an FTS5 `MATCH`, or `pg_trgm`), and how candidates would be verified.
+Backs `EmbeddedLexical.explain`; calls `search/lexical/query.py`, `search/lexical/sql.py`,
+`search/lexical/regex_trigrams.py` and `Plan` from `search/lexical/eval.py`. Reads only
+the repository names and the definitions a `sym:` atom selects (through
+`IndexStore.query`); runs no candidate query and reads no file text.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.protocol import IndexStore
 from ctxd.search.lexical.eval import Plan, walk_nodes
 from ctxd.search.lexical.query import (
     Field,
@@ -34,13 +34,12 @@ from ctxd.search.lexical.regex_trigrams import (
     describe,
     literal_text,
     required_literals,
-    to_fts_match,
     trigrams,
 )
 from ctxd.search.lexical.sql import CANDIDATES_SQL, Cond, CondOp, language_names, render_cond
 
 
-def explain_query(store: Store, query: str, scan_limit_bytes: int) -> str:
+def explain_query(store: IndexStore, query: str, scan_limit_bytes: int) -> str:
     """The parsed query, each atom's literal/trigram plan and the candidate SQL.
 
     Raises:
@@ -63,11 +62,12 @@ def explain_query(store: Store, query: str, scan_limit_bytes: int) -> str:
     target = parsed.child if isinstance(parsed, Type) else parsed
     plan = Plan(store, target)
     cond = plan.cond(plan.root)
-    where, params = render_cond(cond)
+    where, params = render_cond(cond, store.dialect)
     lines.append("candidate SQL:")
     lines.append("  " + CANDIDATES_SQL.format(where=where))
     lines.append(f"  params: {params!r}")
-    lines.extend(f"FTS MATCH: {to_fts_match(c.lq)}" for c in _cond_walk(cond) if c.op == CondOp.FTS)
+    lines.extend(store.dialect.describe_text_match(c.lq)
+                 for c in _cond_walk(cond) if c.op == CondOp.FTS)
     if plan.needs_content and not cond.selective:
         lines.append(
             "verification: bounded scan (no literal of 3+ characters narrows the content): "

@@ -5,7 +5,7 @@ Provides `search_file_names(store, pattern, ...)`, which backs
 `search_files` tool), and the pure pattern readers `file_pattern_regex` (which kind a
 pattern is, as an RE2 regex) and `glob_to_regex`. Calls `search/lexical/sql.py` for the
 candidate SQL and `search/lexical/rank.py` for path scores; reads the index through
-`Store.query` only.
+`IndexStore.query` only.
 
 Invariants: a pattern with regex operators (`\\ ^ $ ( ) | + { }`) is a regex, one with
 `*`, `?` or `[` a glob (a glob without `/` also matches base names), anything else a
@@ -15,13 +15,12 @@ line matches; the best path match comes first, then shorter paths, repository, p
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Sequence
 
 from ctxd.indexer.errors import QueryError
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.protocol import IndexStore
 from ctxd.search.lexical.eval import Row, compile_regex, utf8
 from ctxd.search.lexical.rank import path_fragment_score
 from ctxd.search.lexical.regex_trigrams import check_pattern, has_uppercase, quote_meta
@@ -30,7 +29,7 @@ from ctxd.search.models import FileMatch, LexicalResult
 
 
 def search_file_names(
-    store: Store, pattern: str, *, max_files: int, repos: Sequence[str] | None
+    store: IndexStore, pattern: str, *, max_files: int, repos: Sequence[str] | None
 ) -> LexicalResult:
     """Files whose path matches a glob (`*.py`, `src/**/test_*.py`), a regex or text.
 
@@ -49,14 +48,8 @@ def search_file_names(
     rx = compile_regex(regex, case_sensitive, multiline=False)
     conds: list[Cond] = [path_cond(regex, case_sensitive)] if kind != "glob" else []
     if repos is not None:
-        conds.append(
-            Cond(
-                CondOp.SQL,
-                sql="r.name IN (SELECT value FROM json_each(?))",
-                params=(json.dumps(list(repos)),),
-            )
-        )
-    where, params = render_cond(c_and(conds))
+        conds.append(Cond(CondOp.IN_VALUES, sql="r.name", params=tuple(repos)))
+    where, params = render_cond(c_and(conds), store.dialect)
     rows = store.query(CANDIDATES_SQL.format(where=where), params)
     hits: list[tuple[float, Row, list[tuple[int, int]]]] = []
     for raw in rows:

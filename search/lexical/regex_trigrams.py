@@ -34,6 +34,22 @@ from dataclasses import dataclass
 
 import re2
 
+from ctxd.indexer.store.text_formula import (
+    MATCH_ALL,
+    AllOf,
+    AnyOf,
+    Lit,
+    LitQuery,
+    MatchAll,
+    fts_quote,
+    to_fts_match,
+)
+
+__all__ = ["MATCH_ALL", "AllOf", "AnyOf", "Lit", "LitQuery", "MatchAll", "all_of", "any_of",
+           "check_pattern", "describe", "fold_ascii", "fts_quote", "has_uppercase",
+           "literal_text", "literals_of", "quote_meta", "required_literals", "to_fts_match",
+           "trigrams"]
+
 MIN_LITERAL = 3
 """The trigram index finds only text of at least this many characters."""
 MAX_CLASS = 10
@@ -43,38 +59,7 @@ MAX_SET = 32
 MAX_CODEPOINT = 0x10FFFF
 
 
-# -- the literal formula -------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Lit:
-    """The text must contain this string (ASCII-lowercased, >= 3 characters)."""
-
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class AllOf:
-    """The text must satisfy every child."""
-
-    children: tuple[LitQuery, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class AnyOf:
-    """The text must satisfy at least one child."""
-
-    children: tuple[LitQuery, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class MatchAll:
-    """No usable requirement: every text is a candidate."""
-
-
-MATCH_ALL = MatchAll()
-
-LitQuery = Lit | AllOf | AnyOf | MatchAll
+# -- the literal formula (its types live with the store's dialects) ------------------
 
 
 def all_of(children: Iterable[LitQuery]) -> LitQuery:
@@ -114,22 +99,6 @@ def literals_of(lq: LitQuery) -> list[str]:
     for c in lq.children:
         out.extend(t for t in literals_of(c) if t not in out)
     return out
-
-
-def fts_quote(text: str) -> str:
-    """An FTS5 string literal: double quotes, inner quotes doubled."""
-    return '"' + text.replace('"', '""') + '"'
-
-
-def to_fts_match(lq: LitQuery) -> str | None:
-    """The FTS5 `MATCH` expression for the formula; None for `MatchAll`."""
-    if isinstance(lq, MatchAll):
-        return None
-    if isinstance(lq, Lit):
-        return fts_quote(lq.text)
-    op = " AND " if isinstance(lq, AllOf) else " OR "
-    parts = [to_fts_match(c) for c in lq.children]
-    return "(" + op.join(p for p in parts if p is not None) + ")"
 
 
 def describe(lq: LitQuery) -> str:

@@ -1,15 +1,17 @@
 """Candidate conditions for the embedded lexical engine: SQL over `files`, built purely.
 
 Each query atom becomes a `Cond` on `files f` that every file matching the atom
-satisfies; `render_cond` turns a tree of them into a `WHERE` clause with bound
-parameters (user text never enters the SQL text; FTS5 strings are quoted by
-`search.lexical.regex_trigrams.fts_quote`). Kinds of condition:
+satisfies; `render_cond(cond, dialect)` turns a tree of them into a `WHERE` clause with
+bound parameters (user text never enters the SQL text), asking the store's
+`indexer.store.dialect.Dialect` for what its engine spells its own way. Kinds of
+condition:
 
-- content regex -> `f.id IN (SELECT rowid FROM file_text WHERE file_text MATCH ?)`
-  over the literals every match contains (`required_literals`); adjacent FTS
-  conditions under AND/OR merge into one `MATCH`;
-- path regex -> `instr(f.path, ?)` / `instr(lower(f.path), ?)` tests;
-- id or name sets (`sym:`, `repo:`) -> `IN (SELECT value FROM json_each(?))`;
+- content regex -> the files whose text holds the literals every match contains
+  (`required_literals`), through the store's trigram index (`Dialect.text_match`: an FTS5
+  `MATCH`, or `ILIKE` tests served by `pg_trgm`); adjacent text conditions under AND/OR
+  merge into one;
+- path regex -> substring tests on `files.path` (`Dialect.contains`: `instr` / `strpos`);
+- id or name sets (`sym:`, `repo:`) -> `Dialect.in_values` (one bound list);
 - `lang:` -> `lower(f.language) IN (...)` over `normalize_language` ids.
 
 A condition is `exact` when it is equivalent to its atom (a plain case-insensitive
@@ -26,13 +28,13 @@ subtree's condition), `search/lexical/engine.py`, `search/lexical/files.py` and
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
 from ctxd.indexer.chunk.languages import normalize_language
+from ctxd.indexer.store.dialect import SQLITE, Dialect
 from ctxd.search.lexical.query import Branch, Const, Field, Lang, Meta, Node, RepoFlag, Text
 from ctxd.search.lexical.regex_trigrams import (
     MATCH_ALL,
@@ -45,7 +47,6 @@ from ctxd.search.lexical.regex_trigrams import (
     fold_ascii,
     literal_text,
     required_literals,
-    to_fts_match,
 )
 
 CANDIDATES_SQL = (
@@ -66,9 +67,13 @@ class CondOp(StrEnum):
     """The kind of a candidate condition."""
 
     SQL = "sql"
-    """A SQL fragment with bound parameters (`sql`, `params`)."""
+    """A SQL fragment both engines speak, with bound parameters (`sql`, `params`)."""
+    CONTAINS = "contains"
+    """The column `sql` holds the text `params[0]` (its lowercase with `fold`)."""
+    IN_VALUES = "in"
+    """The column `sql` is one of `params`."""
     FTS = "fts"
-    """An FTS5 trigram MATCH over the literal formula `lq`."""
+    """The file's text holds the literal formula `lq` (the store's trigram index)."""
     AND = "and"
     """Every child holds."""
     OR = "or"
@@ -97,6 +102,8 @@ class Cond:
     children: tuple[Cond, ...] = ()
     exact: bool = True
     selective: bool = False
+    fold: bool = False
+    """`CONTAINS` on the lowercased column."""
 
 
 def c_true(exact: bool = True) -> Cond:
@@ -160,18 +167,22 @@ def c_not(child: Cond) -> Cond:
     return Cond(CondOp.NOT, children=(child,))
 
 
-def render_cond(cond: Cond) -> tuple[str, list[Any]]:
-    """The SQL text (for `WHERE`) and its bound parameters."""
+def render_cond(cond: Cond, dialect: Dialect = SQLITE) -> tuple[str, list[Any]]:
+    """The SQL text (for `WHERE`) and its bound parameters, in `dialect`."""
     if cond.op == CondOp.TRUE:
-        return "1", []
+        return "TRUE", []
     if cond.op == CondOp.FALSE:
-        return "0", []
+        return "FALSE", []
     if cond.op == CondOp.SQL:
         return cond.sql, list(cond.params)
+    if cond.op == CondOp.CONTAINS:
+        return dialect.contains(cond.sql, str(cond.params[0]), fold=cond.fold)
+    if cond.op == CondOp.IN_VALUES:
+        return dialect.in_values(cond.sql, list(cond.params))
     if cond.op == CondOp.FTS:
-        match = to_fts_match(cond.lq)
-        return "f.id IN (SELECT rowid FROM file_text WHERE file_text MATCH ?)", [match]
-    parts = [render_cond(c) for c in cond.children]
+        match = dialect.text_match(cond.lq, "f.id")
+        return match if match is not None else ("TRUE", [])
+    parts = [render_cond(c, dialect) for c in cond.children]
     params = [p for _, ps in parts for p in ps]
     if cond.op == CondOp.NOT:
         return f"NOT ({parts[0][0]})", params
@@ -186,13 +197,8 @@ def _instr_cond(lq: LitQuery, column: str) -> Cond:
     if isinstance(lq, Lit):
         if not lq.text.isascii():
             return c_true(exact=False)
-        return Cond(
-            CondOp.SQL,
-            sql=f"instr(lower({column}), ?) > 0",
-            params=(lq.text,),
-            exact=False,
-            selective=True,
-        )
+        return Cond(CondOp.CONTAINS, sql=column, params=(lq.text,), fold=True, exact=False,
+                    selective=True)
     kids = [_instr_cond(c, column) for c in lq.children]
     out = c_and(kids) if isinstance(lq, AllOf) else c_or(kids)
     return replace(out, exact=False)
@@ -203,14 +209,10 @@ def path_cond(pattern: str, case_sensitive: bool, column: str = "f.path") -> Con
     lit = literal_text(pattern)
     if lit:
         if case_sensitive:
-            return Cond(CondOp.SQL, sql=f"instr({column}, ?) > 0", params=(lit,), selective=True)
+            return Cond(CondOp.CONTAINS, sql=column, params=(lit,), selective=True)
         if lit.isascii():
-            return Cond(
-                CondOp.SQL,
-                sql=f"instr(lower({column}), ?) > 0",
-                params=(fold_ascii(lit),),
-                selective=True,
-            )
+            return Cond(CondOp.CONTAINS, sql=column, params=(fold_ascii(lit),), fold=True,
+                        selective=True)
     return _instr_cond(required_literals(pattern), column)
 
 
@@ -260,13 +262,8 @@ def fact_cond(node: Node) -> Cond:
 
 
 def id_list_cond(column: str, ids: Iterable[int], selective: bool) -> Cond:
-    """`column IN (ids)`, the ids bound as one JSON array (no limit on their number)."""
+    """`column IN (ids)`, the ids bound as one list (no limit on their number)."""
     values = sorted(set(ids))
     if not values:
         return C_FALSE
-    return Cond(
-        CondOp.SQL,
-        sql=f"{column} IN (SELECT value FROM json_each(?))",
-        params=(json.dumps(values),),
-        selective=selective,
-    )
+    return Cond(CondOp.IN_VALUES, sql=column, params=tuple(values), selective=selective)

@@ -215,12 +215,15 @@ def _scope(service: UseCases, repos: tuple[str, ...], all_repos: bool, *, say: b
 @click.option("--config", "config", type=click.Path(dir_okay=False),
               help="Config file (CTXD_CONFIG).")
 @click.option("--model", help="Embedding model name or folder (CTXD_MODEL).")
+@click.option("--store", "store", metavar="URL",
+              help="A PostgreSQL store a team shares, e.g. postgresql://ctxd@db/ctxd "
+              "(CTXD_STORE_URL; default: the SQLite file in the home).")
 @click.option("--no-daemon", is_flag=True, envvar="CTXD_NO_DAEMON",
               help="Work in this process; do not use or start the ctxd daemon (CTXD_NO_DAEMON).")
 @click.version_option(package_name="ctxd", prog_name="ctxd")
 @click.pass_context
 def main(ctx: click.Context, home: str | None, config: str | None, model: str | None,
-         no_daemon: bool) -> None:
+         store: str | None, no_daemon: bool) -> None:
     """ctxd: index local repositories and search them by meaning and by text.
 
     \b
@@ -228,12 +231,14 @@ def main(ctx: click.Context, home: str | None, config: str | None, model: str | 
       ctxd index ~/src/myrepo
       ctxd search "where are retries with backoff configured"
       ctxd serve            # MCP server for coding agents (stdio)
+      ctxd --store postgresql://ctxd@db/ctxd index .   # into a team's store
     """
     logging.basicConfig(
         level=cli_log_level(os.environ.get("LOG_LEVEL")), stream=sys.stderr,
         format="%(levelname)s %(name)s: %(message)s")
     home, config = pin_paths(home, config)
-    flags = {k: v for k, v in {"home": home, "embedding.model": model}.items() if v}
+    flags = {k: v for k, v in {"home": home, "embedding.model": model,
+                               "store.url": store}.items() if v}
     ctx.obj = {"flags": flags, "config": Path(config) if config else None,
                "no_daemon": no_daemon}
 
@@ -311,8 +316,9 @@ def index(
         force=force,
         progress=render.ProgressBar(),
         lock_wait=None,
-        on_lock_wait=lambda pid: render.emit(
-            f"waiting for another ctxd process (pid {pid}) that is writing the index...", err=True
+        on_lock_wait=lambda who: render.emit(
+            f"waiting for another ctxd process ({'pid ' + who if who.isdigit() else who}) "
+            "that is writing the index...", err=True
         ),
     )
     if as_json:

@@ -115,7 +115,7 @@ def start(settings: Settings, paths: DaemonPaths | None = None) -> dict[str, Any
             proc = subprocess.Popen(
                 daemon_argv(settings, "--ready-fd", str(w)), stdin=subprocess.DEVNULL,
                 stdout=logf, stderr=logf, pass_fds=(w,), cwd="/", start_new_session=True,
-                env=daemon_env())
+                env=daemon_env(settings))
         _spawned[:] = [p for p in _spawned if p.poll() is None]
         _spawned.append(proc)
         os.close(w)
@@ -147,10 +147,15 @@ def start(settings: Settings, paths: DaemonPaths | None = None) -> dict[str, Any
     )
 
 
-def daemon_env() -> dict[str, str]:
+def daemon_env(settings: Settings | None = None) -> dict[str, str]:
     """The daemon's environment: ours, with glibc's malloc arenas capped (unless set): its
-    many threads would each keep an arena of freed embedding buffers."""
-    return {**os.environ, "MALLOC_ARENA_MAX": os.environ.get("MALLOC_ARENA_MAX", "2")}
+    many threads would each keep an arena of freed embedding buffers; and the store URL,
+    when one is set, as `CTXD_STORE_URL` (never on the command line, where every local
+    user could read its password)."""
+    env = {**os.environ, "MALLOC_ARENA_MAX": os.environ.get("MALLOC_ARENA_MAX", "2")}
+    if settings is not None and settings.store.url:
+        env["CTXD_STORE_URL"] = settings.store.url
+    return env
 
 
 def _read_line(fd: int, timeout: float) -> str:

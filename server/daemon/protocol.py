@@ -46,6 +46,7 @@ from ctxd.indexer import errors
 from ctxd.indexer.chunk.chunker import ChunkOptions
 from ctxd.indexer.errors import CtxdError
 from ctxd.indexer.models import FileFailure, Skipped, SkipReason
+from ctxd.indexer.store.location import redact_url
 from ctxd.indexer.walk.walker import WalkOptions
 from ctxd.search import models
 from ctxd.server.config import Settings
@@ -113,9 +114,11 @@ REQUEST_SECTIONS = ("search", "walk", "chunk")
 
 
 def held_settings(settings: Settings) -> dict[str, Any]:
-    """What a daemon holds for its whole life: its home and the loaded model's options."""
+    """What a daemon holds for its whole life: its home, its store (the PostgreSQL URL
+    without its password, '' for the home's SQLite file) and the loaded model's options."""
     e = settings.embedding
-    return {"home": str(settings.home), "model": e.model, "device": e.device,
+    return {"home": str(settings.home), "store": redact_url(settings.store.url),
+            "model": e.model, "device": e.device,
             "precision": e.precision, "batch_size": e.batch_size, "threads": e.threads}
 
 

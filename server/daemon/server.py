@@ -240,7 +240,7 @@ class Daemon:
         """Load the model and the vector matrix now, and start building the keyword
         postings and symbol names (large indexes), so the first query does not wait."""
         try:
-            if not self.settings.db_path.exists():
+            if not self.settings.store.shared and not self.settings.db_path.exists():
                 return  # nothing indexed yet: the first index run loads the model
             store = self.service.store()
             self.service.postings(store)  # start the background builds where due

@@ -212,11 +212,13 @@ class BearerAuth:
 def http_app(server: MCPServer[Any], options: ServerOptions) -> ASGIApp:
     """The streamable-HTTP ASGI app at `/mcp`, behind the token check when one is set;
     idle sessions expire and their number is capped (`server.session_idle_seconds`,
-    `server.max_sessions`)."""
+    `server.max_sessions`); without sessions (`stateless_http`) when `options.stateless`,
+    so that replicas behind a load balancer can each answer any request."""
     app: ASGIApp = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         transport_security=transport_security(options.host),
         host=options.host,
+        stateless_http=options.stateless,
         session_idle_timeout=float(options.session_idle_seconds),
         max_sessions=options.max_sessions,
     )
@@ -336,6 +338,9 @@ def run_http(server: MCPServer[Any], options: ServerOptions, token: HttpToken) -
               help="Allow a non-loopback --host with --auth none (not recommended).")
 @click.option("--watch", is_flag=True, help="Keep indexed repositories fresh by watching their "
                                             "files while serving.")
+@click.option("--stateless", is_flag=True, default=None,
+              help="HTTP without sessions, for several replicas behind a load balancer "
+                   "(CTXD_SERVER_STATELESS; see docs/TEAM.md for what it gives up).")
 @click.pass_context
 def serve(
     ctx: click.Context,
@@ -346,6 +351,7 @@ def serve(
     auth: str | None,
     allow_remote: bool | None,
     watch: bool,
+    stateless: bool | None,
 ) -> None:
     """Run the MCP server for coding agents (stdio by default, or streamable HTTP).
 
@@ -357,11 +363,14 @@ def serve(
     Examples:
       ctxd serve                                  # stdio, for an MCP client
       CTXD_SERVER_ALLOWED_ROOTS=~/src ctxd serve --transport http --port 3000
+      CTXD_STORE_URL=postgresql://ctxd@db/ctxd CTXD_TOKEN=s3cret \\
+        ctxd serve --transport http --host 0.0.0.0 --stateless   # a team's replica
     """
     settings = settings_from_cli(ctx.obj, {
         "server.transport": transport, "server.host": host, "server.port": port,
         "server.log_level": log_level.lower() if log_level else None,
-        "server.auth": auth, "server.allow_remote": allow_remote})
+        "server.auth": auth, "server.allow_remote": allow_remote,
+        "server.stateless": stateless})
     options = settings.server
     configure_logging(options.log_level)
     token = HttpToken("", "none")
@@ -392,8 +401,9 @@ def serve(
             watcher = watcher or Watcher(local, settings.watch, roots=[project.root]).start()
             project.watched_by = "this server"
     local.watcher = watcher
-    log.info("ctxd %s: index %s, transport %s", server.version, settings.db_path,
-             options.transport)
+    log.info("ctxd %s: index %s, transport %s%s", server.version, settings.store_location,
+             options.transport, " (stateless)" if options.stateless and
+             options.transport == "http" else "")
     try:
         if options.transport == "http":
             run_http(server, options, token)

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 from ctxd.indexer.errors import CtxdError, IndexLocked, ValidationError
 from ctxd.indexer.models import FileEntry
 from ctxd.indexer.pipeline import IndexStats
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.walk.walker import walk
 from ctxd.server.watch.changes import FULL, ChangeSet, Diff, Stat, candidates, diff, under_any
 from ctxd.server.watch.repos import Job, RepoState, WatchedRepos
@@ -170,7 +170,7 @@ class BatchApplier:
         on_wait = self._lock_waiter(repo, len(job.changes))
         # Wait for the write lock before the (possibly full) stat pass: while another
         # process writes for minutes, retries stay cheap. `Service.index` takes it again.
-        probe = self.service.write_lock()
+        probe = self.service.write_lock(repo.root)
         probe.acquire(wait=self.lock_wait_seconds, on_wait=on_wait)
         probe.release()
         store = self.service.store()
@@ -353,7 +353,7 @@ class BatchApplier:
         )
 
     @staticmethod
-    def _needs_finish(store: Store, repo: RepoState) -> bool:
+    def _needs_finish(store: IndexStore, repo: RepoState) -> bool:
         """An interrupted run left embeddings pending or the repository marked as indexing."""
         row = store.repo_by_root(repo.root)
         if row is not None and row.index_started_at is not None:
@@ -401,7 +401,7 @@ class BatchApplier:
 
     @staticmethod
     def _remember_unindexable(
-        store: Store, repo: RepoState, found: Diff, on_disk: dict[str, Stat | None]
+        store: IndexStore, repo: RepoState, found: Diff, on_disk: dict[str, Stat | None]
     ) -> None:
         """Admitted files the re-index did not store (binary, unreadable): skip them until
         their stat changes, so every rescan does not read them again."""

@@ -43,6 +43,7 @@ from watchdog.events import FileSystemEvent
 from watchdog.observers.api import BaseObserver, ObservedWatch
 
 from ctxd.indexer.errors import ValidationError
+from ctxd.indexer.store.location import this_host
 from ctxd.indexer.walk.filefilter import FileFilter
 from ctxd.indexer.walk.servable import stored_walk_options
 from ctxd.indexer.walk.walker import WalkOptions
@@ -266,12 +267,17 @@ class WatchedRepos:
     # -- the list of repositories --------------------------------------------------------
 
     def refresh(self) -> None:
-        """Follow the store's list of indexed repositories (and revive the observer)."""
+        """Follow the store's list of indexed repositories (and revive the observer). In a
+        shared (PostgreSQL) store, only those this machine indexed itself and has checked
+        out: the others are another machine's or a CI job's to keep fresh."""
         self._check_observer()
         rows = self.service.store().repos()
+        shared = self.service.settings.store.shared
         seen: set[str] = set()
         for row in rows:
             if self.roots is not None and row.root not in self.roots:
+                continue
+            if shared and not (row.host == this_host() and os.path.isdir(row.root)):
                 continue
             seen.add(row.root)
             with self.cond:

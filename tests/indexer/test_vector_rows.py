@@ -1,6 +1,6 @@
-"""The stored-vector seam (`indexer.store.vector_rows.VectorRows`): the SQLite store keeps
-to it, and the contract its docstring states holds, written against the Protocol alone so
-that another engine (pgvector) can be added to `ENGINES` and run the same tests."""
+"""The stored-vector seam (`indexer.store.vector_rows.VectorRows`): both stores keep to it,
+and the contract its docstring states holds, written against the Protocol alone and run
+against each engine (sqlite-vec; pgvector on the session's real PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -12,15 +12,19 @@ import numpy as np
 import pytest
 
 from ctxd.indexer.errors import ModelMismatch
+from ctxd.indexer.store.location import StoreOptions
+from ctxd.indexer.store.open import open_store
+from ctxd.indexer.store.pg.vectors import PgVectorRows
 from ctxd.indexer.store.store import Store, VectorRows, serialize_vector
 from ctxd.indexer.store.vectors import SqliteVecRows
 
-ENGINES = ("sqlite-vec",)
+ENGINES = ("sqlite-vec", "pgvector")
 
 
 @pytest.fixture(params=ENGINES)
 def rows(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorRows]:
-    with Store.open(tmp_path / "index.db") as store:
+    url = request.getfixturevalue("pg_url") if request.param == "pgvector" else ""
+    with open_store(tmp_path / "index.db", StoreOptions(url=url)) as store:
         yield store
 
 
@@ -29,12 +33,13 @@ def members() -> list[str]:
                   if inspect.isfunction(v) and not n.startswith("_"))
 
 
-def test_the_sqlite_store_keeps_to_the_seam(tmp_path: Path) -> None:
+@pytest.mark.parametrize("implementation", [SqliteVecRows, PgVectorRows])
+def test_both_stores_keep_to_the_seam(tmp_path: Path, implementation: type) -> None:
     with Store.open(tmp_path / "index.db") as store:
         assert isinstance(store, VectorRows)
     assert len(members()) == 9
     for name in members():
-        want, got = (inspect.signature(getattr(c, name)) for c in (VectorRows, SqliteVecRows))
+        want, got = (inspect.signature(getattr(c, name)) for c in (VectorRows, implementation))
         # what callers rely on: names, kinds and defaults of the parameters
         assert [(p.name, p.kind, p.default) for p in got.parameters.values()] == \
             [(p.name, p.kind, p.default) for p in want.parameters.values()], name

@@ -1,8 +1,10 @@
-"""Fixtures for the lexical engine: real SQLite indexes built from real files.
+"""Fixtures for the lexical engine: real indexes built from real files, on both engines.
 
 `IndexBuilder` writes a repository's files into a temp folder and stores them through
-`Store.upsert_repo` / `Store.replace_file` (one whole-file checkpoint per file, since the
-lexical engine reads `files`, `file_text` and `symbols` only). Languages come from
+`IndexStore.upsert_repo` / `IndexStore.replace_file` (a SQLite file, or a fresh schema of
+the session's PostgreSQL: the `index` and `zoekt_store` fixtures run each test on both),
+one whole-file checkpoint per file, since the lexical engine reads `files`, `file_text`
+and `symbols` only. Languages come from
 `indexer.chunk.languages.detect_language`; symbols from `simple_symbols`, a small line-based
 extractor (Python/Go/TypeScript definitions, Markdown headings) so these tests do not
 depend on tree-sitter grammars. `zoekt_store` indexes the Zoekt fixture repositories
@@ -20,7 +22,12 @@ import pytest
 
 from ctxd.indexer.chunk.languages import detect_language
 from ctxd.indexer.models import Chunk, Symbol
-from ctxd.indexer.store.store import FileRecord, Store
+from ctxd.indexer.store.location import StoreOptions
+from ctxd.indexer.store.open import open_store
+from ctxd.indexer.store.protocol import IndexStore
+from ctxd.indexer.store.store import FileRecord
+from tests.conftest import ENGINES
+from tests.pg import PgServer
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "zoekt-fixtures"
 if not FIXTURES.is_dir():  # checkouts that keep `shared/` inside the repository
@@ -74,9 +81,9 @@ def line_count(text: str) -> int:
 class IndexBuilder:
     """Builds an index under a temp folder, one repository at a time."""
 
-    def __init__(self, base: Path) -> None:
+    def __init__(self, base: Path, url: str = "") -> None:
         self.base = base
-        self.store = Store.open(base / "index.db")
+        self.store = open_store(base / "index.db", StoreOptions(url=url))
 
     def add_repo(
         self,
@@ -125,19 +132,35 @@ class IndexBuilder:
 
 
 @pytest.fixture
-def index(tmp_path: Path) -> Iterator[IndexBuilder]:
-    """An empty index in this test's temp folder; `index.add_repo(name, files)` fills it."""
+def index(tmp_path: Path, store_engine: str, request: pytest.FixtureRequest
+          ) -> Iterator[IndexBuilder]:
+    """An empty index in this test's temp folder (each engine in turn);
+    `index.add_repo(name, files)` fills it."""
+    url = str(request.getfixturevalue("pg_url")) if store_engine == "postgresql" else ""
+    builder = IndexBuilder(tmp_path / "idx", url)
+    yield builder
+    builder.close()
+
+
+@pytest.fixture
+def sqlite_index(tmp_path: Path) -> Iterator[IndexBuilder]:
+    """`index` on SQLite only (tests that watch SQLite's own statements)."""
     builder = IndexBuilder(tmp_path / "idx")
     yield builder
     builder.close()
 
 
-@pytest.fixture(scope="session")
-def zoekt_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
-    """The Zoekt fixture repositories (`shop`, `notes`), indexed once."""
+@pytest.fixture(scope="session", params=ENGINES)
+def zoekt_store(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+                ) -> Iterator[IndexStore]:
+    """The Zoekt fixture repositories (`shop`, `notes`), indexed once per engine."""
     if not (FIXTURES / "repos").is_dir():
         pytest.skip(f"Zoekt fixtures not found at {FIXTURES} (they live in ../shared)")
-    builder = IndexBuilder(tmp_path_factory.mktemp("zoekt-fixtures"))
+    url = ""
+    if request.param == "postgresql":
+        server: PgServer = request.getfixturevalue("pg_server")
+        url = server.fresh_url("zoekt")
+    builder = IndexBuilder(tmp_path_factory.mktemp("zoekt-fixtures"), url)
     for name in ("notes", "shop"):
         builder.index_dir(FIXTURES / "repos" / name)
     yield builder.store

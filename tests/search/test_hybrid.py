@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from ctxd.indexer.errors import InvalidCursor
+from ctxd.indexer.store.keywords import match_expression
 from ctxd.search.cursor import decode_cursor, encode_cursor
 from ctxd.search.hybrid import fuse, merge_overlaps
-from ctxd.search.keyword import keyword_terms, match_expression
+from ctxd.search.keyword import keyword_terms
 from ctxd.search.models import Hit, MatchSource
 
 SEM, LEX = MatchSource.SEMANTIC, MatchSource.LEXICAL

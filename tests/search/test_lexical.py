@@ -384,14 +384,16 @@ def test_match_limit_stops_evaluation_and_is_partial(index: IndexBuilder) -> Non
     assert any("stopped after 12 matching lines" in n for n in result.notes)
 
 
-def test_literal_queries_read_only_candidate_files(index: IndexBuilder) -> None:
+def test_literal_queries_read_only_candidate_files(sqlite_index: IndexBuilder) -> None:
+    index = sqlite_index
     files = {f"f{i:03}.txt": f"common text {i}\n" for i in range(50)}
     files["hit.txt"] = "common text and the rare_marker\n"
     index.add_repo("cand", files)
     statements: list[str] = []
-    index.store.db.set_trace_callback(statements.append)
+    db = index.store.db  # type: ignore[attr-defined]  # SQLite's own statements
+    db.set_trace_callback(statements.append)
     result = EmbeddedLexical(index.store).search("rare_marker")
-    index.store.db.set_trace_callback(None)
+    db.set_trace_callback(None)
     assert [fm.path for fm in result.files] == ["hit.txt"]
     reads = [s for s in statements if "content FROM file_text" in s]
     assert reads and all(s.count(",") <= 1 for s in reads)  # one rowid per read
@@ -402,8 +404,12 @@ def test_explain_shows_atoms_trigrams_sql_and_match(engine: EmbeddedLexical) -> 
     text = engine.explain("lang:python load_config -f:test")
     assert "parsed: and(lang:python, any:'load_config'/i, not(path:'test'/i))" in text
     assert "trigrams: 'loa', 'oad'" in text
-    assert "file_text MATCH ?" in text
-    assert 'FTS MATCH: "load_config"' in text
+    if engine.store.engine == "sqlite":
+        assert "file_text MATCH ?" in text
+        assert 'FTS MATCH: "load_config"' in text
+    else:  # pg_trgm's GIN index answers ILIKE
+        assert "file_text WHERE content ILIKE ?" in text
+        assert "pg_trgm (GIN on file_text.content)" in text and "ILIKE ?) ['%load" in text
     assert "lower(f.language) IN (?)" in text
     assert "bounded scan" not in text
 

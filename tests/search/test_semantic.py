@@ -1,5 +1,6 @@
-"""Semantic search over a real store: filters, paging, and the in-memory matrix agreeing
-with sqlite-vec through appends and deletions."""
+"""Semantic search over a real store (each engine: sqlite-vec, pgvector): filters, paging,
+and the in-memory matrix agreeing with the store's own search through appends and
+deletions."""
 
 from __future__ import annotations
 
@@ -7,17 +8,18 @@ import numpy as np
 import pytest
 
 from ctxd.indexer.pipeline import Indexer
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.location import StoreOptions
+from ctxd.indexer.store.open import open_store
 from ctxd.indexer.walk.walker import WalkOptions
 from ctxd.search.semantic import SearchFilters, VectorMatrix, semantic_search
 
 
 @pytest.fixture
-def indexed(repo, isolated_env, fake_embedder):
+def indexed(repo, isolated_env, fake_embedder, store_url):
     repo.write("net/retry.py", "def retry(call):\n    '''retry a failed network call'''\n")
     repo.write("ui/color.py", "def color(r, g, b):\n    '''closest palette colour'''\n")
     repo.write("docs/net.md", "# Network\n\nHow retry and backoff work on the network.\n")
-    store = Store.open(isolated_env / "index.db")
+    store = open_store(isolated_env / "index.db", StoreOptions(url=store_url))
     Indexer(store, fake_embedder).index(repo.root, WalkOptions())
     yield store, repo
     store.close()
@@ -102,11 +104,11 @@ class NearlyUnitEmbedder:
 
 
 def test_matrix_scores_like_sqlite_vec_when_vectors_are_not_exactly_unit_length(
-        repo, isolated_env, fake_embedder):
+        repo, isolated_env, fake_embedder, store_url):
     embedder = NearlyUnitEmbedder(fake_embedder)
     for i in range(12):
         repo.write(f"m{i}.py", f"def f{i}():\n    '''retry {'network ' * (i % 4)}colour {i}'''\n")
-    store = Store.open(isolated_env / "index.db")
+    store = open_store(isolated_env / "index.db", StoreOptions(url=store_url))
     try:
         Indexer(store, embedder).index(repo.root, WalkOptions())
         q = "retry network colour"

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from ctxd.indexer.models import Symbol
-from ctxd.indexer.store.store import FileRecord, Store
+from ctxd.indexer.store.location import StoreOptions
+from ctxd.indexer.store.open import open_store
+from ctxd.indexer.store.store import FileRecord
 from ctxd.search.symbols import (
     fuzzy_score,
     rank_symbol,
@@ -39,8 +41,8 @@ def test_fuzzy_prefers_word_starts():
 
 
 @pytest.fixture
-def store(isolated_env):
-    s = Store.open(isolated_env / "index.db")
+def store(isolated_env, store_url):
+    s = open_store(isolated_env / "index.db", StoreOptions(url=store_url))
     repo = s.upsert_repo("/src/shop", {}, "2026-01-01T00:00:00Z")
     syms = [
         Symbol("AuthService", "class", 15, 40),

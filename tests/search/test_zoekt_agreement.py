@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 
 from ctxd.indexer.errors import QueryError
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.protocol import IndexStore
 from ctxd.search.lexical.engine import EmbeddedLexical
 from ctxd.search.lexical.query import parse
 from tests.search.conftest import FIXTURES
@@ -148,7 +148,7 @@ def test_every_search_recording_is_classified() -> None:
 
 
 @pytest.mark.parametrize("name", CONTENT)
-def test_engine_reports_the_lines_zoekt_reported(zoekt_store: Store, name: str) -> None:
+def test_engine_reports_the_lines_zoekt_reported(zoekt_store: IndexStore, name: str) -> None:
     rec = _recording(name)
     req = _request(rec)
     assert req is not None
@@ -171,7 +171,7 @@ def test_engine_reports_the_lines_zoekt_reported(zoekt_store: Store, name: str) 
 
 
 @pytest.mark.parametrize("name", CONTENT)
-def test_engine_scores_files_as_zoekt_does(zoekt_store: Store, name: str) -> None:
+def test_engine_scores_files_as_zoekt_does(zoekt_store: IndexStore, name: str) -> None:
     rec = _recording(name)
     req = _request(rec)
     assert req is not None
@@ -190,7 +190,7 @@ def test_engine_scores_files_as_zoekt_does(zoekt_store: Store, name: str) -> Non
 
 
 @pytest.mark.parametrize("name", ERRORS)
-def test_queries_zoekt_rejects_are_query_errors(zoekt_store: Store, name: str) -> None:
+def test_queries_zoekt_rejects_are_query_errors(zoekt_store: IndexStore, name: str) -> None:
     req = _request(_recording(name))
     assert req is not None
     with pytest.raises(QueryError):
@@ -208,7 +208,7 @@ def test_queries_zoekt_rejects_are_query_errors(zoekt_store: Store, name: str) -
     ],
 )
 def test_type_repo_lists_the_repositories_zoekt_lists(
-    zoekt_store: Store, name: str, query: str | None
+    zoekt_store: IndexStore, name: str, query: str | None
 ) -> None:
     rec = _recording(name)
     req = _request(rec)
@@ -219,21 +219,19 @@ def test_type_repo_lists_the_repositories_zoekt_lists(
     assert all(fm.path == "" for fm in result.files)
 
 
-def test_fixture_contents_match_the_indexed_text(zoekt_store: Store) -> None:
+def test_fixture_contents_match_the_indexed_text(zoekt_store: IndexStore) -> None:
     """Guard: the repositories under test are the ones Zoekt indexed (whole-file fetch)."""
     rec = _recording("search_whole_file.json")
     fm = json.loads(rec["body"])["Result"]["Files"][0]
     recorded = base64.b64decode(fm["Content"])
     on_disk = Path(FIXTURES / "repos" / fm["Repository"] / fm["FileName"]).read_bytes()
     assert recorded == on_disk
-    rows = zoekt_store.query(
-        "SELECT t.content FROM files f JOIN file_text t ON t.rowid = f.id WHERE f.path = ?",
-        (fm["FileName"],),
-    )
-    assert rows[0][0].encode("utf-8") == on_disk
+    (file_id,) = zoekt_store.query("SELECT f.id FROM files f WHERE f.path = ?",
+                                    (fm["FileName"],))[0]
+    assert zoekt_store.file_texts([file_id])[file_id].encode("utf-8") == on_disk
 
 
-def test_repository_scope_alias_is_sound(zoekt_store: Store) -> None:
+def test_repository_scope_alias_is_sound(zoekt_store: IndexStore) -> None:
     """The recorded `repo:^notes$ cart` and the scope a `--repo notes` filter writes
     (tests/search/test_zoekt_client.py ALIASES) select the same lines."""
     from tests.search.test_zoekt_client import ALIASES

@@ -1,7 +1,8 @@
 """`ctxd serve` end to end, as a subprocess, driven by the `mcp` package's own client.
 
 Over stdio: list the tools, index a temp repository, search it (lexical and semantic, with
-the real embedding model), read a file; stdout must carry nothing but protocol. Over
+the real embedding model), read a file; stdout must carry nothing but protocol. Both run
+against each store (the SQLite file; a PostgreSQL store through CTXD_STORE_URL). Over
 streamable HTTP on 127.0.0.1 with a bearer token: the same calls with the token, and
 requests without it (or with a foreign Host header) are refused. The bind policy
 (no non-loopback address without a token) is checked through the click command.
@@ -55,6 +56,8 @@ def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
         # index_repository answers with the result, not a background job, however slow
         # a busy machine is (tests/server/test_index_jobs.py covers background jobs).
         "CTXD_SERVER_INDEX_WAIT_SECONDS": "1200",
+        **({"CTXD_STORE_URL": os.environ["CTXD_STORE_URL"]}
+           if os.environ.get("CTXD_STORE_URL") else {}),
         **extra,
     }
 
@@ -80,7 +83,7 @@ async def exercise(client: Client, repo: Path) -> None:
     assert "class Circle(Shape):" in text(content)
 
 
-def test_serve_over_stdio_with_the_sdk_client(tmp_path: Path):
+def test_serve_over_stdio_with_the_sdk_client(tmp_path: Path, store_url: str):
     repo = write_sample(RepoBuilder(tmp_path / "sample")).root
     cmd = serve_command()
     params = StdioServerParameters(command=cmd[0], args=[*cmd[1:], "--transport", "stdio"],
@@ -137,7 +140,7 @@ class LineReader:
 
 
 @pytest.fixture
-def http_server(tmp_path: Path) -> Iterator[tuple[str, str]]:
+def http_server(tmp_path: Path, store_url: str) -> Iterator[tuple[str, str]]:
     """`ctxd serve --transport http` on a free loopback port with a token."""
     port, token = free_port(), "s3cret-token"
     with subprocess.Popen(

@@ -1,9 +1,9 @@
 """Every MCP tool through the SDK's in-memory client: schemas, happy paths, each error code,
 paging to the end with cursors, and the token budget.
 
-The server runs over a real SQLite index in a temp folder with the fake embedder; nothing
-of ours is mocked. Zoekt errors come from local stand-in servers (a closed port, a server
-that never answers).
+The server runs over a real index with the fake embedder, each test on both stores (a
+SQLite file in a temp folder, a fresh PostgreSQL schema); nothing of ours is mocked. Zoekt
+errors come from local stand-in servers (a closed port, a server that never answers).
 """
 
 from __future__ import annotations
@@ -23,6 +23,13 @@ from ctxd.server.version import package_version
 from tests.conftest import RepoBuilder
 from tests.search.zoekt_fixture_server import closed_port
 from tests.server.conftest import TOOLS_EXPECTED, Env, run_client, text
+
+
+@pytest.fixture(autouse=True)
+def each_store(store_url: str) -> str:
+    """Every tool test runs on both stores: the SQLite file, and a PostgreSQL store (the
+    `store_url` fixture sets CTXD_STORE_URL, which the servers' settings read)."""
+    return store_url
 
 
 def ok(result: CallToolResult) -> dict[str, Any]:
@@ -485,6 +492,7 @@ def test_get_health_reports_the_index(indexed: Env):
     assert "## ctxd health" in text(result) and "sample" in text(result)
 
 
+@pytest.mark.parametrize("store_engine", ["sqlite"])  # breaks the SQLite file itself
 def test_unexpected_failures_are_internal_errors_without_their_text(
     env: Env, caplog: pytest.LogCaptureFixture
 ):

@@ -1,0 +1,107 @@
+"""The few SQL predicates that differ between the store's engines: `Dialect`.
+
+The search layer builds most of its SQL itself, in the SQL both engines speak (plain
+joins, `IN (?, ...)`, `lower()`, `coalesce`, `count`, `?` placeholders; a store's
+`query()` takes it as it is). What differs is asked of the store's `dialect`, one object
+per engine behind this one interface, so that no search module tests which engine it
+talks to:
+
+- `contains(column, text, fold=...)`: a substring test (`instr` / `strpos`);
+- `in_values(column, values)`: membership in a list of any length, bound as one
+  parameter (`json_each` / `= ANY`);
+- `like_nocase(column, pattern)`: `LIKE` ignoring ASCII case (SQLite's `LIKE`, PostgreSQL's
+  `ILIKE`), `\\` escaping;
+- `in_nocase(column, names)`: equality to one of `names` ignoring case;
+- `text_match(lq, file_id)`: the files whose text holds a literal formula
+  (`indexer.store.text_formula`), through the engine's trigram index (an FTS5 trigram
+  `MATCH`; `ILIKE` tests served by `pg_trgm`).
+
+Each returns `(sql, params)`: SQL with `?` placeholders and the values to bind, in order.
+`SqliteDialect` is here (`SQLITE`); the PostgreSQL one is `indexer.store.pg.dialect`.
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Protocol
+
+from ctxd.indexer.store.text_formula import LitQuery, MatchAll, to_fts_match
+
+Fragment = tuple[str, list[object]]
+"""SQL with `?` placeholders and the values to bind."""
+
+
+class Dialect(Protocol):
+    """The engine-specific predicates of the search layer's SQL (see the module)."""
+
+    @property
+    def name(self) -> str:
+        """`sqlite` or `postgresql`."""
+        ...
+
+    def contains(self, column: str, text: str, *, fold: bool) -> Fragment:
+        """`column` holds `text` (with `fold`: `lower(column)` holds it; the caller
+        lowercases `text`'s ASCII letters)."""
+        ...
+
+    def in_values(self, column: str, values: Sequence[int] | Sequence[str]) -> Fragment:
+        """`column` is one of `values` (any number of them, bound as one parameter)."""
+        ...
+
+    def like_nocase(self, column: str, pattern: str) -> Fragment:
+        """`column` matches the `LIKE` pattern ignoring ASCII case (`\\` escapes)."""
+        ...
+
+    def in_nocase(self, column: str, names: Sequence[str]) -> Fragment:
+        """`column` equals one of `names` ignoring ASCII case (at most `max_params`)."""
+        ...
+
+    def text_match(self, lq: LitQuery, file_id: str) -> Fragment | None:
+        """`file_id` (a `files.id` column) is a file whose text satisfies `lq`, through
+        the trigram index; None when the formula narrows nothing."""
+        ...
+
+    def describe_text_match(self, lq: LitQuery) -> str:
+        """How `text_match` asks the trigram index, for `ctxd search --explain`."""
+        ...
+
+    @property
+    def max_params(self) -> int:
+        """Parameters one statement may bind."""
+        ...
+
+
+class SqliteDialect:
+    """SQLite's predicates: `instr`, `json_each`, `LIKE` (ASCII case-insensitive),
+    `COLLATE NOCASE`, and the FTS5 trigram table `file_text`."""
+
+    name = "sqlite"
+    max_params = 30_000
+
+    def contains(self, column: str, text: str, *, fold: bool) -> Fragment:
+        target = f"lower({column})" if fold else column
+        return f"instr({target}, ?) > 0", [text]
+
+    def in_values(self, column: str, values: Sequence[int] | Sequence[str]) -> Fragment:
+        return f"{column} IN (SELECT value FROM json_each(?))", [json.dumps(list(values))]
+
+    def like_nocase(self, column: str, pattern: str) -> Fragment:
+        return f"{column} LIKE ? ESCAPE '\\'", [pattern]
+
+    def in_nocase(self, column: str, names: Sequence[str]) -> Fragment:
+        return f"{column} COLLATE NOCASE IN ({','.join('?' * len(names))})", list(names)
+
+    def text_match(self, lq: LitQuery, file_id: str) -> Fragment | None:
+        if isinstance(lq, MatchAll):
+            return None
+        return (f"{file_id} IN (SELECT rowid FROM file_text WHERE file_text MATCH ?)",
+                [to_fts_match(lq)])
+
+    def describe_text_match(self, lq: LitQuery) -> str:
+        return f"FTS MATCH: {to_fts_match(lq)}"
+
+
+SQLITE = SqliteDialect()
+"""The SQLite store's dialect (and the default of pure SQL builders)."""

@@ -1,0 +1,56 @@
+"""The PostgreSQL store: `PgStore`, the `IndexStore` of a team, composed of one class per
+concern as the SQLite `Store` is:
+
+- `connection.PgConnection`: pooled connections, transactions, read snapshots, the text
+  generation, meta, size, the search layer's `query()`;
+- `repos.PgRepoRows`, `files.PgFileRows`, `pending.PgPendingRows`, `coverage.PgCoverage`;
+- `vectors.PgVectorRows`: pgvector with an HNSW index (`VectorRows`, `VectorSearch`);
+- `keywords.PgKeywordRows`: BM25 over the full-text column (`KeywordSearch`).
+
+`PgStore.open(options)` migrates the schema on the process's first use of the URL and
+borrows from the process's pool (`pool`). One per thread, like `Store`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ctxd.indexer.store.location import StoreOptions
+from ctxd.indexer.store.pg.coverage import PgCoverage
+from ctxd.indexer.store.pg.files import PgFileRows
+from ctxd.indexer.store.pg.keywords import PgKeywordRows
+from ctxd.indexer.store.pg.pending import PgPendingRows
+from ctxd.indexer.store.pg.pool import pool_for
+from ctxd.indexer.store.pg.repos import PgRepoRows
+from ctxd.indexer.store.pg.vectors import PgVectorRows
+from ctxd.indexer.store.protocol import IndexStore
+from ctxd.indexer.store.vector_rows import VectorRows
+
+
+class PgStore(PgRepoRows, PgFileRows, PgPendingRows, PgVectorRows, PgKeywordRows, PgCoverage):
+    """One thread's handle on the PostgreSQL store."""
+
+    @classmethod
+    def open(cls, options: StoreOptions) -> PgStore:
+        """A handle on the store at `options.url` (migrated on the process's first use).
+
+        Raises:
+            BackendUnavailable: the server cannot be reached.
+            StorageError: the schema must change and this role may not change it.
+        """
+        return cls(pool_for(options), options)
+
+    def reopen(self) -> PgStore:
+        """Another handle on the same store (for a background thread)."""
+        return PgStore(self._pool, self.options)
+
+    def remove_repo(self, repo_id: int) -> None:
+        """Delete a repository and every row of it, in one transaction, then the vectors
+        no checkpoint refers to any more."""
+        self._delete_repo(repo_id)
+        self.gc_embeddings()
+
+
+if TYPE_CHECKING:  # mypy --strict checks here that the PostgreSQL store keeps to the seams
+    _SEAM: type[VectorRows] = PgVectorRows
+    _STORE: type[IndexStore] = PgStore

@@ -1,0 +1,236 @@
+"""The vectors in PostgreSQL: `PgVectorRows`, the `VectorRows` seam
+(`indexer.store.vector_rows`) and the store's own nearest-neighbour search, with pgvector.
+
+Each embedded text has one `embeddings` row: its hash and its vector in the `embedding`
+column, a pgvector `vector(d)` (float32: the same rows, so the same answers, as SQLite) or
+`halfvec(d)` (float16: half the memory and disk; `[store] vector_type`), added by
+`ensure_model` once the model's dimension is known, with an HNSW index on L2 distance.
+`nearest(vector, k)` asks that index in one statement (`hnsw.ef_search` = `EF_SEARCH`,
+and pgvector's iterative scan in strict order beyond it, so that k rows come back; rows in
+binary form); the search layer ranks the rows it returns exactly, as it does
+sqlite-vec's. `scan_nearest` computes
+exact distances for the rows a filter lets through.
+
+Contract notes: ids come from a sequence, so a vector added gets an id larger than any id
+present while one writer adds vectors; with several writers at once (the team store) two
+ids may commit out of order. Only a reader that appends `vector_batches(past)` relies on
+the order, and a PostgreSQL store has none (the search asks the database). Collecting
+orphans (`gc_embeddings`) while another writer's uncommitted checkpoints share an orphan's
+hash deletes a vector that writer then lacks: its texts show as pending and are embedded
+again on its next run; nothing else is lost.
+
+Called through `PgStore` as its SQLite twin is (`indexer.store.vectors`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from psycopg import sql as pgsql
+
+from ctxd.indexer.errors import ModelMismatch
+from ctxd.indexer.store.location import VECTOR_TYPES
+from ctxd.indexer.store.pg.connection import PgConnection
+from ctxd.indexer.store.pg.errors import pg_errors
+from ctxd.indexer.store.pg.pool import EF_SEARCH
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+MODEL_LOCK = 0x63747864_0002
+"""The advisory lock (bigint key) under which the vector column is added."""
+
+HNSW_M, HNSW_EF_CONSTRUCTION = 16, 64
+"""pgvector's defaults for the HNSW graph."""
+
+
+
+class PgVectorRows(PgConnection):
+    """The vectors of the store in pgvector (implements `VectorRows` and `VectorSearch`)."""
+
+    def model(self) -> tuple[str, int] | None:
+        """The (model name, dimension) the vectors were made with, if any yet."""
+        if self._model is not None:
+            return self._model
+        rows: dict[str, str] = {str(k): str(v) for k, v in self._rows(
+            "SELECT key, value FROM meta WHERE key IN ('model', 'dimension', 'vector_type')")}
+        if "model" not in rows or "dimension" not in rows:
+            return None
+        self._model = (rows["model"], int(rows["dimension"]))  # recorded once, for good
+        self._vector_type = rows.get("vector_type", "vector")
+        return self._model
+
+    _model: tuple[str, int] | None = None
+    _vector_type = "vector"
+
+    def vector_type(self) -> str:
+        """The type of the `embedding` column (`vector` or `halfvec`)."""
+        self.model()
+        return self._vector_type
+
+    def check_model(self, name: str, dimension: int | None = None) -> None:
+        """Raise `ModelMismatch` if the store was built with another model."""
+        recorded = self.model()
+        if recorded is None:
+            return
+        rname, rdim = recorded
+        if rname != name or (dimension is not None and rdim != dimension):
+            raise ModelMismatch(
+                f"The team store {self.location} was built with model {rname!r} ({rdim} "
+                f"dimensions), but the configured model is {name!r}"
+                + (f" ({dimension} dimensions)." if dimension else "."),
+                hint=(f"Set `model = \"{rname}\"` (or CTXD_MODEL) to use this store: every "
+                      "machine that shares it must embed with the same model."),
+                details={"field": "model", "index_model": rname, "configured_model": name},
+            )
+
+    def ensure_model(self, name: str, dimension: int) -> None:
+        """Record the model on first use and add the vector column with its HNSW index
+        (once, under an advisory lock, whichever machine gets there first)."""
+        self.check_model(name, dimension)
+        if self.model() is not None:
+            return
+        kind = self.options.vector_type if self.options.vector_type in VECTOR_TYPES else "vector"
+        with self.transaction():
+            self._rows("SELECT pg_advisory_xact_lock(%s)", (MODEL_LOCK,))
+            if self.model() is not None:
+                self.check_model(name, dimension)
+                return
+            self.set_meta("model", name)
+            self.set_meta("dimension", str(dimension))
+            self.set_meta("vector_type", kind)
+            assert self._held is not None
+            with pg_errors(self.url):
+                self._held.execute(pgsql.SQL(
+                    "ALTER TABLE embeddings ADD COLUMN embedding {}({}) NOT NULL").format(
+                        pgsql.SQL(kind), pgsql.Literal(int(dimension))))
+                self._held.execute(pgsql.SQL(
+                    "CREATE INDEX embeddings_hnsw ON embeddings USING hnsw (embedding {}) "
+                    "WITH (m = {}, ef_construction = {})").format(
+                        pgsql.SQL(f"{kind}_l2_ops"), pgsql.Literal(HNSW_M),
+                        pgsql.Literal(HNSW_EF_CONSTRUCTION)))
+
+    def has_vectors(self) -> bool:
+        return self.model() is not None
+
+    def _as_vector(self, blob_or_values: bytes | Sequence[float]) -> object:
+        """A float32 blob or a list of floats as the column's pgvector value."""
+        import numpy as np
+        from pgvector import HalfVector, Vector
+
+        values = (np.frombuffer(blob_or_values, dtype=np.float32)
+                  if isinstance(blob_or_values, bytes | bytearray | memoryview)
+                  else np.asarray(blob_or_values, dtype=np.float32))
+        return HalfVector(values) if self.vector_type() == "halfvec" else Vector(values)
+
+    def add_embeddings(self, items: Sequence[tuple[str, bytes]],
+                       summaries: Sequence[tuple[str, bytes]] = ()) -> None:
+        """Store (hash, float32 blob) pairs of checkpoint texts and of file summaries, in one
+        transaction; a hash that has a vector keeps it."""
+        with self.transaction():
+            self._many("UPDATE summaries SET vector = %s WHERE hash = %s",
+                       [(blob, h) for h, blob in summaries])
+            self._many("INSERT INTO embeddings(hash, embedding) VALUES (%s, %b) "
+                       "ON CONFLICT (hash) DO NOTHING",
+                       [(h, self._as_vector(blob)) for h, blob in items])
+
+    def vector_state(self) -> tuple[int, int, int]:
+        """(count, largest id, deletion generation) of the vectors: a cache key."""
+        row = self._one("SELECT (SELECT count(*) FROM embeddings), "
+                        "(SELECT coalesce(max(id), 0) FROM embeddings)")
+        assert row is not None
+        return int(row[0]), int(row[1]), int(self.get_meta("vec_generation") or 0)
+
+    def vector_batches(
+        self, rowid: int, batch: int = 16384
+    ) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]]:
+        """(ids, float32 rows) of every vector with a larger id, in id order, a batch at a
+        time (a server-side cursor in one read snapshot)."""
+        import numpy as np
+
+        if not self.has_vectors():
+            return
+        with self.read_snapshot():
+            assert self._held is not None
+            with pg_errors(self.url), self._held.cursor(name="ctxd_vector_batches",
+                                                        binary=True) as cur:
+                cur.execute("SELECT id, embedding FROM embeddings WHERE id > %s ORDER BY id",
+                            (rowid,))
+                while rows := cur.fetchmany(batch):
+                    ids = np.fromiter((int(r[0]) for r in rows), dtype=np.int64,
+                                      count=len(rows))
+                    yield ids, np.vstack([_floats(r[1]) for r in rows])
+
+    def gc_embeddings(self, min_orphans: int = 0) -> int:
+        """Delete the vectors no checkpoint refers to (none while fewer than `min_orphans`);
+        returns how many went."""
+        if not self.has_vectors():
+            return 0
+        orphans = ("FROM embeddings e WHERE NOT EXISTS "
+                   "(SELECT 1 FROM checkpoints c WHERE c.hash = e.hash)")
+        if min_orphans > 0:
+            row = self._one(f"SELECT count(*) {orphans}")
+            if row is None or int(row[0]) < min_orphans:
+                return 0
+        with self.transaction():
+            gone = len(self._rows(f"DELETE {orphans} RETURNING e.id"))
+            if gone:
+                self._rows(
+                    "INSERT INTO meta(key, value) VALUES ('vec_generation', '1') "
+                    "ON CONFLICT (key) DO UPDATE SET value = (meta.value::bigint + 1)::text")
+        return gone
+
+    def embedding_coverage(self, names: Sequence[str] = ()) -> list[tuple[str, int, int]]:
+        """(repository, checkpoints, embedded checkpoints) per repository, or for `names`."""
+        where, params = ("WHERE r.name = ANY(%s)", (list(names),)) if names else ("", ())
+        rows = self._rows(
+            "SELECT r.name, count(c.id), count(c.id) FILTER (WHERE EXISTS (SELECT 1 FROM "
+            "embeddings e WHERE e.hash = c.hash)) FROM repos r LEFT JOIN checkpoints c "
+            f"ON c.repo_id = r.id {where} GROUP BY r.name ORDER BY r.name", params)
+        return [(str(n), int(t), int(e)) for n, t, e in rows]
+
+    # -- the engine's own search -----------------------------------------------------------
+
+    def nearest(
+        self, vector: Sequence[float], k: int
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """(ids, float32 rows) of about the `k` nearest vectors by the HNSW index (one
+        statement: the pool's connections carry `hnsw.ef_search` and the iterative scan
+        that lets a larger `k` be answered in full, `indexer.store.pg.pool`)."""
+        import numpy as np
+
+        if k <= 0 or not self.has_vectors():
+            return np.empty(0, dtype=np.int64), np.empty((0, 0), dtype=np.float32)
+        rows = self._rows("SELECT id, embedding FROM embeddings ORDER BY embedding <-> %b "
+                          "LIMIT %s", (self._as_vector(vector), k), binary=True)
+        if not rows:
+            return np.empty(0, dtype=np.int64), np.empty((0, 0), dtype=np.float32)
+        ids = np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows))
+        return ids, np.vstack([_floats(r[1]) for r in rows])
+
+    def scan_nearest(self, vector: Sequence[float], where: str,
+                     params: Sequence[object]) -> list[tuple[int, float]]:
+        """(id, L2 distance) of every vector of the checkpoints passing `where`, nearest
+        first (ties by id)."""
+        if not self.has_vectors():
+            return []
+        rows = self.query(
+            "SELECT e.id, e.embedding <-> ? AS d FROM embeddings e WHERE e.hash IN "
+            "(SELECT c.hash FROM checkpoints c JOIN repos r ON r.id = c.repo_id "
+            f"WHERE TRUE {where}) ORDER BY d, e.id", [self._as_vector(vector), *params])
+        return [(int(i), float(d)) for i, d in rows]
+
+    def explain_nearest(self) -> str:
+        return (f"pgvector HNSW ({self.vector_type()}, L2; ef_search {EF_SEARCH}, iterative "
+                "scan beyond) KNN")
+
+
+def _floats(value: object) -> npt.NDArray[np.float32]:
+    """A pgvector value (numpy from the adapter, or `HalfVector`) as float32."""
+    import numpy as np
+
+    to_numpy = getattr(value, "to_numpy", None)
+    array = to_numpy() if callable(to_numpy) else value
+    return np.asarray(array, dtype=np.float32)

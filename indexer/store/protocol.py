@@ -1,0 +1,264 @@
+"""What every store of the index offers, whatever engine holds it: `IndexStore`.
+
+One protocol per concern, each implemented once for SQLite (the modules of this package,
+composed into `indexer.store.store.Store`) and once for PostgreSQL
+(`indexer.store.pg`, composed into `indexer.store.pg.store.PgStore`):
+
+- `Connection`: lifecycle, transactions, read snapshots, the generations caches key on,
+  `meta`, space, and `query()`, which runs the search layer's own SQL in the dialect both
+  engines speak (`?` placeholders; engine-specific predicates come from `dialect`);
+- `Repos`, `Files`, `Pending`, `Coverage`: the bookkeeping and the indexed text;
+- `VectorRows` (`indexer.store.vector_rows`) plus `VectorSearch`: the vectors and the
+  nearest-neighbour search the engine does itself (a sqlite-vec scan, a pgvector HNSW
+  index);
+- `KeywordSearch`: BM25 over the checkpoints' words (FTS5; PostgreSQL full text).
+
+`IndexStore` is all of them: the type the pipeline, the search layer and the service
+hold. `indexer.store.open.open_store` opens one from a location. Imported for typing
+only; nothing here runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Protocol, Self
+
+from ctxd.indexer.models import Chunk, Symbol
+from ctxd.indexer.store.dialect import Dialect
+from ctxd.indexer.store.records import (
+    FileRecord,
+    PendingChunk,
+    RepoRow,
+    StoredFile,
+    Summary,
+)
+from ctxd.indexer.store.vector_rows import VectorRows
+
+if TYPE_CHECKING:  # numpy only where vectors are read: settings and help stay light
+    import numpy as np
+    import numpy.typing as npt
+
+Row = tuple[Any, ...]
+
+
+class Connection(Protocol):
+    """One connection to the index (one per thread)."""
+
+    @property
+    def engine(self) -> str:
+        """`sqlite` or `postgresql`."""
+        ...
+
+    @property
+    def location(self) -> str:
+        """Where the index is, fit to show and to key caches on: the SQLite file's path, or
+        the PostgreSQL URL without its password."""
+        ...
+
+    @property
+    def dialect(self) -> Dialect: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+    def reopen(self) -> IndexStore:
+        """Another connection to the same index (for a background thread)."""
+        ...
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """One write transaction (a savepoint inside another), rolled back on any error."""
+        ...
+
+    def read_snapshot(self) -> AbstractContextManager[None]:
+        """Reads inside see one consistent state of the index (never blocks a writer)."""
+        ...
+
+    def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Row]:
+        """Run a read-only statement of the search layer (`?` placeholders)."""
+        ...
+
+    def text_generation(self) -> int:
+        """Grows with every change to the indexed text, as every connection sees it."""
+        ...
+
+    def generation(self) -> tuple[int, int]:
+        """Changes whenever the index may have changed as seen by this connection."""
+        ...
+
+    def get_meta(self, key: str) -> str | None: ...
+
+    def set_meta(self, key: str, value: str) -> None: ...
+
+    def file_bytes(self) -> int:
+        """The index's size on disk."""
+        ...
+
+    def reclaimable_bytes(self) -> int:
+        """Space inside the index that `compact` gives back."""
+        ...
+
+    def checkpoint(self) -> None:
+        """Settle a large write (SQLite: copy the WAL into the file)."""
+        ...
+
+    def compact(self) -> tuple[int, int]:
+        """Give free space back; the size before and after."""
+        ...
+
+
+class Repos(Protocol):
+    """The repositories (`indexer.store.repos`)."""
+
+    def repos(self) -> list[RepoRow]: ...
+
+    def repo_by_root(self, root: str) -> RepoRow | None: ...
+
+    def repo_by_name(self, name: str) -> RepoRow | None: ...
+
+    def upsert_repo(self, root: str, options: dict[str, Any], now: str) -> RepoRow: ...
+
+    def mark_indexed(self, repo_id: int, now: str | None) -> None: ...
+
+    def remove_repo(self, repo_id: int) -> None:
+        """Delete a repository with every row of it, then the vectors nobody uses."""
+        ...
+
+
+class Files(Protocol):
+    """A file's rows, written and removed together (`indexer.store.files`)."""
+
+    def stored_files(self, repo_id: int) -> dict[str, StoredFile]: ...
+
+    def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None: ...
+
+    def replace_file(
+        self,
+        repo_id: int,
+        record: FileRecord,
+        content: str,
+        chunks: Iterable[tuple[Chunk, str]],
+        symbols: Iterable[Symbol],
+        now: str,
+        summary: Summary = ...,
+    ) -> int: ...
+
+    def files_without_summary(self, repo_id: int
+                              ) -> list[tuple[int, str, str, str, list[Symbol]]]: ...
+
+    def put_summaries(self, repo_id: int, items: Sequence[tuple[int, str, Summary]]) -> None: ...
+
+    def delete_files(self, repo_id: int, paths: Iterable[str]) -> int: ...
+
+    def file_texts(self, file_ids: Sequence[int]) -> dict[int, str]:
+        """The full text of the files with these ids (those that exist)."""
+        ...
+
+
+class Pending(Protocol):
+    """What is left to embed (`indexer.store.pending`)."""
+
+    def pending_chunks(self, repo_id: int | None = None) -> list[PendingChunk]: ...
+
+    def pending_summaries(self, repo_id: int | None = None) -> list[tuple[str, str]]: ...
+
+    def count_pending(self, repo_id: int | None = None) -> int: ...
+
+
+class Coverage(Protocol):
+    """Counts and roles for status and result notes (`indexer.store.coverage`)."""
+
+    def lexical_only_files(
+        self, repo_id: int, sample: int
+    ) -> tuple[dict[str, int], list[tuple[str, str]]]: ...
+
+    def file_roles(self, paths: Sequence[str]) -> dict[tuple[str, str], str]: ...
+
+    def unembedded_spans(self, paths: Sequence[str]) -> set[tuple[str, str, int, int]]: ...
+
+    def repo_counts(self, repo_id: int) -> dict[str, int]: ...
+
+    def checkpoint_total(self) -> int:
+        """How many checkpoints the index holds (all repositories)."""
+        ...
+
+
+class VectorSearch(Protocol):
+    """Nearest neighbours found by the engine itself (`indexer.store.vectors`)."""
+
+    def nearest(
+        self, vector: Sequence[float], k: int
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """(ids, float32 rows) of (about) the `k` vectors nearest to `vector` by L2
+        distance, in no particular order: the caller ranks them exactly. Fewer than `k`
+        only when the index holds fewer. `k` is at most `NEAREST_MAX`."""
+        ...
+
+    def scan_nearest(self, vector: Sequence[float], where: str,
+                     params: Sequence[object]) -> list[tuple[int, float]]:
+        """(id, L2 distance) of every vector of the checkpoints that pass `where` (an
+        `AND ...` fragment on `checkpoints c` joined with `repos r`), nearest first."""
+        ...
+
+    def explain_nearest(self) -> str:
+        """How `nearest` searches, for `ctxd search --explain`."""
+        ...
+
+
+class KeywordSearch(Protocol):
+    """BM25 over the checkpoints' words: path, symbol and text (`indexer.store.keywords`)."""
+
+    def keyword_scores(
+        self, terms: Sequence[str], *, where: str = "", params: Sequence[object] = (),
+        limit: int | None = None, above: int = 0,
+    ) -> list[tuple[int, float]]:
+        """(checkpoint id, score) of the checkpoints holding any of `terms` (each a word
+        or an identifier, matched as the index tokenizes it), best first, ties by id. The
+        score is FTS5's `-bm25()` with the path, symbol and text columns weighted
+        `COLUMN_WEIGHTS`. `where` (`AND ...` on `checkpoints c` joined with `repos r`)
+        filters them; `above`: only ids larger than it; `limit`: the best that many."""
+        ...
+
+    def keyword_count(self, term: str) -> int:
+        """How many checkpoints hold `term`."""
+        ...
+
+    def explain_keywords(self, terms: Sequence[str]) -> str:
+        """How `keyword_scores` asks for `terms`, for `ctxd search --explain`."""
+        ...
+
+
+class IndexStore(Connection, Repos, Files, Pending, Coverage, VectorRows, VectorSearch,
+                 KeywordSearch, Protocol):
+    """Everything a store of the index offers (see the module docstring)."""
+
+
+NEAREST_MAX = 4096
+"""The largest `k` of `VectorSearch.nearest` (sqlite-vec's limit); beyond it the search
+layer scans (`scan_nearest`)."""
+
+COLUMN_WEIGHTS = (3.0, 4.0, 1.0)
+"""BM25 weights of the path, symbol and text of a checkpoint, in every engine."""
+
+K1, B = 1.2, 0.75
+"""BM25's constants (FTS5's `bm25()`)."""
+
+__all__ = [
+    "COLUMN_WEIGHTS",
+    "K1",
+    "NEAREST_MAX",
+    "B",
+    "Connection",
+    "Coverage",
+    "Files",
+    "IndexStore",
+    "KeywordSearch",
+    "Pending",
+    "Repos",
+    "Row",
+    "VectorSearch",
+]
+

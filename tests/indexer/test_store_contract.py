@@ -1,0 +1,223 @@
+"""The store seam (`indexer.store.protocol.IndexStore`) holds for both engines: the SQLite
+file and a PostgreSQL database (the session's real server, a fresh schema per test).
+
+Each test runs once per engine (the `engine` fixture) and writes and reads only through
+the protocol: repositories, a file's rows written and removed together, transactions that
+roll back whole, ids never reused, the text generation, pending work and coverage, BM25
+keyword scores, nearest vectors, the dialect's predicates in the search layer's own SQL,
+read snapshots, and removing a repository."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ctxd.indexer.models import Chunk, Symbol
+from ctxd.indexer.store.location import StoreOptions
+from ctxd.indexer.store.open import open_store
+from ctxd.indexer.store.protocol import IndexStore
+from ctxd.indexer.store.store import FileRecord, Summary, serialize_vector
+from ctxd.indexer.store.text_formula import AllOf, AnyOf, Lit
+
+NOW = "2026-11-26T00:00:00Z"
+
+
+@pytest.fixture
+def store(tmp_path: Path, store_url: str) -> Iterator[IndexStore]:
+    with open_store(tmp_path / "index.db", StoreOptions(url=store_url)) as st:
+        yield st
+
+
+def write(store: IndexStore, repo_id: int, path: str, chunks: list[tuple[str, str, str | None]],
+          symbols: tuple[Symbol, ...] = (), summary: Summary | None = None) -> int:
+    """Write a file whose checkpoints are (text, hash, symbol), one line each."""
+    text = "\n".join(t for t, _h, _s in chunks) + "\n"
+    record = FileRecord(path, len(text), 1, f"h-{path}-{len(text)}", "python", len(chunks))
+    rows = [(Chunk(n, n, t, symbol=s, symbol_kind="function" if s else None), h)
+            for n, (t, h, s) in enumerate(chunks, start=1)]
+    return store.replace_file(repo_id, record, text, rows, symbols, NOW,
+                              summary or Summary("", ""))
+
+
+def test_repositories_are_named_after_their_folder_and_found_by_root_and_name(store):
+    a = store.upsert_repo("/src/app", {"x": 1}, NOW)
+    b = store.upsert_repo("/other/app", {}, NOW)
+    assert (a.name, b.name) == ("app", "app-2")
+    assert store.upsert_repo("/src/app", {"x": 2}, NOW).id == a.id
+    assert store.repo_by_root("/src/app").options == {"x": 2}
+    assert store.repo_by_name("app-2").root == "/other/app"
+    store.mark_indexed(a.id, NOW)
+    done = store.repo_by_name("app")
+    assert done.indexed_at == NOW and done.index_started_at is None
+    assert [r.name for r in store.repos()] == ["app", "app-2"]
+
+
+def test_a_file_is_written_and_removed_whole_and_the_text_generation_moves(store):
+    repo = store.upsert_repo("/src/app", {}, NOW)
+    before = store.text_generation()
+    fid = write(store, repo.id, "a.py", [("def alpha(): pass", "h1", "alpha")],
+                (Symbol("alpha", "function", 1, 1),))
+    assert store.text_generation() > before
+    assert store.file_texts([fid]) == {fid: "def alpha(): pass\n"}
+    assert set(store.stored_files(repo.id)) == {"a.py"}
+    assert store.repo_counts(repo.id)["symbols"] == 1
+    moved = store.text_generation()
+    assert store.delete_files(repo.id, ["a.py", "missing.py"]) == 1
+    assert store.text_generation() > moved
+    assert store.stored_files(repo.id) == {}
+    assert store.file_texts([fid]) == {}
+    assert store.query("SELECT count(*) FROM checkpoints")[0][0] == 0
+    assert store.query("SELECT count(*) FROM symbols")[0][0] == 0
+
+
+def test_a_failed_transaction_leaves_nothing_behind(store):
+    repo = store.upsert_repo("/src/app", {}, NOW)
+    with pytest.raises(RuntimeError), store.transaction():
+        write(store, repo.id, "a.py", [("one", "h1", None)])
+        write(store, repo.id, "b.py", [("two", "h2", None)])
+        raise RuntimeError("crash mid-batch")
+    assert store.stored_files(repo.id) == {}
+    with store.transaction():  # a nested failure undoes only its own file
+        write(store, repo.id, "a.py", [("one", "h1", None)])
+        with pytest.raises(RuntimeError), store.transaction():
+            write(store, repo.id, "b.py", [("two", "h2", None)])
+            raise RuntimeError("one bad file")
+    assert set(store.stored_files(repo.id)) == {"a.py"}
+
+
+def test_checkpoint_ids_are_never_reused(store):
+    repo = store.upsert_repo("/src/app", {}, NOW)
+    write(store, repo.id, "a.py", [("one", "h1", None), ("two", "h2", None)])
+    first = {int(r[0]) for r in store.query("SELECT id FROM checkpoints")}
+    write(store, repo.id, "a.py", [("one again", "h3", None)])
+    second = {int(r[0]) for r in store.query("SELECT id FROM checkpoints")}
+    assert min(second) > max(first)
+
+
+def test_pending_work_embeddings_and_coverage(store):
+    repo = store.upsert_repo("/src/app", {}, NOW)
+    write(store, repo.id, "a.py", [("one", "h1", None), ("same", "h2", None)],
+          summary=Summary("a.py: one", "s1"))
+    write(store, repo.id, "b.py", [("same", "h2", None)])
+    assert sorted(p.hash for p in store.pending_chunks(repo.id)) == ["h1", "h2"]
+    assert store.pending_summaries() == [("s1", "a.py: one")]
+    assert store.count_pending(repo.id) == 3
+    store.ensure_model("m", 3)
+    store.add_embeddings([("h1", serialize_vector([1.0, 0.0, 0.0]))],
+                         [("s1", serialize_vector([0.0, 1.0, 0.0]))])
+    assert [p.hash for p in store.pending_chunks()] == ["h2"]
+    assert store.count_pending() == 1
+    assert store.embedding_coverage() == [("app", 3, 1)]
+    assert store.unembedded_spans(["a.py", "b.py"]) == {("app", "a.py", 2, 2),
+                                                       ("app", "b.py", 1, 1)}
+    assert store.repo_counts(repo.id) == {"files": 2, "checkpoints": 3, "symbols": 0,
+                                          "embedded": 1, "bytes": 14}
+
+
+def test_keyword_scores_rank_by_bm25_with_path_and_symbol_above_body(store):
+    repo = store.upsert_repo("/src/app", {}, NOW)
+    write(store, repo.id, "net/retry.py", [("def backoff(): wait between attempts", "h1",
+                                             "backoff")])
+    write(store, repo.id, "docs/notes.md", [("the retry loop retries", "h2", None)])
+    write(store, repo.id, "misc/other.py", [("nothing relevant here", "h3", None)])
+    scores = store.keyword_scores(["retry"])
+    ids = {int(i): str(p) for i, p in store.query("SELECT id, path FROM checkpoints")}
+    assert [ids[i] for i, _s in scores] == ["net/retry.py", "docs/notes.md"]
+    assert scores[0][1] > scores[1][1] > 0
+    assert store.keyword_count("retry") == 2 and store.keyword_count("absent") == 0
+    # an identifier splits into words (a phrase), camelCase humps too
+    assert [ids[i] for i, _ in store.keyword_scores(["wait_between"])] == ["net/retry.py"]
+    only_docs = store.keyword_scores(["retry"], where="AND c.path LIKE ?", params=["docs/%"])
+    assert [ids[i] for i, _ in only_docs] == ["docs/notes.md"]
+    assert len(store.keyword_scores(["retry"], limit=1)) == 1
+    top = max(ids)
+    assert store.keyword_scores(["retry"], above=top) == []
+    assert "retr" in store.explain_keywords(["retry"])
+
+
+def test_nearest_vectors_and_the_filtered_scan(store):
+    repo = store.upsert_repo("/src/app", {}, NOW)
+    vectors = {f"h{i}": np.eye(8, dtype=np.float32)[i] for i in range(8)}
+    write(store, repo.id, "a.py", [(f"text {i}", f"h{i}", None) for i in range(4)])
+    write(store, repo.id, "b.md", [(f"text {i}", f"h{i}", None) for i in range(4, 8)])
+    store.ensure_model("m", 8)
+    store.add_embeddings([(h, serialize_vector(v.tolist())) for h, v in vectors.items()])
+    query = (np.eye(8, dtype=np.float32)[2] * 0.9 + np.eye(8, dtype=np.float32)[5] * 0.1)
+    ids, rows = store.nearest(query.tolist(), 3)
+    assert len(ids) == 3 and rows.shape == (3, 8) and rows.dtype == np.float32
+    by_hash = {int(i): str(h) for i, h in store.query("SELECT id, hash FROM embeddings")}
+    found = {by_hash[int(i)] for i in ids}
+    assert {"h2", "h5"} <= found
+    assert np.allclose(rows[list(ids).index(next(i for i in ids if by_hash[int(i)] == "h2"))],
+                       vectors["h2"])
+    scan = store.scan_nearest(query.tolist(), "AND c.path = ?", ["b.md"])
+    assert by_hash[scan[0][0]] == "h5" and len(scan) == 4
+    assert scan == sorted(scan, key=lambda x: (x[1], x[0]))
+    assert store.explain_nearest()
+
+
+def test_the_dialect_predicates_read_the_same_rows_in_portable_sql(store):
+    repo = store.upsert_repo("/src/app", {}, NOW)
+    write(store, repo.id, "src/Parser.py", [("def parse_header(raw): return raw", "h1",
+                                              "parse_header")],
+          (Symbol("parse_header", "function", 1, 1), Symbol("Parser", "class", 1, 1)))
+    write(store, repo.id, "docs/guide.md", [("How to parse a header line", "h2", None)])
+    d = store.dialect
+
+    def paths(cond: tuple[str, list[object]]) -> list[str]:
+        sql, params = cond
+        return [str(r[0]) for r in store.query(
+            f"SELECT f.path FROM files f WHERE {sql} ORDER BY f.path", params)]
+
+    assert paths(d.contains("f.path", "Parser", fold=False)) == ["src/Parser.py"]
+    assert paths(d.contains("f.path", "parser", fold=True)) == ["src/Parser.py"]
+    assert paths(d.contains("f.path", "parser", fold=False)) == []
+    assert paths(d.in_values("f.path", ["docs/guide.md", "nope"])) == ["docs/guide.md"]
+    assert paths(d.like_nocase("f.path", "SRC/%")) == ["src/Parser.py"]
+    assert paths(d.text_match(Lit("parse"), "f.id")) == ["docs/guide.md", "src/Parser.py"]
+    assert paths(d.text_match(AllOf((Lit("header"), Lit("raw"))), "f.id")) == ["src/Parser.py"]
+    assert paths(d.text_match(AllOf((Lit("header"), Lit("guide"))), "f.id")) == []
+    assert paths(d.text_match(AnyOf((Lit("how to"), Lit("return raw"))), "f.id")) == [
+        "docs/guide.md", "src/Parser.py"]
+    sql, params = d.in_nocase("s.name", ["PARSER", "Parse_Header"])
+    names = sorted(str(r[0]) for r in store.query(f"SELECT s.name FROM symbols s WHERE {sql}",
+                                                  params))
+    assert names == ["Parser", "parse_header"]
+    assert d.describe_text_match(Lit("parse"))
+
+
+def test_read_snapshot_sees_one_state(store):
+    repo = store.upsert_repo("/src/app", {}, NOW)
+    write(store, repo.id, "a.py", [("one", "h1", None)])
+    other = store.reopen()
+    try:
+        with store.read_snapshot():
+            first = store.query("SELECT count(*) FROM files")[0][0]
+            write(other, repo.id, "b.py", [("two", "h2", None)])
+            assert store.query("SELECT count(*) FROM files")[0][0] == first
+        assert store.query("SELECT count(*) FROM files")[0][0] == first + 1
+    finally:
+        other.close()
+
+
+def test_removing_a_repository_removes_every_row_and_its_orphan_vectors(store):
+    keep = store.upsert_repo("/src/keep", {}, NOW)
+    gone = store.upsert_repo("/src/gone", {}, NOW)
+    write(store, keep.id, "a.py", [("shared", "h1", None)])
+    write(store, gone.id, "a.py", [("shared", "h1", None), ("own", "h2", None)],
+          (Symbol("own", "function", 2, 2),), Summary("a.py", "s1"))
+    store.ensure_model("m", 2)
+    store.add_embeddings([("h1", serialize_vector([1.0, 0.0])),
+                          ("h2", serialize_vector([0.0, 1.0]))])
+    generation = store.text_generation()
+    store.remove_repo(gone.id)
+    assert [r.name for r in store.repos()] == ["keep"]
+    assert store.text_generation() > generation
+    for table in ("files", "checkpoints", "symbols", "summaries"):  # the kept file's rows
+        assert store.query(f"SELECT count(*) FROM {table}")[0][0] == (
+            0 if table == "symbols" else 1), table
+    assert sorted(str(r[0]) for r in store.query("SELECT hash FROM embeddings")) == ["h1"]
+    assert store.vector_state()[2] == 1
