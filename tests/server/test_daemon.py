@@ -643,3 +643,29 @@ def test_a_large_daemon_log_is_rotated_when_the_daemon_starts(isolated_env, daem
     assert f"(pid {info['pid']}) listening on" in paths.log.read_text(encoding="utf-8")
     assert paths.log.stat().st_size < 10_000
     assert not paths.rotate_log()  # this process's stdout is not the daemon's log
+
+
+@pytest.mark.model
+def test_a_no_daemon_command_beside_the_daemon_leaves_its_writes_visible(indexed, daemons):
+    """Issue 22, defect 1: the daemon opened a connection per thread through a helper that
+    `open()`ed and `close()`d index.db outside SQLite, dropping the POSIX locks of its other
+    connections; a `--no-daemon status` that then closed its own connection took itself for
+    the last one, checkpointed and deleted the WAL the daemon went on writing into. Its
+    later writes were invisible to other processes and hybrid queries failed with `disk I/O
+    error` until the daemon stopped."""
+    daemons.start()
+    for _ in range(3):  # several worker threads, each with its connection
+        assert ctxd("search", "checkout", "--json").returncode == 0
+    beside = ctxd("--no-daemon", "status")
+    assert beside.returncode == 0, beside.stderr
+    indexed.write("shop/cart.py", "def zebra_discount(cart):\n    return 0\n")
+    write = ctxd("index", str(indexed.root))  # through the daemon
+    assert write.returncode == 0 and "note:" not in write.stderr, write.stderr
+    seen = ctxd("--no-daemon", "search", "zebra_discount", "--mode", "lexical", "--json")
+    assert seen.returncode == 0, seen.stderr
+    assert "zebra_discount" in seen.stdout  # at once, by another process
+    for query in ("zebra_discount", "checkout"):
+        hybrid = ctxd("search", query, "--json")
+        assert hybrid.returncode == 0, hybrid.stderr
+        assert "disk I/O error" not in hybrid.stdout + hybrid.stderr
+    assert "zebra_discount" in ctxd("search", "zebra_discount", "--json").stdout
