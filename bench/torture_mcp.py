@@ -43,7 +43,10 @@ async def _exercise(client: Client, repo: str, query: str, index: bool) -> str:
 def stdio_session(env: dict[str, str], repo: str, query: str, *, index: bool) -> str:
     """One stdio session; the server's stderr and the answers."""
     with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
-        params = StdioServerParameters(command=CTXD, args=["serve"], env={
+        # Launched in the repository, as an agent launches it in its project: started
+        # anywhere else, `server.auto_project` would index that folder (the checkout the
+        # harness runs from) and every round after would wait for its embedding.
+        params = StdioServerParameters(command=CTXD, args=["serve"], cwd=repo, env={
             **env, "CTXD_SERVER_ALLOWED_ROOTS": str(Path(repo).parent)})
 
         async def main() -> str:
@@ -73,7 +76,7 @@ def http_session(env: dict[str, str], work: Path, repo: str, query: str, *,
             [CTXD, "serve", "--transport", "http", "--port", str(port)],
             env={**env, "CTXD_TOKEN": token,
                  "CTXD_SERVER_ALLOWED_ROOTS": str(Path(repo).parent)},
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True)
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True, cwd=repo)
     try:
         deadline = time.monotonic() + 300
         while True:
