@@ -12,7 +12,8 @@ repository that already holds a folder (the deepest one), which the CLI uses too
 it with `open_project`): the folder, the background index job that indexes it when it was
 not indexed yet (`server.jobs`), who keeps it fresh, and `scope(...)`, the repositories a
 tool answers from: the one a `repository` argument names, every one with `all_repos`, else
-the project's.
+the project's and those of the folders clients asked this server to index
+(`index_repository`), which an agent means to search.
 
 `auto_index_refusal(root, transport, allowed)` decides whether a server may index its
 launch folder by itself: over stdio the user launched it there, which is trusted (even
@@ -29,7 +30,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -131,6 +132,16 @@ class ProjectScope:
     """The background run indexing it, when it was not indexed at start."""
     watched_by: str = "none"
     """`daemon`, `this server` or `none`."""
+    asked: list[str] = field(default_factory=list)
+    """The folders clients asked this server to index (`index_repository`), resolved: the
+    default scope holds them beside the project. An agent that indexes another folder
+    means to search it; a server launched in one checkout (a harness's, an editor's) and
+    asked to index another must not keep answering from the first alone."""
+
+    def ask(self, root: Path) -> None:
+        """Remember that a client asked to index `root` (resolved)."""
+        if str(root) not in self.asked:
+            self.asked.append(str(root))
 
     def repository(self) -> str | None:
         """The project's repository name, once indexed (None before)."""
@@ -151,9 +162,14 @@ class ProjectScope:
             return [repository]
         if all_repos:
             return None
-        name = self.repository()
-        if name is not None:
-            return [name]
+        roots = self.repo_roots()
+        names = [] if (name := self.repository()) is None else [name]
+        for folder in self.asked:  # each once indexed (a repository named for it)
+            found = repository_of(roots, folder)
+            if found is not None and os.path.realpath(found[1]) == os.path.realpath(folder):
+                names.append(found[0])
+        if names:
+            return list(dict.fromkeys(names))
         raise self._not_yet()
 
     def _not_yet(self) -> IndexNotFound:

@@ -93,8 +93,8 @@ ctxd searches local code repositories that were indexed on this machine.
 - `list_repos` shows what is indexed and when; `index_repository` adds or refreshes a folder
   (long runs continue in the background: follow them with `index_status`).
 Started inside a project, the server indexes it by itself and the search tools answer from
-that project only (`get_health` shows it and its index job); pass `all_repos: true` (or a
-`repository`) to search other indexed repositories.
+that project and the folders you ask it to index (`get_health` shows the project and its
+index job); pass `all_repos: true` (or a `repository`) to search other indexed repositories.
 Every list of results states how fresh the index is and gives a cursor when there is more.
 """
 
@@ -407,7 +407,8 @@ def root_uris(roots: ListRootsResult | None) -> list[str] | None:
 
 
 ALL_REPOS = ("Search every indexed repository. By default a server started inside a "
-             "project answers from that project only (`get_health` names it).")
+             "project answers from that project and the folders indexed through it "
+             "(`get_health` names the project).")
 
 
 def build_server(  # noqa: C901 - one small closure per tool
@@ -443,8 +444,12 @@ def build_server(  # noqa: C901 - one small closure per tool
         """What an answer scoped to the project by default says about it."""
         if project is None or repository or all_repos or not repos:
             return []
-        return [f"Searched the project `{repos[0]}` only (the folder this server runs in); "
-                "pass `all_repos: true` for every indexed repository."]
+        named = ", ".join(f"`{r}`" for r in repos)
+        if len(repos) == 1:
+            return [f"Searched the project {named} only (the folder this server runs in); "
+                    "pass `all_repos: true` for every indexed repository."]
+        return [f"Searched {named} only (the project this server runs in and the folders "
+                "indexed through it); pass `all_repos: true` for every indexed repository."]
 
     def client_roots(ctx: Context) -> ListRoots | None:
         """Ask the client for its roots when they decide what may be indexed (over stdio
@@ -500,6 +505,8 @@ def build_server(  # noqa: C901 - one small closure per tool
         job = jobs.start(real, include_patterns=include_patterns,
                          exclude_patterns=exclude_patterns, max_file_size=size, force=force,
                          reset_options=reset_options)
+        if project is not None:
+            project.ask(real)  # searched by default from now on, beside the project
         wait = float(settings.server.index_wait_seconds)
         return job_answer(await follow(job, ctx, wait), wait, budget)
 

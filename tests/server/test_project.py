@@ -183,3 +183,41 @@ def test_a_project_not_in_the_index_says_so_and_how_to_widen(service, tmp_path: 
     assert "all_repos: true" in text(result) and "index_repository" in text(result)
     health = run_client(server, lambda c: c.call_tool("get_health", {})).structured_content
     assert health["project"]["state"] == "not indexed"
+
+
+def test_a_folder_indexed_through_the_server_is_searched_beside_its_project(
+        isolated_env: Path, tmp_path: Path):
+    """A server launched in one checkout (a harness's, an editor's) and asked to index
+    another folder answered from the first alone: the folder the agent asked for was
+    never searched unless it also passed `all_repos`. Folders indexed through the server
+    join the default scope; others indexed elsewhere stay out."""
+    svc = Service(load_settings({"server.allowed_roots": [str(tmp_path)]}),
+                  embedder=FakeEmbedder())
+    jobs = JobManager(svc)
+    try:
+        proj = project_tree(tmp_path / "proj")
+        asked = RepoBuilder(tmp_path / "asked")
+        asked.write("lib/retry.py", "def backoff_delays(n):\n    return [3] * n\n")
+        elsewhere = RepoBuilder(tmp_path / "elsewhere")
+        elsewhere.write("e/retry.py", "def backoff_delays(n):\n    return [4] * n\n")
+        svc.index(elsewhere.root)
+        scope = ProjectScope(proj.root.resolve(), svc.repo_roots)
+        server = build_server(svc, jobs, project=scope)
+
+        async def session(c):
+            # the project itself is not indexed yet: the asked-for folder answers alone
+            done = await c.call_tool("index_repository", {"path": str(asked.root)})
+            assert not done.is_error, text(done)
+            only = await c.call_tool("search", {"query": "backoff_delays"})
+            svc.index(proj.root)
+            both = await c.call_tool("semantic_search",
+                                     {"query": "backoff_delays", "mode": "keyword"})
+            return only, both
+
+        only, both = run_client(server, session)
+        assert repos_of(only, "files") == {"asked"}
+        assert repos_of(both) == {"proj", "asked"}
+        assert "Searched `proj`, `asked` only" in text(both)
+    finally:
+        jobs.shutdown(wait=30)
+        svc.close()
