@@ -1,13 +1,15 @@
 """Agents get their project without asking (issue 24 item 9), end to end: the `mcp`
 package's own client launches `ctxd serve` (stdio) in an unindexed project folder, as
 coding agents do, and finds the project's code without calling `index_repository`; answers
-stay in that project unless a tool says `all_repos`; `get_health` and `index_status` show
+stay in that project (and the folders the client asks it to index) unless a tool says
+`all_repos`; `get_health` and `index_status` show
 the background job. Started in the home directory instead, the server indexes nothing.
 Once more through a running daemon, which then watches the project."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -88,8 +90,8 @@ def test_a_server_started_in_a_project_indexes_it_and_answers_from_it(tmp_path: 
         found = await call(client, "semantic_search",
                            {"query": "wait longer after each failed attempt"})
         assert found.structured_content["results"][0]["path"] == "webshop/net/retry.py"
-        # another repository indexed beside it: answers stay in the project ...
-        await call(client, "index_repository", {"path": str(other.root)})
+        # another repository in the index (indexed by someone else): answers stay in the
+        # project ...
         q = {"query": "backoff_delays wait longer after each failed attempt"}
         scoped = await call(client, "semantic_search", q)
         assert {r["repository"] for r in scoped.structured_content["results"]} == {"webshop"}
@@ -102,7 +104,16 @@ def test_a_server_started_in_a_project_indexes_it_and_answers_from_it(tmp_path: 
         listed = await call(client, "list_repos", {})
         assert {r["name"] for r in listed.structured_content["repositories"]} == {
             "webshop", "legacy"}
+        # a folder the client asks this server to index is searched beside the project
+        await call(client, "index_repository", {"path": str(asked.root)})
+        both = await call(client, "search", {"query": "backoff_delays"})
+        assert {f["repository"] for f in both.structured_content["files"]} == {
+            "webshop", "asked"}
 
+    indexed = subprocess.run([*cmd[:-1], "index", str(other.root)], env=params.env,
+                             capture_output=True, text=True, timeout=600, check=False)
+    assert indexed.returncode == 0, indexed.stderr
+    asked = other_repo(tmp_path / "asked")
     run_server(params, tmp_path / "stderr.log", body)
 
 
