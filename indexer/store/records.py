@@ -1,5 +1,6 @@
 """The row records the store's operations take and return: `RepoRow`, `StoredFile`,
-`FileRecord`, `PendingChunk`, `Summary` (and `NO_SUMMARY`).
+`FileRecord`, `PendingChunk`, `Summary` (and `NO_SUMMARY`), and `with_symbols`, which
+both stores use to shape `files_without_summary`'s rows.
 
 Plain frozen dataclasses, no SQL: the pipeline builds `FileRecord`s and `Summary`s, the
 service reads `RepoRow`s, and every store implementation (the SQLite one in this package,
@@ -9,8 +10,11 @@ the PostgreSQL one in `indexer.store.pg`) returns the same records. Imported thr
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from ctxd.indexer.models import Symbol
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,3 +77,16 @@ class Summary:
 
 
 NO_SUMMARY = Summary("", "")
+
+
+def with_symbols(files: Iterable[tuple[Any, ...]], symbols: Iterable[tuple[Any, ...]]
+                 ) -> list[tuple[int, str, str, str, list[Symbol]]]:
+    """(file id, path, language, text, symbols) of `files` rows (id, path, language,
+    text), with their `symbols` rows (file id, name, kind, line, end line, container) in
+    the order given: `files_without_summary` of either store."""
+    by_file: dict[int, list[Symbol]] = {}
+    for fid, n, k, a, b, c in symbols:
+        by_file.setdefault(int(fid), []).append(
+            Symbol(str(n), str(k), int(a), int(b), None if c is None else str(c)))
+    return [(int(i), str(p), str(lang), str(text), by_file.get(int(i), []))
+            for i, p, lang, text in files]

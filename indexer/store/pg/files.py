@@ -24,7 +24,13 @@ from collections.abc import Iterable, Sequence
 from ctxd.indexer.models import Chunk, Symbol
 from ctxd.indexer.store.pg.connection import PgConnection
 from ctxd.indexer.store.pg.schema import TEXT_CONFIG
-from ctxd.indexer.store.records import NO_SUMMARY, FileRecord, StoredFile, Summary
+from ctxd.indexer.store.records import (
+    NO_SUMMARY,
+    FileRecord,
+    StoredFile,
+    Summary,
+    with_symbols,
+)
 from ctxd.indexer.store.schema import chunk_fts_row
 
 _SEPARATORS = re.compile(r"[\W_]+")
@@ -145,15 +151,10 @@ class PgFileRows(PgConnection):
             "(SELECT 1 FROM summaries s WHERE s.file_id = f.id) ORDER BY f.path", (repo_id,))
         if not files:
             return []
-        symbols: dict[int, list[Symbol]] = {}
-        for fid, n, k, a, b, c in self._rows(
-                "SELECT file_id, name, kind, line, end_line, container FROM symbols s "
-                "WHERE repo_id = %s AND NOT EXISTS (SELECT 1 FROM summaries m "
-                "WHERE m.file_id = s.file_id) ORDER BY file_id, line", (repo_id,)):
-            symbols.setdefault(int(fid), []).append(
-                Symbol(str(n), str(k), int(a), int(b), None if c is None else str(c)))
-        return [(int(i), str(p), str(lang), str(text), symbols.get(int(i), []))
-                for i, p, lang, text in files]
+        return with_symbols(files, self._rows(
+            "SELECT file_id, name, kind, line, end_line, container FROM symbols s "
+            "WHERE repo_id = %s AND NOT EXISTS (SELECT 1 FROM summaries m "
+            "WHERE m.file_id = s.file_id) ORDER BY file_id, line", (repo_id,)))
 
     def put_summaries(self, repo_id: int, items: Sequence[tuple[int, str, Summary]]) -> None:
         """Store (file id, path, summary) rows in one transaction (the backfill)."""
