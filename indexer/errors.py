@@ -101,6 +101,24 @@ class ToolNotFound(CtxdError):
 class ModelMismatch(ValidationError):
     """The index was built with a different embedding model or dimension."""
 
+    @classmethod
+    def check(cls, recorded: tuple[str, int] | None, name: str, dimension: int | None,
+              where: str, use_it: str) -> None:
+        """Raise one when `recorded` (the store's model and dimension, None before its
+        first use) is not `name` (and `dimension`, when known). `where` names the store
+        ("The index at PATH"), `use_it` ends the hint after "Set `model = ...`"."""
+        if recorded is None:
+            return
+        rname, rdim = recorded
+        if rname != name or (dimension is not None and rdim != dimension):
+            raise cls(
+                f"{where} was built with model {rname!r} ({rdim} dimensions), "
+                f"but the configured model is {name!r}"
+                + (f" ({dimension} dimensions)." if dimension else "."),
+                hint=f"Set `model = \"{rname}\"` (or CTXD_MODEL) {use_it}",
+                details={"field": "model", "index_model": rname, "configured_model": name},
+            )
+
 
 class IndexLocked(CtxdError):
     """Another process holds the write lock on this index."""

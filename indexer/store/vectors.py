@@ -52,21 +52,10 @@ class SqliteVecRows(Connection):
             name: the configured model name (a name or a path).
             dimension: its output dimension, when known.
         """
-        recorded = self.model()
-        if recorded is None:
-            return
-        rname, rdim = recorded
-        if rname != name or (dimension is not None and rdim != dimension):
-            raise ModelMismatch(
-                f"The index at {self.path} was built with model {rname!r} ({rdim} dimensions), "
-                f"but the configured model is {name!r}"
-                + (f" ({dimension} dimensions)." if dimension else "."),
-                hint=(
-                    f"Set `model = \"{rname}\"` (or CTXD_MODEL) to use this index, or remove "
-                    f"{self.path} (or point CTXD_HOME elsewhere) and re-index with the new model."
-                ),
-                details={"field": "model", "index_model": rname, "configured_model": name},
-            )
+        ModelMismatch.check(
+            self.model(), name, dimension, f"The index at {self.path}",
+            f"to use this index, or remove {self.path} (or point CTXD_HOME elsewhere) and "
+            "re-index with the new model.")
 
     def ensure_model(self, name: str, dimension: int) -> None:
         """Record the model on first use and create the vector table; check it afterwards."""

@@ -72,19 +72,9 @@ class PgVectorRows(PgConnection):
 
     def check_model(self, name: str, dimension: int | None = None) -> None:
         """Raise `ModelMismatch` if the store was built with another model."""
-        recorded = self.model()
-        if recorded is None:
-            return
-        rname, rdim = recorded
-        if rname != name or (dimension is not None and rdim != dimension):
-            raise ModelMismatch(
-                f"The team store {self.location} was built with model {rname!r} ({rdim} "
-                f"dimensions), but the configured model is {name!r}"
-                + (f" ({dimension} dimensions)." if dimension else "."),
-                hint=(f"Set `model = \"{rname}\"` (or CTXD_MODEL) to use this store: every "
-                      "machine that shares it must embed with the same model."),
-                details={"field": "model", "index_model": rname, "configured_model": name},
-            )
+        ModelMismatch.check(
+            self.model(), name, dimension, f"The team store {self.location}",
+            "to use this store: every machine that shares it must embed with the same model.")
 
     def ensure_model(self, name: str, dimension: int) -> None:
         """Record the model on first use and add the vector column with its HNSW index
