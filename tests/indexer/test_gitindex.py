@@ -29,13 +29,9 @@ from ctxd.indexer.walk.gitrefs import git_layout
 from ctxd.indexer.walk.servable import read_servable
 from ctxd.indexer.walk.walker import WalkOptions, validate_root, walk
 from ctxd.server.cli.main import main
+from tests.indexer.test_gitrefs import ENV  # git without the user's config
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
-
-ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-       "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/nonexistent",
-       "PATH": "/usr/bin:/bin"}
-
 
 def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, env=ENV, check=True, capture_output=True,
