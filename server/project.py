@@ -107,6 +107,14 @@ def repository_of(roots: Mapping[str, str], folder: str | Path) -> tuple[str, st
     return max(holding, key=lambda nr: len(os.path.realpath(nr[1])), default=None)
 
 
+def _named(roots: Mapping[str, str], folder: str) -> str | None:
+    """The repository indexed at exactly `folder` (not one holding it), or None."""
+    found = repository_of(roots, folder)
+    if found is None or os.path.realpath(found[1]) != os.path.realpath(folder):
+        return None
+    return found[0]
+
+
 def auto_index_refusal(root: Path, transport: str, allowed: Sequence[str]) -> str | None:
     """Why a server must not index its launch project `root` by itself, or None when it
     may: over stdio it may (the user launched it there); over HTTP only inside the
@@ -143,12 +151,10 @@ class ProjectScope:
         if str(root) not in self.asked:
             self.asked.append(str(root))
 
-    def repository(self) -> str | None:
-        """The project's repository name, once indexed (None before)."""
-        found = repository_of(self.repo_roots(), self.root)
-        if found is None or os.path.realpath(found[1]) != os.path.realpath(self.root):
-            return None
-        return found[0]
+    def repository(self, roots: Mapping[str, str] | None = None) -> str | None:
+        """The project's repository name, once indexed (None before); `roots`: the
+        `repo_roots` the caller already asked for (a daemon round trip)."""
+        return _named(self.repo_roots() if roots is None else roots, str(self.root))
 
     def scope(self, repository: str | None, all_repos: bool) -> list[str] | None:
         """The repositories a tool answers from: `repository` when given, all (None) with
@@ -163,11 +169,7 @@ class ProjectScope:
         if all_repos:
             return None
         roots = self.repo_roots()
-        names = [] if (name := self.repository()) is None else [name]
-        for folder in self.asked:  # each once indexed (a repository named for it)
-            found = repository_of(roots, folder)
-            if found is not None and os.path.realpath(found[1]) == os.path.realpath(folder):
-                names.append(found[0])
+        names = [n for n in (_named(roots, f) for f in (str(self.root), *self.asked)) if n]
         if names:
             return list(dict.fromkeys(names))
         raise self._not_yet()
