@@ -10,7 +10,6 @@ from ctxd.search.lexical.engine import EmbeddedLexical
 from ctxd.search.lexical.files import file_pattern_regex, glob_to_regex
 from ctxd.search.lexical.rank import merge_windows
 from ctxd.search.lexical.sql import (
-    Cond,
     c_and,
     c_not,
     c_or,
@@ -440,7 +439,11 @@ def test_conditions_merge_fts_and_negate_only_exact_parts() -> None:
     assert c_not(content_cond("foo.bar", False)).op == "true"  # inexact: cannot negate
     assert c_not(path_cond("test", False)).op == "not"
     assert c_or([c_true(), path_cond("x", False)]).op == "true"
-    assert isinstance(c_or([path_cond("abc", False), path_cond("abd", True)]), Cond)
+    either = c_or([path_cond("abc", False), path_cond("abd", True)])
+    assert either.op == "or" and len(either.children) == 2 and either.exact
+    assert render_cond(either) == (
+        "(instr(lower(f.path), ?) > 0 OR instr(f.path, ?) > 0)", ["abc", "abd"]
+    )
 
 
 def test_path_condition_uses_instr_with_bound_text() -> None:

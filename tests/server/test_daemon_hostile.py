@@ -100,7 +100,8 @@ def test_unknown_records_and_enum_values_are_validation_errors(
     assert message.startswith("bad params for search: ") and said in message, message
     settings = (b'{"id": 4, "method": "status", "params": {}, "settings": {"search": '
                 + params + b"}}")
-    assert validation(ask(paths, settings))
+    settled = validation(ask(paths, settings))
+    assert said in settled, settled
 
 
 def test_a_line_that_is_not_the_protocol_is_answered_then_closed(isolated_env, daemons):  # noqa: F811
