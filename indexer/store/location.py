@@ -3,10 +3,11 @@
 Without a URL the index is the SQLite file `index.db` in the index home; with one
 (`--store URL`, `CTXD_STORE_URL`, `[store] url`) it is a PostgreSQL database shared by a
 team. `redact_url(url)` is the URL as ctxd ever shows it (status, logs, errors): the
-password of the user-info part and any `password=` parameter replaced by `***`; every
-other parameter (`sslmode`, `sslrootcert`, `application_name`, ...) kept, since they are
-passed through to libpq unchanged. `check_url(url)` says what is wrong with one, or
-nothing.
+password of the user-info part and any `password=` or `sslpassword=` parameter replaced
+by `***`; every other parameter (`sslmode`, `sslrootcert`, `application_name`, ...) kept,
+since they are passed through to libpq unchanged. `check_url(url)` says what is wrong
+with one (a scheme other than PostgreSQL's, a `%` not followed by two hex digits), or
+nothing, and never quotes a part of it.
 
 Pure; imports no database driver (the CLI's start-up stays light). Used by
 `server.config` (the settings), `indexer.store.open` and `indexer.store.pg`.
@@ -48,7 +49,11 @@ def this_host() -> str:
     return socket.gethostname()
 
 
-_PASSWORD_KV = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
+SECRET_PARAMS = frozenset({"password", "sslpassword"})
+"""libpq parameters whose value is a secret: never shown."""
+_PASSWORD_KV = re.compile(r"(\b(?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)",
+                          re.IGNORECASE)
+_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
 
 def is_url(text: str) -> bool:
@@ -74,32 +79,31 @@ def redact_url(url: str) -> str:
     query = parts.query
     if query:
         pairs = parse_qsl(query, keep_blank_values=True)
-        if any(k.lower() == "password" for k, _v in pairs):
-            query = urlencode([(k, "***" if k.lower() == "password" else v) for k, v in pairs],
-                              safe="/:*")
+        if any(k.lower() in SECRET_PARAMS for k, _v in pairs):
+            query = urlencode([(k, "***" if k.lower() in SECRET_PARAMS else v)
+                               for k, v in pairs], safe="/:*")
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
-def url_password(url: str) -> str | None:
-    """The password written in `url`, if any (to scrub it from a driver's message)."""
+def url_secrets(url: str) -> list[str]:
+    """The passwords written in `url` (user-info, `password=`, `sslpassword=`), to scrub
+    them from a driver's message."""
     if "://" not in url:
-        m = _PASSWORD_KV.search(url)
-        return m.group(2).strip("'") if m else None
+        return [m.group(2).strip("'") for m in _PASSWORD_KV.finditer(url)]
     parts = urlsplit(url)
-    if parts.password:
-        return parts.password
-    for k, v in parse_qsl(parts.query, keep_blank_values=True):
-        if k.lower() == "password" and v:
-            return v
-    return None
+    found = [parts.password] if parts.password else []
+    found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True)
+              if k.lower() in SECRET_PARAMS and v]
+    raw = parts.netloc.rsplit("@", 1)[0].partition(":")[2] if "@" in parts.netloc else ""
+    return [*found, *([raw] if raw else [])]
 
 
 def scrub(text: str, url: str) -> str:
-    """`text` without the password of `url` (a driver's error may quote its input)."""
-    secret = url_password(url)
-    if secret:
-        for form in {secret, unquote(secret)}:
-            text = text.replace(form, "***")
+    """`text` without the passwords of `url` (a driver's error may quote its input)."""
+    for secret in url_secrets(url):
+        for form in sorted({secret, unquote(secret)}, key=len, reverse=True):
+            if form:
+                text = text.replace(form, "***")
     return text.replace(url, redact_url(url)) if url else text
 
 
@@ -111,8 +115,28 @@ def check_url(url: str) -> str | None:
         parts = urlsplit(url)
         if parts.scheme.lower() not in SCHEMES:
             return f"the scheme must be {' or '.join(SCHEMES)}"
-        return None
+        return _bad_percent(parts.netloc, parts.path, parts.query)
     if "=" in url and "://" not in url:
         return None  # a libpq key=value string: libpq judges it
     return ("expected a PostgreSQL URL such as postgresql://user@host:5432/ctxd "
             "(or a libpq key=value string)")
+
+
+def _bad_percent(netloc: str, path: str, query: str) -> str | None:
+    """Which part of a URL holds a `%` that is not followed by two hex digits (libpq
+    refuses it, quoting the part: the password, maybe), named, never quoted."""
+    userinfo, at, host = netloc.rpartition("@")
+    user, _colon, password = userinfo.partition(":")
+    parts = [("the user name", user), ("the password", password), ("the host", host if at
+             else netloc), ("the database name", path)]
+    for pair in query.split("&") if query else []:
+        key, _eq, value = pair.partition("=")
+        parts.append(("a parameter name", key))
+        named = f"the value of {key}" if re.fullmatch(r"[a-z_]{1,40}", key) else "a value"
+        parts.append((named, value))
+    for what, text in parts:
+        if _BAD_PERCENT.search(text):
+            return (f"a PostgreSQL URL with {what} percent-encoded: a `%` there must be "
+                    "followed by two hex digits (write a literal `%` as `%25`, `@` as "
+                    "`%40`, `:` as `%3A`)")
+    return None

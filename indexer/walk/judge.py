@@ -7,7 +7,10 @@ the `Skipped` that refuses it:
 8. `indexer.walk.reader.read_file`: NUL bytes or invalid UTF-8 -> BINARY, OSError ->
    UNREADABLE, grown past the limit -> TOO_LARGE;
 9. a secret in the text (`Policy.secret_verdict`: a private key, a token, password
-   hashes) -> SENSITIVE, unless `sensitive_excludes = false` or `sensitive_allow` covers it;
+   hashes, a password in a URL): source code and docs are kept with every secret masked
+   character for character (the text indexed, chunked and served is the masked one, its
+   digest that text's), any other file -> SENSITIVE; unless `sensitive_excludes = false`
+   or `sensitive_allow` covers it;
 10. the role (`textclass.classify`), then the size by role (`Policy.role_size_verdict`):
    a file over `max_file_size` stays only if it is lexical-only (a lockfile, a bundle, ...),
    up to `max_lexical_file_size`, which the walk already checked.
@@ -27,9 +30,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import xxhash
+
 from ctxd.indexer.models import FileEntry, Skipped
 from ctxd.indexer.walk.buildout import BuildDirs
-from ctxd.indexer.walk.policy import Policy
+from ctxd.indexer.walk.policy import Policy, Redacted
 from ctxd.indexer.walk.reader import read_file
 from ctxd.indexer.walk.textclass import Role, VendorDirs, classify
 from ctxd.indexer.walk.walker import WalkOptions, compile_policy
@@ -46,6 +51,9 @@ class Judged:
     """`indexer.pipeline.content_hash(text)`, computed as the file was read."""
     role: Role
     why: str
+    redacted: str | None = None
+    """Source code or docs that held secrets: the first one (`a PEM private key (line
+    3)`); `text` has every one masked (`indexer.walk.secrets.redact`)."""
 
 
 class FileJudge:
@@ -67,11 +75,15 @@ class FileJudge:
         got = read_file(entry, max_size=self.policy.lexical_limit)
         if isinstance(got, Skipped):
             return got
-        text = got.text
-        if verdict := self.policy.secret_verdict(entry.path, text):
+        text, digest, redacted = got.text, got.digest, None
+        verdict = self.policy.secret_verdict(entry.path, text)
+        if isinstance(verdict, Redacted):
+            text, redacted = verdict.text, verdict.found.what
+            digest = xxhash.xxh3_128_hexdigest(text.encode("utf-8", "surrogatepass"))
+        elif verdict is not None:
             return Skipped(entry.path, *verdict)
         role, why = classify(entry.path, text, self.rules, self.vendor, self.built)
         size = max(entry.size, len(text))  # it may have grown since the walk's stat
         if verdict := self.policy.role_size_verdict(size, role.lexical_only):
             return Skipped(entry.path, *verdict)
-        return Judged(text, got.digest, role, why)
+        return Judged(text, digest, role, why, redacted)

@@ -36,8 +36,11 @@ from ctxd.indexer.walk.secrets import (
     SENSITIVE_DIR_PATTERNS,
     SENSITIVE_FILE_PATTERNS,
     SENSITIVE_WORD_PATTERNS,
+    Found,
+    find_secrets,
     is_code_or_docs,
-    secret_in,
+    is_data_or_config,
+    redact,
 )
 
 __all__ = [
@@ -51,6 +54,7 @@ __all__ = [
     "VCS_DIR_NAMES",
     "VENV_MARKERS",
     "Policy",
+    "Redacted",
     "Verdict",
     "bad_name",
     "stat_error",
@@ -249,12 +253,25 @@ class Policy:
             self.allow.match_dir("/".join(parts[: i + 1]), parts[i])
             for i in range(len(parts) - 1))
 
-    def secret_verdict(self, rel: str, text: str) -> Verdict | None:
-        """Why the file `rel` is refused for what its text holds (step 9: a private key, a
-        token, password hashes; `indexer.walk.secrets.secret_in`), or None."""
-        if not self.sensitive or (found := secret_in(text)) is None or self.allows(rel):
+    def secret_verdict(self, rel: str, text: str) -> Verdict | Redacted | None:
+        """What the secrets in the text of the file `rel` do to it (step 9: a private key,
+        a token, password hashes, a password in a URL; `indexer.walk.secrets`): None when
+        it holds none (or `sensitive_allow` covers it); source code and docs are kept with
+        each secret masked (`Redacted`); any other file is refused (a `Verdict`)."""
+        if not self.sensitive or (found := find_secrets(text)) is None or self.allows(rel):
             return None
-        return SkipReason.SENSITIVE, f"holds {found}"
+        if is_code_or_docs(rel) and (masked := redact(text, found)) is not None:
+            return Redacted(masked, found)
+        return SkipReason.SENSITIVE, f"holds {found.what}"
+
+
+@dataclass(frozen=True, slots=True)
+class Redacted:
+    """Source code or docs holding secrets, kept with each secret masked (`secrets.redact`):
+    the text indexed and served instead of the file's."""
+
+    text: str
+    found: Found
 
 
 def _sensitive_name(rel: str, name: str) -> str | None:
@@ -262,7 +279,7 @@ def _sensitive_name(rel: str, name: str) -> str | None:
     or a data or config file named for secrets (never source code or docs)."""
     if pat := _SENSITIVE_FILES.which_file(rel, name):
         return pat
-    if (pat := _SENSITIVE_WORDS.which_file(rel, name)) and not is_code_or_docs(name):
+    if (pat := _SENSITIVE_WORDS.which_file(rel, name)) and is_data_or_config(name):
         return pat
     return None
 

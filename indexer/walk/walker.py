@@ -51,8 +51,9 @@ Policy, first match wins (the same order in `walk` and `FileFilter`):
 8. At read time (`read_text`): NUL byte or invalid UTF-8 -> BINARY; OSError, or a path
    that now leads through a symlink -> UNREADABLE.
 9. Content (`indexer.walk.judge`): a private key, a well-known token format, password
-   hashes or a password in a git URL (`indexer.walk.secrets`) -> SENSITIVE, lifted like
-   step 3.
+   hashes, a password in a git or database URL, other tools' credentials
+   (`indexer.walk.secrets`) -> SENSITIVE; source code and docs are kept with each secret
+   masked instead; lifted like step 3.
 10. Role (`indexer.walk.textclass`): a file over `max_file_size` that is not
    lexical-only -> TOO_LARGE.
 

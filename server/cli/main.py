@@ -516,8 +516,9 @@ def status(ctx: click.Context, as_json: bool) -> None:
         render.emit("memory: " + ", ".join(held))
     for r in info["repositories"]:
         state = "indexing" if r["indexing"] else f"indexed {r['indexed_at']}"
-        render.emit(f"  {r['name']:<20} {r['files']:>6} files {r['checkpoints']:>7} checkpoints "
-                    f"embedded {r['coverage'] * 100:5.1f}%  {state}  {r['root']}")
+        render.emit(f"  {render.safe(r['name']):<20} {r['files']:>6} files "
+                    f"{r['checkpoints']:>7} checkpoints embedded {r['coverage'] * 100:5.1f}%  "
+                    f"{render.safe(state)}  {render.safe(r['root'])}")
         render.emit(render.options_text(r["options"]))
         ws = r.get("watch")
         if ws:

@@ -109,7 +109,7 @@ def index_stats_text(stats: IndexStats) -> str:
     reasons = ", ".join(f"{k} {v}" for k, v in stats.files_skipped.items())
     head = "Dry run for" if stats.dry_run else "Stopped indexing" if stats.stopped else "Indexed"
     lines = [
-        f"{head} {stats.path} as `{stats.repository}`: {stats.files_indexed} files "
+        f"{head} {safe(stats.path)} as `{safe(stats.repository)}`: {stats.files_indexed} files "
         f"({stats.files_updated} new or changed, {stats.files_unchanged} unchanged, "
         f"{stats.files_removed} removed)",
     ]
@@ -148,7 +148,7 @@ def index_stats_text(stats: IndexStats) -> str:
             lines.append(f"    ... and {len(stats.files_failed) - 20} more (see --json)")
     lines.append(f"  in {stats.duration_ms / 1000:.1f}s")
     if stats.stopped:
-        lines.append("  " + stopped_text(stats, f"`ctxd index {stats.path}`"))
+        lines.append("  " + stopped_text(stats, f"`ctxd index {safe(stats.path)}`"))
     return "\n".join(lines)
 
 
@@ -188,7 +188,7 @@ class ProgressBar:
                 f"{p.done}/{p.total} ({rate:.0f}/s{eta_text(p.total - p.done, rate)})"
             )
         else:
-            self.stream.write(f"\r\033[K{p.phase:6} {p.done} files  {p.message[-50:]}")
+            self.stream.write(f"\r\033[K{p.phase:6} {p.done} files  {safe(p.message[-50:])}")
         self.stream.flush()
         if p.phase == "embed" and p.total and p.done >= p.total:
             self._started = now
@@ -376,10 +376,11 @@ def repos_text(listing: dict[str, Any]) -> str:
         return "No repositories are currently indexed."
     out = []
     for r in listing["repositories"]:
-        branches = ", ".join(f"{b['name']}@{b['sha'][:7]}" if b["sha"] else b["name"]
-                             for b in r["branches"])
+        branches = safe(", ".join(f"{b['name']}@{b['sha'][:7]}" if b["sha"] else b["name"]
+                                  for b in r["branches"]))
         where = safe(r.get("root") or r["source"])
-        out.append(f"{r['name']:<24} {r['files']:>7} files  {r['indexed_at'] or 'never'}  "
+        out.append(f"{safe(r['name']):<24} {r['files']:>7} files  "
+                   f"{safe(r['indexed_at'] or 'never')}  "
                    f"{branches + '  ' if branches else ''}{where}")
     out.append(f"Total: {listing['total']} repositories, {listing['total_files']} files")
     return "\n".join(out)

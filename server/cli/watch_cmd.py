@@ -51,14 +51,14 @@ def format_batch(result: BatchResult) -> str:
     it names a count of embedded checkpoints only when it has one."""
     clock = time.strftime("%H:%M:%S")
     if result.error:
-        return f"{clock} {result.repository}: error: {result.error}"
+        return render.safe(f"{clock} {result.repository}: error: {result.error}")
     lag = "" if result.lag_ms is None else f", lag {result.lag_ms} ms"
     embedded = f", {result.chunks_embedded} embedded" if result.chunks_embedded else ""
     shown = ", ".join(result.paths[:5])
     more = result.changed + result.deleted - min(len(result.paths), 5)
     if more > 0:
         shown += f", +{more} more"
-    return (
+    return render.safe(
         f"{clock} {result.repository}: {result.changed} changed, {result.deleted} deleted"
         f"{embedded} in {result.duration_ms} ms ({result.trigger}{lag})"
         + (f"  {shown}" if shown else "")
@@ -67,7 +67,7 @@ def format_batch(result: BatchResult) -> str:
 
 def format_embedded(repository: str, count: int) -> str:
     """One line for a round of embedding: `12:00:02 myrepo: embedded 3 checkpoints`."""
-    return f"{time.strftime('%H:%M:%S')} {repository}: embedded {count} checkpoints"
+    return render.safe(f"{time.strftime('%H:%M:%S')} {repository}: embedded {count} checkpoints")
 
 
 def run_watch(
@@ -156,7 +156,7 @@ def _announce(watcher: Watcher, emit: Callable[[str], None]) -> None:
     else:
         emit(f"watching {len(repos)} repositories (Ctrl-C to stop):")
         for line in describe(repos):
-            emit(f"  {line}")
+            emit(f"  {render.safe(line)}")
 
 
 @click.command("watch")

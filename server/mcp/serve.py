@@ -25,6 +25,8 @@ Safe by default:
   capped at `server.max_sessions` (the SDK's knobs); a client that hangs up mid-request is
   one debug line (`QuietDisconnects`), not an ERROR traceback.
 - DNS-rebinding protection (Host and Origin checks) is always on (`transport_security`).
+- A connection must send a request's headers within 5 s, and at most 256 are held at
+  once, so connections that never authenticate are bounded (`server.mcp.http_limits`).
 
 The project it runs in (`server.auto_project`, on by default; `open_project`): started
 inside a project (`server.project.find_project`: a work tree, or a folder with a project
@@ -314,9 +316,12 @@ def run_http(server: MCPServer[Any], options: ServerOptions, token: HttpToken) -
              " (bearer token required)" if options.token else "")
     for name in QUIET_LOGGERS:
         logging.getLogger(name).addFilter(QuietDisconnects())
+    from ctxd.server.mcp.http_limits import GuardedH11Protocol
+
     config = uvicorn.Config(
         http_app(server, options), log_config=None, log_level=options.log_level.lower(),
         access_log=options.log_level.lower() == "debug", lifespan="on",
+        http=GuardedH11Protocol,  # a header deadline and a connection cap (issue 31)
     )
     uvicorn.Server(config).run(sockets=[sock])
 

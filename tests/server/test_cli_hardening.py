@@ -151,3 +151,28 @@ def test_search_shows_the_engines_notes(service: Service, repo: RepoBuilder, que
     assert note in r.stderr and "note:" not in r.stdout
     out = json.loads(run("search", query, "--mode", "lexical", "--json").stdout)
     assert any(n.startswith(note.removeprefix("note: ")) for n in out["notes"]), out["notes"]
+
+
+# -- issue 31, item 9: a repository's name never reaches the terminal raw --------------------
+
+
+def test_a_repository_name_with_terminal_escapes_is_shown_escaped(service: Service,
+                                                                   tmp_path: Path):
+    """A folder named with escape sequences (clear the screen, set the title, a fake
+    prompt after a newline) is indexed under that name; in a team store every reader's
+    `ctxd status`, `repos` and `index` would print it. Text output shows it escaped."""
+    name = "proj\x1b[2J\x1b]0;owned\x07\nfake$ "
+    repo = RepoBuilder(tmp_path / name)
+    repo.write("main.py", "marker_esc = 1\n")
+    stats = service.index(repo.root)
+    shown = "proj\\x1b[2J\\x1b]0;owned\\x07\\nfake$ "
+    outputs = {"index": render.index_stats_text(stats)}  # what `ctxd index` prints
+    for command in ("status", "repos"):
+        r = run(command)
+        assert r.exit_code == 0, (command, r.output)
+        outputs[command] = r.output
+    for command, out in outputs.items():
+        assert "\x1b" not in out and "\x07" not in out, command
+        assert shown in out, (command, out)
+    listing = json.loads(run("repos", "--json").stdout)
+    assert [r["name"] for r in listing["repositories"]] == [name]

@@ -165,16 +165,20 @@ GITHUB_TOKEN = "gh" + "p_" + "Zq3T8rWbN1yXkLm4Vd7Pc2Hs9Jf6Ga0Ue5Ri"
 def test_file_content_refuses_a_file_that_holds_a_secret_as_the_index_does(
     service: Service, repo: RepoBuilder
 ):
+    repo.write("config/settings.yaml", f"debug: false\ngithub_token: '{GITHUB_TOKEN}'\n")
     repo.write("app/settings.py", f"DEBUG = False\nGITHUB_TOKEN = '{GITHUB_TOKEN}'\n")
     repo.write("credentials/credentials.go", "package credentials\n\ntype Store interface{}\n")
     stats = service.index(repo.root)
-    assert stats.sensitive_files == ["app/settings.py"]
+    assert stats.sensitive_files == ["config/settings.yaml"]
     with pytest.raises(FileRefused) as exc:
-        service.file_content("repo", "app/settings.py")
+        service.file_content("repo", "config/settings.yaml")
     assert "it looks like a secret (holds a GitHub token (line 2))" in exc.value.message
     assert GITHUB_TOKEN not in exc.value.message + (exc.value.hint or "")
     assert "type Store interface" in service.file_content(
         "repo", "credentials/credentials.go").content
+    # source code is served as indexed: the token masked, character for character
+    masked = service.file_content("repo", "app/settings.py").content
+    assert masked == "DEBUG = False\nGITHUB_TOKEN = '" + "*" * len(GITHUB_TOKEN) + "'\n"
 
 
 def test_file_content_serves_a_large_lockfile_and_refuses_large_code(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import queue
+import select
 import socket
 import stat
 import subprocess
@@ -272,3 +273,62 @@ def test_a_client_that_hangs_up_mid_request_is_one_debug_line(tmp_path: Path):
     assert "Traceback" not in logged and "ClientDisconnect" not in logged
     assert not [ln for ln in lines if " ERROR " in ln], logged[-2000:]
     assert sum("HTTP client disconnected" in ln for ln in lines) == 3
+
+
+# -- issue 31, item 7: connections that never authenticate are bounded ---------------------
+
+HALF_HEADERS = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+
+
+def half_open(port: int) -> socket.socket:
+    """A connection that sends part of a request's headers and then nothing more."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=60)
+    s.sendall(HALF_HEADERS)
+    return s
+
+
+def closed_by_server(s: socket.socket) -> bytes:
+    """Everything the server sends until it closes `s` (a 60 s socket timeout fails it)."""
+    got = b""
+    while chunk := s.recv(4096):
+        got += chunk
+    return got
+
+
+def test_connections_that_never_send_their_headers_are_capped_and_closed(tmp_path: Path):
+    """Another local user opens 256 connections that never finish their headers: one
+    more is refused at once with a 503 that says why; every one of them is closed by the
+    server (the header deadline, 5 s); a client that sends its headers a byte at a time
+    is closed before they are complete; and then the owner's `initialize` is answered."""
+    with http_server(tmp_path, CTXD_TOKEN="t0ken") as server:
+        held = [half_open(server.port) for _ in range(256)]
+        try:
+            # The cap: the server may not have accepted every one of `held` yet; a probe
+            # accepted under the cap is closed at the deadline (b"") and another one tried.
+            answers = []
+            for _ in range(5):
+                with socket.create_connection(("127.0.0.1", server.port), timeout=60) as probe:
+                    answers.append(closed_by_server(probe))
+                if answers[-1]:
+                    break
+            assert answers[-1].startswith(b"HTTP/1.1 503 "), answers
+            assert b"Too many open connections (256)" in answers[-1]
+            # The deadline: the server closes each one, never having answered it.
+            assert [closed_by_server(s) for s in held] == [b""] * len(held)
+        finally:
+            for s in held:
+                s.close()
+        # A byte at a time does not move the deadline: closed before the headers are in.
+        request = (HALF_HEADERS + b"Authorization: Bearer t0ken\r\n" + b"X-Pad: " + b"a" * 60
+                   + b"\r\n\r\n")
+        with socket.create_connection(("127.0.0.1", server.port), timeout=60) as slow:
+            sent = 0
+            while sent < len(request):
+                slow.sendall(request[sent:sent + 1])
+                sent += 1
+                readable, _, _ = select.select([slow], [], [], 0.25)
+                if readable:
+                    break
+            assert sent < len(request) and closed_by_server(slow) == b""
+        with httpx2.Client(timeout=60) as http:
+            assert initialize(http, server.url, "t0ken").status_code == 200

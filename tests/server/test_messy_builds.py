@@ -364,11 +364,11 @@ def test_ctxd_index_names_likely_secrets_in_its_text_output(tmp_path: Path) -> N
     repo.write(".env", ENV)
     repo.write("id_rsa", ID_RSA)
     token = "gh" + "p_" + "Zq3T8rWbN1yXkLm4Vd7Pc2Hs9Jf6Ga0Ue5Ri"
-    repo.write("deploy/settings.py", f"TOKEN = '{token}'\n")
+    repo.write("deploy/settings.yaml", f"token: '{token}'\n")
     r = CliRunner().invoke(main, ["index", str(repo.root), "--dry-run"],
                            catch_exceptions=False)
     assert r.exit_code == 0, r.output
     line = next(x for x in r.output.splitlines() if "Likely secrets" in x)
-    assert "Likely secrets, not indexed: 3: .env, deploy/settings.py, id_rsa" in line
+    assert "Likely secrets, not indexed: 3: .env, deploy/settings.yaml, id_rsa" in line
     assert "walk.sensitive_allow" in line
     assert "ghp_" not in r.output

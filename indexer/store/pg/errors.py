@@ -10,20 +10,63 @@ ctxd's own, with the URL's password scrubbed from every message.
 - anything else -> None (a bug: the caller lets it go up as it is).
 
 `pg_errors(url)` is the context manager the store's methods run in. Called by
-`indexer.store.pg.connection` and `indexer.store.pg.locks`.
+`indexer.store.pg.connection` and `indexer.store.pg.locks`. `conninfo(url)` is libpq's
+reading of a store URL; one it cannot read (an unknown parameter, a bad `%` escape, an
+unterminated quote) is a `ConfigError` that names `store.url` and quotes none of its
+values (libpq's message quotes the token it choked on: the password, maybe).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import psycopg
 import psycopg_pool
 from psycopg import errors as pge
+from psycopg.conninfo import conninfo_to_dict
 
-from ctxd.indexer.errors import BackendTimeout, BackendUnavailable, CtxdError, StorageError
-from ctxd.indexer.store.location import redact_url, scrub
+from ctxd.indexer.errors import (
+    BackendTimeout,
+    BackendUnavailable,
+    ConfigError,
+    CtxdError,
+    StorageError,
+)
+from ctxd.indexer.store.location import redact_url, scrub, url_secrets
+
+_QUOTED = re.compile(r'"([^"]*)"')
+_KEYWORD = re.compile(r"[a-z_]{1,40}")
+
+
+def conninfo(url: str) -> dict[str, Any]:
+    """libpq's parameters of the store `url` (`psycopg.conninfo.conninfo_to_dict`).
+
+    Raises:
+        ConfigError: libpq cannot read it; the message is libpq's with every quoted
+            token that is not a parameter's name shown as `***`.
+    """
+    try:
+        return conninfo_to_dict(url)
+    except psycopg.ProgrammingError as exc:
+        secrets = set(url_secrets(url))
+
+        def shown(m: re.Match[str]) -> str:
+            token = m.group(1)
+            keep = _KEYWORD.fullmatch(token) is not None and token not in secrets
+            return m.group(0) if keep else '"***"'
+
+        why = scrub(_QUOTED.sub(shown, str(exc).strip()), url)
+        where = redact_url(url)
+        raise ConfigError(
+            f"invalid value for store.url: {where!r}: {why}",
+            hint="Fix the store URL (--store, CTXD_STORE_URL or [store] url): percent-encode "
+            "the user and password (`%` as `%25`, `@` as `%40`) and use only libpq's "
+            "parameters (host, port, dbname, user, sslmode, sslrootcert, "
+            "application_name, ...).",
+            details={"field": "store.url", "value": where}) from None
 
 
 def translated(exc: BaseException, url: str) -> CtxdError | None:

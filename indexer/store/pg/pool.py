@@ -24,11 +24,10 @@ from typing import Any
 
 import psycopg
 from pgvector.psycopg import register_vector
-from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool
 
 from ctxd.indexer.store.location import StoreOptions
-from ctxd.indexer.store.pg.errors import pg_errors
+from ctxd.indexer.store.pg.errors import conninfo, pg_errors
 from ctxd.indexer.store.pg.schema import migrate
 
 CONNECT_TIMEOUT_S = 10
@@ -46,8 +45,12 @@ def client_name() -> str:
 
 
 def connect_kwargs(url: str) -> dict[str, Any]:
-    """The libpq parameters ctxd adds to a store URL (never replacing the URL's own)."""
-    given = conninfo_to_dict(url)
+    """The libpq parameters ctxd adds to a store URL (never replacing the URL's own).
+
+    Raises:
+        ConfigError: libpq cannot read the URL (`indexer.store.pg.errors.conninfo`).
+    """
+    given = conninfo(url)
     extra: dict[str, Any] = {"fallback_application_name": client_name()}
     if "connect_timeout" not in given:
         extra["connect_timeout"] = CONNECT_TIMEOUT_S
