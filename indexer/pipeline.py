@@ -42,7 +42,7 @@ from ctxd.indexer.chunk.summary import file_summary
 from ctxd.indexer.embedder import Embedder
 from ctxd.indexer.models import Chunk, FileEntry, FileFailure, Skipped, SkipReason, Symbol
 from ctxd.indexer.store.protocol import IndexStore
-from ctxd.indexer.store.store import (
+from ctxd.indexer.store.sqlite.store import (
     NO_SUMMARY,
     FileRecord,
     StoredFile,

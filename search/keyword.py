@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from ctxd.indexer.store.protocol import IndexStore
-from ctxd.indexer.store.schema import split_identifiers
+from ctxd.indexer.store.sqlite.schema import split_identifiers
 from ctxd.search.keyword_index import KeywordPostings, fts_tokens
 from ctxd.search.models import Hit, LineMatch, MatchSource
 from ctxd.search.semantic import SearchFilters

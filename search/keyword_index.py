@@ -40,8 +40,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ctxd.indexer.store.protocol import COLUMN_WEIGHTS, K1, B, IndexStore
-from ctxd.indexer.store.schema import fts_tokens
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.sqlite.schema import fts_tokens
+from ctxd.indexer.store.sqlite.store import Store
 from ctxd.search.snapshots import LARGE_INDEX_CHECKPOINTS, Snapshots
 
 __all__ = ["COLUMN_WEIGHTS", "KeywordIndex", "KeywordPostings", "fts_tokens", "load_postings"]

@@ -1,6 +1,6 @@
 """Imports point one way (STYLE.md 1.1, DESIGN.md): server -> search -> indexer; inside
 server/, the edges (cli, mcp, daemon) and the watcher use the service layer, never the
-other way round; no import circles between modules; only indexer/store/connection.py opens
+other way round; no import circles between modules; only indexer/store/sqlite/connection.py opens
 SQLite; the concerns of the store stand apart; the installed distribution has one top-level
 import name, `ctxd`."""
 
@@ -124,7 +124,7 @@ def test_only_the_store_and_schema_talk_to_sqlite():
         if {"sqlean", "sqlite3", "apsw"} & top_level(p)
     )
     # schema.py only runs migrations on the connection connection.py opened and hands it.
-    assert users == ["indexer/store/connection.py", "indexer/store/schema.py"]
+    assert users == ["indexer/store/sqlite/connection.py", "indexer/store/sqlite/schema.py"]
 
 
 def test_ctxd_is_the_only_top_level_import_name():
@@ -165,7 +165,7 @@ def test_sibling_subpackages_do_not_import_each_other(package):
 
 
 STORE_CONCERNS = ("repos", "files", "pending", "vectors", "coverage")
-"""indexer/store/ modules that each own one concern of `Store`, built on `STORE_BASE` alone:
+"""indexer/store/sqlite/ modules that each own one concern of `Store`, built on `STORE_BASE` alone:
 none imports another, only store.py composes them, so each can be replaced alone (the
 vectors by another engine behind `vector_rows.VectorRows`)."""
 STORE_BASE = ("connection", "records", "vector_rows", "schema", "private")
@@ -173,20 +173,30 @@ STORE_BASE = ("connection", "records", "vector_rows", "schema", "private")
 
 
 def store_modules(path: Path) -> set[str]:
-    """The indexer/store/ modules `path` imports (`if TYPE_CHECKING:` included)."""
-    prefix = "ctxd.indexer.store."
-    return {n.removeprefix(prefix).split(".")[0] for n in imported_modules(path)
-            if n.startswith(prefix)}
+    """The indexer/store/ and indexer/store/sqlite/ modules `path` imports (`if
+    TYPE_CHECKING:` included)."""
+    out = set()
+    for n in imported_modules(path):
+        for prefix in ("ctxd.indexer.store.sqlite.", "ctxd.indexer.store."):
+            if n.startswith(prefix):
+                out.add(n.removeprefix(prefix).split(".")[0])
+                break
+    return out
+
+
+def store_file(name: str) -> Path:
+    """The SQLite store's module `name`, or the engine-neutral one at the store's root."""
+    sqlite = ROOT / "indexer" / "store" / "sqlite" / f"{name}.py"
+    return sqlite if sqlite.is_file() else ROOT / "indexer" / "store" / f"{name}.py"
 
 
 def test_store_concerns_stand_apart():
-    store = ROOT / "indexer" / "store"
     offenders = {}
     for name in STORE_CONCERNS:
-        if bad := sorted(store_modules(store / f"{name}.py") & (set(STORE_CONCERNS) - {name})):
+        if bad := sorted(store_modules(store_file(name)) & (set(STORE_CONCERNS) - {name})):
             offenders[f"{name}.py"] = bad
     for name in STORE_BASE:
-        if bad := sorted(store_modules(store / f"{name}.py") & {*STORE_CONCERNS, "store"}):
+        if bad := sorted(store_modules(store_file(name)) & {*STORE_CONCERNS, "store"}):
             offenders[f"{name}.py"] = bad
     assert offenders == {}
-    assert set(STORE_CONCERNS) <= store_modules(store / "store.py"), "Store composes them all"
+    assert set(STORE_CONCERNS) <= store_modules(store_file("store")), "Store composes them all"

@@ -23,7 +23,7 @@ from typing import Protocol
 from ctxd.indexer.store.location import StoreOptions, redact_url
 from ctxd.indexer.store.lock import WriteLock
 from ctxd.indexer.store.protocol import IndexStore
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.sqlite.store import Store
 
 
 class WriterLock(Protocol):

@@ -14,7 +14,7 @@ import pytest
 from ctxd.indexer.errors import ModelMismatch, ValidationError
 from ctxd.indexer.models import Chunk
 from ctxd.indexer.pipeline import Indexer, embedding_input
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.sqlite.store import Store
 from ctxd.indexer.walk.walker import WalkOptions
 from tests.conftest import FakeEmbedder
 
@@ -238,7 +238,7 @@ CRASH_SCRIPT = textwrap.dedent(
     sys.path.insert(0, {root!r})
     from tests.conftest import FakeEmbedder
     from ctxd.indexer.pipeline import Indexer
-    from ctxd.indexer.store.store import Store
+    from ctxd.indexer.store.sqlite.store import Store
     from ctxd.indexer.walk.walker import WalkOptions
 
     phase = sys.argv[3]

@@ -14,7 +14,7 @@ import pytest
 
 from ctxd.indexer.models import FileEntry, Skipped, SkipReason
 from ctxd.indexer.pipeline import Indexer
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.sqlite.store import Store
 from ctxd.indexer.walk.secrets import is_code_or_docs, secret_in
 from ctxd.indexer.walk.walker import WalkOptions, walk
 from tests.conftest import FakeEmbedder, RepoBuilder

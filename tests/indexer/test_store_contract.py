@@ -19,7 +19,7 @@ from ctxd.indexer.models import Chunk, Symbol
 from ctxd.indexer.store.location import StoreOptions
 from ctxd.indexer.store.open import open_store
 from ctxd.indexer.store.protocol import IndexStore
-from ctxd.indexer.store.store import FileRecord, Summary, serialize_vector
+from ctxd.indexer.store.sqlite.store import FileRecord, Summary, serialize_vector
 from ctxd.indexer.store.text_formula import AllOf, AnyOf, Lit
 
 NOW = "2026-11-26T00:00:00Z"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ctxd.indexer.pipeline import Indexer
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.sqlite.store import Store
 from ctxd.indexer.walk.walker import WalkOptions
 from ctxd.search.keyword import keyword_search
 from ctxd.search.keyword_index import KeywordIndex, fts_tokens, load_postings

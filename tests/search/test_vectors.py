@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ctxd.indexer.store.store import Store, serialize_vector
+from ctxd.indexer.store.sqlite.store import Store, serialize_vector
 from ctxd.search.vectors import (
     ExactMatrix,
     Int8Matrix,

@@ -31,7 +31,7 @@ from ctxd.indexer.store.records import (
     Summary,
     with_symbols,
 )
-from ctxd.indexer.store.schema import chunk_fts_row
+from ctxd.indexer.store.sqlite.schema import chunk_fts_row
 
 _SEPARATORS = re.compile(r"[\W_]+")
 """What FTS5's `unicode61` tokenizer cuts words at: anything but letters and digits."""

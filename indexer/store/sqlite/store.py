@@ -32,12 +32,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from ctxd.indexer.store.connection import WAL_SIZE_LIMIT, Row, SQLiteError
-from ctxd.indexer.store.coverage import Coverage
 from ctxd.indexer.store.dialect import SQLITE, SqliteDialect
-from ctxd.indexer.store.files import FileRows
-from ctxd.indexer.store.keywords import KeywordRows
-from ctxd.indexer.store.pending import PendingRows
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.store.records import (
     NO_SUMMARY,
@@ -47,9 +42,14 @@ from ctxd.indexer.store.records import (
     StoredFile,
     Summary,
 )
-from ctxd.indexer.store.repos import RepoRows
+from ctxd.indexer.store.sqlite.connection import WAL_SIZE_LIMIT, Row, SQLiteError
+from ctxd.indexer.store.sqlite.coverage import Coverage
+from ctxd.indexer.store.sqlite.files import FileRows
+from ctxd.indexer.store.sqlite.keywords import KeywordRows
+from ctxd.indexer.store.sqlite.pending import PendingRows
+from ctxd.indexer.store.sqlite.repos import RepoRows
+from ctxd.indexer.store.sqlite.vectors import SqliteVecRows
 from ctxd.indexer.store.vector_rows import VectorRows, serialize_vector
-from ctxd.indexer.store.vectors import SqliteVecRows
 
 __all__ = [
     "NO_SUMMARY", "WAL_SIZE_LIMIT", "FileRecord", "IndexStore", "PendingChunk", "RepoRow",

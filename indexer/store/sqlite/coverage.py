@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ctxd.indexer.store.connection import Connection
+from ctxd.indexer.store.sqlite.connection import Connection
 
 
 class Coverage(Connection):

@@ -14,8 +14,8 @@ import json
 import os
 from typing import Any
 
-from ctxd.indexer.store.connection import Connection, Row
 from ctxd.indexer.store.records import RepoRow
+from ctxd.indexer.store.sqlite.connection import Connection, Row
 
 
 class RepoRows(Connection):

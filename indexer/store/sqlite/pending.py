@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxd.indexer.store.connection import Connection
 from ctxd.indexer.store.records import PendingChunk
+from ctxd.indexer.store.sqlite.connection import Connection
 
 
 class PendingRows(Connection):

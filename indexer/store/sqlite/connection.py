@@ -32,7 +32,7 @@ import sqlean as sqlite3
 import sqlite_vec
 
 from ctxd.indexer.store.private import create_private, private_home
-from ctxd.indexer.store.schema import MIGRATIONS
+from ctxd.indexer.store.sqlite.schema import MIGRATIONS
 
 log = logging.getLogger(__name__)
 

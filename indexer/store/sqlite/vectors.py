@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from ctxd.indexer.errors import ModelMismatch
-from ctxd.indexer.store.connection import Connection
+from ctxd.indexer.store.sqlite.connection import Connection
 from ctxd.indexer.store.vector_rows import serialize_vector
 
 if TYPE_CHECKING:  # numpy only where vectors are read: settings and help stay light

@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ctxd.indexer.models import Chunk, Symbol
-from ctxd.indexer.store.connection import Connection
 from ctxd.indexer.store.records import (
     NO_SUMMARY,
     FileRecord,
@@ -30,7 +29,8 @@ from ctxd.indexer.store.records import (
     Summary,
     with_symbols,
 )
-from ctxd.indexer.store.schema import chunk_fts_row
+from ctxd.indexer.store.sqlite.connection import Connection
+from ctxd.indexer.store.sqlite.schema import chunk_fts_row
 
 
 class FileRows(Connection):

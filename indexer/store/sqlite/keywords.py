@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ctxd.indexer.store.connection import Connection
 from ctxd.indexer.store.protocol import COLUMN_WEIGHTS
+from ctxd.indexer.store.sqlite.connection import Connection
 
 
 def match_expression(terms: Sequence[str]) -> str:
