@@ -32,6 +32,7 @@ from ctxd.indexer.store.records import (
     RepoRow,
     StoredFile,
     Summary,
+    TermPostings,
 )
 from ctxd.indexer.store.vector_rows import VectorRows
 
@@ -133,6 +134,10 @@ class Files(Protocol):
 
     def stored_files(self, repo_id: int) -> dict[str, StoredFile]: ...
 
+    def stored_paths(self, repo_id: int, paths: Sequence[str]) -> set[str]:
+        """Which of `paths` the repository holds (any number of them)."""
+        ...
+
     def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None: ...
 
     def replace_file(
@@ -228,6 +233,18 @@ class KeywordSearch(Protocol):
 
     def explain_keywords(self, terms: Sequence[str]) -> str:
         """How `keyword_scores` asks for `terms`, for `ctxd search --explain`."""
+        ...
+
+    def index_terms(self, word: str) -> tuple[str, ...]:
+        """The terms the keyword index makes of `word` (its tokenizer and stemmer): the
+        keys of `keyword_postings`; several for an identifier read as a phrase."""
+        ...
+
+    def keyword_postings(self, min_df: int) -> TermPostings | None:
+        """The postings of every term held by at least `min_df` checkpoints, read in one
+        read transaction (not inside another one), for scoring them in memory exactly as
+        `keyword_scores` does (`search.keyword_index`); None where the engine scores
+        every query in the database and holds no postings to read (PostgreSQL)."""
         ...
 
 

@@ -55,7 +55,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("ctxd.server.watch")  # one logger for the whole watcher
 
 _LOCK_RETRY_SECONDS = 1.0
-_IN_QUERY_CHUNK = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -410,16 +409,7 @@ class BatchApplier:
         changed = list(found.changed)
         if not changed:
             return
-        present: set[str] = set()
-        for i in range(0, len(changed), _IN_QUERY_CHUNK):
-            part = changed[i : i + _IN_QUERY_CHUNK]
-            marks = ",".join("?" * len(part))
-            present.update(
-                r[0] for r in store.query(
-                    f"SELECT path FROM files WHERE repo_id = ? AND path IN ({marks})",
-                    [repo.id, *part],
-                )
-            )
+        present = store.stored_paths(repo.id, changed)
         for p in changed:
             st = on_disk.get(p)
             if p in present or st is None:

@@ -31,7 +31,7 @@ from ctxd.indexer.store.records import (
     Summary,
     with_symbols,
 )
-from ctxd.indexer.store.sqlite.schema import chunk_fts_row
+from ctxd.indexer.store.words import chunk_fts_row
 
 _SEPARATORS = re.compile(r"[\W_]+")
 """What FTS5's `unicode61` tokenizer cuts words at: anything but letters and digits."""
@@ -58,6 +58,11 @@ class PgFileRows(PgConnection):
                           "WHERE repo_id = %s", (repo_id,))
         return {str(r[0]): StoredFile(int(r[1]), int(r[2]), int(r[3]), str(r[4]), str(r[5]))
                 for r in rows}
+
+    def stored_paths(self, repo_id: int, paths: Sequence[str]) -> set[str]:
+        rows = self._rows("SELECT path FROM files WHERE repo_id = %s AND path = ANY(%s)",
+                          (repo_id, list(paths)))
+        return {str(r[0]) for r in rows}
 
     def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
         self._rows("UPDATE files SET size = %s, mtime_ns = %s WHERE id = %s",

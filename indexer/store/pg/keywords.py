@@ -39,6 +39,7 @@ from collections.abc import Callable, Sequence
 from ctxd.indexer.store.pg.connection import PgConnection
 from ctxd.indexer.store.pg.schema import TEXT_CONFIG
 from ctxd.indexer.store.protocol import COLUMN_WEIGHTS, K1, B
+from ctxd.indexer.store.records import TermPostings
 
 SCORED_ROWS = 4_000
 """Rows scored for one query, past which the rarest terms' rows are scored first."""
@@ -203,6 +204,14 @@ class PgKeywordRows(PgConnection):
             if score > 0.0:
                 out[cid] = score
         return out
+
+    def index_terms(self, word: str) -> tuple[str, ...]:
+        """The lexemes `ctxd_words` makes of `word`, in order."""
+        return self._lexemes([word])[word]
+
+    def keyword_postings(self, min_df: int) -> TermPostings | None:
+        """None: every query is scored in the database (there are no postings to hold)."""
+        return None
 
     def explain_keywords(self, terms: Sequence[str]) -> str:
         found = self._lexemes(terms)

@@ -19,6 +19,7 @@ Invariants:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 
 from ctxd.indexer.models import Chunk, Symbol
@@ -30,7 +31,7 @@ from ctxd.indexer.store.records import (
     with_symbols,
 )
 from ctxd.indexer.store.sqlite.connection import Connection
-from ctxd.indexer.store.sqlite.schema import chunk_fts_row
+from ctxd.indexer.store.words import chunk_fts_row
 
 
 class FileRows(Connection):
@@ -43,6 +44,13 @@ class FileRows(Connection):
             (repo_id,),
         )
         return {r[0]: StoredFile(r[1], r[2], r[3], r[4], r[5]) for r in rows}
+
+    def stored_paths(self, repo_id: int, paths: Sequence[str]) -> set[str]:
+        """Which of `paths` the repository holds (any number of them)."""
+        rows = self.db.execute(
+            "SELECT path FROM files WHERE repo_id = ? "
+            "AND path IN (SELECT value FROM json_each(?))", (repo_id, json.dumps(list(paths))))
+        return {str(r[0]) for r in rows}
 
     def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
         """Record a new stat for a file whose content hash did not change."""
