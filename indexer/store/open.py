@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ctxd.indexer.store.location import StoreOptions, redact_url
-from ctxd.indexer.store.lock import WriteLock
+from ctxd.indexer.store.lock import IndexFileLock
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.store.sqlite.store import Store
 
@@ -59,7 +59,7 @@ def open_store(db_path: Path, options: StoreOptions) -> IndexStore:
 def write_lock(db_path: Path, options: StoreOptions, root: str | None = None) -> WriterLock:
     """The lock a writer of the repository at `root` takes (see the module docstring)."""
     if not options.url:
-        return WriteLock(db_path)
+        return IndexFileLock(db_path)
     from ctxd.indexer.store.pg.locks import PgRepoLock
 
     return PgRepoLock(options.url, root)
@@ -68,7 +68,7 @@ def write_lock(db_path: Path, options: StoreOptions, root: str | None = None) ->
 def writers_at_work(db_path: Path, options: StoreOptions) -> Callable[[str], bool]:
     """root -> whether a writer holds its lock now, read once (one lock probe or query)."""
     if not options.url:
-        writing = WriteLock(db_path).is_held()
+        writing = IndexFileLock(db_path).is_held()
         return lambda _root: writing
     from ctxd.indexer.store.pg.locks import held_keys, repo_key
 

@@ -34,7 +34,8 @@ from enum import StrEnum
 from typing import Any
 
 from ctxd.indexer.chunk.languages import normalize_language
-from ctxd.indexer.store.dialect import SQLITE, Dialect
+from ctxd.indexer.store.dialect import Dialect
+from ctxd.indexer.store.sqlite.dialect import SQLITE
 from ctxd.search.lexical.query import Branch, Const, Field, Lang, Meta, Node, RepoFlag, Text
 from ctxd.search.lexical.regex_trigrams import (
     MATCH_ALL,

@@ -32,7 +32,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from ctxd.indexer.store.dialect import SQLITE, SqliteDialect
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.store.records import (
     NO_SUMMARY,
@@ -44,6 +43,7 @@ from ctxd.indexer.store.records import (
 )
 from ctxd.indexer.store.sqlite.connection import WAL_SIZE_LIMIT, Row, SQLiteError
 from ctxd.indexer.store.sqlite.coverage import Coverage
+from ctxd.indexer.store.sqlite.dialect import SQLITE, SqliteDialect
 from ctxd.indexer.store.sqlite.files import FileRows
 from ctxd.indexer.store.sqlite.keywords import KeywordRows
 from ctxd.indexer.store.sqlite.pending import PendingRows
