@@ -28,8 +28,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from functools import cached_property, partial
 from pathlib import Path
 from types import TracebackType
@@ -40,7 +39,22 @@ from ctxd.indexer.chunk.chunker import ChunkOptions, chunk_file, split_chunk
 from ctxd.indexer.chunk.languages import detect_language
 from ctxd.indexer.chunk.summary import file_summary
 from ctxd.indexer.embedder import Embedder
-from ctxd.indexer.models import Chunk, FileEntry, FileFailure, Skipped, SkipReason, Symbol
+from ctxd.indexer.models import (
+    Chunk,
+    FileEntry,
+    FileFailure,
+    IndexStats,
+    LargeFile,
+    NotEmbedded,
+    Progress,
+    ProgressFn,
+    RemovedFile,
+    Skipped,
+    SkipReason,
+    Symbol,
+    WindowedFile,
+    now_rfc3339,
+)
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.store.sqlite.store import (
     NO_SUMMARY,
@@ -69,12 +83,6 @@ HEADER_TOKEN_RESERVE = 2
 """[CLS] and [SEP]: added by the model to every input."""
 
 
-def now_rfc3339(ts: float | None = None, *, timespec: str = "seconds") -> str:
-    """A UTC time (now, or the epoch seconds `ts`) as RFC 3339, e.g. 2026-11-22T10:00:00Z."""
-    t = datetime.now(UTC) if ts is None else datetime.fromtimestamp(ts, UTC)
-    return t.isoformat(timespec=timespec).replace("+00:00", "Z")
-
-
 def content_hash(text: str) -> str:
     """A fast 128-bit content hash (xxh3), hex."""
     return xxhash.xxh3_128_hexdigest(text.encode("utf-8", "surrogatepass"))
@@ -96,79 +104,6 @@ def summary_of(path: str, language: str, text: str, symbols: list[Symbol]) -> Su
     count never mistakes a summary for a checkpoint text."""
     body = file_summary(path, language, text, symbols)
     return NO_SUMMARY if body is None else Summary(body, content_hash("summary\n" + body))
-
-
-@dataclass(frozen=True, slots=True)
-class Progress:
-    """A progress report: `phase` is `walk`, `embed` or `done`."""
-
-    phase: str
-    done: int
-    total: int | None
-    message: str = ""
-
-
-ProgressFn = Callable[[Progress], None]
-
-
-@dataclass(slots=True)
-class IndexStats:
-    """What an index run did (the `index_repository` / `ctxd index --json` result)."""
-
-    path: str
-    repository: str
-    include_patterns: list[str]
-    exclude_patterns: list[str]
-    max_file_size: int
-    files_indexed: int = 0
-    """Files in the index for this repository after the run (new, changed and unchanged)."""
-    files_updated: int = 0
-    """Files new or changed in this run (their rows were rewritten)."""
-    files_unchanged: int = 0
-    files_removed: int = 0
-    removed_reasons: dict[str, int] = field(default_factory=dict)
-    """Why the removed files left the index, by reason: `deleted` (gone from disk) or the
-    walk's skip reason for files still on disk (`not_included`, `excluded`, `ignored`,
-    `too_large`, ...: the new options or ignore rules leave them out)."""
-    removed_files: list[RemovedFile] = field(default_factory=list)
-    """The first `REMOVED_SAMPLE` removed files with their reason."""
-    files_skipped: dict[str, int] = field(default_factory=dict)
-    skipped_files: list[Skipped] = field(default_factory=list)
-    """The first `SKIPPED_SAMPLE` files the walk refused, with reason and detail."""
-    sensitive_files: list[str] = field(default_factory=list)
-    """The first `SKIPPED_SAMPLE` files left out as likely secrets (by name or content),
-    named apart so that a report can say which, however many other files were skipped."""
-    not_embedded: dict[str, int] = field(default_factory=dict)
-    """Files of the repository kept greppable but not embedded, by role (`lockfile`,
-    `vendored`, `built`, `minified`, `certificate`, `data`; `indexer.walk.textclass`)."""
-    not_embedded_files: list[NotEmbedded] = field(default_factory=list)
-    """The first `SKIPPED_SAMPLE` of them, with role and reason."""
-    large_files: list[LargeFile] = field(default_factory=list)
-    """Files of this run that yielded `LARGE_FILE_CHECKPOINTS` checkpoints or more."""
-    windowed_files: list[WindowedFile] = field(default_factory=list)
-    """Code files of this run cut into line windows because their syntax parse ran over
-    `chunk.parse_budget_ms` (or failed): the first `SKIPPED_SAMPLE`, with the reason."""
-    files_failed: list[FileFailure] = field(default_factory=list)
-    checkpoints: int = 0
-    """Checkpoints in the index for this repository after the run."""
-    chunks_embedded: int = 0
-    """Distinct texts embedded in this run (the rest were already in the index)."""
-    chunks_to_embed: int = 0
-    """Dry run: distinct texts a real run would embed."""
-    tokens_to_embed: int = 0
-    """Dry run: word pieces in those texts."""
-    indexed_at: str = ""
-    duration_ms: int = 0
-    dry_run: bool = False
-    stopped: bool = False
-    """`should_stop` ended the run early: committed files are whole, the rest (and any
-    removals) wait for the next run."""
-    stopped_in: str = ""
-    """Where a stopped run stopped: `walk` (files not reached yet, and removals, wait) or
-    `embed` (`embeddings_pending` texts wait)."""
-    embeddings_pending: int = 0
-    """A run stopped while embedding: texts (checkpoints and file summaries) of this
-    repository left without a vector."""
 
 
 PROGRESS_EVERY = 25
@@ -197,29 +132,25 @@ where the stat is unchanged."""
 
 
 @dataclass(frozen=True, slots=True)
-class NotEmbedded:
-    """A file kept for lexical search only: its role (`indexer.walk.textclass.Role`) and,
-    when this run decided it, why."""
+class Checkpoint:
+    """A chunk as the pipeline writes it: with the hash of its embedding input (the key of
+    its vector), the input itself, and the input's word pieces when known (else None)."""
 
-    path: str
-    role: str
-    detail: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class LargeFile:
-    """A file that yielded a very large number of checkpoints."""
-
-    path: str
-    checkpoints: int
+    chunk: Chunk
+    hash: str
+    input: str
+    tokens: int | None
 
 
 @dataclass(frozen=True, slots=True)
-class WindowedFile:
-    """A code file cut into line windows instead of by syntax, and why."""
+class ChunkedFile:
+    """What the pipeline makes of a file's `FileChunks`: its checkpoints, each fitting the
+    model, with its symbols, and why a code file was cut into line windows (or None)."""
 
-    path: str
-    reason: str
+    language: str
+    checkpoints: list[Checkpoint]
+    symbols: list[Symbol]
+    windows_reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,14 +160,6 @@ class _FileRun:
     judge: FileJudge
     recheck: bool
     """The text rules changed since the last run: ignore the stat shortcut."""
-
-
-@dataclass(frozen=True, slots=True)
-class RemovedFile:
-    """A file that left the index in a run, and why."""
-
-    file: str
-    reason: str
 
 
 class _CommitBatch:
@@ -594,8 +517,7 @@ class Indexer:
                 batch.add(partial(self.store.touch_file, old.id, entry.size, entry.mtime_ns))
             return False
         if role.lexical_only:
-            chunks: tuple[str, list[tuple[Chunk, str, str, int | None]], list[Symbol]] = (
-                detect_language(entry.path, text), [], [])
+            chunks = ChunkedFile(detect_language(entry.path, text), [], [])
         else:
             found = self._chunk_reporting(entry.path, text, stats)
             if isinstance(found, Skipped):
@@ -605,12 +527,12 @@ class Indexer:
             stats.not_embedded[role.value] = stats.not_embedded.get(role.value, 0) + 1
             if len(stats.not_embedded_files) < SKIPPED_SAMPLE:
                 stats.not_embedded_files.append(NotEmbedded(entry.path, role.value, why))
-        if len(chunks[1]) >= LARGE_FILE_CHECKPOINTS:
-            stats.large_files.append(LargeFile(entry.path, len(chunks[1])))
+        if len(chunks.checkpoints) >= LARGE_FILE_CHECKPOINTS:
+            stats.large_files.append(LargeFile(entry.path, len(chunks.checkpoints)))
         summary = NO_SUMMARY if role.lexical_only else summary_of(
-            entry.path, chunks[0], text, chunks[2])
+            entry.path, chunks.language, text, chunks.symbols)
         if dry_run:
-            new_inputs.update((h, (inp, n)) for _chunk, h, inp, n in chunks[1])
+            new_inputs.update((c.hash, (c.input, c.tokens)) for c in chunks.checkpoints)
             if summary.text:
                 new_inputs[summary.hash] = (summary.text, None)
             return True
@@ -619,7 +541,7 @@ class Indexer:
             size=entry.size,
             mtime_ns=entry.mtime_ns,
             hash=digest,
-            language=chunks[0],
+            language=chunks.language,
             lines=text.count("\n") + (0 if text.endswith("\n") or not text else 1),
             role=role.value,
         )
@@ -628,55 +550,44 @@ class Indexer:
             repo_id,
             record,
             text,
-            [(c, h) for c, h, _inp, _n in chunks[1]],
-            chunks[2],
+            [(c.chunk, c.hash) for c in chunks.checkpoints],
+            chunks.symbols,
             now,
             summary,
         ))
         return True
 
-    def _chunk_reporting(
-        self, path: str, text: str, stats: IndexStats
-    ) -> tuple[str, list[tuple[Chunk, str, str, int | None]], list[Symbol]] | Skipped:
+    def _chunk_reporting(self, path: str, text: str, stats: IndexStats) -> ChunkedFile | Skipped:
         """`chunk`, naming in `stats` a file cut into line windows for want of a parse; a
         file the chunker fails on is UNREADABLE (a bug, logged), the run goes on."""
         try:
-            chunks, windows_reason = self.chunk_with_reason(path, text)
+            chunks = self.chunk(path, text)
         except Exception as exc:
             log.exception("chunking %s failed", path)
             return Skipped(path, SkipReason.UNREADABLE,
                            f"could not be chunked: {type(exc).__name__}: {exc}")
-        if windows_reason and len(stats.windowed_files) < SKIPPED_SAMPLE:
-            stats.windowed_files.append(WindowedFile(path, windows_reason))
+        if chunks.windows_reason and len(stats.windowed_files) < SKIPPED_SAMPLE:
+            stats.windowed_files.append(WindowedFile(path, chunks.windows_reason))
         return chunks
 
     @cached_property
     def _tokens_add_up(self) -> bool:
         return bool(getattr(self.embedder, "tokens_add_up", False))
 
-    def chunk(
-        self, path: str, text: str
-    ) -> tuple[str, list[tuple[Chunk, str, str, int | None]], list[Symbol]]:
-        """`chunk_with_reason` without the reason."""
-        return self.chunk_with_reason(path, text)[0]
-
-    def chunk_with_reason(
-        self, path: str, text: str
-    ) -> tuple[tuple[str, list[tuple[Chunk, str, str, int | None]], list[Symbol]], str | None]:
-        """Chunk a file and make sure every embedding input fits the model.
+    def chunk(self, path: str, text: str) -> ChunkedFile:
+        """Chunk a file (`FileChunks`) and make sure every embedding input fits the model.
 
         The chunker keeps each chunk's text within `chunk_options.max_tokens`, and
         word-piece counts add up across the header's newline, so only the headers are
         counted; a chunk is re-split only when its header could push it over the limit.
-        Returns (chunk, hash, embedding input, its word pieces) per checkpoint: the
-        count is the header's plus the chunker's when the counter adds up over lines
-        (None otherwise, and for a re-split part: a dry run counts those itself), and
-        `FileChunks.windows_reason` (why a code file was cut into line windows, or None).
+        Each `Checkpoint`'s word pieces are the header's plus the chunker's when the
+        counter adds up over lines (None otherwise, and for a re-split part: a dry run
+        counts those itself).
         """
         fc = chunk_file(path, text, self.chunk_options, self.embedder.count_tokens)
         heads = [embedding_input(path, c).split("\n", 1)[0] for c in fc.chunks]
         head_tokens = self.embedder.count_tokens(heads) if heads else []
-        out: list[tuple[Chunk, str, str, int | None]] = []
+        out: list[Checkpoint] = []
         for chunk, n_head, n_text in zip(fc.chunks, head_tokens, fc.tokens, strict=True):
             parts: list[tuple[Chunk, int | None]] = [(chunk, n_text)]
             if n_head + self.chunk_options.max_tokens > self.input_limit:
@@ -689,8 +600,8 @@ class Indexer:
             for part, n in parts:
                 inp = embedding_input(path, part)
                 tokens = n_head + n if self._tokens_add_up and n is not None else None
-                out.append((part, content_hash(inp), inp, tokens))
-        return (fc.language, out, fc.symbols), fc.windows_reason
+                out.append(Checkpoint(part, content_hash(inp), inp, tokens))
+        return ChunkedFile(fc.language, out, fc.symbols, fc.windows_reason)
 
     def _dry_run_plan(
         self, inputs: dict[str, tuple[str, int | None]], report: ProgressFn | None = None

@@ -35,7 +35,8 @@ import numpy as np
 from ctxd.indexer.embedder import Embedder, SentenceTransformerEmbedder, Vectors
 from ctxd.indexer.errors import IndexNotFound, QueryError, ValidationError
 from ctxd.indexer.memory import release_free_memory
-from ctxd.indexer.pipeline import Indexer, IndexStats, ProgressFn
+from ctxd.indexer.models import IndexStats, ProgressFn
+from ctxd.indexer.pipeline import Indexer
 from ctxd.indexer.store.open import WriterLock, open_store, write_lock, writers_at_work
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.store.sqlite.store import RepoRow

@@ -41,8 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ctxd.indexer.errors import CtxdError, IndexLocked, ValidationError
-from ctxd.indexer.models import FileEntry
-from ctxd.indexer.pipeline import IndexStats
+from ctxd.indexer.models import FileEntry, IndexStats
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.walk.walker import walk
 from ctxd.server.watch.changes import FULL, ChangeSet, Diff, Stat, candidates, diff, under_any
