@@ -51,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.corpus import ensure_corpus, eval_dir
 from bench.eval_quality import hit_from_json, load_scorer, ranked_files
-from ctxd.indexer.store.sqlite.schema import split_identifiers
+from ctxd.indexer.store.words import split_identifiers
 from ctxd.search.hybrid import FusionOptions, _stem, rank_hybrid
 from ctxd.search.keyword import STOPWORDS, keyword_terms
 from ctxd.search.models import Hit, MatchSource
@@ -298,7 +298,8 @@ def _definitions(text: str) -> list[ast.FunctionDef | ast.AsyncFunctionDef | ast
 
 def vectors(b: Bench, home: Path) -> None:
     os.environ["CTXD_HOME"] = str(home)
-    from ctxd.search.semantic import SearchFilters, _checkpoints_for
+    from ctxd.search.filters import SearchFilters
+    from ctxd.search.semantic import _checkpoints_for
     from ctxd.server.config import load_settings
     from ctxd.server.service import Service
 

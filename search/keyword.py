@@ -18,9 +18,9 @@ from typing import Any
 
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.store.words import split_identifiers
+from ctxd.search.filters import SearchFilters
 from ctxd.search.keyword_index import KeywordPostings
 from ctxd.search.models import Hit, LineMatch, MatchSource
-from ctxd.search.semantic import SearchFilters
 
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been

@@ -98,7 +98,7 @@ def test_a_stalled_zoekt_costs_its_timeout_and_a_note_never_the_answer(tmp_path)
 
 
 def test_the_lexical_leg_query_takes_identifiers_or_with_zoekt_content_words():
-    from ctxd.search.semantic import SearchFilters
+    from ctxd.search.filters import SearchFilters
     from ctxd.server.hybrid_case import hybrid_lexical_query
 
     none = SearchFilters()
