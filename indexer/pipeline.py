@@ -1,13 +1,12 @@
 """Indexes one repository: walk -> read -> chunk -> store (phase 1), then embed (phase 2).
 
 `Indexer(store, embedder, chunk_options).index(root, walk_options)` is the one entry
-point, used by the service layer for `ctxd index`, the MCP `index_repository` tool and
-the watcher. Phase 1 writes each changed file's rows (text, checkpoints, symbols, its
-summary: `indexer.chunk.summary`) all-or-nothing, several files to a commit (batches of
-1, 2, 4, ... 64 files, or what waited 1 s: `_CommitBatch`), so lexical and symbol search
-work at once; phase 2 embeds the checkpoint and summary texts that have no vector yet,
-longest-first-sorted batches, committed as it goes, so semantic search covers more and
-more while it runs.
+point (`ctxd index`, the MCP `index_repository` tool, the watcher). Phase 1 writes each
+changed file's rows (text, checkpoints, symbols, its summary: `indexer.chunk.summary`)
+all-or-nothing, several files to a commit (batches of 1, 2, 4, ... 64 files, or what
+waited 1 s: `_CommitBatch`), so lexical and symbol search work at once; phase 2 embeds
+the checkpoint and summary texts that have no vector yet, longest-first-sorted batches,
+committed as it goes, so semantic search covers more and more while it runs.
 
 Invariants:
 - Incremental and idempotent: a file whose (size, mtime_ns) is unchanged is not read;

@@ -85,7 +85,7 @@ class StoreIndex:
 class ExactMatrix:
     """Every vector in memory, for long-lived processes (the daemon, batch search).
 
-    sqlite-vec's KNN is a brute-force scan (83 ms at 100k rows, ../shared/LIMITS.md); a
+    sqlite-vec's KNN is a brute-force scan (docs/ARCHITECTURE.md, "Vector search"); a
     float32 matrix product over the same rows is several times faster (docs/BENCHMARKS.md,
     "Semantic, hybrid and symbol latency at scale"). `knn` refreshes the matrix from the
     store first: rows past the largest rowid it holds are appended (into spare capacity,

@@ -8,8 +8,7 @@ other parameter (`sslmode`, `sslrootcert`, `application_name`, ...) kept, since 
 passed through to libpq unchanged. `check_url(url)` says what is wrong with one, or
 nothing.
 
-Pure; imports no database driver (the CLI's start-up stays light). Used by
-`server.config` (the settings), `indexer.store.open` and `indexer.store.pg`.
+Pure; imports no database driver (the CLI's start-up stays light).
 """
 
 from __future__ import annotations

@@ -10,8 +10,7 @@ the engine.
   lock now", read once for a whole listing (status, freshness);
 - `store_location(db_path, options)`: where the index is, fit to show (no password).
 
-Both locks offer `WriterLock`. Called by the service layer (`server.service`) and the
-watcher; nothing else opens the index.
+Both locks offer `WriterLock`. Nothing else opens the index.
 """
 
 from __future__ import annotations

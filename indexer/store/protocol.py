@@ -1,7 +1,7 @@
 """What every store of the index offers, whatever engine holds it: `IndexStore`.
 
-One protocol per concern, each implemented once for SQLite (the modules of this package,
-composed into `indexer.store.store.Store`) and once for PostgreSQL
+One protocol per concern, each implemented once for SQLite (`indexer.store.sqlite`,
+composed into `indexer.store.sqlite.store.Store`) and once for PostgreSQL
 (`indexer.store.pg`, composed into `indexer.store.pg.store.PgStore`):
 
 - `Connection`: lifecycle, transactions, read snapshots, the generations caches key on,
@@ -11,7 +11,8 @@ composed into `indexer.store.store.Store`) and once for PostgreSQL
 - `VectorRows` (`indexer.store.vector_rows`) plus `VectorSearch`: the vectors and the
   nearest-neighbour search the engine does itself (a sqlite-vec scan, a pgvector HNSW
   index);
-- `KeywordSearch`: BM25 over the checkpoints' words (FTS5; PostgreSQL full text).
+- `KeywordSearch`: BM25 over the checkpoints' words (FTS5; PostgreSQL full text), and
+  the common terms' postings where the engine can hand them out (SQLite's FTS5).
 
 `IndexStore` is all of them: the type the pipeline, the search layer and the service
 hold. `indexer.store.open.open_store` opens one from a location. Imported for typing
@@ -112,7 +113,7 @@ class Connection(Protocol):
 
 
 class Repos(Protocol):
-    """The repositories (`indexer.store.repos`)."""
+    """The repositories (`indexer.store.sqlite.repos`)."""
 
     def repos(self) -> list[RepoRow]: ...
 
@@ -130,7 +131,7 @@ class Repos(Protocol):
 
 
 class Files(Protocol):
-    """A file's rows, written and removed together (`indexer.store.files`)."""
+    """A file's rows, written and removed together (`indexer.store.sqlite.files`)."""
 
     def stored_files(self, repo_id: int) -> dict[str, StoredFile]: ...
 
@@ -164,7 +165,7 @@ class Files(Protocol):
 
 
 class Pending(Protocol):
-    """What is left to embed (`indexer.store.pending`)."""
+    """What is left to embed (`indexer.store.sqlite.pending`)."""
 
     def pending_chunks(self, repo_id: int | None = None) -> list[PendingChunk]: ...
 
@@ -174,7 +175,7 @@ class Pending(Protocol):
 
 
 class Coverage(Protocol):
-    """Counts and roles for status and result notes (`indexer.store.coverage`)."""
+    """Counts and roles for status and result notes (`indexer.store.sqlite.coverage`)."""
 
     def lexical_only_files(
         self, repo_id: int, sample: int
@@ -192,7 +193,7 @@ class Coverage(Protocol):
 
 
 class VectorSearch(Protocol):
-    """Nearest neighbours found by the engine itself (`indexer.store.vectors`)."""
+    """Nearest neighbours found by the engine itself (`indexer.store.sqlite.vectors`)."""
 
     def nearest(
         self, vector: Sequence[float], k: int
@@ -214,7 +215,7 @@ class VectorSearch(Protocol):
 
 
 class KeywordSearch(Protocol):
-    """BM25 over the checkpoints' words: path, symbol and text (`indexer.store.keywords`)."""
+    """BM25 over the checkpoints' words: path, symbol and text (`indexer.store.sqlite.keywords`)."""
 
     def keyword_scores(
         self, terms: Sequence[str], *, where: str = "", params: Sequence[object] = (),

@@ -35,8 +35,7 @@ with `i` the 0-based character offset of the offending token. Two deliberate
 differences from Zoekt: an empty or whitespace-only query is an error (Zoekt's
 HTTP API rejects only ""), and a quoted `"("`/`")"` is text, not a parenthesis.
 
-Pure: no I/O. Called by `search/lexical/engine.py` (the embedded engine) and by anything
-that needs to validate a query before sending it to Zoekt.
+Pure: no I/O; also validates a query before it is sent to Zoekt.
 """
 
 from __future__ import annotations

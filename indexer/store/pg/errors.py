@@ -9,8 +9,7 @@ ctxd's own, with the URL's password scrubbed from every message.
 - a statement cancelled by `statement_timeout` -> `BackendTimeout`;
 - anything else -> None (a bug: the caller lets it go up as it is).
 
-`pg_errors(url)` is the context manager the store's methods run in. Called by
-`indexer.store.pg.connection` and `indexer.store.pg.locks`.
+`pg_errors(url)` is the context manager the store's methods and locks run in.
 """
 
 from __future__ import annotations

@@ -1,15 +1,15 @@
-"""The indexed text in the PostgreSQL store (`PgFileRows`), as `indexer.store.files` does it for
-SQLite: a file's row, its full text (`file_text`), its checkpoints with their words, its
+"""The indexed text in the PostgreSQL store (`PgFileRows`), as `indexer.store.sqlite.files`
+does it for SQLite: a file's row, its full text (`file_text`), its checkpoints with their words, its
 symbols and summary, written and removed together.
 
-A checkpoint's words are the same three texts FTS5 indexes (`schema.chunk_fts_row`: path,
-symbol, text with camelCase humps split), cut at every character that is not a letter or
-digit (as FTS5's `unicode61` does) and stored as one `tsvector` of the `ctxd_words`
-configuration with weights A (path), B (symbol) and D (text), plus their token count
-(`words_len`, FTS5's document length). `keyword_stats` keeps each repository's checkpoint
-and token counts, and `keyword_df` its document frequency of every lexeme, in the same
-transaction; `terms` / `freqs` hold each lexeme's column-weighted frequency
-(`ctxd_terms`, `ctxd_freqs`).
+A checkpoint's words are the same three texts FTS5 indexes
+(`indexer.store.words.chunk_fts_row`: path, symbol, text with camelCase humps split), cut at
+every character that is not a letter or digit (as FTS5's `unicode61` does) and stored as one
+`tsvector` of the `ctxd_words` configuration with weights A (path), B (symbol) and D (text),
+plus their token count (`words_len`, FTS5's document length). `keyword_stats` keeps each
+repository's checkpoint and token counts, and `keyword_df` its document frequency of every
+lexeme, in the same transaction; `terms` / `freqs` hold each lexeme's column-weighted
+frequency (`ctxd_terms`, `ctxd_freqs`).
 
 Invariants (as SQLite's): all rows of one file change in one transaction; every change
 to the text bumps the text generation; checkpoint ids come from a sequence and are never

@@ -1,6 +1,6 @@
 """Keyword ranking in PostgreSQL: BM25 over the checkpoints' `words` (`PgKeywordRows`).
 
-The same scores as FTS5's `bm25()` on SQLite (`indexer.store.keywords`), from the same
+The same scores as FTS5's `bm25()` on SQLite (`indexer.store.sqlite.keywords`), from the same
 words: each term of a question is turned into the index's lexemes by the store's own
 `ctxd_words` configuration (porter-stemmed; an identifier that splits into several words is
 a phrase, as FTS5 reads a quoted string); the GIN index on `words` finds the checkpoints

@@ -12,7 +12,7 @@ it left, as with SQLite.
 
 `held_keys(url)` lists the keys held right now (one query), for "indexing now" in status.
 Same interface as `indexer.store.lock.IndexFileLock` (`acquire`, `try_acquire`, `release`,
-`is_held`, `holder`). Called through `indexer.store.open`.
+`is_held`, `holder`): `indexer.store.open.WriterLock`.
 """
 
 from __future__ import annotations

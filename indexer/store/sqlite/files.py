@@ -2,9 +2,8 @@
 checkpoints with their FTS5 row in `chunk_fts`, its `symbols`, its summary in
 `summaries`), written and removed together.
 
-Called through `Store` by `indexer.pipeline` (stored_files, touch_file, replace_file,
-delete_files, the summary backfill) and the search layer (`file_texts`: the lexical engine,
-references); the search layer reads the other tables with its own SQL (`Store.query`).
+The pipeline writes through it; the search layer reads `file_texts` (the lexical engine,
+references) and the other tables with its own SQL (`Store.query`).
 
 Invariants:
 - All rows of one file (files, file_text, checkpoints, symbols, its summary) change in

@@ -3,8 +3,7 @@ phase (`pending_chunks`, `pending_summaries`) and counted (`count_pending`).
 
 A checkpoint text is pending while no `embeddings` row has its hash; a file summary while
 its row has text and no vector. Reads only: the vectors are written by
-`indexer.store.vectors`. Called through `Store` by `indexer.pipeline` (what to embed) and
-the watcher's batches (`count_pending`: whether embedding is left to do).
+`indexer.store.sqlite.vectors`.
 """
 
 from __future__ import annotations

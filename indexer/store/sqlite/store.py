@@ -8,7 +8,7 @@ symbol table, composed of one class per concern:
 - `pending.PendingRows`: the texts waiting for a vector;
 - `vectors.SqliteVecRows`: the vectors, behind the `vector_rows.VectorRows` seam, and
   sqlite-vec's nearest-neighbour scan;
-- `keywords.KeywordRows`: BM25 over the FTS5 word index;
+- `keywords.KeywordRows`: BM25 over the FTS5 word index, and its common terms' postings;
 - `coverage.Coverage`: counts and roles for status and result notes.
 
 `Store` is the SQLite implementation of `indexer.store.protocol.IndexStore`; the PostgreSQL
@@ -20,10 +20,8 @@ The row records (`records`) and `serialize_vector` are re-exported here, so call
 everything from this module. The concern modules stand apart (each builds on `Connection`
 alone, tests/test_layering.py); what spans them lives here (`remove_repo`, and what the
 `IndexStore` protocol asks of the connection: `engine`, `location`, `dialect`,
-`read_snapshot`, `reopen`).
-
-Called by `indexer.pipeline` (writes), `search/` (reads) and `server/` (opens one per
-thread). A connection belongs to one thread: open one `Store` per thread.
+`read_snapshot`, `reopen`). A connection belongs to one thread: open one `Store` per
+thread.
 """
 
 from __future__ import annotations
