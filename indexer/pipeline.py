@@ -17,6 +17,9 @@ Invariants:
   (unchanged files are recognised by stat, pending embeddings are found by hash).
 - A text already embedded anywhere in the index (same hash) is never embedded again.
 - A bad file is recorded (`Skipped` or `FileFailure`) and the run goes on.
+
+Just past 600 lines: the two phases share one run's statistics, stop signal and commits;
+what a file becomes before it is stored is `indexer.checkpoints`.
 """
 
 from __future__ import annotations
@@ -32,11 +35,14 @@ from functools import cached_property, partial
 from pathlib import Path
 from types import TracebackType
 
-import xxhash
-
-from ctxd.indexer.chunk.chunker import ChunkOptions, chunk_file, split_chunk
+from ctxd.indexer.checkpoints import (
+    ChunkedFile,
+    checkpoints_of,
+    embedding_input,
+    summary_of,
+)
+from ctxd.indexer.chunk.chunker import ChunkOptions
 from ctxd.indexer.chunk.languages import detect_language
-from ctxd.indexer.chunk.summary import file_summary
 from ctxd.indexer.embedder import Embedder
 from ctxd.indexer.models import (
     Chunk,
@@ -50,7 +56,6 @@ from ctxd.indexer.models import (
     RemovedFile,
     Skipped,
     SkipReason,
-    Symbol,
     WindowedFile,
     now_rfc3339,
 )
@@ -59,7 +64,6 @@ from ctxd.indexer.store.sqlite.store import (
     NO_SUMMARY,
     FileRecord,
     StoredFile,
-    Summary,
     serialize_vector,
 )
 from ctxd.indexer.walk.filefilter import FileFilter
@@ -80,29 +84,6 @@ GC_MIN_ORPHANS = 1000
 
 HEADER_TOKEN_RESERVE = 2
 """[CLS] and [SEP]: added by the model to every input."""
-
-
-def content_hash(text: str) -> str:
-    """A fast 128-bit content hash (xxh3), hex."""
-    return xxhash.xxh3_128_hexdigest(text.encode("utf-8", "surrogatepass"))
-
-
-def embedding_input(path: str, chunk: Chunk) -> str:
-    """The text embedded for a checkpoint: its path and symbol as a header, then its lines.
-
-    The header lets a question that names a module or function find it; it is part of
-    the hash, so the same lines at another path are a different input.
-    """
-    head = f"{path} {chunk.symbol}" if chunk.symbol else path
-    return f"{head}\n{chunk.text}"
-
-
-def summary_of(path: str, language: str, text: str, symbols: list[Symbol]) -> Summary:
-    """A file's summary (`indexer.chunk.summary`) with its hash, or `NO_SUMMARY`. The hash
-    lets an identical summary reuse a vector; it is of a marked text, so a dry run's
-    count never mistakes a summary for a checkpoint text."""
-    body = file_summary(path, language, text, symbols)
-    return NO_SUMMARY if body is None else Summary(body, content_hash("summary\n" + body))
 
 
 PROGRESS_EVERY = 25
@@ -128,28 +109,6 @@ TEXT_RULE_KEYS = ("lexical_only_rules", "lexical_only_patterns", "embed_allow",
 """Walk options that decide a file's role (and the version of the built-in rules): a
 repository whose stored values differ is re-read (`Role`s and secrets re-decided) even
 where the stat is unchanged."""
-
-
-@dataclass(frozen=True, slots=True)
-class Checkpoint:
-    """A chunk as the pipeline writes it: with the hash of its embedding input (the key of
-    its vector), the input itself, and the input's word pieces when known (else None)."""
-
-    chunk: Chunk
-    hash: str
-    input: str
-    tokens: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class ChunkedFile:
-    """What the pipeline makes of a file's `FileChunks`: its checkpoints, each fitting the
-    model, with its symbols, and why a code file was cut into line windows (or None)."""
-
-    language: str
-    checkpoints: list[Checkpoint]
-    symbols: list[Symbol]
-    windows_reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -574,33 +533,10 @@ class Indexer:
         return bool(getattr(self.embedder, "tokens_add_up", False))
 
     def chunk(self, path: str, text: str) -> ChunkedFile:
-        """Chunk a file (`FileChunks`) and make sure every embedding input fits the model.
-
-        The chunker keeps each chunk's text within `chunk_options.max_tokens`, and
-        word-piece counts add up across the header's newline, so only the headers are
-        counted; a chunk is re-split only when its header could push it over the limit.
-        Each `Checkpoint`'s word pieces are the header's plus the chunker's when the
-        counter adds up over lines (None otherwise, and for a re-split part: a dry run
-        counts those itself).
-        """
-        fc = chunk_file(path, text, self.chunk_options, self.embedder.count_tokens)
-        heads = [embedding_input(path, c).split("\n", 1)[0] for c in fc.chunks]
-        head_tokens = self.embedder.count_tokens(heads) if heads else []
-        out: list[Checkpoint] = []
-        for chunk, n_head, n_text in zip(fc.chunks, head_tokens, fc.tokens, strict=True):
-            parts: list[tuple[Chunk, int | None]] = [(chunk, n_text)]
-            if n_head + self.chunk_options.max_tokens > self.input_limit:
-                n_body = n_text if self._tokens_add_up else self.embedder.count_tokens(
-                    [chunk.text])[0]
-                budget = max(8, self.input_limit - n_head)
-                if n_head + n_body > self.input_limit:
-                    parts = [(p, None) for p in split_chunk(chunk, budget,
-                                                            self.embedder.count_tokens)]
-            for part, n in parts:
-                inp = embedding_input(path, part)
-                tokens = n_head + n if self._tokens_add_up and n is not None else None
-                out.append(Checkpoint(part, content_hash(inp), inp, tokens))
-        return ChunkedFile(fc.language, out, fc.symbols, fc.windows_reason)
+        """The file's checkpoints, each embedding input fitting the model
+        (`indexer.checkpoints.checkpoints_of`)."""
+        return checkpoints_of(path, text, self.chunk_options, self.embedder.count_tokens,
+                              self.input_limit, tokens_add_up=self._tokens_add_up)
 
     def _dry_run_plan(
         self, inputs: dict[str, tuple[str, int | None]], report: ProgressFn | None = None

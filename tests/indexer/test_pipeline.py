@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from ctxd.indexer.checkpoints import embedding_input
 from ctxd.indexer.errors import ModelMismatch, ValidationError
 from ctxd.indexer.models import Chunk
-from ctxd.indexer.pipeline import Indexer, embedding_input
+from ctxd.indexer.pipeline import Indexer
 from ctxd.indexer.store.sqlite.store import Store
 from ctxd.indexer.walk.walker import WalkOptions
 from tests.conftest import FakeEmbedder
