@@ -4,9 +4,8 @@ search layer do with the vectors of an index, whatever engine holds them.
 `indexer.store.sqlite.vectors.SqliteVecRows` implements it on the SQLite file (an
 `embeddings` row per embedded text, its vector in the sqlite-vec table `vec_embeddings`),
 `indexer.store.pg.vectors.PgVectorRows` with pgvector; nothing that calls these methods
-knows which. The nearest-neighbour
-search over the vectors has its own seam on the search side (`search.vectors.VectorIndex`),
-and an engine that searches in the database (pgvector's `<=>`) adds one there.
+knows which. The nearest-neighbour search is the engine's own (`VectorSearch` of
+`indexer.store.protocol`), or the search layer's in-memory matrices (`search.vectors`).
 
 Contract, for every implementation:
 - A checkpoint's vector belongs to the hash of the text that was embedded, shared by every
