@@ -4,13 +4,13 @@
 directory, so re-runs are identical) and yields a `FileEntry` for every admitted file and
 a `Skipped` for every refused file or directory; it never raises for a bad file and never
 reads file contents. Each directory is listed through a descriptor opened by
-`indexer.walk.safeopen.open_verified`: a folder swapped for a symlink after its parent
-was listed is refused, never listed in its place (files are read later, the same way,
-by `indexer.walk.judge`). `validate_walk_options` / `validate_root` check the caller's
-input before any work; `compile_policy(opts)` turns `WalkOptions` into the
-`indexer.walk.policy.Policy` that both `walk` and `indexer.walk.filefilter.FileFilter`
-(the same policy, one path at a time, for the file watcher) apply. Knows nothing of
-chunks, embeddings or storage.
+`indexer.walk.safeopen.open_verified`: a folder swapped for a symlink after its parent was
+listed is refused, never listed in its place (files are read later, the same way, by
+`indexer.walk.judge`; `read_text`, re-exported from `indexer.walk.reader`, reads one).
+`validate_walk_options` / `validate_root` check the caller's input before any work;
+`compile_policy(opts)` turns `WalkOptions` into the `indexer.walk.policy.Policy` that both
+`walk` and `indexer.walk.filefilter.FileFilter` (the same policy, one path at a time, for
+the file watcher) apply. Knows nothing of chunks, embeddings or storage.
 
 Policy, first match wins (the same order in `walk` and `FileFilter`):
 
@@ -93,6 +93,7 @@ from ctxd.indexer.walk.policy import (
     stat_error,
     venv_verdict,
 )
+from ctxd.indexer.walk.reader import read_text
 from ctxd.indexer.walk.safeopen import O_DIR, PathChanged, open_verified
 from ctxd.indexer.walk.textclass import TextRules
 
@@ -103,6 +104,7 @@ __all__ = [
     "MAX_LEXICAL_FILE_SIZE_LIMIT",
     "WalkOptions",
     "compile_policy",
+    "read_text",
     "validate_root",
     "validate_walk_options",
     "walk",
