@@ -27,7 +27,7 @@ from ctxd.indexer.chunk.chunker import ChunkOptions, chunk_file
 from ctxd.indexer.chunk.tokens import load_token_counter
 from ctxd.indexer.embedder import EmbedOptions, SentenceTransformerEmbedder
 from ctxd.indexer.pipeline import Indexer
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.sqlite.store import Store
 from ctxd.indexer.walk.walker import WalkOptions
 
 

@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.bench_search import VOCAB, WORDS, ZIPF
 from bench.stats import summary
 from ctxd.indexer.models import Chunk, Symbol
-from ctxd.indexer.store.store import FileRecord, Store, serialize_vector
+from ctxd.indexer.store.sqlite.store import FileRecord, Store, serialize_vector
 
 ROOT = Path(__file__).resolve().parents[1]
 MAIN = "from ctxd.server.cli.main import main; main()"

@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.corpus import ensure_corpus, eval_dir
 from bench.stats import emit, percentile
+from ctxd.indexer.checkpoints import embedding_input
 from ctxd.indexer.models import Chunk
-from ctxd.indexer.pipeline import embedding_input
 from ctxd.server.config import load_settings
 from ctxd.server.service import Service
 

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.bench_lexical import search_uncached
 from bench.stats import emit, summary
 from ctxd.indexer.pipeline import Indexer
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.sqlite.store import Store
 from ctxd.indexer.walk.walker import WalkOptions
 from ctxd.search.lexical.engine import EmbeddedLexical
 

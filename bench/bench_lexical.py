@@ -52,7 +52,7 @@ import re2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.sqlite.store import Store
 from ctxd.search.lexical import engine as engine_module
 from ctxd.search.lexical.engine import EmbeddedLexical
 

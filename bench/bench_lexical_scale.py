@@ -23,9 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.bench_lexical import search_uncached
 from bench.corpus import eval_dir
 from bench.stats import emit
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.sqlite.store import Store
+from ctxd.search.filters import SearchFilters
 from ctxd.search.lexical.engine import EmbeddedLexical
-from ctxd.search.semantic import SearchFilters
 from ctxd.server.hybrid_case import hybrid_lexical_query
 
 

@@ -30,7 +30,7 @@ def measure(tree: Path) -> dict[str, float]:
     """One dry run and one phase-1 run of `tree` with the `ctxd` this process imports."""
     from ctxd.indexer.embedder import EmbedOptions, SentenceTransformerEmbedder
     from ctxd.indexer.pipeline import Indexer
-    from ctxd.indexer.store.store import Store
+    from ctxd.indexer.store.sqlite.store import Store
     from ctxd.indexer.walk.walker import WalkOptions
 
     emb = SentenceTransformerEmbedder(EmbedOptions())  # counts tokens; never loads torch

@@ -48,9 +48,10 @@ from bench.corpus import ensure_corpus, eval_dir
 from bench.stats import emit, summary
 from ctxd.indexer.memory import release_free_memory
 from ctxd.indexer.models import Chunk, Symbol
-from ctxd.indexer.store.store import FileRecord, Store, Summary, serialize_vector
+from ctxd.indexer.store.sqlite.store import FileRecord, Store, Summary, serialize_vector
+from ctxd.search.filters import SearchFilters
 from ctxd.search.lexical.engine import EmbeddedLexical
-from ctxd.search.semantic import SearchFilters, knn, rank_by_vector
+from ctxd.search.semantic import knn, rank_by_vector
 from ctxd.search.vectors import ExactMatrix
 from ctxd.server.hybrid_case import hybrid_lexical_query
 from tests.conftest import FakeEmbedder

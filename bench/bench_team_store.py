@@ -58,8 +58,8 @@ from ctxd.indexer.models import Chunk
 from ctxd.indexer.store.location import StoreOptions
 from ctxd.indexer.store.open import open_store
 from ctxd.indexer.store.protocol import IndexStore
-from ctxd.indexer.store.store import FileRecord, Summary, serialize_vector
-from ctxd.search.semantic import SearchFilters
+from ctxd.indexer.store.sqlite.store import FileRecord, Summary, serialize_vector
+from ctxd.search.filters import SearchFilters
 from ctxd.server.hybrid_case import hybrid_lexical_query
 from tests.vector_data import clustered_unit_vectors
 

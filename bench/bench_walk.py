@@ -76,7 +76,7 @@ def measure(tree: Path, runs: int) -> dict[str, object]:
     """One round of the three measurements with whichever `ctxd` is importable."""
     from ctxd.indexer.models import FileEntry
     from ctxd.indexer.pipeline import Indexer
-    from ctxd.indexer.store.store import Store
+    from ctxd.indexer.store.sqlite.store import Store
     from ctxd.indexer.walk.walker import WalkOptions, walk
 
     def timed_walk(opts: WalkOptions) -> tuple[float, float, int, int]:

@@ -28,7 +28,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.stats import emit
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.sqlite.store import Store
 
 CLI = [sys.executable, "-m", "ctxd.server.cli.main"]
 MODEL = "all-MiniLM-L6-v2"

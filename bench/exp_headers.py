@@ -141,7 +141,7 @@ def header(path: str, symbol: str | None, start_line: int, context: FileContext 
 
 def main() -> None:
     from ctxd.indexer.embedder import SentenceTransformerEmbedder
-    from ctxd.indexer.store.store import Store, serialize_vector
+    from ctxd.indexer.store.sqlite.store import Store, serialize_vector
     from ctxd.server.config import load_settings
 
     src, dst = Path(sys.argv[1]), Path(sys.argv[2])

@@ -51,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.corpus import ensure_corpus, eval_dir
 from bench.eval_quality import hit_from_json, load_scorer, ranked_files
-from ctxd.indexer.store.schema import split_identifiers
+from ctxd.indexer.store.words import split_identifiers
 from ctxd.search.hybrid import FusionOptions, _stem, rank_hybrid
 from ctxd.search.keyword import STOPWORDS, keyword_terms
 from ctxd.search.models import Hit, MatchSource
@@ -210,7 +210,7 @@ def replay(b: Bench, home: Path) -> None:
     print(b.row("shipped default", default_rank))
     for w in (0.1, 0.2, 0.3):
         print(b.row(f"+ whole-file BM25 x {w}", file_boost(bm25, w)))
-    from ctxd.indexer.store.store import Store
+    from ctxd.indexer.store.sqlite.store import Store
 
     store = Store.open(home / "index.db")
     sizes = {str(p): int(c) for p, c in store.query(
@@ -298,7 +298,8 @@ def _definitions(text: str) -> list[ast.FunctionDef | ast.AsyncFunctionDef | ast
 
 def vectors(b: Bench, home: Path) -> None:
     os.environ["CTXD_HOME"] = str(home)
-    from ctxd.search.semantic import SearchFilters, _checkpoints_for
+    from ctxd.search.filters import SearchFilters
+    from ctxd.search.semantic import _checkpoints_for
     from ctxd.server.config import load_settings
     from ctxd.server.service import Service
 
@@ -434,7 +435,7 @@ def camel_split(text: str) -> str:
 
 def text(home: Path, mode: str, dst: Path) -> None:
     from ctxd.indexer.embedder import SentenceTransformerEmbedder
-    from ctxd.indexer.store.store import Store, serialize_vector
+    from ctxd.indexer.store.sqlite.store import Store, serialize_vector
     from ctxd.server.config import load_settings
 
     rewrite = {"nl": as_words, "camel": camel_split}[mode]

@@ -23,7 +23,7 @@ import psycopg
 
 from ctxd.indexer.models import Chunk, Symbol
 from ctxd.indexer.store.protocol import IndexStore
-from ctxd.indexer.store.store import FileRecord, Summary, serialize_vector
+from ctxd.indexer.store.sqlite.store import FileRecord, Summary, serialize_vector
 
 SETTINGS = {
     "shared_buffers": "2GB",

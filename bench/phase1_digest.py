@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ctxd.indexer.embedder import EmbedOptions, SentenceTransformerEmbedder
 from ctxd.indexer.pipeline import Indexer
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.sqlite.store import Store
 from ctxd.indexer.walk.walker import WalkOptions
 
 ROWS = {

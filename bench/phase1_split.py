@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import ctxd.indexer.chunk.chunker as chunker
 import ctxd.indexer.chunk.syntax as syntax
 import ctxd.indexer.pipeline as pipeline
-import ctxd.indexer.store.store as store_mod
+import ctxd.indexer.store.sqlite.store as store_mod
 from ctxd.indexer.embedder import EmbedOptions, SentenceTransformerEmbedder
 from ctxd.indexer.walk.walker import WalkOptions
 

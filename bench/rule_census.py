@@ -45,7 +45,7 @@ def census(tree: Path, checkpoints: bool) -> dict[str, dict[str, Any]]:
         from ctxd.indexer.embed_options import EmbedOptions
         from ctxd.indexer.embedder import SentenceTransformerEmbedder
         from ctxd.indexer.pipeline import Indexer
-        from ctxd.indexer.store.store import Store
+        from ctxd.indexer.store.sqlite.store import Store
 
         store = Store.open(Path(tempfile.mkdtemp(prefix="ctxd-census-")) / "index.db")
         indexer = Indexer(store, SentenceTransformerEmbedder(EmbedOptions()))

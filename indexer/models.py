@@ -1,12 +1,16 @@
-"""Records that cross layers: what the walker finds, what the chunker makes, what a run reports.
+"""Records that cross layers: what the walker finds, what the chunker makes, what an index
+run reports (`IndexStats`, its `Progress`, the times they carry: `now_rfc3339`).
 
-All are frozen dataclasses with slots; paths in records are repo-relative POSIX
-strings. Closed sets are Enums with one docstring per member. Nothing here does I/O.
+All are dataclasses with slots, frozen but for `IndexStats` (the pipeline fills it in as
+it runs); paths in records are repo-relative POSIX strings. Closed sets are Enums with one
+docstring per member. Nothing here does I/O.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from enum import StrEnum
 
 HOME_MARKER = ".ctxd-home"
@@ -118,3 +122,118 @@ class FileFailure:
 
     file: str
     error: str
+
+
+def now_rfc3339(ts: float | None = None, *, timespec: str = "seconds") -> str:
+    """A UTC time (now, or the epoch seconds `ts`) as RFC 3339, e.g. 2026-11-22T10:00:00Z."""
+    t = datetime.now(UTC) if ts is None else datetime.fromtimestamp(ts, UTC)
+    return t.isoformat(timespec=timespec).replace("+00:00", "Z")
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """A progress report: `phase` is `walk`, `embed` or `done`."""
+
+    phase: str
+    done: int
+    total: int | None
+    message: str = ""
+
+
+ProgressFn = Callable[[Progress], None]
+
+
+@dataclass(frozen=True, slots=True)
+class RemovedFile:
+    """A file that left the index in a run, and why."""
+
+    file: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class NotEmbedded:
+    """A file kept for lexical search only: its role (`indexer.walk.textclass.Role`) and,
+    when this run decided it, why."""
+
+    path: str
+    role: str
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LargeFile:
+    """A file that yielded a very large number of checkpoints."""
+
+    path: str
+    checkpoints: int
+
+
+@dataclass(frozen=True, slots=True)
+class WindowedFile:
+    """A code file cut into line windows instead of by syntax, and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass(slots=True)
+class IndexStats:
+    """What an index run did (the `index_repository` / `ctxd index --json` result)."""
+
+    path: str
+    repository: str
+    include_patterns: list[str]
+    exclude_patterns: list[str]
+    max_file_size: int
+    files_indexed: int = 0
+    """Files in the index for this repository after the run (new, changed and unchanged)."""
+    files_updated: int = 0
+    """Files new or changed in this run (their rows were rewritten)."""
+    files_unchanged: int = 0
+    files_removed: int = 0
+    removed_reasons: dict[str, int] = field(default_factory=dict)
+    """Why the removed files left the index, by reason: `deleted` (gone from disk) or the
+    walk's skip reason for files still on disk (`not_included`, `excluded`, `ignored`,
+    `too_large`, ...: the new options or ignore rules leave them out)."""
+    removed_files: list[RemovedFile] = field(default_factory=list)
+    """The first `indexer.pipeline.REMOVED_SAMPLE` removed files with their reason."""
+    files_skipped: dict[str, int] = field(default_factory=dict)
+    skipped_files: list[Skipped] = field(default_factory=list)
+    """The first `indexer.pipeline.SKIPPED_SAMPLE` files the walk refused, with reason and
+    detail."""
+    sensitive_files: list[str] = field(default_factory=list)
+    """The first `SKIPPED_SAMPLE` files left out as likely secrets (by name or content),
+    named apart so that a report can say which, however many other files were skipped."""
+    not_embedded: dict[str, int] = field(default_factory=dict)
+    """Files of the repository kept greppable but not embedded, by role (`lockfile`,
+    `vendored`, `built`, `minified`, `certificate`, `data`; `indexer.walk.textclass`)."""
+    not_embedded_files: list[NotEmbedded] = field(default_factory=list)
+    """The first `SKIPPED_SAMPLE` of them, with role and reason."""
+    large_files: list[LargeFile] = field(default_factory=list)
+    """Files of this run that yielded `indexer.pipeline.LARGE_FILE_CHECKPOINTS` checkpoints or
+    more."""
+    windowed_files: list[WindowedFile] = field(default_factory=list)
+    """Code files of this run cut into line windows because their syntax parse ran over
+    `chunk.parse_budget_ms` (or failed): the first `SKIPPED_SAMPLE`, with the reason."""
+    files_failed: list[FileFailure] = field(default_factory=list)
+    checkpoints: int = 0
+    """Checkpoints in the index for this repository after the run."""
+    chunks_embedded: int = 0
+    """Distinct texts embedded in this run (the rest were already in the index)."""
+    chunks_to_embed: int = 0
+    """Dry run: distinct texts a real run would embed."""
+    tokens_to_embed: int = 0
+    """Dry run: word pieces in those texts."""
+    indexed_at: str = ""
+    duration_ms: int = 0
+    dry_run: bool = False
+    stopped: bool = False
+    """`should_stop` ended the run early: committed files are whole, the rest (and any
+    removals) wait for the next run."""
+    stopped_in: str = ""
+    """Where a stopped run stopped: `walk` (files not reached yet, and removals, wait) or
+    `embed` (`embeddings_pending` texts wait)."""
+    embeddings_pending: int = 0
+    """A run stopped while embedding: texts (checkpoints and file summaries) of this
+    repository left without a vector."""

@@ -1,13 +1,12 @@
 """Indexes one repository: walk -> read -> chunk -> store (phase 1), then embed (phase 2).
 
 `Indexer(store, embedder, chunk_options).index(root, walk_options)` is the one entry
-point, used by the service layer for `ctxd index`, the MCP `index_repository` tool and
-the watcher. Phase 1 writes each changed file's rows (text, checkpoints, symbols, its
-summary: `indexer.chunk.summary`) all-or-nothing, several files to a commit (batches of
-1, 2, 4, ... 64 files, or what waited 1 s: `_CommitBatch`), so lexical and symbol search
-work at once; phase 2 embeds the checkpoint and summary texts that have no vector yet,
-longest-first-sorted batches, committed as it goes, so semantic search covers more and
-more while it runs.
+point (`ctxd index`, the MCP `index_repository` tool, the watcher). Phase 1 writes each
+changed file's rows (text, checkpoints, symbols, its summary: `indexer.chunk.summary`)
+all-or-nothing, several files to a commit (batches of 1, 2, 4, ... 64 files, or what
+waited 1 s: `_CommitBatch`), so lexical and symbol search work at once; phase 2 embeds
+the checkpoint and summary texts that have no vector yet, longest-first-sorted batches,
+committed as it goes, so semantic search covers more and more while it runs.
 
 Invariants:
 - Incremental and idempotent: a file whose (size, mtime_ns) is unchanged is not read;
@@ -18,6 +17,9 @@ Invariants:
   (unchanged files are recognised by stat, pending embeddings are found by hash).
 - A text already embedded anywhere in the index (same hash) is never embedded again.
 - A bad file is recorded (`Skipped` or `FileFailure`) and the run goes on.
+
+Just past 600 lines: the two phases share one run's statistics, stop signal and commits;
+what a file becomes before it is stored is `indexer.checkpoints`.
 """
 
 from __future__ import annotations
@@ -28,25 +30,40 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from functools import cached_property, partial
 from pathlib import Path
 from types import TracebackType
 
-import xxhash
-
-from ctxd.indexer.chunk.chunker import ChunkOptions, chunk_file, split_chunk
+from ctxd.indexer.checkpoints import (
+    ChunkedFile,
+    checkpoints_of,
+    embedding_input,
+    summary_of,
+)
+from ctxd.indexer.chunk.chunker import ChunkOptions
 from ctxd.indexer.chunk.languages import detect_language
-from ctxd.indexer.chunk.summary import file_summary
 from ctxd.indexer.embedder import Embedder
-from ctxd.indexer.models import Chunk, FileEntry, FileFailure, Skipped, SkipReason, Symbol
+from ctxd.indexer.models import (
+    Chunk,
+    FileEntry,
+    FileFailure,
+    IndexStats,
+    LargeFile,
+    NotEmbedded,
+    Progress,
+    ProgressFn,
+    RemovedFile,
+    Skipped,
+    SkipReason,
+    WindowedFile,
+    now_rfc3339,
+)
 from ctxd.indexer.store.protocol import IndexStore
-from ctxd.indexer.store.store import (
+from ctxd.indexer.store.sqlite.store import (
     NO_SUMMARY,
     FileRecord,
     StoredFile,
-    Summary,
     serialize_vector,
 )
 from ctxd.indexer.walk.filefilter import FileFilter
@@ -67,108 +84,6 @@ GC_MIN_ORPHANS = 1000
 
 HEADER_TOKEN_RESERVE = 2
 """[CLS] and [SEP]: added by the model to every input."""
-
-
-def now_rfc3339(ts: float | None = None, *, timespec: str = "seconds") -> str:
-    """A UTC time (now, or the epoch seconds `ts`) as RFC 3339, e.g. 2026-11-22T10:00:00Z."""
-    t = datetime.now(UTC) if ts is None else datetime.fromtimestamp(ts, UTC)
-    return t.isoformat(timespec=timespec).replace("+00:00", "Z")
-
-
-def content_hash(text: str) -> str:
-    """A fast 128-bit content hash (xxh3), hex."""
-    return xxhash.xxh3_128_hexdigest(text.encode("utf-8", "surrogatepass"))
-
-
-def embedding_input(path: str, chunk: Chunk) -> str:
-    """The text embedded for a checkpoint: its path and symbol as a header, then its lines.
-
-    The header lets a question that names a module or function find it; it is part of
-    the hash, so the same lines at another path are a different input.
-    """
-    head = f"{path} {chunk.symbol}" if chunk.symbol else path
-    return f"{head}\n{chunk.text}"
-
-
-def summary_of(path: str, language: str, text: str, symbols: list[Symbol]) -> Summary:
-    """A file's summary (`indexer.chunk.summary`) with its hash, or `NO_SUMMARY`. The hash
-    lets an identical summary reuse a vector; it is of a marked text, so a dry run's
-    count never mistakes a summary for a checkpoint text."""
-    body = file_summary(path, language, text, symbols)
-    return NO_SUMMARY if body is None else Summary(body, content_hash("summary\n" + body))
-
-
-@dataclass(frozen=True, slots=True)
-class Progress:
-    """A progress report: `phase` is `walk`, `embed` or `done`."""
-
-    phase: str
-    done: int
-    total: int | None
-    message: str = ""
-
-
-ProgressFn = Callable[[Progress], None]
-
-
-@dataclass(slots=True)
-class IndexStats:
-    """What an index run did (the `index_repository` / `ctxd index --json` result)."""
-
-    path: str
-    repository: str
-    include_patterns: list[str]
-    exclude_patterns: list[str]
-    max_file_size: int
-    files_indexed: int = 0
-    """Files in the index for this repository after the run (new, changed and unchanged)."""
-    files_updated: int = 0
-    """Files new or changed in this run (their rows were rewritten)."""
-    files_unchanged: int = 0
-    files_removed: int = 0
-    removed_reasons: dict[str, int] = field(default_factory=dict)
-    """Why the removed files left the index, by reason: `deleted` (gone from disk) or the
-    walk's skip reason for files still on disk (`not_included`, `excluded`, `ignored`,
-    `too_large`, ...: the new options or ignore rules leave them out)."""
-    removed_files: list[RemovedFile] = field(default_factory=list)
-    """The first `REMOVED_SAMPLE` removed files with their reason."""
-    files_skipped: dict[str, int] = field(default_factory=dict)
-    skipped_files: list[Skipped] = field(default_factory=list)
-    """The first `SKIPPED_SAMPLE` files the walk refused, with reason and detail."""
-    sensitive_files: list[str] = field(default_factory=list)
-    """The first `SKIPPED_SAMPLE` files left out as likely secrets (by name or content),
-    named apart so that a report can say which, however many other files were skipped."""
-    not_embedded: dict[str, int] = field(default_factory=dict)
-    """Files of the repository kept greppable but not embedded, by role (`lockfile`,
-    `vendored`, `built`, `minified`, `certificate`, `data`; `indexer.walk.textclass`)."""
-    not_embedded_files: list[NotEmbedded] = field(default_factory=list)
-    """The first `SKIPPED_SAMPLE` of them, with role and reason."""
-    large_files: list[LargeFile] = field(default_factory=list)
-    """Files of this run that yielded `LARGE_FILE_CHECKPOINTS` checkpoints or more."""
-    windowed_files: list[WindowedFile] = field(default_factory=list)
-    """Code files of this run cut into line windows because their syntax parse ran over
-    `chunk.parse_budget_ms` (or failed): the first `SKIPPED_SAMPLE`, with the reason."""
-    files_failed: list[FileFailure] = field(default_factory=list)
-    checkpoints: int = 0
-    """Checkpoints in the index for this repository after the run."""
-    chunks_embedded: int = 0
-    """Distinct texts embedded in this run (the rest were already in the index)."""
-    chunks_to_embed: int = 0
-    """Dry run: distinct texts a real run would embed."""
-    tokens_to_embed: int = 0
-    """Dry run: word pieces in those texts."""
-    indexed_at: str = ""
-    duration_ms: int = 0
-    dry_run: bool = False
-    stopped: bool = False
-    """`should_stop` ended the run early: committed files are whole, the rest (and any
-    removals) wait for the next run."""
-    stopped_in: str = ""
-    """Where a stopped run stopped: `walk` (files not reached yet, and removals, wait) or
-    `embed` (`embeddings_pending` texts wait)."""
-    embeddings_pending: int = 0
-    """A run stopped while embedding: texts (checkpoints and file summaries) of this
-    repository left without a vector."""
 
 
 PROGRESS_EVERY = 25
@@ -197,46 +112,12 @@ where the stat is unchanged."""
 
 
 @dataclass(frozen=True, slots=True)
-class NotEmbedded:
-    """A file kept for lexical search only: its role (`indexer.walk.textclass.Role`) and,
-    when this run decided it, why."""
-
-    path: str
-    role: str
-    detail: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class LargeFile:
-    """A file that yielded a very large number of checkpoints."""
-
-    path: str
-    checkpoints: int
-
-
-@dataclass(frozen=True, slots=True)
-class WindowedFile:
-    """A code file cut into line windows instead of by syntax, and why."""
-
-    path: str
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
 class _FileRun:
     """What every file of one run is judged by."""
 
     judge: FileJudge
     recheck: bool
     """The text rules changed since the last run: ignore the stat shortcut."""
-
-
-@dataclass(frozen=True, slots=True)
-class RemovedFile:
-    """A file that left the index in a run, and why."""
-
-    file: str
-    reason: str
 
 
 class _CommitBatch:
@@ -594,8 +475,7 @@ class Indexer:
                 batch.add(partial(self.store.touch_file, old.id, entry.size, entry.mtime_ns))
             return False
         if role.lexical_only:
-            chunks: tuple[str, list[tuple[Chunk, str, str, int | None]], list[Symbol]] = (
-                detect_language(entry.path, text), [], [])
+            chunks = ChunkedFile(detect_language(entry.path, text), [], [])
         else:
             found = self._chunk_reporting(entry.path, text, stats)
             if isinstance(found, Skipped):
@@ -605,12 +485,12 @@ class Indexer:
             stats.not_embedded[role.value] = stats.not_embedded.get(role.value, 0) + 1
             if len(stats.not_embedded_files) < SKIPPED_SAMPLE:
                 stats.not_embedded_files.append(NotEmbedded(entry.path, role.value, why))
-        if len(chunks[1]) >= LARGE_FILE_CHECKPOINTS:
-            stats.large_files.append(LargeFile(entry.path, len(chunks[1])))
+        if len(chunks.checkpoints) >= LARGE_FILE_CHECKPOINTS:
+            stats.large_files.append(LargeFile(entry.path, len(chunks.checkpoints)))
         summary = NO_SUMMARY if role.lexical_only else summary_of(
-            entry.path, chunks[0], text, chunks[2])
+            entry.path, chunks.language, text, chunks.symbols)
         if dry_run:
-            new_inputs.update((h, (inp, n)) for _chunk, h, inp, n in chunks[1])
+            new_inputs.update((c.hash, (c.input, c.tokens)) for c in chunks.checkpoints)
             if summary.text:
                 new_inputs[summary.hash] = (summary.text, None)
             return True
@@ -619,7 +499,7 @@ class Indexer:
             size=entry.size,
             mtime_ns=entry.mtime_ns,
             hash=digest,
-            language=chunks[0],
+            language=chunks.language,
             lines=text.count("\n") + (0 if text.endswith("\n") or not text else 1),
             role=role.value,
         )
@@ -628,69 +508,35 @@ class Indexer:
             repo_id,
             record,
             text,
-            [(c, h) for c, h, _inp, _n in chunks[1]],
-            chunks[2],
+            [(c.chunk, c.hash) for c in chunks.checkpoints],
+            chunks.symbols,
             now,
             summary,
         ))
         return True
 
-    def _chunk_reporting(
-        self, path: str, text: str, stats: IndexStats
-    ) -> tuple[str, list[tuple[Chunk, str, str, int | None]], list[Symbol]] | Skipped:
+    def _chunk_reporting(self, path: str, text: str, stats: IndexStats) -> ChunkedFile | Skipped:
         """`chunk`, naming in `stats` a file cut into line windows for want of a parse; a
         file the chunker fails on is UNREADABLE (a bug, logged), the run goes on."""
         try:
-            chunks, windows_reason = self.chunk_with_reason(path, text)
+            chunks = self.chunk(path, text)
         except Exception as exc:
             log.exception("chunking %s failed", path)
             return Skipped(path, SkipReason.UNREADABLE,
                            f"could not be chunked: {type(exc).__name__}: {exc}")
-        if windows_reason and len(stats.windowed_files) < SKIPPED_SAMPLE:
-            stats.windowed_files.append(WindowedFile(path, windows_reason))
+        if chunks.windows_reason and len(stats.windowed_files) < SKIPPED_SAMPLE:
+            stats.windowed_files.append(WindowedFile(path, chunks.windows_reason))
         return chunks
 
     @cached_property
     def _tokens_add_up(self) -> bool:
         return bool(getattr(self.embedder, "tokens_add_up", False))
 
-    def chunk(
-        self, path: str, text: str
-    ) -> tuple[str, list[tuple[Chunk, str, str, int | None]], list[Symbol]]:
-        """`chunk_with_reason` without the reason."""
-        return self.chunk_with_reason(path, text)[0]
-
-    def chunk_with_reason(
-        self, path: str, text: str
-    ) -> tuple[tuple[str, list[tuple[Chunk, str, str, int | None]], list[Symbol]], str | None]:
-        """Chunk a file and make sure every embedding input fits the model.
-
-        The chunker keeps each chunk's text within `chunk_options.max_tokens`, and
-        word-piece counts add up across the header's newline, so only the headers are
-        counted; a chunk is re-split only when its header could push it over the limit.
-        Returns (chunk, hash, embedding input, its word pieces) per checkpoint: the
-        count is the header's plus the chunker's when the counter adds up over lines
-        (None otherwise, and for a re-split part: a dry run counts those itself), and
-        `FileChunks.windows_reason` (why a code file was cut into line windows, or None).
-        """
-        fc = chunk_file(path, text, self.chunk_options, self.embedder.count_tokens)
-        heads = [embedding_input(path, c).split("\n", 1)[0] for c in fc.chunks]
-        head_tokens = self.embedder.count_tokens(heads) if heads else []
-        out: list[tuple[Chunk, str, str, int | None]] = []
-        for chunk, n_head, n_text in zip(fc.chunks, head_tokens, fc.tokens, strict=True):
-            parts: list[tuple[Chunk, int | None]] = [(chunk, n_text)]
-            if n_head + self.chunk_options.max_tokens > self.input_limit:
-                n_body = n_text if self._tokens_add_up else self.embedder.count_tokens(
-                    [chunk.text])[0]
-                budget = max(8, self.input_limit - n_head)
-                if n_head + n_body > self.input_limit:
-                    parts = [(p, None) for p in split_chunk(chunk, budget,
-                                                            self.embedder.count_tokens)]
-            for part, n in parts:
-                inp = embedding_input(path, part)
-                tokens = n_head + n if self._tokens_add_up and n is not None else None
-                out.append((part, content_hash(inp), inp, tokens))
-        return (fc.language, out, fc.symbols), fc.windows_reason
+    def chunk(self, path: str, text: str) -> ChunkedFile:
+        """The file's checkpoints, each embedding input fitting the model
+        (`indexer.checkpoints.checkpoints_of`)."""
+        return checkpoints_of(path, text, self.chunk_options, self.embedder.count_tokens,
+                              self.input_limit, tokens_add_up=self._tokens_add_up)
 
     def _dry_run_plan(
         self, inputs: dict[str, tuple[str, int | None]], report: ProgressFn | None = None

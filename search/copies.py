@@ -21,15 +21,10 @@ lexical file-level hit (hybrid's lexical leg, `--mode lexical`) is never collaps
 snippet is one matching line, not the file's text, and lexical search lists every file
 that matches, as grep does.
 
-Pure and linear in the hits given (a dict keyed by the snippet string, whose hash Python
-computes once per string; the tier of a path is a few set lookups, cached): the service
-calls it on one page's candidates only (semantic and keyword pages fetch
-`offset + 2 * limit` hits, more while merges and copies leave the page short; hybrid ranks
-at most `max(100, offset + limit)` per leg), never on the index, so its cost does not grow
-with the index: 0.1 ms on 150 fused hybrid candidates, 0.5 ms when a fifth of them are
-copies (`bench/bench_copies.py`, docs/BENCHMARKS.md). Called by
-`search.hybrid.rank_hybrid` and `server.search_cases.merged_page`; `search.merge` uses
-`union_copies` when it merges hits.
+Pure and linear in the hits given (a dict keyed by the snippet string; the tier of a path
+is a few set lookups, cached), and run on one page's candidates only, never on the index,
+so its cost does not grow with the index (`bench/bench_copies.py`, docs/BENCHMARKS.md).
+`search.merge` uses `union_copies` when it merges hits.
 """
 
 from __future__ import annotations

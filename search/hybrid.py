@@ -31,7 +31,7 @@ Everything here is pure (hits in, hits out); nothing touches the store or the mo
    file, of the query to the file's embedded summary, `indexer.chunk.summary`): each hit
    gains `summary_weight` times its file's similarity relative to the best file's.
 
-Defaults were tuned on ../shared/eval-dev only, with rules that name no repository
+Defaults were tuned on the eval-dev set only, with rules that name no repository
 (docs/BENCHMARKS.md, "Retrieval quality"). `fuse` (reciprocal-rank fusion) stays for
 comparison and for callers that want rank-only fusion.
 """

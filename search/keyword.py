@@ -17,10 +17,10 @@ from dataclasses import replace
 from typing import Any
 
 from ctxd.indexer.store.protocol import IndexStore
-from ctxd.indexer.store.schema import split_identifiers
-from ctxd.search.keyword_index import KeywordPostings, fts_tokens
+from ctxd.indexer.store.words import split_identifiers
+from ctxd.search.filters import SearchFilters
+from ctxd.search.keyword_index import KeywordPostings
 from ctxd.search.models import Hit, LineMatch, MatchSource
-from ctxd.search.semantic import SearchFilters
 
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been
@@ -90,7 +90,7 @@ def informative_terms(store: IndexStore, terms: list[str],
 def term_count(store: IndexStore, term: str, postings: KeywordPostings | None = None) -> int:
     """How many checkpoints hold `term` (from the postings in memory when they hold it)."""
     if postings is not None:
-        tokens = fts_tokens(term)
+        tokens = store.index_terms(term)
         if len(tokens) == 1 and tokens[0] in postings.postings:
             return len(postings.postings[tokens[0]][0])
     return store.keyword_count(term)
@@ -182,7 +182,7 @@ def _from_postings(store: IndexStore, question: str, postings: KeywordPostings, 
         return []
     held, held_words, rare = [], [], []
     for term in terms:
-        tokens = fts_tokens(term)
+        tokens = store.index_terms(term)
         if len(tokens) == 1 and tokens[0] in postings.postings:
             held.append(tokens[0])
             held_words.append(term)

@@ -1,36 +1,23 @@
 """The keyword leg's common-term postings in memory, for exact BM25 over large indexes.
 
-FTS5 answers a BM25 query by calling its `bm25()` function on every row that holds any
-query term. A question's common words (`text`, `codes`, `styled` ...) each hold 5-15%
-of a million checkpoints, so one question scores ~400k rows: 400 ms, of which 80% is
-`bm25()` itself (docs/BENCHMARKS.md, issue 18). BM25 is a sum of one independent
-contribution per term, so the same scores can be had in two parts:
+FTS5 scores a query by calling `bm25()` on every row that holds any of its terms, and a
+question's common words each hold a large share of the rows (the cost is in
+docs/BENCHMARKS.md, issue 18). BM25 is a sum of one contribution per term, so the terms
+in at least `min_df` checkpoints are scored here with numpy, from their postings
+(checkpoint ids, column-weighted frequencies, row lengths), exactly as `bm25()` scores
+them (same N, average length, IDF, k1 and b); rarer terms and phrases stay with the store.
 
-- terms in fewer than `min_df` checkpoints (and phrases: identifiers that tokenize to
-  several tokens) stay with FTS5, which scores the few rows that hold them;
-- every term in at least `min_df` checkpoints has its postings here: the checkpoint
-  ids and the term's column-weighted frequency in each (`COLUMN_WEIGHTS`), with every
-  checkpoint's length. Its contribution is computed for all its rows at once with
-  numpy, exactly as FTS5's `bm25()` computes it (same N, average length, IDF, k1 and
-  b), and added to the FTS5 part.
-
-`KeywordPostings` is one immutable snapshot, read from FTS5's own tables (its vocabulary,
-its per-row sizes and totals) inside one read transaction, so the terms are FTS5's
-tokens and stems to the letter. It is valid for one `Store.text_generation()`;
-`KeywordIndex` (held by the long-lived service, like the vector matrix) builds a new
-one in a background thread when the text changes (`search.snapshots`). Meanwhile the
-older snapshot keeps answering: `search.keyword` scores the rows written since with
-FTS5 and drops the rows deleted since, so an edit in a large tree never sends the
-keyword leg back to scoring every row.
-
-Called by `search.keyword` (`KeywordPostings.top`) and `server.service` (holds a
-`KeywordIndex` over a SQLite store only: it reads FTS5's own tables; a PostgreSQL store
-ranks in the database). Reads the store only.
+`KeywordPostings` is one immutable snapshot, read by the store in one read transaction
+(`IndexStore.keyword_postings`: FTS5's own tables, so its terms are FTS5's tokens and
+stems to the letter), valid for one `text_generation()`. `KeywordIndex`, held by the
+long-lived service over a SQLite store, builds the next one in a background thread when
+the text changes (`search.snapshots`); meanwhile `search.keyword` keeps answering from the
+older one, scoring the rows written since with the store and dropping the rows deleted
+since. Reads the store only.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -39,38 +26,13 @@ from functools import partial
 import numpy as np
 import numpy.typing as npt
 
-from ctxd.indexer.store.protocol import COLUMN_WEIGHTS, K1, B, IndexStore
-from ctxd.indexer.store.schema import fts_tokens
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.protocol import K1, B, IndexStore
 from ctxd.search.snapshots import LARGE_INDEX_CHECKPOINTS, Snapshots
 
-__all__ = ["COLUMN_WEIGHTS", "KeywordIndex", "KeywordPostings", "fts_tokens", "load_postings"]
+__all__ = ["KeywordIndex", "KeywordPostings", "load_postings"]
 
 MIN_DF = 1_000
 """Terms in at least this many checkpoints are scored from memory."""
-
-_WEIGHT_SQL = ("CASE col WHEN 'path' THEN {:g} WHEN 'symbol' THEN {:g} ELSE {:g} END"
-               .format(*COLUMN_WEIGHTS))
-
-
-def _varints(blob: bytes) -> list[int]:
-    """SQLite's big-endian varints (7 bits a byte, a ninth byte of 8), as FTS5 writes its
-    row sizes and totals."""
-    out, i = [], 0
-    while i < len(blob):
-        value = 0
-        for _ in range(8):
-            byte = blob[i]
-            i += 1
-            value = (value << 7) | (byte & 0x7F)
-            if byte < 0x80:
-                break
-        else:
-            value = (value << 8) | blob[i]
-            i += 1
-        out.append(value)
-    return out
-
 
 @dataclass(frozen=True)
 class KeywordPostings:
@@ -132,43 +94,14 @@ class KeywordPostings:
         return [(int(held[i]), float(scores[i])) for i in order]
 
 
-def load_postings(store: IndexStore, min_df: int = MIN_DF) -> KeywordPostings:
-    """Read a snapshot from FTS5's tables, in one read transaction of `store`'s
-    connection (a SQLite one, not inside another transaction)."""
-    assert isinstance(store, Store), "the keyword postings are read from SQLite's FTS5"
-    db = store.db
-    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.ctxd_vocab_row "
-               "USING fts5vocab(main, chunk_fts, 'row')")
-    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.ctxd_vocab_instance "
-               "USING fts5vocab(main, chunk_fts, 'instance')")
-    db.execute("BEGIN")
-    try:
-        generation = store.text_generation()
-        (averages,) = db.execute("SELECT block FROM chunk_fts_data WHERE id = 1").fetchone()
-        totals = _varints(bytes(averages))
-        rows = totals[0]
-        avgdl = sum(totals[1:]) / rows if rows else 1.0
-        top = int(db.execute("SELECT coalesce(max(id), 0) FROM chunk_fts_docsize").fetchone()[0])
-        lengths = np.zeros(top + 1, np.float64)
-        for rowid, size in db.execute("SELECT id, sz FROM chunk_fts_docsize"):
-            lengths[rowid] = sum(_varints(bytes(size)))
-        common = [str(t) for (t,) in db.execute(
-            "SELECT term FROM temp.ctxd_vocab_row WHERE doc >= ?", (min_df,))]
-        postings: dict[str, tuple[npt.NDArray[np.int32],
-                                  npt.NDArray[np.uint16 | np.float32]]] = {}
-        cursor = db.cursor()
-        for term in common:
-            found = cursor.execute(
-                f"SELECT doc, sum({_WEIGHT_SQL}) FROM temp.ctxd_vocab_instance "
-                "WHERE term = ? GROUP BY doc", (term,)).fetchall()
-            flat = np.fromiter(itertools.chain.from_iterable(found), np.float64,
-                               count=2 * len(found)).reshape(-1, 2)
-            freq = flat[:, 1]
-            postings[term] = (flat[:, 0].astype(np.int32),
-                              freq.astype(np.uint16 if freq.max() < 2**16 else np.float32))
-    finally:
-        db.execute("COMMIT")
-    return KeywordPostings(generation, rows, avgdl, lengths, postings, min_df)
+def load_postings(store: IndexStore, min_df: int = MIN_DF) -> KeywordPostings | None:
+    """A snapshot of the common terms' postings (`IndexStore.keyword_postings`, in one read
+    transaction of `store`'s connection), or None where the store's engine holds none."""
+    found = store.keyword_postings(min_df)
+    if found is None:
+        return None
+    return KeywordPostings(found.generation, found.rows, found.avgdl, found.lengths,
+                           found.postings, min_df)
 
 
 class KeywordIndex(Snapshots[KeywordPostings]):

@@ -16,9 +16,8 @@ numbered from the merged `start_line` (gap lines as blank lines); when a part's 
 not span its range (a lexical hit shows only its context blocks), the parts' texts become
 the hit's `blocks`, each numbered from its own line, and the snippet is the first block.
 
-Used by hybrid ranking (`search.hybrid.rank_hybrid`) and, through the service layer
-(`server/search_cases.py`), by every search mode, so the CLI and MCP show one result
-per definition.
+Every search mode merges its page with it, so the CLI and MCP show one result per
+definition.
 """
 
 from __future__ import annotations

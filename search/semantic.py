@@ -14,48 +14,17 @@ Reads the store only; knows nothing of rendering.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
 
 import numpy as np
 
 from ctxd.indexer.embedder import Embedder
 from ctxd.indexer.store.protocol import NEAREST_MAX, IndexStore
-from ctxd.indexer.walk.patterns import compile_globs
+from ctxd.search.filters import SearchFilters
 from ctxd.search.models import Hit, MatchSource
 from ctxd.search.vectors import VectorIndex, VectorMatrix, exact_ranking, knn
 
-__all__ = ["KnnFn", "SearchFilters", "VectorIndex", "VectorMatrix", "filtered_scan",
-           "knn", "rank_by_vector", "semantic_search", "summary_hits"]
-
-
-@dataclass(frozen=True, slots=True)
-class SearchFilters:
-    """Restrictions every search mode applies."""
-
-    repositories: tuple[str, ...] = ()
-    """Repository names; empty = all."""
-    path_glob: str | None = None
-    """A glob (with `**`) matched against the repo-relative path and the basename."""
-    language: str | None = None
-
-    def path_matcher(self) -> Callable[[str], bool]:
-        if not self.path_glob:
-            return lambda _p: True
-        globs = compile_globs([self.path_glob], "path")
-        return globs.match_file
-
-    def sql(self, alias: str = "c") -> tuple[str, list[object]]:
-        """A WHERE fragment (starting with AND) for repository and language."""
-        parts: list[str] = []
-        params: list[object] = []
-        if self.repositories:
-            marks = ",".join("?" * len(self.repositories))
-            parts.append(f"AND r.name IN ({marks})")
-            params.extend(self.repositories)
-        if self.language:
-            parts.append(f"AND lower({alias}.language) = lower(?)")
-            params.append(self.language)
-        return " ".join(parts), params
+__all__ = ["KnnFn", "VectorIndex", "VectorMatrix", "filtered_scan", "knn", "rank_by_vector",
+           "semantic_search", "summary_hits"]
 
 
 KnnFn = Callable[[IndexStore, list[float], int], list[tuple[int, float]]]

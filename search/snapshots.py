@@ -67,7 +67,8 @@ T = TypeVar("T", bound=Generational)
 class Snapshots(Generic[T]):
     """The current snapshot, or a background build of the next (see the module)."""
 
-    def __init__(self, build: Callable[[IndexStore], T], *, above: int, spacing: float = 4.0,
+    def __init__(self, build: Callable[[IndexStore], T | None], *, above: int,
+                 spacing: float = 4.0,
                  name: str = "ctxd-snapshot") -> None:
         self.above = above
         self.spacing = spacing

@@ -3,7 +3,7 @@
 Symbol search ranks by name first (`search.symbols.rank_symbol`: exact, prefix,
 substring, fuzzy), so it needs every name that holds the query's letters in order. In
 SQLite that is a `LIKE '%q%u%e%r%y%'` scan of every symbol row, plus ranking each row in
-Python: p50 165 / p95 488 ms at a million symbols (docs/BENCHMARKS.md, issue 18). Names repeat
+Python, slow at a million symbols (docs/BENCHMARKS.md, issue 18). Names repeat
 (`__init__`, `get`, `String`), so the distinct names are fewer, and kept here as one
 ASCII-lower-cased string, one name a line: a query's subsequence is found by one
 regular expression over that string (possessive, so linear: `r[^\\ne]*+e[^\\nt]*+t...`),
@@ -15,7 +15,7 @@ are read from the store, through the name index.
 when the text changes (`search.snapshots`), answering None meanwhile (then symbol
 search scans the store, with the same results).
 
-Called by `search.symbols` and `server.service`. Reads the store only.
+Reads the store only.
 """
 
 from __future__ import annotations

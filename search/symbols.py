@@ -3,10 +3,10 @@
 `search_symbols(store, query, kinds, repositories)` returns every matching
 `SymbolItem`, ranked; `find_symbols` a first page and the total. Candidates come from
 one SQL `LIKE '%q%u%e%r%y%'` (a case-insensitive subsequence match, so fuzzy candidates
-cost one indexed-table scan, ~10 ms per 100k symbols; the store's dialect spells it:
-`ILIKE` on PostgreSQL), or, in a long-lived service over
-a large index, from the distinct names in memory (`search.symbol_names`, the same
-matches): then each name is ranked once and only the page's rows are read.
+cost one indexed-table scan; the store's dialect spells it: `ILIKE` on PostgreSQL), or,
+in a long-lived service over a large index, from the distinct names in memory
+(`search.symbol_names`, the same matches): then each name is ranked once and only the
+page's rows are read.
 `rank_symbol` (pure) orders them: exact name (case matching first), prefix, substring,
 fuzzy; fuzzy matches that land on word starts (camelCase humps, snake_case parts) rank
 above scattered ones. A qualified query `Container.name` matches the name part and

@@ -6,25 +6,18 @@ L2 distance) of the k nearest vectors, nearest first. Three implementations:
 - `StoreIndex` (`knn`): the store's own search, whatever its engine
   (`IndexStore.nearest`: sqlite-vec's brute-force scan of the vectors on disk, or
   pgvector's HNSW index in PostgreSQL), re-ranked exactly here; nothing held in memory.
-  One-shot CLI searches, and every search over a PostgreSQL store. (`SqliteVecIndex` is
-  its former name.)
+  One-shot CLI searches, and every search over a PostgreSQL store.
 - `ExactMatrix`: every vector in an in-memory float32 matrix, one matrix product a query.
-- `QuantizedMatrix`: the same rows plus one sign bit per dimension (48 bytes a vector);
-  a query ranks every vector by Hamming distance of those bits (coarse pass), then
-  re-scores the best `rerank` exactly. Kept for comparison: its recall is poor beyond a
-  query's own topic (docs/BENCHMARKS.md, issue 18).
 - `Int8Matrix` (the daemon's, `VectorMatrix`): below `exact_below` vectors the exact
   matrix; above it int8 rows for a coarse product and float16 rows for the re-score
-  (recall 0.999 on real MiniLM vectors). The service sets `exact_below` from
-  `search.quantized_above` (200,000 by default).
+  (its recall is in docs/BENCHMARKS.md). The service sets `exact_below` from
+  `search.quantized_above`.
 
 Every path ends in `exact_ranking`, so the distances a daemon (below `exact_below`) and
 a one-shot search report are equal to the last bit for the rows both return; above it
 the daemon's are those of the float16 rows (within ~1e-3). The matrices hold every vector
 in memory: they are for a SQLite store, whose vectors are this machine's; over a shared
-PostgreSQL store the service asks the database (`StoreIndex`).
-
-Reads the store only (`IndexStore.nearest`, `vector_state`, `vector_batches`).
+PostgreSQL store the service asks the database (`StoreIndex`). Reads the store only.
 """
 
 from __future__ import annotations
@@ -38,8 +31,8 @@ import numpy.typing as npt
 
 from ctxd.indexer.store.protocol import IndexStore
 
-__all__ = ["ExactMatrix", "Int8Matrix", "QuantizedMatrix", "SqliteVecIndex", "StoreIndex",
-           "VectorIndex", "VectorMatrix", "exact_ranking", "int8_nearest", "knn", "sign_codes"]
+__all__ = ["ExactMatrix", "Int8Matrix", "StoreIndex", "VectorIndex", "VectorMatrix",
+           "exact_ranking", "int8_nearest", "knn"]
 
 
 class VectorIndex(Protocol):
@@ -89,26 +82,10 @@ class StoreIndex:
     store's largest k)."""
 
 
-SqliteVecIndex = StoreIndex
-"""The former name of `StoreIndex` (sqlite-vec was the only engine)."""
-
-
-def sign_codes(rows: npt.NDArray[np.floating]) -> npt.NDArray[np.uint64]:
-    """One bit per dimension (1 where the value is > 0), packed into 64-bit words and
-    returned word-major: shape (words, rows), so the Hamming pass reads each word of
-    every row as one contiguous array."""
-    n, dim = rows.shape
-    words = -(-dim // 64)
-    bits = np.packbits(rows > 0, axis=1)
-    padded = np.zeros((n, words * 8), dtype=np.uint8)
-    padded[:, : bits.shape[1]] = bits
-    return np.ascontiguousarray(padded.view(np.uint64).T)
-
-
 class ExactMatrix:
     """Every vector in memory, for long-lived processes (the daemon, batch search).
 
-    sqlite-vec's KNN is a brute-force scan (83 ms at 100k rows, ../shared/LIMITS.md); a
+    sqlite-vec's KNN is a brute-force scan (docs/ARCHITECTURE.md, "Vector search"); a
     float32 matrix product over the same rows is several times faster (docs/BENCHMARKS.md,
     "Semantic, hybrid and symbol latency at scale"). `knn` refreshes the matrix from the
     store first: rows past the largest rowid it holds are appended (into spare capacity,
@@ -227,79 +204,6 @@ def _exact_knn(
     k = min(k, len(ids))
     top = np.argpartition(d2, k - 1)[:k]
     return exact_ranking(ids[top], rows[top], v)
-
-
-class QuantizedMatrix(ExactMatrix):
-    """`ExactMatrix` with a coarse pass over sign bits, for large indexes.
-
-    A query's sign bits are compared with every row's (XOR and popcount over six 64-bit
-    words a row; at 1M rows a whole query took 66-71 ms against 304-332 ms exact,
-    docs/BENCHMARKS.md "Issue 18");
-    the `rerank` rows with the fewest differing bits (at least 8 x k) are then ranked
-    exactly. Indexes of fewer than `exact_below` vectors, and queries asking for more
-    than a quarter of the rows, take the exact product: there the coarse pass saves
-    nothing and would only risk a neighbour. The codes cost 48 bytes a 384-d vector.
-    """
-
-    def __init__(self, dtype: type[np.floating] = np.float32, *, rerank: int = 2000,
-                 exact_below: int = 200_000) -> None:
-        super().__init__(dtype)
-        self.rerank = rerank
-        self.exact_below = exact_below
-        self._codes = np.empty((0, 0), dtype=np.uint64)
-
-    @property
-    def nbytes(self) -> int:
-        return super().nbytes + int(self._codes.nbytes)
-
-    def _reset(self, capacity: int) -> None:
-        super()._reset(capacity)
-        self._codes = np.empty((0, capacity), dtype=np.uint64)
-
-    def _grow(self, need: int, dim: int) -> None:
-        super()._grow(need, dim)
-        cap, words = len(self._ids), -(-dim // 64)
-        if self._codes.shape == (words, cap):
-            return
-        codes = np.empty((words, cap), dtype=np.uint64)
-        n = self._n
-        if n and self._codes.shape[0] == words:
-            codes[:, :n] = self._codes[:, :n]
-        self._codes = codes
-
-    def _append(self, ids: npt.NDArray[np.int64], mat: npt.NDArray[np.floating]) -> None:
-        if not len(ids):
-            return
-        n = self._n
-        super()._append(ids, mat)
-        self._codes[:, n:self._n] = sign_codes(mat)
-
-    def knn(self, store: IndexStore, vector: list[float], k: int) -> list[tuple[int, float]]:
-        self.refresh(store)
-        with self._lock:  # one consistent view: a reload may swap every array
-            n = self._n
-            ids, rows, sq = self._ids[:n], self._rows[:n], self._sq[:n]
-            codes = self._codes[:, :n]
-        want = max(self.rerank, 8 * k)
-        if n < self.exact_below or want * 4 >= n or k <= 0:
-            return _exact_knn(ids, rows, sq, vector, k)  # same snapshot: one refresh
-        v = np.asarray(vector, dtype=np.float32)
-        candidates = hamming_nearest(codes, sign_codes(v[None, :])[:, 0], want)
-        return exact_ranking(ids[candidates], rows[candidates], v, k)
-
-
-def hamming_nearest(
-    codes: npt.NDArray[np.uint64], query: npt.NDArray[np.uint64], want: int
-) -> npt.NDArray[np.intp]:
-    """Indexes of at least `want` rows of word-major `codes` (all of them tied at the cut)
-    with the fewest bits differing from `query`."""
-    dist = np.bitwise_count(codes[0] ^ query[0]).astype(np.uint16)
-    for word in range(1, len(query)):
-        dist += np.bitwise_count(codes[word] ^ query[word])
-    # The cut from a histogram of the (small, integer) distances: cheaper than a partition.
-    cumulative = np.cumsum(np.bincount(dist, minlength=64 * len(query) + 1))
-    cut = int(np.searchsorted(cumulative, want))
-    return np.flatnonzero(dist <= cut)
 
 
 class Int8Matrix(ExactMatrix):

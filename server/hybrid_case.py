@@ -19,12 +19,13 @@ from ctxd.indexer.embedder import Embedder
 from ctxd.indexer.errors import BackendTimeout, CtxdError
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.walk.textclass import Role, classify
+from ctxd.search.filters import SearchFilters
 from ctxd.search.hybrid import FusionOptions, identifier_terms
 from ctxd.search.keyword import keyword_search, keyword_terms
 from ctxd.search.keyword_index import KeywordIndex, KeywordPostings
 from ctxd.search.lexical.engine import EmbeddedLexical
 from ctxd.search.models import FileMatch, Hit, MatchSource
-from ctxd.search.semantic import SearchFilters, VectorMatrix, knn, rank_by_vector, summary_hits
+from ctxd.search.semantic import VectorMatrix, knn, rank_by_vector, summary_hits
 from ctxd.search.snapshots import LARGE_INDEX_CHECKPOINTS, checkpoint_count
 from ctxd.search.symbol_names import SymbolIndex, SymbolNames
 from ctxd.search.zoekt.client import ZoektClient

@@ -38,7 +38,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from ctxd.indexer.errors import CtxdError, JobNotFound, PathOutsideRoot
-from ctxd.indexer.pipeline import IndexStats, Progress, now_rfc3339
+from ctxd.indexer.models import IndexStats, Progress, now_rfc3339
 from ctxd.indexer.walk.pathguard import is_inside
 from ctxd.indexer.walk.rootguard import check_index_root
 from ctxd.indexer.walk.walker import validate_root, validate_walk_options

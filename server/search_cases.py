@@ -31,6 +31,7 @@ from ctxd.indexer.walk.servable import name_verdict, read_servable, stored_walk_
 from ctxd.search.copies import collapse_copies
 from ctxd.search.cursor import decode_cursor, encode_cursor
 from ctxd.search.enclosing import with_enclosing_symbols
+from ctxd.search.filters import SearchFilters
 from ctxd.search.hybrid import (
     asks_how_to,
     is_identifier_query,
@@ -58,7 +59,7 @@ from ctxd.search.models import (
     SymbolPage,
 )
 from ctxd.search.references import find_references
-from ctxd.search.semantic import SearchFilters, VectorMatrix, semantic_search
+from ctxd.search.semantic import VectorMatrix, semantic_search
 from ctxd.search.symbols import (
     SYMBOL_KINDS,
     TIER_NAMES,

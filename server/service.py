@@ -35,11 +35,12 @@ import numpy as np
 from ctxd.indexer.embedder import Embedder, SentenceTransformerEmbedder, Vectors
 from ctxd.indexer.errors import IndexNotFound, QueryError, ValidationError
 from ctxd.indexer.memory import release_free_memory
-from ctxd.indexer.pipeline import Indexer, IndexStats, ProgressFn
+from ctxd.indexer.models import IndexStats, ProgressFn
+from ctxd.indexer.pipeline import Indexer
 from ctxd.indexer.store.open import WriterLock, open_store, write_lock, writers_at_work
 from ctxd.indexer.store.protocol import IndexStore
+from ctxd.indexer.store.sqlite.store import RepoRow
 from ctxd.indexer.store.storage_errors import free_bytes, last_storage_error, storage_errors
-from ctxd.indexer.store.store import RepoRow
 from ctxd.indexer.walk.gitrefs import branch_rows
 from ctxd.indexer.walk.repo_options import options_view, pinned_options, with_options
 from ctxd.indexer.walk.rootguard import check_index_root

@@ -17,7 +17,7 @@ from ctxd.server.config import Settings
 from ctxd.server.pages import LexicalPage, SearchPage
 
 if TYPE_CHECKING:  # annotations only: importing the pipeline costs start-up time
-    from ctxd.indexer.pipeline import IndexStats, ProgressFn
+    from ctxd.indexer.models import IndexStats, ProgressFn
 
 
 class UseCases(Protocol):

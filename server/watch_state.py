@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, Protocol
 
-from ctxd.indexer.store.lock import WriteLock
+from ctxd.indexer.store.lock import IndexFileLock
 from ctxd.server.config import Settings
 
 STATUS_FILE_NAME = "watch-status.json"
@@ -36,9 +36,9 @@ class HealthSource(Protocol):
     def health(self) -> dict[str, Any]: ...
 
 
-def watch_lock(settings: Settings) -> WriteLock:
+def watch_lock(settings: Settings) -> IndexFileLock:
     """`<db>.watch.lock`: held by the one active watcher of an index for its lifetime."""
-    return WriteLock(Path(f"{settings.db_path}.watch"))
+    return IndexFileLock(Path(f"{settings.db_path}.watch"))
 
 
 def status_path(settings: Settings) -> Path:

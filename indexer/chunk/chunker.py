@@ -7,9 +7,7 @@ code whose parse fails or runs over the budget: `FileChunks.windows_reason` says
 overlapping line windows. `split_chunk(chunk, max_tokens, count_tokens)` re-splits one chunk that is
 too long (the pipeline calls it when its header pushes a chunk over the model limit).
 
-Called by the pipeline; calls `indexer.chunk.languages`, `indexer.chunk.syntax`,
-`indexer.chunk.headings` and the given `TokenCounter` (once per file, on its distinct
-lines). Pure: no I/O.
+It calls the given `TokenCounter` once per file, on its distinct lines. Pure: no I/O.
 
 How a file with definitions is cut:
 - A definition that fits `max_tokens` is one piece, with its decorators and the

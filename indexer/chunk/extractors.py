@@ -10,10 +10,9 @@ Ruby `A::B` names; Python 3.12 `type` aliases. `python_module_variables(root, na
 a Python module's top-level assignments. `node_text` / `node_field` / `outer_node` are
 the small node accessors the rules (and `indexer.chunk.syntax`) share.
 
-Called by `indexer.chunk.syntax` (`parse_definitions`). Calls `tree_sitter` node accessors,
-`indexer.chunk.languages.SyntaxTable` and `indexer.chunk.treenav.TreeNav` (for parents:
-tree-sitter's own `Node.parent` costs time in the number of siblings, which made files
-with long comment runs quadratic). Pure: no parsing, no I/O, no state.
+Parents come from `indexer.chunk.treenav.TreeNav`, not tree-sitter's `Node.parent`, which
+costs time in the number of siblings (quadratic under long comment runs). Pure: no
+parsing, no I/O, no state.
 
 Invariants: the outer node contains the matched node (wrappers such as `export` and
 `decorated_definition` are climbed only through `SyntaxTable.wrappers`); `scope` is

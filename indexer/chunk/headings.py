@@ -6,7 +6,6 @@ titles, levels in order of first appearance, as in docutils) return a forest of
 `indexer.chunk.syntax.Definition`s of kind `section`, the same shape tree-sitter
 definitions have, so the chunker cuts documents and code alike.
 
-Called by `indexer.chunk.chunker`. Uses `indexer.chunk.syntax.Definition` and `re`, nothing else.
 Pure: no I/O, no state.
 
 Invariants: a section spans from its heading (an RST overline included) to the line

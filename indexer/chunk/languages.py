@@ -17,9 +17,8 @@ first use; this module never asks it to (it only lists `downloaded_languages()`)
 nothing is ever fetched at run time. A language without a loadable grammar is chunked
 by line windows.
 
-Called by `indexer.chunk.chunker` and `indexer.chunk.syntax`; the pipeline stores the id, and the
-search layer normalises `lang:` filters with `normalize_language`. Pure, apart from
-the cached grammar imports.
+The pipeline stores the id, and the search layer normalises `lang:` filters with
+`normalize_language`. Pure, apart from the cached grammar imports.
 """
 
 from __future__ import annotations

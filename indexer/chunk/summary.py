@@ -11,7 +11,7 @@ candidate file's, to every hit of the file (`search.hybrid`, `summary_weight`).
 Files without definitions (prose, configuration, data) have no summary: on eval-dev,
 summaries of prose files (their headings) lowered the ranking (docs/BENCHMARKS.md).
 
-Pure: text and symbols in, a string out. Called by `indexer.pipeline`.
+Pure: text and symbols in, a string out.
 """
 
 from __future__ import annotations

@@ -10,11 +10,10 @@ node is called, per language, is `indexer.chunk.extractors`; document headings (
 RST) come back as the same `Definition` shape from `indexer.chunk.headings`.
 `iter_definitions(defs)` flattens a forest.
 
-Called by `indexer.chunk.chunker`. Calls `indexer.chunk.languages` (grammars, syntax tables),
-`indexer.chunk.extractors` and `indexer.chunk.treenav` (parents and previous siblings:
-tree-sitter's own accessors cost time in the number of siblings, quadratic under long
-comment runs). Pure apart from cached grammars, queries and per-thread parsers (a
-tree-sitter `Parser` is not shared between threads) and the clock the budget reads.
+Parents and previous siblings come from `indexer.chunk.treenav` (tree-sitter's own
+accessors cost time in the number of siblings, quadratic under long comment runs). Pure
+apart from cached grammars, queries and per-thread parsers (a tree-sitter `Parser` is not
+shared between threads) and the clock the budget reads.
 
 Invariants:
 - `start_line <= line <= end_line`; `start_line` includes decorators, attributes and

@@ -3,9 +3,9 @@
 `load_token_counter(model_dir)` returns a `TokenCounter`: a batch function that
 maps lines (or any texts) to their word-piece counts, special tokens excluded. It
 reads the model's `tokenizer.json` with `tokenizers` directly and resets the
-truncation and padding that the packaged file fixes at 128 (see LIMITS.md), so
-long texts are counted in full. Used by the chunker to size chunks in tokens and
-by the pipeline to check that no embedding input exceeds the model's limit.
+truncation and padding that the packaged file fixes at 128, so long texts are counted
+in full: the chunker sizes chunks in tokens with it, and the pipeline checks that no
+embedding input exceeds the model's limit.
 """
 
 from __future__ import annotations

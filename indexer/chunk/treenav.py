@@ -7,13 +7,11 @@ the parent and the previous sibling of every node it meets; `parent(node)` and
 (`Node.text` calls back into Python for every node of a tree parsed through a read
 callback, which the parse budget needs). Needed because tree-sitter's own `Node.parent`,
 `prev_sibling` and `next_sibling` walk their parent's children from the first one (and
-`parent` from the root down): under a run of 20,000 comments (extras, which tree-sitter
-keeps in one flat list) one call cost 100-460 us, and the definitions' accessors made
-`indexer.chunk.syntax` quadratic: 33 s for a `.py` of 20,000 comment lines followed by
-20,000 functions, 4 s for the comments directly above one function.
+`parent` from the root down), which made `indexer.chunk.syntax` quadratic under a long
+run of comments (extras, which tree-sitter keeps in one flat list; figures in
+docs/BENCHMARKS.md).
 
-Called by `indexer.chunk.syntax` (and the rules of `indexer.chunk.extractors`, through it).
-Calls the `tree_sitter` cursor. Pure: no I/O; each instance belongs to one tree.
+Pure: no I/O; each instance belongs to one tree.
 
 Invariants: a node the walk met (every target, its ancestors, and the siblings of each
 of those) is answered from the records, in time independent of the tree's shape; any

@@ -9,8 +9,7 @@ since they are passed through to libpq unchanged. `check_url(url)` says what is 
 with one (a scheme other than PostgreSQL's, a `%` not followed by two hex digits), or
 nothing, and never quotes a part of it.
 
-Pure; imports no database driver (the CLI's start-up stays light). Used by
-`server.config` (the settings), `indexer.store.open` and `indexer.store.pg`.
+Pure; imports no database driver (the CLI's start-up stays light).
 """
 
 from __future__ import annotations

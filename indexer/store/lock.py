@@ -1,12 +1,15 @@
-"""Advisory file locks: one writer per index, one daemon per index home.
+"""Advisory file locks: one writer per SQLite index, one watcher per index, one daemon per
+index home.
 
 `FileLock(path)` is an exclusive `flock` on a file that names its holder's pid; the
-daemon holds one on `<home>/daemon.lock` for its life. `WriteLock(db_path)` is the one
-on `<db>.lock`, so a second writer can say who it waits for. The kernel drops a lock when
-its holder dies (even on `kill -9`), so a crash never leaves a stale lock, and
-`is_held()` tells a live holder from a dead one (a repository's `index_started_at`
-outlives a crashed run; "indexing now" means it and a held lock). Readers never take
-it: SQLite's WAL lets them read while one process writes.
+daemon holds one on `<home>/daemon.lock` for its life. `IndexFileLock(db_path)` is one on
+`<db_path>.lock` whose `acquire` says who holds it (`IndexLocked`): the SQLite store's
+writer lock (`<db>.lock`; `indexer.store.open.write_lock` hands it out as a `WriterLock`,
+PostgreSQL's writers take `indexer.store.pg.locks.PgRepoLock` instead) and the watcher's
+(`<db>.watch.lock`). The kernel drops a lock when its holder dies (even on `kill -9`), so
+a crash never leaves a stale lock, and `is_held()` tells a live holder from a dead one (a
+repository's `index_started_at` outlives a crashed run; "indexing now" means it and a held
+lock). Readers never take one: SQLite's WAL lets them read while one process writes.
 """
 
 from __future__ import annotations
@@ -105,8 +108,9 @@ class FileLock:
             self._fd = None
 
 
-class WriteLock(FileLock):
-    """An exclusive, process-wide lock on writing one index (`<db>.lock`)."""
+class IndexFileLock(FileLock):
+    """An exclusive, process-wide lock on `<db_path>.lock` (the SQLite index's writers,
+    the watcher) whose `acquire` raises `IndexLocked` naming the holder."""
 
     def __init__(self, db_path: Path) -> None:
         super().__init__(Path(str(db_path) + ".lock"))
@@ -131,7 +135,7 @@ class WriteLock(FileLock):
                 details={"lock": str(self.path), "pid": pid},
             )
 
-    def __enter__(self) -> WriteLock:
+    def __enter__(self) -> IndexFileLock:
         self.acquire()
         return self
 

@@ -10,8 +10,7 @@ the engine.
   lock now", read once for a whole listing (status, freshness);
 - `store_location(db_path, options)`: where the index is, fit to show (no password).
 
-Both locks offer `WriterLock`. Called by the service layer (`server.service`) and the
-watcher; nothing else opens the index.
+Both locks offer `WriterLock`. Nothing else opens the index.
 """
 
 from __future__ import annotations
@@ -21,9 +20,9 @@ from pathlib import Path
 from typing import Protocol
 
 from ctxd.indexer.store.location import StoreOptions, redact_url
-from ctxd.indexer.store.lock import WriteLock
+from ctxd.indexer.store.lock import IndexFileLock
 from ctxd.indexer.store.protocol import IndexStore
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.sqlite.store import Store
 
 
 class WriterLock(Protocol):
@@ -59,7 +58,7 @@ def open_store(db_path: Path, options: StoreOptions) -> IndexStore:
 def write_lock(db_path: Path, options: StoreOptions, root: str | None = None) -> WriterLock:
     """The lock a writer of the repository at `root` takes (see the module docstring)."""
     if not options.url:
-        return WriteLock(db_path)
+        return IndexFileLock(db_path)
     from ctxd.indexer.store.pg.locks import PgRepoLock
 
     return PgRepoLock(options.url, root)
@@ -68,7 +67,7 @@ def write_lock(db_path: Path, options: StoreOptions, root: str | None = None) ->
 def writers_at_work(db_path: Path, options: StoreOptions) -> Callable[[str], bool]:
     """root -> whether a writer holds its lock now, read once (one lock probe or query)."""
     if not options.url:
-        writing = WriteLock(db_path).is_held()
+        writing = IndexFileLock(db_path).is_held()
         return lambda _root: writing
     from ctxd.indexer.store.pg.locks import held_keys, repo_key
 

@@ -1,7 +1,7 @@
 """What every store of the index offers, whatever engine holds it: `IndexStore`.
 
-One protocol per concern, each implemented once for SQLite (the modules of this package,
-composed into `indexer.store.store.Store`) and once for PostgreSQL
+One protocol per concern, each implemented once for SQLite (`indexer.store.sqlite`,
+composed into `indexer.store.sqlite.store.Store`) and once for PostgreSQL
 (`indexer.store.pg`, composed into `indexer.store.pg.store.PgStore`):
 
 - `Connection`: lifecycle, transactions, read snapshots, the generations caches key on,
@@ -11,7 +11,8 @@ composed into `indexer.store.store.Store`) and once for PostgreSQL
 - `VectorRows` (`indexer.store.vector_rows`) plus `VectorSearch`: the vectors and the
   nearest-neighbour search the engine does itself (a sqlite-vec scan, a pgvector HNSW
   index);
-- `KeywordSearch`: BM25 over the checkpoints' words (FTS5; PostgreSQL full text).
+- `KeywordSearch`: BM25 over the checkpoints' words (FTS5; PostgreSQL full text), and
+  the common terms' postings where the engine can hand them out (SQLite's FTS5).
 
 `IndexStore` is all of them: the type the pipeline, the search layer and the service
 hold. `indexer.store.open.open_store` opens one from a location. Imported for typing
@@ -32,6 +33,7 @@ from ctxd.indexer.store.records import (
     RepoRow,
     StoredFile,
     Summary,
+    TermPostings,
 )
 from ctxd.indexer.store.vector_rows import VectorRows
 
@@ -111,7 +113,7 @@ class Connection(Protocol):
 
 
 class Repos(Protocol):
-    """The repositories (`indexer.store.repos`)."""
+    """The repositories (`indexer.store.sqlite.repos`)."""
 
     def repos(self) -> list[RepoRow]: ...
 
@@ -129,9 +131,13 @@ class Repos(Protocol):
 
 
 class Files(Protocol):
-    """A file's rows, written and removed together (`indexer.store.files`)."""
+    """A file's rows, written and removed together (`indexer.store.sqlite.files`)."""
 
     def stored_files(self, repo_id: int) -> dict[str, StoredFile]: ...
+
+    def stored_paths(self, repo_id: int, paths: Sequence[str]) -> set[str]:
+        """Which of `paths` the repository holds (any number of them)."""
+        ...
 
     def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None: ...
 
@@ -159,7 +165,7 @@ class Files(Protocol):
 
 
 class Pending(Protocol):
-    """What is left to embed (`indexer.store.pending`)."""
+    """What is left to embed (`indexer.store.sqlite.pending`)."""
 
     def pending_chunks(self, repo_id: int | None = None) -> list[PendingChunk]: ...
 
@@ -169,7 +175,7 @@ class Pending(Protocol):
 
 
 class Coverage(Protocol):
-    """Counts and roles for status and result notes (`indexer.store.coverage`)."""
+    """Counts and roles for status and result notes (`indexer.store.sqlite.coverage`)."""
 
     def lexical_only_files(
         self, repo_id: int, sample: int
@@ -187,7 +193,7 @@ class Coverage(Protocol):
 
 
 class VectorSearch(Protocol):
-    """Nearest neighbours found by the engine itself (`indexer.store.vectors`)."""
+    """Nearest neighbours found by the engine itself (`indexer.store.sqlite.vectors`)."""
 
     def nearest(
         self, vector: Sequence[float], k: int
@@ -209,7 +215,7 @@ class VectorSearch(Protocol):
 
 
 class KeywordSearch(Protocol):
-    """BM25 over the checkpoints' words: path, symbol and text (`indexer.store.keywords`)."""
+    """BM25 over the checkpoints' words: path, symbol and text (`indexer.store.sqlite.keywords`)."""
 
     def keyword_scores(
         self, terms: Sequence[str], *, where: str = "", params: Sequence[object] = (),
@@ -228,6 +234,18 @@ class KeywordSearch(Protocol):
 
     def explain_keywords(self, terms: Sequence[str]) -> str:
         """How `keyword_scores` asks for `terms`, for `ctxd search --explain`."""
+        ...
+
+    def index_terms(self, word: str) -> tuple[str, ...]:
+        """The terms the keyword index makes of `word` (its tokenizer and stemmer): the
+        keys of `keyword_postings`; several for an identifier read as a phrase."""
+        ...
+
+    def keyword_postings(self, min_df: int) -> TermPostings | None:
+        """The postings of every term held by at least `min_df` checkpoints, read in one
+        read transaction (not inside another one), for scoring them in memory exactly as
+        `keyword_scores` does (`search.keyword_index`); None where the engine scores
+        every query in the database and holds no postings to read (PostgreSQL)."""
         ...
 
 

@@ -1,20 +1,25 @@
 """The row records the store's operations take and return: `RepoRow`, `StoredFile`,
-`FileRecord`, `PendingChunk`, `Summary` (and `NO_SUMMARY`), and `with_symbols`, which
-both stores use to shape `files_without_summary`'s rows.
+`FileRecord`, `PendingChunk`, `Summary` (and `NO_SUMMARY`), `TermPostings`, and
+`with_symbols`, which both stores use to shape `files_without_summary`'s rows.
 
 Plain frozen dataclasses, no SQL: the pipeline builds `FileRecord`s and `Summary`s, the
 service reads `RepoRow`s, and every store implementation (the SQLite one in this package,
-the PostgreSQL one in `indexer.store.pg`) returns the same records. Imported through
-`indexer.store.store`.
+the PostgreSQL one in `indexer.store.pg`) returns the same records.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxd.indexer.models import Symbol
+
+if TYPE_CHECKING:  # numpy only where postings are read: settings and help stay light
+    import numpy as np
+    import numpy.typing as npt
+
+    Posting = tuple[npt.NDArray[np.int32], npt.NDArray[np.uint16 | np.float32]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,3 +95,21 @@ def with_symbols(files: Iterable[tuple[Any, ...]], symbols: Iterable[tuple[Any, 
             Symbol(str(n), str(k), int(a), int(b), None if c is None else str(c)))
     return [(int(i), str(p), str(lang), str(text), by_file.get(int(i), []))
             for i, p, lang, text in files]
+
+
+@dataclass(frozen=True, slots=True)
+class TermPostings:
+    """The keyword index's common terms at one text generation, with what BM25 needs to
+    score them in memory exactly as the engine does (`KeywordSearch.keyword_postings`)."""
+
+    generation: int
+    """The `text_generation()` they were read at."""
+    rows: int
+    """The keyword index's row count (N of the IDF)."""
+    avgdl: float
+    """The average row length in tokens, all columns."""
+    lengths: npt.NDArray[np.float64]
+    """Row length in tokens by rowid."""
+    postings: dict[str, Posting]
+    """Index term -> (rowids, column-weighted frequency in each: whole numbers, uint16
+    where they fit)."""

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxd.indexer.errors import StorageError
-from ctxd.indexer.store.connection import SQLiteError
+from ctxd.indexer.store.sqlite.connection import SQLiteError
 
 _SQLITE_KINDS = (
     ("database or disk is full", "disk_full"),

@@ -1,13 +1,11 @@
 """The seam of the stored vectors: `VectorRows`, what the pipeline, the service and the
 search layer do with the vectors of an index, whatever engine holds them.
 
-`indexer.store.vectors.SqliteVecRows` implements it on the SQLite file (an `embeddings`
-row per embedded text, its vector in the sqlite-vec table `vec_embeddings`). This is where
-another engine plugs in: a PostgreSQL + pgvector store (the team deployment) implements
-`VectorRows` in its own module beside `vectors.py` and is composed into its store in place
-of `SqliteVecRows`; nothing that calls these methods changes. The nearest-neighbour
-search over the vectors has its own seam on the search side (`search.vectors.VectorIndex`),
-and an engine that searches in the database (pgvector's `<=>`) adds one there.
+`indexer.store.sqlite.vectors.SqliteVecRows` implements it on the SQLite file (an
+`embeddings` row per embedded text, its vector in the sqlite-vec table `vec_embeddings`),
+`indexer.store.pg.vectors.PgVectorRows` with pgvector; nothing that calls these methods
+knows which. The nearest-neighbour search is the engine's own (`VectorSearch` of
+`indexer.store.protocol`), or the search layer's in-memory matrices (`search.vectors`).
 
 Contract, for every implementation:
 - A checkpoint's vector belongs to the hash of the text that was embedded, shared by every
@@ -23,9 +21,6 @@ Contract, for every implementation:
   knows whether appending is enough or it must read them all again.
 - The index records the model name and dimension once (`ensure_model`); a store opened for
   another model raises `ModelMismatch` (`check_model`).
-
-Imported by `indexer.store.vectors` (the implementation) and, through
-`indexer.store.store`, by whoever wants the seam's type or `serialize_vector`.
 """
 
 from __future__ import annotations

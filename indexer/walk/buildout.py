@@ -23,7 +23,7 @@ A hand-written file never ends with a `sourceMappingURL` or opens with `/*! name
 folders named `build/` that hold a project's build *scripts* stay embedded, since no
 `package.json` names them and `src/` holds no file of their names.
 
-Callers: `indexer.walk.textclass.classify`. Invariants: `built` never reads a file other
+Invariants: `built` never reads a file other
 than a `package.json` (at most `PACKAGE_JSON_MAX` bytes, once per folder); a missing or
 broken `package.json` names nothing.
 """

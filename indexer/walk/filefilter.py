@@ -6,11 +6,8 @@ prunes, ignore files, sensitive excludes, user excludes and includes) to the pat
 to every directory above it; `entry` adds the filesystem steps (symlink containment,
 file type, size) and returns the `FileEntry` or `Skipped` the walk would have yielded.
 
-Callers: the watcher (`server.watch_repos`), to judge changed paths without walking
-the whole tree. Calls `indexer.walk.walker` (`compile_policy`, `validate_root`),
-`indexer.walk.policy` (the verdicts), `indexer.walk.ignore` (`IgnoreCache`),
-`indexer.walk.gitrefs` / `indexer.walk.gitindex` (what git tracks, re-read when the index
-file changes) and `indexer.walk.pathguard` (root containment).
+The watcher judges changed paths with it without walking the whole tree; what git tracks
+(`indexer.walk.gitindex`) is re-read when git's index file changes.
 
 Invariants: the same policy, in the same order, as `walk` (both apply one
 `indexer.walk.policy.Policy`); an absolute path or one with a `..` segment is OUTSIDE_ROOT

@@ -10,11 +10,11 @@ rescans parse it once per change.
 
 Why read the file rather than run `git ls-files`: no dependency on git being on PATH, no
 subprocess per walk, and nothing of a hostile repository's own configuration runs (git
-reads `core.fsmonitor` and hooks from `.git/config`); parsing costs about the same (40,000
-entries: ~60 ms here, `git ls-files` ~60 ms with its start-up; docs/BENCHMARKS.md).
+reads `core.fsmonitor` and hooks from `.git/config`); parsing costs about the same
+(docs/BENCHMARKS.md).
 
-Callers: `indexer.walk.ignore` (a `.gitignore` rule never refuses a tracked path: git
-keeps tracked files whatever the ignore files say). Calls nothing but the file system.
+A `.gitignore` rule never refuses a tracked path (`indexer.walk.ignore`): git keeps
+tracked files whatever the ignore files say. Reads the file system only.
 
 Invariants: never raises for a bad index (None: the caller then treats nothing as tracked,
 the behaviour before); paths are `/`-separated, relative to the indexed root, with

@@ -11,10 +11,8 @@ submodules), the common dir (`info/exclude` lives there) and the working tree's 
 and the root's path from that top; `is_git_dir(path)` recognises a git dir itself (a bare
 repository, or a `.git` folder), which is nothing to index.
 
-Callers: `server.service` (`list_repos`, `file_content`'s branch check),
-`indexer.walk.ignore` and `indexer.walk.gitindex` (`git_layout`), `indexer.walk.walker`
-(`is_git_dir`). Reads a few small files; never runs git, never writes, never raises for a
-broken or foreign `.git` (the answer is then None or a branch without a commit).
+Reads a few small files; never runs git, never writes, never raises for a broken or
+foreign `.git` (the answer is then None or a branch without a commit).
 
 Invariants: a `GitHead` names a branch (`main`) or is detached (`branch is None`); its
 `sha` is the 40-hex commit id, or None for a branch without commits yet.

@@ -14,11 +14,8 @@ stands for a folder git ignores but enters for its tracked files (everything els
 it ignored, whatever its own `.gitignore` says). `IgnoreCache` keeps each folder's files
 between calls and re-reads one when its stat changes.
 
-Callers: `indexer.walk.walker` (`walk` loads each folder's files as it descends),
-`indexer.walk.filefilter` (`FileFilter` keeps an `IgnoreCache`) and `indexer.walk.policy`
-(which lets a path git tracks through a git rule: git keeps tracked files whatever the
-ignore files say). Calls `pathspec`, `indexer.walk.gitrefs` (the layout); reads the ignore
-files and nothing else.
+A path git tracks passes a git rule (`indexer.walk.policy`): git keeps tracked files
+whatever the ignore files say. Reads the ignore files and nothing else.
 
 Invariants: a nested file applies relative to its folder (a file outside the root relative
 to its own folder, through `IgnoreFile.lead`); in a chain the deepest file with an opinion

@@ -15,10 +15,9 @@ the `Skipped` that refuses it:
    a file over `max_file_size` stays only if it is lexical-only (a lockfile, a bundle, ...),
    up to `max_lexical_file_size`, which the walk already checked.
 
-Callers: the indexing pipeline (every file it reads) and `indexer.walk.servable` (a file
-request: `ctxd cat`, `file_content`), so a request is refused exactly what the index
-refuses. Calls `indexer.walk.reader`, `indexer.walk.walker`, `indexer.walk.policy`,
-`indexer.walk.textclass` and `indexer.walk.buildout`.
+The pipeline judges every file it reads with it, and so does a file request (`ctxd cat`,
+`file_content`, through `indexer.walk.servable`), so a request is refused exactly what
+the index refuses.
 
 Invariants: one judge per run and repository (its place caches are per root); the
 content checks look at the head and tail of a large file, and the secret checks start

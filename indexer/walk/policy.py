@@ -9,11 +9,10 @@
 `indexer.walk.secrets`) live here, as do `too_large`, `venv_verdict` and `stat_error`,
 the verdicts on what a `stat` found.
 
-Callers: `indexer.walk.walker` (`compile_policy` builds a `Policy` from `WalkOptions`;
-`walk` applies it), `indexer.walk.filefilter` (the same policy, one path at a time) and
-`indexer.walk.judge` (the content steps); `server.changes` reads the tables. Calls
-`indexer.walk.patterns`, `indexer.walk.ignore` and `indexer.walk.secrets`; holds a
-`indexer.walk.gitindex.TrackedPaths` (data the walker read) when git tracks paths.
+`indexer.walk.walker.compile_policy` builds a `Policy` from `WalkOptions`; the walk, the
+watcher's `FileFilter` (one path at a time) and `indexer.walk.judge` (the content steps)
+apply the same one. It holds an `indexer.walk.gitindex.TrackedPaths` (data the walker
+read) when git tracks paths.
 
 Invariants: pure decisions over names, numbers and text (only `stat_error` looks at the
 filesystem, to tell a dangling symlink from a vanished file); the first matching step

@@ -8,9 +8,8 @@ bad piece, and the content hash is computed piece by piece (`FileText.digest`, t
 `xxh3_128` of the normalised text's UTF-8, equal to `indexer.pipeline.content_hash(text)`
 without a second copy of the file). `read_text(entry, max_size=0)` is the text alone.
 
-Callers: the pipeline (`read_file`), `indexer.walk.servable` (`ctxd cat`, MCP
-`file_content`: `read_text`); `indexer.walk.walker` re-exports `read_text`. Calls
-`indexer.walk.safeopen`, `indexer.walk.policy` (`READ_LIMIT`), `xxhash`.
+Every read of a file for the index (`indexer.walk.judge`) and for a file request goes
+through it.
 
 Invariants: never holds more than `policy.READ_LIMIT` bytes of a file, whatever
 `max_size` says (0, "no limit", included): a larger file is TOO_LARGE before a byte is

@@ -9,9 +9,7 @@ given explicitly follow the configuration, so a changed `walk.exclude_patterns` 
 to them at the next run. A row written before `explicit` existed pins what differs
 from the configuration.
 
-Called by `server.service` (`Service.index`, the status listing) and
-`indexer.walk.servable` (`stored_walk_options`: the watcher, `ctxd cat`). Pure: values in,
-values out.
+Pure: values in, values out.
 
 Invariants: only `OPTION_FIELDS` are ever pinned (sensitive-file and ignore-file
 settings always come from the configuration); a malformed stored value is ignored,

@@ -3,8 +3,8 @@
 `check_index_root(path, force=False)` raises a `ValidationError` for the filesystem root,
 the user's home directory and the folder that holds the home directories (`/home`,
 `/Users`), unless `force` is set (`ctxd index --force`, `index_repository` with
-`force: true`). Pure apart from resolving the path and reading `$HOME`. Called by the
-service before any walking, so a mistyped `ctxd index ~` costs nothing.
+`force: true`). Pure apart from resolving the path and reading `$HOME`; checked before
+any walking, so a mistyped `ctxd index ~` costs nothing.
 """
 
 from __future__ import annotations

@@ -11,9 +11,8 @@ with `O_NOFOLLOW` relative to the descriptor of the one before (`openat`), which
 no symlink at all. `PathChanged` (an `OSError`) says the path no longer leads where the
 walk saw it.
 
-Callers: `indexer.walk.walker` (every directory it lists), `indexer.walk.reader` (every
-file read for the index, `ctxd cat` and MCP `file_content`), `indexer.walk.ignore` (ignore
-files). Calls `os` only.
+Every directory the walk lists, every file read (for the index, `ctxd cat`, MCP
+`file_content`) and every ignore file is opened through it. Uses `os` only.
 
 Invariant: a descriptor returned refers to the object at `real` at the time of the open,
 reached through no symlink; a swap before the open makes it fail, a swap after it changes

@@ -23,12 +23,11 @@ A file is judged by what it is, never by a word in the name of source code or do
   so that source code and docs holding a test key stay indexed, symbols and line numbers
   intact, and the secret is in no index and no answer (`indexer.walk.policy`).
 
-Callers: `indexer.walk.policy` (the name rules, the content verdict) and, through it, the
-walk, the watcher's filter and `indexer.walk.judge`. Calls only `re` and RE2 (the walk
+`indexer.walk.policy` applies it (names, content). Uses only `re` and RE2 (the walk
 imports nothing of `indexer.chunk`: `CODE_AND_DOCS` names the extensions itself).
 
 Invariants: pure functions over names and text; one RE2 pass over a file's bytes (all
-rules at once, linear time, ~20 ms per MB here) decides that it holds no secret, the
+rules at once, linear time) decides that it holds no secret, the
 common case; only a file where some rule matches is looked at again, rule by rule, to
 tell a secret from a placeholder.
 """

@@ -11,9 +11,6 @@ a repository was indexed with from what the pipeline stored in its row, and
 files, user excludes and includes; no ignore files) to a path that is not on disk, for
 files a remote engine serves.
 
-Callers: `server.search_cases` (`file_content`, `ctxd cat`). Calls `indexer.walk.filefilter`,
-`indexer.walk.judge`, `indexer.walk.walker`, `indexer.walk.policy`.
-
 Invariants: never serves a file the walk would refuse (sensitive by name or content,
 ignored, excluded, not included, too large, binary, outside the root, not a regular
 file); a request can never read more than `MAX_LEXICAL_FILE_SIZE_LIMIT` bytes (and an

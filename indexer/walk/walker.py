@@ -4,20 +4,13 @@
 directory, so re-runs are identical) and yields a `FileEntry` for every admitted file and
 a `Skipped` for every refused file or directory; it never raises for a bad file and never
 reads file contents. Each directory is listed through a descriptor opened by
-`indexer.walk.safeopen.open_verified`: a folder swapped for a symlink after its parent
-was listed is refused, never listed in its place. `read_text(entry)` (from
-`indexer.walk.reader`, re-exported) reads one admitted file the same way.
+`indexer.walk.safeopen.open_verified`: a folder swapped for a symlink after its parent was
+listed is refused, never listed in its place (files are read later, the same way, by
+`indexer.walk.judge`; `read_text`, re-exported from `indexer.walk.reader`, reads one).
 `validate_walk_options` / `validate_root` check the caller's input before any work;
 `compile_policy(opts)` turns `WalkOptions` into the `indexer.walk.policy.Policy` that both
 `walk` and `indexer.walk.filefilter.FileFilter` (the same policy, one path at a time, for
-the file watcher) apply.
-
-Callers: the indexing pipeline (walk + read_text), the config loader and job runner
-(validate_walk_options, validate_root), `indexer.walk.filefilter` (compile_policy).
-Calls: `indexer.walk.policy` (the name and size verdicts, the built-in tables),
-`indexer.walk.ignore` (ignore files), `indexer.walk.patterns` (globs),
-`indexer.walk.pathguard` (root containment), `indexer.walk.safeopen` (verified opens).
-Knows nothing of chunks, embeddings or storage.
+the file watcher) apply. Knows nothing of chunks, embeddings or storage.
 
 Policy, first match wins (the same order in `walk` and `FileFilter`):
 
@@ -48,8 +41,9 @@ Policy, first match wins (the same order in `walk` and `FileFilter`):
    admitted; 0 = no limit of its own, but never more than `policy.READ_LIMIT`, 64 MiB),
    except that a file may reach `max_lexical_file_size` (16 MiB) if, once read, it proves
    to be kept for lexical search only (step 10).
-8. At read time (`read_text`): NUL byte or invalid UTF-8 -> BINARY; OSError, or a path
-   that now leads through a symlink -> UNREADABLE.
+8. At read time (`indexer.walk.judge`, through `indexer.walk.reader`): NUL byte or
+   invalid UTF-8 -> BINARY; OSError, or a path that now leads through a symlink ->
+   UNREADABLE.
 9. Content (`indexer.walk.judge`): a private key, a well-known token format, password
    hashes, a password in a git or database URL, other tools' credentials
    (`indexer.walk.secrets`) -> SENSITIVE; source code and docs are kept with each secret

@@ -46,7 +46,8 @@ writes nothing. The
 SQL conditions live in `search/lexical/sql.py`, per-file verification (step 3) in
 `search/lexical/eval.py`, scoring primitives and line shaping in
 `search/lexical/rank.py`, file-name search in `search/lexical/files.py` and
-`explain` in `search/lexical/explain.py`.
+`explain` in `search/lexical/explain.py`. What stays here (just past 600 lines) is the
+part that shares one query's plan, limits and page.
 """
 
 from __future__ import annotations

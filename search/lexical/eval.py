@@ -5,9 +5,7 @@ literal finders, the `sym:` hits, repository-name matches, the candidate `Cond` 
 each subtree, and reads of file text and definitions) and `FileEval` (one file
 against the query tree), with the records they work on: `Row` (a candidate file),
 `Doc` (its text, bytes and line starts, loaded lazily) and `SymbolRow` (a
-definition). Called by the engine in `search/lexical/engine.py`, by file-name search
-(`search/lexical/files.py`) and by `search/lexical/explain.py`; calls
-`search/lexical/sql.py` for conditions and reads the index through `Store.query` only.
+definition). Reads the index through `IndexStore.query` only.
 
 Invariants (Zoekt's semantics):
 - A bare term matches path OR content; AND/OR/NOT are per file; an AND evaluates

@@ -3,8 +3,7 @@
 Provides `search_file_names(store, pattern, ...)`, which backs
 `EmbeddedLexical.search_files` (`Service.files`: `ctxd files` and the MCP
 `search_files` tool), and the pure pattern readers `file_pattern_regex` (which kind a
-pattern is, as an RE2 regex) and `glob_to_regex`. Calls `search/lexical/sql.py` for the
-candidate SQL and `search/lexical/rank.py` for path scores; reads the index through
+pattern is, as an RE2 regex) and `glob_to_regex`. Reads the index through
 `IndexStore.query` only.
 
 Invariants: a pattern with regex operators (`\\ ^ $ ( ) | + { }`) is a regex, one with

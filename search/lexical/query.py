@@ -1,6 +1,6 @@
 """Zoekt's query language: `parse(query) -> Node`, an immutable syntax tree.
 
-The grammar and every quirk follow Zoekt's `query/parse.go` (see zoekt-api.md §6):
+The grammar and every quirk follow Zoekt's `query/parse.go` (see docs/contracts/zoekt-api.md §6):
 
 - Tokens are separated by spaces and tabs. `"..."` groups (and `\\x` inside quotes
   stands for `x`); outside quotes a backslash escapes the next character and is
@@ -35,8 +35,9 @@ with `i` the 0-based character offset of the offending token. Two deliberate
 differences from Zoekt: an empty or whitespace-only query is an error (Zoekt's
 HTTP API rejects only ""), and a quoted `"("`/`")"` is text, not a parenthesis.
 
-Pure: no I/O. Called by `search/lexical/engine.py` (the embedded engine) and by anything
-that needs to validate a query before sending it to Zoekt.
+Pure: no I/O; also validates a query before it is sent to Zoekt. Over 600 lines on
+purpose: the tokenizer, the parser and the tree are one grammar, read side by side with
+Zoekt's.
 """
 
 from __future__ import annotations

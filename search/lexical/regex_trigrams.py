@@ -23,7 +23,7 @@ It parses RE2 syntax with a small, lenient parser that only has to be right abou
 structure (groups, alternation, repetition, classes, escapes); validity is decided
 by RE2 itself. Whenever the parser meets something it does not model, the answer
 is `MatchAll` (no requirement): a weaker filter, never a wrong one. Pure functions;
-no I/O. Called by `search/lexical/query.py` (case, validation) and `search/lexical/engine.py`.
+no I/O. Just past 600 lines: one parser and the analyses that walk its tree.
 """
 
 from __future__ import annotations

@@ -21,9 +21,7 @@ a negated inexact one becomes TRUE. It is `selective` when it narrows by text
 that needs file content but has no selective condition is scanned with a byte
 budget. Nothing is ever matched with `LIKE` over the text table.
 
-Pure functions, no I/O. Used by the embedded engine: `search/lexical/eval.py` (each
-subtree's condition), `search/lexical/engine.py`, `search/lexical/files.py` and
-`search/lexical/explain.py`.
+Pure functions, no I/O.
 """
 
 from __future__ import annotations
@@ -34,7 +32,8 @@ from enum import StrEnum
 from typing import Any
 
 from ctxd.indexer.chunk.languages import normalize_language
-from ctxd.indexer.store.dialect import SQLITE, Dialect
+from ctxd.indexer.store.dialect import Dialect
+from ctxd.indexer.store.sqlite.dialect import SQLITE
 from ctxd.search.lexical.query import Branch, Const, Field, Lang, Meta, Node, RepoFlag, Text
 from ctxd.search.lexical.regex_trigrams import (
     MATCH_ALL,

@@ -2,10 +2,10 @@
 
 Provides `ZoektClient` (implements `search.models.LexicalBackend`, `name = "zoekt"`):
 `search`, `symbols`, `search_filenames`, `file_content`, `list_repos` and `health`.
-The contract it implements is ../shared/zoekt-api.md (section numbers below refer
-to it). Called by the service layer from worker threads; it only talks HTTP and keeps
-no state between calls, so one client may be shared by threads. Query text is built
-by `search/zoekt/query.py`; answers are decoded by `search/zoekt/decode.py`.
+The contract it implements is docs/contracts/zoekt-api.md (section numbers below refer to it).
+It only talks HTTP and keeps no state between calls, so one client may be shared by
+threads. Query text is built by `search/zoekt/query.py`; answers are decoded by
+`search/zoekt/decode.py`.
 
 Transport: the standard library's `http.client`, one connection per call. It carries
 no dependency (`httpx2` only arrives transitively with `mcp` and is a fork), ignores

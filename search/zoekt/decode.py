@@ -5,8 +5,8 @@ Provides `parse_search_result` (`/api/search` `Result` -> `LexicalResult`),
 `List` -> `ZoektRepo`s, the record defined here), `completeness` (whether a result is
 partial, and why) and `pick_document` (the branch's document of a whole-file fetch),
 plus the field readers `decode_b64`, `display_text` and `as_int` that the client
-shares. Section numbers refer to ../shared/zoekt-api.md. Called by `search/zoekt/client.py`
-(`ZoektClient`) and by tests on recorded answers; calls nothing but `search.models`.
+shares. Section numbers refer to docs/contracts/zoekt-api.md. Pure: recorded answers decode the
+same.
 
 Invariants:
 - No I/O; malformed or missing fields decode to empty values, never raise.

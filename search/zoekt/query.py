@@ -1,12 +1,11 @@
 """Zoekt query text: escaping user text and paths into safe Zoekt query atoms.
 
 Provides the pure string functions that build or clean Zoekt queries (section numbers
-refer to ../shared/zoekt-api.md): `escape_regex` (Go's `regexp.QuoteMeta`),
+refer to docs/contracts/zoekt-api.md): `escape_regex` (Go's `regexp.QuoteMeta`),
 `quote_term` and `quote_literal` (one tokenizer-proof token), `literal_content_query`
 (a literal, contents only), `exact_file_query` (one path of one repository),
 `normalize_query` (newlines out of user text) and `query_error_hint` (a next step for
-a Zoekt parse error). Called by `search/zoekt/client.py` (`ZoektClient`) and by callers that
-build Zoekt queries from literal text; calls nothing.
+a Zoekt parse error).
 
 Invariants: no I/O; a quoted token never carries a raw newline and matches its text
 literally, so user text cannot change the query's structure.

@@ -36,7 +36,7 @@ from ctxd.server.index_report import (
 from ctxd.server.pages import LexicalPage, SearchPage, file_hit
 
 if TYPE_CHECKING:  # annotations only: the pipeline pulls in the chunker and tree-sitter
-    from ctxd.indexer.pipeline import IndexStats, Progress
+    from ctxd.indexer.models import IndexStats, Progress
 
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 

@@ -34,7 +34,7 @@ from ctxd.server.pages import LexicalPage, SearchPage
 from ctxd.server.use_cases import UseCases
 
 if TYPE_CHECKING:  # annotations only (start-up time)
-    from ctxd.indexer.pipeline import IndexStats, ProgressFn
+    from ctxd.indexer.models import IndexStats, ProgressFn
 
 log = logging.getLogger("ctxd.daemon.client")
 

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib
 import json
 import socket
 from enum import Enum
@@ -45,7 +44,17 @@ from typing import Any
 from ctxd.indexer import errors
 from ctxd.indexer.chunk.chunker import ChunkOptions
 from ctxd.indexer.errors import CtxdError
-from ctxd.indexer.models import FileFailure, Skipped, SkipReason
+from ctxd.indexer.models import (
+    FileFailure,
+    IndexStats,
+    LargeFile,
+    NotEmbedded,
+    Progress,
+    RemovedFile,
+    Skipped,
+    SkipReason,
+    WindowedFile,
+)
 from ctxd.indexer.store.location import redact_url
 from ctxd.indexer.walk.walker import WalkOptions
 from ctxd.search import models
@@ -77,20 +86,14 @@ RECORDS: dict[str, type[Any]] = {
         models.SymbolItem, models.Copy, models.Hit, models.SymbolPage, models.Reference,
         models.References,
         models.FileContent, SearchPage, LexicalPage, FileFailure, Skipped,
-        models.SearchOptions, WalkOptions, ChunkOptions,
+        models.SearchOptions, WalkOptions, ChunkOptions, IndexStats, Progress, RemovedFile,
+        NotEmbedded, LargeFile, WindowedFile,
     )
 }
-LAZY_RECORDS = dict.fromkeys(
-    ("IndexStats", "Progress", "RemovedFile", "NotEmbedded", "LargeFile", "WindowedFile"),
-    "ctxd.indexer.pipeline")
-"""Records whose module is imported on first use: the pipeline pulls in the chunker and
-tree-sitter, which only `index` needs (start-up time of every other command)."""
 
 
 def record_type(name: str) -> type[Any] | None:
     """The record class called `name`, or None when it is not a protocol record."""
-    if name not in RECORDS and name in LAZY_RECORDS:
-        RECORDS[name] = getattr(importlib.import_module(LAZY_RECORDS[name]), name)
     return RECORDS.get(name)
 ENUMS: dict[str, type[Enum]] = {"MatchSource": models.MatchSource, "SkipReason": SkipReason}
 ERRORS: dict[str, type[CtxdError]] = {

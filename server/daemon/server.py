@@ -51,7 +51,7 @@ from typing import Any
 
 from ctxd.indexer.errors import CtxdError, DaemonError, ValidationError
 from ctxd.indexer.memory import release_free_memory
-from ctxd.indexer.pipeline import Progress, now_rfc3339
+from ctxd.indexer.models import Progress, now_rfc3339
 from ctxd.indexer.store.private import PRIVATE_UMASK, private_home
 from ctxd.server.config import Settings
 from ctxd.server.daemon import protocol

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ctxd.indexer.errors import CtxdError
-from ctxd.indexer.pipeline import IndexStats, now_rfc3339
+from ctxd.indexer.models import IndexStats, now_rfc3339
 from ctxd.server.index_report import (
     named_sample,
     not_embedded_line,

@@ -41,8 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ctxd.indexer.errors import CtxdError, IndexLocked, ValidationError
-from ctxd.indexer.models import FileEntry
-from ctxd.indexer.pipeline import IndexStats
+from ctxd.indexer.models import FileEntry, IndexStats
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.walk.walker import walk
 from ctxd.server.watch.changes import FULL, ChangeSet, Diff, Stat, candidates, diff, under_any
@@ -55,7 +54,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("ctxd.server.watch")  # one logger for the whole watcher
 
 _LOCK_RETRY_SECONDS = 1.0
-_IN_QUERY_CHUNK = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -410,16 +408,7 @@ class BatchApplier:
         changed = list(found.changed)
         if not changed:
             return
-        present: set[str] = set()
-        for i in range(0, len(changed), _IN_QUERY_CHUNK):
-            part = changed[i : i + _IN_QUERY_CHUNK]
-            marks = ",".join("?" * len(part))
-            present.update(
-                r[0] for r in store.query(
-                    f"SELECT path FROM files WHERE repo_id = ? AND path IN ({marks})",
-                    [repo.id, *part],
-                )
-            )
+        present = store.stored_paths(repo.id, changed)
         for p in changed:
             st = on_disk.get(p)
             if p in present or st is None:

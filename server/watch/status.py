@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ctxd.indexer.pipeline import now_rfc3339 as pipeline_clock
+from ctxd.indexer.models import now_rfc3339 as pipeline_clock
 from ctxd.server.watch_state import (  # re-exported for the watcher
     HealthSource,
     read_watch_status,

@@ -21,7 +21,7 @@ import pytest
 import sqlean as sqlite3
 
 from ctxd.indexer.errors import StorageError
-from ctxd.indexer.store.connection import Connection
+from ctxd.indexer.store.sqlite.connection import Connection
 from ctxd.server.config import load_settings
 from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder, RepoBuilder

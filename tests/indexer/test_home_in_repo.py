@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ctxd.indexer.models import HOME_MARKER, FileEntry, Skipped, SkipReason
 from ctxd.indexer.store.private import private_home
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.sqlite.store import Store
 from ctxd.indexer.walk.filefilter import FileFilter
 from ctxd.indexer.walk.walker import WalkOptions, walk
 

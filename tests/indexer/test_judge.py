@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from ctxd.indexer.pipeline import Indexer
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.sqlite.store import Store
 from ctxd.indexer.walk.textclass import RULES_VERSION
 from ctxd.indexer.walk.walker import WalkOptions
 from tests.conftest import FakeEmbedder, RepoBuilder

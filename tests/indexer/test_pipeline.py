@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from ctxd.indexer.checkpoints import embedding_input
 from ctxd.indexer.errors import ModelMismatch, ValidationError
 from ctxd.indexer.models import Chunk
-from ctxd.indexer.pipeline import Indexer, embedding_input
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.pipeline import Indexer
+from ctxd.indexer.store.sqlite.store import Store
 from ctxd.indexer.walk.walker import WalkOptions
 from tests.conftest import FakeEmbedder
 
@@ -238,7 +239,7 @@ CRASH_SCRIPT = textwrap.dedent(
     sys.path.insert(0, {root!r})
     from tests.conftest import FakeEmbedder
     from ctxd.indexer.pipeline import Indexer
-    from ctxd.indexer.store.store import Store
+    from ctxd.indexer.store.sqlite.store import Store
     from ctxd.indexer.walk.walker import WalkOptions
 
     phase = sys.argv[3]

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from ctxd.indexer.checkpoints import content_hash
 from ctxd.indexer.models import FileEntry, Skipped, SkipReason
-from ctxd.indexer.pipeline import content_hash
 from ctxd.indexer.walk.policy import READ_LIMIT
 from ctxd.indexer.walk.reader import BLOCK, read_file, read_text
 from ctxd.indexer.walk.walker import WalkOptions, walk

@@ -15,7 +15,7 @@ import pytest
 
 from ctxd.indexer.models import FileEntry, Skipped, SkipReason
 from ctxd.indexer.pipeline import Indexer
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.sqlite.store import Store
 from ctxd.indexer.walk.judge import FileJudge
 from ctxd.indexer.walk.secrets import is_code_or_docs, secret_in
 from ctxd.indexer.walk.servable import read_servable

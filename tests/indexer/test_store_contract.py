@@ -4,8 +4,8 @@ file and a PostgreSQL database (the session's real server, a fresh schema per te
 Each test runs once per engine (the `engine` fixture) and writes and reads only through
 the protocol: repositories, a file's rows written and removed together, transactions that
 roll back whole, ids never reused, the text generation, pending work and coverage, BM25
-keyword scores, nearest vectors, the dialect's predicates in the search layer's own SQL,
-read snapshots, and removing a repository."""
+keyword scores and postings, nearest vectors, the dialect's predicates in the search layer's
+own SQL, read snapshots, and removing a repository."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from ctxd.indexer.models import Chunk, Symbol
 from ctxd.indexer.store.location import StoreOptions
 from ctxd.indexer.store.open import open_store
 from ctxd.indexer.store.protocol import IndexStore
-from ctxd.indexer.store.store import FileRecord, Summary, serialize_vector
+from ctxd.indexer.store.sqlite.store import FileRecord, Summary, serialize_vector
 from ctxd.indexer.store.text_formula import AllOf, AnyOf, Lit
 
 NOW = "2026-11-26T00:00:00Z"
@@ -63,6 +63,8 @@ def test_a_file_is_written_and_removed_whole_and_the_text_generation_moves(store
     assert store.text_generation() > before
     assert store.file_texts([fid]) == {fid: "def alpha(): pass\n"}
     assert set(store.stored_files(repo.id)) == {"a.py"}
+    assert store.stored_paths(repo.id, ["a.py", "missing.py"]) == {"a.py"}
+    assert store.stored_paths(repo.id, [f"f{i}.py" for i in range(40_000)]) == set()
     assert store.repo_counts(repo.id)["symbols"] == 1
     moved = store.text_generation()
     assert store.delete_files(repo.id, ["a.py", "missing.py"]) == 1
@@ -136,6 +138,27 @@ def test_keyword_scores_rank_by_bm25_with_path_and_symbol_above_body(store):
     top = max(ids)
     assert store.keyword_scores(["retry"], above=top) == []
     assert "retr" in store.explain_keywords(["retry"])
+
+
+def test_index_terms_and_the_common_terms_postings(store):
+    """A word's index terms are the engine's stems; the postings (where the engine holds
+    any) count each common term's checkpoints as `keyword_count` does."""
+    repo = store.upsert_repo("/src/app", {}, NOW)
+    write(store, repo.id, "a.py", [("the retry loop retries", "h1", None)])
+    write(store, repo.id, "b.py", [("retry once", "h2", None)])
+    write(store, repo.id, "c.py", [("nothing here", "h3", None)])
+    assert store.index_terms("retries") == ("retri",)
+    assert store.index_terms("is_exhausted")[1:] == ("exhaust",)  # a phrase of two
+    found = store.keyword_postings(2)
+    if store.dialect.name == "postgresql":
+        assert found is None  # every query is scored in the database
+        return
+    assert found is not None and found.generation == store.text_generation()
+    assert found.rows == 3
+    assert set(found.postings) == {"py", "retri"}  # the terms of at least 2 checkpoints
+    docs, freq = found.postings["retri"]
+    assert len(docs) == store.keyword_count("retry") == 2
+    assert sorted(freq.tolist()) == [1, 2]
 
 
 def test_nearest_vectors_and_the_filtered_scan(store):

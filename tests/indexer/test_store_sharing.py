@@ -18,13 +18,13 @@ import textwrap
 from pathlib import Path
 
 from ctxd.indexer.store.private import create_private
-from ctxd.indexer.store.schema import MIGRATIONS
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.sqlite.schema import MIGRATIONS
+from ctxd.indexer.store.sqlite.store import Store
 
 WRITER = textwrap.dedent(
     """
     import sys, threading
-    from ctxd.indexer.store.store import Store
+    from ctxd.indexer.store.sqlite.store import Store
 
     path = sys.argv[1]
     first = Store.open(path)
@@ -108,7 +108,8 @@ def test_create_private_keeps_this_process_s_locks_on_an_existing_file(tmp_path:
     assert fresh.stat().st_mode & 0o777 == 0o600
 
 
-MIGRATE = "import sys; from ctxd.indexer.store.store import Store; Store.open(sys.argv[1]).close()"
+MIGRATE = ("import sys; from ctxd.indexer.store.sqlite.store import Store; "
+           "Store.open(sys.argv[1]).close()")
 
 
 def test_first_opens_of_a_fresh_index_race_cleanly(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import pytest
 from ctxd.indexer.chunk.chunker import ChunkOptions, chunk_file
 from ctxd.indexer.chunk.summary import file_summary
 from ctxd.indexer.pipeline import Indexer
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.sqlite.store import Store
 from ctxd.indexer.walk.walker import WalkOptions
 
 HELP_PY = '''#!/usr/bin/env python

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from ctxd.indexer.chunk.chunker import ChunkOptions, chunk_file
 from ctxd.indexer.chunk.syntax import ParseBudgetExceeded, parse_definitions
 from ctxd.indexer.pipeline import Indexer
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.sqlite.store import Store
 from ctxd.indexer.walk.walker import WalkOptions
 from ctxd.server.cli.main import main
 from tests.conftest import FakeEmbedder

@@ -12,7 +12,7 @@ import pytest
 
 from ctxd.indexer.errors import ValidationError
 from ctxd.indexer.pipeline import Indexer
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.sqlite.store import Store
 from ctxd.indexer.walk.textclass import Role, TextRules, VendorDirs, classify, long_line_share
 from ctxd.indexer.walk.walker import WalkOptions
 from tests.conftest import FakeEmbedder, RepoBuilder

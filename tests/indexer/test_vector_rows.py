@@ -15,8 +15,8 @@ from ctxd.indexer.errors import ModelMismatch
 from ctxd.indexer.store.location import StoreOptions
 from ctxd.indexer.store.open import open_store
 from ctxd.indexer.store.pg.vectors import PgVectorRows
-from ctxd.indexer.store.store import Store, VectorRows, serialize_vector
-from ctxd.indexer.store.vectors import SqliteVecRows
+from ctxd.indexer.store.sqlite.store import Store, VectorRows, serialize_vector
+from ctxd.indexer.store.sqlite.vectors import SqliteVecRows
 
 ENGINES = ("sqlite-vec", "pgvector")
 

@@ -25,7 +25,7 @@ from ctxd.indexer.models import Chunk, Symbol
 from ctxd.indexer.store.location import StoreOptions
 from ctxd.indexer.store.open import open_store
 from ctxd.indexer.store.protocol import IndexStore
-from ctxd.indexer.store.store import FileRecord
+from ctxd.indexer.store.sqlite.store import FileRecord
 from tests.conftest import ENGINES
 from tests.pg import PgServer
 

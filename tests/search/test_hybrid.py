@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ctxd.indexer.errors import InvalidCursor
-from ctxd.indexer.store.keywords import match_expression
+from ctxd.indexer.store.sqlite.keywords import match_expression
 from ctxd.search.cursor import decode_cursor, encode_cursor
 from ctxd.search.hybrid import fuse, merge_overlaps
 from ctxd.search.keyword import keyword_terms
@@ -80,7 +80,7 @@ def test_fusion_keeps_the_lexical_legs_line_matches():
 
 def test_terms_in_most_documents_are_dropped_only_in_large_indexes(isolated_env, monkeypatch):
     from ctxd.indexer.models import Chunk
-    from ctxd.indexer.store.store import FileRecord, Store
+    from ctxd.indexer.store.sqlite.store import FileRecord, Store
     from ctxd.search import keyword
 
     store = Store.open(isolated_env / "index.db")

@@ -14,8 +14,8 @@ from ctxd.indexer.pipeline import Indexer
 from ctxd.indexer.store.location import StoreOptions
 from ctxd.indexer.store.open import open_store
 from ctxd.indexer.walk.walker import WalkOptions
+from ctxd.search.filters import SearchFilters
 from ctxd.search.keyword import keyword_search
-from ctxd.search.semantic import SearchFilters
 
 QUESTIONS = (
     "parse command line options", "prompt the user for a password", "echo colored output",

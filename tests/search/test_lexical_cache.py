@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 from ctxd.indexer.pipeline import Indexer
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.sqlite.store import Store
 from ctxd.indexer.walk.walker import WalkOptions
 from ctxd.search.lexical.engine import EmbeddedLexical
 from ctxd.search.lexical.query import parse

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from ctxd.indexer.store.schema import split_identifiers
+from ctxd.indexer.store.words import split_identifiers
 from ctxd.search.lexical.limits import MAX_QUERY_CHARS
 from ctxd.server.cli.main import main
 from tests.conftest import RepoBuilder

@@ -11,7 +11,8 @@ from ctxd.indexer.pipeline import Indexer
 from ctxd.indexer.store.location import StoreOptions
 from ctxd.indexer.store.open import open_store
 from ctxd.indexer.walk.walker import WalkOptions
-from ctxd.search.semantic import SearchFilters, VectorMatrix, semantic_search
+from ctxd.search.filters import SearchFilters
+from ctxd.search.semantic import VectorMatrix, semantic_search
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ctxd.indexer.models import Symbol
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.sqlite.store import Store
 from ctxd.search.symbol_names import SymbolIndex, load_symbol_names
 from ctxd.search.symbols import find_symbols
 from ctxd.server.config import load_settings

@@ -7,7 +7,7 @@ import pytest
 from ctxd.indexer.models import Symbol
 from ctxd.indexer.store.location import StoreOptions
 from ctxd.indexer.store.open import open_store
-from ctxd.indexer.store.store import FileRecord
+from ctxd.indexer.store.sqlite.store import FileRecord
 from ctxd.search.symbols import (
     fuzzy_score,
     rank_symbol,

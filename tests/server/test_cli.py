@@ -141,7 +141,7 @@ def test_search_on_an_empty_index_exits_1():
 
 
 def test_model_mismatch_on_search_is_a_clear_error(project, tmp_path):
-    from ctxd.indexer.store.store import Store
+    from ctxd.indexer.store.sqlite.store import Store
     from ctxd.server.config import load_settings
 
     s = load_settings()

@@ -26,7 +26,7 @@ import pytest
 from click.testing import CliRunner
 
 from ctxd.indexer.errors import DaemonError, IndexNotFound
-from ctxd.indexer.pipeline import Progress
+from ctxd.indexer.models import Progress
 from ctxd.search.models import Copy, Hit, LineMatch, MatchSource
 from ctxd.server.cli.main import main
 from ctxd.server.config import Settings, load_settings

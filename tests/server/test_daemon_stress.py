@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from ctxd.indexer.store.private import private_home
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.sqlite.store import Store
 from ctxd.server.config import load_settings
 from ctxd.server.daemon import lifecycle, protocol, server
 from ctxd.server.daemon.client import CONNECT_TIMEOUT, connect_socket, exchange

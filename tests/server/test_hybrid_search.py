@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ctxd.indexer.pipeline import Indexer
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.store.sqlite.store import Store
 from ctxd.indexer.walk.walker import WalkOptions
 from ctxd.search.keyword import keyword_search
 from ctxd.search.vectors import Int8Matrix
@@ -98,7 +98,7 @@ def test_a_stalled_zoekt_costs_its_timeout_and_a_note_never_the_answer(tmp_path)
 
 
 def test_the_lexical_leg_query_takes_identifiers_or_with_zoekt_content_words():
-    from ctxd.search.semantic import SearchFilters
+    from ctxd.search.filters import SearchFilters
     from ctxd.server.hybrid_case import hybrid_lexical_query
 
     none = SearchFilters()

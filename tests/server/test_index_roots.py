@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from ctxd.indexer.pipeline import Indexer, Progress
-from ctxd.indexer.store.store import Store
+from ctxd.indexer.models import Progress
+from ctxd.indexer.pipeline import Indexer
+from ctxd.indexer.store.sqlite.store import Store
 from ctxd.indexer.walk.rootguard import check_index_root
 from ctxd.indexer.walk.walker import WalkOptions
 from ctxd.server.cli.main import main

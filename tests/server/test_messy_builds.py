@@ -22,7 +22,7 @@ from click.testing import CliRunner
 
 from ctxd.indexer.embedder import SentenceTransformerEmbedder
 from ctxd.indexer.errors import FileRefused
-from ctxd.indexer.pipeline import IndexStats
+from ctxd.indexer.models import IndexStats
 from ctxd.server.cli.main import main
 from ctxd.server.config import load_settings
 from ctxd.server.service import Service

@@ -26,7 +26,7 @@ import pytest
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.inotify import InotifyObserver
 
-from ctxd.indexer.store.lock import WriteLock
+from ctxd.indexer.store.lock import IndexFileLock
 from ctxd.server.cli.watch_cmd import run_watch
 from ctxd.server.config import WatchOptions, load_settings
 from ctxd.server.service import Service
@@ -261,8 +261,8 @@ def test_binary_file_is_not_re_read_on_every_rescan(service, repo, watched):
 HOLD_LOCK = (
     "import sys\n"
     "from pathlib import Path\n"
-    "from ctxd.indexer.store.lock import WriteLock\n"
-    "lock = WriteLock(Path(sys.argv[1]))\n"
+    "from ctxd.indexer.store.lock import IndexFileLock\n"
+    "lock = IndexFileLock(Path(sys.argv[1]))\n"
     "lock.acquire(wait=None)\n"
     "print('held', flush=True)\n"
     "sys.stdin.readline()\n"
@@ -300,7 +300,7 @@ def test_a_scan_waiting_for_this_process_s_own_index_run_is_no_pending_change(
     caplog.set_level(logging.INFO, logger="ctxd.server.watch")
     seed(repo)
     service.index(repo.root)
-    lock = WriteLock(service.settings.db_path)
+    lock = IndexFileLock(service.settings.db_path)
     lock.acquire(wait=0)  # this process's own index run, as far as the watcher can tell
     watcher = Watcher(service, FAST, repo_poll_seconds=0.2, poll_seconds=0.2)
     watcher.start()
@@ -486,7 +486,7 @@ def test_stop_is_clean_and_releases_the_lock(service, repo):
     assert watcher.wait_ready(TIMEOUT)
     watcher.stop()
     assert not watcher.running and watcher.role is Role.STOPPED
-    probe = WriteLock(Path(f"{service.settings.db_path}.watch"))
+    probe = IndexFileLock(Path(f"{service.settings.db_path}.watch"))
     probe.acquire(wait=0)
     probe.release()
 
@@ -525,7 +525,7 @@ def test_reads_are_not_blocked_while_a_batch_embeds_and_stop_finishes_it(home, r
         emb.gate.set()
         watcher.stop()
         assert not watcher.running
-        lock = WriteLock(service.settings.db_path)
+        lock = IndexFileLock(service.settings.db_path)
         lock.acquire(wait=0)  # released by the watcher
         lock.release()
     finally:

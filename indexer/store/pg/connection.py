@@ -1,6 +1,6 @@
 """A connection to the PostgreSQL store: `PgConnection`, the base of its per-concern classes.
 
-What every concern shares, as `indexer.store.connection.Connection` does for SQLite:
+What every concern shares, as `indexer.store.sqlite.connection.Connection` does for SQLite:
 transactions, read snapshots, the text generation, `meta`, the store's size, and `query()`
 for the search layer's own SQL, which is written with SQLite's `?` placeholders and
 translated here (`pyformat`: `?` -> `%s`, a literal `%` doubled, quoted text left alone).

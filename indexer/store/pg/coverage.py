@@ -1,6 +1,6 @@
-"""Counts and roles in the PostgreSQL store (`PgCoverage`), as `indexer.store.coverage`: files
-kept greppable only, roles of result files, checkpoints without a vector, one repository's
-counts. Reads only."""
+"""Counts and roles in the PostgreSQL store (`PgCoverage`), as
+`indexer.store.sqlite.coverage`: files kept greppable only, roles of result files,
+checkpoints without a vector, one repository's counts. Reads only."""
 
 from __future__ import annotations
 

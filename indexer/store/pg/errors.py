@@ -9,10 +9,9 @@ ctxd's own, with the URL's password scrubbed from every message.
 - a statement cancelled by `statement_timeout` -> `BackendTimeout`;
 - anything else -> None (a bug: the caller lets it go up as it is).
 
-`pg_errors(url)` is the context manager the store's methods run in. Called by
-`indexer.store.pg.connection` and `indexer.store.pg.locks`. `conninfo(url)` is libpq's
-reading of a store URL; one it cannot read (an unknown parameter, a bad `%` escape, an
-unterminated quote) is a `ConfigError` that names `store.url` and quotes none of its
+`pg_errors(url)` is the context manager the store's methods and locks run in. `conninfo(url)`
+is libpq's reading of a store URL; one it cannot read (an unknown parameter, a bad `%` escape,
+an unterminated quote) is a `ConfigError` that names `store.url` and quotes none of its
 values (libpq's message quotes the token it choked on: the password, maybe).
 """
 

@@ -1,15 +1,15 @@
-"""The indexed text in the PostgreSQL store (`PgFileRows`), as `indexer.store.files` does it for
-SQLite: a file's row, its full text (`file_text`), its checkpoints with their words, its
+"""The indexed text in the PostgreSQL store (`PgFileRows`), as `indexer.store.sqlite.files`
+does it for SQLite: a file's row, its full text (`file_text`), its checkpoints with their words, its
 symbols and summary, written and removed together.
 
-A checkpoint's words are the same three texts FTS5 indexes (`schema.chunk_fts_row`: path,
-symbol, text with camelCase humps split), cut at every character that is not a letter or
-digit (as FTS5's `unicode61` does) and stored as one `tsvector` of the `ctxd_words`
-configuration with weights A (path), B (symbol) and D (text), plus their token count
-(`words_len`, FTS5's document length). `keyword_stats` keeps each repository's checkpoint
-and token counts, and `keyword_df` its document frequency of every lexeme, in the same
-transaction; `terms` / `freqs` hold each lexeme's column-weighted frequency
-(`ctxd_terms`, `ctxd_freqs`).
+A checkpoint's words are the same three texts FTS5 indexes
+(`indexer.store.words.chunk_fts_row`: path, symbol, text with camelCase humps split), cut at
+every character that is not a letter or digit (as FTS5's `unicode61` does) and stored as one
+`tsvector` of the `ctxd_words` configuration with weights A (path), B (symbol) and D (text),
+plus their token count (`words_len`, FTS5's document length). `keyword_stats` keeps each
+repository's checkpoint and token counts, and `keyword_df` its document frequency of every
+lexeme, in the same transaction; `terms` / `freqs` hold each lexeme's column-weighted
+frequency (`ctxd_terms`, `ctxd_freqs`).
 
 Invariants (as SQLite's): all rows of one file change in one transaction; every change
 to the text bumps the text generation; checkpoint ids come from a sequence and are never
@@ -31,7 +31,7 @@ from ctxd.indexer.store.records import (
     Summary,
     with_symbols,
 )
-from ctxd.indexer.store.schema import chunk_fts_row
+from ctxd.indexer.store.words import chunk_fts_row
 
 _SEPARATORS = re.compile(r"[\W_]+")
 """What FTS5's `unicode61` tokenizer cuts words at: anything but letters and digits."""
@@ -58,6 +58,11 @@ class PgFileRows(PgConnection):
                           "WHERE repo_id = %s", (repo_id,))
         return {str(r[0]): StoredFile(int(r[1]), int(r[2]), int(r[3]), str(r[4]), str(r[5]))
                 for r in rows}
+
+    def stored_paths(self, repo_id: int, paths: Sequence[str]) -> set[str]:
+        rows = self._rows("SELECT path FROM files WHERE repo_id = %s AND path = ANY(%s)",
+                          (repo_id, list(paths)))
+        return {str(r[0]) for r in rows}
 
     def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
         self._rows("UPDATE files SET size = %s, mtime_ns = %s WHERE id = %s",

@@ -1,6 +1,6 @@
 """Keyword ranking in PostgreSQL: BM25 over the checkpoints' `words` (`PgKeywordRows`).
 
-The same scores as FTS5's `bm25()` on SQLite (`indexer.store.keywords`), from the same
+The same scores as FTS5's `bm25()` on SQLite (`indexer.store.sqlite.keywords`), from the same
 words: each term of a question is turned into the index's lexemes by the store's own
 `ctxd_words` configuration (porter-stemmed; an identifier that splits into several words is
 a phrase, as FTS5 reads a quoted string); the GIN index on `words` finds the checkpoints
@@ -39,6 +39,7 @@ from collections.abc import Callable, Sequence
 from ctxd.indexer.store.pg.connection import PgConnection
 from ctxd.indexer.store.pg.schema import TEXT_CONFIG
 from ctxd.indexer.store.protocol import COLUMN_WEIGHTS, K1, B
+from ctxd.indexer.store.records import TermPostings
 
 SCORED_ROWS = 4_000
 """Rows scored for one query, past which the rarest terms' rows are scored first."""
@@ -203,6 +204,14 @@ class PgKeywordRows(PgConnection):
             if score > 0.0:
                 out[cid] = score
         return out
+
+    def index_terms(self, word: str) -> tuple[str, ...]:
+        """The lexemes `ctxd_words` makes of `word`, in order."""
+        return self._lexemes([word])[word]
+
+    def keyword_postings(self, min_df: int) -> TermPostings | None:
+        """None: every query is scored in the database (there are no postings to hold)."""
+        return None
 
     def explain_keywords(self, terms: Sequence[str]) -> str:
         found = self._lexemes(terms)

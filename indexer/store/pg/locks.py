@@ -11,8 +11,8 @@ The server drops the lock when the holder's connection ends, so a killed writer 
 it left, as with SQLite.
 
 `held_keys(url)` lists the keys held right now (one query), for "indexing now" in status.
-Same interface as `indexer.store.lock.WriteLock` (`acquire`, `try_acquire`, `release`,
-`is_held`, `holder`). Called through `indexer.store.open`.
+Same interface as `indexer.store.lock.IndexFileLock` (`acquire`, `try_acquire`, `release`,
+`is_held`, `holder`): `indexer.store.open.WriterLock`.
 """
 
 from __future__ import annotations

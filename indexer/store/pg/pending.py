@@ -1,4 +1,4 @@
-"""Pending work in the PostgreSQL store (`PgPendingRows`), as `indexer.store.pending`: the
+"""Pending work in the PostgreSQL store (`PgPendingRows`), as `indexer.store.sqlite.pending`: the
 texts that wait for a vector (a checkpoint whose hash has no `embeddings` row, a summary
 with text and no vector). Reads only."""
 

@@ -10,8 +10,6 @@ them, in order), and name this process
 `PgStore` of the process borrows from it: one per thread, as with SQLite, but holding a
 connection only while it runs a statement, a transaction or a read snapshot. The pools
 are closed when the process exits (`close_pools`).
-
-Called by `indexer.store.pg.store` (and `locks`, for `client_name`).
 """
 
 from __future__ import annotations

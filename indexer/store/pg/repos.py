@@ -1,5 +1,5 @@
-"""The repositories of the PostgreSQL store (`PgRepoRows`): as `indexer.store.repos`, plus the
-machine that last indexed each one (`repos.host`, `RepoRow.host`), so that a laptop's
+"""The repositories of the PostgreSQL store (`PgRepoRows`): as `indexer.store.sqlite.repos`,
+plus the machine that last indexed each one (`repos.host`, `RepoRow.host`), so that a laptop's
 watcher keeps to the repositories checked out on that laptop.
 
 A repository is its root path (`repos.root` is unique): a CI job that indexes from the same

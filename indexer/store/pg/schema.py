@@ -8,7 +8,7 @@ migrate it exactly once, and a failed migration leaves the old schema whole (Pos
 DDL is transactional). A current schema costs one read and takes no lock, so a read-only
 role opens a store that was created by another role.
 
-The tables mirror the SQLite store's (`indexer.store.schema`), so the search layer's
+The tables mirror the SQLite store's (`indexer.store.sqlite.schema`), so the search layer's
 portable SQL reads both: `repos`, `files` (plus `host`: the machine that last indexed a
 repository), `file_text` (`file_id`, `content`, with a `pg_trgm` GIN index for the lexical
 engine), `checkpoints` (plus `words`, the path, symbol and text as a weighted `tsvector` of
@@ -26,7 +26,7 @@ every writer updates). Text columns that are sorted on use the "C" collation, so
 as SQLite's BINARY does.
 
 Invariants: migrations are append-only; each is a list of statements run in the caller's
-transaction; `schema_version` counts how many ran. Called by `indexer.store.pg.pool`.
+transaction; `schema_version` counts how many ran.
 """
 
 from __future__ import annotations

@@ -18,8 +18,6 @@ the order, and a PostgreSQL store has none (the search asks the database). Colle
 orphans (`gc_embeddings`) while another writer's uncommitted checkpoints share an orphan's
 hash deletes a vector that writer then lacks: its texts show as pending and are embedded
 again on its next run; nothing else is lost.
-
-Called through `PgStore` as its SQLite twin is (`indexer.store.vectors`).
 """
 
 from __future__ import annotations

@@ -3,9 +3,7 @@ start and end of its last run.
 
 A repository's name is its folder's basename, made unique with `-2`, `-3`, ...; `_delete_repo`
 removes the repository with every row of its text in one transaction (`Store.remove_repo`
-then collects the vectors no checkpoint uses any more). Called through `Store` by the
-pipeline (upsert_repo, mark_indexed), the service and the watcher (repos, repo_by_*,
-remove_repo).
+then collects the vectors no checkpoint uses any more).
 """
 
 from __future__ import annotations
@@ -14,8 +12,8 @@ import json
 import os
 from typing import Any
 
-from ctxd.indexer.store.connection import Connection, Row
 from ctxd.indexer.store.records import RepoRow
+from ctxd.indexer.store.sqlite.connection import Connection, Row
 
 
 class RepoRows(Connection):

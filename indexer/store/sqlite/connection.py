@@ -2,14 +2,14 @@
 
 `Connection.open(path)` is the only `connect()` in ctxd. It loads sqlite-vec through
 sqlean-py (the stdlib `sqlite3` here cannot load extensions), applies the numbered
-migrations of `indexer.store.schema`, and owns what every concern of the store shares:
+migrations of `indexer.store.sqlite.schema`, and owns what every concern of the store shares:
 transactions, the `meta` table, the generations readers key caches on, the file's size
 and compaction, and the read-only `query()` the search layer builds its own SQL for
 (with bound parameters).
 
 `Connection` is the base of the per-concern classes (`repos`, `files`, `pending`,
-`vectors`, `coverage`); `indexer.store.store.Store` composes them, and callers use
-`Store`. Calls `indexer.store.schema`, `indexer.store.private`, `sqlean` and `sqlite_vec`.
+`vectors`, `keywords`, `coverage`); `indexer.store.sqlite.store.Store` composes them, and
+callers use `Store`.
 
 Invariants:
 - Writes run in explicit transactions (`transaction()`: BEGIN IMMEDIATE ... COMMIT,
@@ -32,7 +32,7 @@ import sqlean as sqlite3
 import sqlite_vec
 
 from ctxd.indexer.store.private import create_private, private_home
-from ctxd.indexer.store.schema import MIGRATIONS
+from ctxd.indexer.store.sqlite.schema import MIGRATIONS
 
 log = logging.getLogger(__name__)
 

@@ -2,9 +2,8 @@
 checkpoints with their FTS5 row in `chunk_fts`, its `symbols`, its summary in
 `summaries`), written and removed together.
 
-Called through `Store` by `indexer.pipeline` (stored_files, touch_file, replace_file,
-delete_files, the summary backfill) and the search layer (`file_texts`: the lexical engine,
-references); the search layer reads the other tables with its own SQL (`Store.query`).
+The pipeline writes through it; the search layer reads `file_texts` (the lexical engine,
+references) and the other tables with its own SQL (`Store.query`).
 
 Invariants:
 - All rows of one file (files, file_text, checkpoints, symbols, its summary) change in
@@ -19,10 +18,10 @@ Invariants:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 
 from ctxd.indexer.models import Chunk, Symbol
-from ctxd.indexer.store.connection import Connection
 from ctxd.indexer.store.records import (
     NO_SUMMARY,
     FileRecord,
@@ -30,7 +29,8 @@ from ctxd.indexer.store.records import (
     Summary,
     with_symbols,
 )
-from ctxd.indexer.store.schema import chunk_fts_row
+from ctxd.indexer.store.sqlite.connection import Connection
+from ctxd.indexer.store.words import chunk_fts_row
 
 
 class FileRows(Connection):
@@ -43,6 +43,13 @@ class FileRows(Connection):
             (repo_id,),
         )
         return {r[0]: StoredFile(r[1], r[2], r[3], r[4], r[5]) for r in rows}
+
+    def stored_paths(self, repo_id: int, paths: Sequence[str]) -> set[str]:
+        """Which of `paths` the repository holds (any number of them)."""
+        rows = self.db.execute(
+            "SELECT path FROM files WHERE repo_id = ? "
+            "AND path IN (SELECT value FROM json_each(?))", (repo_id, json.dumps(list(paths))))
+        return {str(r[0]) for r in rows}
 
     def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
         """Record a new stat for a file whose content hash did not change."""

@@ -3,16 +3,15 @@ phase (`pending_chunks`, `pending_summaries`) and counted (`count_pending`).
 
 A checkpoint text is pending while no `embeddings` row has its hash; a file summary while
 its row has text and no vector. Reads only: the vectors are written by
-`indexer.store.vectors`. Called through `Store` by `indexer.pipeline` (what to embed) and
-the watcher's batches (`count_pending`: whether embedding is left to do).
+`indexer.store.sqlite.vectors`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ctxd.indexer.store.connection import Connection
 from ctxd.indexer.store.records import PendingChunk
+from ctxd.indexer.store.sqlite.connection import Connection
 
 
 class PendingRows(Connection):

@@ -8,7 +8,7 @@ symbol table, composed of one class per concern:
 - `pending.PendingRows`: the texts waiting for a vector;
 - `vectors.SqliteVecRows`: the vectors, behind the `vector_rows.VectorRows` seam, and
   sqlite-vec's nearest-neighbour scan;
-- `keywords.KeywordRows`: BM25 over the FTS5 word index;
+- `keywords.KeywordRows`: BM25 over the FTS5 word index, and its common terms' postings;
 - `coverage.Coverage`: counts and roles for status and result notes.
 
 `Store` is the SQLite implementation of `indexer.store.protocol.IndexStore`; the PostgreSQL
@@ -20,10 +20,8 @@ The row records (`records`) and `serialize_vector` are re-exported here, so call
 everything from this module. The concern modules stand apart (each builds on `Connection`
 alone, tests/test_layering.py); what spans them lives here (`remove_repo`, and what the
 `IndexStore` protocol asks of the connection: `engine`, `location`, `dialect`,
-`read_snapshot`, `reopen`).
-
-Called by `indexer.pipeline` (writes), `search/` (reads) and `server/` (opens one per
-thread). A connection belongs to one thread: open one `Store` per thread.
+`read_snapshot`, `reopen`). A connection belongs to one thread: open one `Store` per
+thread.
 """
 
 from __future__ import annotations
@@ -32,12 +30,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from ctxd.indexer.store.connection import WAL_SIZE_LIMIT, Row, SQLiteError
-from ctxd.indexer.store.coverage import Coverage
-from ctxd.indexer.store.dialect import SQLITE, SqliteDialect
-from ctxd.indexer.store.files import FileRows
-from ctxd.indexer.store.keywords import KeywordRows
-from ctxd.indexer.store.pending import PendingRows
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.store.records import (
     NO_SUMMARY,
@@ -47,9 +39,15 @@ from ctxd.indexer.store.records import (
     StoredFile,
     Summary,
 )
-from ctxd.indexer.store.repos import RepoRows
+from ctxd.indexer.store.sqlite.connection import WAL_SIZE_LIMIT, Row, SQLiteError
+from ctxd.indexer.store.sqlite.coverage import Coverage
+from ctxd.indexer.store.sqlite.dialect import SQLITE, SqliteDialect
+from ctxd.indexer.store.sqlite.files import FileRows
+from ctxd.indexer.store.sqlite.keywords import KeywordRows
+from ctxd.indexer.store.sqlite.pending import PendingRows
+from ctxd.indexer.store.sqlite.repos import RepoRows
+from ctxd.indexer.store.sqlite.vectors import SqliteVecRows
 from ctxd.indexer.store.vector_rows import VectorRows, serialize_vector
-from ctxd.indexer.store.vectors import SqliteVecRows
 
 __all__ = [
     "NO_SUMMARY", "WAL_SIZE_LIMIT", "FileRecord", "IndexStore", "PendingChunk", "RepoRow",

@@ -7,11 +7,6 @@ The engine's own nearest-neighbour search (`VectorSearch` of `indexer.store.prot
 here too: `nearest` (sqlite-vec's brute-force KNN, at most `NEAREST_MAX`) and
 `scan_nearest` (exact distances of every filtered-in vector).
 
-Called through `Store` by `indexer.pipeline` (ensure_model, add_embeddings, gc_embeddings),
-the service's search cases (check_model, has_vectors, embedding_coverage), the daemon
-(vector_state), `search.semantic` (has_vectors, scan_nearest) and `search.vectors`
-(vector_state, vector_batches, nearest).
-
 Invariants:
 - Embeddings are keyed by the hash of the text that was embedded, shared by every
   checkpoint with that hash across files and repositories; `embeddings.id` is the
@@ -27,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from ctxd.indexer.errors import ModelMismatch
-from ctxd.indexer.store.connection import Connection
+from ctxd.indexer.store.sqlite.connection import Connection
 from ctxd.indexer.store.vector_rows import serialize_vector
 
 if TYPE_CHECKING:  # numpy only where vectors are read: settings and help stay light

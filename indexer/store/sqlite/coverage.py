@@ -2,17 +2,14 @@
 files kept greppable but not embedded, by role (`lexical_only_files`, `file_roles`);
 checkpoints whose text has no vector yet (`unembedded_spans`); one repository's counts
 (`repo_counts`). The per-repository embedding coverage is with the vectors
-(`indexer.store.vectors`).
-
-Reads only. Called through `Store` by `indexer.pipeline` (run statistics), the service
-(repo_counts) and its hybrid search case (file_roles, unembedded_spans).
+(`indexer.store.sqlite.vectors`). Reads only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ctxd.indexer.store.connection import Connection
+from ctxd.indexer.store.sqlite.connection import Connection
 
 
 class Coverage(Connection):

@@ -1,39 +1,30 @@
-"""The index's schema: numbered migrations, and the rows of the keyword-search FTS table.
+"""The SQLite index's schema: numbered migrations, and the tokenizer of its keyword table.
 
 `MIGRATIONS[i]` takes the database from schema version `i` to `i + 1`: `_m001_create_core`
-(meta, repos, files, the FTS5 trigram `file_text`, checkpoints, embeddings, symbols) and
-`_m002_chunk_fts` (the word-level, porter-stemmed `chunk_fts` over checkpoints, for
-BM25 keyword ranking), `_m003_summaries` (one summary text and its vector per code
-file), `_m004_file_roles` (what a file is for: embedded, or kept greppable only).
-`chunk_fts_row(path, symbol, text)` is what one checkpoint
-writes into `chunk_fts`; `split_identifiers(text)` adds the camelCase humps of its
-identifiers, so a question's words reach code (the keyword search splits query words
-the same way).
-
-`fts_tokens(word)` is what `chunk_fts`'s tokenizer makes of a query word (the keyword
-postings in memory are keyed by those terms).
-
-Called by `indexer.store.connection` (runs the migrations), `indexer.store.files` (writes
-`chunk_fts` rows) and `search.keyword` / `search.keyword_index` (`split_identifiers`,
-`fts_tokens`). Calls nothing but the connection it is given, except `fts_tokens`, which
-keeps one private in-memory database (no file) for the tokenizer.
+(meta, repos, files, the FTS5 trigram `file_text`, checkpoints, embeddings, symbols),
+`_m002_chunk_fts` (the word-level, porter-stemmed `chunk_fts` over checkpoints, for BM25
+keyword ranking, its rows from `indexer.store.words.chunk_fts_row`), `_m003_summaries` (one
+summary text and its vector per code file), `_m004_file_roles` (what a file is for:
+embedded, or kept greppable only). `fts_tokens(word)` is what `chunk_fts`'s tokenizer makes
+of a word (the keys of the keyword postings, `KeywordRows.keyword_postings`); it keeps one
+private in-memory database (no file) for the tokenizer.
 
 Invariants: migrations are append-only and each runs inside the caller's transaction
 (`_run_script` never commits), with `PRAGMA user_version` recording how many ran; the
-`vec_embeddings` table is not here: `ensure_model` (`indexer.store.vectors`) creates it
-once the model's dimension is known; `chunk_fts_row` is deterministic, so rows written now
-and rows a migration rebuilds agree.
+`vec_embeddings` table is not here: `ensure_model` (`indexer.store.sqlite.vectors`) creates
+it once the model's dimension is known.
 """
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Callable
 
 import sqlean as sqlite3
 
-__all__ = ["CHUNK_FTS_TOKENIZE", "MIGRATIONS", "chunk_fts_row", "fts_tokens", "split_identifiers"]
+from ctxd.indexer.store.words import chunk_fts_row
+
+__all__ = ["CHUNK_FTS_TOKENIZE", "MIGRATIONS", "fts_tokens"]
 
 
 def _run_script(db: sqlite3.Connection, script: str) -> None:
@@ -104,42 +95,6 @@ def _m001_create_core(db: sqlite3.Connection) -> None:
         CREATE INDEX symbols_name ON symbols(name COLLATE NOCASE);
         CREATE INDEX symbols_file ON symbols(file_id);
         """
-    )
-
-
-def split_identifiers(text: str) -> str:
-    """The camelCase / PascalCase humps of identifiers in `text`, space-separated.
-
-    FTS5's unicode61 tokenizer already splits snake_case at `_`; this adds `parse` and
-    `Header` for `parseHeader` so a question's words reach code identifiers.
-    """
-    parts = []
-    for ident in _ALNUM_WORD.findall(text):
-        if _UPPER.search(ident, 1) is None:
-            continue  # no hump after the first letter: not camelCase
-        humps = _CAMEL_HUMP.findall(ident)
-        if len(humps) > 1:
-            parts.extend(humps)
-    return " ".join(parts)
-
-
-_ALNUM_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
-"""A run of ASCII letters and digits starting with a letter. Matched greedily with no
-alternative to backtrack into, so `findall` is linear in the text (the former
-`[A-Za-z][a-z0-9]*[A-Z][A-Za-z0-9]*` retried every suffix of a long lowercase word:
-quadratic, 7.7 s for a 40,000-letter query)."""
-_UPPER = re.compile(r"[A-Z]")
-_CAMEL_HUMP = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
-
-
-def chunk_fts_row(path: str, symbol: str | None, text: str) -> tuple[str, str, str]:
-    """(path, symbol, text) as indexed for keyword search: words plus identifier humps."""
-    path_words = path.replace("/", " ").replace(".", " ")
-    sym = symbol or ""
-    return (
-        f"{path_words} {split_identifiers(path)}",
-        f"{sym.replace('.', ' ')} {split_identifiers(sym)}",
-        f"{text}\n{split_identifiers(text)}",
     )
 
 
