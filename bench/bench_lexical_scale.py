@@ -24,9 +24,9 @@ from bench.bench_lexical import search_uncached
 from bench.corpus import eval_dir
 from bench.stats import emit
 from ctxd.indexer.store.store import Store
+from ctxd.search.legs import hybrid_lexical_query
 from ctxd.search.lexical.engine import EmbeddedLexical
 from ctxd.search.semantic import SearchFilters
-from ctxd.server.hybrid_case import hybrid_lexical_query
 
 
 def main() -> None:

@@ -49,10 +49,10 @@ from bench.stats import emit, summary
 from ctxd.indexer.memory import release_free_memory
 from ctxd.indexer.models import Chunk, Symbol
 from ctxd.indexer.store.store import FileRecord, Store, Summary, serialize_vector
+from ctxd.search.legs import hybrid_lexical_query
 from ctxd.search.lexical.engine import EmbeddedLexical
 from ctxd.search.semantic import SearchFilters, knn, rank_by_vector
 from ctxd.search.vectors import ExactMatrix
-from ctxd.server.hybrid_case import hybrid_lexical_query
 from tests.conftest import FakeEmbedder
 from tests.vector_data import clustered_unit_vectors, queries_near
 

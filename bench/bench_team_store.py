@@ -59,8 +59,8 @@ from ctxd.indexer.store.location import StoreOptions
 from ctxd.indexer.store.open import open_store
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.store.store import FileRecord, Summary, serialize_vector
+from ctxd.search.legs import hybrid_lexical_query
 from ctxd.search.semantic import SearchFilters
-from ctxd.server.hybrid_case import hybrid_lexical_query
 from tests.vector_data import clustered_unit_vectors
 
 NOW = "2026-11-26T00:00:00Z"

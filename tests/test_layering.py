@@ -17,8 +17,9 @@ PACKAGES = ("indexer", "search", "server")
 FORBIDDEN = {"indexer": {"search", "server"}, "search": {"server"}, "server": set()}
 EDGES = ("cli", "mcp", "daemon", "watch")
 """server/ subpackages that may use the service layer but that it must not import."""
-CORE = ("server/service.py", "server/search_cases.py", "server/hybrid_case.py",
-        "server/config.py", "server/jobs.py",
+CORE = ("server/service.py", "server/search_cases.py", "server/resources.py",
+        "server/inventory.py", "server/file_contents.py", "server/repo_names.py",
+        "server/requests.py", "server/config.py", "server/jobs.py",
         "server/watch_state.py", "server/use_cases.py")
 
 
