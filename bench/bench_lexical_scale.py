@@ -25,8 +25,8 @@ from bench.corpus import eval_dir
 from bench.stats import emit
 from ctxd.indexer.store.sqlite.store import Store
 from ctxd.search.filters import SearchFilters
+from ctxd.search.legs import hybrid_lexical_query
 from ctxd.search.lexical.engine import EmbeddedLexical
-from ctxd.server.hybrid_case import hybrid_lexical_query
 
 
 def main() -> None:

@@ -50,10 +50,10 @@ from ctxd.indexer.memory import release_free_memory
 from ctxd.indexer.models import Chunk, Symbol
 from ctxd.indexer.store.sqlite.store import FileRecord, Store, Summary, serialize_vector
 from ctxd.search.filters import SearchFilters
+from ctxd.search.legs import hybrid_lexical_query
 from ctxd.search.lexical.engine import EmbeddedLexical
 from ctxd.search.semantic import knn, rank_by_vector
 from ctxd.search.vectors import ExactMatrix
-from ctxd.server.hybrid_case import hybrid_lexical_query
 from tests.conftest import FakeEmbedder
 from tests.vector_data import clustered_unit_vectors, queries_near
 

@@ -60,7 +60,7 @@ from ctxd.indexer.store.open import open_store
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.store.sqlite.store import FileRecord, Summary, serialize_vector
 from ctxd.search.filters import SearchFilters
-from ctxd.server.hybrid_case import hybrid_lexical_query
+from ctxd.search.legs import hybrid_lexical_query
 from tests.vector_data import clustered_unit_vectors
 
 NOW = "2026-11-26T00:00:00Z"

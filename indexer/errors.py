@@ -32,10 +32,28 @@ from __future__ import annotations
 from typing import Any
 
 
+class ErrorCode:
+    """The error codes on the wire (CLI `--json`, MCP tool errors, the daemon's socket),
+    each written once here. They stay as clients already read them: the lower-case ones
+    (`validation_error`, `internal_error`, `storage_error`) beside the contract's upper-case
+    ones."""
+
+    INTERNAL = "internal_error"
+    VALIDATION = "validation_error"
+    NOT_FOUND = "NOT_FOUND"
+    LOCKED = "LOCKED"
+    QUERY_ERROR = "QUERY_ERROR"
+    INVALID_CURSOR = "INVALID_CURSOR"
+    UNAVAILABLE = "UNAVAILABLE"
+    TIMEOUT = "TIMEOUT"
+    DAEMON_ERROR = "DAEMON_ERROR"
+    STORAGE = "storage_error"
+
+
 class CtxdError(Exception):
     """Base of every error ctxd reports to a person or an agent."""
 
-    code = "internal_error"
+    code = ErrorCode.INTERNAL
     exit_code = 2
 
     def __init__(
@@ -57,7 +75,7 @@ class CtxdError(Exception):
 class ValidationError(CtxdError):
     """Invalid input: names the field, the value and what to do next."""
 
-    code = "validation_error"
+    code = ErrorCode.VALIDATION
 
 
 class ConfigError(ValidationError):
@@ -77,25 +95,25 @@ class FileRefused(ValidationError):
 class IndexNotFound(CtxdError):
     """The repository asked for is not in the index."""
 
-    code = "NOT_FOUND"
+    code = ErrorCode.NOT_FOUND
 
 
 class FileNotFound(CtxdError):
     """The file asked for is not in an indexed repository."""
 
-    code = "NOT_FOUND"
+    code = ErrorCode.NOT_FOUND
 
 
 class JobNotFound(CtxdError):
     """An `index_status` job id this server does not know (ids do not survive a restart)."""
 
-    code = "NOT_FOUND"
+    code = ErrorCode.NOT_FOUND
 
 
 class ToolNotFound(CtxdError):
     """An MCP tool name this server does not have."""
 
-    code = "NOT_FOUND"
+    code = ErrorCode.NOT_FOUND
 
 
 class ModelMismatch(ValidationError):
@@ -123,38 +141,38 @@ class ModelMismatch(ValidationError):
 class IndexLocked(CtxdError):
     """Another process holds the write lock on this index."""
 
-    code = "LOCKED"
+    code = ErrorCode.LOCKED
 
 
 class QueryError(CtxdError):
     """A search query that cannot be parsed or run."""
 
-    code = "QUERY_ERROR"
+    code = ErrorCode.QUERY_ERROR
 
 
 class InvalidCursor(CtxdError):
     """A paging cursor that is malformed or belongs to another query."""
 
-    code = "INVALID_CURSOR"
+    code = ErrorCode.INVALID_CURSOR
 
 
 class BackendUnavailable(CtxdError):
     """A service the index depends on cannot be reached: the Zoekt server (or it does not
     speak JSON), or the PostgreSQL store."""
 
-    code = "UNAVAILABLE"
+    code = ErrorCode.UNAVAILABLE
 
 
 class BackendTimeout(CtxdError):
     """The Zoekt server did not answer in time."""
 
-    code = "TIMEOUT"
+    code = ErrorCode.TIMEOUT
 
 
 class DaemonError(CtxdError):
     """The background daemon cannot be started, reached or trusted (`ctxd daemon`)."""
 
-    code = "DAEMON_ERROR"
+    code = ErrorCode.DAEMON_ERROR
 
 
 class StorageError(CtxdError):
@@ -163,4 +181,4 @@ class StorageError(CtxdError):
     free space where known; the index stays consistent (a file's rows change in one
     transaction) and the next run completes it."""
 
-    code = "storage_error"
+    code = ErrorCode.STORAGE

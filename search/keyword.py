@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -110,6 +111,7 @@ def keyword_search(
     offset: int = 0,
     with_matches: bool = True,
     postings: KeywordPostings | None = None,
+    terms: Sequence[str] | None = None,
 ) -> list[Hit]:
     """The checkpoints best matching the question's words by BM25, best first.
 
@@ -117,13 +119,15 @@ def keyword_search(
     the hits it returns only; see `add_line_matches`). `postings`: the common terms'
     postings in memory (`search.keyword_index`, SQLite only); while they are current for
     this store's text the ranking is the same with or without them (see `_from_postings`
-    for older ones)."""
+    for older ones). `terms`: the question's keyword terms when the caller split it
+    already (`search.parsed.ParsedQuery.terms`)."""
     filters = filters or SearchFilters()
     where, params = filters.sql()
+    asked = keyword_terms(question) if terms is None else list(terms)
     if postings is not None and not where and not filters.path_glob:
-        return _from_postings(store, question, postings, limit=limit, offset=offset,
+        return _from_postings(store, asked, postings, limit=limit, offset=offset,
                               with_matches=with_matches)
-    terms = informative_terms(store, keyword_terms(question))
+    terms = informative_terms(store, asked)
     if not terms:
         return []
     path_ok = filters.path_matcher()
@@ -167,8 +171,8 @@ def _hit(row: tuple[Any, ...], words: re.Pattern[str] | None) -> Hit:
     )
 
 
-def _from_postings(store: IndexStore, question: str, postings: KeywordPostings, *, limit: int,
-                   offset: int, with_matches: bool) -> list[Hit]:
+def _from_postings(store: IndexStore, asked: list[str], postings: KeywordPostings, *,
+                   limit: int, offset: int, with_matches: bool) -> list[Hit]:
     """`keyword_search` without filters, its common terms scored from memory and the rest
     by FTS5 (`search.keyword_index`): the same BM25 scores, without FTS5 scoring every
     row that holds a common word.
@@ -177,7 +181,7 @@ def _from_postings(store: IndexStore, question: str, postings: KeywordPostings, 
     since are scored by FTS5 for the common terms too, rows deleted since are dropped, and
     the common terms keep the snapshot's statistics (N, document frequency, average
     length) until the rebuild, which moves scores by parts in ten thousand."""
-    terms = informative_terms(store, keyword_terms(question), postings)
+    terms = informative_terms(store, asked, postings)
     if not terms:
         return []
     held, held_words, rare = [], [], []
@@ -205,13 +209,16 @@ def _from_postings(store: IndexStore, question: str, postings: KeywordPostings, 
 
 
 def add_line_matches(store: IndexStore, question: str, hits: list[Hit],
-                     postings: KeywordPostings | None = None) -> list[Hit]:
-    """`hits` with the lines that hold the question's keyword terms, for the hits the
-    keyword leg found that carry no matches yet."""
+                     postings: KeywordPostings | None = None, *,
+                     terms: Sequence[str] | None = None) -> list[Hit]:
+    """`hits` with the lines that hold the question's keyword terms (`terms` when the
+    caller split it already), for the hits the keyword leg found that carry no matches
+    yet."""
     todo = [h for h in hits if MatchSource.KEYWORD in h.sources and not h.matches]
     if not todo:
         return hits
-    terms = informative_terms(store, keyword_terms(question), postings)
+    asked = keyword_terms(question) if terms is None else list(terms)
+    terms = informative_terms(store, asked, postings)
     if not terms:
         return hits
     words = term_pattern(terms)

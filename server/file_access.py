@@ -7,8 +7,7 @@ what the index keeps out on purpose (likely secrets, ignored, excluded, not incl
 over-size and binary files), a `FileNotFound` (`NOT_FOUND`) for what is not there to read
 (missing, a directory, outside the root, unreadable).
 
-Callers: `server.search_cases.SearchCases.file_content` (the `file_content` tool and
-`ctxd cat`). Pure: builds errors, reads nothing.
+Pure: builds errors, reads nothing.
 """
 
 from __future__ import annotations

@@ -1,55 +1,40 @@
-"""The search use cases of `Service`: every mode of search, symbols, references, files,
-file content.
+"""The search use cases: `SearchCases`, every mode of search, its explanation, lexical
+(Zoekt-syntax) and path search, symbols and references.
 
-`SearchCases` is a mixin of `server.service.Service` (which supplies `settings`,
-`store()`, `embedder` and `matrix`), so the CLI and the MCP server call one object. It
-picks the lexical backend (Zoekt when `search.zoekt_url` is set, else the embedded
-trigram engine), validates arguments, decodes and encodes paging cursors, and returns
-records from `search/`; it renders nothing.
+`SearchCases(resources)` is composed by `server.service.Service`. For each request record
+(`server.requests`) it checks the arguments (once, with `require_text` / `check_bound`),
+reads the query once (`search.parsed.ParsedQuery`), picks the lexical backend (Zoekt when
+`search.zoekt_url` is set, else the embedded trigram engine), runs the legs
+(`search.legs`) and the ranking (`search.hybrid`), and decodes and encodes paging cursors.
+It returns records from `search/` and `server.pages`; it renders nothing.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 
-from ctxd.indexer.chunk.languages import detect_language
-from ctxd.indexer.embedder import Embedder
-from ctxd.indexer.errors import (
-    IndexNotFound,
-    QueryError,
-    ValidationError,
-)
-from ctxd.indexer.models import Skipped, SkipReason
-from ctxd.indexer.store.location import this_host
+from ctxd.indexer.errors import QueryError, ValidationError
 from ctxd.indexer.store.protocol import IndexStore
-from ctxd.indexer.store.records import RepoRow
-from ctxd.indexer.walk.gitrefs import checked_out
-from ctxd.indexer.walk.servable import name_verdict, read_servable, stored_walk_options
+from ctxd.search import legs as hybrid_legs
 from ctxd.search.copies import collapse_copies
 from ctxd.search.cursor import decode_cursor, encode_cursor
 from ctxd.search.enclosing import with_enclosing_symbols
 from ctxd.search.filters import SearchFilters
 from ctxd.search.hybrid import (
+    FusionOptions,
     asks_how_to,
     is_identifier_query,
     leg_weights,
     rank_hybrid,
 )
-from ctxd.search.keyword import (
-    add_line_matches,
-    informative_terms,
-    keyword_search,
-    keyword_terms,
-)
+from ctxd.search.keyword import add_line_matches, informative_terms, keyword_search
+from ctxd.search.legs import HYBRID_DEPTH, Legs, coverage, hybrid_lexical_query, run_legs
 from ctxd.search.lexical.engine import EmbeddedLexical
 from ctxd.search.lexical.limits import check_query_length
 from ctxd.search.lexical.query_hints import quoted_escape_hint
 from ctxd.search.merge import by_score, merge_ranked
 from ctxd.search.models import (
-    FileContent,
     Hit,
     LexicalBackend,
     LexicalResult,
@@ -58,8 +43,9 @@ from ctxd.search.models import (
     SymbolItem,
     SymbolPage,
 )
+from ctxd.search.parsed import ParsedQuery
 from ctxd.search.references import find_references
-from ctxd.search.semantic import VectorMatrix, semantic_search
+from ctxd.search.semantic import semantic_search
 from ctxd.search.symbols import (
     SYMBOL_KINDS,
     TIER_NAMES,
@@ -74,63 +60,32 @@ from ctxd.search.symbols import (
 )
 from ctxd.search.zoekt.client import ZoektClient
 from ctxd.search.zoekt.query import escape_regex, scoped_query
-from ctxd.server.config import Settings
-from ctxd.server.file_access import not_found, refusal
-from ctxd.server.hybrid_case import (
-    EMBEDDED_LEXICAL_MAX_CHECKPOINTS,
-    HYBRID_DEPTH,
-    HybridCases,
-    coverage_notes,
-    embedded_lexical_fits,
-    hybrid_lexical_query,
-)
 from ctxd.server.pages import MODES, LexicalPage, SearchPage, file_hit
+from ctxd.server.repo_names import check_repositories, not_indexed
+from ctxd.server.requests import (
+    ExplainRequest,
+    FilesRequest,
+    LexicalRequest,
+    ReferencesRequest,
+    SearchRequest,
+    SymbolsRequest,
+)
+from ctxd.server.resources import Resources
 
-__all__ = ["HYBRID_DEPTH", "MODES", "LexicalPage", "SearchCases", "SearchPage", "file_hit"]
-
-def merged_page(fetch: Callable[[int], list[Hit]], offset: int, n: int) -> list[Hit]:
-    """Hits `offset` to `offset + n` of one result per definition (`search.merge`) and per
-    distinct text (`search.copies`: identical copies answer once): ranked from the top, so
-    pages agree with each other (a group of copies sits where its best member ranks),
-    fetching twice as many raw hits until the list fills the page or the engine runs out
-    (merges can take more than half of them: a long function's parts all match)."""
-    want = offset + 2 * n
-    while True:
-        hits = fetch(want)
-        merged = by_score(collapse_copies(merge_ranked(collapse_copies(hits))))
-        if len(merged) >= offset + n or len(hits) < want:
-            return merged[offset : offset + n]
-        want *= 2
+__all__ = ["HYBRID_DEPTH", "MODES", "LexicalPage", "SearchCases", "SearchPage", "file_hit",
+           "merged_page", "not_indexed"]
 
 
-class SearchCases(HybridCases):
-    """Search use cases; mixed into `Service`, which provides the members declared here."""
+class SearchCases:
+    """The search use cases over one service's `Resources`."""
 
-    settings: Settings
-    matrix: VectorMatrix | None
-
-    def store(self) -> IndexStore:  # pragma: no cover - provided by Service
-        raise NotImplementedError
-
-    @property
-    def embedder(self) -> Embedder:  # pragma: no cover - provided by Service
-        raise NotImplementedError
+    def __init__(self, resources: Resources) -> None:
+        self.resources = resources
 
     # -- search --------------------------------------------------------------------------
 
-    def search(
-        self,
-        query: str,
-        *,
-        mode: str = "semantic",
-        limit: int | None = None,
-        cursor: str | None = None,
-        repositories: list[str] | None = None,
-        path_glob: str | None = None,
-        language: str | None = None,
-        context_lines: int | None = None,
-    ) -> SearchPage:
-        """Ranked hits for `query` in the given mode, one page at a time; a lexical hit
+    def search(self, request: SearchRequest) -> SearchPage:
+        """Ranked hits for the query in the given mode, one page at a time; a lexical hit
         carries `context_lines` lines around its matches (default `search.context_lines`).
 
         Raises:
@@ -138,52 +93,42 @@ class SearchCases(HybridCases):
             InvalidCursor: a cursor from another query.
             ModelMismatch: the index belongs to another model.
         """
-        if not query.strip():
-            raise ValidationError(
-                "query must not be empty",
-                hint="Pass a question or keywords, e.g. `ctxd search \"where is retry backoff\"`.",
-                details={"field": "query", "value": query},
-            )
-        check_query_length("query", query)
-        reject_nul(query)
+        query, mode, context_lines = request.query, request.mode, request.context_lines
+        settings = self.resources.settings
+        require_text("query", query, nul=True, hint=(
+            "Pass a question or keywords, e.g. `ctxd search \"where is retry backoff\"`."))
         if mode not in MODES:
             raise ValidationError(
                 f"unknown mode {mode!r}",
                 hint=f"Use one of: {', '.join(MODES)}.",
                 details={"field": "mode", "value": mode, "allowed": list(MODES)},
             )
-        limit = limit or self.settings.search.default_limit
-        if context_lines is not None and not 0 <= context_lines <= 10:
-            raise ValidationError(
-                f"context_lines must be between 0 and 10, got {context_lines}",
-                details={"field": "context_lines", "value": context_lines, "min": 0, "max": 10},
-            )
-        if not 1 <= limit <= 100:
-            raise ValidationError(
-                f"limit must be between 1 and 100, got {limit}",
-                hint="Use a smaller limit and page with the cursor.",
-                details={"field": "limit", "value": limit, "min": 1, "max": 100},
-            )
+        limit = request.limit or settings.search.default_limit
+        if context_lines is not None:
+            check_bound("context_lines", context_lines, 0, 10)
+        check_bound("limit", limit, 1, 100, hint="Use a smaller limit and page with the cursor.")
         params = {
             "query": query,
             "mode": mode,
-            "repositories": sorted(repositories or []),
-            "path": path_glob,
-            "language": language,
+            "repositories": sorted(request.repositories or []),
+            "path": request.path_glob,
+            "language": request.language,
         }
         offset = 0
-        if cursor:
-            offset, limit = decode_cursor(cursor, params)
-        filters = SearchFilters(tuple(repositories or ()), path_glob, language)
-        store = self.store()
+        if request.cursor:
+            offset, limit = decode_cursor(request.cursor, params)
+        filters = SearchFilters(tuple(request.repositories or ()), request.path_glob,
+                                request.language)
+        store = self.resources.store()
         self._check_repositories(store, filters.repositories)
         notes: list[str] = []
-        context = self.settings.search.context_lines if context_lines is None else context_lines
-        hits = self._ranked(store, query, mode, filters, offset, limit + 1, notes, context)
+        context = settings.search.context_lines if context_lines is None else context_lines
+        parsed = ParsedQuery.parse(query)
+        hits = self._ranked(store, parsed, mode, filters, offset, limit + 1, notes, context)
         more = len(hits) > limit
         hits = hits[:limit]
         if mode in ("hybrid", "semantic"):
-            notes.extend(coverage_notes(self._coverage(store, filters.repositories), mode,
+            notes.extend(coverage_notes(coverage(store, filters.repositories), mode,
                                         bool(hits)))
         return SearchPage(
             query=query,
@@ -195,31 +140,52 @@ class SearchCases(HybridCases):
         )
 
     def _ranked(
-        self, store: IndexStore, query: str, mode: str, filters: SearchFilters, offset: int, n: int,
-        notes: list[str], context_lines: int,
+        self, store: IndexStore, query: ParsedQuery, mode: str, filters: SearchFilters,
+        offset: int, n: int, notes: list[str], context_lines: int,
     ) -> list[Hit]:
         """`n` hits from `offset` on, in the given mode; the engines' notes (a bounded scan,
         a cut) are appended to `notes`."""
+        res = self.resources
         if mode == "lexical":  # one hit per file: nothing to merge
-            return self._lexical_hits(query, filters, offset, n, notes, context_lines)
+            return self._lexical_hits(query.text, filters, offset, n, notes, context_lines)
         if mode == "keyword":
-            postings = self.postings(store)
-            return merged_page(lambda k: keyword_search(store, query, filters=filters,
-                                                        limit=k, postings=postings), offset, n)
-        store.check_model(self.embedder.name)
+            postings = res.postings(store)
+            return merged_page(lambda k: keyword_search(
+                store, query.text, filters=filters, limit=k, postings=postings,
+                terms=query.terms), offset, n)
+        store.check_model(res.embedder.name)
         if mode == "semantic":
             return merged_page(lambda k: semantic_search(
-                store, self.embedder, query, filters=filters, limit=k, matrix=self.matrix),
+                store, res.embedder, query.text, filters=filters, limit=k, matrix=res.matrix),
                 offset, n)
         depth = max(HYBRID_DEPTH, offset + n)
         legs, _ms, leg_notes = self.hybrid_legs(query, depth=depth, filters=filters,
                                                 store=store)
         notes.extend(leg_notes)
-        pending = self._unembedded(store, filters, legs.get("keyword", []))
-        ranked = rank_hybrid(query, legs, self.fusion_options(), unembedded=pending,
-                             generated=self.generated_files(store, legs))
-        return add_line_matches(store, query, ranked[offset : offset + n],
-                                self.postings(store))
+        options = res.leg_options()
+        pending = hybrid_legs.unembedded(store, filters, legs.get("keyword", []))
+        ranked = rank_hybrid(query.text, legs, self.fusion_options(), unembedded=pending,
+                             generated=hybrid_legs.generated_files(store, legs, options))
+        return add_line_matches(store, query.text, ranked[offset : offset + n],
+                                res.postings(store), terms=query.terms)
+
+    def hybrid_legs(
+        self, query: ParsedQuery | str, *, depth: int, filters: SearchFilters | None = None,
+        store: IndexStore | None = None,
+    ) -> Legs:
+        """The candidates of each hybrid leg, each leg's time (ms) and notes
+        (`search.legs.run_legs`)."""
+        store = store or self.resources.store()
+        parsed = ParsedQuery.parse(query) if isinstance(query, str) else query
+        return run_legs(parsed, store, depth=depth, filters=filters or SearchFilters(),
+                        options=self.resources.leg_options(),
+                        sources=self.resources.leg_sources(store))
+
+    def fusion_options(self) -> FusionOptions:
+        """The hybrid ranking's options from `[search]`."""
+        s = self.resources.settings.search
+        return FusionOptions(method=s.fusion, rrf_k=s.rrf_k, keyword_weight=s.keyword_weight,
+                             lexical_weight=s.lexical_weight, summary_weight=s.summary_weight)
 
     def _lexical_hits(
         self, query: str, filters: SearchFilters, offset: int, n: int, notes: list[str],
@@ -235,41 +201,46 @@ class SearchCases(HybridCases):
             notes.append("partial results: the lexical engine stopped early (time or match "
                          "limits); narrow the query for complete results")
         path_ok = filters.path_matcher()
-        source = MatchSource.ZOEKT if self.settings.search.zoekt_url else MatchSource.LEXICAL
+        source = (MatchSource.ZOEKT if self.resources.settings.search.zoekt_url
+                  else MatchSource.LEXICAL)
         return with_enclosing_symbols(
-            self.store(), [file_hit(fm, source) for fm in result.files if path_ok(fm.path)])
+            self.resources.store(),
+            [file_hit(fm, source) for fm in result.files if path_ok(fm.path)])
 
-
-    # -- lexical (Zoekt syntax) ----------------------------------------------------------
-
-    def explain(self, query: str, mode: str) -> str:
+    def explain(self, request: ExplainRequest) -> str:
         """How a query would run, without running it: the parsed Zoekt query, trigrams and
         SQL for `lexical`; the keyword terms and FTS5 MATCH text for the other modes."""
+        query, mode = request.query, request.mode
+        settings = self.resources.settings
+        zoekt_url = settings.search.zoekt_url
         check_query_length("query", query)
         if mode == "lexical":
-            if self.settings.search.zoekt_url:
-                return f"lexical query sent to Zoekt at {self.settings.search.zoekt_url}: {query}"
-            return EmbeddedLexical(self.store()).explain(query)
-        store = self.store()
-        terms = informative_terms(store, keyword_terms(query))
+            if zoekt_url:
+                return f"lexical query sent to Zoekt at {zoekt_url}: {query}"
+            return EmbeddedLexical(self.resources.store()).explain(query)
+        store = self.resources.store()
+        parsed = ParsedQuery.parse(query)
+        terms = informative_terms(store, list(parsed.terms))
         lines = [f"mode: {mode}", f"keyword terms: {', '.join(terms) or '(none)'}",
                  store.explain_keywords(terms)]
         if mode in ("hybrid", "semantic"):
-            lines.append(f"semantic: embed the query with {self.settings.embedding.model}, "
-                         + ("in-memory matrix KNN" if self.matrix else store.explain_nearest()))
+            lines.append(f"semantic: embed the query with {settings.embedding.model}, "
+                         + ("in-memory matrix KNN" if self.resources.matrix
+                            else store.explain_nearest()))
         if mode == "hybrid":
             o = self.fusion_options()
             w = leg_weights(query, o)
             kind = "identifier-like" if is_identifier_query(query) else "natural-language"
-            lexical_query = hybrid_lexical_query(
-                query, SearchFilters(), questions=bool(self.settings.search.zoekt_url))
-            engine = "zoekt" if self.settings.search.zoekt_url else "lexical (embedded)"
+            lexical_query = hybrid_lexical_query(parsed, SearchFilters(),
+                                                 questions=bool(zoekt_url))
+            engine = "zoekt" if zoekt_url else "lexical (embedded)"
             lines.append(
                 f"fusion: {o.method} over {HYBRID_DEPTH} hits per leg; {kind} query: weights "
                 f"semantic {w['semantic']:g} / keyword {w['keyword']:g} / {engine} "
                 f"{w['lexical']:g}")
-            if not self.settings.search.zoekt_url and not embedded_lexical_fits(self.store()):
-                lines.append(f"{engine} leg: left out above {EMBEDDED_LEXICAL_MAX_CHECKPOINTS:,}"
+            if not zoekt_url and not hybrid_legs.embedded_lexical_fits(store):
+                lines.append(f"{engine} leg: left out above "
+                             f"{hybrid_legs.EMBEDDED_LEXICAL_MAX_CHECKPOINTS:,}"
                              " checkpoints (the keyword leg splits identifiers; a Zoekt "
                              "server's leg stays)")
             else:
@@ -280,14 +251,11 @@ class SearchCases(HybridCases):
                 lines.append(f"a how-to question: prose files x{o.promote_prose_for_how_to:g}")
         return "\n".join(lines)
 
-    def zoekt(self) -> ZoektClient | None:
-        """A client for the configured Zoekt server, or None without `search.zoekt_url`."""
-        url = self.settings.search.zoekt_url
-        return ZoektClient(url, timeout_ms=self.settings.search.zoekt_timeout_ms) if url else None
+    # -- lexical (Zoekt syntax) ----------------------------------------------------------
 
     def lexical_backend(self) -> LexicalBackend:
         """Zoekt when `search.zoekt_url` is set, else the embedded trigram engine."""
-        return self.zoekt() or EmbeddedLexical(self.store())
+        return self.resources.zoekt() or EmbeddedLexical(self.resources.store())
 
     def _lexical_search(
         self, query: str, *, offset: int, max_files: int, context_lines: int
@@ -300,14 +268,7 @@ class SearchCases(HybridCases):
         res = backend.search(query, max_files=offset + max_files, context_lines=context_lines)
         return replace(res, files=res.files[offset:])
 
-    def lexical(
-        self,
-        query: str,
-        *,
-        limit: int = 30,
-        context_lines: int = 3,
-        cursor: str | None = None,
-    ) -> LexicalPage:
+    def lexical(self, request: LexicalRequest) -> LexicalPage:
         """A Zoekt-syntax search (the `search` tool), one page of files.
 
         Raises:
@@ -315,25 +276,15 @@ class SearchCases(HybridCases):
             BackendUnavailable / BackendTimeout: Zoekt is configured and failing.
             InvalidCursor: a cursor from another query.
         """
-        if not query.strip():
-            raise QueryError(
-                "Query syntax error: empty query",
-                hint="Pass a pattern, e.g. `lang:python def main` or `sym:Handler`.",
-                details={"field": "query", "value": query},
-            )
-        check_query_length("query", query)
-        reject_nul(query)
-        bounds = (("limit", limit, 1, 100), ("contextLines", context_lines, 0, 10))
-        for name, value, lo, hi in bounds:
-            if not lo <= value <= hi:
-                raise ValidationError(
-                    f"{name} must be between {lo} and {hi}, got {value}",
-                    details={"field": name, "value": value, "min": lo, "max": hi},
-                )
+        query, limit, context_lines = request.query, request.limit, request.context_lines
+        require_text("query", query, nul=True, syntax=True,
+                     hint="Pass a pattern, e.g. `lang:python def main` or `sym:Handler`.")
+        check_bound("limit", limit, 1, 100)
+        check_bound("contextLines", context_lines, 0, 10)
         params = {"lexical": query, "context_lines": context_lines}
         offset = 0
-        if cursor:
-            offset, limit = decode_cursor(cursor, params)
+        if request.cursor:
+            offset, limit = decode_cursor(request.cursor, params)
         result = self._lexical_search(query, offset=offset, max_files=limit,
                                       context_lines=context_lines)
         result = replace(result, notes=tuple(lexical_notes(query, result)))
@@ -344,33 +295,22 @@ class SearchCases(HybridCases):
         return LexicalPage(query=query, result=result, offset=offset,
                            next_cursor=encode_cursor(params, end, limit) if more else None)
 
-    def files(
-        self,
-        pattern: str,
-        *,
-        limit: int = 50,
-        cursor: str | None = None,
-        repositories: list[str] | None = None,
-    ) -> LexicalPage:
+    def files(self, request: FilesRequest) -> LexicalPage:
         """Files whose path matches a glob (`*`, `**`) or a regular expression."""
-        if not pattern.strip():
-            raise ValidationError(
-                "pattern must not be empty",
-                hint="Pass a glob like `**/*.py` or a regex like `test_.*\\.py$`.",
-                details={"field": "pattern", "value": pattern},
-            )
-        check_query_length("pattern", pattern)
+        pattern, limit, repositories = request.pattern, request.limit, request.repositories
+        require_text("pattern", pattern,
+                     hint="Pass a glob like `**/*.py` or a regex like `test_.*\\.py$`.")
         params = {"files": pattern, "repositories": sorted(repositories or [])}
-        if repositories and self.zoekt() is None:
-            self._check_repositories(self.store(), tuple(repositories))
+        if repositories and self.resources.zoekt() is None:
+            self._check_repositories(self.resources.store(), tuple(repositories))
         offset = 0
-        if cursor:
-            offset, limit = decode_cursor(cursor, params)
+        if request.cursor:
+            offset, limit = decode_cursor(request.cursor, params)
         backend = self.lexical_backend()
         if isinstance(backend, ZoektClient):
             res = backend.search_filenames(pattern, max_files=offset + limit + 1)
         else:
-            res = EmbeddedLexical(self.store()).search_files(
+            res = EmbeddedLexical(self.resources.store()).search_files(
                 pattern, max_files=offset + limit + 1, repos=repositories
             )
         files = res.files[offset : offset + limit]
@@ -379,22 +319,16 @@ class SearchCases(HybridCases):
         nxt = encode_cursor(params, offset + limit, limit) if more else None
         return LexicalPage(query=pattern, result=result, offset=offset, next_cursor=nxt)
 
-    def references(
-        self,
-        symbol: str,
-        *,
-        language: str | None = None,
-        repositories: list[str] | None = None,
-        limit: int = 100,
-    ) -> References:
-        """Definitions and word-boundary usages of `symbol`, labelled.
+    def references(self, request: ReferencesRequest) -> References:
+        """Definitions and word-boundary usages of the symbol, labelled.
 
         Raises:
             IndexNotFound: a repository that is not indexed.
         """
+        symbol, repositories = request.symbol, request.repositories
         check_query_length("symbol", symbol)
-        store = self.store()
-        if self.zoekt() is None:
+        store = self.resources.store()
+        if self.resources.zoekt() is None:
             self._check_repositories(store, tuple(repositories or ()))
         backend = self.lexical_backend()
         definitions = None
@@ -402,48 +336,26 @@ class SearchCases(HybridCases):
             name = symbol.rsplit(".", 1)[-1]
             definitions = [s for s in backend.symbols(f"sym:^{escape_regex(name)}$")
                            if s.name == name]
-        return find_references(store, backend, symbol, language=language,
-                               repositories=repositories, limit=limit, definitions=definitions)
-
+        return find_references(store, backend, symbol, language=request.language,
+                               repositories=repositories, limit=request.limit,
+                               definitions=definitions)
 
     def _check_repositories(self, store: IndexStore, names: tuple[str, ...]) -> None:
-        """Refuse a repository name that neither the index nor Zoekt (when configured)
-        knows; a Zoekt-only repository is a valid scope."""
-        known = {r.name for r in store.repos()}
-        missing = [n for n in names if n not in known]
-        client = self.zoekt() if missing else None
-        if client is not None:
-            known |= {z.name for z in client.list_repos()}
-        for name in missing:
-            if name not in known:
-                raise not_indexed(name, known)
+        check_repositories(store, names, self.resources.zoekt)
 
+    # -- symbols -------------------------------------------------------------------------
 
-    # -- symbols, files, content -------------------------------------------------------
-
-    def symbols(
-        self,
-        query: str,
-        *,
-        kinds: list[str] | None = None,
-        max_items: int | None = None,
-        start_index: int = 0,
-        pagination_id: str | None = None,
-        repositories: list[str] | None = None,
-    ) -> SymbolPage:
+    def symbols(self, request: SymbolsRequest) -> SymbolPage:
         """Fuzzy symbol search: exact > prefix > substring > fuzzy, one page.
 
         Raises:
             ValidationError: empty query or bad paging values.
             InvalidCursor: a pagination_id from another query.
         """
-        if not query.strip():
-            raise ValidationError(
-                "query must not be empty",
-                hint="Pass a symbol name or part of one, e.g. `AuthService` or `calc`.",
-                details={"field": "query", "value": query},
-            )
-        check_query_length("query", query)
+        query, kinds, repositories = request.query, request.kinds, request.repositories
+        start_index, max_items = request.start_index, request.max_items
+        require_text("query", query,
+                     hint="Pass a symbol name or part of one, e.g. `AuthService` or `calc`.")
         if start_index < 0 or (max_items is not None and max_items < 1):
             raise ValidationError(
                 "start_index must be >= 0 and max_items >= 1",
@@ -452,11 +364,11 @@ class SearchCases(HybridCases):
             )
         params = {"symbols": query, "kinds": sorted(kinds or []),
                   "repositories": sorted(repositories or [])}
-        if pagination_id:
-            start_index, max_items = decode_cursor(pagination_id, params)
-        store = self.store()
+        if request.pagination_id:
+            start_index, max_items = decode_cursor(request.pagination_id, params)
+        store = self.resources.store()
         self._check_repositories(store, tuple(repositories or ()))
-        zoekt = self.zoekt()
+        zoekt = self.resources.zoekt()
         # Without Zoekt, a kind must be a known one or one the index holds (read only
         # when a kind is not known); Zoekt may know others.
         if kinds and zoekt is None and unknown_kinds(kinds) and (
@@ -472,7 +384,7 @@ class SearchCases(HybridCases):
             items, total = find_symbols(
                 store, query, kinds=kinds, repositories=repositories,
                 limit=None if max_items is None else start_index + max_items,
-                names=self.symbol_names(store))
+                names=self.resources.symbol_names(store))
         else:
             items = merge_symbols(
                 query, search_symbols(store, query, kinds=kinds, repositories=repositories),
@@ -491,87 +403,42 @@ class SearchCases(HybridCases):
             pagination_id=encode_cursor(params, end, max_items or total) if has_more else None,
         )
 
-    def file_content(
-        self,
-        repository: str,
-        path: str,
-        *,
-        branch: str = "HEAD",
-        start_line: int | None = None,
-        end_line: int | None = None,
-    ) -> FileContent:
-        """A file of an indexed repository, read from disk inside the repository root, if
-        the walk that indexed the repository would index it (`indexer.walk.servable`). In a
-        shared store, a repository another machine indexed (or whose folder is not here) is
-        served from its indexed text: what the store holds is exactly what was admitted.
 
-        Raises:
-            IndexNotFound: "Repository not indexed: {repository}".
-            FileNotFound: "File not found: {repository}/{path}" (also for paths that
-                escape the root, directories and unreadable files).
-            FileRefused: a likely secret, an ignored, excluded, not included, over-size
-                or binary file; the hint says how to allow it.
-            ValidationError: a bad line range.
-        """
-        store = self.store()
-        repo = store.repo_by_name(repository)
-        zoekt = self.zoekt() if repo is None else None
-        if zoekt is not None:  # Zoekt indexed it under its own rules: refuse likely secrets
-            if refused := name_verdict(path, self.settings.walk,
-                                       only=frozenset({SkipReason.SENSITIVE})):
-                raise refusal(repository, path, refused)
-            return zoekt_file_content(zoekt, repository, path, branch, start_line, end_line)
-        if repo is None:
-            raise not_indexed(repository, {r.name for r in store.repos()})
-        if self.settings.store.shared and (repo.host != this_host()
-                                            or not os.path.isdir(repo.root)):
-            return stored_file_content(store, repo, path, branch, start_line, end_line)
-        served_branch = working_tree_branch(repository, repo.root, branch)
-        opts = stored_walk_options(self.settings.walk, repo.options)
-        try:
-            served = read_servable(Path(repo.root), path, opts)
-        except ValidationError:  # the root itself is gone or no longer a directory
-            raise not_found(repository, path, "the repository root is not a directory") from None
-        if isinstance(served, Skipped):
-            raise refusal(repository, path, served)
-        rel, text = served
-        fc = line_range(repo.name, rel, text, served_branch, start_line, end_line)
-        return replace(fc, working_tree=True)
+# -- argument checks (every search use case) ---------------------------------------------
 
 
-def stored_file_content(
-    store: IndexStore, repo: RepoRow, path: str, branch: str, start: int | None,
-    end: int | None,
-) -> FileContent:
-    """A file of a repository indexed on another machine, from the store's copy of its text
-    (the text the index was built from; `working_tree` False).
+def require_text(field: str, value: str, *, hint: str, nul: bool = False,
+                 syntax: bool = False) -> None:
+    """Refuse an empty (or blank) text argument, one past the length limit
+    (`search.lexical.limits`) and, with `nul`, one holding a NUL character.
 
     Raises:
-        FileNotFound: the store holds no such file.
-        ValidationError: a branch other than `HEAD`, or a bad line range.
+        ValidationError: empty or too long; `QueryError` when empty and `syntax` (a
+            Zoekt-syntax query: an empty one is a syntax error).
+        QueryError: a NUL character (`reject_nul`).
     """
-    if branch not in ("", "HEAD"):
+    if not value.strip():
+        if syntax:
+            raise QueryError(f"Query syntax error: empty {field}", hint=hint,
+                             details={"field": field, "value": value})
+        raise ValidationError(f"{field} must not be empty", hint=hint,
+                              details={"field": field, "value": value})
+    check_query_length(field, value)
+    if nul:
+        reject_nul(value)
+
+
+def check_bound(field: str, value: int, lo: int, hi: int, *, hint: str | None = None) -> None:
+    """Refuse a number outside `lo..hi` (inclusive), naming the field and the bounds.
+
+    Raises:
+        ValidationError: `{field} must be between {lo} and {hi}, got {value}`.
+    """
+    if not lo <= value <= hi:
         raise ValidationError(
-            f"branch {branch!r} is not served: {repo.name} is served from the text the team "
-            "store indexed",
-            hint='Omit `branch` (or pass "HEAD").',
-            details={"field": "branch", "value": branch})
-    rel = path.strip().lstrip("/")
-    rows = store.query("SELECT id FROM files WHERE repo_id = ? AND path = ?", (repo.id, rel))
-    texts = store.file_texts([int(rows[0][0])]) if rows else {}
-    if not texts:
-        raise not_found(repo.name, path, "not in the index")
-    return line_range(repo.name, rel, next(iter(texts.values())), "HEAD", start, end)
-
-
-def best_match(query: str, ranked: list[SymbolItem]) -> str | None:
-    """How the best of `ranked` (symbol results, best first) matches `query`'s name part:
-    `exact`, `prefix`, `substring` or `fuzzy` (`search.symbols.TIER_NAMES`); None when
-    nothing matched. Fuzzy means no name holds the query at all."""
-    if not ranked:
-        return None
-    rank = rank_symbol(split_query(query)[1], ranked[0].name)
-    return TIER_NAMES[rank[0]] if rank is not None else None
+            f"{field} must be between {lo} and {hi}, got {value}", hint=hint,
+            details={"field": field, "value": value, "min": lo, "max": hi},
+        )
 
 
 def reject_nul(query: str) -> None:
@@ -590,45 +457,39 @@ def reject_nul(query: str) -> None:
         )
 
 
+# -- pages and notes ---------------------------------------------------------------------
+
+
+def merged_page(fetch: Callable[[int], list[Hit]], offset: int, n: int) -> list[Hit]:
+    """Hits `offset` to `offset + n` of one result per definition (`search.merge`) and per
+    distinct text (`search.copies`: identical copies answer once): ranked from the top, so
+    pages agree with each other (a group of copies sits where its best member ranks),
+    fetching twice as many raw hits until the list fills the page or the engine runs out
+    (merges can take more than half of them: a long function's parts all match)."""
+    want = offset + 2 * n
+    while True:
+        hits = fetch(want)
+        merged = by_score(collapse_copies(merge_ranked(collapse_copies(hits))))
+        if len(merged) >= offset + n or len(hits) < want:
+            return merged[offset : offset + n]
+        want *= 2
+
+
+def best_match(query: str, ranked: list[SymbolItem]) -> str | None:
+    """How the best of `ranked` (symbol results, best first) matches `query`'s name part:
+    `exact`, `prefix`, `substring` or `fuzzy` (`search.symbols.TIER_NAMES`); None when
+    nothing matched. Fuzzy means no name holds the query at all."""
+    if not ranked:
+        return None
+    rank = rank_symbol(split_query(query)[1], ranked[0].name)
+    return TIER_NAMES[rank[0]] if rank is not None else None
+
+
 def lexical_notes(query: str, result: LexicalResult) -> list[str]:
     """The engine's notes on a lexical query, plus a hint when a quoted string of the
     query holds a regex escape that quotes turn into a literal (`search.lexical.query_hints`)."""
     hint = quoted_escape_hint(query)
     return [*result.notes, *([hint] if hint else [])]
-
-
-def working_tree_branch(repository: str, root: str, asked: str) -> str:
-    """The branch a local repository's `file_content` serves: the one checked out in its
-    working tree (`HEAD` outside git). `asked` must be `HEAD`, that branch or (a prefix of
-    at least 7 hex digits of) its commit.
-
-    Raises:
-        ValidationError: another branch was asked for.
-    """
-    head = checked_out(root)
-    current = head.branch if head is not None and head.branch else "HEAD"
-    sha = head.sha if head is not None else None
-    if asked in ("", "HEAD", current) or (sha and len(asked) >= 7 and sha.startswith(asked)):
-        return current
-    has = head.label if head is not None else "no git branch (not a git repository)"
-    raise ValidationError(
-        f"branch {asked!r} is not served: {repository} is read from its working tree, which "
-        f"has {has} checked out",
-        hint=f'Omit `branch` (or pass "HEAD" or "{current}"): ctxd indexes and serves the '
-        "working tree only; check the branch out and re-index to read another one.",
-        details={"field": "branch", "value": asked, "checked_out": current,
-                 "commit": sha},
-    )
-
-
-def not_indexed(name: str, known: set[str]) -> IndexNotFound:
-    """The one `NOT_FOUND` error for a repository name that is not indexed."""
-    return IndexNotFound(
-        f"Repository not indexed: {name}",
-        hint=f"Indexed repositories: {', '.join(sorted(known)) or 'none'}. "
-        "Run `ctxd index PATH` first (`list_repos` lists them).",
-        details={"field": "repository", "value": name},
-    )
 
 
 def zoekt_symbols(
@@ -647,54 +508,30 @@ def zoekt_symbols(
     ]
 
 
-
-def zoekt_file_content(
-    client: ZoektClient, repository: str, path: str, branch: str, start: int | None,
-    end: int | None,
-) -> FileContent:
-    """A file of a repository only Zoekt knows (the whole-file recipe), as a line range."""
-    text = client.file_content(repository, path, branch)
-    return line_range(repository, path, text, branch, start, end)
-
-
-def line_range(
-    repository: str, path: str, text: str, branch: str, start: int | None, end: int | None,
-    *, truncated: bool = False,
-) -> FileContent:
-    """Lines `start..end` (1-based, inclusive; default the whole file) of `text`.
-
-    Line ends are `\n`, `\r\n` or a bare `\r` (numbered like the index numbers them) and
-    come back as `\n`; a range that reaches the last line keeps the file's final newline,
-    so the whole file's `content` is the file's text.
-
-    Raises:
-        ValidationError: start < 1, end < start, or a start past the last line (line 1
-            of an empty file is its empty content).
-    """
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    final_newline = text.endswith("\n")
-    lines = text.split("\n")
-    if final_newline:
-        lines.pop()
-    total = len(lines)
-    a = 1 if start is None else start  # 0 is a bad line number, not "from the start"
-    b = total if end is None else end
-    if a < 1 or b < a:
-        raise ValidationError(
-            f"invalid line range {a}:{b}",
-            hint=f"Lines are 1-based and inclusive; this file has {total} lines.",
-            details={"field": "start_line", "start_line": a, "end_line": b, "total_lines": total},
-        )
-    if a > max(total, 1):
-        raise ValidationError(
-            f"line range {a}:{b} starts past the end of {path}, which has {total} lines",
-            hint=f"Ask for lines 1 to {total}." if total else "The file is empty.",
-            details={"field": "start_line", "start_line": a, "end_line": b, "total_lines": total},
-        )
-    b = min(b, total)
-    content = "\n".join(lines[a - 1 : b])
-    if final_newline and b == total and a <= total:
-        content += "\n"
-    return FileContent(repository=repository, path=path, language=detect_language(path),
-                       content=content, start_line=a, end_line=b,
-                       total_lines=total, branch=branch, truncated=truncated)
+def coverage_notes(
+    coverage: list[tuple[str, int, int]], mode: str, found: bool
+) -> list[str]:
+    """What a semantic or hybrid answer must say about repositories whose embeddings are
+    not complete (`coverage`: repository, checkpoints, embedded): how far along they
+    are, and what that means for the results."""
+    notes = []
+    for name, total, embedded in coverage:
+        if total == 0 or embedded >= total:
+            continue
+        share = f"{embedded / total:.0%} ({embedded} of {total} checkpoints)"
+        if embedded == 0:
+            what = ("has no embeddings yet" + (
+                "; semantic search cannot see it until they are built"
+                if mode == "semantic" else "; its results here come from keyword and "
+                "lexical matches only"))
+            notes.append(f"Repository {name} {what}: semantic coverage {share}. "
+                         "Embedding continues in the background (`ctxd status`).")
+        else:
+            notes.append(f"Repository {name} is still embedding: semantic coverage is "
+                         f"partial, {share}"
+                         + ("" if mode == "semantic" else "; keyword and lexical matches "
+                            "cover all of it") + ".")
+    if mode == "semantic" and not found and notes:
+        notes.insert(0, "No semantic results: embeddings are not built yet for the "
+                     "repositories searched.")
+    return notes

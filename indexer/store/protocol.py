@@ -163,6 +163,10 @@ class Files(Protocol):
         """The full text of the files with these ids (those that exist)."""
         ...
 
+    def stored_text(self, repo_id: int, path: str) -> str | None:
+        """The indexed text of the file at `path` of a repository (None: no such file)."""
+        ...
+
 
 class Pending(Protocol):
     """What is left to embed (`indexer.store.sqlite.pending`)."""

@@ -69,6 +69,10 @@ class VectorRows(Protocol):
         """(count, largest id, deletion generation) of the vectors: a cache key."""
         ...
 
+    def last_vector_id(self) -> int:
+        """The largest id of the vectors (0 without any): one lookup, no count."""
+        ...
+
     def vector_batches(
         self, rowid: int, batch: int = 16384
     ) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]]:

@@ -11,6 +11,10 @@ on first use, in the daemon or in-process).
 Errors are turned into `error: <code>: <message>` plus a hint on stderr (or the
 contract's JSON error object with `--json`) in one place, `CtxdGroup.invoke`.
 Exit codes: 0 ok, 1 nothing matched, 2 errors, 3 an index run stopped before the end.
+
+Why one module of ~700 lines: it holds every light command (a few lines each, plus their
+click options), which `ctxd --help` and every command import anyway; the heavy ones live
+apart (`daemon_cmd`, `watch_cmd`, `mcp.serve`).
 """
 
 from __future__ import annotations
@@ -474,7 +478,7 @@ def _search_batch(service: UseCases, lines: TextIO, options: dict[str, Any]) -> 
                 obj = json.loads(raw)
                 qid, query = obj.get("id", n), str(obj["query"])
             except (ValueError, KeyError, TypeError):
-                render.emit_line_json({"id": n, "error": "validation_error",
+                render.emit_line_json({"id": n, "error": ValidationError.code,
                                        "message": f"line {n} is not {{\"id\", \"query\"}} JSON"})
                 continue
         try:

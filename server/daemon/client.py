@@ -21,16 +21,15 @@ import os
 import socket
 import time
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxd.indexer.errors import CtxdError
 from ctxd.indexer.walk.walker import validate_root
-from ctxd.search.models import FileContent, References, SymbolPage
 from ctxd.server.config import Settings
 from ctxd.server.daemon import protocol
 from ctxd.server.daemon.paths import DaemonPaths
-from ctxd.server.pages import LexicalPage, SearchPage
 from ctxd.server.use_cases import UseCases
 
 if TYPE_CHECKING:  # annotations only (start-up time)
@@ -160,7 +159,7 @@ def exchange(paths: DaemonPaths, method: str, params: dict[str, Any] | None = No
         conn.close()
 
 
-class DaemonClient:
+class DaemonClient(UseCases):
     """`UseCases` answered by the daemon, with an in-process fallback."""
 
     def __init__(
@@ -238,6 +237,10 @@ class DaemonClient:
 
     # -- the use cases -------------------------------------------------------------------
 
+    def answer(self, name: str, request: Any) -> Any:
+        """Send a request record's fields as the params of use case `name`."""
+        return self._call(name, asdict(request))
+
     def index(
         self,
         path: str | Path,
@@ -264,88 +267,6 @@ class DaemonClient:
                       "dry_run": dry_run, "force": force, "reset_options": reset_options},
             progress=progress, on_lock_wait=on_lock_wait, should_stop=should_stop)
         return stats
-
-    def search(
-        self,
-        query: str,
-        *,
-        mode: str = "semantic",
-        limit: int | None = None,
-        cursor: str | None = None,
-        repositories: list[str] | None = None,
-        path_glob: str | None = None,
-        language: str | None = None,
-        context_lines: int | None = None,
-    ) -> SearchPage:
-        page: SearchPage = self._call("search", {
-            "query": query, "mode": mode, "limit": limit, "cursor": cursor,
-            "repositories": repositories, "path_glob": path_glob, "language": language,
-            "context_lines": context_lines})
-        return page
-
-    def explain(self, query: str, mode: str) -> str:
-        return str(self._call("explain", {"query": query, "mode": mode}))
-
-    def lexical(
-        self, query: str, *, limit: int = 30, context_lines: int = 3, cursor: str | None = None
-    ) -> LexicalPage:
-        page: LexicalPage = self._call("lexical", {
-            "query": query, "limit": limit, "context_lines": context_lines, "cursor": cursor})
-        return page
-
-    def files(
-        self,
-        pattern: str,
-        *,
-        limit: int = 50,
-        cursor: str | None = None,
-        repositories: list[str] | None = None,
-    ) -> LexicalPage:
-        page: LexicalPage = self._call("files", {
-            "pattern": pattern, "limit": limit, "cursor": cursor, "repositories": repositories})
-        return page
-
-    def references(
-        self,
-        symbol: str,
-        *,
-        language: str | None = None,
-        repositories: list[str] | None = None,
-        limit: int = 100,
-    ) -> References:
-        refs: References = self._call("references", {
-            "symbol": symbol, "language": language, "repositories": repositories,
-            "limit": limit})
-        return refs
-
-    def symbols(
-        self,
-        query: str,
-        *,
-        kinds: list[str] | None = None,
-        max_items: int | None = None,
-        start_index: int = 0,
-        pagination_id: str | None = None,
-        repositories: list[str] | None = None,
-    ) -> SymbolPage:
-        page: SymbolPage = self._call("symbols", {
-            "query": query, "kinds": kinds, "max_items": max_items, "start_index": start_index,
-            "pagination_id": pagination_id, "repositories": repositories})
-        return page
-
-    def file_content(
-        self,
-        repository: str,
-        path: str,
-        *,
-        branch: str = "HEAD",
-        start_line: int | None = None,
-        end_line: int | None = None,
-    ) -> FileContent:
-        fc: FileContent = self._call("file_content", {
-            "repository": repository, "path": path, "branch": branch,
-            "start_line": start_line, "end_line": end_line})
-        return fc
 
     def status(self) -> dict[str, Any]:
         out: dict[str, Any] = self._call("status", {})

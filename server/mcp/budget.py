@@ -7,9 +7,6 @@ how many whole items fit; `fit_page` also clips a lone item too large on its own
 what was left out and how to continue (`page_notes`, `truncated_note`, `more_note`) and
 when each searched repository was last indexed (`freshness_line`, `select_freshness`).
 
-Callers: the renderers in `server/mcp/markdown.py` and `server/mcp/markdown_status.py`;
-`server/mcp/tools.py` uses `select_freshness`.
-
 Pure: no I/O. Budgets below `MIN_BUDGET` are raised to it, so a page always has room
 for its header and notes.
 """

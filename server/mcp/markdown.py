@@ -6,7 +6,7 @@ the model plus the same data as the tool's `*Output` in `server/mcp/schemas.py`)
 `render_hits` (`semantic_search`), `render_symbols` (`search_symbols`: the symbol table),
 `render_references` (`find_references`), `render_files` (`search_files`) and
 `render_file` (`file_content`: `## {repository}/{path}` and the lines in a fence).
-Layouts follow the original tool contracts (../shared/seeds). The server-state tools
+Layouts follow the original tool contracts. The server-state tools
 (`list_repos`, `get_health`, `index_repository`, `index_status`) render in
 `server/mcp/markdown_status.py`.
 
@@ -14,15 +14,16 @@ Budget (`server/mcp/budget.py`): a page never exceeds `budget` estimated tokens.
 are dropped from the end first; an item too large on its own is clipped at a line
 boundary. Whenever something was left out the page says so and how to continue (a
 cursor, `start_index`, or `start_line`), and the structured data holds exactly the items
-shown.
+shown. The list pages share one pager (`pager`).
 
-Pure: no I/O, no service calls. Callers: `server/mcp/tools.py`.
+Pure: no I/O, no service calls.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from ctxd.search.models import (
     FileContent,
@@ -91,6 +92,41 @@ def _numbered(start: int, lines: Sequence[str], marks: set[int], width: int) -> 
 def _one_line(text: str, limit: int = 160) -> str:
     text = text.strip()
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# -- one pager for the list pages -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Paged:
+    """One list page fitted to the token budget."""
+
+    shown: int
+    """How many of the items are on the page."""
+    truncated: bool
+    """Whether the budget cut the page (fewer items shown than the engine returned)."""
+    cursor: str | None
+    """The cursor that continues after the page: after the shown items when cut, else
+    the engine's own next cursor."""
+    markdown: str
+
+
+def pager(
+    head: str, items: Sequence[str], tail: Callable[..., str], *, budget: int,
+    next_cursor: str | None, cursor_at: Callable[[int], str | None], lines: bool = False,
+) -> Paged:
+    """Fit `items` (whole sections, or one-line rows with `lines`) between `head` and
+    `tail(n, cursor)` within `budget`; at least one item is shown (a section too large on
+    its own is clipped, a row is kept whole). `cursor_at(n)` gives the cursor that
+    continues after the first `n` items (asked only when the budget cut the page)."""
+    if lines:
+        shown = max(fit(head, items, tail, budget), min(1, len(items)))
+        printed = ["\n".join(items[:shown])] if items else []
+    else:
+        shown, printed = fit_page(head, items, tail, budget)
+    truncated = shown < len(items)
+    cont = cursor_at(shown) if truncated else next_cursor
+    return Paged(shown, truncated, cont, assemble(head, printed, tail(shown, cont)))
 
 
 # -- search (Zoekt syntax) -------------------------------------------------------------------
@@ -174,16 +210,14 @@ def render_search(
         lines.append(freshness_line(fresh))
         return "\n".join(lines)
 
-    shown, items = fit_page(head, sections, tail, budget)
-    truncated = shown < len(files)
-    cont = cursor_at(shown) if truncated else next_cursor
+    p = pager(head, sections, tail, budget=budget, next_cursor=next_cursor, cursor_at=cursor_at)
     data = SearchOutput(
-        query=query, files=[_search_file_out(f) for f in files[:shown]],
+        query=query, files=[_search_file_out(f) for f in files[:p.shown]],
         match_count=match_count, file_count=file_count, duration_ms=duration_ms,
-        partial=partial, notes=list(notes), next_cursor=cont, truncated=truncated,
+        partial=partial, notes=list(notes), next_cursor=p.cursor, truncated=p.truncated,
         freshness=list(fresh),
     )
-    return Rendered(assemble(head, items, tail(shown, cont)), dict(data))
+    return Rendered(p.markdown, dict(data))
 
 
 # -- semantic_search -------------------------------------------------------------------------
@@ -250,14 +284,12 @@ def render_hits(
         lines.append(freshness_line(fresh))
         return "\n".join(lines)
 
-    shown, items = fit_page(head, sections, tail, budget)
-    truncated = shown < len(hits)
-    cont = cursor_at(shown) if truncated else next_cursor
+    p = pager(head, sections, tail, budget=budget, next_cursor=next_cursor, cursor_at=cursor_at)
     data = SemanticOutput(
-        query=query, mode=mode, results=[_hit_out(h) for h in hits[:shown]],
-        next_cursor=cont, notes=list(notes), truncated=truncated, freshness=list(fresh),
+        query=query, mode=mode, results=[_hit_out(h) for h in hits[:p.shown]],
+        next_cursor=p.cursor, notes=list(notes), truncated=p.truncated, freshness=list(fresh),
     )
-    return Rendered(assemble(head, items, tail(shown, cont)), dict(data))
+    return Rendered(p.markdown, dict(data))
 
 
 # -- search_symbols --------------------------------------------------------------------------
@@ -408,18 +440,16 @@ def render_files(
         lines.append(freshness_line(fresh))
         return "\n".join(lines)
 
-    shown = max(fit(head, rows, tail, budget), min(1, len(rows)))
-    truncated = shown < len(files)
-    cont = cursor_at(shown) if truncated else next_cursor
+    p = pager(head, rows, tail, budget=budget, next_cursor=next_cursor, cursor_at=cursor_at,
+              lines=True)
     data = FilesOutput(
         pattern=pattern,
         files=[FileOut(repository=f.repository, path=f.path, language=f.language,
-                       branches=list(f.branches)) for f in files[:shown]],
-        file_count=file_count, duration_ms=duration_ms, next_cursor=cont, truncated=truncated,
-        freshness=list(fresh),
+                       branches=list(f.branches)) for f in files[:p.shown]],
+        file_count=file_count, duration_ms=duration_ms, next_cursor=p.cursor,
+        truncated=p.truncated, freshness=list(fresh),
     )
-    body = "\n\n" + "\n".join(rows[:shown]) if rows else ""
-    return Rendered(head + body + "\n\n" + tail(shown, cont), dict(data))
+    return Rendered(p.markdown, dict(data))
 
 
 # -- file_content ----------------------------------------------------------------------------

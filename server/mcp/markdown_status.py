@@ -8,7 +8,7 @@ those records from `IndexStats` and job fields; `error_text` is the text of a fa
 tool call (`{code}: {message}`, hint, details) and `format_duration` the Go-style
 durations of the original contract (`"5m0s"`).
 
-Callers: `server/mcp/tools.py`. Pure: no I/O, no service calls; every page stays within
+Pure: no I/O, no service calls; every page stays within
 its token budget (`server/mcp/budget.py`), clipped at a line boundary when it would not.
 """
 

@@ -7,12 +7,11 @@ same content as structured data. `data` follows the tool's `*Output` TypedDict b
 `*Out` dicts are their items, and `Freshness` is the per-repository index-age row most
 answers carry.
 
-Callers: `server/mcp/tools.py` names the `*Output` types as the tools' output schemas
-(the SDK turns them into JSON schema, so every field type here must stay JSON-friendly);
-`server/mcp/markdown.py`, `server/mcp/markdown_status.py` and `server/mcp/budget.py` build them.
-
-Invariants: declarations only, no behaviour; field names are the wire contract (some, like
-`definitionCount`, follow the original tool contracts in ../shared/seeds).
+Invariants: declarations only, no behaviour; the SDK turns the `*Output` types into the
+tools' published JSON schemas, so every field type stays JSON-friendly and field names
+are the wire contract (some, like `definitionCount`, follow the original tool
+contracts). `HitOut` and `JobOut` are the records `Hit` and `JobSnapshot` as JSON, field
+for field (`tests/server/test_mcp_published_schemas.py` holds them to it).
 """
 
 from __future__ import annotations

@@ -1,22 +1,20 @@
-"""The MCP server: ctxd's use cases as MCP tools, thin adapters over `Service`.
+"""The MCP server: ctxd's use cases as MCP tools, thin adapters over `UseCases`.
 
-`build_server(service, jobs=None) -> MCPServer` registers the ten tools
-(`index_repository`, `index_status`, `search`, `semantic_search`, `search_symbols`,
-`find_references`, `search_files`, `file_content`, `list_repos`, `get_health`). Each tool
-is an adapter of a few lines: parse (the SDK validates arguments against the tool's
-JSON schema) -> one `Service` call -> `server/mcp/markdown.py` (code results) or
-`server/mcp/markdown_status.py` (server state) renders Markdown for the model plus structured
-content with the same data (the output schema is a TypedDict in `server/mcp/schemas.py`).
-`server/mcp/serve.py` runs it over stdio or streamable HTTP; tests use the SDK's in-memory
-`Client(server)`.
+`build_server(service, jobs=None, project=None) -> MCPServer` registers the tools of the
+table `TOOLS` (`index_repository`, `index_status`, `search`, `semantic_search`,
+`search_symbols`, `find_references`, `search_files`, `file_content`, `list_repos`,
+`get_health`): each is a method of `Tools`, whose signature is the tool's input schema and
+whose docstring its description. A tool is an adapter of a few lines: parse (arguments
+are checked first by `server/mcp/arguments.py`) -> one `UseCases` call ->
+`server/mcp/markdown.py` (code results) or `server/mcp/markdown_status.py` (server state)
+renders Markdown for the model plus structured content with the same data (the output
+schema is a TypedDict in `server/mcp/schemas.py`). `server/mcp/serve.py` runs it over stdio
+or streamable HTTP; tests use the SDK's in-memory `Client(server)`.
 
 Errors (`adapter`): a `CtxdError` becomes a `ToolError` whose text is
 `{code}: {message}` + hint + details, so the model reads an `is_error` result it can act
 on; anything else is logged with its traceback on stderr and reaches the model only as
-`internal_error`. Arguments are checked by the `ArgumentErrors` middleware against the
-input schema `tools/list` publishes, strictly (`"10"` and `true` are not integers), before
-the tool runs; what fails is a `validation_error` naming each field, echoing at most
-`text_args.SHOWN_CHARS` of a value.
+`internal_error`.
 
 Scope: built with the project `ctxd serve` runs in (`server.project.ProjectScope`), the
 search tools answer from that project unless given `all_repos: true` or a `repository`
@@ -30,28 +28,27 @@ SQLite connections are never shared; `index_repository` is async and only waits 
 
 import functools
 import inspect
-import json
 import logging
-import re
+import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
 import anyio.to_thread
-import jsonschema
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, ListRoots, MCPServer, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from ctxd.indexer.errors import CtxdError, ToolNotFound, ValidationError
+from ctxd.indexer.errors import CtxdError
 from ctxd.indexer.walk.walker import DEFAULT_MAX_FILE_SIZE, MAX_FILE_SIZE_LIMIT
 from ctxd.search.cursor import with_offset
 from ctxd.search.lexical.query import names_repositories
+from ctxd.search.models import SearchOptions
 from ctxd.search.zoekt.query import scoped_query
+from ctxd.server.config import Settings
 from ctxd.server.jobs import (
     IndexJob,
     JobManager,
@@ -64,15 +61,12 @@ from ctxd.server.jobs import (
 from ctxd.server.mcp import markdown as md
 from ctxd.server.mcp import markdown_status as status_md
 from ctxd.server.mcp import schemas
+from ctxd.server.mcp.arguments import ArgumentErrors
 from ctxd.server.mcp.budget import select_freshness
 from ctxd.server.project import ProjectScope
-from ctxd.server.search_cases import not_indexed
+from ctxd.server.repo_names import not_indexed
 from ctxd.server.text_args import (
     MAX_FILTER_LENGTH,
-    SHOWN_CHARS,
-    check_text,
-    shown,
-    too_deep,
 )
 from ctxd.server.use_cases import UseCases
 from ctxd.server.version import package_version
@@ -149,182 +143,6 @@ def adapter(fn: F) -> F:
             raise translate(exc) from exc
 
     return run  # type: ignore[return-value]  # same signature, via functools.wraps
-
-
-MAX_ARGUMENT_DEPTH = 8
-"""Tool arguments are at most lists of strings: anything nested deeper is refused before
-it is validated (or echoed)."""
-
-_ARG_ERROR = re.compile(r"^Error executing tool (\S+): \d+ validation errors? for \S+Arguments")
-_UNKNOWN_TOOL = re.compile(r"^Unknown tool: (.*)$", re.DOTALL)
-_REQUIRED = re.compile(r"^'(.+)' is a required property")
-
-
-def _expected(prop: dict[str, Any]) -> str:
-    """What a property's schema accepts, in words: `an integer from 1 to 100 (default 30)`."""
-    variants = prop.get("anyOf") or [prop]
-    words = []
-    for v in variants:
-        kind = v.get("type", "value")
-        text = {"integer": "an integer", "number": "a number", "string": "a string",
-                "array": "a list", "boolean": "true or false", "null": "null",
-                "object": "an object"}.get(str(kind), str(kind))
-        if kind == "array" and isinstance(v.get("items"), dict) and "type" in v["items"]:
-            text += f" of {v['items']['type']}s"
-        if "maxLength" in v:
-            text += f" of at most {v['maxLength']} characters"
-        lo, hi = v.get("minimum"), v.get("maximum")
-        if lo is not None and hi is not None:
-            text += f" from {lo} to {hi}"
-        elif lo is not None:
-            text += f" >= {lo}"
-        if "enum" in v:
-            text = "one of " + ", ".join(json.dumps(x) for x in v["enum"])
-        words.append(text)
-    out = " or ".join(words)
-    if "default" in prop:
-        out += f" (default {json.dumps(prop['default'])}; omit it for the default)"
-    return out
-
-
-def schema_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every way `arguments` break a JSON schema: `{"field", "problem", "value"?}`, by field.
-
-    A value of the wrong type is reported as the JSON the client sent (`null`, `"ten"`)
-    with what the field accepts."""
-    validator = jsonschema.Draft202012Validator(schema)
-    props = schema.get("properties", {})
-    out: list[dict[str, Any]] = []
-    for e in sorted(validator.iter_errors(arguments), key=lambda e: list(map(str, e.path))):
-        path = ".".join(str(p) for p in e.path)
-        m = _REQUIRED.match(e.message)
-        if m and not path:
-            out.append({"field": m.group(1), "problem": "is required"})
-            continue
-        problem = e.message
-        if len(echo := repr(e.instance)) > SHOWN_CHARS:  # never send a megabyte back
-            size = len(json.dumps(e.instance, default=str))
-            problem = problem.replace(echo, f"a value of {size} characters")
-        top = str(e.path[0]) if e.path else ""
-        if e.validator in ("type", "anyOf") and len(e.path) == 1 and top in props:
-            sent = shown(json.dumps(e.instance, ensure_ascii=False, default=str))
-            problem = f"got {sent}, expected {_expected(props[top])}"
-            if e.instance is None:
-                problem += ("; a client that turns text into numbers sends null for text "
-                            "that is not a number")
-        out.append({"field": path or "(arguments)", "problem": problem,
-                    "value": shown(e.instance)})
-    return out
-
-
-def argument_error(tool: str, problems: list[dict[str, Any]], fallback: str = ""
-                   ) -> ValidationError:
-    """The `validation_error` for arguments that break `tool`'s input schema."""
-    what = "; ".join(f"{p['field']} {p['problem']}" if p["problem"] == "is required"
-                     else f"{p['field']}: {p['problem']}" for p in problems)
-    return ValidationError(
-        f"invalid arguments for {tool}: {what or fallback}",
-        hint="Fix the named arguments; `tools/list` gives each tool's types, bounds and "
-        "defaults.",
-        details={"fields": problems} if problems else {},
-    )
-
-
-class ArgumentErrors:
-    """Server middleware: arguments that fail a tool's input schema come back as a
-    `validation_error` naming each field, its value and the bound it broke (instead of
-    pydantic's message), so the model can fix its call; an unknown tool name comes back as
-    `NOT_FOUND` with the tools this server has, like every other error. Before the tool
-    runs, arguments nested deeper than `MAX_ARGUMENT_DEPTH`, an argument the tool does not
-    have (which the SDK would drop silently), any value the published schema refuses
-    (pydantic alone would turn `"10"` and `true` into integers) and a text argument holding
-    a control character (`text_args`) are refused the same way."""
-
-    def __init__(self, server: MCPServer[Any]) -> None:
-        self.server = server
-        self._schemas: dict[str, dict[str, Any]] | None = None
-
-    async def schemas(self) -> dict[str, dict[str, Any]]:
-        """Each tool's input schema (the tool set is fixed once the server is built: read
-        once, not on every call)."""
-        if self._schemas is None:
-            self._schemas = {t.name: t.input_schema for t in await self.server.list_tools()}
-        return self._schemas
-
-    async def __call__(
-        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
-    ) -> HandlerResult:
-        if ctx.method == "tools/call" and (refused := await self._refuse(ctx)) is not None:
-            return refused
-        result = await call_next(ctx)
-        if ctx.method != "tools/call" or not isinstance(result, dict) or not result.get("isError"):
-            return result
-        content = result.get("content") or []
-        text = content[0].get("text", "") if content and isinstance(content[0], dict) else ""
-        if unknown := _UNKNOWN_TOOL.match(text):
-            return await self._unknown_tool(result, unknown.group(1))
-        m = _ARG_ERROR.match(text)
-        if not m:
-            return result
-        tool = m.group(1)
-        arguments = dict((ctx.params or {}).get("arguments") or {})
-        schemas = await self.schemas()
-        problems = schema_problems(schemas.get(tool, {}), arguments) if tool in schemas else []
-        fallback = " ".join(line.strip() for line in text.split("\n")[1:3])
-        err = argument_error(tool, problems, shown(fallback))
-        new = dict(result)
-        new["content"] = [{"type": "text", "text": f"Error executing tool {tool}: "
-                           + status_md.error_text(err)}]
-        return new
-
-    async def _refuse(self, ctx: ServerRequestContext[Any, Any]) -> HandlerResult | None:
-        """The error answer for arguments no tool should run with, or None."""
-        params = ctx.params or {}
-        tool = str(params.get("name", ""))
-        arguments = params.get("arguments") or {}
-        if not isinstance(arguments, dict):
-            return None  # the SDK's own validation answers that
-        schemas = await self.schemas()
-        if tool not in schemas:
-            return None  # the unknown tool is answered after the call
-        known = sorted(schemas[tool].get("properties", {}))
-        try:
-            if too_deep(arguments, MAX_ARGUMENT_DEPTH):
-                raise ValidationError(
-                    f"invalid arguments for {tool}: nested deeper than {MAX_ARGUMENT_DEPTH} "
-                    "levels",
-                    hint="Arguments are strings, numbers, booleans and lists of strings "
-                    "(`tools/list` gives each tool's).", details={"field": "arguments"})
-            unknown = sorted(set(arguments) - set(known))
-            if unknown:
-                raise ValidationError(
-                    f"invalid arguments for {tool}: unknown argument"
-                    f"{'s' if len(unknown) > 1 else ''} {shown(', '.join(unknown))}",
-                    hint=f"{tool} takes: {', '.join(known) or 'no arguments'}.",
-                    details={"field": shown(unknown[0]), "value": shown(arguments[unknown[0]]),
-                             "known": known})
-            # Strictly the schema `tools/list` publishes: "10" and true are not integers
-            # (pydantic alone would coerce them, yet refuse 5.5).
-            if problems := schema_problems(schemas[tool], arguments):
-                raise argument_error(tool, problems)
-            check_text(arguments, allow_nul=frozenset({"query"}))
-        except ValidationError as err:
-            text = f"Error executing tool {tool}: {status_md.error_text(err)}"
-            return CallToolResult(content=[TextContent(type="text", text=text)],
-                                  is_error=True).model_dump(by_alias=True, exclude_none=True,
-                                                            mode="json")
-        return None
-
-    async def _unknown_tool(self, result: dict[str, Any], name: str) -> HandlerResult:
-        names = sorted(await self.schemas())
-        err = ToolNotFound(
-            f"Unknown tool: {name}",
-            hint=f"This server's tools: {', '.join(names)} (`tools/list` describes them).",
-            details={"field": "name", "value": name},
-        )
-        new = dict(result)
-        new["content"] = [{"type": "text", "text": status_md.error_text(err)}]
-        return new
 
 
 # -- paging -----------------------------------------------------------------------------------
@@ -411,38 +229,55 @@ ALL_REPOS = ("Search every indexed repository. By default a server started insid
              "(`get_health` names the project).")
 
 
-def build_server(  # noqa: C901 - one small closure per tool
-    service: UseCases, jobs: JobManager | None = None, *, project: ProjectScope | None = None
-) -> MCPServer[Any]:
-    """An `MCPServer` named `ctxd` exposing every tool over `service`.
+SEARCH_DEFAULTS = SearchOptions()
+"""`[search]`'s defaults: a tool's default that comes from the settings is written with
+these and set from the server's own (`SETTING_DEFAULTS`)."""
+
+
+def client_roots(ctx: Context) -> ListRoots | None:
+    """Ask the client for its roots when they decide what may be indexed (over stdio
+    without configured roots: `jobs.index_roots`)."""
+    settings = _SERVED[ctx.mcp_server].settings
+    caps = ctx.client_capabilities
+    wanted = (not settings.server.allowed_roots and settings.server.transport == "stdio"
+              and caps is not None and caps.roots is not None)
+    return ListRoots() if wanted else None
+
+
+class Tools:
+    """The tools over one `UseCases`: each public method below is one tool (its signature
+    the input schema, its docstring the description, its return annotation the output
+    schema); `TOOLS` lists them with their annotations, and `build_server` registers them.
 
     Args:
         service: the use cases (its settings give the token budget, allowed roots and the
             index wait time).
-        jobs: background index jobs (one is created when not given).
+        jobs: background index jobs.
         project: the project the server runs in: the search tools answer from it by
             default (module docstring); None = from every indexed repository.
     """
-    settings = service.settings
-    jobs = jobs or JobManager(service)
-    budget = settings.search.token_budget
-    server: MCPServer[Any] = MCPServer("ctxd", title="ctxd code search", version=package_version(),
-                                       instructions=INSTRUCTIONS)
-    server.middleware.append(ArgumentErrors(server))
 
-    def fresh(repositories: Sequence[str] | None = None) -> list[schemas.Freshness]:
-        return select_freshness(service.freshness(), repositories)
+    def __init__(self, service: UseCases, jobs: JobManager, project: ProjectScope | None
+                 ) -> None:
+        self.service = service
+        self.settings = service.settings
+        self.jobs = jobs
+        self.project = project
+        self.budget = self.settings.search.token_budget
 
-    def scope(repository: str | None, all_repos: bool) -> list[str] | None:
+    def fresh(self, repositories: Sequence[str] | None = None) -> list[schemas.Freshness]:
+        return select_freshness(self.service.freshness(), repositories)
+
+    def scope(self, repository: str | None, all_repos: bool) -> list[str] | None:
         """The repositories a search tool answers from (None = all)."""
-        if project is None:
+        if self.project is None:
             return [repository] if repository else None
-        return project.scope(repository, all_repos)
+        return self.project.scope(repository, all_repos)
 
-    def scope_note(repository: str | None, all_repos: bool, repos: list[str] | None
+    def scope_note(self, repository: str | None, all_repos: bool, repos: list[str] | None
                    ) -> list[str]:
         """What an answer scoped to the project by default says about it."""
-        if project is None or repository or all_repos or not repos:
+        if self.project is None or repository or all_repos or not repos:
             return []
         named = ", ".join(f"`{r}`" for r in repos)
         if len(repos) == 1:
@@ -451,17 +286,21 @@ def build_server(  # noqa: C901 - one small closure per tool
         return [f"Searched {named} only (the project this server runs in and the folders "
                 "indexed through it); pass `all_repos: true` for every indexed repository."]
 
-    def client_roots(ctx: Context) -> ListRoots | None:
-        """Ask the client for its roots when they decide what may be indexed (over stdio
-        without configured roots: `jobs.index_roots`)."""
-        caps = ctx.client_capabilities
-        wanted = (not settings.server.allowed_roots and settings.server.transport == "stdio"
-                  and caps is not None and caps.roots is not None)
-        return ListRoots() if wanted else None
+    def tool(self, name: str) -> Callable[..., Any]:
+        """The method `name` as a tool function: errors translated (`adapter`), the
+        defaults that come from the settings (`SETTING_DEFAULTS`) filled in."""
+        fn: Callable[..., Any] = adapter(getattr(self, name))
+        given = {param: default(self.settings) for (tool, param), default
+                 in SETTING_DEFAULTS.items() if tool == name}
+        if given:
+            sig = inspect.signature(fn)
+            fn.__signature__ = sig.replace(parameters=[  # type: ignore[attr-defined]
+                p.replace(default=given[p.name]) if p.name in given else p
+                for p in sig.parameters.values()])
+        return fn
 
-    @server.tool(annotations=INDEXING)
-    @adapter
     async def index_repository(
+        self,
         path: Annotated[str, Field(min_length=1, description=(
             "Folder to index: absolute, or relative to the first allowed root (the server's "
             "configured roots; over stdio without them, your client's roots, else the "
@@ -498,21 +337,20 @@ def build_server(  # noqa: C901 - one small closure per tool
         time (`server.index_wait_seconds`, default 20 s) it continues in the background and
         the answer (not an error) gives its `job_id`, `state` and `progress`: follow it
         with `index_status`."""
-        allowed = index_roots(settings.server, root_uris(roots), Path.cwd())
+        allowed = index_roots(self.settings.server, root_uris(roots), Path.cwd())
         real = check_allowed(path, allowed)
         size = None if max_file_size == DEFAULT_MAX_FILE_SIZE else max_file_size
-        validate_request(service, real, include_patterns, exclude_patterns, size, force)
-        job = jobs.start(real, include_patterns=include_patterns,
-                         exclude_patterns=exclude_patterns, max_file_size=size, force=force,
-                         reset_options=reset_options)
-        if project is not None:
-            project.ask(real)  # searched by default from now on, beside the project
-        wait = float(settings.server.index_wait_seconds)
-        return job_answer(await follow(job, ctx, wait), wait, budget)
+        validate_request(self.service, real, include_patterns, exclude_patterns, size, force)
+        job = self.jobs.start(real, include_patterns=include_patterns,
+                              exclude_patterns=exclude_patterns, max_file_size=size,
+                              force=force, reset_options=reset_options)
+        if self.project is not None:
+            self.project.ask(real)  # searched by default from now on, beside the project
+        wait = float(self.settings.server.index_wait_seconds)
+        return job_answer(await follow(job, ctx, wait), wait, self.budget)
 
-    @server.tool(annotations=READ_ONLY)
-    @adapter
     def index_status(
+        self,
         job_id: Annotated[str | None, Field(description=(
             "A job id from `index_repository`; omit to list every job of this server."))] = None,
         wait_seconds: Annotated[float, Field(ge=0, le=600, description=(
@@ -520,14 +358,13 @@ def build_server(  # noqa: C901 - one small closure per tool
     ) -> Annotated[CallToolResult, schemas.IndexStatusOutput]:
         """Progress and results of background index jobs, plus when each repository was last
         indexed."""
-        chosen = [jobs.get(job_id)] if job_id else jobs.jobs()
+        chosen = [self.jobs.get(job_id)] if job_id else self.jobs.jobs()
         snaps = [j.wait(wait_seconds) if job_id else j.snapshot() for j in chosen]
-        return answer(status_md.render_jobs([job_out(s) for s in snaps], fresh=fresh(),
-                                            budget=budget, single=job_id is not None))
+        return answer(status_md.render_jobs([job_out(s) for s in snaps], fresh=self.fresh(),
+                                            budget=self.budget, single=job_id is not None))
 
-    @server.tool(annotations=READ_ONLY)
-    @adapter
     def search(
+        self,
         query: Annotated[str, Field(min_length=1, description=(
             "Zoekt search query. Bare words and \"quoted strings\" are RE2 regular expressions "
             "(escape metacharacters, e.g. `foo\\(`; spaces mean AND). Filters: file:/f:, "
@@ -549,24 +386,24 @@ def build_server(  # noqa: C901 - one small closure per tool
         """Search code across indexed repositories using Zoekt query syntax (exact text and
         regular expressions). One section per file with line-numbered matches and context."""
         named = names_repositories(query)  # `repo:` in the query: no default scope
-        repos = scope(repository, all_repos or named)
-        if repository and not settings.search.zoekt_url and (
-                repository not in (roots := service.repo_roots())):
+        repos = self.scope(repository, all_repos or named)
+        if repository and not self.settings.search.zoekt_url and (
+                repository not in (roots := self.service.repo_roots())):
             raise not_indexed(repository, set(roots))
         scoped = scoped_query(query, repos) if repos else query
-        page = service.lexical(scoped, limit=limit, context_lines=contextLines, cursor=cursor)
+        page = self.service.lexical(scoped, limit=limit, context_lines=contextLines, cursor=cursor)
         r = page.result
-        at = cursor_at(cursor or page.next_cursor, page.offset, lambda n: service.lexical(
+        at = cursor_at(cursor or page.next_cursor, page.offset, lambda n: self.service.lexical(
             scoped, limit=n, context_lines=contextLines).next_cursor, limit)
-        notes = [*r.notes, *scope_note(repository, all_repos or named, repos)]
+        notes = [*r.notes, *self.scope_note(repository, all_repos or named, repos)]
         return answer(md.render_search(
             query, r.files, match_count=r.match_count, file_count=r.file_count,
             duration_ms=r.duration_ms, partial=r.partial, notes=notes,
-            next_cursor=page.next_cursor, cursor_at=at, fresh=fresh(repos), budget=budget))
+            next_cursor=page.next_cursor, cursor_at=at, fresh=self.fresh(repos),
+            budget=self.budget))
 
-    @server.tool(annotations=READ_ONLY)
-    @adapter
     def semantic_search(
+        self,
         query: Annotated[str, Field(min_length=1, description=(
             "What you are looking for, in natural language, e.g. 'where are HTTP retries "
             "configured'. Identifiers in the question help."))],
@@ -575,7 +412,7 @@ def build_server(  # noqa: C901 - one small closure per tool
             "keyword = ranked word matches only; lexical = the query is Zoekt syntax."
         ))] = "hybrid",
         limit: Annotated[int, Field(ge=1, le=100, description="Results per page.")] = (
-            settings.search.default_limit),
+            SEARCH_DEFAULTS.default_limit),  # the server's `search.default_limit` (TOOLS)
         cursor: Annotated[str | None, Field(description=(
             "`next_cursor` of the previous page, to continue."))] = None,
         repository: Annotated[str | None, Field(description=(
@@ -591,11 +428,11 @@ def build_server(  # noqa: C901 - one small closure per tool
         identical copies of a text answer once, naming the other places (`also_in`)."""
         # A lexical query naming its repositories (`repo:`) gets no default scope.
         all_repos = all_repos or (mode == "lexical" and names_repositories(query))
-        repos = scope(repository, all_repos)
+        repos = self.scope(repository, all_repos)
 
         def run(n: int | None, c: str | None) -> Any:
-            return service.search(query, mode=mode, limit=n, cursor=c, repositories=repos,
-                                  path_glob=path, language=language)
+            return self.service.search(query, mode=mode, limit=n, cursor=c,
+                                       repositories=repos, path_glob=path, language=language)
 
         page = run(limit, cursor)
         offset = int(page.stats.get("offset", 0))
@@ -603,12 +440,12 @@ def build_server(  # noqa: C901 - one small closure per tool
                        limit)
         return answer(md.render_hits(
             query, page.mode, page.results, offset=offset,
-            notes=[*page.notes, *scope_note(repository, all_repos, repos)],
-            next_cursor=page.next_cursor, cursor_at=at, fresh=fresh(repos), budget=budget))
+            notes=[*page.notes, *self.scope_note(repository, all_repos, repos)],
+            next_cursor=page.next_cursor, cursor_at=at, fresh=self.fresh(repos),
+            budget=self.budget))
 
-    @server.tool(annotations=READ_ONLY)
-    @adapter
     def search_symbols(
+        self,
         query: Annotated[str, Field(min_length=1, description=(
             "Symbol name or part of one: exact, prefix, substring or fuzzy (e.g. 'AuthService', "
             "'calc')."))],
@@ -628,16 +465,16 @@ def build_server(  # noqa: C901 - one small closure per tool
         """Fast fuzzy search for symbol definitions (functions, classes, methods, ...) by name,
         ranked exact > prefix > substring > fuzzy. `best_match` says how the best one matches:
         `fuzzy` means no name holds the query (the items are only guesses)."""
-        repos = scope(repository, all_repos)
-        page = service.symbols(query, kinds=kinds, max_items=max_items, start_index=start_index,
-                               pagination_id=pagination_id, repositories=repos)
+        repos = self.scope(repository, all_repos)
+        page = self.service.symbols(query, kinds=kinds, max_items=max_items,
+                                    start_index=start_index, pagination_id=pagination_id,
+                                    repositories=repos)
         return answer(md.render_symbols(page, kinds=kinds, max_items=max_items,
-                                        pagination_id=pagination_id, fresh=fresh(repos),
-                                        budget=budget))
+                                        pagination_id=pagination_id, fresh=self.fresh(repos),
+                                        budget=self.budget))
 
-    @server.tool(annotations=READ_ONLY)
-    @adapter
     def find_references(
+        self,
         symbol: Annotated[str, Field(min_length=1, description=(
             "The identifier, e.g. 'parse_header' (a dotted name matches its last part)."))],
         language: Annotated[str | None, Field(description=(
@@ -649,13 +486,12 @@ def build_server(  # noqa: C901 - one small closure per tool
     ) -> Annotated[CallToolResult, schemas.ReferencesOutput]:
         """Where a symbol is defined and where it is used (whole-word matches), labelled
         definition / usage, with counts."""
-        repos = scope(repository, all_repos)
-        refs = service.references(symbol, language=language, repositories=repos, limit=limit)
-        return answer(md.render_references(refs, fresh=fresh(repos), budget=budget))
+        repos = self.scope(repository, all_repos)
+        refs = self.service.references(symbol, language=language, repositories=repos, limit=limit)
+        return answer(md.render_references(refs, fresh=self.fresh(repos), budget=self.budget))
 
-    @server.tool(annotations=READ_ONLY)
-    @adapter
     def search_files(
+        self,
         pattern: Annotated[str, Field(min_length=1, description=(
             "File name or path pattern: a substring ('package.json'), a regex ('\\.test\\.ts$') "
             "or Zoekt syntax."))],
@@ -666,19 +502,18 @@ def build_server(  # noqa: C901 - one small closure per tool
         all_repos: Annotated[bool, Field(description=ALL_REPOS)] = False,
     ) -> Annotated[CallToolResult, schemas.FilesOutput]:
         """Find files by name or path across indexed repositories."""
-        repos = scope(repository, all_repos)
-        page = service.files(pattern, limit=limit, cursor=cursor, repositories=repos)
+        repos = self.scope(repository, all_repos)
+        page = self.service.files(pattern, limit=limit, cursor=cursor, repositories=repos)
         r = page.result
-        at = cursor_at(cursor or page.next_cursor, page.offset, lambda n: service.files(
+        at = cursor_at(cursor or page.next_cursor, page.offset, lambda n: self.service.files(
             pattern, limit=n, repositories=repos).next_cursor, limit)
         return answer(md.render_files(
             pattern, r.files, offset=page.offset, file_count=r.file_count,
             duration_ms=r.duration_ms, next_cursor=page.next_cursor, cursor_at=at,
-            fresh=fresh(repos), budget=budget))
+            fresh=self.fresh(repos), budget=self.budget))
 
-    @server.tool(annotations=READ_ONLY)
-    @adapter
     def file_content(
+        self,
         repository: Annotated[str, Field(min_length=1, description=(
             "Repository name as shown by `list_repos` / search results."))],
         path: Annotated[str, Field(min_length=1, description=(
@@ -690,29 +525,63 @@ def build_server(  # noqa: C901 - one small closure per tool
             "Last line to return (inclusive)."))] = None,
     ) -> Annotated[CallToolResult, schemas.FileContentOutput]:
         """Read a file (or a line range of it) from an indexed repository."""
-        fc = service.file_content(repository, path, branch=branch, start_line=start_line,
-                                  end_line=end_line)
-        return answer(md.render_file(fc, budget=budget))
+        fc = self.service.file_content(repository, path, branch=branch,
+                                       start_line=start_line, end_line=end_line)
+        return answer(md.render_file(fc, budget=self.budget))
 
-    @server.tool(annotations=READ_ONLY)
-    @adapter
     def list_repos(
+        self,
         filter: Annotated[str | None, Field(max_length=MAX_FILTER_LENGTH, description=(
             "Optional filter pattern to match repository names (regex supported)"))] = None,
     ) -> Annotated[CallToolResult, schemas.ReposOutput]:
         """List indexed repositories with file counts, size, branches, symbol support, when
         each was last indexed and whether a re-index is running."""
-        listing = service.list_repos(filter)
-        return answer(status_md.render_repos(listing, name_filter=filter, budget=budget))
+        listing = self.service.list_repos(filter)
+        return answer(status_md.render_repos(listing, name_filter=filter, budget=self.budget))
 
-    @server.tool(annotations=READ_ONLY)
-    @adapter
-    def get_health() -> Annotated[CallToolResult, dict[str, Any]]:
+    def get_health(self) -> Annotated[CallToolResult, dict[str, Any]]:
         """Health of the index and search backends: store state, model, counts, per-repository
         freshness and embedding coverage, the Zoekt backend when configured, and the
         project this server runs in (its repository, index job and watcher), if any."""
-        health = service.health()
-        health["project"] = project.info() if project is not None else None
-        return answer(status_md.render_health(health, budget=budget))
+        health = self.service.health()
+        health["project"] = self.project.info() if self.project is not None else None
+        return answer(status_md.render_health(health, budget=self.budget))
 
+
+TOOLS: tuple[tuple[str, ToolAnnotations], ...] = (
+    ("index_repository", INDEXING),
+    ("index_status", READ_ONLY),
+    ("search", READ_ONLY),
+    ("semantic_search", READ_ONLY),
+    ("search_symbols", READ_ONLY),
+    ("find_references", READ_ONLY),
+    ("search_files", READ_ONLY),
+    ("file_content", READ_ONLY),
+    ("list_repos", READ_ONLY),
+    ("get_health", READ_ONLY),
+)
+"""The tool table: each tool (a `Tools` method) and its annotations, in `tools/list` order.
+A new tool is a method of `Tools` and a row here."""
+
+SETTING_DEFAULTS: dict[tuple[str, str], Callable[[Settings], Any]] = {
+    ("semantic_search", "limit"): lambda s: s.search.default_limit,
+}
+"""(tool, argument) -> its default, read from the server's settings."""
+
+_SERVED: weakref.WeakKeyDictionary[MCPServer[Any], Tools] = weakref.WeakKeyDictionary()
+"""Each built server's tools (`client_roots` reads their settings through the request)."""
+
+
+def build_server(
+    service: UseCases, jobs: JobManager | None = None, *, project: ProjectScope | None = None
+) -> MCPServer[Any]:
+    """An `MCPServer` named `ctxd` exposing every tool of `TOOLS` over `service` (`Tools`
+    gives the arguments); `jobs` is created when not given."""
+    tools = Tools(service, jobs or JobManager(service), project)
+    server: MCPServer[Any] = MCPServer("ctxd", title="ctxd code search", version=package_version(),
+                                       instructions=INSTRUCTIONS)
+    server.middleware.append(ArgumentErrors(server))
+    _SERVED[server] = tools
+    for name, annotations in TOOLS:
+        server.add_tool(tools.tool(name), annotations=annotations)
     return server

@@ -244,3 +244,18 @@ def test_removing_a_repository_removes_every_row_and_its_orphan_vectors(store):
             0 if table == "symbols" else 1), table
     assert sorted(str(r[0]) for r in store.query("SELECT hash FROM embeddings")) == ["h1"]
     assert store.vector_state()[2] == 1
+
+
+def test_a_files_stored_text_and_the_last_vector_id(store):
+    """The two reads the service layer asked in SQL before (issue 28): a file's indexed
+    text by repository and path, and the largest vector id (0 without vectors)."""
+    repo = store.upsert_repo("/src/app", {}, NOW)
+    write(store, repo.id, "a.py", [("one", "h1", None), ("two", "h2", None)])
+    assert store.stored_text(repo.id, "a.py") == "one\ntwo\n"
+    assert store.stored_text(repo.id, "missing.py") is None
+    assert store.stored_text(repo.id + 1, "a.py") is None
+    store.ensure_model("m", 3)
+    assert store.last_vector_id() == 0
+    store.add_embeddings([("h1", serialize_vector([1.0, 0.0, 0.0])),
+                          ("h2", serialize_vector([0.0, 1.0, 0.0]))])
+    assert store.last_vector_id() == store.vector_state()[1] > 0

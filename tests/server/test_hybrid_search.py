@@ -13,9 +13,9 @@ import pytest
 from ctxd.indexer.pipeline import Indexer
 from ctxd.indexer.store.sqlite.store import Store
 from ctxd.indexer.walk.walker import WalkOptions
+from ctxd.search import legs
 from ctxd.search.keyword import keyword_search
 from ctxd.search.vectors import Int8Matrix
-from ctxd.server import hybrid_case
 from ctxd.server.config import load_settings
 from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder, RepoBuilder
@@ -99,7 +99,7 @@ def test_a_stalled_zoekt_costs_its_timeout_and_a_note_never_the_answer(tmp_path)
 
 def test_the_lexical_leg_query_takes_identifiers_or_with_zoekt_content_words():
     from ctxd.search.filters import SearchFilters
-    from ctxd.server.hybrid_case import hybrid_lexical_query
+    from ctxd.search.legs import hybrid_lexical_query
 
     none = SearchFilters()
     assert hybrid_lexical_query("does Retry.increment raise MaxRetryError?", none) == (
@@ -147,7 +147,7 @@ def test_large_indexes_leave_out_the_embedded_lexical_leg(tmp_path, monkeypatch)
         service.index(local_repo(tmp_path))
         small, _ms, _notes = service.hybrid_legs("compute_vat", depth=10)
         assert small["lexical"]
-        monkeypatch.setattr(hybrid_case, "EMBEDDED_LEXICAL_MAX_CHECKPOINTS", 1)
+        monkeypatch.setattr(legs, "EMBEDDED_LEXICAL_MAX_CHECKPOINTS", 1)
         large, _ms, notes = service.hybrid_legs("compute_vat", depth=10)
         explained = service.explain("compute_vat", "hybrid")
     finally:
@@ -178,8 +178,8 @@ def test_the_keyword_leg_runs_beside_the_semantic_leg_on_its_own_connection(tmp_
         question = "how much tax is added to an amount"
         legs, ms, _notes = service.hybrid_legs(question, depth=10)
         caller = service.store()
-        with service._stores_lock:
-            workers = [s for s in service._stores if s is not caller]
+        with service.resources._stores_lock:
+            workers = [s for s in service.resources._stores if s is not caller]
         direct = keyword_search(caller, question, limit=10, with_matches=False)
     finally:
         service.close()

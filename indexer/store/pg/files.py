@@ -175,6 +175,11 @@ class PgFileRows(PgConnection):
             "SELECT file_id, content FROM file_text WHERE file_id = ANY(%s)",
             (list(file_ids),))}
 
+    def stored_text(self, repo_id: int, path: str) -> str | None:
+        """The indexed text of the file at `path` of a repository (None: no such file)."""
+        row = self._one("SELECT id FROM files WHERE repo_id = %s AND path = %s", (repo_id, path))
+        return self.file_texts([int(row[0])]).get(int(row[0])) if row else None
+
     def _delete_file_rows(self, file_id: int, repo_id: int) -> None:
         """Delete a file's rows (inside the caller's transaction), its checkpoints' counts
         taken off the repository's keyword statistics."""

@@ -131,6 +131,12 @@ class PgVectorRows(PgConnection):
         assert row is not None
         return int(row[0]), int(row[1]), int(self.get_meta("vec_generation") or 0)
 
+    def last_vector_id(self) -> int:
+        """The largest id of the vectors (0 without any): one lookup, no count."""
+        row = self._one("SELECT coalesce(max(id), 0) FROM embeddings")
+        assert row is not None
+        return int(row[0])
+
     def vector_batches(
         self, rowid: int, batch: int = 16384
     ) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]]:

@@ -228,6 +228,12 @@ class FileRows(Connection):
                 f"SELECT rowid, content FROM file_text WHERE rowid IN ({marks})", part))
         return out
 
+    def stored_text(self, repo_id: int, path: str) -> str | None:
+        """The indexed text of the file at `path` of a repository (None: no such file)."""
+        row = self.db.execute("SELECT id FROM files WHERE repo_id = ? AND path = ?",
+                              (repo_id, path)).fetchone()
+        return self.file_texts([int(row[0])]).get(int(row[0])) if row else None
+
     def delete_files(self, repo_id: int, paths: Iterable[str]) -> int:
         """Remove files (and all their rows) from a repository, one transaction per batch."""
         count = 0

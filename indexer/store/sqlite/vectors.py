@@ -103,6 +103,11 @@ class SqliteVecRows(Connection):
         count, top = row.fetchone()
         return int(count), int(top), int(self.get_meta("vec_generation") or 0)
 
+    def last_vector_id(self) -> int:
+        """The largest id of the vectors (0 without any): one lookup, no count."""
+        (top,) = self.db.execute("SELECT coalesce(max(id), 0) FROM embeddings").fetchone()
+        return int(top)
+
     def vector_batches(
         self, rowid: int, batch: int = 16384
     ) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]]:
