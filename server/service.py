@@ -36,6 +36,7 @@ from ctxd.indexer.embedder import Embedder, SentenceTransformerEmbedder, Vectors
 from ctxd.indexer.errors import IndexNotFound, QueryError, ValidationError
 from ctxd.indexer.memory import release_free_memory
 from ctxd.indexer.pipeline import Indexer, IndexStats, ProgressFn
+from ctxd.indexer.store.location import this_host
 from ctxd.indexer.store.open import WriterLock, open_store, write_lock, writers_at_work
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.store.storage_errors import free_bytes, last_storage_error, storage_errors
@@ -43,6 +44,7 @@ from ctxd.indexer.store.store import RepoRow
 from ctxd.indexer.walk.gitrefs import branch_rows
 from ctxd.indexer.walk.repo_options import options_view, pinned_options, with_options
 from ctxd.indexer.walk.rootguard import check_index_root
+from ctxd.indexer.walk.rootpin import moved_root
 from ctxd.indexer.walk.walker import validate_root
 from ctxd.search.keyword_index import KeywordIndex
 from ctxd.search.semantic import VectorMatrix
@@ -297,10 +299,11 @@ class Service(SearchCases):
                 ) from exc
         repos: list[dict[str, Any]] = [
             {"name": r["name"], "root": r["root"], "source": "local", "files": r["files"],
-             "bytes": r["bytes"], "branches": branch_rows(r["root"]),
+             "bytes": r["bytes"],
+             "branches": [] if "root_moved" in r else branch_rows(r["root"]),
              "symbols": r["symbols"] > 0,
              "indexed_at": r["indexed_at"], "indexing": r["indexing"], "coverage": r["coverage"],
-             "options": r["options"]}
+             "options": r["options"], **{k: r[k] for k in ("root_moved",) if k in r}}
             for r in self.repos()
         ]
         client = self.zoekt()
@@ -329,7 +332,7 @@ class Service(SearchCases):
             "totals": st["totals"],
             "repositories": [
                 {k: r[k] for k in ("name", "files", "checkpoints", "embedded", "coverage",
-                                   "indexed_at", "indexing", "options")}
+                                   "indexed_at", "indexing", "options", "root_moved") if k in r}
                 for r in st["repositories"]
             ],
             "lexical_backend": "zoekt" if self.settings.search.zoekt_url else "embedded",
@@ -375,6 +378,8 @@ class Service(SearchCases):
                     "indexing": is_indexing(repo, writing(repo.root)),
                     "options": options_view(self.settings.walk, repo.options),
                     **({"host": repo.host} if repo.host else {}),
+                    **moved_root(repo.root, repo.root_id,
+                                 here=repo.host in ("", this_host())),
                 }
             )
         return out

@@ -4,7 +4,8 @@
 (meta, repos, files, the FTS5 trigram `file_text`, checkpoints, embeddings, symbols) and
 `_m002_chunk_fts` (the word-level, porter-stemmed `chunk_fts` over checkpoints, for
 BM25 keyword ranking), `_m003_summaries` (one summary text and its vector per code
-file), `_m004_file_roles` (what a file is for: embedded, or kept greppable only).
+file), `_m004_file_roles` (what a file is for: embedded, or kept greppable only),
+`_m005_root_identity` (the identity of each repository's root folder).
 `chunk_fts_row(path, symbol, text)` is what one checkpoint
 writes into `chunk_fts`; `split_identifiers(text)` adds the camelCase humps of its
 identifiers, so a question's words reach code (the keyword search splits query words
@@ -195,8 +196,17 @@ def _m004_file_roles(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX files_role ON files(role) WHERE role != ''")
 
 
+def _m005_root_identity(db: sqlite3.Connection) -> None:
+    """`repos.root_id`: the identity (`"<st_dev>:<st_ino>"`) of the root folder when the
+    repository was last indexed (`indexer.walk.rootpin`): a root replaced by a symlink or
+    another folder since is refused, not read. Existing repositories keep '' (checked by
+    path only) until their next index run records it."""
+    db.execute("ALTER TABLE repos ADD COLUMN root_id TEXT NOT NULL DEFAULT ''")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
-    _m001_create_core, _m002_chunk_fts, _m003_summaries, _m004_file_roles]
+    _m001_create_core, _m002_chunk_fts, _m003_summaries, _m004_file_roles,
+    _m005_root_identity]
 """Numbered schema migrations: MIGRATIONS[i] takes the schema from version i to i+1."""
 
 

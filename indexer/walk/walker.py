@@ -100,6 +100,7 @@ from ctxd.indexer.walk.policy import (
     venv_verdict,
 )
 from ctxd.indexer.walk.reader import read_text
+from ctxd.indexer.walk.rootpin import pinned_root
 from ctxd.indexer.walk.safeopen import O_DIR, PathChanged, open_verified
 from ctxd.indexer.walk.textclass import TextRules
 
@@ -285,14 +286,19 @@ def compile_policy(opts: WalkOptions) -> Policy:
 # --------------------------------------------------------------------------- walk
 
 
-def walk(root: Path, opts: WalkOptions) -> Iterator[FileEntry | Skipped]:
+def walk(
+    root: Path, opts: WalkOptions, *, pin: str | None = None
+) -> Iterator[FileEntry | Skipped]:
     """Walk `root` and yield admitted files and refused entries, in a stable order.
 
     Options and root are validated eagerly (at call time); the walk itself is lazy.
 
     Args:
-        root: the repository root (resolved here).
+        root: the repository root (resolved here, unless `pin` is given).
         opts: the walk policy.
+        pin: a stored repository's root identity (`indexer.walk.rootpin`; `""`: checked
+            by path only): `root` is then its stored path, never resolved again, and a
+            root that is no longer that folder is refused (`RootMoved`).
 
     Returns:
         An iterator of `FileEntry` (admitted, stat facts only) and `Skipped` (refused
@@ -303,7 +309,7 @@ def walk(root: Path, opts: WalkOptions) -> Iterator[FileEntry | Skipped]:
             `validate_root`). Nothing is raised for a bad file once the walk has begun.
     """
     policy = compile_policy(opts)
-    root_real = str(validate_root(root))
+    root_real = str(validate_root(root)) if pin is None else pinned_root(str(root), pin)
     return _Walk(root_real, policy).run()
 
 

@@ -519,6 +519,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
         render.emit(f"  {r['name']:<20} {r['files']:>6} files {r['checkpoints']:>7} checkpoints "
                     f"embedded {r['coverage'] * 100:5.1f}%  {state}  {r['root']}")
         render.emit(render.options_text(r["options"]))
+        if moved := r.get("root_moved"):
+            render.emit(f"    ROOT MOVED: {moved}; not read, watched or re-indexed")
         ws = r.get("watch")
         if ws:
             lag = "-" if ws["lag_ms"] is None else f"{ws['lag_ms']} ms"

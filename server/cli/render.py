@@ -381,5 +381,7 @@ def repos_text(listing: dict[str, Any]) -> str:
         where = safe(r.get("root") or r["source"])
         out.append(f"{r['name']:<24} {r['files']:>7} files  {r['indexed_at'] or 'never'}  "
                    f"{branches + '  ' if branches else ''}{where}")
+        if moved := r.get("root_moved"):
+            out.append(f"  ROOT MOVED: {safe(moved)}; not read, watched or re-indexed")
     out.append(f"Total: {listing['total']} repositories, {listing['total_files']} files")
     return "\n".join(out)

@@ -86,6 +86,7 @@ def _repo_out(r: dict[str, Any]) -> RepoOut:
         indexing=bool(r.get("indexing")),
         coverage=float(coverage) if coverage is not None else None,
         options=_options_out(r.get("options")),
+        **({"root_moved": str(r["root_moved"])} if r.get("root_moved") else {}),
     )
 
 
@@ -127,7 +128,9 @@ def _repo_item(i: int, r: RepoOut) -> str:
     where = f"\n   Root: {r['root']}" if r["root"] else ""
     return (f"{first}\n   Branches: {branches}\n   Symbols: {'✅' if r['symbols'] else '❌'} | "
             f"Indexed: {indexed}{state}{cov} | Source: {r['source']}{where}"
-            f"{_options_line(r['options'])}")
+            f"{_options_line(r['options'])}"
+            + (f"\n   ⚠️ Root moved: {r['root_moved']}; not read, watched or re-indexed"
+               if r.get("root_moved") else ""))
 
 
 def render_repos(listing: dict[str, Any], *, name_filter: str | None, budget: int) -> Rendered:
