@@ -24,7 +24,9 @@ Invariants: a nested file applies relative to its folder (a file outside the roo
 to its own folder, through `IgnoreFile.lead`); in a chain the deepest file with an opinion
 decides (a negation is an opinion), so a deeper file overrides a shallower one and
 `.ctxdignore` overrides `.gitignore` in the same folder; lines pathspec refuses are
-dropped, as git drops them; an unreadable file or one without a rule counts as absent.
+dropped, as git drops them; an unreadable file or one without a rule counts as absent;
+a file of more patterns than one RE2 set holds is matched pattern by pattern
+(`compile_ignore`), never an error.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import os
 import stat
 from dataclasses import dataclass
 
+import re2
 from pathspec import GitIgnoreSpec
 
 from ctxd.indexer.walk.gitrefs import git_layout
@@ -98,12 +101,29 @@ def load_ignore_file(path: str, base: str, source: str, lead: str = "") -> Ignor
     if lines is None:
         return None
     try:
-        spec = GitIgnoreSpec.from_lines(lines)
+        spec = compile_ignore(lines)
     except ValueError:
-        spec = GitIgnoreSpec.from_lines([line for line in lines if _valid_ignore_line(line)])
+        spec = compile_ignore([line for line in lines if _valid_ignore_line(line)])
     if not any(p.include is not None for p in spec.patterns):
         return None
     return IgnoreFile(base, source, spec, lead, git=not source.endswith(CTXDIGNORE))
+
+
+def compile_ignore(lines: list[str]) -> GitIgnoreSpec:
+    """`GitIgnoreSpec.from_lines(lines)` on pathspec's best backend (RE2), or on its
+    `simple` one (each pattern its own regex, tried in turn) where RE2 cannot take them
+    all in one set: a `.gitignore` of a few thousand lines overflows RE2's memory budget
+    ("failed to compile Set"). The same matches, slower per path; never an error.
+
+    Raises:
+        ValueError: a line pathspec refuses (the caller drops those).
+    """
+    try:
+        return GitIgnoreSpec.from_lines(lines)
+    except re2.error as exc:
+        log.info("%d ignore lines are too many for one RE2 set (%s); matching them one "
+                 "by one", len(lines), exc)
+        return GitIgnoreSpec.from_lines(lines, backend="simple")
 
 
 def _read_lines(path: str) -> list[str] | None:
@@ -126,7 +146,7 @@ def _read_lines(path: str) -> list[str] | None:
 
 def _valid_ignore_line(line: str) -> bool:
     try:
-        GitIgnoreSpec.from_lines([line])
+        GitIgnoreSpec.from_lines([line], backend="simple")
     except ValueError:
         return False
     return True
