@@ -381,8 +381,9 @@ def serve(
     # One model, vector matrix and writer per index home: use (or start) the daemon when
     # there may be several clients; in-process otherwise.
     local = Service(settings, long_lived=True)
-    client = lifecycle.connect(settings, autostart=settings.daemon.autostart,
-                               local=lambda: local, note=lambda text: log.warning("%s", text))
+    client = None if ctx.obj.get("no_daemon") else lifecycle.connect(  # --no-daemon: never
+        settings, autostart=settings.daemon.autostart, local=lambda: local,
+        note=lambda text: log.warning("%s", text))
     service: UseCases = client or local
     jobs = JobManager(service)
     project = None
