@@ -77,7 +77,7 @@ def human_bytes(n: int) -> str:
 
 def _repo_out(r: dict[str, Any]) -> RepoOut:
     coverage = r.get("coverage")
-    return RepoOut(
+    out = RepoOut(
         name=str(r["name"]), root=r.get("root"), source=str(r.get("source", "local")),
         files=int(r.get("files") or 0), bytes=int(r.get("bytes") or 0),
         branches=[BranchOut(name=str(b.get("name", "")), sha=str(b.get("sha", "")))
@@ -86,8 +86,10 @@ def _repo_out(r: dict[str, Any]) -> RepoOut:
         indexing=bool(r.get("indexing")),
         coverage=float(coverage) if coverage is not None else None,
         options=_options_out(r.get("options")),
-        **({"root_moved": str(r["root_moved"])} if r.get("root_moved") else {}),
     )
+    if r.get("root_moved"):
+        out["root_moved"] = str(r["root_moved"])
+    return out
 
 
 def _options_out(o: Any) -> RepoOptionsOut | None:
