@@ -35,6 +35,7 @@ from ctxd.indexer.walk.policy import (
     Policy,
     Verdict,
     bad_name,
+    home_verdict,
     stat_error,
     venv_verdict,
 )
@@ -142,6 +143,8 @@ class FileFilter:
             return Skipped(
                 rel, SkipReason.OUTSIDE_ROOT, f"symlink resolves outside the repository: {real}"
             )
+        if real != path and (verdict := home_verdict(self._root_real, real)):
+            return Skipped(rel, *verdict)
         if not stat.S_ISREG(st.st_mode):
             return Skipped(rel, SkipReason.NOT_REGULAR, "not a regular file")
         if verdict := self._policy.size_verdict(st.st_size):

@@ -42,8 +42,9 @@ Policy, first match wins (the same order in `walk` and `FileFilter`):
 5. User includes (empty = all; files only) -> NOT_INCLUDED.
 6. Symlinks (after 1-5, judged by the target's type): dangling -> NOT_REGULAR, a loop in
    the link chain or a directory that is one of its own ancestors (by `(st_dev, st_ino)`)
-   -> SYMLINK_CYCLE, resolving outside the root -> OUTSIDE_ROOT; sockets, FIFOs and
-   devices -> NOT_REGULAR.
+   -> SYMLINK_CYCLE, resolving outside the root -> OUTSIDE_ROOT, into a ctxd index home
+   inside it (its `http-token`, its log) -> IGNORED; sockets, FIFOs and devices ->
+   NOT_REGULAR.
 7. Size: larger than `max_file_size` -> TOO_LARGE (a file exactly at the limit is
    admitted; 0 = no limit of its own, but never more than `policy.READ_LIMIT`, 64 MiB),
    except that a file may reach `max_lexical_file_size` (16 MiB) if, once read, it proves
@@ -96,6 +97,7 @@ from ctxd.indexer.walk.policy import (
     VCS_DIR_NAMES,
     Policy,
     bad_name,
+    home_verdict,
     stat_error,
     venv_verdict,
 )
@@ -452,6 +454,8 @@ class _Walk:
             return Skipped(
                 rel, SkipReason.OUTSIDE_ROOT, f"symlink resolves outside the repository: {real}"
             )
+        if verdict := home_verdict(self.root_real, real):
+            return Skipped(rel, *verdict)
         if is_dir:
             return self._enter(frame, rel, name, real, st)
         if not stat.S_ISREG(st.st_mode):
