@@ -54,7 +54,7 @@ from ctxd.indexer.store.store import (
 from ctxd.indexer.walk.filefilter import FileFilter
 from ctxd.indexer.walk.judge import FileJudge
 from ctxd.indexer.walk.repo_options import EXPLICIT_KEY
-from ctxd.indexer.walk.rootpin import RootMoved, identity_of, pinned_root
+from ctxd.indexer.walk.rootpin import identity_of, pinned_root, root_moved
 from ctxd.indexer.walk.textclass import RULES_VERSION
 from ctxd.indexer.walk.walker import (
     WalkOptions,
@@ -413,7 +413,7 @@ class Indexer:
         if stored is None:
             stored = self.store.repo_by_root(str(root_path))
         elif str(root_path) != given:
-            raise RootMoved(given, f"it now leads to {root_path}")
+            raise root_moved(given, f"it now leads to {root_path}")
         return root_path, stored, _identity(str(root_path))
 
     def index(

@@ -27,7 +27,7 @@ from ctxd.indexer.store.location import this_host
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.store.records import RepoRow
 from ctxd.indexer.walk.gitrefs import checked_out
-from ctxd.indexer.walk.rootpin import RootMoved, root_problem
+from ctxd.indexer.walk.rootpin import RootMoved, root_moved, root_problem
 from ctxd.indexer.walk.servable import name_verdict, read_servable, stored_walk_options
 from ctxd.search.copies import collapse_copies
 from ctxd.search.cursor import decode_cursor, encode_cursor
@@ -527,7 +527,7 @@ class SearchCases(HybridCases):
                                             or not os.path.isdir(repo.root)):
             return stored_file_content(store, repo, path, branch, start_line, end_line)
         if moved := root_problem(repo.root, repo.root_id):  # never read through another
-            raise RootMoved(repo.root, moved)
+            raise root_moved(repo.root, moved)
         served_branch = working_tree_branch(repository, repo.root, branch)
         opts = stored_walk_options(self.settings.walk, repo.options)
         try:

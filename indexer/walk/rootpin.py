@@ -26,25 +26,24 @@ import errno
 import os
 import stat
 
-from ctxd.indexer.errors import ValidationError
+from ctxd.indexer.errors import RootMoved, ValidationError
 from ctxd.indexer.walk.safeopen import O_DIR, PathChanged, open_verified
 
-__all__ = ["RootMoved", "identity_of", "moved_root", "pinned_root", "root_problem"]
+__all__ = ["RootMoved", "identity_of", "moved_root", "pinned_root", "root_moved",
+           "root_problem"]
 
 
-class RootMoved(ValidationError):
-    """A stored repository root no longer is the folder that was indexed."""
-
-    def __init__(self, root: str, why: str) -> None:
-        parent = os.path.dirname(root.rstrip("/")) or "/"
-        super().__init__(
-            f"the repository root {root} is no longer the folder that was indexed: {why}; "
-            "ctxd refuses to read, watch or re-index through it",
-            hint=f"If you moved or replaced it yourself, index the folder where it is now "
-            f"(`ctxd index <its path>`) and `ctxd remove {root}`; if you did not, someone "
-            f"who can write {parent} did: check that folder before anything else.",
-            details={"field": "root", "root": root, "kind": "root_moved", "why": why},
-        )
+def root_moved(root: str, why: str) -> RootMoved:
+    """The error for a stored root `root` that is no longer the folder indexed."""
+    parent = os.path.dirname(root.rstrip("/")) or "/"
+    return RootMoved(
+        f"the repository root {root} is no longer the folder that was indexed: {why}; "
+        "ctxd refuses to read, watch or re-index through it",
+        hint=f"If you moved or replaced it yourself, index the folder where it is now "
+        f"(`ctxd index <its path>`) and `ctxd remove {root}`; if you did not, someone "
+        f"who can write {parent} did: check that folder before anything else.",
+        details={"field": "root", "root": root, "kind": "root_moved", "why": why},
+    )
 
 
 def identity_of(root_real: str) -> str:
@@ -79,7 +78,7 @@ def pinned_root(root: str, identity: str) -> str:
             f"`ctxd remove {root}`.",
             details={"field": "path", "path": root},
         )
-    raise RootMoved(root, why)
+    raise root_moved(root, why)
 
 
 def root_problem(root: str, identity: str) -> str | None:

@@ -45,7 +45,7 @@ from watchdog.observers.api import BaseObserver, ObservedWatch
 from ctxd.indexer.errors import ValidationError
 from ctxd.indexer.store.location import this_host
 from ctxd.indexer.walk.filefilter import FileFilter
-from ctxd.indexer.walk.rootpin import RootMoved, root_problem
+from ctxd.indexer.walk.rootpin import RootMoved, root_moved, root_problem
 from ctxd.indexer.walk.servable import stored_walk_options
 from ctxd.indexer.walk.walker import WalkOptions
 from ctxd.server.config import WatchOptions
@@ -289,7 +289,7 @@ class WatchedRepos:
             if repo is None:
                 self._add(row.id, row.name, row.root, row.options, row.root_id)
             elif repo.error is None and (moved := root_problem(row.root, row.root_id)):
-                self._refuse(repo, RootMoved(row.root, moved))
+                self._refuse(repo, root_moved(row.root, moved))
             elif (row.options != repo.options or row.root_id != repo.root_id
                   or (repo.gone and os.path.isdir(row.root))):
                 self.reconfigure(repo, row.options, row.root_id)

@@ -22,8 +22,9 @@ import sqlean as sqlite3
 
 from ctxd.indexer.errors import ValidationError
 from ctxd.indexer.store.schema import MIGRATIONS
-from ctxd.indexer.walk.rootpin import RootMoved
+from ctxd.indexer.walk.rootpin import RootMoved, root_moved
 from ctxd.server.config import WatchOptions, load_settings
+from ctxd.server.daemon import protocol
 from ctxd.server.service import Service
 from ctxd.server.watch.watcher import Watcher
 from tests.conftest import FakeEmbedder, RepoBuilder
@@ -205,3 +206,10 @@ def test_an_index_from_before_root_identities_is_migrated_and_checked_by_path(
             os.stat(repo.root))
     finally:
         svc.close()
+
+
+def test_the_refusal_crosses_the_daemon_protocol_as_itself():
+    err = root_moved("/src/proj", "it now leads to /etc")
+    back = protocol.error_from_wire(json.loads(json.dumps(protocol.error_to_wire(err))))
+    assert type(back) is RootMoved and back.code == "validation_error"
+    assert back.message == err.message and back.details["kind"] == "root_moved"
