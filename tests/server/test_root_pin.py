@@ -21,6 +21,8 @@ import pytest
 import sqlean as sqlite3
 
 from ctxd.indexer.errors import ValidationError
+from ctxd.indexer.store.location import StoreOptions
+from ctxd.indexer.store.open import open_store
 from ctxd.indexer.store.schema import MIGRATIONS
 from ctxd.indexer.walk.rootpin import RootMoved, root_moved
 from ctxd.server.config import WatchOptions, load_settings
@@ -28,11 +30,13 @@ from ctxd.server.daemon import protocol
 from ctxd.server.service import Service
 from ctxd.server.watch.watcher import Watcher
 from tests.conftest import FakeEmbedder, RepoBuilder
+from tests.server.conftest import make_env, text
 
 CLI = [sys.executable, "-m", "ctxd.server.cli.main"]
 MARKER = "root:x:0:0:zanzibar_outside_marker"
 FAST = WatchOptions(debounce_ms=50, rescan_seconds=0, force_polling=False)
 TIMEOUT = 30.0
+NOW = "2026-11-27T00:00:00Z"
 
 
 @pytest.fixture
@@ -213,3 +217,35 @@ def test_the_refusal_crosses_the_daemon_protocol_as_itself():
     back = protocol.error_from_wire(json.loads(json.dumps(protocol.error_to_wire(err))))
     assert type(back) is RootMoved and back.code == "validation_error"
     assert back.message == err.message and back.details["kind"] == "root_moved"
+
+
+def test_both_stores_keep_the_roots_identity(tmp_path, store_url):
+    """`repos.root_id` on either engine: recorded, kept by a run that does not know it,
+    replaced by one that does."""
+    with open_store(tmp_path / "index.db", StoreOptions(url=store_url)) as store:
+        a = store.upsert_repo("/src/app", {}, NOW, "64769:1234")
+        assert a.root_id == "64769:1234"
+        assert store.upsert_repo("/src/app", {"x": 1}, NOW).root_id == "64769:1234"
+        assert store.upsert_repo("/src/app", {}, NOW, "64769:99").root_id == "64769:99"
+        assert store.repo_by_name("app").root_id == "64769:99"
+        assert store.upsert_repo("/src/old", {}, NOW).root_id == ""
+
+
+def test_the_mcp_tools_refuse_the_swapped_root_and_say_so(tmp_path, outside):
+    env = make_env(tmp_path)
+    try:
+        repo = RepoBuilder(tmp_path / "proj")
+        repo.write("app.py", "def start():\n    return 1\n")
+        env.service.index(repo.root)
+        swap_for_link(repo.root, outside)
+        served = env.call("file_content", {"repository": "proj", "path": "passwd"})
+        assert served.is_error and MARKER not in text(served)
+        assert "no longer the folder that was indexed" in text(served)
+        listed = env.call("list_repos")
+        assert "Root moved" in text(listed) and str(outside) in text(listed)
+        assert listed.structured_content["repositories"][0]["root_moved"]
+        health = env.call("get_health")
+        assert "root_moved" in text(health)
+    finally:
+        env.jobs.shutdown(wait=30)
+        env.service.close()
