@@ -54,7 +54,7 @@ from ctxd.indexer.store.store import (
 from ctxd.indexer.walk.filefilter import FileFilter
 from ctxd.indexer.walk.judge import FileJudge
 from ctxd.indexer.walk.repo_options import EXPLICIT_KEY
-from ctxd.indexer.walk.rootpin import identity_of, pinned_root, root_moved
+from ctxd.indexer.walk.rootpin import identity_of, pinned_identity, root_moved
 from ctxd.indexer.walk.textclass import RULES_VERSION
 from ctxd.indexer.walk.walker import (
     WalkOptions,
@@ -395,7 +395,8 @@ class Indexer:
         folder's identity now (`indexer.walk.rootpin`), which the run pins and records.
 
         A partial run (the watcher's) re-indexes a stored repository at its stored path,
-        which must still be the folder indexed: it is never resolved again. A full run
+        which must still be the folder indexed (or one of this user's re-created there:
+        `rootpin`): it is never resolved again. A full run
         resolves the path it is given (the user's own request: a folder re-created at
         the same place is pinned anew), but a stored root given by its path that now
         leads elsewhere is refused rather than indexed as a new repository there.
@@ -407,8 +408,7 @@ class Indexer:
         given = os.path.abspath(os.path.expanduser(str(root)))
         stored = self.store.repo_by_root(given)
         if partial and stored is not None:
-            real = pinned_root(stored.root, stored.root_id)
-            return Path(real), stored, stored.root_id or _identity(real)
+            return Path(stored.root), stored, pinned_identity(stored.root, stored.root_id)
         root_path = validate_root(root)
         if stored is None:
             stored = self.store.repo_by_root(str(root_path))

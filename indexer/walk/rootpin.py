@@ -10,9 +10,13 @@ followed the path would then read, watch and index `/etc` as if it were the repo
 `indexer.walk.safeopen.open_verified` (no symlink anywhere on it) and compares the
 folder's identity with the recorded one; it returns the stored path unchanged, which
 every later open under it is verified against (a swap after the check fails those
-opens), or raises `RootMoved`. `root_problem` is the same check as a sentence, for
-`status`. An empty identity (a repository indexed before identities were recorded) is
-checked by path only, and pinned by its next index run.
+opens), or raises `RootMoved`. A folder with another identity is accepted only when it
+belongs to this user (or root): a repository deleted and cloned again, restored from a
+backup, is yours and is watched again (the next run records its identity), while a
+folder another user put in its place (they can write the parent) is refused.
+`root_problem` is the same check as a sentence, for `status`. An empty identity (a
+repository indexed before identities were recorded) is checked by path only, and pinned
+by its next index run.
 
 Callers: `indexer.walk.walker.walk`, `indexer.walk.filefilter.FileFilter` and
 `indexer.walk.servable.read_servable` (given `pin`), the indexing pipeline (a re-index
@@ -29,8 +33,8 @@ import stat
 from ctxd.indexer.errors import RootMoved, ValidationError
 from ctxd.indexer.walk.safeopen import O_DIR, PathChanged, open_verified
 
-__all__ = ["RootMoved", "identity_of", "moved_root", "pinned_root", "root_moved",
-           "root_problem"]
+__all__ = ["RootMoved", "identity_of", "moved_root", "pinned_identity", "pinned_root",
+           "root_moved", "root_problem"]
 
 
 def root_moved(root: str, why: str) -> RootMoved:
@@ -65,12 +69,24 @@ def pinned_root(root: str, identity: str) -> str:
     (`""`: checked by path only).
 
     Raises:
-        RootMoved: a symlink now lies on the path, or another folder (or a file) is there.
+        RootMoved: a symlink now lies on the path, or another user's folder (or a file) is
+            there.
         ValidationError: nothing is there any more (`path does not exist`).
     """
-    why = _why_moved(root, identity)
+    pinned_identity(root, identity)
+    return root
+
+
+def pinned_identity(root: str, identity: str) -> str:
+    """`pinned_root`'s check, answering the identity of the folder it found there (the
+    one to record: this user's re-created folder has a new one), read from the same open.
+
+    Raises:
+        RootMoved, ValidationError: as `pinned_root`.
+    """
+    why, now = _examine(root, identity)
     if why is None:
-        return root
+        return now
     if why == "":
         raise ValidationError(
             "path does not exist",
@@ -84,7 +100,7 @@ def pinned_root(root: str, identity: str) -> str:
 def root_problem(root: str, identity: str) -> str | None:
     """Why `root` is no longer the folder indexed as `identity`, or None (it is, or it is
     simply gone: not a folder that could be read in its place)."""
-    return _why_moved(root, identity) or None
+    return _examine(root, identity)[0] or None
 
 
 def moved_root(root: str, identity: str, *, here: bool = True) -> dict[str, str]:
@@ -95,27 +111,28 @@ def moved_root(root: str, identity: str, *, here: bool = True) -> dict[str, str]
     return {"root_moved": why} if why else {}
 
 
-def _why_moved(root: str, identity: str) -> str | None:
-    """None: it is the folder; "": nothing there; else why it is another one."""
+def _examine(root: str, identity: str) -> tuple[str | None, str]:
+    """(why, identity now): why None: it is the folder (or this user's, re-created); "":
+    nothing there; else why it is no longer the folder indexed."""
     try:
         fd = open_verified(root, O_DIR)
     except PathChanged as exc:
-        return f"it now leads to {exc.filename}"
+        return f"it now leads to {exc.filename}", ""
     except OSError as exc:
         if exc.errno == errno.ENOENT:
-            return ""
+            return "", ""
         if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-            return _what_is_there(root)
-        return f"it cannot be opened ({exc.strerror})"
+            return _what_is_there(root), ""
+        return f"it cannot be opened ({exc.strerror})", ""
     try:
         st = os.fstat(fd)
     finally:
         os.close(fd)
     now = f"{st.st_dev}:{st.st_ino}"
-    if identity and now != identity:
-        return (f"another folder is there (device:inode {now}, indexed as {identity}): "
-                "it was moved, replaced or re-created")
-    return None
+    if identity and now != identity and st.st_uid not in (os.geteuid(), 0):
+        return (f"another user's folder is there (uid {st.st_uid}; device:inode {now}, "
+                f"indexed as {identity}): it was moved or replaced"), now
+    return None, now
 
 
 def _what_is_there(root: str) -> str:

@@ -125,25 +125,41 @@ def test_a_swapped_root_is_never_re_indexed_as_a_new_repository(service, indexed
     assert names(service) == ["etc", "proj"]
 
 
-def test_a_root_replaced_by_another_folder_is_refused_until_indexed_again(
+def test_a_root_replaced_by_another_users_folder_is_refused_until_indexed_again(
     service, indexed, home
 ):
+    if os.geteuid() != 0:
+        pytest.skip("giving a folder to another user needs root")
     indexed.root.rename(indexed.root.with_name("proj.real"))
     planted = RepoBuilder(indexed.root)
     planted.write("passwd", MARKER + "\n")
+    os.chown(planted.root, 4242, 4242)  # another user's folder in its place
 
     with pytest.raises(RootMoved) as exc:
         service.file_content("proj", "passwd")
-    assert "another folder is there" in exc.value.message
+    assert "another user's folder is there (uid 4242" in exc.value.message
     with pytest.raises(RootMoved):
         service.index(indexed.root, only_paths=["passwd"])
     moved = service.repos()[0]["root_moved"]
-    assert "moved, replaced or re-created" in moved
+    assert "it was moved or replaced" in moved
 
     # The user indexing the path again is consent: the new folder is pinned.
     service.index(indexed.root)
     assert "root_moved" not in service.repos()[0]
     assert service.file_content("proj", "passwd").content.startswith(MARKER)
+
+
+def test_your_own_folder_re_created_in_its_place_is_the_repository_again(service, indexed):
+    """A repository deleted and cloned again is yours: served and re-pinned (the watcher's
+    promise of re-watching a folder that came back holds: tests/server/test_watch.py)."""
+    indexed.root.rename(indexed.root.with_name("proj.old"))
+    again = RepoBuilder(indexed.root)
+    again.write("app.py", "def start():\n    return 2\n")
+    assert "root_moved" not in service.repos()[0]
+    assert "return 2" in service.file_content("proj", "app.py").content
+    service.index(indexed.root, only_paths=["app.py"])
+    assert service.store().repos()[0].root_id == "{0.st_dev}:{0.st_ino}".format(
+        os.stat(indexed.root))
 
 
 def test_a_gone_root_is_a_plain_not_found_not_a_move(service, indexed):
