@@ -396,10 +396,10 @@ class Indexer:
 
         A partial run (the watcher's) re-indexes a stored repository at its stored path,
         which must still be the folder indexed (or one of this user's re-created there:
-        `rootpin`): it is never resolved again. A full run
-        resolves the path it is given (the user's own request: a folder re-created at
-        the same place is pinned anew), but a stored root given by its path that now
-        leads elsewhere is refused rather than indexed as a new repository there.
+        `rootpin`): it is never resolved again. A full run resolves the path it is given
+        (the user's own request: a folder re-created at the same place is pinned anew),
+        but a stored root given by its path that now leads elsewhere is refused rather
+        than indexed as a new repository there.
 
         Raises:
             RootMoved: the stored root is no longer the folder indexed.
