@@ -113,3 +113,13 @@ def test_a_fifo_as_head_blocks_neither_repos_nor_cat(repo, tmp_path):
     assert "def start" in cat.stdout
     assert ctxd(tmp_path / "home2", "index", "--dry-run", str(repo.root)).returncode == 0
     assert branch_rows(repo.root) == []
+
+
+def test_a_fifo_as_package_json_does_not_block_a_dry_run(tmp_path):
+    """Found beside item 2: the build-output rule reads a `package.json` (which folders
+    it names as build output) with a plain open; a FIFO there hung the walk too."""
+    repo = RepoBuilder(tmp_path / "web")
+    repo.write("dist/app.js", "export const x = 1;\n")
+    os.mkfifo(repo.root / "package.json")
+    stats = dry_run(tmp_path / "home", repo.root)
+    assert stats["files_indexed"] == 1
