@@ -86,6 +86,11 @@ class PathOutsideRoot(ValidationError):
     """A path that resolves outside the allowed root(s)."""
 
 
+class RootMoved(ValidationError):
+    """A stored repository root that is no longer the folder indexed (a symlink or another
+    folder in its place): never read, watched or re-indexed (`indexer.walk.rootpin`)."""
+
+
 class FileRefused(ValidationError):
     """A file a request asked for that the index policy keeps out (a likely secret, an
     ignored, excluded, binary or over-size file): never served, the hint says how to allow

@@ -44,6 +44,7 @@ from ctxd.indexer.checkpoints import (
 from ctxd.indexer.chunk.chunker import ChunkOptions
 from ctxd.indexer.chunk.languages import detect_language
 from ctxd.indexer.embedder import Embedder
+from ctxd.indexer.errors import ValidationError
 from ctxd.indexer.models import (
     Chunk,
     FileEntry,
@@ -60,6 +61,7 @@ from ctxd.indexer.models import (
     now_rfc3339,
 )
 from ctxd.indexer.store.protocol import IndexStore
+from ctxd.indexer.store.records import RepoRow
 from ctxd.indexer.store.sqlite.store import (
     NO_SUMMARY,
     FileRecord,
@@ -69,6 +71,7 @@ from ctxd.indexer.store.sqlite.store import (
 from ctxd.indexer.walk.filefilter import FileFilter
 from ctxd.indexer.walk.judge import FileJudge
 from ctxd.indexer.walk.repo_options import EXPLICIT_KEY
+from ctxd.indexer.walk.rootpin import identity_of, pinned_identity, root_moved
 from ctxd.indexer.walk.textclass import RULES_VERSION
 from ctxd.indexer.walk.walker import (
     WalkOptions,
@@ -204,13 +207,26 @@ def _note_kept(stats: IndexStats, kept: set[str]) -> None:
                 folder, f"{failure.error} (not walked: its {n} indexed files are kept)")
 
 
+def _identity(real: str) -> str:
+    """`rootpin.identity_of`, with a folder gone since it was validated as a bad path."""
+    try:
+        return identity_of(real)
+    except OSError as exc:
+        raise ValidationError(
+            f"the folder {real} changed while it was opened: {exc.strerror}",
+            hint="Check the path and index it again.",
+            details={"field": "path", "path": real},
+        ) from None
+
+
 def candidates_of(
-    root: Path, options: WalkOptions, paths: Iterable[str]
+    root: Path, options: WalkOptions, paths: Iterable[str], *, pin: str | None = None
 ) -> Iterator[FileEntry | Skipped]:
     """What `walk` would yield for just these repo-relative paths (the watcher's batch):
     each is checked by the same policy, at the cost of one stat, not a walk of the tree.
-    Paths that no longer exist yield nothing (they are removals, not failures)."""
-    policy = FileFilter(root, options)
+    Paths that no longer exist yield nothing (they are removals, not failures). `pin`:
+    the root's identity, as `walk` takes it."""
+    policy = FileFilter(root, options, pin=pin)
     for path in sorted(paths):
         if os.path.lexists(root / path):
             yield policy.entry(path)
@@ -255,6 +271,32 @@ class Indexer:
 
     # -- phase 1 -------------------------------------------------------------------------
 
+    def _pinned(self, root: Path | str, *, partial: bool) -> tuple[Path, RepoRow | None, str]:
+        """The folder a run indexes, its stored repository (None: a new one) and the
+        folder's identity now (`indexer.walk.rootpin`), which the run pins and records.
+
+        A partial run (the watcher's) re-indexes a stored repository at its stored path,
+        which must still be the folder indexed (or one of this user's re-created there:
+        `rootpin`): it is never resolved again. A full run resolves the path it is given
+        (the user's own request: a folder re-created at the same place is pinned anew),
+        but a stored root given by its path that now leads elsewhere is refused rather
+        than indexed as a new repository there.
+
+        Raises:
+            RootMoved: the stored root is no longer the folder indexed.
+            ValidationError: a bad path (`validate_root`).
+        """
+        given = os.path.abspath(os.path.expanduser(str(root)))
+        stored = self.store.repo_by_root(given)
+        if partial and stored is not None:
+            return Path(stored.root), stored, pinned_identity(stored.root, stored.root_id)
+        root_path = validate_root(root)
+        if stored is None:
+            stored = self.store.repo_by_root(str(root_path))
+        elif str(root_path) != given:
+            raise root_moved(given, f"it now leads to {root_path}")
+        return root_path, stored, _identity(str(root_path))
+
     def index(
         self,
         root: Path | str,
@@ -290,7 +332,7 @@ class Indexer:
         """
         started = time.perf_counter()
         validate_walk_options(options)
-        root_path = validate_root(root)
+        root_path, existing, root_id = self._pinned(root, partial=only_paths is not None)
         report = progress or (lambda _p: None)
         self.store.check_model(self.embedder.name)
         now = now_rfc3339()
@@ -307,7 +349,6 @@ class Indexer:
             "rules_version": RULES_VERSION,
             EXPLICIT_KEY: sorted(set(explicit)),
         }
-        existing = self.store.repo_by_root(str(root_path))
         run = _FileRun(FileJudge(root_path, options), recheck=existing is not None
                        and any(existing.options.get(k) != opts_json[k] for k in TEXT_RULE_KEYS))
         if run.recheck and only_paths is not None and existing is not None:
@@ -318,7 +359,7 @@ class Indexer:
         if dry_run:
             repo_id, repo_name = (existing.id, existing.name) if existing else (-1, root_path.name)
         else:
-            repo = self.store.upsert_repo(str(root_path), opts_json, now)
+            repo = self.store.upsert_repo(str(root_path), opts_json, now, root_id)
             repo_id, repo_name = repo.id, repo.name
             first_run = repo.indexed_at is None
         stats = IndexStats(
@@ -333,6 +374,7 @@ class Indexer:
         new_inputs = self._sync_files(
             root_path, options, repo_id, now, stats, report, dry_run=dry_run,
             wanted=None if only_paths is None else set(only_paths), should_stop=stop, run=run,
+            pin=root_id,
         )
         if dry_run:
             stats.files_indexed = stats.files_updated + stats.files_unchanged
@@ -372,6 +414,7 @@ class Indexer:
         wanted: set[str] | None,
         should_stop: Callable[[], bool],
         run: _FileRun,
+        pin: str,
     ) -> dict[str, tuple[str, int | None]]:
         """Phase 1: walk, write changed files, remove vanished ones; counts go to `stats`.
 
@@ -386,7 +429,8 @@ class Indexer:
         seen: set[str] = set()
         new_inputs: dict[str, tuple[str, int | None]] = {}
         done = examined = 0
-        items = walk(root, options) if wanted is None else candidates_of(root, options, wanted)
+        items = (walk(root, options, pin=pin) if wanted is None
+                 else candidates_of(root, options, wanted, pin=pin))
         with _CommitBatch(self.store, self.files_per_commit, COMMIT_EVERY_S) as batch:
             for item in items:
                 if should_stop():

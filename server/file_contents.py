@@ -21,6 +21,7 @@ from ctxd.indexer.store.location import this_host
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.store.records import RepoRow
 from ctxd.indexer.walk.gitrefs import checked_out
+from ctxd.indexer.walk.rootpin import RootMoved, root_moved, root_problem
 from ctxd.indexer.walk.servable import name_verdict, read_servable, stored_walk_options
 from ctxd.search.models import FileContent
 from ctxd.search.zoekt.client import ZoektClient
@@ -66,10 +67,14 @@ class FileContents:
         if settings.store.shared and (repo.host != this_host()
                                       or not os.path.isdir(repo.root)):
             return stored_file_content(store, repo, path, branch, start_line, end_line)
+        if moved := root_problem(repo.root, repo.root_id):  # never read through another
+            raise root_moved(repo.root, moved)
         served_branch = working_tree_branch(repository, repo.root, branch)
         opts = stored_walk_options(settings.walk, repo.options)
         try:
-            served = read_servable(Path(repo.root), path, opts)
+            served = read_servable(Path(repo.root), path, opts, pin=repo.root_id)
+        except RootMoved:
+            raise
         except ValidationError:  # the root itself is gone or no longer a directory
             raise not_found(repository, path, "the repository root is not a directory") from None
         if isinstance(served, Skipped):

@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from ctxd.indexer.errors import IndexNotFound, QueryError, ValidationError
+from ctxd.indexer.store.location import this_host
 from ctxd.indexer.store.records import RepoRow
 from ctxd.indexer.store.storage_errors import free_bytes, last_storage_error
 from ctxd.indexer.walk.gitrefs import branch_rows
 from ctxd.indexer.walk.repo_options import options_view
+from ctxd.indexer.walk.rootpin import moved_root
 from ctxd.server.resources import Resources
 from ctxd.server.text_args import MAX_FILTER_LENGTH, shown
 from ctxd.server.watch_state import watch_health
@@ -56,10 +58,11 @@ class Inventory:
                 ) from exc
         repos: list[dict[str, Any]] = [
             {"name": r["name"], "root": r["root"], "source": "local", "files": r["files"],
-             "bytes": r["bytes"], "branches": branch_rows(r["root"]),
+             "bytes": r["bytes"],
+             "branches": [] if "root_moved" in r else branch_rows(r["root"]),
              "symbols": r["symbols"] > 0,
              "indexed_at": r["indexed_at"], "indexing": r["indexing"], "coverage": r["coverage"],
-             "options": r["options"]}
+             "options": r["options"], **{k: r[k] for k in ("root_moved",) if k in r}}
             for r in self.repos()
         ]
         client = self.resources.zoekt()
@@ -88,7 +91,7 @@ class Inventory:
             "totals": st["totals"],
             "repositories": [
                 {k: r[k] for k in ("name", "files", "checkpoints", "embedded", "coverage",
-                                   "indexed_at", "indexing", "options")}
+                                   "indexed_at", "indexing", "options", "root_moved") if k in r}
                 for r in st["repositories"]
             ],
             "lexical_backend": "zoekt" if self.resources.settings.search.zoekt_url else "embedded",
@@ -132,6 +135,8 @@ class Inventory:
                     "indexing": is_indexing(repo, writing(repo.root)),
                     "options": options_view(self.resources.settings.walk, repo.options),
                     **({"host": repo.host} if repo.host else {}),
+                    **moved_root(repo.root, repo.root_id,
+                                 here=repo.host in ("", this_host())),
                 }
             )
         return out

@@ -5,8 +5,12 @@ project that is: the top of the nearest version-control work tree (`.git`, `.hg`
 `.svn`) at or above the folder, else the nearest folder holding a project manifest
 (`MANIFESTS`: `pyproject.toml`, `package.json`, `go.mod`, `Cargo.toml`, ...). The search
 stops below the home directory and the filesystem root, which are never a project, so a
-server started in `$HOME` or `/` has none. `repository_of(roots, folder)` is the indexed
-repository that already holds a folder (the deepest one), which the CLI uses too.
+server started in `$HOME` or `/` has none; it stops too at a folder another local user
+could have chosen for it (`not_ours`: owned by another user, or writable by every user,
+as a shared `/tmp` or `/var/tmp` is), so that nobody else's `package.json` or `.git`
+makes the server index and watch a shared folder (`locate_project` says why).
+`repository_of(roots, folder)` is the indexed repository that already holds a folder (the
+deepest one), which the CLI uses too.
 
 `ProjectScope` is what `ctxd serve` keeps about its project (`server/mcp/serve.py` builds
 it with `open_project`): the folder, the background index job that indexes it when it was
@@ -29,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,8 +78,45 @@ def _has_manifest(names: set[str]) -> bool:
     return bool(names & MANIFESTS) or any(n.endswith(MANIFEST_SUFFIXES) for n in names)
 
 
+def _is_marked(names: set[str]) -> bool:
+    return any(m in names for m in VCS_MARKERS) or _has_manifest(names)
+
+
+def not_ours(folder: Path, uid: int | None = None) -> str | None:
+    """Why `folder` may not be a project of the user `uid` (default: this process's), or
+    None when it may: it must belong to that user or to root, and no other user may
+    create files in it (a world-writable folder, such as a shared temporary folder like
+    `/tmp` or `/var/tmp`, sticky or not). Otherwise another local user chooses what the
+    server indexes and watches: a `package.json` or a `.git` they put there would make the
+    whole folder the project."""
+    me = os.geteuid() if uid is None else uid
+    try:
+        st = folder.stat()
+    except OSError as exc:
+        return f"{folder} cannot be examined ({exc.strerror})"
+    if st.st_uid not in (me, 0):
+        return f"{folder} belongs to another user (uid {st.st_uid})"
+    if st.st_mode & stat.S_IWOTH:
+        kind = "a shared temporary folder" if st.st_mode & stat.S_ISVTX else "a folder"
+        return (f"{folder} is {kind} that every local user can write (mode "
+                f"{stat.S_IMODE(st.st_mode):o})")
+    return None
+
+
 def find_project(start: str | Path, home: str | Path | None = None) -> Path | None:
-    """The project folder holding `start` (module docstring), resolved, or None.
+    """The project folder holding `start` (module docstring), resolved, or None."""
+    return locate_project(start, home)[0]
+
+
+def locate_project(
+    start: str | Path, home: str | Path | None = None
+) -> tuple[Path | None, str | None]:
+    """`(project folder, None)`, or `(None, why)` when the search met a folder that may not
+    be a project (`not_ours`) and found none below it, or `(None, None)` outside any.
+
+    Only folders this user (or root) owns and no other user can write are looked at; the
+    search stops at the first other one, whose markers count for nothing (another user's
+    `.git` in a shared `/var/tmp` no longer wins over the user's own manifest below it).
 
     Args:
         start: the folder to start from (the server's working directory).
@@ -84,18 +126,26 @@ def find_project(start: str | Path, home: str | Path | None = None) -> Path | No
     here = Path(start).expanduser().resolve()
     top = Path(home or os.path.expanduser("~")).resolve()
     chain: list[Path] = []
+    refused: str | None = None
     for folder in (here, *here.parents):
         if folder == top or folder.parent == folder or folder == top.parent:
+            break
+        if (why := not_ours(folder)) is not None:
+            # Said only where it matters: that folder, or one above it, looks like a project.
+            above = [f for f in (folder, *folder.parents)
+                     if not (f == top or f.parent == f or f == top.parent)]
+            if any(_is_marked(_names(f)) for f in above):
+                refused = why
             break
         chain.append(folder)
     listed = [(folder, _names(folder)) for folder in chain]
     for folder, names in listed:
         if any(m in names for m in VCS_MARKERS):
-            return folder
+            return folder, None
     for folder, names in listed:
         if _has_manifest(names):
-            return folder
-    return None
+            return folder, None
+    return None, refused
 
 
 def repository_of(roots: Mapping[str, str], folder: str | Path) -> tuple[str, str] | None:

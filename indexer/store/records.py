@@ -35,6 +35,9 @@ class RepoRow:
     index_started_at: str | None
     host: str = ""
     """The machine that last indexed it, in a shared (PostgreSQL) store; '' in a local one."""
+    root_id: str = ""
+    """The identity (`"<st_dev>:<st_ino>"`) of the root folder when it was last indexed
+    (`indexer.walk.rootpin`); '' for a repository indexed before identities were kept."""
 
 
 @dataclass(frozen=True, slots=True)

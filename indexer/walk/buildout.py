@@ -36,6 +36,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ctxd.indexer.walk.safeopen import read_regular
+
 __all__ = ["BUILD_DIR_NAMES", "BuildDirs", "bundle_signature"]
 
 BUILD_DIR_NAMES = frozenset({"dist", "build", "out"})
@@ -178,11 +180,10 @@ class BuildDirs:
 
 
 def _named_dirs(path: Path) -> dict[str, str]:
+    raw = read_regular(path, PACKAGE_JSON_MAX, whole=True)  # never a FIFO or a device
     try:
-        if path.stat().st_size > PACKAGE_JSON_MAX:
-            return {}
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(b"" if raw is None else raw)
+    except ValueError:
         return {}
     if not isinstance(data, dict):
         return {}

@@ -32,9 +32,11 @@ from ctxd.indexer.walk.policy import (
     Policy,
     Verdict,
     bad_name,
+    home_verdict,
     stat_error,
     venv_verdict,
 )
+from ctxd.indexer.walk.rootpin import pinned_root
 from ctxd.indexer.walk.walker import WalkOptions, compile_policy, validate_root
 
 __all__ = ["FileFilter", "normalize_rel"]
@@ -54,10 +56,12 @@ class FileFilter:
     within one timestamp tick).
     """
 
-    def __init__(self, root: Path, opts: WalkOptions) -> None:
-        """Raises ValidationError for bad options or root, like `walk`."""
+    def __init__(self, root: Path, opts: WalkOptions, *, pin: str | None = None) -> None:
+        """Raises ValidationError for bad options or root, like `walk` (`pin`: a stored
+        repository's root identity, as `walk` takes it; `RootMoved` when it moved)."""
         self._policy = compile_policy(opts)
-        self._root_real = str(validate_root(root))
+        self._root_real = (str(validate_root(root)) if pin is None
+                           else pinned_root(str(root), pin))
         self._git = git_layout(self._root_real) if self._policy.use_ignore_files else None
         self._ignores = IgnoreCache(self._root_real)
 
@@ -136,6 +140,8 @@ class FileFilter:
             return Skipped(
                 rel, SkipReason.OUTSIDE_ROOT, f"symlink resolves outside the repository: {real}"
             )
+        if real != path and (verdict := home_verdict(self._root_real, real)):
+            return Skipped(rel, *verdict)
         if not stat.S_ISREG(st.st_mode):
             return Skipped(rel, SkipReason.NOT_REGULAR, "not a regular file")
         if verdict := self._policy.size_verdict(st.st_size):

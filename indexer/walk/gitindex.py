@@ -16,6 +16,10 @@ reads `core.fsmonitor` and hooks from `.git/config`); parsing costs about the sa
 A `.gitignore` rule never refuses a tracked path (`indexer.walk.ignore`): git keeps
 tracked files whatever the ignore files say. Reads the file system only.
 
+The index is read only when it is a regular file without holes, of at most 1 GiB
+(`safeopen.read_regular`): a FIFO, a link to `/dev/zero` or a sparse file planted as
+`.git/index` is no index.
+
 Invariants: never raises for a bad index (None: the caller then treats nothing as tracked,
 the behaviour before); paths are `/`-separated, relative to the indexed root, with
 undecodable bytes as surrogate escapes like `os.listdir`'s.
@@ -30,6 +34,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 
 from ctxd.indexer.walk.gitrefs import GitLayout
+from ctxd.indexer.walk.safeopen import read_regular
 
 __all__ = ["TrackedPaths", "parse_index", "tracked_paths"]
 
@@ -180,9 +185,5 @@ def tracked_paths(layout: GitLayout) -> TrackedPaths | None:
 def _load(index: str, size: int, hash_size: int) -> list[str] | None:
     if size > _MAX_INDEX:
         return None
-    try:
-        with open(index, "rb") as f:
-            data = f.read(_MAX_INDEX)
-    except OSError:
-        return None
-    return parse_index(data, hash_size)
+    data = read_regular(index, _MAX_INDEX, whole=True)  # a regular file, no holes
+    return None if data is None else parse_index(data, hash_size)

@@ -11,8 +11,9 @@ submodules), the common dir (`info/exclude` lives there) and the working tree's 
 and the root's path from that top; `is_git_dir(path)` recognises a git dir itself (a bare
 repository, or a `.git` folder), which is nothing to index.
 
-Reads a few small files; never runs git, never writes, never raises for a broken or
-foreign `.git` (the answer is then None or a branch without a commit).
+Reads a few small files, regular files only and at most 1 MiB each (`safeopen.read_regular`:
+a FIFO or `/dev/zero` planted in `.git` is not read); never runs git, never writes, never
+raises for a broken or foreign `.git` (the answer is then None or a branch without a commit).
 
 Invariants: a `GitHead` names a branch (`main`) or is detached (`branch is None`); its
 `sha` is the 40-hex commit id, or None for a branch without commits yet.
@@ -24,6 +25,8 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from ctxd.indexer.walk.safeopen import read_regular
 
 __all__ = [
     "GitHead",
@@ -80,11 +83,10 @@ def parse_packed_refs(text: str) -> dict[str, str]:
 
 
 def _read(path: Path) -> str | None:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read(_MAX_READ)
-    except (OSError, ValueError):
-        return None
+    """The text of one of git's small files; None unless it is a regular file (a FIFO,
+    a device, a folder: never opened for reading; `safeopen.read_regular`)."""
+    data = read_regular(path, _MAX_READ)
+    return None if data is None else data.decode("utf-8", "replace")
 
 
 def _git_dir(root: Path) -> Path | None:

@@ -21,7 +21,9 @@ Invariants: a nested file applies relative to its folder (a file outside the roo
 to its own folder, through `IgnoreFile.lead`); in a chain the deepest file with an opinion
 decides (a negation is an opinion), so a deeper file overrides a shallower one and
 `.ctxdignore` overrides `.gitignore` in the same folder; lines pathspec refuses are
-dropped, as git drops them; an unreadable file or one without a rule counts as absent.
+dropped, as git drops them; an unreadable file or one without a rule counts as absent;
+a file of more patterns than one RE2 set holds is compiled in parts (`compile_ignore`),
+never an error.
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ import os
 import stat
 from dataclasses import dataclass
 
+import re2
 from pathspec import GitIgnoreSpec
+from pathspec.backend import _Backend
 
 from ctxd.indexer.walk.gitrefs import git_layout
 from ctxd.indexer.walk.pathguard import is_inside
@@ -95,12 +99,71 @@ def load_ignore_file(path: str, base: str, source: str, lead: str = "") -> Ignor
     if lines is None:
         return None
     try:
-        spec = GitIgnoreSpec.from_lines(lines)
+        spec = compile_ignore(lines)
     except ValueError:
-        spec = GitIgnoreSpec.from_lines([line for line in lines if _valid_ignore_line(line)])
+        spec = compile_ignore([line for line in lines if _valid_ignore_line(line)])
     if not any(p.include is not None for p in spec.patterns):
         return None
     return IgnoreFile(base, source, spec, lead, git=not source.endswith(CTXDIGNORE))
+
+
+def compile_ignore(lines: list[str]) -> GitIgnoreSpec:
+    """`GitIgnoreSpec.from_lines(lines)` on pathspec's RE2 backend, in parts where RE2
+    cannot take every line in one set (a `.gitignore` of a few thousand lines overflows
+    its memory budget: "failed to compile Set", which made the repository unindexable):
+    runs of `IGNORE_PART` lines (halved again while one fails; a single line RE2 refuses
+    is matched by pathspec's `simple` backend), the last part with an opinion deciding,
+    as for consecutive ignore files (`ignore_hit`). Never an error of RE2's.
+
+    Raises:
+        ValueError: a line pathspec refuses (the caller drops those).
+    """
+    try:
+        return GitIgnoreSpec.from_lines(lines)
+    except re2.error as exc:
+        log.info("%d ignore lines are too many for one RE2 set (%s); compiling them in parts",
+                 len(lines), exc)
+    parts = _parts(lines, IGNORE_PART)
+    patterns = [pattern for part in parts for pattern in part.patterns]
+    return GitIgnoreSpec(patterns, _test_backend_factory=lambda _p: _InParts(parts))
+
+
+IGNORE_PART = 1000
+"""Ignore lines per RE2 set once a file has more than one set holds (1,500 of the
+heaviest `dir/**/name*` lines compile; 3,000 fail)."""
+
+
+def _parts(lines: list[str], size: int) -> list[GitIgnoreSpec]:
+    out: list[GitIgnoreSpec] = []
+    for start in range(0, len(lines), size):
+        part = lines[start : start + size]
+        try:
+            out.append(GitIgnoreSpec.from_lines(part))
+        except re2.error:
+            if len(part) == 1:
+                out.append(GitIgnoreSpec.from_lines(part, backend="simple"))
+            else:
+                out.extend(_parts(part, max(1, len(part) // 2)))
+    return out
+
+
+class _InParts(_Backend):
+    """pathspec's matching backend over consecutive parts of one file's lines, each its
+    own RE2 set: the last part with an opinion decides; the index is the file's."""
+
+    def __init__(self, parts: list[GitIgnoreSpec]) -> None:
+        self._parts: list[tuple[int, GitIgnoreSpec]] = []
+        offset = 0
+        for part in parts:
+            self._parts.append((offset, part))
+            offset += len(part.patterns)
+
+    def match_file(self, file: str) -> tuple[bool | None, int | None]:
+        for offset, part in reversed(self._parts):
+            result = part.check_file(file)
+            if result.include is not None:
+                return result.include, None if result.index is None else result.index + offset
+        return None, None
 
 
 def _read_lines(path: str) -> list[str] | None:
@@ -123,7 +186,7 @@ def _read_lines(path: str) -> list[str] | None:
 
 def _valid_ignore_line(line: str) -> bool:
     try:
-        GitIgnoreSpec.from_lines([line])
+        GitIgnoreSpec.from_lines([line], backend="simple")
     except ValueError:
         return False
     return True

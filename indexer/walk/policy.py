@@ -56,6 +56,7 @@ __all__ = [
     "Redacted",
     "Verdict",
     "bad_name",
+    "home_verdict",
     "stat_error",
     "too_large",
     "venv_verdict",
@@ -293,6 +294,21 @@ def bad_name(rel: str) -> Skipped | None:
         return Skipped(shown, SkipReason.BAD_NAME,
                        "the name is not valid UTF-8; rename it to index it")
     return None
+
+
+def home_verdict(root_real: str, real: str) -> Verdict | None:
+    """IGNORED when the symlink-free path `real` (a symlink's target, inside the root
+    `root_real`) lies in a ctxd index home: a folder between it and the root (both
+    included) holds `HOME_MARKER`. A link's own path says nothing of where it leads, so
+    the walk and `FileFilter` ask this of every target that a link led to."""
+    folder = os.path.dirname(real)
+    while True:
+        if os.path.lexists(os.path.join(folder, HOME_MARKER)):
+            return (SkipReason.IGNORED, f"symlink into a ctxd index home ({folder}): never "
+                    "read")
+        if folder == root_real or len(folder) <= len(root_real):
+            return None
+        folder = os.path.dirname(folder)
 
 
 def venv_verdict(names: frozenset[str] | set[str]) -> Verdict | None:

@@ -11,8 +11,14 @@ with `O_NOFOLLOW` relative to the descriptor of the one before (`openat`), which
 no symlink at all. `PathChanged` (an `OSError`) says the path no longer leads where the
 walk saw it.
 
+`read_regular(path, limit)` reads a small metadata file (git's `HEAD`, refs, `index`,
+`commondir`; a `package.json`) the same way, after resolving its symlinks: a regular file
+only (a FIFO would block the reader, a device such as `/dev/zero` never ends), at most
+`limit` bytes, never a sparse file when the whole file is asked for.
+
 Every directory the walk lists, every file read (for the index, `ctxd cat`, MCP
-`file_content`) and every ignore file is opened through it. Uses `os` only.
+`file_content`), every ignore file and git's metadata files are opened through it. Uses
+`os` only.
 
 Invariant: a descriptor returned refers to the object at `real` at the time of the open,
 reached through no symlink; a swap before the open makes it fail, a swap after it changes
@@ -23,8 +29,9 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 
-__all__ = ["O_DIR", "O_FILE", "PathChanged", "open_verified"]
+__all__ = ["O_DIR", "O_FILE", "PathChanged", "open_verified", "read_regular"]
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -90,3 +97,50 @@ def open_by_steps(real: str, flags: int = O_FILE) -> int:
         return os.open(parts[-1], flags | _NOFOLLOW, dir_fd=dir_fd)
     finally:
         os.close(dir_fd)
+
+
+def read_regular(path: str | os.PathLike[str], limit: int, *, whole: bool = False) -> bytes | None:
+    """The bytes of the regular file at `path` (symlinks followed), at most `limit` of them.
+
+    `whole`: None for a file larger than `limit` (else its first `limit` bytes), or with
+    holes (git never writes a sparse file: one is a planted `truncate -s 1G`). None too
+    for anything but a regular file (a FIFO, a device, a folder), a path that changed
+    while it was opened, and any OSError. Never blocks: the open is non-blocking.
+    """
+    try:
+        fd = open_verified(os.path.realpath(path), O_FILE)
+    except (OSError, ValueError):
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        if whole and (st.st_size > limit or _has_holes(fd, st.st_size)):
+            return None
+        chunks: list[bytes] = []
+        left = limit + 1 if whole else limit
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        return None if whole and len(data) > limit else data
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _has_holes(fd: int, size: int) -> bool:
+    """Whether the file has a hole before its end (`SEEK_HOLE`; False where unknown)."""
+    seek_hole = getattr(os, "SEEK_HOLE", None)
+    if seek_hole is None or size == 0:
+        return False
+    try:
+        return os.lseek(fd, 0, seek_hole) < size
+    except OSError:
+        return False
+    finally:
+        os.lseek(fd, 0, os.SEEK_SET)

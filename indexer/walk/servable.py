@@ -49,11 +49,15 @@ def stored_walk_options(base: WalkOptions, stored: Mapping[str, Any]) -> WalkOpt
     return with_options(base, pinned_options(base, stored))
 
 
-def read_servable(root: Path, rel_path: str, opts: WalkOptions) -> tuple[str, str] | Skipped:
+def read_servable(
+    root: Path, rel_path: str, opts: WalkOptions, *, pin: str | None = None
+) -> tuple[str, str] | Skipped:
     """Read `rel_path` under `root` if the walk with `opts` would index it.
 
     Args:
         root: the repository root.
+        pin: its stored identity (`indexer.walk.rootpin`): a root that is no longer the
+            folder indexed is refused, never read through.
         rel_path: repo-relative POSIX path from a caller (`./` tolerated; absolute paths
             and `..` segments are OUTSIDE_ROOT).
         opts: the repository's walk options (`stored_walk_options`).
@@ -64,12 +68,13 @@ def read_servable(root: Path, rel_path: str, opts: WalkOptions) -> tuple[str, st
 
     Raises:
         ValidationError: bad options or a root that is not a directory (as `walk`).
+        RootMoved: `pin` given and the root is no longer that folder.
     """
     if opts.max_file_size == 0:
         opts = replace(opts, max_file_size=MAX_FILE_SIZE_LIMIT)
     if opts.max_lexical_file_size == 0:
         opts = replace(opts, max_lexical_file_size=MAX_LEXICAL_FILE_SIZE_LIMIT)
-    files = FileFilter(root, opts)
+    files = FileFilter(root, opts, pin=pin)
     found = files.entry(rel_path)
     if isinstance(found, Skipped):
         return found

@@ -35,8 +35,9 @@ Policy, first match wins (the same order in `walk` and `FileFilter`):
 5. User includes (empty = all; files only) -> NOT_INCLUDED.
 6. Symlinks (after 1-5, judged by the target's type): dangling -> NOT_REGULAR, a loop in
    the link chain or a directory that is one of its own ancestors (by `(st_dev, st_ino)`)
-   -> SYMLINK_CYCLE, resolving outside the root -> OUTSIDE_ROOT; sockets, FIFOs and
-   devices -> NOT_REGULAR.
+   -> SYMLINK_CYCLE, resolving outside the root -> OUTSIDE_ROOT, into a ctxd index home
+   inside it (its `http-token`, its log) -> IGNORED; sockets, FIFOs and devices ->
+   NOT_REGULAR.
 7. Size: larger than `max_file_size` -> TOO_LARGE (a file exactly at the limit is
    admitted; 0 = no limit of its own, but never more than `policy.READ_LIMIT`, 64 MiB),
    except that a file may reach `max_lexical_file_size` (16 MiB) if, once read, it proves
@@ -91,10 +92,12 @@ from ctxd.indexer.walk.policy import (
     VCS_DIR_NAMES,
     Policy,
     bad_name,
+    home_verdict,
     stat_error,
     venv_verdict,
 )
 from ctxd.indexer.walk.reader import read_text
+from ctxd.indexer.walk.rootpin import pinned_root
 from ctxd.indexer.walk.safeopen import O_DIR, PathChanged, open_verified
 from ctxd.indexer.walk.textclass import TextRules
 
@@ -280,14 +283,19 @@ def compile_policy(opts: WalkOptions) -> Policy:
 # --------------------------------------------------------------------------- walk
 
 
-def walk(root: Path, opts: WalkOptions) -> Iterator[FileEntry | Skipped]:
+def walk(
+    root: Path, opts: WalkOptions, *, pin: str | None = None
+) -> Iterator[FileEntry | Skipped]:
     """Walk `root` and yield admitted files and refused entries, in a stable order.
 
     Options and root are validated eagerly (at call time); the walk itself is lazy.
 
     Args:
-        root: the repository root (resolved here).
+        root: the repository root (resolved here, unless `pin` is given).
         opts: the walk policy.
+        pin: a stored repository's root identity (`indexer.walk.rootpin`; `""`: checked
+            by path only): `root` is then its stored path, never resolved again, and a
+            root that is no longer that folder is refused (`RootMoved`).
 
     Returns:
         An iterator of `FileEntry` (admitted, stat facts only) and `Skipped` (refused
@@ -298,7 +306,7 @@ def walk(root: Path, opts: WalkOptions) -> Iterator[FileEntry | Skipped]:
             `validate_root`). Nothing is raised for a bad file once the walk has begun.
     """
     policy = compile_policy(opts)
-    root_real = str(validate_root(root))
+    root_real = str(validate_root(root)) if pin is None else pinned_root(str(root), pin)
     return _Walk(root_real, policy).run()
 
 
@@ -441,6 +449,8 @@ class _Walk:
             return Skipped(
                 rel, SkipReason.OUTSIDE_ROOT, f"symlink resolves outside the repository: {real}"
             )
+        if verdict := home_verdict(self.root_real, real):
+            return Skipped(rel, *verdict)
         if is_dir:
             return self._enter(frame, rel, name, real, st)
         if not stat.S_ISREG(st.st_mode):

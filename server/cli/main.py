@@ -524,6 +524,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
                     f"{r['checkpoints']:>7} checkpoints embedded {r['coverage'] * 100:5.1f}%  "
                     f"{render.safe(state)}  {render.safe(r['root'])}")
         render.emit(render.options_text(r["options"]))
+        if moved := r.get("root_moved"):
+            render.emit(f"    ROOT MOVED: {moved}; not read, watched or re-indexed")
         ws = r.get("watch")
         if ws:
             lag = "-" if ws["lag_ms"] is None else f"{ws['lag_ms']} ms"

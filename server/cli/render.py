@@ -382,5 +382,7 @@ def repos_text(listing: dict[str, Any]) -> str:
         out.append(f"{safe(r['name']):<24} {r['files']:>7} files  "
                    f"{safe(r['indexed_at'] or 'never')}  "
                    f"{branches + '  ' if branches else ''}{where}")
+        if moved := r.get("root_moved"):
+            out.append(f"  ROOT MOVED: {safe(moved)}; not read, watched or re-indexed")
     out.append(f"Total: {listing['total']} repositories, {listing['total_files']} files")
     return "\n".join(out)

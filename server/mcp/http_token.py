@@ -22,6 +22,7 @@ from pathlib import Path
 from ctxd.indexer.errors import ConfigError
 from ctxd.indexer.store.private import FILE_MODE, private_home
 from ctxd.indexer.store.storage_errors import storage_errors
+from ctxd.indexer.walk.safeopen import O_FILE, open_verified
 from ctxd.server.config import ServerOptions
 
 TOKEN_FILE = "http-token"
@@ -65,10 +66,16 @@ def http_token(options: ServerOptions, home: Path) -> HttpToken:
     return HttpToken(token, "generated", path)
 
 
+MAX_TOKEN_FILE = 4096
+"""A token file larger than this is not a token ctxd wrote (one line of 43 characters)."""
+
+
 def _read(path: Path) -> str:
-    """The token kept in `path`, which must be this user's private regular file."""
+    """The token kept in `path`, which must be this user's private regular file, opened
+    without following a symlink or blocking (a FIFO planted there is refused, not
+    waited on: `safeopen.open_verified` with `O_NONBLOCK`)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = open_verified(os.path.join(os.path.realpath(path.parent), path.name), O_FILE)
     except OSError as exc:
         raise _bad(path, f"cannot be opened ({exc.strerror or exc})") from exc
     try:
@@ -77,7 +84,10 @@ def _read(path: Path) -> str:
             raise _bad(path, "is not a regular file of this user")
         if st.st_mode & 0o077:
             raise _bad(path, f"is readable by other users (mode {stat.S_IMODE(st.st_mode):o})")
-        token = os.read(fd, 4096).decode("utf-8", errors="replace").strip()
+        if st.st_size > MAX_TOKEN_FILE:
+            raise _bad(path, f"is {st.st_size} bytes long, not a token (at most "
+                       f"{MAX_TOKEN_FILE})")
+        token = os.read(fd, MAX_TOKEN_FILE).decode("utf-8", errors="replace").strip()
     finally:
         os.close(fd)
     if not token:

@@ -77,7 +77,7 @@ def human_bytes(n: int) -> str:
 
 def _repo_out(r: dict[str, Any]) -> RepoOut:
     coverage = r.get("coverage")
-    return RepoOut(
+    out = RepoOut(
         name=str(r["name"]), root=r.get("root"), source=str(r.get("source", "local")),
         files=int(r.get("files") or 0), bytes=int(r.get("bytes") or 0),
         branches=[BranchOut(name=str(b.get("name", "")), sha=str(b.get("sha", "")))
@@ -87,6 +87,9 @@ def _repo_out(r: dict[str, Any]) -> RepoOut:
         coverage=float(coverage) if coverage is not None else None,
         options=_options_out(r.get("options")),
     )
+    if r.get("root_moved"):
+        out["root_moved"] = str(r["root_moved"])
+    return out
 
 
 def _options_out(o: Any) -> RepoOptionsOut | None:
@@ -127,7 +130,9 @@ def _repo_item(i: int, r: RepoOut) -> str:
     where = f"\n   Root: {r['root']}" if r["root"] else ""
     return (f"{first}\n   Branches: {branches}\n   Symbols: {'✅' if r['symbols'] else '❌'} | "
             f"Indexed: {indexed}{state}{cov} | Source: {r['source']}{where}"
-            f"{_options_line(r['options'])}")
+            f"{_options_line(r['options'])}"
+            + (f"\n   ⚠️ Root moved: {r['root_moved']}; not read, watched or re-indexed"
+               if r.get("root_moved") else ""))
 
 
 def render_repos(listing: dict[str, Any], *, name_filter: str | None, budget: int) -> Rendered:

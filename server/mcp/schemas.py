@@ -239,6 +239,9 @@ class RepoOut(TypedDict):
     indexing: bool
     coverage: float | None
     options: RepoOptionsOut | None
+    root_moved: NotRequired[str]
+    """Why the repository's root is no longer the folder indexed (`indexer.walk.rootpin`):
+    it is then not read, watched or re-indexed. Absent when it is."""
 
 
 class ReposOutput(TypedDict):

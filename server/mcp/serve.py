@@ -76,7 +76,7 @@ from ctxd.server.mcp.tools import build_server
 from ctxd.server.project import (
     ProjectScope,
     auto_index_refusal,
-    find_project,
+    locate_project,
     repository_of,
 )
 from ctxd.server.service import Service
@@ -257,7 +257,11 @@ def open_project(service: UseCases, jobs: JobManager, options: ServerOptions, cw
     when it is not indexed yet; None outside a project, or when it may not be taken (over
     HTTP outside `server.allowed_roots`, or a folder indexing refuses: logged)."""
     held = repository_of(service.repo_roots(), cwd)
-    root = Path(held[1]) if held is not None else find_project(cwd)
+    root, why = (Path(held[1]), None) if held is not None else locate_project(cwd)
+    if root is None and why is not None:
+        log.warning("not taking a project: %s; started in %s, this server indexes nothing "
+                    "by itself (start it in a folder of your own)", why, cwd)
+        return None
     if root is None:
         log.info("started outside any project (%s): indexing nothing by itself", cwd)
         return None
@@ -386,8 +390,9 @@ def serve(
     # One model, vector matrix and writer per index home: use (or start) the daemon when
     # there may be several clients; in-process otherwise.
     local = Service(settings, long_lived=True)
-    client = lifecycle.connect(settings, autostart=settings.daemon.autostart,
-                               local=lambda: local, note=lambda text: log.warning("%s", text))
+    client = None if ctx.obj.get("no_daemon") else lifecycle.connect(  # --no-daemon: never
+        settings, autostart=settings.daemon.autostart, local=lambda: local,
+        note=lambda text: log.warning("%s", text))
     service: UseCases = client or local
     jobs = JobManager(service)
     project = None

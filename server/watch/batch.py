@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 from ctxd.indexer.errors import CtxdError, IndexLocked, ValidationError
 from ctxd.indexer.models import FileEntry, IndexStats
 from ctxd.indexer.store.protocol import IndexStore
+from ctxd.indexer.walk.rootpin import RootMoved
 from ctxd.indexer.walk.walker import walk
 from ctxd.server.watch.changes import FULL, ChangeSet, Diff, Stat, candidates, diff, under_any
 from ctxd.server.watch.repos import Job, RepoState, WatchedRepos
@@ -146,7 +147,7 @@ class BatchApplier:
         except ValidationError as exc:
             with self._cond:
                 repo.error = f"{exc.message} ({repo.root})"
-                repo.gone = not os.path.isdir(repo.root)
+                repo.gone = isinstance(exc, RootMoved) or not os.path.isdir(repo.root)
             self.watched.unwatch(repo)
             self.watched.say(f"Stopped watching {repo.name}: {exc.message} ({repo.root}).")
         except CtxdError as exc:
@@ -367,7 +368,7 @@ class BatchApplier:
         if dirs:
             if repo.filter is not None:
                 repo.filter.reload()
-            for item in walk(Path(repo.root), repo.walk):
+            for item in walk(Path(repo.root), repo.walk, pin=repo.root_id):
                 if isinstance(item, FileEntry) and under_any(item.path, dirs):
                     scanned[item.path] = Stat(item.size, item.mtime_ns)
         paths = candidates(changes, stored.keys(), scanned.keys())

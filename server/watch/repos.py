@@ -45,6 +45,7 @@ from watchdog.observers.api import BaseObserver, ObservedWatch
 from ctxd.indexer.errors import ValidationError
 from ctxd.indexer.store.location import this_host
 from ctxd.indexer.walk.filefilter import FileFilter
+from ctxd.indexer.walk.rootpin import RootMoved, root_moved, root_problem
 from ctxd.indexer.walk.servable import stored_walk_options
 from ctxd.indexer.walk.walker import WalkOptions
 from ctxd.server.config import WatchOptions
@@ -89,6 +90,9 @@ class RepoState:
     walk: WalkOptions
     filter: FileFilter | None
     home_rel: str | None
+    root_id: str = ""
+    """The root folder's identity when it was indexed (`indexer.walk.rootpin`): a root that
+    is no longer that folder is not watched (`error`), and is looked at again each refresh."""
     acc: ChangeAccumulator = field(default_factory=ChangeAccumulator)
     mode: WatchMode | None = None
     watch: ObservedWatch | None = None
@@ -283,9 +287,12 @@ class WatchedRepos:
             with self.cond:
                 repo = self.repos.get(row.root)
             if repo is None:
-                self._add(row.id, row.name, row.root, row.options)
-            elif row.options != repo.options or (repo.gone and os.path.isdir(row.root)):
-                self.reconfigure(repo, row.options)
+                self._add(row.id, row.name, row.root, row.options, row.root_id)
+            elif repo.error is None and (moved := root_problem(row.root, row.root_id)):
+                self._refuse(repo, root_moved(row.root, moved))
+            elif (row.options != repo.options or row.root_id != repo.root_id
+                  or (repo.gone and os.path.isdir(row.root))):
+                self.reconfigure(repo, row.options, row.root_id)
         with self.cond:
             gone = [r for root, r in self.repos.items() if root not in seen]
         for repo in gone:
@@ -296,18 +303,20 @@ class WatchedRepos:
                 self.cond.notify_all()
             log.info("%s left the index; no longer watched", repo.name)
 
-    def _add(self, repo_id: int, name: str, root: str, options: dict[str, Any]) -> None:
+    def _add(
+        self, repo_id: int, name: str, root: str, options: dict[str, Any], root_id: str
+    ) -> None:
         walk_opts = stored_walk_options(self.service.settings.walk, options)
         home_rel = relative_path(root, self._home)
-        repo = RepoState(repo_id, name, root, dict(options), walk_opts, None, home_rel)
+        repo = RepoState(repo_id, name, root, dict(options), walk_opts, None, home_rel, root_id)
         now = time.monotonic()
         repo.next_rescan = now + max(self.options.rescan_seconds, 0)
         repo.next_poll = now + self.poll_seconds
         try:
-            repo.filter = FileFilter(Path(root), walk_opts)
+            repo.filter = FileFilter(Path(root), walk_opts, pin=root_id)
         except ValidationError as exc:
             repo.error = f"cannot watch {root}: {exc.message}"
-            repo.gone = not os.path.isdir(root)
+            repo.gone = isinstance(exc, RootMoved) or not os.path.isdir(root)
             self.say(repo.error)
         with self.cond:
             self.repos[root] = repo
@@ -317,16 +326,26 @@ class WatchedRepos:
         with self.cond:
             self.cond.notify_all()
 
-    def reconfigure(self, repo: RepoState, options: dict[str, Any]) -> None:
-        """The repository's stored options changed (or its folder came back)."""
+    def reconfigure(
+        self, repo: RepoState, options: dict[str, Any], root_id: str | None = None
+    ) -> None:
+        """The repository's stored options changed (or its folder came back, or its root's
+        identity was recorded anew: `root_id`)."""
         walk_opts = stored_walk_options(self.service.settings.walk, options)
+        if root_id is not None:
+            repo.root_id = root_id
         try:
-            flt = FileFilter(Path(repo.root), walk_opts)
+            flt = FileFilter(Path(repo.root), walk_opts, pin=repo.root_id)
         except ValidationError as exc:
+            was_error = repo.error is not None
             with self.cond:
                 repo.options = dict(options)
                 repo.error = f"cannot watch {repo.root}: {exc.message}"
-                repo.gone = not os.path.isdir(repo.root)
+                repo.gone = isinstance(exc, RootMoved) or not os.path.isdir(repo.root)
+                self.status_dirty = True
+            self.unwatch(repo)
+            if not was_error:
+                self.say(repo.error)
             return
         with self.cond:
             was_error = repo.error is not None
@@ -342,6 +361,17 @@ class WatchedRepos:
             self._watch(repo)
         with self.cond:
             self.cond.notify_all()
+
+    def _refuse(self, repo: RepoState, exc: RootMoved) -> None:
+        """Stop watching a repository whose root is no longer the folder indexed; each
+        refresh looks again (`gone`), and a root put back is watched again."""
+        with self.cond:
+            repo.error = f"cannot watch {repo.root}: {exc.message}"
+            repo.gone = True
+            self.status_dirty = True
+            self.cond.notify_all()
+        self.unwatch(repo)
+        self.say(repo.error)
 
     # -- one repository's watch ----------------------------------------------------------
 

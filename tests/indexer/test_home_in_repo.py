@@ -14,6 +14,7 @@ from ctxd.indexer.models import HOME_MARKER, FileEntry, Skipped, SkipReason
 from ctxd.indexer.store.private import private_home
 from ctxd.indexer.store.sqlite.store import Store
 from ctxd.indexer.walk.filefilter import FileFilter
+from ctxd.indexer.walk.servable import read_servable
 from ctxd.indexer.walk.walker import WalkOptions, walk
 
 
@@ -66,3 +67,35 @@ def test_walking_a_home_itself_reads_nothing(tmp_path: Path) -> None:
         (".", SkipReason.IGNORED)
     ]
     assert not [i for i in items if isinstance(i, FileEntry)]
+
+
+def test_a_symlink_into_an_in_repo_home_is_neither_indexed_nor_served(tmp_path: Path) -> None:
+    """Issue 31, item 14: `tok -> .ctxd/http-token` (and a link to a folder inside the
+    home) led the walk, `ctxd cat` and `file_content` into the home through a name that
+    does not look like one."""
+    repo, home = _repo_with_home(tmp_path)
+    (home / "http-token").write_text("tok-zanzibar-secret\n", encoding="utf-8")
+    (home / "sub").mkdir()
+    (home / "sub" / "notes.txt").write_text("inside the home\n", encoding="utf-8")
+    (repo / "tok").symlink_to(".ctxd/http-token")
+    (repo / "src" / "log.txt").symlink_to("../.ctxd/daemon.log")
+    (repo / "deep").symlink_to(".ctxd/sub", target_is_directory=True)
+    (repo / "src" / "alias.py").symlink_to("app.py")  # an ordinary link still followed
+
+    items = list(walk(repo, WalkOptions(include_patterns=("**/*",), use_gitignore=False,
+                                        sensitive_excludes=False)))
+    admitted = sorted(i.path for i in items if isinstance(i, FileEntry))
+    assert admitted == ["src/alias.py", "src/app.py"]
+    skipped = {i.path: i for i in items if isinstance(i, Skipped)}
+    for link in ("tok", "src/log.txt", "deep"):
+        assert skipped[link].reason is SkipReason.IGNORED, link
+        assert "ctxd index home" in skipped[link].detail
+
+    ff = FileFilter(repo, WalkOptions())
+    for link in ("tok", "src/log.txt", "deep/notes.txt"):
+        verdict = ff.entry(link)
+        assert isinstance(verdict, Skipped) and verdict.reason is SkipReason.IGNORED, link
+        served = read_servable(repo, link, WalkOptions())
+        assert isinstance(served, Skipped), link
+    assert read_servable(repo, "src/alias.py", WalkOptions()) == (
+        "src/alias.py", "def main():\n    return 1\n")

@@ -20,7 +20,7 @@ from ctxd.indexer.store.location import this_host
 from ctxd.indexer.store.pg.connection import PgConnection, Row
 from ctxd.indexer.store.records import RepoRow
 
-_COLS = "id, name, root, options, created_at, indexed_at, index_started_at, host"
+_COLS = "id, name, root, options, created_at, indexed_at, index_started_at, host, root_id"
 
 
 class PgRepoRows(PgConnection):
@@ -30,7 +30,7 @@ class PgRepoRows(PgConnection):
         if row is None:
             return None
         return RepoRow(int(row[0]), str(row[1]), str(row[2]), json.loads(row[3]), str(row[4]),
-                       row[5], row[6], str(row[7]))
+                       row[5], row[6], str(row[7]), str(row[8]))
 
     def repos(self) -> list[RepoRow]:
         rows = self._rows(f"SELECT {_COLS} FROM repos ORDER BY name")
@@ -42,14 +42,16 @@ class PgRepoRows(PgConnection):
     def repo_by_name(self, name: str) -> RepoRow | None:
         return self._repo(self._one(f"SELECT {_COLS} FROM repos WHERE name = %s", (name,)))
 
-    def upsert_repo(self, root: str, options: dict[str, Any], now: str) -> RepoRow:
+    def upsert_repo(self, root: str, options: dict[str, Any], now: str,
+                    root_id: str = "") -> RepoRow:
         """Create the repository row for `root` (named after its folder) or update its
-        options, recording this machine as the one indexing it."""
+        options, recording this machine as the one indexing it (and the root folder's
+        identity `root_id` on it, when given: `indexer.walk.rootpin`)."""
         base = os.path.basename(root.rstrip("/")) or "root"
         for _attempt in range(50):
             try:
                 with self.transaction():
-                    self._upsert(root, base, options, now)
+                    self._upsert(root, base, options, now, root_id)
                 break
             except pge.UniqueViolation:  # another machine took the name meanwhile
                 continue
@@ -57,11 +59,14 @@ class PgRepoRows(PgConnection):
         assert repo is not None
         return repo
 
-    def _upsert(self, root: str, base: str, options: dict[str, Any], now: str) -> None:
+    def _upsert(self, root: str, base: str, options: dict[str, Any], now: str,
+                root_id: str) -> None:
         existing = self._one("SELECT id FROM repos WHERE root = %s", (root,))
         if existing is not None:
-            self._rows("UPDATE repos SET options = %s, index_started_at = %s, host = %s "
-                       "WHERE id = %s", (json.dumps(options), now, this_host(), existing[0]))
+            self._rows("UPDATE repos SET options = %s, index_started_at = %s, host = %s, "
+                       "root_id = CASE WHEN %s = '' AND host = %s THEN root_id ELSE %s END "
+                       "WHERE id = %s", (json.dumps(options), now, this_host(), root_id,
+                                         this_host(), root_id, existing[0]))
             return
         taken = {str(r[0]) for r in self._rows(
             "SELECT name FROM repos WHERE name = %s OR name LIKE %s",
@@ -71,9 +76,9 @@ class PgRepoRows(PgConnection):
             n += 1
             name = f"{base}-{n}"
         self._rows(
-            "INSERT INTO repos(name, root, options, created_at, index_started_at, host) "
-            "VALUES (%s, %s, %s, %s, %s, %s)",
-            (name, root, json.dumps(options), now, now, this_host()))
+            "INSERT INTO repos(name, root, options, created_at, index_started_at, host, "
+            "root_id) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+            (name, root, json.dumps(options), now, now, this_host(), root_id))
 
     def mark_indexed(self, repo_id: int, now: str | None) -> None:
         """End a run: `indexed_at` becomes `now` (None: stays as it was)."""

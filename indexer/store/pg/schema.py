@@ -158,7 +158,13 @@ _M001 = [
     )""",
 ]
 
-MIGRATIONS: list[list[str]] = [_M001]
+_M002 = [
+    # The identity ("<st_dev>:<st_ino>") of a repository's root folder when it was last
+    # indexed, on the machine that indexed it (`indexer.walk.rootpin`).
+    "ALTER TABLE repos ADD COLUMN root_id text NOT NULL DEFAULT ''",
+]
+
+MIGRATIONS: list[list[str]] = [_M001, _M002]
 """Numbered schema migrations: MIGRATIONS[i] takes the schema from version i to i+1."""
 
 TABLES = ("meta", "repos", "files", "file_text", "checkpoints", "embeddings", "symbols",

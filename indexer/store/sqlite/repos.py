@@ -22,9 +22,10 @@ class RepoRows(Connection):
     def _repo(self, row: Row | None) -> RepoRow | None:
         if row is None:
             return None
-        return RepoRow(row[0], row[1], row[2], json.loads(row[3]), row[4], row[5], row[6])
+        return RepoRow(row[0], row[1], row[2], json.loads(row[3]), row[4], row[5], row[6],
+                       root_id=row[7])
 
-    _REPO_COLS = "id, name, root, options, created_at, indexed_at, index_started_at"
+    _REPO_COLS = "id, name, root, options, created_at, indexed_at, index_started_at, root_id"
 
     def repos(self) -> list[RepoRow]:
         rows = self.db.execute(f"SELECT {self._REPO_COLS} FROM repos ORDER BY name")
@@ -38,8 +39,10 @@ class RepoRows(Connection):
         row = self.db.execute(f"SELECT {self._REPO_COLS} FROM repos WHERE name = ?", (name,))
         return self._repo(row.fetchone())
 
-    def upsert_repo(self, root: str, options: dict[str, Any], now: str) -> RepoRow:
-        """Create the repository row for `root` (named after its folder) or update its options.
+    def upsert_repo(self, root: str, options: dict[str, Any], now: str,
+                    root_id: str = "") -> RepoRow:
+        """Create the repository row for `root` (named after its folder) or update its options
+        (and the root folder's identity `root_id`, when given: `indexer.walk.rootpin`).
 
         The name is the folder's basename; a second root with the same basename gets
         `-2`, `-3`, ... appended.
@@ -53,14 +56,15 @@ class RepoRows(Connection):
                     n += 1
                     name = f"{base}-{n}"
                 self.db.execute(
-                    "INSERT INTO repos(name, root, options, created_at, index_started_at) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    (name, root, json.dumps(options), now, now),
+                    "INSERT INTO repos(name, root, options, created_at, index_started_at, "
+                    "root_id) VALUES (?, ?, ?, ?, ?, ?)",
+                    (name, root, json.dumps(options), now, now, root_id),
                 )
             else:
                 self.db.execute(
-                    "UPDATE repos SET options = ?, index_started_at = ? WHERE id = ?",
-                    (json.dumps(options), now, existing.id),
+                    "UPDATE repos SET options = ?, index_started_at = ?, "
+                    "root_id = coalesce(nullif(?, ''), root_id) WHERE id = ?",
+                    (json.dumps(options), now, root_id, existing.id),
                 )
         repo = self.repo_by_root(root)
         assert repo is not None

@@ -5,9 +5,10 @@
 `_m002_chunk_fts` (the word-level, porter-stemmed `chunk_fts` over checkpoints, for BM25
 keyword ranking, its rows from `indexer.store.words.chunk_fts_row`), `_m003_summaries` (one
 summary text and its vector per code file), `_m004_file_roles` (what a file is for:
-embedded, or kept greppable only). `fts_tokens(word)` is what `chunk_fts`'s tokenizer makes
-of a word (the keys of the keyword postings, `KeywordRows.keyword_postings`); it keeps one
-private in-memory database (no file) for the tokenizer.
+embedded, or kept greppable only), `_m005_root_identity` (the identity of each repository's
+root folder). `fts_tokens(word)` is what `chunk_fts`'s tokenizer makes of a word (the keys of
+the keyword postings, `KeywordRows.keyword_postings`); it keeps one private in-memory
+database (no file) for the tokenizer.
 
 Invariants: migrations are append-only and each runs inside the caller's transaction
 (`_run_script` never commits), with `PRAGMA user_version` recording how many ran; the
@@ -150,8 +151,17 @@ def _m004_file_roles(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX files_role ON files(role) WHERE role != ''")
 
 
+def _m005_root_identity(db: sqlite3.Connection) -> None:
+    """`repos.root_id`: the identity (`"<st_dev>:<st_ino>"`) of the root folder when the
+    repository was last indexed (`indexer.walk.rootpin`): a root replaced by a symlink or
+    another folder since is refused, not read. Existing repositories keep '' (checked by
+    path only) until their next index run records it."""
+    db.execute("ALTER TABLE repos ADD COLUMN root_id TEXT NOT NULL DEFAULT ''")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
-    _m001_create_core, _m002_chunk_fts, _m003_summaries, _m004_file_roles]
+    _m001_create_core, _m002_chunk_fts, _m003_summaries, _m004_file_roles,
+    _m005_root_identity]
 """Numbered schema migrations: MIGRATIONS[i] takes the schema from version i to i+1."""
 
 
