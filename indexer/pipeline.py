@@ -134,7 +134,9 @@ class IndexStats:
     """The first `REMOVED_SAMPLE` removed files with their reason."""
     files_skipped: dict[str, int] = field(default_factory=dict)
     skipped_files: list[Skipped] = field(default_factory=list)
-    """The first `SKIPPED_SAMPLE` files the walk refused, with reason and detail."""
+    """The files the walk refused, with reason and detail: the first `SKIPPED_SAMPLE` of
+    each reason (so that a thousand images do not hide an ignored folder; `files_skipped`
+    counts them all), in walk order."""
     sensitive_files: list[str] = field(default_factory=list)
     """The first `SKIPPED_SAMPLE` files left out as likely secrets (by name or content),
     named apart so that a report can say which, however many other files were skipped."""
@@ -145,6 +147,12 @@ class IndexStats:
     """The first `SKIPPED_SAMPLE` of them, with role and reason."""
     large_files: list[LargeFile] = field(default_factory=list)
     """Files of this run that yielded `LARGE_FILE_CHECKPOINTS` checkpoints or more."""
+    checkpoints_by_kind: dict[str, int] = field(default_factory=dict)
+    """Checkpoints of the files chunked in this run (new or changed), by kind of file (its
+    language id: `python`, `markdown`, `text`, ...), most first."""
+    top_files: list[LargeFile] = field(default_factory=list)
+    """The `TOP_FILES` files chunked in this run that yield the most checkpoints, most
+    first (what a dry run shows before an index run pays for them)."""
     windowed_files: list[WindowedFile] = field(default_factory=list)
     """Code files of this run cut into line windows because their syntax parse ran over
     `chunk.parse_budget_ms` (or failed): the first `SKIPPED_SAMPLE`, with the reason."""
@@ -171,6 +179,17 @@ class IndexStats:
     repository left without a vector."""
 
 
+def count_checkpoints(stats: IndexStats, path: str, kind: str, checkpoints: int) -> None:
+    """Count one chunked file's checkpoints by kind, and keep it if it is among the
+    `TOP_FILES` that yield the most."""
+    stats.checkpoints_by_kind[kind] = stats.checkpoints_by_kind.get(kind, 0) + checkpoints
+    top = stats.top_files
+    if len(top) < TOP_FILES or checkpoints > top[-1].checkpoints:
+        top.append(LargeFile(path, checkpoints))
+        top.sort(key=lambda f: (-f.checkpoints, f.path))
+        del top[TOP_FILES:]
+
+
 PROGRESS_EVERY = 25
 """Walk progress is reported every this many files examined (admitted or refused)."""
 PLAN_STEP = 512
@@ -180,6 +199,8 @@ REMOVED_SAMPLE = 50
 SKIPPED_SAMPLE = 100
 """How many skipped (and how many not-embedded) files `IndexStats` names."""
 LARGE_FILE_CHECKPOINTS = 1000
+TOP_FILES = 10
+"""How many files `IndexStats.top_files` names."""
 """A file that yields this many checkpoints is named in `IndexStats.large_files`."""
 FILES_PER_COMMIT = 64
 """Phase 1 writes the rows of up to this many files in one transaction (each file's still
@@ -473,6 +494,8 @@ class Indexer:
             stats.checkpoints = counts["checkpoints"]
             stats.not_embedded, sample = self.store.lexical_only_files(repo_id, SKIPPED_SAMPLE)
             stats.not_embedded_files = [NotEmbedded(*row) for row in sample]
+        stats.checkpoints_by_kind = dict(sorted(stats.checkpoints_by_kind.items(),
+                                                key=lambda kv: (-kv[1], kv[0])))
         stats.indexed_at = now_rfc3339()
         stats.duration_ms = int((time.perf_counter() - started) * 1000)
         report(Progress("done", stats.files_indexed, stats.files_indexed))
@@ -557,7 +580,7 @@ class Indexer:
             stats.files_failed.append(FileFailure(item.path, item.detail or "unreadable"))
         else:
             skipped[item.reason.value] += 1
-            if len(stats.skipped_files) < SKIPPED_SAMPLE:
+            if skipped[item.reason.value] <= SKIPPED_SAMPLE:  # every reason gets its sample
                 stats.skipped_files.append(item)
             if (item.reason is SkipReason.SENSITIVE
                     and len(stats.sensitive_files) < SKIPPED_SAMPLE):
@@ -607,6 +630,8 @@ class Indexer:
                 stats.not_embedded_files.append(NotEmbedded(entry.path, role.value, why))
         if len(chunks[1]) >= LARGE_FILE_CHECKPOINTS:
             stats.large_files.append(LargeFile(entry.path, len(chunks[1])))
+        if chunks[1]:
+            count_checkpoints(stats, entry.path, chunks[0], len(chunks[1]))
         summary = NO_SUMMARY if role.lexical_only else summary_of(
             entry.path, chunks[0], text, chunks[2])
         if dry_run:

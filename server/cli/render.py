@@ -29,6 +29,7 @@ from ctxd.server.cli.styled import write_lines
 from ctxd.server.index_report import (
     SHOWN,
     named_sample,
+    checkpoints_lines,
     not_embedded_line,
     sensitive_line,
     stopped_text,
@@ -117,6 +118,8 @@ def index_stats_text(stats: IndexStats) -> str:
         lines.append(
             f"  would embed {stats.chunks_to_embed} checkpoints ({stats.tokens_to_embed} tokens)"
         )
+        lines.extend(checkpoints_lines(stats.checkpoints_by_kind,
+                                       [(safe(f.path), f.checkpoints) for f in stats.top_files]))
     else:
         lines.append(
             f"  {stats.checkpoints} checkpoints, {stats.chunks_embedded} embedded in this run"
