@@ -43,6 +43,7 @@ from ctxd.search.keyword import (
     keyword_search,
     keyword_terms,
 )
+from ctxd.search.language_filter import language_filter
 from ctxd.search.lexical.engine import EmbeddedLexical
 from ctxd.search.lexical.limits import check_query_length
 from ctxd.search.lexical.query_hints import quoted_escape_hint
@@ -152,6 +153,7 @@ class SearchCases(HybridCases):
                 details={"field": "mode", "value": mode, "allowed": list(MODES)},
             )
         limit = limit or self.settings.search.default_limit
+        language = language_filter(language)  # `js` is `javascript` in every mode
         if context_lines is not None and not 0 <= context_lines <= 10:
             raise ValidationError(
                 f"context_lines must be between 0 and 10, got {context_lines}",
@@ -392,6 +394,7 @@ class SearchCases(HybridCases):
             IndexNotFound: a repository that is not indexed.
         """
         check_query_length("symbol", symbol)
+        language = language_filter(language)
         store = self.store()
         if self.zoekt() is None:
             self._check_repositories(store, tuple(repositories or ()))
@@ -482,6 +485,7 @@ class SearchCases(HybridCases):
         has_more = end < total
         return SymbolPage(
             best_match=best_match(query, items),
+            exact=exact_count(query, items),
             query=query,
             items=page,
             total=total,
@@ -571,6 +575,12 @@ def best_match(query: str, ranked: list[SymbolItem]) -> str | None:
         return None
     rank = rank_symbol(split_query(query)[1], ranked[0].name)
     return TIER_NAMES[rank[0]] if rank is not None else None
+
+
+def exact_count(query: str, ranked: list[SymbolItem]) -> int:
+    """How many of `ranked` (best first) match `query`'s name part exactly."""
+    name = split_query(query)[1]
+    return sum(1 for i in ranked if (r := rank_symbol(name, i.name)) is not None and r[0] == 0)
 
 
 def reject_nul(query: str) -> None:

@@ -598,11 +598,17 @@ def compact(ctx: click.Context, as_json: bool) -> None:
 @click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True)
 @click.option("--start", "start_index", type=click.IntRange(0), default=0, show_default=True,
               help="Skip this many results (paging).")
+@click.option("--similar", is_flag=True,
+              help="After exact matches, list the similar names too (prefix, substring, fuzzy).")
 @json_option
 @click.pass_context
 def symbols(ctx: click.Context, query: str, kinds: tuple[str, ...], repos: tuple[str, ...],
-            all_repos: bool, limit: int, start_index: int, as_json: bool) -> None:
+            all_repos: bool, limit: int, start_index: int, similar: bool, as_json: bool) -> None:
     """Find definitions by name: exact, prefix, substring, then fuzzy (camelCase/snake_case).
+
+    When a name matches exactly, only the exact definitions are listed, with a count of
+    the similar names (`--similar` lists them; JSON lists every item, with `exact` and
+    `similar` counts).
 
     When no name matches exactly, by prefix or as a substring, it says so before the
     fuzzy matches (JSON: `best_match` is `fuzzy`) and exits 1.
@@ -618,7 +624,7 @@ def symbols(ctx: click.Context, query: str, kinds: tuple[str, ...], repos: tuple
     if as_json:
         render.emit_json(render.symbol_page_json(page))
     else:
-        render.emit(render.symbol_page_text(page, scope.names))
+        render.emit(render.symbol_page_text(page, scope.names, similar=similar))
     if not page.items or page.best_match == "fuzzy":
         sys.exit(1)
 
