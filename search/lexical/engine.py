@@ -26,7 +26,10 @@ How a query runs:
 4. Rank: Zoekt's default scoring, simplified: the best line's score (whole word +500,
    word edge +50; a match on a symbol definition +7000 exact, +5500 at an edge,
    +4000 inside, plus a kind bonus; file base-name matches alike) plus up to +400
-   when several atoms matched. Ties: repository, then path.
+   when several atoms matched, +`SCORE_NEAR` when the words of a query of several atoms
+   all sit within `NEAR_LINES` lines of each other (a definition over a file that
+   mentions them far apart); build output (`BUILT_ROLES`) scores half, so the source of
+   a phrase ranks above its bundles. Ties: repository, then path.
 5. Shape: the top files (kept, text and matches, from steps 3-4 when the page ends within
    the first `KEEP_AT_MOST` files; re-read and verified again otherwise) are turned into
    `FileMatch` records: one `LineMatch` per matching line (sorted by line; 1-based
@@ -172,7 +175,41 @@ def score_file(shaped: _Shaped, doc: Doc, atoms: int, symbols: Sequence[SymbolRo
                     best = max(best, word_score(data, s, e))
     elif shaped.path:
         best = max(path_fragment_score(doc.path_bytes, s, e) for s, e in shaped.path)
-    return float(math.trunc(best + atom_bonus(atoms)))
+    score = best + atom_bonus(atoms)
+    if atoms >= 2 and _near(shaped, doc.data, atoms):
+        score += SCORE_NEAR
+    if doc.row.role in BUILT_ROLES:
+        score *= BUILT_FACTOR
+    return float(math.trunc(score))
+
+
+SCORE_NEAR = 1000.0
+"""Bonus of a file whose matched words all sit within `NEAR_LINES` lines of each other."""
+NEAR_LINES = 3
+
+
+def _near(shaped: _Shaped, data: bytes, atoms: int) -> bool:
+    """Some `NEAR_LINES` consecutive lines hold `atoms` distinct matched words (the atoms
+    of an AND or OR of words: case folded)."""
+    lines = sorted(shaped.content)
+    words = {line: {data[s:e].lower() for s, e in shaped.content[line]} for line in lines}
+    for i, first in enumerate(lines):
+        seen: set[bytes] = set()
+        for line in lines[i:]:
+            if line - first >= NEAR_LINES:
+                break
+            seen |= words[line]
+            if len(seen) >= atoms:
+                return True
+    return False
+
+
+BUILT_ROLES = frozenset({"built", "minified"})
+"""Roles of copies made by a build (bundles, compiled copies, source maps, minified files):
+a phrase they share with the source (an error message) ranks the source first."""
+BUILT_FACTOR = 0.5
+"""Their score's share: a match on a whole word in the source (500) outranks one in a
+bundle, whose path sorts first (`dist/` before `lib/`)."""
 
 
 # -- the engine ---------------------------------------------------------------------------
