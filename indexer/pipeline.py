@@ -180,8 +180,13 @@ class IndexStats:
 
 
 def count_checkpoints(stats: IndexStats, path: str, kind: str, checkpoints: int) -> None:
-    """Count one chunked file's checkpoints by kind, and keep it if it is among the
-    `TOP_FILES` that yield the most."""
+    """Count one chunked file's checkpoints by kind, name it if it yields
+    `LARGE_FILE_CHECKPOINTS` or more, and keep it if it is among the `TOP_FILES` that
+    yield the most."""
+    if not checkpoints:
+        return
+    if checkpoints >= LARGE_FILE_CHECKPOINTS:
+        stats.large_files.append(LargeFile(path, checkpoints))
     stats.checkpoints_by_kind[kind] = stats.checkpoints_by_kind.get(kind, 0) + checkpoints
     top = stats.top_files
     if len(top) < TOP_FILES or checkpoints > top[-1].checkpoints:
@@ -628,10 +633,7 @@ class Indexer:
             stats.not_embedded[role.value] = stats.not_embedded.get(role.value, 0) + 1
             if len(stats.not_embedded_files) < SKIPPED_SAMPLE:
                 stats.not_embedded_files.append(NotEmbedded(entry.path, role.value, why))
-        if len(chunks[1]) >= LARGE_FILE_CHECKPOINTS:
-            stats.large_files.append(LargeFile(entry.path, len(chunks[1])))
-        if chunks[1]:
-            count_checkpoints(stats, entry.path, chunks[0], len(chunks[1]))
+        count_checkpoints(stats, entry.path, chunks[0], len(chunks[1]))
         summary = NO_SUMMARY if role.lexical_only else summary_of(
             entry.path, chunks[0], text, chunks[2])
         if dry_run:

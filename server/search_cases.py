@@ -31,6 +31,7 @@ from ctxd.indexer.walk.servable import name_verdict, read_servable, stored_walk_
 from ctxd.search.copies import collapse_copies
 from ctxd.search.cursor import decode_cursor, encode_cursor
 from ctxd.search.enclosing import with_enclosing_symbols
+from ctxd.search.exact_phrase import exact_files, exact_first
 from ctxd.search.hybrid import (
     asks_how_to,
     is_identifier_query,
@@ -219,6 +220,10 @@ class SearchCases(HybridCases):
         pending = self._unembedded(store, filters, legs.get("keyword", []))
         ranked = rank_hybrid(query, legs, self.fusion_options(), unembedded=pending,
                              generated=self.generated_files(store, legs))
+        if self.settings.search.zoekt_url or embedded_lexical_fits(store):
+            ranked = exact_first(ranked, exact_files(
+                query, filters, lambda q, k: self._lexical_search(
+                    q, offset=0, max_files=k, context_lines=0), store.file_roles))
         return add_line_matches(store, query, ranked[offset : offset + n],
                                 self.postings(store))
 

@@ -55,6 +55,7 @@ SQL conditions live in `search/lexical/sql.py`, per-file verification (step 3) i
 from __future__ import annotations
 
 import math
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -69,12 +70,14 @@ from ctxd.search.lexical.files import search_file_names
 from ctxd.search.lexical.limits import check_term_count
 from ctxd.search.lexical.query import (
     And,
+    Field,
     Lang,
     Node,
     Not,
     Or,
     RepoSet,
     ResultType,
+    Text,
     Type,
     parse,
     simplify,
@@ -158,8 +161,10 @@ def _sections(
     return out
 
 
-def score_file(shaped: _Shaped, doc: Doc, atoms: int, symbols: Sequence[SymbolRow] | None) -> float:
-    """Zoekt's default file score (without its shard-order tie-breakers)."""
+def score_file(shaped: _Shaped, doc: Doc, atoms: int, symbols: Sequence[SymbolRow] | None,
+               near: int = 0) -> float:
+    """Zoekt's default file score (without its shard-order tie-breakers); `near`: the
+    number of plain words a query ANDs (`and_words`), whose nearness earns `SCORE_NEAR`."""
     best = 0.0
     if shaped.content:
         sections = _sections(doc, symbols or (), shaped.content)
@@ -176,7 +181,7 @@ def score_file(shaped: _Shaped, doc: Doc, atoms: int, symbols: Sequence[SymbolRo
     elif shaped.path:
         best = max(path_fragment_score(doc.path_bytes, s, e) for s, e in shaped.path)
     score = best + atom_bonus(atoms)
-    if atoms >= 2 and _near(shaped, doc.data, atoms):
+    if near >= 2 and atoms >= near and _near(shaped, doc.data, near):
         score += SCORE_NEAR
     if doc.row.role in BUILT_ROLES:
         score *= BUILT_FACTOR
@@ -186,6 +191,18 @@ def score_file(shaped: _Shaped, doc: Doc, atoms: int, symbols: Sequence[SymbolRo
 SCORE_NEAR = 1000.0
 """Bonus of a file whose matched words all sit within `NEAR_LINES` lines of each other."""
 NEAR_LINES = 3
+
+
+_PLAIN_WORD = re.compile(r"\w+")
+
+
+def and_words(root: Node) -> int:
+    """How many plain words (no regex) an unquoted multi-word query ANDs over the
+    content (`retry backoff delay`: 3); 0 for any other query, which Zoekt scores."""
+    children = root.children if isinstance(root, And) else (root,)
+    words = [c for c in children if isinstance(c, Text) and c.field is not Field.PATH
+             and _PLAIN_WORD.fullmatch(c.pattern)]
+    return len(words) if len(words) >= 2 else 0
 
 
 def _near(shaped: _Shaped, data: bytes, atoms: int) -> bool:
@@ -525,13 +542,15 @@ class EmbeddedLexical:
         """Score a batch's matching files; the definitions on their matching lines (all the
         score looks at) are read in one statement."""
         lines = {doc.row.id: shaped.content.keys() for doc, shaped, _ in matched if shaped.content}
+        near = and_words(plan.root)
         if lines:
             plan.prefetch_symbols(lines)
         return [
             _Hit(
                 doc.row,
                 score_file(
-                    shaped, doc, atoms, plan.symbols_of(doc.row.id) if shaped.content else None
+                    shaped, doc, atoms, plan.symbols_of(doc.row.id) if shaped.content else None,
+                    near,
                 ),
                 _line_count(shaped),
             )

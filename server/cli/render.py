@@ -28,8 +28,8 @@ from ctxd.server.cli.hits_text import (
 from ctxd.server.cli.styled import write_lines
 from ctxd.server.index_report import (
     SHOWN,
-    named_sample,
     checkpoints_lines,
+    named_sample,
     not_embedded_line,
     sensitive_line,
     stopped_text,
