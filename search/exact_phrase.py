@@ -14,8 +14,9 @@ The semantic and keyword legs read a message as words; neither knows that
 `lexical_query(phrase)` is that phrase as one case-insensitive literal in Zoekt syntax,
 for the lexical engine (or Zoekt) to find; `exact_first(ranked, files)` then moves the
 files holding it (at most `MAX_FILES`: a phrase in more files is common wording, not
-evidence) to the front of the hybrid ranking, in the lexical engine's order, each as its
-best hybrid hit (or, for a file no leg found, a hit on its first matching line). Natural
+evidence) to the front of the hybrid ranking: code before prose (the message's source
+before a page that quotes it), then in hybrid order, then the files no leg found (in the
+lexical engine's order, each as a hit on its first matching line). Natural
 questions ("how are redirects followed") occur verbatim nowhere, so their ranking is
 untouched.
 
@@ -45,6 +46,7 @@ MAX_CHARS = 300
 
 _QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”|`([^`]+)`')
 _WORD = re.compile(r"\S+")
+_PROSE = re.compile(r"\.(md|markdown|mdx|rst|txt|adoc|html?)$", re.IGNORECASE)
 _VALUE = re.compile(r"\d|['\"`/\\<>{}\[\]=]")
 """A token the program fills in: a number, a quoted value, a path, a template."""
 
@@ -122,9 +124,10 @@ def exact_first(ranked: Sequence[Hit], files: Sequence[FileMatch],
     if not files or len(files) > MAX_FILES:
         return list(ranked)
     top = max((h.score for h in ranked), default=0.0)
-    front: list[Hit] = []
+    front: list[tuple[bool, int, Hit]] = []
     taken: set[int] = set()
-    for fm in files:
+    for n_file, fm in enumerate(files):
+        prose = _PROSE.search(fm.path) is not None
         key = (fm.repository, fm.path)
         lines = {m.line for m in fm.matches}
         at = [i for i, h in enumerate(ranked) if (h.repository, h.path) == key
@@ -136,13 +139,15 @@ def exact_first(ranked: Sequence[Hit], files: Sequence[FileMatch],
             taken.add(pick)
             hit = ranked[pick]
             sources = hit.sources if source in hit.sources else (*hit.sources, source)
-            front.append(replace(hit, sources=sources))
+            front.append((prose, pick, replace(hit, sources=sources)))
         elif fm.matches:
             first = min(fm.matches, key=lambda m: m.line)
-            front.append(Hit(repository=fm.repository, path=fm.path, language=fm.language,
-                             start_line=first.line, end_line=first.line, score=top,
-                             sources=(source,), snippet=first.text, matches=fm.matches))
+            front.append((prose, len(ranked) + n_file, Hit(
+                repository=fm.repository, path=fm.path, language=fm.language,
+                start_line=first.line, end_line=first.line, score=top, sources=(source,),
+                snippet=first.text, matches=fm.matches)))
+    front.sort(key=lambda x: (x[0], x[1]))
     n = len(front)
-    front = [replace(h, score=round(max(top, h.score) + 0.001 * (n - i), 4))
-             for i, h in enumerate(front)]
-    return front + [h for i, h in enumerate(ranked) if i not in taken]
+    moved = [replace(h, score=round(max(top, h.score) + 0.001 * (n - i), 4))
+             for i, (_p, _r, h) in enumerate(front)]
+    return moved + [h for i, h in enumerate(ranked) if i not in taken]

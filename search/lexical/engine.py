@@ -83,6 +83,7 @@ from ctxd.search.lexical.query import (
     simplify,
 )
 from ctxd.search.lexical.rank import (
+    SCORE_SYMBOL,
     SCORE_WORD,
     Section,
     Span,
@@ -188,8 +189,10 @@ def score_file(shaped: _Shaped, doc: Doc, atoms: int, symbols: Sequence[SymbolRo
     return float(math.trunc(score))
 
 
-SCORE_NEAR = 1000.0
-"""Bonus of a file whose matched words all sit within `NEAR_LINES` lines of each other."""
+SCORE_NEAR = SCORE_SYMBOL
+"""Bonus of a file whose matched words all sit within `NEAR_LINES` lines of each other: as
+much as a match on a definition's name, so that the line holding every word outranks a
+Markdown heading that holds one of them (headings are symbols, +4000 or more)."""
 NEAR_LINES = 3
 
 

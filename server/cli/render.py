@@ -318,7 +318,7 @@ def no_exact_match_text(query: str) -> str:
             "closest fuzzy matches:")
 
 
-def symbol_page_text(page: SymbolPage, where: Where, similar: bool = True) -> str:
+def symbol_page_text(page: SymbolPage, where: Where, similar: bool = False) -> str:
     """The page's symbols, one a line; without `similar`, an exact hit's page shows the
     exact definitions and counts the similar names (prefix, substring, fuzzy)."""
     if not page.items:
