@@ -9,13 +9,16 @@ The semantic and keyword legs read a message as words; neither knows that
 - a query of `MIN_WORDS` words or more as it was typed (quotes and trailing punctuation
   stripped), and its longest run of plain words before a value the program filled in
   (`Request failed with status code 404` -> `Request failed with status code`: the
-  source has the message's fixed part, not the number).
+  source has the message's fixed part, not the number); not a question (one ending in
+  `?` or opening with `how`, `where`, `what`, ...: questions are not pasted, and the
+  lookup, ~20 ms, is spared).
 
 `lexical_query(phrase)` is that phrase as one case-insensitive literal in Zoekt syntax,
 for the lexical engine (or Zoekt) to find; `exact_first(ranked, files)` then moves the
 files holding it (at most `MAX_FILES`: a phrase in more files is common wording, not
 evidence) to the front of the hybrid ranking: code before prose (the message's source
-before a page that quotes it), then in hybrid order, then the files no leg found (in the
+before a page that quotes it), source before tests and copies (`copies.copy_tier`), then
+in hybrid order, then the files no leg found (in the
 lexical engine's order, each as a hit on its first matching line). Natural
 questions ("how are redirects followed") occur verbatim nowhere, so their ranking is
 untouched.
@@ -31,6 +34,7 @@ from dataclasses import replace
 
 from ctxd.indexer.errors import CtxdError
 from ctxd.indexer.walk.textclass import Role
+from ctxd.search.copies import copy_tier
 from ctxd.search.models import FileMatch, Hit, LexicalResult, MatchSource
 from ctxd.search.semantic import SearchFilters
 from ctxd.search.zoekt.query import escape_regex, scoped_query
@@ -46,6 +50,10 @@ MAX_CHARS = 300
 
 _QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”|`([^`]+)`')
 _WORD = re.compile(r"\S+")
+_QUESTION = frozenset({"how", "where", "what", "which", "why", "when", "who", "whose",
+                       "does", "do", "is", "are", "can", "could", "should", "would", "will",
+                       "find", "show", "explain", "i", "my"})
+"""First words of a question rather than of a pasted message (a cost filter only)."""
 _PROSE = re.compile(r"\.(md|markdown|mdx|rst|txt|adoc|html?)$", re.IGNORECASE)
 _VALUE = re.compile(r"\d|['\"`/\\<>{}\[\]=]")
 """A token the program fills in: a number, a quoted value, a path, a template."""
@@ -63,7 +71,7 @@ def phrases(query: str) -> list[str]:
         return list(dict.fromkeys(quoted))
     whole = text.strip("'\"`“”").rstrip(".!?:; ")
     words = _WORD.findall(whole)
-    if len(words) < MIN_WORDS:
+    if len(words) < MIN_WORDS or text.endswith("?") or words[0].lower() in _QUESTION:
         return []
     out = [whole]
     run: list[str] = []
@@ -124,10 +132,11 @@ def exact_first(ranked: Sequence[Hit], files: Sequence[FileMatch],
     if not files or len(files) > MAX_FILES:
         return list(ranked)
     top = max((h.score for h in ranked), default=0.0)
-    front: list[tuple[bool, int, Hit]] = []
+    front: list[tuple[bool, int, int, Hit]] = []
     taken: set[int] = set()
     for n_file, fm in enumerate(files):
         prose = _PROSE.search(fm.path) is not None
+        tier = copy_tier(fm.path)
         key = (fm.repository, fm.path)
         lines = {m.line for m in fm.matches}
         at = [i for i, h in enumerate(ranked) if (h.repository, h.path) == key
@@ -139,15 +148,15 @@ def exact_first(ranked: Sequence[Hit], files: Sequence[FileMatch],
             taken.add(pick)
             hit = ranked[pick]
             sources = hit.sources if source in hit.sources else (*hit.sources, source)
-            front.append((prose, pick, replace(hit, sources=sources)))
+            front.append((prose, tier, pick, replace(hit, sources=sources)))
         elif fm.matches:
             first = min(fm.matches, key=lambda m: m.line)
-            front.append((prose, len(ranked) + n_file, Hit(
+            front.append((prose, tier, len(ranked) + n_file, Hit(
                 repository=fm.repository, path=fm.path, language=fm.language,
                 start_line=first.line, end_line=first.line, score=top, sources=(source,),
                 snippet=first.text, matches=fm.matches)))
-    front.sort(key=lambda x: (x[0], x[1]))
+    front.sort(key=lambda x: x[:3])
     n = len(front)
     moved = [replace(h, score=round(max(top, h.score) + 0.001 * (n - i), 4))
-             for i, (_p, _r, h) in enumerate(front)]
+             for i, (_p, _t, _r, h) in enumerate(front)]
     return moved + [h for i, h in enumerate(ranked) if i not in taken]
