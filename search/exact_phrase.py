@@ -7,7 +7,7 @@ The semantic and keyword legs read a message as words; neither knows that
 
 - the quoted parts of the query (`"error parsing the body"`, two words or more), or else
 - a query of `MIN_WORDS` words or more as it was typed (quotes and trailing punctuation
-  stripped), and its longest run of plain words before a value the program filled in
+  stripped), and its longest run of plain words between the values the program filled in
   (`Request failed with status code 404` -> `Request failed with status code`: the
   source has the message's fixed part, not the number); not a question (one ending in
   `?` or opening with `how`, `where`, `what`, ...: questions are not pasted, and the
