@@ -337,7 +337,8 @@ def index(
 @click.option("--repo", "repos", multiple=True, metavar="NAME", help="Only this repository.")
 @all_repos_option
 @click.option("--path", "path_glob", metavar="GLOB", help="Only paths matching GLOB.")
-@click.option("--lang", metavar="L", help="Only this language (e.g. python).")
+@click.option("--lang", metavar="L",
+              help="Only this language: a name or alias (python, js, go, ...), in every mode.")
 @click.option("--limit", type=click.IntRange(1, 100), help="Results per page (default 10).")
 @click.option("--cursor", help="Continue from a previous page's next_cursor.")
 @click.option("--explain", is_flag=True, help="Show how the query would run (parsed query, "
