@@ -264,7 +264,8 @@ export default function settle(resolve, reject, response) {
   } else {
     reject(new FetchyError(
       'Request failed with status code ' + response.status,
-      [FetchyError.ERR_BAD_REQUEST, FetchyError.ERR_BAD_RESPONSE][Math.floor(response.status / 100) - 4],
+      [FetchyError.ERR_BAD_REQUEST,
+       FetchyError.ERR_BAD_RESPONSE][Math.floor(response.status / 100) - 4],
       response.config,
       response.request,
       response
@@ -498,7 +499,7 @@ def test_symbols_with_an_exact_hit_count_the_similar_names(service: Service) -> 
     assert "settleAll" in full
     data = render.symbol_page_json(page)
     assert data["exact"] == 1 and data["similar"] == page.total - 1 >= 2
-    assert [i["name"] for i in data["items"]][0] == "settle"
+    assert data["items"][0]["name"] == "settle"
 
 
 def test_an_identical_copy_answers_as_the_original(service: Service) -> None:
