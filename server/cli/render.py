@@ -324,7 +324,8 @@ def symbol_page_text(page: SymbolPage, where: Where, similar: bool = False) -> s
     if not page.items:
         return f"No symbols match `{safe(page.query)}`."
     rows = [no_exact_match_text(page.query)] if page.best_match == "fuzzy" else []
-    if not similar and page.best_match == "exact" and page.start_index == 0:
+    if (not similar and page.best_match == "exact" and page.start_index == 0
+            and (page.exact < len(page.items) or not page.has_more)):  # all exact ones here
         rows += [symbol_line(i, where) for i in page.items[: page.exact]]
         others = page.total - page.exact
         rows.append(f"{page.exact} exact" + (
