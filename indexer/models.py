@@ -200,8 +200,9 @@ class IndexStats:
     """The first `indexer.pipeline.REMOVED_SAMPLE` removed files with their reason."""
     files_skipped: dict[str, int] = field(default_factory=dict)
     skipped_files: list[Skipped] = field(default_factory=list)
-    """The first `indexer.pipeline.SKIPPED_SAMPLE` files the walk refused, with reason and
-    detail."""
+    """The files the walk refused, with reason and detail: the first
+    `indexer.pipeline.SKIPPED_SAMPLE` of each reason (so that a thousand images do not hide an
+    ignored folder; `files_skipped` counts them all), in walk order."""
     sensitive_files: list[str] = field(default_factory=list)
     """The first `SKIPPED_SAMPLE` files left out as likely secrets (by name or content),
     named apart so that a report can say which, however many other files were skipped."""
@@ -213,6 +214,12 @@ class IndexStats:
     large_files: list[LargeFile] = field(default_factory=list)
     """Files of this run that yielded `indexer.pipeline.LARGE_FILE_CHECKPOINTS` checkpoints or
     more."""
+    checkpoints_by_kind: dict[str, int] = field(default_factory=dict)
+    """Checkpoints of the files chunked in this run (new or changed), by kind of file (its
+    language id: `python`, `markdown`, `text`, ...), most first."""
+    top_files: list[LargeFile] = field(default_factory=list)
+    """The `indexer.pipeline.TOP_FILES` files chunked in this run that yield the most
+    checkpoints, most first (what a dry run shows before an index run pays for them)."""
     windowed_files: list[WindowedFile] = field(default_factory=list)
     """Code files of this run cut into line windows because their syntax parse ran over
     `chunk.parse_budget_ms` (or failed): the first `SKIPPED_SAMPLE`, with the reason."""

@@ -89,6 +89,22 @@ HEADER_TOKEN_RESERVE = 2
 """[CLS] and [SEP]: added by the model to every input."""
 
 
+def count_checkpoints(stats: IndexStats, path: str, kind: str, checkpoints: int) -> None:
+    """Count one chunked file's checkpoints by kind, name it if it yields
+    `LARGE_FILE_CHECKPOINTS` or more, and keep it if it is among the `TOP_FILES` that
+    yield the most."""
+    if not checkpoints:
+        return
+    if checkpoints >= LARGE_FILE_CHECKPOINTS:
+        stats.large_files.append(LargeFile(path, checkpoints))
+    stats.checkpoints_by_kind[kind] = stats.checkpoints_by_kind.get(kind, 0) + checkpoints
+    top = stats.top_files
+    if len(top) < TOP_FILES or checkpoints > top[-1].checkpoints:
+        top.append(LargeFile(path, checkpoints))
+        top.sort(key=lambda f: (-f.checkpoints, f.path))
+        del top[TOP_FILES:]
+
+
 PROGRESS_EVERY = 25
 """Walk progress is reported every this many files examined (admitted or refused)."""
 PLAN_STEP = 512
@@ -99,6 +115,8 @@ SKIPPED_SAMPLE = 100
 """How many skipped (and how many not-embedded) files `IndexStats` names."""
 LARGE_FILE_CHECKPOINTS = 1000
 """A file that yields this many checkpoints is named in `IndexStats.large_files`."""
+TOP_FILES = 10
+"""How many files `IndexStats.top_files` names."""
 FILES_PER_COMMIT = 64
 """Phase 1 writes the rows of up to this many files in one transaction (each file's still
 all-or-nothing; the first batches are smaller: 1, 2, 4, ...): a commit per file cost a
@@ -396,6 +414,8 @@ class Indexer:
             stats.checkpoints = counts["checkpoints"]
             stats.not_embedded, sample = self.store.lexical_only_files(repo_id, SKIPPED_SAMPLE)
             stats.not_embedded_files = [NotEmbedded(*row) for row in sample]
+        stats.checkpoints_by_kind = dict(sorted(stats.checkpoints_by_kind.items(),
+                                                key=lambda kv: (-kv[1], kv[0])))
         stats.indexed_at = now_rfc3339()
         stats.duration_ms = int((time.perf_counter() - started) * 1000)
         report(Progress("done", stats.files_indexed, stats.files_indexed))
@@ -482,7 +502,7 @@ class Indexer:
             stats.files_failed.append(FileFailure(item.path, item.detail or "unreadable"))
         else:
             skipped[item.reason.value] += 1
-            if len(stats.skipped_files) < SKIPPED_SAMPLE:
+            if skipped[item.reason.value] <= SKIPPED_SAMPLE:  # every reason gets its sample
                 stats.skipped_files.append(item)
             if (item.reason is SkipReason.SENSITIVE
                     and len(stats.sensitive_files) < SKIPPED_SAMPLE):
@@ -529,8 +549,7 @@ class Indexer:
             stats.not_embedded[role.value] = stats.not_embedded.get(role.value, 0) + 1
             if len(stats.not_embedded_files) < SKIPPED_SAMPLE:
                 stats.not_embedded_files.append(NotEmbedded(entry.path, role.value, why))
-        if len(chunks.checkpoints) >= LARGE_FILE_CHECKPOINTS:
-            stats.large_files.append(LargeFile(entry.path, len(chunks.checkpoints)))
+        count_checkpoints(stats, entry.path, chunks.language, len(chunks.checkpoints))
         summary = NO_SUMMARY if role.lexical_only else summary_of(
             entry.path, chunks.language, text, chunks.symbols)
         if dry_run:

@@ -12,8 +12,11 @@ every checkpoint of two copied files picks the same file and the parts of one de
 still merge (`search.merge`): `copy_rank` puts ordinary source first, then copies made for
 reading (`docs/`, `examples/`, `snippets/`, ...), then tests and their fixtures, then
 build output, vendored trees, backups and generated files (`demoted`); within a tier the
-shallowest, then the shortest path wins (a package's module over a nested copy of it), then
-the name, so the choice is the same on every page and every run.
+original wins over a renamed copy of its folder (`lib/helpers/x.js` over `lib2/x.js`: a
+folder named as another copy's folder plus a number or `copy`, `old`, `bak`, ...), then a
+path under a source root (`src/`, `lib/`, `pkg/`, ...), then the shallowest, then the
+shortest path (a package's module over a nested copy of it), then the name, so the choice
+is the same on every page and every run.
 
 What is collapsed: hits of one checkpoint (`Hit.checkpoint` set) or merged checkpoints
 whose snippet spans exactly their lines and that carry no separate context blocks. A
@@ -54,6 +57,12 @@ _COPIES = frozenset({
     ".cache"})
 """Folders of build output, vendored trees, caches and backups: never the copy one edits."""
 
+_SOURCE_ROOTS = frozenset({"src", "lib", "pkg", "internal", "source", "sources", "app"})
+"""Top folders that hold a package's own source."""
+
+_RENAMED = re.compile(r"(.+?)[ _.-]?(?:\d+|copy|old|new|bak|backup|orig)", re.IGNORECASE)
+"""A folder named as another plus a number or a copy's suffix (`lib2`, `utils-old`)."""
+
 _TEST_NAME = re.compile(r"^test_|_test\.[a-z0-9]+$|\.(test|spec)\.[a-z0-9]+$")
 _COPY_NAME = re.compile(r"[ _.-]copy( ?\d+)?(\.[^.]+)?$|\.(bak|orig|old)$")
 
@@ -79,13 +88,18 @@ def copy_tier(path: str) -> int:
     return 0
 
 
-def copy_rank(repository: str, path: str, demoted: Collection[tuple[str, str]] = ()
-              ) -> tuple[int, int, int, str, str]:
+def copy_rank(repository: str, path: str, demoted: Collection[tuple[str, str]] = (),
+              folders: Collection[str] = ()) -> tuple[int, int, int, int, int, str, str]:
     """The order in which copies of one text are preferred as its representative (lowest
     first): tier (`copy_tier`; `demoted` files, e.g. generated code, count as tier 3),
-    folder depth, path length, path, repository."""
+    a renamed copy of a folder among `folders` (the other copies' folders) last, a path
+    under a source root first, folder depth, path length, path, repository."""
     tier = 3 if (repository, path) in demoted else copy_tier(path)
-    return (tier, path.count("/"), len(path), path, repository)
+    parts = path.split("/")[:-1]
+    renamed = any((m := _RENAMED.fullmatch(f)) is not None and m.group(1) in folders
+                  for f in parts)
+    outside = not parts or parts[0].lower() not in _SOURCE_ROOTS
+    return (tier, int(renamed), int(outside), path.count("/"), len(path), path, repository)
 
 
 def text_key(hit: Hit) -> str | None:
@@ -123,7 +137,9 @@ def _one(group: list[Hit], demoted: Collection[tuple[str, str]]) -> Hit:
     """One hit for a group of identical texts."""
     if len(group) == 1:
         return group[0]
-    rep = min(group, key=lambda h: (*copy_rank(h.repository, h.path, demoted), h.start_line))
+    folders = {f for h in group for f in h.path.split("/")[:-1]}
+    rep = min(group, key=lambda h: (*copy_rank(h.repository, h.path, demoted, folders),
+                                    h.start_line))
     matches: set[LineMatch] = set()
     sources: set[MatchSource] = set()
     copies: list[Copy] = list(rep.also_in)

@@ -36,21 +36,24 @@ STOPWORDS = frozenset(
 )
 """English function words that carry no evidence in code search."""
 
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
+_WORD = re.compile(r"[vV]?\d+(?:\.\d+)+|[A-Za-z_][A-Za-z0-9_]*|\d+")
+"""An identifier, or a number or version (`404`, `3.1.0`: a phrase of its numbers in the
+index, whose tokenizer cuts at the dots)."""
 
 
 def keyword_terms(question: str) -> list[str]:
     """Distinct lowercase search terms of a question: content words and identifier parts.
 
     `Retry.increment is_exhausted` -> retry, increment, is_exhausted, exhausted, ...;
-    stop words and one-letter words are dropped.
+    numbers of two digits or more and versions are terms (`404`, `3.1.0`: the index holds
+    them as words); stop words and one-letter words are dropped.
     """
     seen: dict[str, None] = {}
     for word in _WORD.findall(question):
         pieces = [word, *word.split("_"), *split_identifiers(word).split()]
         for p in pieces:
             t = p.lower()
-            if len(t) >= 2 and t not in STOPWORDS and not t.isdigit():
+            if len(t) >= 2 and t not in STOPWORDS:
                 seen.setdefault(t, None)
     return list(seen)
 
@@ -229,8 +232,16 @@ def add_line_matches(store: IndexStore, question: str, hits: list[Hit],
 def term_pattern(terms: list[str]) -> re.Pattern[str]:
     """Words starting with any term, case-insensitively (`redirect` finds `redirects`,
     as the porter-stemmed index does)."""
-    alternatives = "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True))
-    return re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})[A-Za-z0-9]*", re.IGNORECASE)
+    numbers = [t for t in terms if t[:1].isdigit()]  # a number matches itself only
+    words = [t for t in terms if not t[:1].isdigit()]
+    parts = []
+    if words:
+        alternatives = "|".join(re.escape(t) for t in sorted(words, key=len, reverse=True))
+        parts.append(rf"(?<![A-Za-z0-9])(?:{alternatives})[A-Za-z0-9]*")
+    if numbers:
+        alternatives = "|".join(re.escape(t) for t in sorted(numbers, key=len, reverse=True))
+        parts.append(rf"(?<![A-Za-z0-9.])(?:{alternatives})(?![0-9]|\.[0-9])")
+    return re.compile("|".join(parts) or "(?!)", re.IGNORECASE)
 
 
 def line_matches(text: str, first_line: int, words: re.Pattern[str]) -> tuple[LineMatch, ...]:

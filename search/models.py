@@ -183,6 +183,9 @@ class SymbolPage:
     best_match: str | None = None
     """How the best result matches the query's name: `exact`, `prefix`, `substring` or
     `fuzzy` (then no name holds the query: the items are guesses); None without items."""
+    exact: int = 0
+    """How many of the results match the query's name exactly (they come first; the
+    other `total - exact` are similar names)."""
 
 
 @dataclass(frozen=True, slots=True)

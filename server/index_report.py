@@ -40,6 +40,17 @@ def not_embedded_line(counts: Mapping[str, int], names: Sequence[str]) -> str:
             f"{named_sample(list(names), total)}; {EMBED_ALLOW_HINT}")
 
 
+def checkpoints_lines(by_kind: Mapping[str, int], top: Sequence[tuple[str, int]]) -> list[str]:
+    """Two lines on where a run's checkpoints come from: their count by kind of file, and
+    the files that yield the most (`top`: path, checkpoints)."""
+    lines = []
+    if by_kind:
+        lines.append("  checkpoints by kind: " + ", ".join(f"{k} {v}" for k, v in by_kind.items()))
+    if top:
+        lines.append("  most checkpoints: " + ", ".join(f"{p} ({n})" for p, n in top))
+    return lines
+
+
 class StoppedRun(Protocol):
     """What `stopped_text` reads of a run's `IndexStats`."""
 

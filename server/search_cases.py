@@ -20,6 +20,7 @@ from ctxd.search import legs as hybrid_legs
 from ctxd.search.copies import collapse_copies
 from ctxd.search.cursor import decode_cursor, encode_cursor
 from ctxd.search.enclosing import with_enclosing_symbols
+from ctxd.search.exact_phrase import exact_files, exact_first
 from ctxd.search.filters import SearchFilters
 from ctxd.search.hybrid import (
     FusionOptions,
@@ -29,6 +30,7 @@ from ctxd.search.hybrid import (
     rank_hybrid,
 )
 from ctxd.search.keyword import add_line_matches, informative_terms, keyword_search
+from ctxd.search.language_filter import language_filter
 from ctxd.search.legs import HYBRID_DEPTH, Legs, coverage, hybrid_lexical_query, run_legs
 from ctxd.search.lexical.engine import EmbeddedLexical
 from ctxd.search.lexical.limits import check_query_length
@@ -104,6 +106,7 @@ class SearchCases:
                 details={"field": "mode", "value": mode, "allowed": list(MODES)},
             )
         limit = request.limit or settings.search.default_limit
+        language = language_filter(request.language)  # `js` is `javascript` in every mode
         if context_lines is not None:
             check_bound("context_lines", context_lines, 0, 10)
         check_bound("limit", limit, 1, 100, hint="Use a smaller limit and page with the cursor.")
@@ -112,13 +115,12 @@ class SearchCases:
             "mode": mode,
             "repositories": sorted(request.repositories or []),
             "path": request.path_glob,
-            "language": request.language,
+            "language": language,
         }
         offset = 0
         if request.cursor:
             offset, limit = decode_cursor(request.cursor, params)
-        filters = SearchFilters(tuple(request.repositories or ()), request.path_glob,
-                                request.language)
+        filters = SearchFilters(tuple(request.repositories or ()), request.path_glob, language)
         store = self.resources.store()
         self._check_repositories(store, filters.repositories)
         notes: list[str] = []
@@ -166,6 +168,10 @@ class SearchCases:
         pending = hybrid_legs.unembedded(store, filters, legs.get("keyword", []))
         ranked = rank_hybrid(query.text, legs, self.fusion_options(), unembedded=pending,
                              generated=hybrid_legs.generated_files(store, legs, options))
+        if res.settings.search.zoekt_url or hybrid_legs.embedded_lexical_fits(store):
+            ranked = exact_first(ranked, exact_files(
+                query.text, filters, lambda q, k: self._lexical_search(
+                    q, offset=0, max_files=k, context_lines=0), store.file_roles))
         return add_line_matches(store, query.text, ranked[offset : offset + n],
                                 res.postings(store), terms=query.terms)
 
@@ -327,6 +333,7 @@ class SearchCases:
         """
         symbol, repositories = request.symbol, request.repositories
         check_query_length("symbol", symbol)
+        language = language_filter(request.language)
         store = self.resources.store()
         if self.resources.zoekt() is None:
             self._check_repositories(store, tuple(repositories or ()))
@@ -336,7 +343,7 @@ class SearchCases:
             name = symbol.rsplit(".", 1)[-1]
             definitions = [s for s in backend.symbols(f"sym:^{escape_regex(name)}$")
                            if s.name == name]
-        return find_references(store, backend, symbol, language=request.language,
+        return find_references(store, backend, symbol, language=language,
                                repositories=repositories, limit=request.limit,
                                definitions=definitions)
 
@@ -395,6 +402,7 @@ class SearchCases:
         has_more = end < total
         return SymbolPage(
             best_match=best_match(query, items),
+            exact=exact_count(query, items),
             query=query,
             items=page,
             total=total,
@@ -439,6 +447,12 @@ def check_bound(field: str, value: int, lo: int, hi: int, *, hint: str | None = 
             f"{field} must be between {lo} and {hi}, got {value}", hint=hint,
             details={"field": field, "value": value, "min": lo, "max": hi},
         )
+
+
+def exact_count(query: str, ranked: list[SymbolItem]) -> int:
+    """How many of `ranked` (best first) match `query`'s name part exactly."""
+    name = split_query(query)[1]
+    return sum(1 for i in ranked if (r := rank_symbol(name, i.name)) is not None and r[0] == 0)
 
 
 def reject_nul(query: str) -> None:

@@ -74,7 +74,8 @@ class ChunkOptions:
     min_tokens: int = 24
     """A piece smaller than this merges with its neighbour (up to `max_tokens`)."""
     window_overlap_lines: int = 3
-    """Lines shared by consecutive windows of non-code text."""
+    """Lines shared by consecutive windows of non-code text (at most a quarter of a
+    window's lines, so that windows advance by most of their size)."""
     parse_budget_ms: int = 10_000
     """The most time one code file's syntax parse (tree-sitter and the walk over its tree)
     may take before the file is cut into line windows instead (0 = no limit); the files it
@@ -250,7 +251,10 @@ class _Cutter:
             covered = j
             if j >= end:
                 break
-            nxt = max(e + 1 - overlap, s + 1)
+            # Overlap at most a quarter of the window: a window advances by most of its
+            # size (short dense lines made 2-line windows step by one line).
+            keep = min(overlap, (e - s + 1) // 4)
+            nxt = max(e + 1 - keep, s + 1)
             if self.long[j + 1] or self.tokens(nxt, j + 1) > self.target:
                 nxt = j + 1
             i = nxt

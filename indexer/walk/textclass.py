@@ -16,7 +16,11 @@ no embedding time:
   `dist/` named by `package.json` or mirroring `src/`, Python's `build/lib/`,
   `*.egg-info/`, a `.map` beside the file) and by text (a trailing `sourceMappingURL`, a
   `/*! name vX.Y.Z` banner, a bundler's runtime);
-- certificates (`*.crt`, `*.cer`, `*.der`, PEM blocks) and data blobs (base64, hex dumps).
+- certificates (`*.crt`, `*.cer`, `*.der`, PEM blocks) and data blobs (base64, hex dumps);
+- data files: tables (`*.csv`, `*.tsv`, JSON Lines), JSON / YAML / XML files of at least
+  `LARGE_DATA` characters, and plain-text files that are mostly rows of numbers (recorded
+  measurements such as a benchmark's result summaries): line windows over short dense rows
+  made a checkpoint per row or two, half of one Rust repository's checkpoints.
 
 Generated code (`*_pb2.py`, `*.pb.go`, a `Code generated ... DO NOT EDIT.` or `@generated`
 header) is `GENERATED`: embedded, but hybrid ranking demotes it like tests.
@@ -67,7 +71,8 @@ class Role(StrEnum):
     """Build output: bundles and compiled copies of the source (`indexer.walk.buildout`)."""
     CERTIFICATE = "certificate"
     DATA = "data"
-    """Base64 or hex dumps."""
+    """Base64 or hex dumps, tables (CSV, TSV), large JSON / YAML / XML data, rows of
+    numbers."""
 
     @property
     def lexical_only(self) -> bool:
@@ -94,7 +99,19 @@ MINIFIED_PATTERNS: tuple[str, ...] = (
 CERTIFICATE_PATTERNS: tuple[str, ...] = (
     "*.crt", "*.cer", "*.der", "*.csr", "*.crl", "*.p7b", "*.p7c", "*.srl",
 )
-DATA_PATTERNS: tuple[str, ...] = ("*.b64", "*.base64", "*.hex")
+DATA_PATTERNS: tuple[str, ...] = ("*.b64", "*.base64", "*.hex", "*.csv", "*.tsv", "*.psv",
+                                   "*.jsonl", "*.ndjson")
+LARGE_DATA_SUFFIXES: tuple[str, ...] = (".json", ".yaml", ".yml", ".xml")
+"""Structured data formats whose large files are data, not configuration."""
+LARGE_DATA = 100_000
+"""Characters from which a JSON / YAML / XML file counts as data (configuration files are
+far smaller: a `package.json` or a CI workflow is a few KB)."""
+PLAIN_TEXT_SUFFIXES: tuple[str, ...] = ("", ".txt", ".out", ".log", ".dat")
+"""Names the numeric-rows rule looks at (code, Markdown and the like never count)."""
+NUMERIC_ROWS = 0.4
+"""A plain-text file with at least this share of its non-blank lines holding two numbers
+or more (and at least `MIN_ROWS` lines) is data."""
+MIN_ROWS = 20
 GENERATED_PATTERNS: tuple[str, ...] = (
     "*_pb2.py", "*_pb2.pyi", "*_pb2_grpc.py", "*.pb.go", "*.pb.gw.go", "*_grpc.pb.go",
     "*.pb.cc", "*.pb.h", "*.pb.swift", "*_generated.go", "zz_generated*.go",
@@ -121,11 +138,13 @@ _GENERATED_HEAD = re.compile(
 _PEM = re.compile(r"-----BEGIN [A-Z0-9 ]+-----")
 _BASE64_LINE = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
 _HEX_LINE = re.compile(r"(?:[0-9a-fA-F]{4,}:?\s+)?(?:[0-9a-fA-F]{2}\s?){16,}.*")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
+"""A number standing alone (`0.159`, `68`; not a version such as `23.2.0`, nor `utf8`)."""
 
-RULES_VERSION = 2
+RULES_VERSION = 3
 """The version of the built-in rules (here and in `indexer.walk.secrets`): stored with a
 repository's options, so that a change of the rules re-decides unchanged files once (1:
-issue 15; 2: build output, more lockfiles, secrets by content)."""
+issue 15; 2: build output, more lockfiles, secrets by content; 3: data files)."""
 
 LONG_LINE = 1000
 """Characters from which a line counts as very long."""
@@ -243,6 +262,8 @@ def classify(
         sample = text if len(text) <= SAMPLE else text[: SAMPLE // 2] + text[-SAMPLE // 2 :]
         if len(text) >= MIN_SIZE and (found := _content_role(sample)) is not None:
             return found
+        if len(text) >= MIN_SIZE and (found := _data_role(name, sample, len(text))):
+            return found
         if why := bundle_signature(rel, text):
             return Role.BUILT, why
     head = text[:2000]
@@ -261,7 +282,21 @@ def _name_role(rel: str, name: str, vendor: VendorDirs | None) -> tuple[Role, st
     if pat := _CERTIFICATES.which_file(rel, name):
         return Role.CERTIFICATE, f"certificate ({pat!r})"
     if pat := _DATA.which_file(rel, name):
-        return Role.DATA, f"data blob ({pat!r})"
+        return Role.DATA, f"data file ({pat!r})"
+    return None
+
+
+def _data_role(name: str, text: str, size: int) -> tuple[Role, str] | None:
+    """Large structured data, or plain text that is mostly rows of numbers."""
+    dot = name.rfind(".")
+    suffix = name[dot:].lower() if dot > 0 else ""
+    if suffix in LARGE_DATA_SUFFIXES and size >= LARGE_DATA:
+        return Role.DATA, f"{suffix[1:].upper()} data of {size // 1000} KB"
+    if suffix in PLAIN_TEXT_SUFFIXES:
+        rows = [line for line in text.split("\n") if line.strip()]
+        numeric = sum(1 for line in rows if len(_NUMBER.findall(line)) >= 2)
+        if len(rows) >= MIN_ROWS and numeric >= NUMERIC_ROWS * len(rows):
+            return Role.DATA, f"rows of numbers ({numeric} of {len(rows)} lines)"
     return None
 
 

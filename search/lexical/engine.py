@@ -26,7 +26,10 @@ How a query runs:
 4. Rank: Zoekt's default scoring, simplified: the best line's score (whole word +500,
    word edge +50; a match on a symbol definition +7000 exact, +5500 at an edge,
    +4000 inside, plus a kind bonus; file base-name matches alike) plus up to +400
-   when several atoms matched. Ties: repository, then path.
+   when several atoms matched, +`SCORE_NEAR` when the words of a query of several atoms
+   all sit within `NEAR_LINES` lines of each other (a definition over a file that
+   mentions them far apart); build output (`BUILT_ROLES`) scores half, so the source of
+   a phrase ranks above its bundles. Ties: repository, then path.
 5. Shape: the top files (kept, text and matches, from steps 3-4 when the page ends within
    the first `KEEP_AT_MOST` files; re-read and verified again otherwise) are turned into
    `FileMatch` records: one `LineMatch` per matching line (sorted by line; 1-based
@@ -53,6 +56,7 @@ part that shares one query's plan, limits and page.
 from __future__ import annotations
 
 import math
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -67,17 +71,20 @@ from ctxd.search.lexical.files import search_file_names
 from ctxd.search.lexical.limits import check_term_count
 from ctxd.search.lexical.query import (
     And,
+    Field,
     Lang,
     Node,
     Not,
     Or,
     RepoSet,
     ResultType,
+    Text,
     Type,
     parse,
     simplify,
 )
 from ctxd.search.lexical.rank import (
+    SCORE_SYMBOL,
     SCORE_WORD,
     Section,
     Span,
@@ -156,8 +163,10 @@ def _sections(
     return out
 
 
-def score_file(shaped: _Shaped, doc: Doc, atoms: int, symbols: Sequence[SymbolRow] | None) -> float:
-    """Zoekt's default file score (without its shard-order tie-breakers)."""
+def score_file(shaped: _Shaped, doc: Doc, atoms: int, symbols: Sequence[SymbolRow] | None,
+               near: int = 0) -> float:
+    """Zoekt's default file score (without its shard-order tie-breakers); `near`: the
+    number of plain words a query ANDs (`and_words`), whose nearness earns `SCORE_NEAR`."""
     best = 0.0
     if shaped.content:
         sections = _sections(doc, symbols or (), shaped.content)
@@ -173,7 +182,55 @@ def score_file(shaped: _Shaped, doc: Doc, atoms: int, symbols: Sequence[SymbolRo
                     best = max(best, word_score(data, s, e))
     elif shaped.path:
         best = max(path_fragment_score(doc.path_bytes, s, e) for s, e in shaped.path)
-    return float(math.trunc(best + atom_bonus(atoms)))
+    score = best + atom_bonus(atoms)
+    if near >= 2 and atoms >= near and _near(shaped, doc.data, near):
+        score += SCORE_NEAR
+    if doc.row.role in BUILT_ROLES:
+        score *= BUILT_FACTOR
+    return float(math.trunc(score))
+
+
+SCORE_NEAR = SCORE_SYMBOL
+"""Bonus of a file whose matched words all sit within `NEAR_LINES` lines of each other: as
+much as a match on a definition's name, so that the line holding every word outranks a
+Markdown heading that holds one of them (headings are symbols, +4000 or more)."""
+NEAR_LINES = 3
+
+
+_PLAIN_WORD = re.compile(r"\w+")
+
+
+def and_words(root: Node) -> int:
+    """How many plain words (no regex) an unquoted multi-word query ANDs over the
+    content (`retry backoff delay`: 3); 0 for any other query, which Zoekt scores."""
+    children = root.children if isinstance(root, And) else (root,)
+    words = [c for c in children if isinstance(c, Text) and c.field is not Field.PATH
+             and _PLAIN_WORD.fullmatch(c.pattern)]
+    return len(words) if len(words) >= 2 else 0
+
+
+def _near(shaped: _Shaped, data: bytes, atoms: int) -> bool:
+    """Some `NEAR_LINES` consecutive lines hold `atoms` distinct matched words (the atoms
+    of an AND or OR of words: case folded)."""
+    lines = sorted(shaped.content)
+    words = {line: {data[s:e].lower() for s, e in shaped.content[line]} for line in lines}
+    for i, first in enumerate(lines):
+        seen: set[bytes] = set()
+        for line in lines[i:]:
+            if line - first >= NEAR_LINES:
+                break
+            seen |= words[line]
+            if len(seen) >= atoms:
+                return True
+    return False
+
+
+BUILT_ROLES = frozenset({"built", "minified"})
+"""Roles of copies made by a build (bundles, compiled copies, source maps, minified files):
+a phrase they share with the source (an error message) ranks the source first."""
+BUILT_FACTOR = 0.5
+"""Their score's share: a match on a whole word in the source (500) outranks one in a
+bundle, whose path sorts first (`dist/` before `lib/`)."""
 
 
 # -- the engine ---------------------------------------------------------------------------
@@ -489,13 +546,15 @@ class EmbeddedLexical:
         """Score a batch's matching files; the definitions on their matching lines (all the
         score looks at) are read in one statement."""
         lines = {doc.row.id: shaped.content.keys() for doc, shaped, _ in matched if shaped.content}
+        near = and_words(plan.root)
         if lines:
             plan.prefetch_symbols(lines)
         return [
             _Hit(
                 doc.row,
                 score_file(
-                    shaped, doc, atoms, plan.symbols_of(doc.row.id) if shaped.content else None
+                    shaped, doc, atoms, plan.symbols_of(doc.row.id) if shaped.content else None,
+                    near,
                 ),
                 _line_count(shaped),
             )

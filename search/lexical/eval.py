@@ -70,6 +70,8 @@ class Row:
     path: str
     language: str
     size: int
+    role: str = ""
+    """`files.role` (`indexer.walk.textclass.Role`): '' for code and prose."""
 
 
 @dataclass(slots=True)

@@ -49,7 +49,7 @@ from ctxd.search.lexical.regex_trigrams import (
 )
 
 CANDIDATES_SQL = (
-    "SELECT f.id, f.repo_id, r.name, f.path, f.language, f.size "
+    "SELECT f.id, f.repo_id, r.name, f.path, f.language, f.size, f.role "
     "FROM files f JOIN repos r ON r.id = f.repo_id WHERE {where} ORDER BY r.name, f.path"
 )
 """The candidate query; `{where}` is a rendered `Cond`."""

@@ -341,7 +341,8 @@ def index(
 @click.option("--repo", "repos", multiple=True, metavar="NAME", help="Only this repository.")
 @all_repos_option
 @click.option("--path", "path_glob", metavar="GLOB", help="Only paths matching GLOB.")
-@click.option("--lang", metavar="L", help="Only this language (e.g. python).")
+@click.option("--lang", metavar="L",
+              help="Only this language: a name or alias (python, js, go, ...), in every mode.")
 @click.option("--limit", type=click.IntRange(1, 100), help="Results per page (default 10).")
 @click.option("--cursor", help="Continue from a previous page's next_cursor.")
 @click.option("--explain", is_flag=True, help="Show how the query would run (parsed query, "
@@ -605,11 +606,17 @@ def compact(ctx: click.Context, as_json: bool) -> None:
 @click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True)
 @click.option("--start", "start_index", type=click.IntRange(0), default=0, show_default=True,
               help="Skip this many results (paging).")
+@click.option("--similar", is_flag=True,
+              help="After exact matches, list the similar names too (prefix, substring, fuzzy).")
 @json_option
 @click.pass_context
 def symbols(ctx: click.Context, query: str, kinds: tuple[str, ...], repos: tuple[str, ...],
-            all_repos: bool, limit: int, start_index: int, as_json: bool) -> None:
+            all_repos: bool, limit: int, start_index: int, similar: bool, as_json: bool) -> None:
     """Find definitions by name: exact, prefix, substring, then fuzzy (camelCase/snake_case).
+
+    When a name matches exactly, only the exact definitions are listed, with a count of
+    the similar names (`--similar` lists them; JSON lists every item, with `exact` and
+    `similar` counts).
 
     When no name matches exactly, by prefix or as a substring, it says so before the
     fuzzy matches (JSON: `best_match` is `fuzzy`) and exits 1.
@@ -625,7 +632,7 @@ def symbols(ctx: click.Context, query: str, kinds: tuple[str, ...], repos: tuple
     if as_json:
         render.emit_json(render.symbol_page_json(page))
     else:
-        render.emit(render.symbol_page_text(page, scope.names))
+        render.emit(render.symbol_page_text(page, scope.names, similar=similar))
     if not page.items or page.best_match == "fuzzy":
         sys.exit(1)
 

@@ -17,7 +17,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ctxd.indexer.errors import CtxdError
-from ctxd.search.models import Hit, References, SymbolPage
+from ctxd.search.models import Hit, References, SymbolItem, SymbolPage
 from ctxd.server.cli.hits_text import (
     TextOptions,
     Where,
@@ -28,6 +28,7 @@ from ctxd.server.cli.hits_text import (
 from ctxd.server.cli.styled import write_lines
 from ctxd.server.index_report import (
     SHOWN,
+    checkpoints_lines,
     named_sample,
     not_embedded_line,
     sensitive_line,
@@ -117,6 +118,8 @@ def index_stats_text(stats: IndexStats) -> str:
         lines.append(
             f"  would embed {stats.chunks_to_embed} checkpoints ({stats.tokens_to_embed} tokens)"
         )
+        lines.extend(checkpoints_lines(stats.checkpoints_by_kind,
+                                       [(safe(f.path), f.checkpoints) for f in stats.top_files]))
     else:
         lines.append(
             f"  {stats.checkpoints} checkpoints, {stats.chunks_embedded} embedded in this run"
@@ -295,6 +298,8 @@ def symbol_page_json(page: SymbolPage) -> dict[str, Any]:
     return {
         "query": page.query,
         "best_match": page.best_match,
+        "exact": page.exact,
+        "similar": page.total - page.exact,
         "items": [
             {"name": i.name, "kind": i.kind, "path": i.path, "line": i.line,
              "container": i.container, "repository": i.repository}
@@ -313,16 +318,30 @@ def no_exact_match_text(query: str) -> str:
             "closest fuzzy matches:")
 
 
-def symbol_page_text(page: SymbolPage, where: Where) -> str:
+def symbol_page_text(page: SymbolPage, where: Where, similar: bool = False) -> str:
+    """The page's symbols, one a line; without `similar`, an exact hit's page shows the
+    exact definitions and counts the similar names (prefix, substring, fuzzy)."""
     if not page.items:
         return f"No symbols match `{safe(page.query)}`."
     rows = [no_exact_match_text(page.query)] if page.best_match == "fuzzy" else []
+    if (not similar and page.best_match == "exact" and page.start_index == 0
+            and (page.exact < len(page.items) or not page.has_more)):  # all exact ones here
+        rows += [symbol_line(i, where) for i in page.items[: page.exact]]
+        others = page.total - page.exact
+        rows.append(f"{page.exact} exact" + (
+            f"; {others} similar names (prefix, substring or fuzzy matches): "
+            f"`ctxd symbols {safe(page.query)} --similar` lists them" if others else ""))
+        return "\n".join(rows)
     for i in page.items:
-        inside = f" (in {i.container})" if i.container else ""
-        rows.append(f"{i.kind:<10} {i.name}{inside}  {safe(where(i.repository, i.path))}:{i.line}")
+        rows.append(symbol_line(i, where))
     rows.append(f"{page.total} results" + (f"; next: --start {page.start_index + len(page.items)}"
                                            if page.has_more else ""))
     return "\n".join(rows)
+
+
+def symbol_line(i: SymbolItem, where: Where) -> str:
+    inside = f" (in {i.container})" if i.container else ""
+    return f"{i.kind:<10} {i.name}{inside}  {safe(where(i.repository, i.path))}:{i.line}"
 
 
 def references_json(r: References) -> dict[str, Any]:

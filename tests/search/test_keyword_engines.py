@@ -1,7 +1,8 @@
 """The keyword leg gives the same answers on both engines: FTS5's `bm25()` on SQLite and
 ctxd's BM25 over PostgreSQL's full text rank a real tree's checkpoints identically (same
 words after the porter stemmer, same column weights, same statistics): the same ten
-checkpoints in the same order, with the same scores."""
+checkpoints in the same order, with the same scores, numbers and versions (`8.5.0`: a
+phrase of its numbers) included."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ QUESTIONS = (
     "group of commands", "default value from an environment variable", "progress bar",
     "file path type", "confirm before continuing", "format the help text",
     "invoke a subcommand", "get_terminal_size", "BadParameter",
+    "changed in version 8.0", "deprecated since 8.5.0", "wrap at 80 columns",
 )
 
 
