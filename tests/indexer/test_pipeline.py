@@ -13,7 +13,7 @@ import pytest
 
 from ctxd.indexer.errors import ModelMismatch, ValidationError
 from ctxd.indexer.models import Chunk
-from ctxd.indexer.pipeline import Indexer, embedding_input
+from ctxd.indexer.pipeline import Indexer, Progress, embedding_input
 from ctxd.indexer.store.store import Store
 from ctxd.indexer.walk.walker import WalkOptions
 from tests.conftest import FakeEmbedder
@@ -253,7 +253,7 @@ CRASH_SCRIPT = textwrap.dedent(
 
     done = [0]
     def progress(p):
-        if phase == "walk" and p.phase == "walk" and p.done >= 50:
+        if phase in ("walk", "chunk") and p.phase == phase and p.done >= 50:
             print("STALLED", flush=True)
             threading.Event().wait()
 
@@ -264,7 +264,7 @@ CRASH_SCRIPT = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("phase", ["walk", "embed"])
+@pytest.mark.parametrize("phase", ["walk", "chunk", "embed"])
 def test_kill_during_indexing_leaves_a_consistent_index_and_the_next_run_completes(
     repo, tmp_path, phase, fake_embedder
 ):
@@ -290,14 +290,24 @@ def test_kill_during_indexing_leaves_a_consistent_index_and_the_next_run_complet
         files = int(store.query("SELECT count(*) FROM files")[0][0])
         assert 0 < files <= 120
         assert files == int(store.query("SELECT count(*) FROM file_text")[0][0])
-        # every stored file is whole: it has its checkpoints
+        # every stored file is whole (it has its checkpoints), or its text was written
+        # ahead of its checkpoints (text first) and its row says it is unfinished
+        unfinished = int(store.query("SELECT count(*) FROM files WHERE hash = ''")[0][0])
         assert not store.query(
-            "SELECT f.path FROM files f WHERE NOT EXISTS "
+            "SELECT f.path FROM files f WHERE f.hash != '' AND NOT EXISTS "
             "(SELECT 1 FROM checkpoints c WHERE c.file_id = f.id)"
         )
+        if phase == "chunk":
+            assert 0 < unfinished < files  # stopped half-way through chunking
+        elif phase == "embed":
+            assert unfinished == 0
         stats = Indexer(store, fake_embedder).index(repo.root, WalkOptions())
         assert stats.files_indexed == 120
-        assert stats.files_unchanged == files
+        assert stats.files_unchanged == files - unfinished
+        assert not store.query(
+            "SELECT f.path FROM files f WHERE f.hash = '' OR NOT EXISTS "
+            "(SELECT 1 FROM checkpoints c WHERE c.file_id = f.id)"
+        )
         assert store.count_pending() == 0
         store.gc_embeddings()
         c = counts(store)
@@ -333,8 +343,11 @@ def test_should_stop_ends_the_run_consistently_and_the_next_run_completes(repo, 
     assert counts(store)["files"] == 20 and emb.embedded_texts == []
     assert store.repos()[0].indexed_at is None  # not marked as a complete index
     stats = Indexer(store, emb).index(repo.root, WalkOptions())
-    assert not stats.stopped and stats.files_indexed == 60 and stats.files_unchanged == 20
+    # text first: the 20 files the walk wrote before the stop were unfinished (text only),
+    # so the next run rewrites them
+    assert not stats.stopped and stats.files_indexed == 60 and stats.files_unchanged == 0
     assert store.count_pending() == 0
+    assert not store.query("SELECT path FROM files WHERE hash = ''")
 
 
 def test_only_paths_touches_just_those_paths_with_the_walk_policy(repo, store, fake_embedder):
@@ -356,7 +369,8 @@ def test_files_commit_in_batches_that_other_connections_see_whole(
     repo, store, isolated_env, fake_embedder, monkeypatch
 ):
     """Phase 1 commits batches of 1, 2, 4, then `files_per_commit` files: a second
-    connection, polled before each file, sees the committed count step by whole batches."""
+    connection, polled before each file, sees the committed count step by whole batches,
+    first of texts (the walk), then of finished files (chunking)."""
     monkeypatch.setattr("ctxd.indexer.pipeline.COMMIT_EVERY_S", 3600.0)
     for i in range(10):
         repo.write(f"f{i}.py", f"def f{i}(x):\n    return x + {i}\n")
@@ -365,11 +379,15 @@ def test_files_commit_in_batches_that_other_connections_see_whole(
 
         def probe() -> bool:
             seen.append(int(reader.query("SELECT count(*) FROM files")[0][0]))
+            finished.append(int(reader.query(
+                "SELECT count(*) FROM files WHERE hash != ''")[0][0]))
             return False
 
+        finished: list[int] = []
         stats = Indexer(store, fake_embedder, files_per_commit=4).index(
             repo.root, WalkOptions(), embed=False, should_stop=probe)
-        assert seen == [0, 1, 1, 3, 3, 3, 3, 7, 7, 7]
+        assert seen == [0, 1, 1, 3, 3, 3, 3, 7, 7, 7] + [10] * 10
+        assert finished == [0] * 10 + [0, 1, 1, 3, 3, 3, 3, 7, 7, 7]
         assert stats.files_indexed == 10
         assert int(reader.query("SELECT count(*) FROM files")[0][0]) == 10
 
@@ -393,10 +411,11 @@ def test_batched_commits_store_the_same_rows_as_one_file_per_commit(
     for i in range(12):
         repo.write(f"pkg/m{i}.py", PY_FILE.replace("Cart", f"Cart{i}"))
 
-    def rows(files_per_commit: int) -> dict[str, list[tuple[object, ...]]]:
-        with Store.open(tmp_path / f"fpc{files_per_commit}.db") as s:
-            Indexer(s, fake_embedder, files_per_commit=files_per_commit).index(
-                repo.root, WalkOptions(), embed=False)
+    def rows(files_per_commit: int, text_first: bool = True
+             ) -> dict[str, list[tuple[object, ...]]]:
+        with Store.open(tmp_path / f"fpc{files_per_commit}{text_first}.db") as s:
+            Indexer(s, fake_embedder, files_per_commit=files_per_commit,
+                    text_first=text_first).index(repo.root, WalkOptions(), embed=False)
             return {name: [tuple(r) for r in s.query(sql)] for name, sql in {
                 "files": "SELECT path, size, hash, language, lines, role FROM files",
                 "text": "SELECT f.path, t.content FROM files f JOIN file_text t "
@@ -414,6 +433,44 @@ def test_batched_commits_store_the_same_rows_as_one_file_per_commit(
     one, batched = rows(1), rows(64)
     assert one["checkpoints"] and one["words"] and one["symbols"]
     assert batched == one
+    assert rows(64, text_first=False) == one  # chunking each file as it is read
+
+
+def test_the_whole_tree_is_greppable_before_any_file_is_chunked(repo, store, fake_embedder):
+    """Text first: when chunking starts, every file's text is committed and searchable
+    (the trigram table), none has checkpoints yet; a file changed since keeps its id,
+    text and checkpoints until its turn, and its summary's vector when that is unchanged."""
+    for i in range(30):
+        repo.write(f"pkg/m{i}.py", PY_FILE.replace("Cart", f"Cart{i}"))
+    Indexer(store, fake_embedder).index(repo.root, WalkOptions())
+    ids = dict(store.query("SELECT path, id FROM files"))
+    vectors = dict(store.query("SELECT path, vector FROM summaries"))
+    repo.write("pkg/m3.py", PY_FILE.replace("Cart", "Cart3") + "\n# a comment at the end\n")
+    for i in range(30, 40):
+        repo.write(f"pkg/m{i}.py", PY_FILE.replace("Cart", f"Cart{i}"))
+    at_chunking: list[tuple[object, ...]] = []
+
+    def progress(p: Progress) -> None:
+        if p.phase == "chunk" and not at_chunking:
+            at_chunking.extend([
+                store.query("SELECT count(*) FROM file_text WHERE file_text MATCH "
+                            "'\"class cart3\"'")[0][0],
+                store.query("SELECT count(*) FROM file_text WHERE file_text MATCH "
+                            "'\"a comment at the end\"'")[0][0],
+                store.query("SELECT count(*) FROM files f WHERE path GLOB 'pkg/m3?.py' AND "
+                            "EXISTS (SELECT 1 FROM checkpoints c WHERE c.file_id = f.id)")[0][0],
+                store.query("SELECT count(*) FROM checkpoints WHERE path = 'pkg/m3.py'")[0][0],
+                p.total,
+            ])
+
+    stats = Indexer(store, fake_embedder).index(repo.root, WalkOptions(), progress=progress)
+    # m3.py, m30.py .. m39.py; m3's new text is greppable, its old checkpoints still there
+    assert at_chunking[:2] == [11, 1] and at_chunking[2] == 0 and at_chunking[3] > 0
+    assert at_chunking[4] == 11 and stats.files_updated == 11
+    assert dict(store.query("SELECT path, id FROM files"))["pkg/m3.py"] == ids["pkg/m3.py"]
+    assert not store.query("SELECT path FROM files WHERE hash = '' OR mtime_ns = -1")
+    summaries = dict(store.query("SELECT path, vector FROM summaries"))
+    assert summaries["pkg/m3.py"] == vectors["pkg/m3.py"] is not None  # same summary
 
 
 def test_dry_run_token_plan_equals_counting_what_a_run_would_embed(
