@@ -493,3 +493,23 @@ def test_dry_run_token_plan_equals_counting_what_a_run_would_embed(
     assert real_embedder.tokens_add_up
     assert dry.chunks_to_embed == len(inputs) > 50
     assert dry.tokens_to_embed == sum(real_embedder.count_tokens(inputs))
+
+
+def test_text_written_first_then_the_rest_of_the_file_keeps_one_id(store):
+    """`put_file_text` then `replace_file(content=None)`: one file id, its text written
+    once, the row unfinished in between; without a row there is no text to keep."""
+    from ctxd.indexer.store.records import FileRecord
+
+    repo_id = store.upsert_repo("/r", {}, "2026-11-27T00:00:00Z").id
+    record = FileRecord("a.py", 10, 123, "h1", "python", 2)
+    file_id = store.put_file_text(repo_id, record, "def alpha():\n    pass\n", "t")
+    assert store.query("SELECT hash, mtime_ns FROM files")[0] == ("", -1)
+    assert store.query("SELECT count(*) FROM checkpoints")[0][0] == 0
+    chunk = Chunk(1, 2, "def alpha():\n    pass\n", symbol="alpha", symbol_kind="function")
+    assert store.replace_file(repo_id, record, None, [(chunk, "ch1")], [], "t") == file_id
+    assert store.query("SELECT id, hash, mtime_ns FROM files")[0] == (file_id, "h1", 123)
+    assert store.file_texts([file_id]) == {file_id: "def alpha():\n    pass\n"}
+    assert store.query("SELECT file_id, symbol FROM checkpoints") == [(file_id, "alpha")]
+    with pytest.raises(ValueError, match=r"b\.py"):
+        store.replace_file(repo_id, FileRecord("b.py", 1, 1, "h", "python", 1), None, [], [],
+                           "t")
