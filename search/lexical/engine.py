@@ -55,7 +55,7 @@ import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field, replace
 
 from ctxd.indexer.errors import ValidationError
@@ -86,7 +86,7 @@ from ctxd.search.lexical.rank import (
     dedupe_spans,
     merge_windows,
     path_fragment_score,
-    split_lines,
+    split_on_newlines,
     word_score,
 )
 from ctxd.search.lexical.sql import CANDIDATES_SQL, CondOp, language_names, render_cond
@@ -120,7 +120,7 @@ def shape(spans: Sequence[Span], doc: Doc) -> _Shaped:
     kept = dedupe_spans(spans)
     content = [(s, e) for is_path, s, e in kept if not is_path]
     if content:
-        return _Shaped(content=split_lines(content, doc.data))
+        return _Shaped(content=split_on_newlines(content, doc.starts, len(doc.data)))
     path = [(s, e) for is_path, s, e in kept if is_path]
     if path:
         return _Shaped(path=[(s, e) for s, e in path if e > s])
@@ -135,27 +135,20 @@ def _line_count(shaped: _Shaped) -> int:
 
 
 def _sections(
-    doc: Doc, symbols: Sequence[SymbolRow], wanted: Mapping[int, Sequence[tuple[int, int]]]
+    doc: Doc, symbols: Sequence[SymbolRow], wanted: Container[int]
 ) -> dict[int, list[Section]]:
-    """Definition names on the wanted lines (the matching lines, with their matches), as
-    byte ranges (first spelling on the line). A line's bounds come from the newlines
-    around its first match, not from the file's line starts."""
+    """Definition names on the wanted lines, as byte ranges (first spelling on the line)."""
     out: dict[int, list[Section]] = {}
     if not symbols:
         return out
-    data = doc.data
     for sym in symbols:
-        pieces = wanted.get(sym.line)
-        if not pieces:
+        if sym.line not in wanted or not doc.has_line(sym.line):
             continue
-        first = pieces[0][0]  # inside the line: a piece ends at its line's newline
-        line_start = data.rfind(b"\n", 0, first) + 1
-        line_end = data.find(b"\n", first)
-        line = data[line_start : line_end if line_end >= 0 else len(data)]
+        line = doc.line_bytes(sym.line)
         name = sym.name.encode("utf-8", "surrogatepass")
         at = line.find(name) if name else -1
         if at >= 0:
-            start = line_start + at
+            start = doc.line_start(sym.line) + at
             out.setdefault(sym.line, []).append(
                 Section(start, start + len(name), sym.kind, sym.name)
             )

@@ -235,45 +235,6 @@ def split_on_newlines(
     return by_line
 
 
-def split_lines(spans: Sequence[tuple[int, int]], data: bytes
-                ) -> dict[int, list[tuple[int, int]]]:
-    """`split_on_newlines` for spans in increasing, non-overlapping order (a file's
-    content matches, as `dedupe_spans` leaves them; others go to `split_on_newlines`),
-    without the file's line starts: a span on a later line than the previous one finds its
-    line by counting the newlines between them and the line's end by the next newline
-    (bytes methods, in C), so a file with a few matches costs a few calls, not a pass over
-    all of its lines (the ranking pass shapes every matching file; only the shown ones
-    need their line starts)."""
-    by_line: dict[int, list[tuple[int, int]]] = {}
-    size = len(data)
-    line, pos, stop_at = 1, 0, -1  # the line of `pos`, and the newline ending it (or size)
-    for start, end in spans:
-        if start < pos:
-            return split_on_newlines(spans, line_starts(data), size)
-        if start > stop_at:  # on a later line than the previous span
-            line += data.count(b"\n", pos, start)
-            stop_at = data.find(b"\n", start)
-            if stop_at < 0:
-                stop_at = size
-        s = pos = start
-        if end <= stop_at:  # the usual case: the span ends on its line
-            if end > s:
-                by_line.setdefault(line, []).append((s, end))
-            continue
-        while True:
-            stop = min(end, stop_at)
-            if stop > s:
-                by_line.setdefault(line, []).append((s, stop))
-            if stop_at >= size or end <= stop_at + 1:
-                break
-            s = pos = stop_at + 1
-            line += 1
-            stop_at = data.find(b"\n", s)
-            if stop_at < 0:
-                stop_at = size
-    return by_line
-
-
 def merge_windows(lines: Iterable[int], context: int, last_line: int) -> list[tuple[int, int]]:
     """Windows of `context` lines around each line, merged when they overlap or touch."""
     out: list[tuple[int, int]] = []

@@ -24,7 +24,6 @@ from ctxd.search.lexical.rank import (
     columns,
     dedupe_spans,
     line_starts,
-    split_lines,
     split_on_newlines,
 )
 from tests.search.conftest import IndexBuilder
@@ -90,25 +89,6 @@ def test_spans_cut_at_newlines_whether_on_one_line_or_several() -> None:
         assert split_on_newlines(spans, starts, len(data)) == _slow_split(
             spans, starts, len(data)
         ), (data, spans)
-
-
-def test_spans_in_order_cut_at_newlines_without_the_line_starts() -> None:
-    """`split_lines` (the ranking pass's) equals `split_on_newlines` on a file's content
-    matches in order, spanning lines or not, and on spans out of order (its fallback)."""
-    rng = random.Random(30)
-    for _ in range(3000):
-        data = bytes(rng.choice(b"ab\n") for _ in range(rng.randint(0, 40)))
-        spans: list[tuple[int, int]] = []
-        at = 0
-        for _ in range(rng.randint(0, 5)):
-            s = rng.randint(at, len(data))
-            e = rng.randint(s, min(len(data), s + rng.choice((0, 2, 12))))
-            spans.append((s, e))
-            at = e
-        if rng.random() < 0.1:
-            rng.shuffle(spans)
-        assert split_lines(spans, data) == split_on_newlines(
-            spans, line_starts(data), len(data)), (data, spans)
 
 
 def _slow_dedupe(spans: list[Span]) -> list[Span]:
