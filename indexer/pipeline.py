@@ -3,9 +3,11 @@
 `Indexer(store, embedder, chunk_options).index(root, walk_options)` is the one entry
 point, used by the service layer for `ctxd index`, the MCP `index_repository` tool and
 the watcher. Phase 1 writes each changed file's rows (text, checkpoints, symbols, its
-summary: `indexer.chunk.summary`) all-or-nothing, several files to a commit (batches of
-1, 2, 4, ... 64 files, or what waited 1 s: `_CommitBatch`), so lexical and symbol search
-work at once; phase 2 embeds the checkpoint and summary texts that have no vector yet,
+summary: `indexer.chunk.summary`), several files to a commit (batches of 1, 2, 4, ... 64
+files, or what waited 1 s: `_CommitBatch`), so lexical and symbol search work at once.
+Where the store can (`TextFirst`: SQLite), the walk writes each changed file's text and
+the files are chunked after it (`_chunk_deferred`), so the whole tree is greppable before
+any chunking; elsewhere each file's rows are written all-or-nothing. Phase 2 embeds the checkpoint and summary texts that have no vector yet,
 longest-first-sorted batches, committed as it goes, so semantic search covers more and
 more while it runs.
 
@@ -14,7 +16,8 @@ Invariants:
   one whose content hash is unchanged is not rewritten; files gone from disk or now
   excluded leave the index, files under a folder that cannot be read stay (`not_walked`).
   Running twice gives the same index.
-- Crash-safe: every committed file is whole; a killed run resumes where it stopped
+- Crash-safe: every committed file is whole, or (text first) has its text and a row
+  marked unfinished that the next run rewrites; a killed run resumes where it stopped
   (unchanged files are recognised by stat, pending embeddings are found by hash).
 - A text already embedded anywhere in the index (same hash) is never embedded again.
 - A bad file is recorded (`Skipped` or `FileFailure`) and the run goes on.
