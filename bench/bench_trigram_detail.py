@@ -97,8 +97,8 @@ def main() -> None:
                 path = Path(tmp) / f"{detail}{r}.db"
                 times[detail].append(build(path, texts, detail))
                 print(f"round {r + 1} {detail}: {times[detail][-1]:.2f} s", file=sys.stderr)
-        sizes = {d: (Path(tmp) / f"{d}0.db").stat().st_size
-                 + (Path(tmp) / f"{d}0.db-wal").stat().st_size for d in times}
+        sizes = {d: sum(p.stat().st_size for p in Path(tmp).glob(f"{d}0.db*"))
+                 for d in times}
         found = {d: candidates(Path(tmp) / f"{d}0.db", d) for d in times}
     out = {
         "date": time.strftime("%Y-%m-%d"), "tree": str(args.tree), "files": len(texts),

@@ -201,7 +201,8 @@ def _from_postings(store: IndexStore, question: str, postings: KeywordPostings, 
             break
         k *= 4
     words = term_pattern(terms) if with_matches else None
-    return [_hit((-score, *rows[cid]), words) for cid, score in top if cid in rows][offset:want]
+    page = [(cid, score) for cid, score in top if cid in rows][offset:want]
+    return [_hit((-score, *rows[cid]), words) for cid, score in page]
 
 
 def add_line_matches(store: IndexStore, question: str, hits: list[Hit],
@@ -227,10 +228,29 @@ def term_pattern(terms: list[str]) -> re.Pattern[str]:
 
 
 def line_matches(text: str, first_line: int, words: re.Pattern[str]) -> tuple[LineMatch, ...]:
-    """The lines of a checkpoint that contain query words, with 1-based column ranges."""
-    out = []
-    for n, line in enumerate(text.split("\n")):
-        ranges = tuple((m.start() + 1, m.end() + 1) for m in words.finditer(line))
-        if ranges:
-            out.append(LineMatch(first_line + n, line, ranges))
+    """The lines of a checkpoint that contain query words, with 1-based column ranges.
+
+    One search over the whole text (a match never spans a newline: terms are words, and
+    the look-behind sees a newline as it sees a line's start), each match placed on its
+    line by counting newlines since the previous one: the lines without a match cost no
+    Python (keyword pages build hits for hundreds of checkpoints per query)."""
+    out: list[LineMatch] = []
+    line = pos = 0  # line index of `pos`
+    start = end = -1  # bounds of that line once it has a match
+    ranges: list[tuple[int, int]] = []
+    for m in words.finditer(text):
+        at = m.start()
+        if at > end:  # a match on a later line
+            if ranges:
+                out.append(LineMatch(first_line + line, text[start:end], tuple(ranges)))
+                ranges = []
+            line += text.count("\n", pos, at)
+            pos = at
+            start = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", at)
+            if end < 0:
+                end = len(text)
+        ranges.append((at - start + 1, m.end() - start + 1))
+    if ranges:
+        out.append(LineMatch(first_line + line, text[start:end], tuple(ranges)))
     return tuple(out)
