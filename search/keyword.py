@@ -223,8 +223,49 @@ def add_line_matches(store: IndexStore, question: str, hits: list[Hit],
 def term_pattern(terms: list[str]) -> re.Pattern[str]:
     """Words starting with any term, case-insensitively (`redirect` finds `redirects`,
     as the porter-stemmed index does)."""
-    alternatives = "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True))
-    return re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})[A-Za-z0-9]*", re.IGNORECASE)
+    ordered = sorted(terms, key=len, reverse=True)
+    alternatives = "|".join(re.escape(t) for t in ordered)
+    words = re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})[A-Za-z0-9]*", re.IGNORECASE)
+    if all(t.isascii() for t in ordered):
+        with _PATTERN_LOCK:
+            _PATTERN_TERMS[words.pattern] = tuple(t.lower() for t in ordered)
+            while len(_PATTERN_TERMS) > 256:
+                del _PATTERN_TERMS[next(iter(_PATTERN_TERMS))]
+    return words
+
+
+_PATTERN_TERMS: dict[str, tuple[str, ...]] = {}
+"""The (ASCII, lowercased) terms of each recent `term_pattern`, by its source: where its
+matches can start (`_word_matches`)."""
+_PATTERN_LOCK = threading.Lock()
+
+
+def _word_matches(text: str, words: re.Pattern[str]) -> list[tuple[int, int]]:
+    """The spans `words.finditer(text)` gives. In ASCII text a match starts where one of
+    the pattern's terms occurs (ignoring ASCII case, which is all IGNORECASE does there),
+    so only those places are tried, each with `words.match` (its look-behind sees the
+    character before): the places without a term cost no regex steps. Other texts (where
+    IGNORECASE folds more than ASCII, and lowering can change lengths) use `finditer`."""
+    terms = _PATTERN_TERMS.get(words.pattern)
+    if terms is None or not text.isascii():
+        return [m.span() for m in words.finditer(text)]
+    lower = text.lower()
+    starts: set[int] = set()
+    for term in terms:
+        at = lower.find(term)
+        while at >= 0:
+            starts.add(at)
+            at = lower.find(term, at + 1)
+    out: list[tuple[int, int]] = []
+    end = 0
+    for at in sorted(starts):
+        if at < end:
+            continue
+        m = words.match(text, at)
+        if m is not None:
+            out.append(m.span())
+            end = m.end()
+    return out
 
 
 def line_matches(text: str, first_line: int, words: re.Pattern[str]) -> tuple[LineMatch, ...]:
@@ -238,8 +279,7 @@ def line_matches(text: str, first_line: int, words: re.Pattern[str]) -> tuple[Li
     line = pos = 0  # line index of `pos`
     start = end = -1  # bounds of that line once it has a match
     ranges: list[tuple[int, int]] = []
-    for m in words.finditer(text):
-        at = m.start()
+    for at, stop in _word_matches(text, words):
         if at > end:  # a match on a later line
             if ranges:
                 out.append(LineMatch(first_line + line, text[start:end], tuple(ranges)))
@@ -250,7 +290,7 @@ def line_matches(text: str, first_line: int, words: re.Pattern[str]) -> tuple[Li
             end = text.find("\n", at)
             if end < 0:
                 end = len(text)
-        ranges.append((at - start + 1, m.end() - start + 1))
+        ranges.append((at - start + 1, stop - start + 1))
     if ranges:
         out.append(LineMatch(first_line + line, text[start:end], tuple(ranges)))
     return tuple(out)
