@@ -188,7 +188,7 @@ def _from_postings(store: IndexStore, question: str, postings: KeywordPostings, 
             held_words.append(term)
         else:
             rare.append(term)
-    extra = store.keyword_scores(rare) if rare else []
+    extra = list(_rare_scores(store, rare)) if rare else []  # a copy: extended below
     stale = postings.generation != store.text_generation()
     if stale and held:  # rows written since the snapshot: their common terms from FTS5
         extra += store.keyword_scores(held_words, above=postings.top_rowid)
@@ -203,6 +203,44 @@ def _from_postings(store: IndexStore, question: str, postings: KeywordPostings, 
     words = term_pattern(terms) if with_matches else None
     page = [(cid, score) for cid, score in top if cid in rows][offset:want]
     return [_hit((-score, *rows[cid]), words) for cid, score in page]
+
+
+def _rare_scores(store: IndexStore, rare: list[str]) -> list[tuple[int, float]]:
+    """`store.keyword_scores(rare)`, kept per index file, text generation and terms: a
+    keyword page asks again with more rows each time merging leaves it short
+    (`server.search_cases.merged_page`), and these scores do not depend on how many."""
+    key = (store.location, store.text_generation(), tuple(rare))
+    with _RARE_LOCK:
+        if key in _RARE:
+            _RARE.move_to_end(key)
+            return _RARE[key]
+    scores = store.keyword_scores(rare)
+    with _RARE_LOCK:
+        _RARE[key] = scores
+        while len(_RARE) > 16:
+            _RARE.popitem(last=False)
+    return scores
+
+
+_RARE: OrderedDict[tuple[str, int, tuple[str, ...]], list[tuple[int, float]]] = OrderedDict()
+"""The newest `_rare_scores` answers."""
+_RARE_LOCK = threading.Lock()
+
+
+def keyword_line_matches(store: IndexStore, question: str, hits: list[Hit], *,
+                         filters: SearchFilters | None = None,
+                         postings: KeywordPostings | None = None) -> list[Hit]:
+    """`hits` of `keyword_search(..., with_matches=False)` with the line matches that
+    `keyword_search` itself would have given them (the same terms: the same choice of
+    postings), for a caller that needs them on some of its hits only."""
+    filters = filters or SearchFilters()
+    where, _params = filters.sql()
+    held = postings if postings is not None and not where and not filters.path_glob else None
+    terms = informative_terms(store, keyword_terms(question), held)
+    if not terms:
+        return hits
+    words = term_pattern(terms)
+    return [replace(h, matches=line_matches(h.snippet, h.start_line, words)) for h in hits]
 
 
 def add_line_matches(store: IndexStore, question: str, hits: list[Hit],

@@ -40,6 +40,7 @@ from ctxd.search.hybrid import (
 from ctxd.search.keyword import (
     add_line_matches,
     informative_terms,
+    keyword_line_matches,
     keyword_search,
     keyword_terms,
 )
@@ -87,19 +88,25 @@ from ctxd.server.pages import MODES, LexicalPage, SearchPage, file_hit
 
 __all__ = ["HYBRID_DEPTH", "MODES", "LexicalPage", "SearchCases", "SearchPage", "file_hit"]
 
-def merged_page(fetch: Callable[[int], list[Hit]], offset: int, n: int) -> list[Hit]:
+def merged_page(fetch: Callable[[int], list[Hit]], offset: int, n: int,
+                finish: Callable[[list[Hit]], list[Hit]] | None = None) -> list[Hit]:
     """Hits `offset` to `offset + n` of one result per definition (`search.merge`) and per
     distinct text (`search.copies`: identical copies answer once): ranked from the top, so
     pages agree with each other (a group of copies sits where its best member ranks),
     fetching twice as many raw hits until the list fills the page or the engine runs out
-    (merges can take more than half of them: a long function's parts all match)."""
+    (merges can take more than half of them: a long function's parts all match).
+    `finish` completes the raw hits of the last fetch only, before they are merged (the
+    keyword mode's line matches: the fetches before it are thrown away)."""
     want = offset + 2 * n
     while True:
         hits = fetch(want)
         merged = by_score(collapse_copies(merge_ranked(collapse_copies(hits))))
         if len(merged) >= offset + n or len(hits) < want:
-            return merged[offset : offset + n]
+            break
         want *= 2
+    if finish is not None:
+        merged = by_score(collapse_copies(merge_ranked(collapse_copies(finish(hits)))))
+    return merged[offset : offset + n]
 
 
 class SearchCases(HybridCases):
@@ -203,8 +210,11 @@ class SearchCases(HybridCases):
             return self._lexical_hits(query, filters, offset, n, notes, context_lines)
         if mode == "keyword":
             postings = self.postings(store)
-            return merged_page(lambda k: keyword_search(store, query, filters=filters,
-                                                        limit=k, postings=postings), offset, n)
+            return merged_page(
+                lambda k: keyword_search(store, query, filters=filters, limit=k,
+                                         postings=postings, with_matches=False), offset, n,
+                lambda hits: keyword_line_matches(store, query, hits, filters=filters,
+                                                  postings=postings))
         store.check_model(self.embedder.name)
         if mode == "semantic":
             return merged_page(lambda k: semantic_search(
