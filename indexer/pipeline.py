@@ -7,9 +7,9 @@ summary: `indexer.chunk.summary`), several files to a commit (batches of 1, 2, 4
 files, or what waited 1 s: `_CommitBatch`), so lexical and symbol search work at once.
 Where the store can (`TextFirst`: SQLite), the walk writes each changed file's text and
 the files are chunked after it (`_chunk_deferred`), so the whole tree is greppable before
-any chunking; elsewhere each file's rows are written all-or-nothing. Phase 2 embeds the checkpoint and summary texts that have no vector yet,
-longest-first-sorted batches, committed as it goes, so semantic search covers more and
-more while it runs.
+any chunking; elsewhere each file's rows are written all-or-nothing. Phase 2 embeds the
+checkpoint and summary texts that have no vector yet, longest-first-sorted batches,
+committed as it goes, so semantic search covers more and more while it runs.
 
 Invariants:
 - Incremental and idempotent: a file whose (size, mtime_ns) is unchanged is not read;
