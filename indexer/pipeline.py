@@ -2,18 +2,22 @@
 
 `Indexer(store, embedder, chunk_options).index(root, walk_options)` is the one entry
 point (`ctxd index`, the MCP `index_repository` tool, the watcher). Phase 1 writes each
-changed file's rows (text, checkpoints, symbols, its summary: `indexer.chunk.summary`)
-all-or-nothing, several files to a commit (batches of 1, 2, 4, ... 64 files, or what
-waited 1 s: `_CommitBatch`), so lexical and symbol search work at once; phase 2 embeds
-the checkpoint and summary texts that have no vector yet, longest-first-sorted batches,
-committed as it goes, so semantic search covers more and more while it runs.
+changed file's rows (text, checkpoints, symbols, its summary: `indexer.chunk.summary`),
+several files to a commit (batches of 1, 2, 4, ... 64 files, or what waited 1 s:
+`_CommitBatch`), so lexical and symbol search work at once. Where the store can
+(`TextFirst`: SQLite), the walk writes each changed file's text and the files are chunked
+after it (`_chunk_deferred`), so the whole tree is greppable before any chunking;
+elsewhere each file's rows are written all-or-nothing. Phase 2 embeds the checkpoint and
+summary texts that have no vector yet, longest-first-sorted batches, committed as it goes,
+so semantic search covers more and more while it runs.
 
 Invariants:
 - Incremental and idempotent: a file whose (size, mtime_ns) is unchanged is not read;
   one whose content hash is unchanged is not rewritten; files gone from disk or now
   excluded leave the index, files under a folder that cannot be read stay (`not_walked`).
   Running twice gives the same index.
-- Crash-safe: every committed file is whole; a killed run resumes where it stopped
+- Crash-safe: every committed file is whole, or (text first) has its text and a row
+  marked unfinished that the next run rewrites; a killed run resumes where it stopped
   (unchanged files are recognised by stat, pending embeddings are found by hash).
 - A text already embedded anywhere in the index (same hash) is never embedded again.
 - A bad file is recorded (`Skipped` or `FileFailure`) and the run goes on.
@@ -60,7 +64,7 @@ from ctxd.indexer.models import (
     WindowedFile,
     now_rfc3339,
 )
-from ctxd.indexer.store.protocol import IndexStore
+from ctxd.indexer.store.protocol import IndexStore, TextFirst
 from ctxd.indexer.store.records import RepoRow
 from ctxd.indexer.store.sqlite.store import (
     NO_SUMMARY,
@@ -122,6 +126,8 @@ FILES_PER_COMMIT = 64
 all-or-nothing; the first batches are smaller: 1, 2, 4, ...): a commit per file cost a
 third of phase 1, mostly FTS5 flushing and merging one small segment per file
 (docs/BENCHMARKS.md, "Phase 1, continued")."""
+CHUNK_READ_BATCH = 64
+"""Texts read back per statement by phase 1's chunking pass."""
 COMMIT_EVERY_S = 1.0
 """... or the files that have waited this long (seconds), so that search sees new files
 soon."""
@@ -130,6 +136,20 @@ TEXT_RULE_KEYS = ("lexical_only_rules", "lexical_only_patterns", "embed_allow",
 """Walk options that decide a file's role (and the version of the built-in rules): a
 repository whose stored values differ is re-read (`Role`s and secrets re-decided) even
 where the stat is unchanged."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Deferred:
+    """A file whose text the walk wrote, to chunk after it (`Indexer._chunk_deferred`)."""
+
+    entry: FileEntry
+    digest: str
+    role: str
+
+
+def _line_count(text: str) -> int:
+    """Lines of a text (a last line without a newline counts)."""
+    return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,6 +281,7 @@ class Indexer:
         *,
         embed_commit_every: int = 32,
         files_per_commit: int = FILES_PER_COMMIT,
+        text_first: bool = True,
     ) -> None:
         """
         Args:
@@ -270,6 +291,9 @@ class Indexer:
                 texts at 53-111 texts/s, docs/BENCHMARKS.md).
             files_per_commit: files whose phase-1 rows commit together (at most
                 `COMMIT_EVERY_S` apart); 1 commits each file on its own.
+            text_first: where the store can (`TextFirst`), write every changed file's
+                text during the walk and chunk after it, so that the whole tree is
+                greppable before any chunking; False chunks each file as it is read.
         """
         self.store = store
         self.embedder = embedder
@@ -286,6 +310,7 @@ class Indexer:
         self.input_limit = limit
         self.embed_commit_every = embed_commit_every
         self.files_per_commit = files_per_commit
+        self.text_first = text_first
 
     # -- phase 1 -------------------------------------------------------------------------
 
@@ -451,6 +476,7 @@ class Indexer:
         done = examined = 0
         items = (walk(root, options, pin=pin) if wanted is None
                  else candidates_of(root, options, wanted, pin=pin))
+        deferred: list[_Deferred] = []
         with _CommitBatch(self.store, self.files_per_commit, COMMIT_EVERY_S) as batch:
             for item in items:
                 if should_stop():
@@ -470,7 +496,7 @@ class Indexer:
                     continue
                 seen.add(item.path)
                 outcome = self._index_file(item, repo_id, stored, now, dry_run, new_inputs, run,
-                                           stats, batch)
+                                           stats, batch, deferred)
                 if isinstance(outcome, Skipped):
                     seen.discard(item.path)
                     self._record_skip(outcome, skipped, stats)
@@ -481,8 +507,27 @@ class Indexer:
                     stats.files_unchanged += 1
                 done += 1
         report(Progress("walk", done, done))
+        refused = self._chunk_deferred(deferred, repo_id, now, stats, report, should_stop)
+        for path, why in refused:
+            seen.discard(path)  # a file indexed before leaves with the removals below
+            stats.files_updated -= 1
+            self._record_skip(why, skipped, stats)
+            skip_reasons[path] = why.reason.value
+        if new := [p for p, _why in refused if p not in stored]:
+            self.store.delete_files(repo_id, new)  # its text, written by the walk
+        if stats.stopped:
+            return new_inputs
         candidates = stored.keys() if wanted is None else (wanted & stored.keys())
-        gone = sorted(p for p in candidates if p not in seen)
+        self._remove_gone(sorted(p for p in candidates if p not in seen), unreadable,
+                          skip_reasons, root, repo_id, stats, dry_run=dry_run)
+        stats.files_skipped = dict(sorted(skipped.items()))
+        return new_inputs
+
+    def _remove_gone(self, gone: list[str], unreadable: list[str],
+                     skip_reasons: Mapping[str, str], root: Path, repo_id: int,
+                     stats: IndexStats, *, dry_run: bool) -> None:
+        """Remove the stored files the walk did not see (keeping those under unreadable
+        folders), with their reasons in `stats`."""
         if kept := not_walked(gone, unreadable, root):
             gone = [p for p in gone if p not in kept]
             _note_kept(stats, kept)
@@ -493,8 +538,6 @@ class Indexer:
             stats.files_removed = len(gone)
         elif gone:
             stats.files_removed = self.store.delete_files(repo_id, gone)
-        stats.files_skipped = dict(sorted(skipped.items()))
-        return new_inputs
 
     @staticmethod
     def _record_skip(item: Skipped, skipped: Counter[str], stats: IndexStats) -> None:
@@ -519,12 +562,17 @@ class Indexer:
         run: _FileRun,
         stats: IndexStats,
         batch: _CommitBatch,
+        deferred: list[_Deferred],
     ) -> bool | Skipped:
         """Index one file; True if rows were (or would be) written, False if unchanged.
 
         The file is read and judged by `indexer.walk.judge` (secrets, role, size by role);
         a file whose role is lexical-only keeps its text (lexical search) but gets no
-        checkpoints, symbols or summary."""
+        checkpoints, symbols or summary. Where the store writes text first (`TextFirst`),
+        a file to embed gets its text written now and joins `deferred`, chunked after the
+        walk."""
+        text_first = (self.store if self.text_first and not dry_run
+                      and isinstance(self.store, TextFirst) else None)
         old = stored.get(entry.path)
         if (old is not None and not run.recheck and old.size == entry.size
                 and old.mtime_ns == entry.mtime_ns):
@@ -540,6 +588,14 @@ class Indexer:
             return False
         if role.lexical_only:
             chunks = ChunkedFile(detect_language(entry.path, text), [], [])
+        elif text_first is not None:
+            # Greppable now; chunked after the walk (`_chunk_deferred`), text read back.
+            record = FileRecord(path=entry.path, size=entry.size, mtime_ns=entry.mtime_ns,
+                                hash=digest, language=detect_language(entry.path, text),
+                                lines=_line_count(text), role=role.value)
+            batch.add(partial(text_first.put_file_text, repo_id, record, text, now))
+            deferred.append(_Deferred(entry, digest, role.value))
+            return True
         else:
             found = self._chunk_reporting(entry.path, text, stats)
             if isinstance(found, Skipped):
@@ -549,10 +605,31 @@ class Indexer:
             stats.not_embedded[role.value] = stats.not_embedded.get(role.value, 0) + 1
             if len(stats.not_embedded_files) < SKIPPED_SAMPLE:
                 stats.not_embedded_files.append(NotEmbedded(entry.path, role.value, why))
+        return self._write_chunked(entry, text, digest, role.value, role.lexical_only, chunks,
+                                   repo_id, now, stats, batch, new_inputs if dry_run else None)
+
+    def _write_chunked(
+        self,
+        entry: FileEntry,
+        text: str,
+        digest: str,
+        role: str,
+        lexical_only: bool,
+        chunks: ChunkedFile,
+        repo_id: int,
+        now: str,
+        stats: IndexStats,
+        batch: _CommitBatch,
+        new_inputs: dict[str, tuple[str, int | None]] | None,
+        *,
+        text_written: bool = False,
+    ) -> bool:
+        """A chunked file's rows into the batch (a dry run: its inputs into `new_inputs`);
+        `text_written`: `put_file_text` wrote its text already."""
         count_checkpoints(stats, entry.path, chunks.language, len(chunks.checkpoints))
-        summary = NO_SUMMARY if role.lexical_only else summary_of(
+        summary = NO_SUMMARY if lexical_only else summary_of(
             entry.path, chunks.language, text, chunks.symbols)
-        if dry_run:
+        if new_inputs is not None:
             new_inputs.update((c.hash, (c.input, c.tokens)) for c in chunks.checkpoints)
             if summary.text:
                 new_inputs[summary.hash] = (summary.text, None)
@@ -563,20 +640,57 @@ class Indexer:
             mtime_ns=entry.mtime_ns,
             hash=digest,
             language=chunks.language,
-            lines=text.count("\n") + (0 if text.endswith("\n") or not text else 1),
-            role=role.value,
+            lines=_line_count(text),
+            role=role,
         )
-        batch.add(partial(
-            self.store.replace_file,
-            repo_id,
-            record,
-            text,
-            [(c.chunk, c.hash) for c in chunks.checkpoints],
-            chunks.symbols,
-            now,
-            summary,
-        ))
+        rows = ([(c.chunk, c.hash) for c in chunks.checkpoints], chunks.symbols, now, summary)
+        if text_written:
+            assert isinstance(self.store, TextFirst)
+            batch.add(partial(self.store.replace_file, repo_id, record, None, *rows))
+        else:
+            batch.add(partial(self.store.replace_file, repo_id, record, text, *rows))
         return True
+
+    def _chunk_deferred(
+        self,
+        deferred: list[_Deferred],
+        repo_id: int,
+        now: str,
+        stats: IndexStats,
+        report: ProgressFn,
+        should_stop: Callable[[], bool],
+    ) -> list[tuple[str, Skipped]]:
+        """Phase 1's second pass: chunk the files whose text the walk wrote (greppable
+        already), reading each text back, and write their checkpoints, symbols and
+        summaries. Returns the files the chunker refused (they leave the index). Stops
+        early when `should_stop` says so: the rest stay unfinished, and the next run
+        rewrites them."""
+        refused: list[tuple[str, Skipped]] = []
+        if not deferred:
+            return refused
+        ids = {path: f.id for path, f in self.store.stored_files(repo_id).items()}
+        total = len(deferred)
+        report(Progress("chunk", 0, total, "every file is searchable as text; chunking"))
+        with _CommitBatch(self.store, self.files_per_commit, COMMIT_EVERY_S) as batch:
+            for start in range(0, total, CHUNK_READ_BATCH):
+                part = deferred[start : start + CHUNK_READ_BATCH]
+                texts = self.store.file_texts([ids[d.entry.path] for d in part])
+                for n, item in enumerate(part, start):
+                    if should_stop():
+                        stats.stopped, stats.stopped_in = True, "walk"
+                        return refused
+                    if n % PROGRESS_EVERY == 0:
+                        report(Progress("chunk", n, total, item.entry.path))
+                    text = texts[ids[item.entry.path]]
+                    found = self._chunk_reporting(item.entry.path, text, stats)
+                    if isinstance(found, Skipped):
+                        refused.append((item.entry.path, found))
+                        continue
+                    self._write_chunked(item.entry, text, item.digest, item.role, False,
+                                        found, repo_id, now, stats, batch, None,
+                                        text_written=True)
+        report(Progress("chunk", total, total))
+        return refused
 
     def _chunk_reporting(self, path: str, text: str, stats: IndexStats) -> ChunkedFile | Skipped:
         """`chunk`, naming in `stats` a file cut into line windows for want of a parse; a

@@ -195,7 +195,7 @@ def _from_postings(store: IndexStore, asked: list[str], postings: KeywordPosting
             held_words.append(term)
         else:
             rare.append(term)
-    extra = store.keyword_scores(rare) if rare else []
+    extra = list(_rare_scores(store, rare)) if rare else []  # a copy: extended below
     stale = postings.generation != store.text_generation()
     if stale and held:  # rows written since the snapshot: their common terms from FTS5
         extra += store.keyword_scores(held_words, above=postings.top_rowid)
@@ -208,7 +208,49 @@ def _from_postings(store: IndexStore, asked: list[str], postings: KeywordPosting
             break
         k *= 4
     words = term_pattern(terms) if with_matches else None
-    return [_hit((-score, *rows[cid]), words) for cid, score in top if cid in rows][offset:want]
+    page = [(cid, score) for cid, score in top if cid in rows][offset:want]
+    return [_hit((-score, *rows[cid]), words) for cid, score in page]
+
+
+def _rare_scores(store: IndexStore, rare: list[str]) -> list[tuple[int, float]]:
+    """`store.keyword_scores(rare)`, kept per index file, text generation and terms: a
+    keyword page asks again with more rows each time merging leaves it short
+    (`server.search_cases.merged_page`), and these scores do not depend on how many."""
+    key = (store.location, store.text_generation(), tuple(rare))
+    with _RARE_LOCK:
+        if key in _RARE:
+            _RARE.move_to_end(key)
+            return _RARE[key]
+    scores = store.keyword_scores(rare)
+    with _RARE_LOCK:
+        _RARE[key] = scores
+        while len(_RARE) > 16:
+            _RARE.popitem(last=False)
+    return scores
+
+
+_RARE: OrderedDict[tuple[str, int, tuple[str, ...]], list[tuple[int, float]]] = OrderedDict()
+"""The newest `_rare_scores` answers."""
+_RARE_LOCK = threading.Lock()
+
+
+def keyword_line_matches(store: IndexStore, question: str, hits: list[Hit], *,
+                         filters: SearchFilters | None = None,
+                         postings: KeywordPostings | None = None,
+                         terms: Sequence[str] | None = None) -> list[Hit]:
+    """`hits` of `keyword_search(..., with_matches=False)` with the line matches that
+    `keyword_search` itself would have given them (the same terms: the same choice of
+    postings), for a caller that needs them on some of its hits only. `terms`: the
+    question's keyword terms when the caller split it already."""
+    filters = filters or SearchFilters()
+    where, _params = filters.sql()
+    held = postings if postings is not None and not where and not filters.path_glob else None
+    asked = keyword_terms(question) if terms is None else list(terms)
+    terms = informative_terms(store, asked, held)
+    if not terms:
+        return hits
+    words = term_pattern(terms)
+    return [replace(h, matches=line_matches(h.snippet, h.start_line, words)) for h in hits]
 
 
 def add_line_matches(store: IndexStore, question: str, hits: list[Hit],
@@ -241,14 +283,72 @@ def term_pattern(terms: list[str]) -> re.Pattern[str]:
     if numbers:
         alternatives = "|".join(re.escape(t) for t in sorted(numbers, key=len, reverse=True))
         parts.append(rf"(?<![A-Za-z0-9.])(?:{alternatives})(?![0-9]|\.[0-9])")
-    return re.compile("|".join(parts) or "(?!)", re.IGNORECASE)
+    pattern = re.compile("|".join(parts) or "(?!)", re.IGNORECASE)
+    if terms and all(t.isascii() for t in terms):
+        with _PATTERN_LOCK:  # every alternative starts with one of the terms
+            _PATTERN_TERMS[pattern.pattern] = tuple(t.lower() for t in terms)
+            while len(_PATTERN_TERMS) > 256:
+                del _PATTERN_TERMS[next(iter(_PATTERN_TERMS))]
+    return pattern
+
+
+_PATTERN_TERMS: dict[str, tuple[str, ...]] = {}
+"""The (ASCII, lowercased) terms of each recent `term_pattern`, by its source: where its
+matches can start (`_word_matches`)."""
+_PATTERN_LOCK = threading.Lock()
+
+
+def _word_matches(text: str, words: re.Pattern[str]) -> list[tuple[int, int]]:
+    """The spans `words.finditer(text)` gives. In ASCII text a match starts where one of
+    the pattern's terms occurs (ignoring ASCII case, which is all IGNORECASE does there),
+    so only those places are tried, each with `words.match` (its look-behind sees the
+    character before): the places without a term cost no regex steps. Other texts (where
+    IGNORECASE folds more than ASCII, and lowering can change lengths) use `finditer`."""
+    terms = _PATTERN_TERMS.get(words.pattern)
+    if terms is None or not text.isascii():
+        return [m.span() for m in words.finditer(text)]
+    lower = text.lower()
+    starts: set[int] = set()
+    for term in terms:
+        at = lower.find(term)
+        while at >= 0:
+            starts.add(at)
+            at = lower.find(term, at + 1)
+    out: list[tuple[int, int]] = []
+    end = 0
+    for at in sorted(starts):
+        if at < end:
+            continue
+        m = words.match(text, at)
+        if m is not None:
+            out.append(m.span())
+            end = m.end()
+    return out
 
 
 def line_matches(text: str, first_line: int, words: re.Pattern[str]) -> tuple[LineMatch, ...]:
-    """The lines of a checkpoint that contain query words, with 1-based column ranges."""
-    out = []
-    for n, line in enumerate(text.split("\n")):
-        ranges = tuple((m.start() + 1, m.end() + 1) for m in words.finditer(line))
-        if ranges:
-            out.append(LineMatch(first_line + n, line, ranges))
+    """The lines of a checkpoint that contain query words, with 1-based column ranges.
+
+    One search over the whole text (a match never spans a newline: terms are words, and
+    the look-behind sees a newline as it sees a line's start), each match placed on its
+    line by counting newlines since the previous one: the lines without a match cost no
+    Python (keyword pages build hits for hundreds of checkpoints per query)."""
+    out: list[LineMatch] = []
+    line = pos = 0  # line index of `pos`
+    start = end = -1  # bounds of that line once it has a match
+    ranges: list[tuple[int, int]] = []
+    for at, stop in _word_matches(text, words):
+        if at > end:  # a match on a later line
+            if ranges:
+                out.append(LineMatch(first_line + line, text[start:end], tuple(ranges)))
+                ranges = []
+            line += text.count("\n", pos, at)
+            pos = at
+            start = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", at)
+            if end < 0:
+                end = len(text)
+        ranges.append((at - start + 1, stop - start + 1))
+    if ranges:
+        out.append(LineMatch(first_line + line, text[start:end], tuple(ranges)))
     return tuple(out)

@@ -188,6 +188,8 @@ class IndexJob:
             if p.phase == "walk":
                 d.walked = max(d.walked, p.done)
                 message = f"walking: {d.walked} files" + (f" ({p.message})" if p.message else "")
+            elif p.phase == "chunk":  # every file's text written: chunking the new ones
+                message = f"chunking: {p.done}/{p.total} files (all searchable as text)"
             elif p.phase == "embed":
                 d.embed_done, d.embed_total = p.done, p.total
                 message = f"embedding: {p.done}/{p.total} checkpoints"

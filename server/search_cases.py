@@ -29,7 +29,12 @@ from ctxd.search.hybrid import (
     leg_weights,
     rank_hybrid,
 )
-from ctxd.search.keyword import add_line_matches, informative_terms, keyword_search
+from ctxd.search.keyword import (
+    add_line_matches,
+    informative_terms,
+    keyword_line_matches,
+    keyword_search,
+)
 from ctxd.search.language_filter import language_filter
 from ctxd.search.legs import HYBRID_DEPTH, Legs, coverage, hybrid_lexical_query, run_legs
 from ctxd.search.lexical.engine import EmbeddedLexical
@@ -152,9 +157,12 @@ class SearchCases:
             return self._lexical_hits(query.text, filters, offset, n, notes, context_lines)
         if mode == "keyword":
             postings = res.postings(store)
-            return merged_page(lambda k: keyword_search(
-                store, query.text, filters=filters, limit=k, postings=postings,
-                terms=query.terms), offset, n)
+            return merged_page(
+                lambda k: keyword_search(store, query.text, filters=filters, limit=k,
+                                         postings=postings, terms=query.terms,
+                                         with_matches=False), offset, n,
+                lambda hits: keyword_line_matches(store, query.text, hits, filters=filters,
+                                                  postings=postings, terms=query.terms))
         store.check_model(res.embedder.name)
         if mode == "semantic":
             return merged_page(lambda k: semantic_search(
@@ -474,19 +482,25 @@ def reject_nul(query: str) -> None:
 # -- pages and notes ---------------------------------------------------------------------
 
 
-def merged_page(fetch: Callable[[int], list[Hit]], offset: int, n: int) -> list[Hit]:
+def merged_page(fetch: Callable[[int], list[Hit]], offset: int, n: int,
+                finish: Callable[[list[Hit]], list[Hit]] | None = None) -> list[Hit]:
     """Hits `offset` to `offset + n` of one result per definition (`search.merge`) and per
     distinct text (`search.copies`: identical copies answer once): ranked from the top, so
     pages agree with each other (a group of copies sits where its best member ranks),
     fetching twice as many raw hits until the list fills the page or the engine runs out
-    (merges can take more than half of them: a long function's parts all match)."""
+    (merges can take more than half of them: a long function's parts all match).
+    `finish` completes the raw hits of the last fetch only, before they are merged (the
+    keyword mode's line matches: the fetches before it are thrown away)."""
     want = offset + 2 * n
     while True:
         hits = fetch(want)
         merged = by_score(collapse_copies(merge_ranked(collapse_copies(hits))))
         if len(merged) >= offset + n or len(hits) < want:
-            return merged[offset : offset + n]
+            break
         want *= 2
+    if finish is not None:
+        merged = by_score(collapse_copies(merge_ranked(collapse_copies(finish(hits)))))
+    return merged[offset : offset + n]
 
 
 def best_match(query: str, ranked: list[SymbolItem]) -> str | None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Protocol, Self
+from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
 
 from ctxd.indexer.models import Chunk, Symbol
 from ctxd.indexer.store.dialect import Dialect
@@ -169,6 +169,29 @@ class Files(Protocol):
         ...
 
 
+@runtime_checkable
+class TextFirst(Protocol):
+    """A store that writes a file's text ahead of its checkpoints, so that phase 1 makes
+    every file greppable before it chunks any (`indexer.store.files`; the pipeline uses
+    it where the store has it, else one `replace_file` a file)."""
+
+    def put_file_text(self, repo_id: int, record: FileRecord, content: str, now: str) -> int:
+        """Write the file's row and text; its other rows wait for `replace_file` with
+        `content=None`. The row is marked unfinished until then."""
+        ...
+
+    def replace_file(
+        self,
+        repo_id: int,
+        record: FileRecord,
+        content: str | None,
+        chunks: Iterable[tuple[Chunk, str]],
+        symbols: Iterable[Symbol],
+        now: str,
+        summary: Summary = ...,
+    ) -> int: ...
+
+
 class Pending(Protocol):
     """What is left to embed (`indexer.store.sqlite.pending`)."""
 
@@ -282,6 +305,7 @@ __all__ = [
     "Pending",
     "Repos",
     "Row",
+    "TextFirst",
     "VectorSearch",
 ]
 

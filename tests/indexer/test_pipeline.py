@@ -13,7 +13,7 @@ import pytest
 
 from ctxd.indexer.checkpoints import embedding_input
 from ctxd.indexer.errors import ModelMismatch, ValidationError
-from ctxd.indexer.models import Chunk
+from ctxd.indexer.models import Chunk, Progress
 from ctxd.indexer.pipeline import Indexer
 from ctxd.indexer.store.sqlite.store import Store
 from ctxd.indexer.walk.walker import WalkOptions
@@ -254,7 +254,7 @@ CRASH_SCRIPT = textwrap.dedent(
 
     done = [0]
     def progress(p):
-        if phase == "walk" and p.phase == "walk" and p.done >= 50:
+        if phase in ("walk", "chunk") and p.phase == phase and p.done >= 50:
             print("STALLED", flush=True)
             threading.Event().wait()
 
@@ -265,7 +265,7 @@ CRASH_SCRIPT = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("phase", ["walk", "embed"])
+@pytest.mark.parametrize("phase", ["walk", "chunk", "embed"])
 def test_kill_during_indexing_leaves_a_consistent_index_and_the_next_run_completes(
     repo, tmp_path, phase, fake_embedder
 ):
@@ -291,14 +291,24 @@ def test_kill_during_indexing_leaves_a_consistent_index_and_the_next_run_complet
         files = int(store.query("SELECT count(*) FROM files")[0][0])
         assert 0 < files <= 120
         assert files == int(store.query("SELECT count(*) FROM file_text")[0][0])
-        # every stored file is whole: it has its checkpoints
+        # every stored file is whole (it has its checkpoints), or its text was written
+        # ahead of its checkpoints (text first) and its row says it is unfinished
+        unfinished = int(store.query("SELECT count(*) FROM files WHERE hash = ''")[0][0])
         assert not store.query(
-            "SELECT f.path FROM files f WHERE NOT EXISTS "
+            "SELECT f.path FROM files f WHERE f.hash != '' AND NOT EXISTS "
             "(SELECT 1 FROM checkpoints c WHERE c.file_id = f.id)"
         )
+        if phase == "chunk":
+            assert 0 < unfinished < files  # stopped half-way through chunking
+        elif phase == "embed":
+            assert unfinished == 0
         stats = Indexer(store, fake_embedder).index(repo.root, WalkOptions())
         assert stats.files_indexed == 120
-        assert stats.files_unchanged == files
+        assert stats.files_unchanged == files - unfinished
+        assert not store.query(
+            "SELECT f.path FROM files f WHERE f.hash = '' OR NOT EXISTS "
+            "(SELECT 1 FROM checkpoints c WHERE c.file_id = f.id)"
+        )
         assert store.count_pending() == 0
         store.gc_embeddings()
         c = counts(store)
@@ -334,8 +344,11 @@ def test_should_stop_ends_the_run_consistently_and_the_next_run_completes(repo, 
     assert counts(store)["files"] == 20 and emb.embedded_texts == []
     assert store.repos()[0].indexed_at is None  # not marked as a complete index
     stats = Indexer(store, emb).index(repo.root, WalkOptions())
-    assert not stats.stopped and stats.files_indexed == 60 and stats.files_unchanged == 20
+    # text first: the 20 files the walk wrote before the stop were unfinished (text only),
+    # so the next run rewrites them
+    assert not stats.stopped and stats.files_indexed == 60 and stats.files_unchanged == 0
     assert store.count_pending() == 0
+    assert not store.query("SELECT path FROM files WHERE hash = ''")
 
 
 def test_only_paths_touches_just_those_paths_with_the_walk_policy(repo, store, fake_embedder):
@@ -357,7 +370,8 @@ def test_files_commit_in_batches_that_other_connections_see_whole(
     repo, store, isolated_env, fake_embedder, monkeypatch
 ):
     """Phase 1 commits batches of 1, 2, 4, then `files_per_commit` files: a second
-    connection, polled before each file, sees the committed count step by whole batches."""
+    connection, polled before each file, sees the committed count step by whole batches,
+    first of texts (the walk), then of finished files (chunking)."""
     monkeypatch.setattr("ctxd.indexer.pipeline.COMMIT_EVERY_S", 3600.0)
     for i in range(10):
         repo.write(f"f{i}.py", f"def f{i}(x):\n    return x + {i}\n")
@@ -366,11 +380,15 @@ def test_files_commit_in_batches_that_other_connections_see_whole(
 
         def probe() -> bool:
             seen.append(int(reader.query("SELECT count(*) FROM files")[0][0]))
+            finished.append(int(reader.query(
+                "SELECT count(*) FROM files WHERE hash != ''")[0][0]))
             return False
 
+        finished: list[int] = []
         stats = Indexer(store, fake_embedder, files_per_commit=4).index(
             repo.root, WalkOptions(), embed=False, should_stop=probe)
-        assert seen == [0, 1, 1, 3, 3, 3, 3, 7, 7, 7]
+        assert seen == [0, 1, 1, 3, 3, 3, 3, 7, 7, 7] + [10] * 10
+        assert finished == [0] * 10 + [0, 1, 1, 3, 3, 3, 3, 7, 7, 7]
         assert stats.files_indexed == 10
         assert int(reader.query("SELECT count(*) FROM files")[0][0]) == 10
 
@@ -394,10 +412,11 @@ def test_batched_commits_store_the_same_rows_as_one_file_per_commit(
     for i in range(12):
         repo.write(f"pkg/m{i}.py", PY_FILE.replace("Cart", f"Cart{i}"))
 
-    def rows(files_per_commit: int) -> dict[str, list[tuple[object, ...]]]:
-        with Store.open(tmp_path / f"fpc{files_per_commit}.db") as s:
-            Indexer(s, fake_embedder, files_per_commit=files_per_commit).index(
-                repo.root, WalkOptions(), embed=False)
+    def rows(files_per_commit: int, text_first: bool = True
+             ) -> dict[str, list[tuple[object, ...]]]:
+        with Store.open(tmp_path / f"fpc{files_per_commit}{text_first}.db") as s:
+            Indexer(s, fake_embedder, files_per_commit=files_per_commit,
+                    text_first=text_first).index(repo.root, WalkOptions(), embed=False)
             return {name: [tuple(r) for r in s.query(sql)] for name, sql in {
                 "files": "SELECT path, size, hash, language, lines, role FROM files",
                 "text": "SELECT f.path, t.content FROM files f JOIN file_text t "
@@ -415,6 +434,44 @@ def test_batched_commits_store_the_same_rows_as_one_file_per_commit(
     one, batched = rows(1), rows(64)
     assert one["checkpoints"] and one["words"] and one["symbols"]
     assert batched == one
+    assert rows(64, text_first=False) == one  # chunking each file as it is read
+
+
+def test_the_whole_tree_is_greppable_before_any_file_is_chunked(repo, store, fake_embedder):
+    """Text first: when chunking starts, every file's text is committed and searchable
+    (the trigram table), none has checkpoints yet; a file changed since keeps its id,
+    text and checkpoints until its turn, and its summary's vector when that is unchanged."""
+    for i in range(30):
+        repo.write(f"pkg/m{i}.py", PY_FILE.replace("Cart", f"Cart{i}"))
+    Indexer(store, fake_embedder).index(repo.root, WalkOptions())
+    ids = dict(store.query("SELECT path, id FROM files"))
+    vectors = dict(store.query("SELECT path, vector FROM summaries"))
+    repo.write("pkg/m3.py", PY_FILE.replace("Cart", "Cart3") + "\n# a comment at the end\n")
+    for i in range(30, 40):
+        repo.write(f"pkg/m{i}.py", PY_FILE.replace("Cart", f"Cart{i}"))
+    at_chunking: list[tuple[object, ...]] = []
+
+    def progress(p: Progress) -> None:
+        if p.phase == "chunk" and not at_chunking:
+            at_chunking.extend([
+                store.query("SELECT count(*) FROM file_text WHERE file_text MATCH "
+                            "'\"class cart3\"'")[0][0],
+                store.query("SELECT count(*) FROM file_text WHERE file_text MATCH "
+                            "'\"a comment at the end\"'")[0][0],
+                store.query("SELECT count(*) FROM files f WHERE path GLOB 'pkg/m3?.py' AND "
+                            "EXISTS (SELECT 1 FROM checkpoints c WHERE c.file_id = f.id)")[0][0],
+                store.query("SELECT count(*) FROM checkpoints WHERE path = 'pkg/m3.py'")[0][0],
+                p.total,
+            ])
+
+    stats = Indexer(store, fake_embedder).index(repo.root, WalkOptions(), progress=progress)
+    # m3.py, m30.py .. m39.py; m3's new text is greppable, its old checkpoints still there
+    assert at_chunking[:2] == [11, 1] and at_chunking[2] == 0 and at_chunking[3] > 0
+    assert at_chunking[4] == 11 and stats.files_updated == 11
+    assert dict(store.query("SELECT path, id FROM files"))["pkg/m3.py"] == ids["pkg/m3.py"]
+    assert not store.query("SELECT path FROM files WHERE hash = '' OR mtime_ns = -1")
+    summaries = dict(store.query("SELECT path, vector FROM summaries"))
+    assert summaries["pkg/m3.py"] == vectors["pkg/m3.py"] is not None  # same summary
 
 
 def test_dry_run_token_plan_equals_counting_what_a_run_would_embed(
@@ -437,3 +494,23 @@ def test_dry_run_token_plan_equals_counting_what_a_run_would_embed(
     assert real_embedder.tokens_add_up
     assert dry.chunks_to_embed == len(inputs) > 50
     assert dry.tokens_to_embed == sum(real_embedder.count_tokens(inputs))
+
+
+def test_text_written_first_then_the_rest_of_the_file_keeps_one_id(store):
+    """`put_file_text` then `replace_file(content=None)`: one file id, its text written
+    once, the row unfinished in between; without a row there is no text to keep."""
+    from ctxd.indexer.store.records import FileRecord
+
+    repo_id = store.upsert_repo("/r", {}, "2026-11-27T00:00:00Z").id
+    record = FileRecord("a.py", 10, 123, "h1", "python", 2)
+    file_id = store.put_file_text(repo_id, record, "def alpha():\n    pass\n", "t")
+    assert store.query("SELECT hash, mtime_ns FROM files")[0] == ("", -1)
+    assert store.query("SELECT count(*) FROM checkpoints")[0][0] == 0
+    chunk = Chunk(1, 2, "def alpha():\n    pass\n", symbol="alpha", symbol_kind="function")
+    assert store.replace_file(repo_id, record, None, [(chunk, "ch1")], [], "t") == file_id
+    assert store.query("SELECT id, hash, mtime_ns FROM files")[0] == (file_id, "h1", 123)
+    assert store.file_texts([file_id]) == {file_id: "def alpha():\n    pass\n"}
+    assert store.query("SELECT file_id, symbol FROM checkpoints") == [(file_id, "alpha")]
+    with pytest.raises(ValueError, match=r"b\.py"):
+        store.replace_file(repo_id, FileRecord("b.py", 1, 1, "h", "python", 1), None, [], [],
+                           "t")

@@ -202,3 +202,23 @@ def test_older_postings_see_an_edit_of_the_last_written_file(tmp_path: Path) -> 
     stale = _page(db, "retry backoff pool", postings=old)
     assert stale[0][2] == _page(db, "retry backoff pool")[0][2] == "zz_last.py"
     db.close()
+
+
+def test_line_matches_added_after_the_fetch_equal_those_the_fetch_gives(store: Store) -> None:
+    """Keyword pages fetch without line matches and add them to the last fetch's hits
+    (`keyword_line_matches`): the hits must equal those `keyword_search` gives with them,
+    from postings or FTS5, with filters or not."""
+    from ctxd.search.keyword import keyword_line_matches
+    from ctxd.search.semantic import SearchFilters
+
+    postings = load_postings(store, 3)
+    for question in QUESTIONS:
+        for held, filters in ((postings, None), (None, None),
+                              (postings, SearchFilters(path_glob="pkg1/**"))):
+            with_them = keyword_search(store, question, limit=25, filters=filters,
+                                       postings=held)
+            bare = keyword_search(store, question, limit=25, filters=filters, postings=held,
+                                  with_matches=False)
+            assert keyword_line_matches(store, question, bare, filters=filters,
+                                        postings=held) == with_them, question
+    assert any(h.matches for h in keyword_search(store, "retry backoff", limit=5))

@@ -23,7 +23,7 @@ def test_default_index_wait_answers_within_a_clients_request_timeout(
 ):
     assert load_settings({"home": str(tmp_path / "h")}).server.index_wait_seconds == 20
     env: Env = env_factory(**{"server.allowed_roots": [str(sample_repo.root.parent)]})
-    env.embedder.arm(after=1)  # the job stops in its walk until released
+    env.embedder.arm(after=1)  # the job stops in its chunking until released
     started = time.monotonic()
     # A client with the common 60 s request timeout (the former default waited 300 s,
     # so the client gave up and never learnt the job id).
@@ -35,7 +35,7 @@ def test_default_index_wait_answers_within_a_clients_request_timeout(
     assert 19 <= waited < 40
     info = result.structured_content or {}
     assert info["job_id"] == "idx-1" and "after 20s" in body
-    assert info["state"] == "running" and info["phase"] == "walk"
+    assert info["state"] == "running" and info["phase"] == "chunk"  # text written first
     assert info["progress"] >= 0 and "total" in info
     assert 'index_status` and `job_id: "idx-1"`' in body
     # One progress figure: the walk's count, not a second one in other units.

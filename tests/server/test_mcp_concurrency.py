@@ -2,8 +2,9 @@
 calls through the SDK client all succeed (no "database is locked") and agree with the
 answers given before the job started.
 
-The job is held in the middle of its walk by the gate embedder (some of its files are
-written, the rest are not), so the overlap is certain rather than a matter of timing;
+The job is held in the middle of its chunking by the gate embedder (every file's text is
+written, some files are chunked, the rest are not), so the overlap is certain rather than
+a matter of timing;
 then it is released and the searching goes on until the job has written and embedded
 everything.
 """
@@ -83,7 +84,7 @@ def test_parallel_searches_succeed_and_agree_while_an_index_job_runs(
                 "semantic_search": semantic_view(env.call("semantic_search", SEMANTIC))}
     assert expected["search"] and expected["semantic_search"]
 
-    env.embedder.arm(after=40)  # hold the big job partway through its walk
+    env.embedder.arm(after=40)  # hold the big job partway through its chunking
     started = env.call("index_repository", {"path": str(big.root)})
     assert not started.is_error and (started.structured_content or {})["job_id"] == "idx-2"
     assert env.embedder.reached.wait(30), "the index job never reached the gate"
@@ -98,9 +99,10 @@ def test_parallel_searches_succeed_and_agree_while_an_index_job_runs(
         fresh = {f["repository"]: f for f in (probe.structured_content or {})["freshness"]}
         assert fresh["big"]["indexing"] is True and fresh["sample"]["indexing"] is False
     held = env.jobs.get("idx-2").snapshot()
-    assert held.state.value == "running" and held.phase == "walk"
+    assert held.state.value == "running" and held.phase == "chunk"
     written = env.call("search_files", {"pattern": "handlers_*.py", "limit": 500})
-    assert 0 < (written.structured_content or {})["file_count"] < 120  # a job half done
+    # a job half done: every file's text is written (searchable), chunking is under way
+    assert (written.structured_content or {})["file_count"] == 120
 
     env.embedder.release()
 

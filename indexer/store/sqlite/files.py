@@ -8,6 +8,10 @@ references) and the other tables with its own SQL (`Store.query`).
 Invariants:
 - All rows of one file (files, file_text, checkpoints, symbols, its summary) change in
   one transaction (`replace_file`, `delete_files`): a crash never leaves half a file.
+  The one exception is phase 1's text-first write (`put_file_text`, then `replace_file`
+  with `content=None`): between the two the file's row says it is unfinished
+  (`UNFINISHED_HASH`, mtime -1) and its text is new while its checkpoints are not; a
+  crash there makes the next run rewrite the file.
 - Every change to the text bumps `text_generation` in that transaction.
 - Checkpoint ids only grow, never reused (`checkpoint_high_water` in `meta`): rows past
   an id a reader saw were written after it.
@@ -31,6 +35,10 @@ from ctxd.indexer.store.records import (
 )
 from ctxd.indexer.store.sqlite.connection import Connection
 from ctxd.indexer.store.words import chunk_fts_row
+
+UNFINISHED_HASH = ""
+"""`files.hash` of a file whose text is written and whose checkpoints are not yet
+(`put_file_text`): no content hash equals it, so the next run rewrites the file."""
 
 
 class FileRows(Connection):
@@ -57,11 +65,47 @@ class FileRows(Connection):
             "UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?", (size, mtime_ns, file_id)
         )
 
+    def put_file_text(self, repo_id: int, record: FileRecord, content: str, now: str) -> int:
+        """Write a file's row and full text ahead of its checkpoints (phase 1 makes every
+        file greppable before it chunks any: `indexer.pipeline`), in one transaction. A
+        file already indexed keeps its id, checkpoints, symbols and summary until
+        `replace_file(..., content=None)` replaces them. The row is marked unfinished
+        (`UNFINISHED_HASH`, mtime -1), so a run that stops before that re-reads the file.
+
+        Returns:
+            The file's id.
+        """
+        with self.transaction():
+            row = self.db.execute(
+                "SELECT id FROM files WHERE repo_id = ? AND path = ?", (repo_id, record.path)
+            ).fetchone()
+            values = (record.size, -1, UNFINISHED_HASH, record.language, record.lines, now,
+                      record.role)
+            if row is None:
+                cur = self.db.execute(
+                    "INSERT INTO files(repo_id, path, size, mtime_ns, hash, language, lines, "
+                    "indexed_at, role) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (repo_id, record.path, *values))
+                file_id = int(cur.lastrowid or 0)
+            else:
+                file_id = int(row[0])
+                self._update_file_row(file_id, values)
+                self.db.execute("DELETE FROM file_text WHERE rowid = ?", (file_id,))
+            self.db.execute(
+                "INSERT INTO file_text(rowid, content) VALUES (?, ?)", (file_id, content))
+            self._text_changed()
+        return file_id
+
+    def _update_file_row(self, file_id: int, values: tuple[object, ...]) -> None:
+        self.db.execute(
+            "UPDATE files SET size = ?, mtime_ns = ?, hash = ?, language = ?, lines = ?, "
+            "indexed_at = ?, role = ? WHERE id = ?", (*values, file_id))
+
     def replace_file(
         self,
         repo_id: int,
         record: FileRecord,
-        content: str,
+        content: str | None,
         chunks: Iterable[tuple[Chunk, str]],
         symbols: Iterable[Symbol],
         now: str,
@@ -71,11 +115,16 @@ class FileRows(Connection):
         transaction.
 
         Args:
+            content: the file's text; None when `put_file_text` wrote it (the file keeps
+                its id and text, the rest of its rows are replaced).
             chunks: (chunk, hash of its embedding input) pairs.
             summary: the file's summary (`NO_SUMMARY` when it has none).
 
         Returns:
             The file's id.
+
+        Raises:
+            ValueError: `content` is None for a file without a row.
         """
         with self.transaction():
             row = self.db.execute(
@@ -87,26 +136,26 @@ class FileRows(Connection):
                                       (int(row[0]),)).fetchone()
                 if old is not None and old[0] == summary.hash and old[1] is not None:
                     vector = bytes(old[1])
-                self._delete_file_rows(int(row[0]))
-            cur = self.db.execute(
-                "INSERT INTO files(repo_id, path, size, mtime_ns, hash, language, lines, "
-                "indexed_at, role) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    repo_id,
-                    record.path,
-                    record.size,
-                    record.mtime_ns,
-                    record.hash,
-                    record.language,
-                    record.lines,
-                    now,
-                    record.role,
-                ),
-            )
-            file_id = int(cur.lastrowid or 0)
-            self.db.execute(
-                "INSERT INTO file_text(rowid, content) VALUES (?, ?)", (file_id, content)
-            )
+            values = (record.size, record.mtime_ns, record.hash, record.language,
+                      record.lines, now, record.role)
+            if content is None:
+                if row is None:
+                    raise ValueError(f"{record.path}: no text written for this file")
+                file_id = int(row[0])
+                self._delete_chunk_rows(file_id)
+                self._update_file_row(file_id, values)
+            else:
+                if row is not None:
+                    self._delete_file_rows(int(row[0]))
+                cur = self.db.execute(
+                    "INSERT INTO files(repo_id, path, size, mtime_ns, hash, language, lines, "
+                    "indexed_at, role) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (repo_id, record.path, *values),
+                )
+                file_id = int(cur.lastrowid or 0)
+                self.db.execute(
+                    "INSERT INTO file_text(rowid, content) VALUES (?, ?)", (file_id, content)
+                )
             chunk_list = list(chunks)
             # Checkpoint ids are never reused, not even those of the rows just deleted:
             # a reader holding rows up to some id (the keyword postings in memory) knows
@@ -208,14 +257,18 @@ class FileRows(Connection):
 
     def _delete_file_rows(self, file_id: int) -> None:
         self.db.execute("DELETE FROM file_text WHERE rowid = ?", (file_id,))
+        self._delete_chunk_rows(file_id)
+        self.db.execute("DELETE FROM summaries WHERE file_id = ?", (file_id,))
+        self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+    def _delete_chunk_rows(self, file_id: int) -> None:
+        """A file's checkpoints (with their `chunk_fts` rows) and symbols."""
         self.db.execute(
             "DELETE FROM chunk_fts WHERE rowid IN (SELECT id FROM checkpoints WHERE file_id = ?)",
             (file_id,),
         )
         self.db.execute("DELETE FROM checkpoints WHERE file_id = ?", (file_id,))
         self.db.execute("DELETE FROM symbols WHERE file_id = ?", (file_id,))
-        self.db.execute("DELETE FROM summaries WHERE file_id = ?", (file_id,))
-        self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
     def file_texts(self, file_ids: Sequence[int]) -> dict[int, str]:
         """The full text of the files with these ids (those that exist)."""
