@@ -371,15 +371,13 @@ class EmbeddedLexical:
     def _notes(self, root: Node, repos: Sequence[str] | None) -> list[str]:
         notes: list[str] = []
         if repos is not None:
-            known = {str(r[0]) for r in self.store.query("SELECT name FROM repos")}
+            known = set(self.store.repo_names())
             missing = sorted(set(repos) - known)
             if missing:
                 notes.append(f"unknown repositories ignored: {', '.join(missing)}")
         langs = [n for n in walk_nodes(root) if isinstance(n, Lang)]
         if langs:
-            present = {
-                str(r[0]).lower() for r in self.store.query("SELECT DISTINCT language FROM files")
-            }
+            present = {lang.lower() for lang in self.store.file_languages()}
             notes.extend(
                 f"lang:{lang.name} matches no indexed file; languages in the index: "
                 + ", ".join(sorted(present))

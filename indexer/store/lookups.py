@@ -1,0 +1,81 @@
+"""The search layer's small reads of the index (`indexer.store.protocol.Lookups`):
+repository and language lists, a file's id, symbol rows by file, by line and by name.
+
+Written once for every engine: each statement is in the portable SQL that `query()`
+runs on both (`?` placeholders; engine-specific predicates from `dialect`), so
+`indexer.store.sqlite.store.Store` and `indexer.store.pg.store.PgStore` both compose this
+class instead of keeping two copies that could drift. Reads only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from ctxd.indexer.store.protocol import Connection, Row
+
+LINE_BITS = 32
+"""A (file, line) pair as one integer: `(file_id << LINE_BITS) + line`."""
+
+
+class Lookups:
+    """The reads behind search's symbol, reference and lexical lookups (any engine)."""
+
+    def repo_names(self: Connection) -> list[str]:
+        """Every repository's name."""
+        return [str(r[0]) for r in self.query("SELECT name FROM repos")]
+
+    def repo_ids(self: Connection) -> dict[str, int]:
+        """Repository name -> id, for every repository."""
+        return {str(name): int(rid) for rid, name in self.query("SELECT id, name FROM repos")}
+
+    def file_languages(self: Connection) -> list[str]:
+        """The distinct languages of the indexed files (as stored)."""
+        return [str(r[0]) for r in self.query("SELECT DISTINCT language FROM files")]
+
+    def file_id(self: Connection, repository: str, path: str) -> int | None:
+        """The id of the file at `path` in the repository named `repository`, if indexed."""
+        rows = self.query(
+            "SELECT f.id FROM files f JOIN repos r ON r.id = f.repo_id "
+            "WHERE r.name = ? AND f.path = ?",
+            (repository, path),
+        )
+        return int(rows[0][0]) if rows else None
+
+    def enclosing_symbol(self: Connection, repository: str, path: str, line: int) -> Row | None:
+        """(name, container) of the innermost definition of the file whose lines (from its
+        name's line to its end) hold `line`; None where no definition does."""
+        rows = self.query(
+            "SELECT s.name, s.container FROM repos r JOIN files f ON f.repo_id = r.id "
+            "JOIN symbols s ON s.file_id = f.id "
+            "WHERE r.name = ? AND f.path = ? AND s.line <= ? AND s.end_line >= ? "
+            "ORDER BY s.end_line - s.line, s.line DESC LIMIT 1",
+            (repository, path, line, line),
+        )
+        return rows[0] if rows else None
+
+    def symbol_name_counts(self: Connection) -> list[tuple[str, int]]:
+        """(name, how many definitions bear it) of every distinct symbol name."""
+        return [(str(n), int(c))
+                for n, c in self.query("SELECT name, count(*) FROM symbols GROUP BY name")]
+
+    def file_symbols(self: Connection, file_id: int) -> list[tuple[str, str, int]]:
+        """(name, kind, line) of every definition in the file `file_id`."""
+        rows = self.query("SELECT name, kind, line FROM symbols WHERE file_id = ?", (file_id,))
+        return [(str(n), str(k), int(ln)) for n, k, ln in rows]
+
+    def symbols_on_lines(self: Connection, lines: Mapping[int, Iterable[int]]) -> list[Row]:
+        """(file id, name, kind, line) of the definitions on the given lines of a batch of
+        files, in one statement: `lines` maps a file id to line numbers."""
+        keys = [(file_id << LINE_BITS) + n for file_id, ns in lines.items() for n in ns]
+        files, file_params = self.dialect.in_values("file_id", list(lines))
+        on_lines, line_params = self.dialect.in_values(f"(file_id << {LINE_BITS}) + line", keys)
+        return self.query(
+            f"SELECT file_id, name, kind, line FROM symbols WHERE {files} AND {on_lines}",
+            [*file_params, *line_params])
+
+    def symbols_where(self: Connection, where: str, params: Sequence[object]) -> list[Row]:
+        """(file id, name, kind, line) of the definitions `symbols s` that pass `where` (a
+        condition on `s`, in `query()`'s portable SQL, with its `params`)."""
+        return self.query(
+            f"SELECT s.file_id, s.name, s.kind, s.line FROM symbols s WHERE {where}", params
+        )
