@@ -1,5 +1,8 @@
-"""The search layer's small reads of the index (`indexer.store.protocol.Lookups`):
-repository and language lists, a file's id, symbol rows by file, by line and by name.
+"""The search layer's reads of the index (`indexer.store.protocol.Lookups`): repository,
+language and kind lists, a file's id, symbol rows (by file, line, name or a condition),
+checkpoint rows by id or by vector, summary vectors, and the lexical engine's candidate
+files. Where the search layer narrows a read it passes a condition built with the store's
+`dialect` (as it does for `keyword_scores` and `scan_nearest`); the statements are here.
 
 Written once for every engine: each statement is in the portable SQL that `query()`
 runs on both (`?` placeholders; engine-specific predicates from `dialect`), so
@@ -12,6 +15,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from ctxd.indexer.store.protocol import Connection, Row
+
+CANDIDATES_SQL = (
+    "SELECT f.id, f.repo_id, r.name, f.path, f.language, f.size "
+    "FROM files f JOIN repos r ON r.id = f.repo_id WHERE {where} ORDER BY r.name, f.path"
+)
+"""The lexical engine's candidate files (`Lookups.candidate_files`); `{where}` is a rendered
+condition on `files f` (`search.lexical.sql.render_cond`)."""
+
+SYMBOL_COLUMNS = ("SELECT s.name, s.kind, r.name, s.path, s.line, s.container, s.language, "
+                  "s.end_line FROM symbols s JOIN repos r ON r.id = s.repo_id WHERE ")
+"""The symbol search's rows (`Lookups.symbol_rows`), followed by its condition."""
+
+CHECKPOINT_COLUMNS = "r.name, c.path, c.language, c.start_line, c.end_line, c.symbol, c.text, c.id"
 
 LINE_BITS = 32
 """A (file, line) pair as one integer: `(file_id << LINE_BITS) + line`."""
@@ -79,3 +95,58 @@ class Lookups:
         return self.query(
             f"SELECT s.file_id, s.name, s.kind, s.line FROM symbols s WHERE {where}", params
         )
+
+    def symbol_kinds(self: Connection) -> list[str]:
+        """The distinct (lower-case) kinds of the symbols in the index, sorted."""
+        return [str(r[0]) for r in self.query(
+            "SELECT DISTINCT lower(kind) FROM symbols WHERE kind IS NOT NULL ORDER BY 1", ())]
+
+    def symbol_rows(self: Connection, where: str, params: Sequence[object]) -> list[Row]:
+        """(name, kind, repository, path, line, container, language, end line) of the
+        definitions `symbols s` (joined with `repos r`) that pass `where`."""
+        return self.query(SYMBOL_COLUMNS + where, params)
+
+    def max_checkpoint_id(self: Connection) -> int:
+        """The largest checkpoint id (0 without checkpoints): about how many the index has
+        held, read from the id index."""
+        return int(self.query("SELECT max(id) FROM checkpoints")[0][0] or 0)
+
+    def checkpoint_rows(self: Connection, ids: Sequence[int]) -> dict[int, Row]:
+        """Checkpoint id -> (repository, path, language, start, end, symbol, text, id) of
+        the checkpoints `ids` that exist."""
+        if not ids:
+            return {}
+        return {int(r[-1]): r for r in self.query(
+            f"SELECT {CHECKPOINT_COLUMNS} FROM checkpoints c JOIN repos r ON r.id = c.repo_id "
+            f"WHERE c.id IN ({','.join('?' * len(ids))})", list(ids))}
+
+    def vector_checkpoints(self: Connection, vector_ids: Sequence[int], where: str,
+                           params: Sequence[object]) -> list[Row]:
+        """(vector id, repository, path, language, start, end, symbol, text, checkpoint id)
+        of the checkpoints whose text has one of `vector_ids` and that pass `where` (an
+        `AND ...` fragment on `checkpoints c` joined with `repos r`), by repository, path and
+        line."""
+        marks = ",".join("?" * len(vector_ids))
+        return self.query(
+            "SELECT e.id, r.name, c.path, c.language, c.start_line, c.end_line, c.symbol, c.text, "
+            "c.id "
+            "FROM embeddings e JOIN checkpoints c ON c.hash = e.hash "
+            "JOIN repos r ON r.id = c.repo_id "
+            f"WHERE e.id IN ({marks}) {where} ORDER BY r.name, c.path, c.start_line",
+            [*vector_ids, *params],
+        )
+
+    def summary_vectors(self: Connection, paths: Sequence[str]) -> list[Row]:
+        """(repository, path, language, vector bytes) of the embedded file summaries at
+        `paths` (in any repository)."""
+        return self.query(
+            "SELECT r.name, s.path, f.language, s.vector FROM summaries s "
+            "JOIN repos r ON r.id = s.repo_id JOIN files f ON f.id = s.file_id "
+            f"WHERE s.vector IS NOT NULL AND s.path IN ({','.join('?' * len(paths))})",
+            list(paths),
+        )
+
+    def candidate_files(self: Connection, where: str, params: Sequence[object]) -> list[Row]:
+        """(id, repository id, repository, path, language, size) of the files `files f`
+        (joined with `repos r`) that pass `where`, by repository and path (`CANDIDATES_SQL`)."""
+        return self.query(CANDIDATES_SQL.format(where=where), params)

@@ -5,8 +5,8 @@ composed into `indexer.store.sqlite.store.Store`) and once for PostgreSQL
 (`indexer.store.pg`, composed into `indexer.store.pg.store.PgStore`):
 
 - `Connection`: lifecycle, transactions, read snapshots, the generations caches key on,
-  `meta`, space, and `query()`, which runs the search layer's own SQL in the dialect both
-  engines speak (`?` placeholders; engine-specific predicates come from `dialect`);
+  `meta`, space, and `query()`, which runs read-only SQL in the dialect both engines
+  speak (the statements of `Lookups`) (`?` placeholders; engine-specific predicates come from `dialect`);
 - `Repos`, `Files`, `Pending`, `Coverage`: the bookkeeping and the indexed text;
 - `VectorRows` (`indexer.store.vector_rows`) plus `VectorSearch`: the vectors and the
   nearest-neighbour search the engine does itself (a sqlite-vec scan, a pgvector HNSW
@@ -82,7 +82,8 @@ class Connection(Protocol):
         ...
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Row]:
-        """Run a read-only statement of the search layer (`?` placeholders)."""
+        """Run a read-only statement in the portable SQL (`?` placeholders), as the
+        engine-neutral `Lookups` do."""
         ...
 
     def text_generation(self) -> int:
@@ -296,6 +297,41 @@ class Lookups(Protocol):
     def symbols_where(self, where: str, params: Sequence[object]) -> list[Row]:
         """(file id, name, kind, line) of the definitions `symbols s` that pass `where` (a
         condition on `s` in `query()`'s portable SQL, with its `params`)."""
+        ...
+
+    def symbol_kinds(self) -> list[str]:
+        """The distinct (lower-case) kinds of the symbols in the index, sorted."""
+        ...
+
+    def symbol_rows(self, where: str, params: Sequence[object]) -> list[Row]:
+        """(name, kind, repository, path, line, container, language, end line) of the
+        definitions `symbols s` (joined with `repos r`) that pass `where`."""
+        ...
+
+    def max_checkpoint_id(self) -> int:
+        """The largest checkpoint id (0 without checkpoints)."""
+        ...
+
+    def checkpoint_rows(self, ids: Sequence[int]) -> dict[int, Row]:
+        """Checkpoint id -> (repository, path, language, start, end, symbol, text, id) of
+        the checkpoints `ids` that exist."""
+        ...
+
+    def vector_checkpoints(self, vector_ids: Sequence[int], where: str,
+                           params: Sequence[object]) -> list[Row]:
+        """(vector id, repository, path, language, start, end, symbol, text, checkpoint id)
+        of the checkpoints whose text has one of `vector_ids` and that pass `where` (an
+        `AND ...` fragment on `checkpoints c` joined with `repos r`)."""
+        ...
+
+    def summary_vectors(self, paths: Sequence[str]) -> list[Row]:
+        """(repository, path, language, vector bytes) of the embedded file summaries at
+        `paths` (in any repository)."""
+        ...
+
+    def candidate_files(self, where: str, params: Sequence[object]) -> list[Row]:
+        """(id, repository id, repository, path, language, size) of the files `files f`
+        (joined with `repos r`) that pass `where`, by repository and path."""
         ...
 
 

@@ -90,7 +90,7 @@ from ctxd.search.lexical.rank import (
     split_on_newlines,
     word_score,
 )
-from ctxd.search.lexical.sql import CANDIDATES_SQL, CondOp, language_names, render_cond
+from ctxd.search.lexical.sql import CondOp, language_names, render_cond
 from ctxd.search.models import Block, FileMatch, LexicalResult, LineMatch
 
 CONTENT_BATCH = 64
@@ -438,7 +438,7 @@ class EmbeddedLexical:
         if cond.op == CondOp.FALSE:
             return _Outcome(plan, [], 0, 0, False)
         where, params = render_cond(cond, self.store.dialect)
-        rows = [Row(*r) for r in self.store.query(CANDIDATES_SQL.format(where=where), params)]
+        rows = [Row(*r) for r in self.store.candidate_files(where, params)]
         bounded = plan.needs_content and not cond.selective
         hits: list[_Hit] = []
         scanned_files = scanned_bytes = matched_lines = 0

@@ -62,7 +62,7 @@ from ctxd.search.lexical.sql import (
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """A candidate file: one row of `lexical_sql.CANDIDATES_SQL`."""
+    """A candidate file: one row of `IndexStore.candidate_files`."""
 
     id: int
     repo_id: int

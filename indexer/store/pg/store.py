@@ -2,7 +2,7 @@
 concern as the SQLite `Store` is:
 
 - `connection.PgConnection`: pooled connections, transactions, read snapshots, the text
-  generation, meta, size, the search layer's `query()`;
+  generation, meta, size, the portable `query()`;
 - `repos.PgRepoRows`, `files.PgFileRows`, `pending.PgPendingRows`, `coverage.PgCoverage`;
 - `vectors.PgVectorRows`: pgvector with an HNSW index (`VectorRows`, `VectorSearch`);
 - `keywords.PgKeywordRows`: BM25 over the full-text column (`KeywordSearch`);

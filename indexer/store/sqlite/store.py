@@ -2,7 +2,7 @@
 symbol table, composed of one class per concern:
 
 - `connection.Connection`: open (the only `connect()` in ctxd), migrations, transactions,
-  meta, generations, size and compaction, the read-only `query()` of the search layer;
+  meta, generations, size and compaction, the read-only `query()` of portable SQL;
 - `repos.RepoRows`: the repositories;
 - `files.FileRows`: a file's text, checkpoints, symbols and summary, written together;
 - `pending.PendingRows`: the texts waiting for a vector;
