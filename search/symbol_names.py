@@ -106,7 +106,7 @@ def load_symbol_names(store: IndexStore) -> SymbolNames:
     with store.read_snapshot():
         generation = store.text_generation()
         rows = store.symbol_name_counts()
-    return snapshot_of(generation, [str(r[0]) for r in rows], [int(r[1]) for r in rows])
+    return snapshot_of(generation, [name for name, _n in rows], [n for _name, n in rows])
 
 
 def snapshot_of(generation: int, names: Sequence[str], counts: Sequence[int]) -> SymbolNames:
