@@ -6,7 +6,8 @@ composed into `indexer.store.sqlite.store.Store`) and once for PostgreSQL
 
 - `Connection`: lifecycle, transactions, read snapshots, the generations caches key on,
   `meta`, space, and `query()`, which runs read-only SQL in the dialect both engines
-  speak (the statements of `Lookups`) (`?` placeholders; engine-specific predicates come from `dialect`);
+  speak (`?` placeholders; engine-specific predicates come from `dialect`), as the
+  statements of `Lookups` do;
 - `Repos`, `Files`, `Pending`, `Coverage`: the bookkeeping and the indexed text;
 - `VectorRows` (`indexer.store.vector_rows`) plus `VectorSearch`: the vectors and the
   nearest-neighbour search the engine does itself (a sqlite-vec scan, a pgvector HNSW

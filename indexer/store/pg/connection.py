@@ -2,8 +2,9 @@
 
 What every concern shares, as `indexer.store.sqlite.connection.Connection` does for SQLite:
 transactions, read snapshots, the text generation, `meta`, the store's size, and `query()`
-for the portable reads (`indexer.store.lookups`), which are written with SQLite's `?` placeholders and
-translated here (`pyformat`: `?` -> `%s`, a literal `%` doubled, quoted text left alone).
+for the portable reads (`indexer.store.lookups`), which are written with SQLite's `?`
+placeholders and translated here (`pyformat`: `?` -> `%s`, a literal `%` doubled, quoted
+text left alone).
 
 A `PgConnection` borrows connections from the process's pool (`indexer.store.pg.pool`):
 for one statement at a time in autocommit mode (each sees the latest committed state, and
