@@ -15,13 +15,6 @@ from dataclasses import replace
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.search.models import Hit
 
-_ENCLOSING = (
-    "SELECT s.name, s.container FROM repos r JOIN files f ON f.repo_id = r.id "
-    "JOIN symbols s ON s.file_id = f.id "
-    "WHERE r.name = ? AND f.path = ? AND s.line <= ? AND s.end_line >= ? "
-    "ORDER BY s.end_line - s.line, s.line DESC LIMIT 1"
-)
-
 
 def with_enclosing_symbols(store: IndexStore, hits: Sequence[Hit]) -> list[Hit]:
     """`hits`, each without a symbol named after the definition around its first
@@ -30,9 +23,9 @@ def with_enclosing_symbols(store: IndexStore, hits: Sequence[Hit]) -> list[Hit]:
     for h in hits:
         if h.symbol is None and h.matches:
             line = min(m.line for m in h.matches)
-            rows = store.query(_ENCLOSING, (h.repository, h.path, line, line))
-            if rows:
-                name, container = rows[0]
+            row = store.enclosing_symbol(h.repository, h.path, line)
+            if row is not None:
+                name, container = row
                 h = replace(h, symbol=f"{container}.{name}" if container else str(name))
         out.append(h)
     return out

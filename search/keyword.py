@@ -72,7 +72,7 @@ def informative_terms(store: IndexStore, terms: list[str],
     """
     if len(terms) < 2:
         return terms
-    total = int(store.query("SELECT max(id) FROM checkpoints")[0][0] or 0)
+    total = store.max_checkpoint_id()
     if total <= PRUNE_ABOVE_CHECKPOINTS:
         return terms
     # Hybrid search asks twice per query (its keyword leg, then the page's line matches):
@@ -144,16 +144,9 @@ def keyword_search(
     return hits[offset:want]
 
 
-_COLUMNS = "r.name, c.path, c.language, c.start_line, c.end_line, c.symbol, c.text, c.id"
-
-
 def _rows_by_id(store: IndexStore, ids: list[int]) -> dict[int, tuple[Any, ...]]:
     """Checkpoint id -> (repository, path, language, start, end, symbol, text, id)."""
-    if not ids:
-        return {}
-    return {int(r[-1]): r for r in store.query(
-        f"SELECT {_COLUMNS} FROM checkpoints c JOIN repos r ON r.id = c.repo_id "
-        f"WHERE c.id IN ({','.join('?' * len(ids))})", ids)}
+    return store.checkpoint_rows(ids)
 
 
 def _hit(row: tuple[Any, ...], words: re.Pattern[str] | None) -> Hit:

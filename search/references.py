@@ -30,11 +30,8 @@ def _definitions_from_store(
 
 def _definition_context(store: IndexStore, item: SymbolItem) -> tuple[int, str]:
     """(column, text) of the definition line, read from the indexed full text."""
-    rows = store.query(
-        "SELECT f.id FROM files f JOIN repos r ON r.id = f.repo_id WHERE r.name = ? AND f.path = ?",
-        (item.repository, item.path),
-    )
-    texts = store.file_texts([int(rows[0][0])]) if rows else {}
+    file_id = store.file_id(item.repository, item.path)
+    texts = store.file_texts([file_id]) if file_id is not None else {}
     if not texts:
         return 1, ""
     lines = next(iter(texts.values())).split("\n")

@@ -47,14 +47,7 @@ def _checkpoints_for(
     store: IndexStore, rowids: list[int], filters: SearchFilters
 ) -> dict[int, list[tuple[object, ...]]]:
     where, params = filters.sql()
-    marks = ",".join("?" * len(rowids))
-    rows = store.query(
-        "SELECT e.id, r.name, c.path, c.language, c.start_line, c.end_line, c.symbol, c.text, "
-        "c.id "
-        "FROM embeddings e JOIN checkpoints c ON c.hash = e.hash JOIN repos r ON r.id = c.repo_id "
-        f"WHERE e.id IN ({marks}) {where} ORDER BY r.name, c.path, c.start_line",
-        [*rowids, *params],
-    )
+    rows = store.vector_checkpoints(rowids, where, params)
     out: dict[int, list[tuple[object, ...]]] = {}
     for row in rows:
         out.setdefault(int(row[0]), []).append(row[1:])
@@ -147,12 +140,7 @@ def summary_hits(
         return []
     paths = sorted({p for _r, p in files})
     rows = [
-        row for row in store.query(
-            "SELECT r.name, s.path, f.language, s.vector FROM summaries s "
-            "JOIN repos r ON r.id = s.repo_id JOIN files f ON f.id = s.file_id "
-            f"WHERE s.vector IS NOT NULL AND s.path IN ({','.join('?' * len(paths))})",
-            paths,
-        )
+        row for row in store.summary_vectors(paths)
         if (str(row[0]), str(row[1])) in files
     ]
     if not rows:

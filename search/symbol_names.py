@@ -105,8 +105,8 @@ def load_symbol_names(store: IndexStore) -> SymbolNames:
     """Read a snapshot in one read transaction of `store`'s connection."""
     with store.read_snapshot():
         generation = store.text_generation()
-        rows = store.query("SELECT name, count(*) FROM symbols GROUP BY name")
-    return snapshot_of(generation, [str(r[0]) for r in rows], [int(r[1]) for r in rows])
+        rows = store.symbol_name_counts()
+    return snapshot_of(generation, [name for name, _n in rows], [n for _name, n in rows])
 
 
 def snapshot_of(generation: int, names: Sequence[str], counts: Sequence[int]) -> SymbolNames:

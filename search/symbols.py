@@ -56,8 +56,7 @@ def normalize_kind(kind: str) -> str:
 
 def stored_kinds(store: IndexStore) -> list[str]:
     """The distinct (lower-case) kinds of the symbols in the index."""
-    return [str(r[0]) for r in store.query(
-        "SELECT DISTINCT lower(kind) FROM symbols WHERE kind IS NOT NULL ORDER BY 1", ())]
+    return store.symbol_kinds()
 
 
 def unknown_kinds(kinds: Sequence[str], also: Iterable[str] = ()) -> list[str]:
@@ -154,9 +153,6 @@ Row = tuple[Any, ...]
 RankKey = tuple[int, int, int, str, str, int]
 """(tier, -quality, name length, repository, path, line): the order of symbol results."""
 
-_COLUMNS = ("SELECT s.name, s.kind, r.name, s.path, s.line, s.container, s.language, "
-            "s.end_line FROM symbols s JOIN repos r ON r.id = s.repo_id WHERE ")
-
 _IN_CHUNK = 5_000
 """Names per `IN (...)` list (SQLite allows 32,766 parameters a statement, PostgreSQL
 65,535)."""
@@ -206,7 +202,7 @@ def find_symbols(
     filters, params = _filter_sql(store, container_q, kinds, repositories)
     if names is None:
         like, like_params = store.dialect.like_nocase("s.name", like_pattern(name_q))
-        rows = store.query(_COLUMNS + like + filters, [*like_params, *params])
+        rows = store.symbol_rows(like + filters, [*like_params, *params])
         ranked = _ranked_rows(name_q, rows, {})
         return ranked[:limit] if limit is not None else ranked, len(ranked)
     if filters or limit is None:  # every row of every matching name is needed
@@ -284,14 +280,14 @@ def _rows_named(store: IndexStore, wanted: Sequence[str], filters: str,
     rows: list[Row] = []
     for i in range(0, len(wanted), _IN_CHUNK):
         named, named_params = store.dialect.in_nocase("s.name", list(wanted[i:i + _IN_CHUNK]))
-        rows.extend(r for r in store.query(_COLUMNS + named + filters, [*named_params, *params])
+        rows.extend(r for r in store.symbol_rows(named + filters, [*named_params, *params])
                     if r[0] in keep)
     return rows
 
 
 def _ranked_rows(name_q: str, rows: Iterable[Row],
                  ranks: Mapping[str, tuple[int, int] | None]) -> list[SymbolItem]:
-    """`rows` (the `_COLUMNS`) that match `name_q`, as items in rank order: one
+    """`rows` (`IndexStore.symbol_rows`) that match `name_q`, as items in rank order: one
     `rank_symbol` per distinct name (`ranks` holds those already known)."""
     known = dict(ranks)
     ranked: list[tuple[RankKey, SymbolItem]] = []

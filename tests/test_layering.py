@@ -272,13 +272,7 @@ def test_search_and_server_execute_no_sql_themselves(package):
     assert offenders == {}
 
 
-@pytest.mark.parametrize("package", [
-    pytest.param("search", marks=pytest.mark.xfail(
-        reason="the search layer still writes its reads as SQL for `IndexStore.query()` "
-        "(through the `Dialect` seam): 16 statements in 10 modules, not yet store methods",
-        strict=False)),
-    "server",
-])
+@pytest.mark.parametrize("package", ["search", "server"])
 def test_search_and_server_hold_no_sql(package):
     """Every SQL statement lives in the store (indexer/store/); `search/` and `server/`
     ask for what they need by method."""

@@ -5,7 +5,8 @@
 and the service talk to `IndexStore` only, and neither engine imports the other. Here, at
 the root, live the engine-neutral parts: the protocol and its records, the keyword
 tokeniser (`words`), the dialect seam and the literal formulas of the search layer's SQL,
-where the index lives (`location`), its locks and its private home, and storage errors.
+the reads both engines share (`lookups`), where the index lives (`location`), its locks
+and its private home, and storage errors.
 
 The names below load on first use, so that importing one light module of this package
 (`location`, for the settings) loads no engine.

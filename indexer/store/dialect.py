@@ -1,10 +1,10 @@
 """The few SQL predicates that differ between the store's engines: `Dialect`.
 
-The search layer builds most of its SQL itself, in the SQL both engines speak (plain
-joins, `IN (?, ...)`, `lower()`, `coalesce`, `count`, `?` placeholders; a store's
-`query()` takes it as it is). What differs is asked of the store's `dialect`, one object
-per engine behind this one interface, so that no search module tests which engine it
-talks to:
+The store's shared reads (`indexer.store.lookups`) and the conditions the search layer
+passes them are written in the SQL both engines speak (plain joins, `IN (?, ...)`,
+`lower()`, `coalesce`, `count`, `?` placeholders; a store's `query()` takes it as it is).
+What differs is asked of the store's `dialect`, one object per engine behind this one
+interface, so that no search module tests which engine it talks to:
 
 - `contains(column, text, fold=...)`: a substring test (`instr` / `strpos`);
 - `in_values(column, values)`: membership in a list of any length, bound as one

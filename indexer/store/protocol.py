@@ -5,14 +5,17 @@ composed into `indexer.store.sqlite.store.Store`) and once for PostgreSQL
 (`indexer.store.pg`, composed into `indexer.store.pg.store.PgStore`):
 
 - `Connection`: lifecycle, transactions, read snapshots, the generations caches key on,
-  `meta`, space, and `query()`, which runs the search layer's own SQL in the dialect both
-  engines speak (`?` placeholders; engine-specific predicates come from `dialect`);
+  `meta`, space, and `query()`, which runs read-only SQL in the dialect both engines
+  speak (`?` placeholders; engine-specific predicates come from `dialect`), as the
+  statements of `Lookups` do;
 - `Repos`, `Files`, `Pending`, `Coverage`: the bookkeeping and the indexed text;
 - `VectorRows` (`indexer.store.vector_rows`) plus `VectorSearch`: the vectors and the
   nearest-neighbour search the engine does itself (a sqlite-vec scan, a pgvector HNSW
   index);
 - `KeywordSearch`: BM25 over the checkpoints' words (FTS5; PostgreSQL full text), and
-  the common terms' postings where the engine can hand them out (SQLite's FTS5).
+  the common terms' postings where the engine can hand them out (SQLite's FTS5);
+- `Lookups`: the search layer's small reads (repository and language lists, a file's id,
+  symbol rows), written once for both engines in `indexer.store.lookups`.
 
 `IndexStore` is all of them: the type the pipeline, the search layer and the service
 hold. `indexer.store.open.open_store` opens one from a location. Imported for typing
@@ -21,7 +24,7 @@ only; nothing here runs.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
 
@@ -80,7 +83,8 @@ class Connection(Protocol):
         ...
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Row]:
-        """Run a read-only statement of the search layer (`?` placeholders)."""
+        """Run a read-only statement in the portable SQL (`?` placeholders), as the
+        engine-neutral `Lookups` do."""
         ...
 
     def text_generation(self) -> int:
@@ -277,8 +281,87 @@ class KeywordSearch(Protocol):
         ...
 
 
+class Lookups(Protocol):
+    """The search layer's small reads, one portable implementation for every engine
+    (`indexer.store.lookups`)."""
+
+    def repo_names(self) -> list[str]:
+        """Every repository's name."""
+        ...
+
+    def repo_ids(self) -> dict[str, int]:
+        """Repository name -> id, for every repository."""
+        ...
+
+    def file_languages(self) -> list[str]:
+        """The distinct languages of the indexed files (as stored)."""
+        ...
+
+    def file_id(self, repository: str, path: str) -> int | None:
+        """The id of the file at `path` in the repository named `repository`, if indexed."""
+        ...
+
+    def enclosing_symbol(self, repository: str, path: str, line: int) -> Row | None:
+        """(name, container) of the innermost definition of the file whose lines (from its
+        name's line to its end) hold `line`; None where no definition does."""
+        ...
+
+    def symbol_name_counts(self) -> list[tuple[str, int]]:
+        """(name, how many definitions bear it) of every distinct symbol name."""
+        ...
+
+    def file_symbols(self, file_id: int) -> list[tuple[str, str, int]]:
+        """(name, kind, line) of every definition in the file `file_id`."""
+        ...
+
+    def symbols_on_lines(self, lines: Mapping[int, Iterable[int]]) -> list[Row]:
+        """(file id, name, kind, line) of the definitions on the given lines of a batch of
+        files, in one statement: `lines` maps a file id to line numbers."""
+        ...
+
+    def symbols_where(self, where: str, params: Sequence[object]) -> list[Row]:
+        """(file id, name, kind, line) of the definitions `symbols s` that pass `where` (a
+        condition on `s` in `query()`'s portable SQL, with its `params`)."""
+        ...
+
+    def symbol_kinds(self) -> list[str]:
+        """The distinct (lower-case) kinds of the symbols in the index, sorted."""
+        ...
+
+    def symbol_rows(self, where: str, params: Sequence[object]) -> list[Row]:
+        """(name, kind, repository, path, line, container, language, end line) of the
+        definitions `symbols s` (joined with `repos r`) that pass `where`."""
+        ...
+
+    def max_checkpoint_id(self) -> int:
+        """The largest checkpoint id (0 without checkpoints)."""
+        ...
+
+    def checkpoint_rows(self, ids: Sequence[int]) -> dict[int, Row]:
+        """Checkpoint id -> (repository, path, language, start, end, symbol, text, id) of
+        the checkpoints `ids` that exist."""
+        ...
+
+    def vector_checkpoints(self, vector_ids: Sequence[int], where: str,
+                           params: Sequence[object]) -> list[Row]:
+        """(vector id, repository, path, language, start, end, symbol, text, checkpoint id)
+        of the checkpoints whose text has one of `vector_ids` and that pass `where` (an
+        `AND ...` fragment on `checkpoints c` joined with `repos r`)."""
+        ...
+
+    def summary_vectors(self, paths: Sequence[str]) -> list[Row]:
+        """(repository, path, language, vector bytes) of the embedded file summaries at
+        `paths` (in any repository)."""
+        ...
+
+    def candidate_files(self, where: str, params: Sequence[object]) -> list[Row]:
+        """(id, repository id, repository, path, language, size) of the files `files f`
+        (joined with `repos r`) that pass `where`, by repository and path."""
+        ...
+
+
 class IndexStore(Connection, Repos, Files, Pending, Coverage, VectorRows, VectorSearch,
-                 KeywordSearch, Protocol):
+                 KeywordSearch, Lookups, Protocol):
     """Everything a store of the index offers (see the module docstring)."""
 
 
@@ -302,6 +385,7 @@ __all__ = [
     "Files",
     "IndexStore",
     "KeywordSearch",
+    "Lookups",
     "Pending",
     "Repos",
     "Row",

@@ -97,7 +97,7 @@ from ctxd.search.lexical.rank import (
     split_on_newlines,
     word_score,
 )
-from ctxd.search.lexical.sql import CANDIDATES_SQL, CondOp, language_names, render_cond
+from ctxd.search.lexical.sql import CondOp, language_names, render_cond
 from ctxd.search.models import Block, FileMatch, LexicalResult, LineMatch
 
 CONTENT_BATCH = 64
@@ -428,15 +428,13 @@ class EmbeddedLexical:
     def _notes(self, root: Node, repos: Sequence[str] | None) -> list[str]:
         notes: list[str] = []
         if repos is not None:
-            known = {str(r[0]) for r in self.store.query("SELECT name FROM repos")}
+            known = set(self.store.repo_names())
             missing = sorted(set(repos) - known)
             if missing:
                 notes.append(f"unknown repositories ignored: {', '.join(missing)}")
         langs = [n for n in walk_nodes(root) if isinstance(n, Lang)]
         if langs:
-            present = {
-                str(r[0]).lower() for r in self.store.query("SELECT DISTINCT language FROM files")
-            }
+            present = {lang.lower() for lang in self.store.file_languages()}
             notes.extend(
                 f"lang:{lang.name} matches no indexed file; languages in the index: "
                 + ", ".join(sorted(present))
@@ -497,7 +495,7 @@ class EmbeddedLexical:
         if cond.op == CondOp.FALSE:
             return _Outcome(plan, [], 0, 0, False)
         where, params = render_cond(cond, self.store.dialect)
-        rows = [Row(*r) for r in self.store.query(CANDIDATES_SQL.format(where=where), params)]
+        rows = [Row(*r) for r in self.store.candidate_files(where, params)]
         bounded = plan.needs_content and not cond.selective
         hits: list[_Hit] = []
         scanned_files = scanned_bytes = matched_lines = 0

@@ -5,7 +5,7 @@ literal finders, the `sym:` hits, repository-name matches, the candidate `Cond` 
 each subtree, and reads of file text and definitions) and `FileEval` (one file
 against the query tree), with the records they work on: `Row` (a candidate file),
 `Doc` (its text, bytes and line starts, loaded lazily) and `SymbolRow` (a
-definition). Reads the index through `IndexStore.query` only.
+definition). Reads the index through `IndexStore` methods only.
 
 Invariants (Zoekt's semantics):
 - A bare term matches path OR content; AND/OR/NOT are per file; an AND evaluates
@@ -62,7 +62,7 @@ from ctxd.search.lexical.sql import (
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """A candidate file: one row of `lexical_sql.CANDIDATES_SQL`."""
+    """A candidate file: one row of `IndexStore.candidate_files`."""
 
     id: int
     repo_id: int
@@ -234,10 +234,6 @@ def make_finder(pattern: str, case_sensitive: bool, rx: Any) -> Finder:
     return find_all
 
 
-_LINE_BITS = 32
-"""A (file, line) pair as one integer: `(file_id << _LINE_BITS) + line`."""
-
-
 class Plan:
     """Everything one query needs across files: compiled regexes, symbol hits, repo matches."""
 
@@ -250,9 +246,7 @@ class Plan:
         self._symbols: dict[int, list[SymbolRow]] = {}
         self._repo_memo: dict[tuple[str, str], bool] = {}
         self.sym_hits: dict[int, dict[int, list[SymbolRow]]] = {}
-        self.repo_ids: dict[str, int] = {
-            str(name): int(rid) for rid, name in store.query("SELECT id, name FROM repos")
-        }
+        self.repo_ids: dict[str, int] = store.repo_ids()
         self._order: dict[int, tuple[Node, ...]] = {}
         for node in walk_nodes(root):
             if isinstance(node, Sym):
@@ -288,9 +282,7 @@ class Plan:
     def _find_symbols(self, node: Sym) -> dict[int, list[SymbolRow]]:
         cond = path_cond(node.pattern, node.case_sensitive, column="s.name")
         where, params = render_cond(cond, self.store.dialect)
-        rows = self.store.query(
-            f"SELECT s.file_id, s.name, s.kind, s.line FROM symbols s WHERE {where}", params
-        )
+        rows = self.store.symbols_where(where, params)
         rx = compile_regex(node.pattern, node.case_sensitive, multiline=False)
         out: dict[int, list[SymbolRow]] = {}
         for file_id, name, kind, line in rows:
@@ -328,13 +320,7 @@ class Plan:
         """Load the definitions on given lines of a batch of files in one statement (for
         scoring, which looks at the matching lines only): `lines` maps file id to line
         numbers; other definitions are filtered out in SQL, never made Python objects."""
-        keys = [(file_id << _LINE_BITS) + n for file_id, ns in lines.items() for n in ns]
-        files, file_params = self.store.dialect.in_values("file_id", list(lines))
-        on_lines, line_params = self.store.dialect.in_values(
-            f"(file_id << {_LINE_BITS}) + line", keys)
-        rows = self.store.query(
-            f"SELECT file_id, name, kind, line FROM symbols WHERE {files} AND {on_lines}",
-            [*file_params, *line_params])
+        rows = self.store.symbols_on_lines(lines)
         self._symbols = {i: [] for i in lines}
         for file_id, name, kind, line in rows:
             self._symbols[file_id].append(SymbolRow(name, kind, line))
@@ -343,10 +329,7 @@ class Plan:
         """A file's definitions (from the prefetched batch when there is one)."""
         if file_id in self._symbols:
             return self._symbols[file_id]
-        rows = self.store.query(
-            "SELECT name, kind, line FROM symbols WHERE file_id = ?", (file_id,)
-        )
-        return [SymbolRow(str(n), str(k), int(ln)) for n, k, ln in rows]
+        return [SymbolRow(n, k, ln) for n, k, ln in self.store.file_symbols(file_id)]
 
 
 class FileEval:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ctxd.indexer.store.lookups import CANDIDATES_SQL
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.search.lexical.eval import Plan, walk_nodes
 from ctxd.search.lexical.query import (
@@ -36,7 +37,7 @@ from ctxd.search.lexical.regex_trigrams import (
     required_literals,
     trigrams,
 )
-from ctxd.search.lexical.sql import CANDIDATES_SQL, Cond, CondOp, language_names, render_cond
+from ctxd.search.lexical.sql import Cond, CondOp, language_names, render_cond
 
 
 def explain_query(store: IndexStore, query: str, scan_limit_bytes: int) -> str:

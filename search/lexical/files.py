@@ -23,7 +23,7 @@ from ctxd.indexer.store.protocol import IndexStore
 from ctxd.search.lexical.eval import Row, compile_regex, utf8
 from ctxd.search.lexical.rank import path_fragment_score
 from ctxd.search.lexical.regex_trigrams import check_pattern, has_uppercase, quote_meta
-from ctxd.search.lexical.sql import CANDIDATES_SQL, Cond, CondOp, c_and, path_cond, render_cond
+from ctxd.search.lexical.sql import Cond, CondOp, c_and, path_cond, render_cond
 from ctxd.search.models import FileMatch, LexicalResult
 
 
@@ -49,7 +49,7 @@ def search_file_names(
     if repos is not None:
         conds.append(Cond(CondOp.IN_VALUES, sql="r.name", params=tuple(repos)))
     where, params = render_cond(c_and(conds), store.dialect)
-    rows = store.query(CANDIDATES_SQL.format(where=where), params)
+    rows = store.candidate_files(where, params)
     hits: list[tuple[float, Row, list[tuple[int, int]]]] = []
     for raw in rows:
         row = Row(*raw)

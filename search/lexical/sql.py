@@ -48,12 +48,6 @@ from ctxd.search.lexical.regex_trigrams import (
     required_literals,
 )
 
-CANDIDATES_SQL = (
-    "SELECT f.id, f.repo_id, r.name, f.path, f.language, f.size, f.role "
-    "FROM files f JOIN repos r ON r.id = f.repo_id WHERE {where} ORDER BY r.name, f.path"
-)
-"""The candidate query; `{where}` is a rendered `Cond`."""
-
 
 def language_names(name: str) -> frozenset[str]:
     """The `files.language` ids that `lang:name` matches: the id of the name or alias

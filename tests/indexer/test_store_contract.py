@@ -5,7 +5,8 @@ Each test runs once per engine (the `engine` fixture) and writes and reads only 
 the protocol: repositories, a file's rows written and removed together, transactions that
 roll back whole, ids never reused, the text generation, pending work and coverage, BM25
 keyword scores and postings, nearest vectors, the dialect's predicates in the search layer's
-own SQL, read snapshots, and removing a repository."""
+own SQL, read snapshots, removing a repository, and the search layer's lookups (symbols by
+line, file and name; repository and language lists)."""
 
 from __future__ import annotations
 
@@ -259,3 +260,159 @@ def test_a_files_stored_text_and_the_last_vector_id(store):
     store.add_embeddings([("h1", serialize_vector([1.0, 0.0, 0.0])),
                           ("h2", serialize_vector([0.0, 1.0, 0.0]))])
     assert store.last_vector_id() == store.vector_state()[1] > 0
+
+
+def two_repos_with_symbols(store: IndexStore) -> tuple[int, int, int]:
+    """Repositories `app` (a.py: class Cart lines 1-4 holding method total 2-3; b.md) and
+    `lib` (a.py: function total line 1); returns (app's a.py id, b.md id, lib's a.py id)."""
+    app = store.upsert_repo("/src/app", {}, NOW)
+    lib = store.upsert_repo("/src/lib", {}, NOW)
+    cart = write(store, app.id, "a.py", [("class Cart:", "h1", "Cart"),
+                                         ("    def total(self):", "h2", "Cart.total"),
+                                         ("        return 1", "h3", None),
+                                         ("# end", "h4", None)],
+                 (Symbol("Cart", "class", 1, 4), Symbol("total", "method", 2, 3, "Cart")))
+    doc = store.replace_file(app.id, FileRecord("b.md", 6, 1, "h-b", "markdown", 1), "# Doc\n",
+                             [(Chunk(1, 1, "# Doc"), "h5")], (), NOW, Summary("", ""))
+    other = write(store, lib.id, "a.py", [("def total(): pass", "h6", "total")],
+                  (Symbol("total", "function", 1, 1),))
+    return cart, doc, other
+
+
+def test_repo_names_and_ids(store):
+    assert store.repo_names() == [] and store.repo_ids() == {}
+    two_repos_with_symbols(store)
+    ids = {r.name: r.id for r in store.repos()}
+    assert sorted(store.repo_names()) == ["app", "lib"]
+    assert store.repo_ids() == ids
+
+
+def test_file_languages_are_the_distinct_stored_ones(store):
+    assert store.file_languages() == []
+    two_repos_with_symbols(store)
+    assert sorted(store.file_languages()) == ["markdown", "python"]
+
+
+def test_file_id_by_repository_name_and_path(store):
+    cart, doc, other = two_repos_with_symbols(store)
+    assert store.file_id("app", "a.py") == cart
+    assert store.file_id("app", "b.md") == doc
+    assert store.file_id("lib", "a.py") == other
+    assert store.file_id("lib", "b.md") is None
+    assert store.file_id("nope", "a.py") is None
+
+
+def test_enclosing_symbol_is_the_innermost_definition_around_a_line(store):
+    two_repos_with_symbols(store)
+    assert tuple(store.enclosing_symbol("app", "a.py", 2)) == ("total", "Cart")
+    assert tuple(store.enclosing_symbol("app", "a.py", 4)) == ("Cart", None)
+    assert tuple(store.enclosing_symbol("lib", "a.py", 1)) == ("total", None)
+    assert store.enclosing_symbol("app", "a.py", 5) is None
+    assert store.enclosing_symbol("app", "b.md", 1) is None
+    assert store.enclosing_symbol("nope", "a.py", 1) is None
+
+
+def test_symbol_name_counts(store):
+    assert store.symbol_name_counts() == []
+    two_repos_with_symbols(store)
+    assert sorted(store.symbol_name_counts()) == [("Cart", 1), ("total", 2)]
+
+
+def test_file_symbols(store):
+    cart, doc, _other = two_repos_with_symbols(store)
+    assert sorted(store.file_symbols(cart)) == [("Cart", "class", 1), ("total", "method", 2)]
+    assert store.file_symbols(doc) == []
+
+
+def test_symbols_on_lines_reads_only_the_given_lines_of_the_given_files(store):
+    cart, doc, other = two_repos_with_symbols(store)
+    rows = store.symbols_on_lines({cart: [2, 3], other: [1], doc: [1]})
+    assert sorted(tuple(r) for r in rows) == [(cart, "total", "method", 2),
+                                             (other, "total", "function", 1)]
+    assert sorted(tuple(r) for r in store.symbols_on_lines({cart: [1, 2]})) == [
+        (cart, "Cart", "class", 1), (cart, "total", "method", 2)]
+    assert store.symbols_on_lines({cart: [4]}) == []
+
+
+def test_symbols_where_filters_symbols_by_a_portable_condition(store):
+    cart, _doc, other = two_repos_with_symbols(store)
+    where, params = store.dialect.contains("s.name", "tot", fold=False)
+    assert sorted(tuple(r) for r in store.symbols_where(where, params)) == [
+        (cart, "total", "method", 2), (other, "total", "function", 1)]
+    where, params = store.dialect.in_nocase("s.name", ["cart"])
+    assert [tuple(r) for r in store.symbols_where(where, params)] == [(cart, "Cart", "class", 1)]
+
+
+def test_symbol_kinds_are_distinct_lower_case_and_sorted(store):
+    assert store.symbol_kinds() == []
+    repo = store.upsert_repo("/src/app", {}, NOW)
+    write(store, repo.id, "a.py", [("class A: pass", "h1", "A")],
+          (Symbol("A", "Class", 1, 1), Symbol("B", "class", 1, 1), Symbol("f", "function", 1, 1)))
+    assert store.symbol_kinds() == ["class", "function"]
+
+
+def test_symbol_rows_join_the_repository_and_pass_the_condition(store):
+    two_repos_with_symbols(store)
+    like, params = store.dialect.like_nocase("s.name", "TOT%")
+    rows = store.symbol_rows(like + " AND r.name IN (?)", [*params, "app"])
+    assert [tuple(r) for r in rows] == [("total", "method", "app", "a.py", 2, "Cart", "python", 3)]
+    named, params = store.dialect.in_nocase("s.name", ["cart", "total"])
+    assert sorted((str(r[0]), str(r[2])) for r in store.symbol_rows(named, params)) == [
+        ("Cart", "app"), ("total", "app"), ("total", "lib")]
+
+
+def test_max_checkpoint_id_and_checkpoint_rows_by_id(store):
+    assert store.max_checkpoint_id() == 0
+    assert store.checkpoint_rows([]) == {}
+    two_repos_with_symbols(store)
+    ids = [int(r[0]) for r in store.query("SELECT id FROM checkpoints ORDER BY id")]
+    assert store.max_checkpoint_id() == ids[-1]
+    rows = store.checkpoint_rows([ids[1], ids[-1], ids[-1] + 100])
+    assert {k: tuple(v) for k, v in rows.items()} == {
+        ids[1]: ("app", "a.py", "python", 2, 2, "Cart.total", "    def total(self):", ids[1]),
+        ids[-1]: ("lib", "a.py", "python", 1, 1, "total", "def total(): pass", ids[-1]),
+    }
+
+
+def test_vector_checkpoints_are_the_checkpoints_of_vector_ids_in_path_order(store):
+    two_repos_with_symbols(store)
+    store.ensure_model("m", 2)
+    store.add_embeddings([("h2", serialize_vector([1.0, 0.0])),
+                          ("h6", serialize_vector([0.0, 1.0]))])
+    by_hash = {str(h): int(i) for i, h in store.query("SELECT id, hash FROM embeddings")}
+    cids = {str(p) + str(r): int(c) for c, p, r in store.query(
+        "SELECT c.id, c.path, r.name FROM checkpoints c JOIN repos r ON r.id = c.repo_id "
+        "WHERE c.hash IN ('h2', 'h6')")}
+    wanted = [by_hash["h6"], by_hash["h2"]]
+    rows = [tuple(r) for r in store.vector_checkpoints(wanted, "", [])]
+    assert rows == [
+        (by_hash["h2"], "app", "a.py", "python", 2, 2, "Cart.total", "    def total(self):",
+         cids["a.pyapp"]),
+        (by_hash["h6"], "lib", "a.py", "python", 1, 1, "total", "def total(): pass",
+         cids["a.pylib"]),
+    ]
+    assert [r[1] for r in store.vector_checkpoints(wanted, "AND r.name = ?", ["lib"])] == ["lib"]
+
+
+def test_summary_vectors_of_embedded_summaries_at_paths(store):
+    repo = store.upsert_repo("/src/app", {}, NOW)
+    write(store, repo.id, "a.py", [("one", "h1", None)], summary=Summary("about a", "s1"))
+    write(store, repo.id, "b.py", [("two", "h2", None)], summary=Summary("about b", "s2"))
+    assert store.summary_vectors(["a.py", "b.py"]) == []  # no vector yet
+    store.ensure_model("m", 2)
+    store.add_embeddings([], summaries=[("s1", serialize_vector([1.0, 0.0]))])
+    rows = store.summary_vectors(["a.py", "b.py", "c.py"])
+    assert [(str(r[0]), str(r[1]), str(r[2])) for r in rows] == [("app", "a.py", "python")]
+    assert bytes(rows[0][3]) == serialize_vector([1.0, 0.0])
+    assert store.summary_vectors(["b.py"]) == []
+
+
+def test_candidate_files_pass_the_condition_in_repository_and_path_order(store):
+    cart, doc, other = two_repos_with_symbols(store)
+    rows = [tuple(r) for r in store.candidate_files("1 = 1", [])]
+    assert [(r[0], r[2], r[3], r[4]) for r in rows] == [
+        (cart, "app", "a.py", "python"), (doc, "app", "b.md", "markdown"),
+        (other, "lib", "a.py", "python")]
+    assert rows[1][5] == 6 and rows[0][1] != rows[2][1]
+    where, params = store.dialect.in_values("r.name", ["lib"])
+    assert [r[0] for r in store.candidate_files(where, params)] == [other]

@@ -2,8 +2,9 @@
 
 What every concern shares, as `indexer.store.sqlite.connection.Connection` does for SQLite:
 transactions, read snapshots, the text generation, `meta`, the store's size, and `query()`
-for the search layer's own SQL, which is written with SQLite's `?` placeholders and
-translated here (`pyformat`: `?` -> `%s`, a literal `%` doubled, quoted text left alone).
+for the portable reads (`indexer.store.lookups`), which are written with SQLite's `?`
+placeholders and translated here (`pyformat`: `?` -> `%s`, a literal `%` doubled, quoted
+text left alone).
 
 A `PgConnection` borrows connections from the process's pool (`indexer.store.pg.pool`):
 for one statement at a time in autocommit mode (each sees the latest committed state, and
@@ -134,7 +135,7 @@ class PgConnection:
             cur.executemany(sql, rows)
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Row]:
-        """Run a read-only statement of the search layer (`?` placeholders) and return
+        """Run a read-only statement in the portable SQL (`?` placeholders) and return
         all rows."""
         return self._rows(pyformat(sql), params if params else None)
 

@@ -2,10 +2,11 @@
 concern as the SQLite `Store` is:
 
 - `connection.PgConnection`: pooled connections, transactions, read snapshots, the text
-  generation, meta, size, the search layer's `query()`;
+  generation, meta, size, the portable `query()`;
 - `repos.PgRepoRows`, `files.PgFileRows`, `pending.PgPendingRows`, `coverage.PgCoverage`;
 - `vectors.PgVectorRows`: pgvector with an HNSW index (`VectorRows`, `VectorSearch`);
-- `keywords.PgKeywordRows`: BM25 over the full-text column (`KeywordSearch`).
+- `keywords.PgKeywordRows`: BM25 over the full-text column (`KeywordSearch`);
+- `indexer.store.lookups.Lookups`: the search layer's small reads, shared with SQLite.
 
 `PgStore.open(options)` migrates the schema on the process's first use of the URL and
 borrows from the process's pool (`pool`). One per thread, like `Store`.
@@ -16,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ctxd.indexer.store.location import StoreOptions
+from ctxd.indexer.store.lookups import Lookups
 from ctxd.indexer.store.pg.coverage import PgCoverage
 from ctxd.indexer.store.pg.files import PgFileRows
 from ctxd.indexer.store.pg.keywords import PgKeywordRows
@@ -27,7 +29,8 @@ from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.store.vector_rows import VectorRows
 
 
-class PgStore(PgRepoRows, PgFileRows, PgPendingRows, PgVectorRows, PgKeywordRows, PgCoverage):
+class PgStore(PgRepoRows, PgFileRows, PgPendingRows, PgVectorRows, PgKeywordRows, PgCoverage,
+              Lookups):
     """One thread's handle on the PostgreSQL store."""
 
     @classmethod

@@ -4,8 +4,8 @@
 sqlean-py (the stdlib `sqlite3` here cannot load extensions), applies the numbered
 migrations of `indexer.store.sqlite.schema`, and owns what every concern of the store shares:
 transactions, the `meta` table, the generations readers key caches on, the file's size
-and compaction, and the read-only `query()` the search layer builds its own SQL for
-(with bound parameters).
+and compaction, and the read-only `query()` the engine-neutral reads
+(`indexer.store.lookups`) run their portable SQL through (with bound parameters).
 
 `Connection` is the base of the per-concern classes (`repos`, `files`, `pending`,
 `vectors`, `keywords`, `coverage`); `indexer.store.sqlite.store.Store` composes them, and
@@ -191,7 +191,7 @@ class Connection:
     # -- reads for the search layer ------------------------------------------------------
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Row]:
-        """Run a read-only statement built by the search layer and return all rows."""
+        """Run a read-only statement in the portable SQL and return all rows."""
         return list(self.db.execute(sql, params))
 
     def text_generation(self) -> int:

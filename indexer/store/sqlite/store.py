@@ -2,14 +2,15 @@
 symbol table, composed of one class per concern:
 
 - `connection.Connection`: open (the only `connect()` in ctxd), migrations, transactions,
-  meta, generations, size and compaction, the read-only `query()` of the search layer;
+  meta, generations, size and compaction, the read-only `query()` of portable SQL;
 - `repos.RepoRows`: the repositories;
 - `files.FileRows`: a file's text, checkpoints, symbols and summary, written together;
 - `pending.PendingRows`: the texts waiting for a vector;
 - `vectors.SqliteVecRows`: the vectors, behind the `vector_rows.VectorRows` seam, and
   sqlite-vec's nearest-neighbour scan;
 - `keywords.KeywordRows`: BM25 over the FTS5 word index, and its common terms' postings;
-- `coverage.Coverage`: counts and roles for status and result notes.
+- `coverage.Coverage`: counts and roles for status and result notes;
+- `indexer.store.lookups.Lookups`: the search layer's small reads, shared with PostgreSQL.
 
 `Store` is the SQLite implementation of `indexer.store.protocol.IndexStore`; the PostgreSQL
 one is `indexer.store.pg.store.PgStore`, with one module per concern too, and
@@ -30,6 +31,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from ctxd.indexer.store.lookups import Lookups
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.store.records import (
     NO_SUMMARY,
@@ -55,7 +57,7 @@ __all__ = [
 ]
 
 
-class Store(RepoRows, FileRows, PendingRows, SqliteVecRows, KeywordRows, Coverage):
+class Store(RepoRows, FileRows, PendingRows, SqliteVecRows, KeywordRows, Coverage, Lookups):
     """One connection to the SQLite index. Not thread-safe: open one per thread."""
 
     engine = "sqlite"
