@@ -206,6 +206,11 @@ class IndexStats:
     sensitive_files: list[str] = field(default_factory=list)
     """The first `SKIPPED_SAMPLE` files left out as likely secrets (by name or content),
     named apart so that a report can say which, however many other files were skipped."""
+    files_masked: int = 0
+    """Files of this run indexed with a likely secret masked (code and docs holding a key or
+    a password: the secret's characters replaced by `*`, the rest of the file kept)."""
+    masked_files: list[str] = field(default_factory=list)
+    """The first `indexer.pipeline.SKIPPED_SAMPLE` of them."""
     not_embedded: dict[str, int] = field(default_factory=dict)
     """Files of the repository kept greppable but not embedded, by role (`lockfile`,
     `vendored`, `built`, `minified`, `certificate`, `data`; `indexer.walk.textclass`)."""

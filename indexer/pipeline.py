@@ -586,6 +586,10 @@ class Indexer:
             if not dry_run:
                 batch.add(partial(self.store.touch_file, old.id, entry.size, entry.mtime_ns))
             return False
+        if judged.redacted:  # indexed, with the secret's characters masked
+            stats.files_masked += 1
+            if len(stats.masked_files) < SKIPPED_SAMPLE:
+                stats.masked_files.append(entry.path)
         if role.lexical_only:
             chunks = ChunkedFile(detect_language(entry.path, text), [], [])
         elif text_first is not None:

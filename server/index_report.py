@@ -31,6 +31,13 @@ def sensitive_line(count: int, names: Sequence[str]) -> str:
             f"{SENSITIVE_ALLOW_HINT}")
 
 
+def masked_line(count: int, names: Sequence[str]) -> str:
+    """One line on the files indexed with a likely secret masked: how many, the first
+    names."""
+    return (f"Likely secrets masked (indexed with the secret's characters as `*`): {count}: "
+            f"{named_sample(list(names), count)}")
+
+
 def not_embedded_line(counts: Mapping[str, int], names: Sequence[str]) -> str:
     """One line on the files kept for lexical search only: counts by role, first names,
     and the key that brings them in."""

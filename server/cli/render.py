@@ -29,6 +29,7 @@ from ctxd.server.cli.styled import write_lines
 from ctxd.server.index_report import (
     SHOWN,
     checkpoints_lines,
+    masked_line,
     named_sample,
     not_embedded_line,
     sensitive_line,
@@ -132,6 +133,8 @@ def index_stats_text(stats: IndexStats) -> str:
     if stats.sensitive_files:
         lines.append("  " + sensitive_line(stats.files_skipped.get("sensitive", 0),
                                            [safe(p) for p in stats.sensitive_files]))
+    if stats.masked_files:
+        lines.append("  " + masked_line(stats.files_masked, [safe(p) for p in stats.masked_files]))
     if stats.not_embedded:
         lines.append("  " + not_embedded_line(stats.not_embedded,
                                               [safe(s.path) for s in stats.not_embedded_files]))

@@ -21,6 +21,7 @@ from typing import Any
 from ctxd.indexer.errors import CtxdError
 from ctxd.indexer.models import IndexStats, now_rfc3339
 from ctxd.server.index_report import (
+    masked_line,
     named_sample,
     not_embedded_line,
     sensitive_line,
@@ -239,6 +240,7 @@ def index_out(stats: IndexStats, job_id: str | None) -> IndexOutput:
         skipped=[SkippedOut(file=s.path, reason=s.reason, detail=s.detail)
                  for s in stats.skipped_files],
         sensitive_files=list(stats.sensitive_files),
+        files_masked=stats.files_masked, masked_files=list(stats.masked_files),
         not_embedded=dict(stats.not_embedded),
         not_embedded_files=[SkippedOut(file=s.path, reason=s.role, detail=s.detail)
                             for s in stats.not_embedded_files],
@@ -286,6 +288,8 @@ def _index_lines(o: IndexOutput) -> list[str]:
     if o["sensitive_files"]:
         lines.append(sensitive_line(o["files_skipped"].get("sensitive", 0),
                                     o["sensitive_files"]))
+    if o["masked_files"]:
+        lines.append(masked_line(o["files_masked"], o["masked_files"]))
     if o["not_embedded"]:
         lines.append(not_embedded_line(o["not_embedded"], [s["file"]
                                                            for s in o["not_embedded_files"]]))

@@ -304,6 +304,10 @@ class IndexOutput(TypedDict):
     them all."""
     sensitive_files: list[str]
     """The first files left out as likely secrets (by name or content)."""
+    files_masked: int
+    """Files of this run indexed with a likely secret masked (its characters as `*`)."""
+    masked_files: list[str]
+    """The first of them."""
     not_embedded: dict[str, int]
     """Files kept for lexical search but not embedded, by role (`lockfile`, `vendored`,
     `built`, `minified`, `certificate`, `data`)."""

@@ -349,6 +349,8 @@ def test_code_holding_a_test_key_is_indexed_with_the_key_masked(
     store = Store.open(tmp_path / "index.db")
     stats = Indexer(store, FakeEmbedder()).index(repo.root, WalkOptions())
     assert stats.sensitive_files == ["chart/values.yaml"]
+    assert stats.files_masked == 2
+    assert sorted(stats.masked_files) == ["docs/deploy.md", "tlsutil/key_test.go"]
     rows = dict(store.query("SELECT f.path, t.content FROM files f JOIN file_text t "
                             "ON t.rowid = f.id"))
     assert set(rows) == {"tlsutil/key_test.go", "docs/deploy.md"}

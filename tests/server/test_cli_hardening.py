@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -176,3 +178,23 @@ def test_a_repository_name_with_terminal_escapes_is_shown_escaped(service: Servi
         assert shown in out, (command, out)
     listing = json.loads(run("repos", "--json").stdout)
     assert [r["name"] for r in listing["repositories"]] == [name]
+
+
+def test_ctxd_index_names_the_files_it_indexed_with_a_secret_masked(tmp_path: Path) -> None:
+    """Issue 31, item 13: code that holds a key is indexed with the key masked, and the run
+    says which files (text and `--json`), as it names the files it left out."""
+    repo = tmp_path / "svc"
+    (repo / "tlsutil").mkdir(parents=True)
+    key = "\n".join(["-----BEGIN RSA PRIVATE KEY-----",
+                     *["MIIEowIBAAKCAQEA7bq0k9Rr2v8yQ2mE1sX4kq8yP7GJ0c1b2fWdZ3hX9aQ1Lx5t"] * 6,
+                     "-----END RSA PRIVATE KEY-----"])
+    (repo / "tlsutil" / "key_test.go").write_text(
+        'package tlsutil\n\nconst testKey = `' + key + '`\n\nfunc TestParseKey() {}\n',
+        encoding="utf-8")
+    run = [sys.executable, "-m", "ctxd.server.cli.main", "--no-daemon", "index"]
+    text = subprocess.run([*run, "--dry-run", str(repo)], capture_output=True, text=True,
+                          check=True).stdout
+    assert "Likely secrets masked" in text and "tlsutil/key_test.go" in text, text
+    out = subprocess.run([*run, "--json", str(repo)], capture_output=True, text=True, check=True)
+    stats = json.loads(out.stdout)
+    assert stats["files_masked"] == 1 and stats["masked_files"] == ["tlsutil/key_test.go"]
