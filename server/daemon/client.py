@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxd.indexer.errors import CtxdError
-from ctxd.indexer.walk.walker import validate_root
 from ctxd.search.models import FileContent, References, SymbolPage
 from ctxd.server.config import Settings
 from ctxd.server.daemon import protocol
@@ -256,6 +255,8 @@ class DaemonClient:
         """Index through the daemon. `should_stop` applies only when the run falls back to
         this process: the daemon is the index's writer and finishes a run it started even
         when this client goes away (the next run would resume it anyway)."""
+        from ctxd.indexer.walk.walker import validate_root  # the walker loads lazily
+
         # The daemon has its own working folder: resolve here, with the same errors.
         root = str(validate_root(path))
         stats: IndexStats = self._call(
