@@ -203,6 +203,23 @@ class VectorSearch(Protocol):
         `AND ...` fragment on `checkpoints c` joined with `repos r`), nearest first."""
         ...
 
+    @property
+    def filtered_index_scan(self) -> bool:
+        """Whether `nearest_in` walks an index that stops once `k` rows pass the filter
+        (pgvector's iterative scan): its cost then does not grow with the share of rows
+        the filter lets through. False where it reads the filtered ids first (sqlite-vec),
+        which costs in proportion to them."""
+        ...
+
+    def nearest_in(
+        self, vector: Sequence[float], k: int, where: str, params: Sequence[object]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """(ids, float32 rows) of (about) the `k` vectors nearest to `vector` among those
+        of the checkpoints that pass `where` (as in `scan_nearest`), in no particular
+        order: the filter applied inside the engine's search, not after it. Fewer than
+        `k` only when fewer pass. `k` is at most `NEAREST_MAX`."""
+        ...
+
     def explain_nearest(self) -> str:
         """How `nearest` searches, for `ctxd search --explain`."""
         ...
