@@ -96,7 +96,7 @@ def pg_copy(sqlite_path: Path, folder: Path, n: int) -> str:
     url = database_url(base, f"scoped{n}", fresh=not marker.is_file())
     if not marker.is_file():
         src = Store.open(sqlite_path)
-        dst = open_store(StoreOptions(url=url), None)
+        dst = open_store(folder / "unused.db", StoreOptions(url=url))
         clone(src, dst, files_per_commit=256, bulk_vectors=True)
         src.close()
         dst.close()
@@ -113,7 +113,7 @@ spec = json.loads(sys.argv[2])
 if spec["url"]:
     from ctxd.indexer.store.location import StoreOptions
     from ctxd.indexer.store.open import open_store
-    store = open_store(StoreOptions(url=spec["url"]), None)
+    store = open_store(None, StoreOptions(url=spec["url"]))
 else:
     from ctxd.indexer.store.store import Store
     store = Store.open(spec["path"])
