@@ -6,7 +6,8 @@ Every command is a whole process (bench_cli's `run_ctxd`: the console script's o
 timed start to exit; medians over `--runs`, the commit `--before` extracted and imported
 through PYTHONPATH so both sides run on this interpreter and this machine, interleaved in
 the same run. The search runs over bench_cli's synthetic index (1,000 checkpoints); `rich`
-is imported only for `--color always`.
+is imported only for `--color always`. The bare interpreter (`python -c pass`) is timed in
+the same rounds: `--help above bare python` is the goal's measure (issue 30: <= 0.15 s).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -49,7 +51,11 @@ def main() -> None:
     sides = {"before": {**base, "PYTHONPATH": str(extract_before(args.before, tmp / "b"))},
              "after": base}
     times: dict[str, dict[str, list[float]]] = {c: {s: [] for s in sides} for c in COMMANDS}
+    bare: list[float] = []
     for _ in range(args.runs):
+        t = time.perf_counter()  # the interpreter alone, same run (issue 30: --help above it)
+        subprocess.run([sys.executable, "-c", "pass"], check=True, env=base)
+        bare.append(time.perf_counter() - t)
         for name, cmd in COMMANDS.items():
             for side, env in sides.items():
                 if side == "before" and "--color" in cmd:
@@ -64,6 +70,10 @@ def main() -> None:
     for name, by_side in times.items():
         out["median_s"][name] = {s: round(statistics.median(t), 3)
                                  for s, t in by_side.items() if t}
+    out["median_s"]["bare python (-c pass)"] = round(statistics.median(bare), 3)
+    out["--help above bare python_s"] = {
+        s: round(t - out["median_s"]["bare python (-c pass)"], 3)
+        for s, t in out["median_s"]["--help"].items()}
     print(json.dumps(out, indent=1))
     if args.json:
         args.json.write_text(json.dumps(out, indent=1), encoding="utf-8")

@@ -7,10 +7,10 @@ more and more neighbours until enough passed: 10-40x the unscoped time for a sma
 repository. Here instead:
 
 - `Scope` (one per filter and store generation, cached: a daemon's project scope is
-  computed once per index change) holds the filter as SQL (`where`: repositories and
-  language, and the files a path glob matches when they are few, `PATH_FILES_MAX`), the
-  repositories' share of the checkpoints, and, on demand, the sorted ids of the vectors
-  it lets through.
+  computed once per index change) holds, each computed when first asked, the filter as
+  SQL (repositories and language, and the files a path glob matches when they are few,
+  `PATH_FILES_MAX`), the repositories' share of the checkpoints, and the sorted ids of
+  the vectors it lets through.
 - `ranked_within(store, vector, scope, k, knn_fn)`: the k nearest vectors that pass,
   nearest first, from the daemon's matrix (`VectorMatrix.knn_within`: a product over the
   allowed rows, or a masked one), or from the store's engine (`IndexStore.nearest_in`:
@@ -58,28 +58,54 @@ _PER_STORE = 32
 
 @dataclass(slots=True)
 class Scope:
-    """One filter of one store generation: its SQL and, computed once, what it lets
-    through."""
+    """One filter of one store generation: its SQL and what it lets through, each computed
+    once, when first asked."""
 
     filters: SearchFilters
-    where: str
-    """`AND ...` on `checkpoints c` joined with `repos r`."""
-    params: list[object]
-    path_inside: bool
-    """Whether `where` holds the path glob (else hits are checked against it)."""
-    share: float
-    """The repositories' share of the checkpoints (1.0 without a repository filter)."""
-    _ids: npt.NDArray[np.int64] | None = field(default=None)
+    _sql: tuple[str, list[object], bool] | None = None
+    _share: float | None = None
+    _ids: npt.NDArray[np.int64] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
+    def sql(self, store: IndexStore) -> tuple[str, list[object], bool]:
+        """(`AND ...` on `checkpoints c` joined with `repos r`, its parameters, whether it
+        holds the path glob: else hits are checked against it)."""
+        with self._lock:
+            if self._sql is None:
+                where, params = self.filters.sql()
+                path_inside = not self.filters.path_glob
+                if self.filters.path_glob:
+                    files = _path_files(store, self.filters)
+                    if files is not None:
+                        fragment, more = store.dialect.in_values("c.file_id", files)
+                        where, params = f"{where} AND {fragment}", [*params, *more]
+                        path_inside = True
+                self._sql = (where, params, path_inside)
+            return self._sql
+
+    def share(self, store: IndexStore) -> float:
+        """The repositories' share of the checkpoints (1.0 without a repository filter)."""
+        with self._lock:
+            if self._share is None:
+                self._share = 1.0
+                names = self.filters.repositories
+                if names:
+                    row = store.query(
+                        "SELECT count(*) FROM checkpoints WHERE repo_id IN (SELECT id FROM "
+                        f"repos WHERE name IN ({','.join('?' * len(names))}))", list(names))
+                    total = store.checkpoint_total()
+                    self._share = int(row[0][0]) / total if total else 0.0
+            return self._share
+
     def ids(self, store: IndexStore) -> npt.NDArray[np.int64]:
-        """The sorted ids of the vectors of the checkpoints that pass `where`."""
+        """The sorted ids of the vectors of the checkpoints that pass the filter."""
+        where, params, _inside = self.sql(store)
         with self._lock:
             if self._ids is None:
                 rows = store.query(
                     "SELECT e.id FROM embeddings e WHERE e.hash IN (SELECT c.hash FROM "
-                    f"checkpoints c JOIN repos r ON r.id = c.repo_id WHERE TRUE {self.where})",
-                    self.params)
+                    f"checkpoints c JOIN repos r ON r.id = c.repo_id WHERE TRUE {where})",
+                    params)
                 ids = np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows))
                 ids.sort()
                 self._ids = ids
@@ -99,7 +125,7 @@ def scope_of(store: IndexStore, filters: SearchFilters) -> Scope:
         held = _SCOPES.get(store)
         if held is not None and held[0] == generation and filters in held[1]:
             return held[1][filters]
-    scope = _build(store, filters)
+    scope = Scope(filters)
     with _LOCK:
         held = _SCOPES.get(store)
         if held is None or held[0] != generation or len(held[1]) >= _PER_STORE:
@@ -107,25 +133,6 @@ def scope_of(store: IndexStore, filters: SearchFilters) -> Scope:
             _SCOPES[store] = held
         held[1][filters] = scope
     return scope
-
-
-def _build(store: IndexStore, filters: SearchFilters) -> Scope:
-    where, params = filters.sql()
-    share = 1.0
-    if filters.repositories:
-        marks = ",".join("?" * len(filters.repositories))
-        row = store.query(f"SELECT count(*) FROM checkpoints WHERE repo_id IN "
-                          f"(SELECT id FROM repos WHERE name IN ({marks}))",
-                          list(filters.repositories))
-        total = store.checkpoint_total()
-        share = int(row[0][0]) / total if total else 0.0
-    path_inside = not filters.path_glob
-    if filters.path_glob:
-        files = _path_files(store, filters)
-        if files is not None:
-            fragment, more = store.dialect.in_values("c.file_id", files)
-            where, params, path_inside = f"{where} AND {fragment}", [*params, *more], True
-    return Scope(filters, where, params, path_inside, share)
 
 
 def _path_files(store: IndexStore, filters: SearchFilters) -> list[int] | None:
@@ -156,7 +163,7 @@ def prefilter_first(store: IndexStore, scope: Scope, knn_fn: KnnFn) -> bool:
     """Whether to search `scope` with the filter at once, rather than after one round of
     the unscoped search (see the module docstring): where the engine filters inside its
     index, or where the scope is narrow."""
-    return (knn_fn is knn and store.filtered_index_scan) or scope.share < BROAD_SHARE
+    return (knn_fn is knn and store.filtered_index_scan) or scope.share(store) < BROAD_SHARE
 
 
 def _matrix_of(knn_fn: KnnFn) -> Any:
@@ -173,9 +180,10 @@ def ranked_within(store: IndexStore, vector: list[float], scope: Scope, k: int,
     if matrix is not None:
         within: Callable[..., list[tuple[int, float]]] = matrix.knn_within
         return within(store, vector, k, scope.ids(store))
+    where, params, _inside = scope.sql(store)
     if k > NEAREST_MAX:
-        return store.scan_nearest(vector, scope.where, scope.params)[:k]
-    ids, rows = store.nearest_in(vector, k, scope.where, scope.params)
+        return store.scan_nearest(vector, where, params)[:k]
+    ids, rows = store.nearest_in(vector, k, where, params)
     if not len(ids):
         return []
     return exact_ranking(ids, rows, np.asarray(vector, dtype=np.float32), k)

@@ -147,9 +147,9 @@ def rank_by_vector(
             return hits[offset:want]
     assert scope is not None
     # Pre-filtered: each neighbour carries at least one checkpoint that passes (the path
-    # too when `scope.path_inside`), so `want` neighbours fill the page unless a writer
+    # too when the scope's SQL holds it), so `want` neighbours fill the page unless a writer
     # removed some meanwhile, or a broad path glob is checked on the hits.
-    k = want if scope.path_inside else max(50, want * 4)
+    k = want if scope.sql(store)[2] else max(50, want * 4)
     while True:
         neighbours = ranked_within(store, vector, scope, k, knn_fn)
         hits = _hits(store, neighbours, filters, path_ok)

@@ -104,12 +104,13 @@ def test_a_narrow_scope_is_searched_with_its_filter(three_repos):
     store, queries = three_repos
     filters = SearchFilters(repositories=("one",))
     scope = scoped.scope_of(store, filters)
-    assert scope.share == pytest.approx(20 / 2080)
+    assert scope.share(store) == pytest.approx(20 / 2080)
     assert scoped.prefilter_first(store, scope, knn)
     allowed = scope.ids(store)
     assert len(allowed) == 20
     v = queries[0].tolist()
-    ids, _rows = store.nearest_in(v, 5, scope.where, scope.params)
+    where, params, _path_inside = scope.sql(store)
+    ids, _rows = store.nearest_in(v, 5, where, params)
     assert set(ids.tolist()) <= set(allowed.tolist()) and len(ids) == 5
     exact = ExactMatrix().knn_within(store, v, 5, allowed)
     assert sorted(ids.tolist()) == sorted(i for i, _d in exact)
@@ -123,9 +124,10 @@ def test_a_scope_is_read_again_after_a_write(three_repos):
     filters = SearchFilters(repositories=("one",))
     before = scoped.scope_of(store, filters)
     assert scoped.scope_of(store, filters) is before
+    share = before.share(store)
     repo = next(r for r in store.repos() if r.name == "one")
     store.replace_file(repo.id, FileRecord("extra.py", 10, 1, "y", "python", 1), "x = 1",
                        [(Chunk(1, 1, "x = 1"), "h-extra")], [], NOW)
     after = scoped.scope_of(store, filters)
     assert after is not before
-    assert after.share > before.share
+    assert after.share(store) > share
