@@ -35,6 +35,15 @@ COMMANDS = {
 }
 
 
+def cli_import_us(env: dict[str, str]) -> int:
+    """`-X importtime`'s cumulative microseconds for `ctxd.server.cli.main`."""
+    r = subprocess.run([sys.executable, "-X", "importtime", "-c",
+                        "import ctxd.server.cli.main"], capture_output=True, text=True,
+                       env=env, check=True)
+    return next(int(line.split("|")[1]) for line in r.stderr.splitlines()
+                if line.rstrip().endswith("| ctxd.server.cli.main"))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--runs", type=int, default=10)
@@ -71,6 +80,11 @@ def main() -> None:
         out["median_s"][name] = {s: round(statistics.median(t), 3)
                                  for s, t in by_side.items() if t}
     out["median_s"]["bare python (-c pass)"] = round(statistics.median(bare), 3)
+    # CPU time of the imports alone (-X importtime's cumulative figure for the CLI module):
+    # steadier than wall time when the machine is shared
+    out["cli_import_ms_median"] = {
+        side: round(statistics.median(cli_import_us(env) for _ in range(args.runs)) / 1000, 1)
+        for side, env in sides.items()}
     out["--help above bare python_s"] = {
         s: round(t - out["median_s"]["bare python (-c pass)"], 3)
         for s, t in out["median_s"]["--help"].items()}
