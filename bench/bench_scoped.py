@@ -1,6 +1,6 @@
 """Scoped semantic search against unscoped, before and after (issue 30, item 1).
 
-    .venv/bin/python bench/bench_scoped.py [--n 100000] [--runs 30] [--pg]
+    .venv/bin/python bench/bench_scoped.py [--n 100000] [--runs 30] [--pg | --pg-only]
         [--before /tmp/base-i30a] [--stores DIR] [--json out.json]
 
 An index of `--n` checkpoints in three repositories: `big` (94%), `five` (5%) and `one`
@@ -173,6 +173,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--pg", action="store_true")
+    ap.add_argument("--pg-only", action="store_true", help="PostgreSQL only, not SQLite")
     ap.add_argument("--before", type=Path, help="a checkout of the baseline (f7658fb)")
     ap.add_argument("--stores", type=Path, default=Path(tempfile.gettempdir()) / "scoped")
     ap.add_argument("--json", type=Path)
@@ -186,8 +187,8 @@ def main() -> None:
         build(path, args.n)
     report: dict[str, Any] = {"n": args.n, "runs": args.runs,
                               "build_s": round(time.perf_counter() - t, 1), "results": {}}
-    stores = {"sqlite": ""}
-    if args.pg:
+    stores = {} if args.pg_only else {"sqlite": ""}
+    if args.pg or args.pg_only:
         stores["postgresql"] = pg_copy(path, args.stores, args.n)
     sides = {"after": ctxd_root(Path(__file__).resolve().parents[1])}
     if args.before:

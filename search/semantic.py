@@ -81,11 +81,14 @@ def _checkpoints_for(
 ) -> dict[int, list[tuple[object, ...]]]:
     where, params = filters.sql()
     marks = ",".join("?" * len(rowids))
+    # From the few vectors asked, outwards: CROSS JOIN keeps SQLite's planner from starting
+    # at a filtered repository's every checkpoint (50 ms for 5,000 of them, per page).
     rows = store.query(
         "SELECT e.id, r.name, c.path, c.language, c.start_line, c.end_line, c.symbol, c.text, "
         "c.id "
-        "FROM embeddings e JOIN checkpoints c ON c.hash = e.hash JOIN repos r ON r.id = c.repo_id "
-        f"WHERE e.id IN ({marks}) {where} ORDER BY r.name, c.path, c.start_line",
+        "FROM embeddings e CROSS JOIN checkpoints c CROSS JOIN repos r "
+        f"WHERE c.hash = e.hash AND r.id = c.repo_id AND e.id IN ({marks}) {where} "
+        "ORDER BY r.name, c.path, c.start_line",
         [*rowids, *params],
     )
     out: dict[int, list[tuple[object, ...]]] = {}
