@@ -25,9 +25,10 @@ __all__ = ["FILE", "LAUNCHED_ENV", "loading_text", "remember"]
 
 FILE = "daemon.first-search.json"
 """In the home (a `daemon.` name: the home's privacy rules cover it)."""
-LAUNCHED_ENV = "CTXD_DAEMON_LAUNCHED_AT"
+LAUNCHED_ENV = "CTXD_LAUNCHED_AT"
 """The wall-clock time (seconds since the epoch) a client launched the daemon at: the
-daemon measures its start-up from there, its interpreter's own start included."""
+daemon measures its start-up from there, its interpreter's own start included. (Not
+`CTXD_DAEMON_*`: those name settings of `[daemon]`.)"""
 UNMEASURED = "a few seconds on a quiet machine, 15 s or more on a busy one"
 """Before any measure on this machine (4 s quiet; 15.9 s measured on a loaded 2-core
 machine, issue 30)."""

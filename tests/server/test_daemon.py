@@ -566,7 +566,7 @@ def test_no_daemon_and_autostart_false_keep_a_semantic_search_in_process(indexed
     assert measured is not None and measured > 0
     r = ctxd("search", "exponential backoff", autostart=True)
     assert r.returncode == 0 and "net/retry.py" in r.stdout
-    assert lifecycle.probe(paths) is not None  # and by default it starts one
+    assert lifecycle.probe(paths) is not None, r.stderr  # and by default it starts one
     # ... and says so, since it is the wait a search cannot explain (issue 17), with what
     # loading the model took here the last time
     assert (f"note: starting the ctxd daemon (loading the model: {measured:.1f} s the last "
@@ -583,6 +583,7 @@ def test_a_daemon_start_says_what_the_last_one_took_here(indexed, daemons):
     paths = daemons.paths()
     r = ctxd("search", "exponential backoff", autostart=True)
     assert r.returncode == 0 and "net/retry.py" in r.stdout
+    assert lifecycle.probe(paths) is not None, r.stderr  # the daemon, not this process
     assert (f"note: starting the ctxd daemon (loading the model: {first_search.UNMEASURED})"
             "...") in r.stderr
     deadline = time.monotonic() + 300  # written once the daemon is warm
@@ -593,6 +594,7 @@ def test_a_daemon_start_says_what_the_last_one_took_here(indexed, daemons):
     assert ctxd("daemon", "stop").returncode == 0
     r = ctxd("search", "exponential backoff", autostart=True)
     assert r.returncode == 0 and "net/retry.py" in r.stdout
+    assert lifecycle.probe(paths) is not None, r.stderr
     assert (f"note: starting the ctxd daemon (loading the model: {took:.1f} s the last time "
             "here)...") in r.stderr
 
