@@ -131,3 +131,19 @@ def test_a_scope_is_read_again_after_a_write(three_repos):
     after = scoped.scope_of(store, filters)
     assert after is not before
     assert after.share(store) > share
+
+
+def test_the_int8_pass_keeps_to_the_scope(three_repos):
+    """Held for the int8 pass (a large index: forced here), a scoped search ranks only
+    allowed rows: the few by their float16 rows, the many (98%) by the masked int8 pass."""
+    store, queries = three_repos
+    matrix = Int8Matrix(rerank=64, exact_below=100)
+    exact = ExactMatrix()
+    for name in ("one", "big"):
+        allowed = scoped.scope_of(store, SearchFilters(repositories=(name,))).ids(store)
+        for q in queries:
+            got = matrix.knn_within(store, q.tolist(), 10, allowed)
+            assert matrix.coarse and len(got) == 10
+            assert {i for i, _d in got} <= set(allowed.tolist())
+            best = {i for i, _d in exact.knn_within(store, q.tolist(), 10, allowed)}
+            assert len(best & {i for i, _d in got}) >= 8, name
