@@ -72,7 +72,7 @@ class Scope:
         holds the path glob: else hits are checked against it)."""
         with self._lock:
             if self._sql is None:
-                where, params = self.filters.sql()
+                where, params = _repos_and_language(store, self.filters)
                 path_inside = not self.filters.path_glob
                 if self.filters.path_glob:
                     files = _path_files(store, self.filters)
@@ -133,6 +133,23 @@ def scope_of(store: IndexStore, filters: SearchFilters) -> Scope:
             _SCOPES[store] = held
         held[1][filters] = scope
     return scope
+
+
+def _repos_and_language(store: IndexStore, filters: SearchFilters) -> tuple[str, list[object]]:
+    """`SearchFilters.sql` with the repositories as their ids, read once: a planner that
+    sees `c.repo_id IN (3)` uses the checkpoints' repository index for a small repository
+    (PostgreSQL's, given `r.name IN (...)` through a join, scanned every checkpoint)."""
+    where, params = "", list[object]()
+    if filters.repositories:
+        names = list(filters.repositories)
+        ids = [int(r[0]) for r in store.query(
+            f"SELECT id FROM repos WHERE name IN ({','.join('?' * len(names))})", names)]
+        where = f"AND c.repo_id IN ({','.join('?' * len(ids))})" if ids else "AND 1 = 0"
+        params = list(ids)
+    if filters.language:
+        where += " AND lower(c.language) = lower(?)"
+        params.append(filters.language)
+    return where, params
 
 
 def _path_files(store: IndexStore, filters: SearchFilters) -> list[int] | None:
