@@ -6,7 +6,8 @@ Every command is a whole process (bench_cli's `run_ctxd`: the console script's o
 timed start to exit; medians over `--runs`, the commit `--before` extracted and imported
 through PYTHONPATH so both sides run on this interpreter and this machine, interleaved in
 the same run. The search runs over bench_cli's synthetic index (1,000 checkpoints); `rich`
-is imported only for `--color always`.
+is imported only for `--color always`. The bare interpreter (`python -c pass`) is timed in
+the same rounds: `--help above bare python` is the goal's measure (issue 30: <= 0.15 s).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -33,6 +35,15 @@ COMMANDS = {
 }
 
 
+def cli_import_us(env: dict[str, str]) -> int:
+    """`-X importtime`'s cumulative microseconds for `ctxd.server.cli.main`."""
+    r = subprocess.run([sys.executable, "-X", "importtime", "-c",
+                        "import ctxd.server.cli.main"], capture_output=True, text=True,
+                       env=env, check=True)
+    return next(int(line.split("|")[1]) for line in r.stderr.splitlines()
+                if line.rstrip().endswith("| ctxd.server.cli.main"))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--runs", type=int, default=10)
@@ -49,7 +60,11 @@ def main() -> None:
     sides = {"before": {**base, "PYTHONPATH": str(extract_before(args.before, tmp / "b"))},
              "after": base}
     times: dict[str, dict[str, list[float]]] = {c: {s: [] for s in sides} for c in COMMANDS}
+    bare: list[float] = []
     for _ in range(args.runs):
+        t = time.perf_counter()  # the interpreter alone, same run (issue 30: --help above it)
+        subprocess.run([sys.executable, "-c", "pass"], check=True, env=base)
+        bare.append(time.perf_counter() - t)
         for name, cmd in COMMANDS.items():
             for side, env in sides.items():
                 if side == "before" and "--color" in cmd:
@@ -64,6 +79,15 @@ def main() -> None:
     for name, by_side in times.items():
         out["median_s"][name] = {s: round(statistics.median(t), 3)
                                  for s, t in by_side.items() if t}
+    out["median_s"]["bare python (-c pass)"] = round(statistics.median(bare), 3)
+    # CPU time of the imports alone (-X importtime's cumulative figure for the CLI module):
+    # steadier than wall time when the machine is shared
+    out["cli_import_ms_median"] = {
+        side: round(statistics.median(cli_import_us(env) for _ in range(args.runs)) / 1000, 1)
+        for side, env in sides.items()}
+    out["--help above bare python_s"] = {
+        s: round(t - out["median_s"]["bare python (-c pass)"], 3)
+        for s, t in out["median_s"]["--help"].items()}
     print(json.dumps(out, indent=1))
     if args.json:
         args.json.write_text(json.dumps(out, indent=1), encoding="utf-8")

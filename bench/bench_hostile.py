@@ -12,7 +12,9 @@ made from `git archive main`):
   level), and `*a*a*a*a*b` against one 200-character name of `a`s;
 - syntax (item 5): `parse_definitions` on a `.py` of 20,000 comment lines then one
   function, one of 20,000 comment lines then 20,000 functions, and a `.js` of 40,000
-  comment lines above one function;
+  comment lines above one function; one of 40,000 comment lines between two functions
+  (issue 30, item 6: after a block, Python's grammar is quadratic in them), parsed, and
+  chunked by `chunk_file` (the pipeline's path, with its 10 s parse budget);
 - memory (item 6): `ctxd index --dry-run --max-file-size 0` over a small file and a
   2 GB sparse file: wall time and the child's peak RSS (`wait4`), address space capped at
   4 GiB.
@@ -55,9 +57,24 @@ SYNTAX = """
 import sys, time
 from ctxd.indexer.chunk.syntax import parse_definitions
 case = sys.argv[1]
+DEF_RUN = ("def f():\\n    return 1\\n\\n"
+           + "\\n".join(f"# comment line {i}" for i in range(40000))
+           + "\\ndef g():\\n    return 2\\n")
 if case == "py-comments":
     text = "\\n".join(f"# comment line {i}" for i in range(20000)) + "\\ndef f():\\n    return 1\\n"
     lang = "python"
+elif case == "py-def-comments-40k":
+    text = DEF_RUN
+    lang = "python"
+elif case == "chunk-py-def-comments-40k":  # the pipeline's path: chunk_file, 10 s parse budget
+    from ctxd.indexer.chunk.chunker import ChunkOptions, chunk_file
+    from ctxd.indexer.chunk.tokens import approximate_counter
+    text = DEF_RUN
+    t = time.perf_counter()
+    fc = chunk_file("gen.py", text, ChunkOptions(), approximate_counter)
+    print("windows" if fc.windows_reason else "syntax", file=sys.stderr)
+    print(time.perf_counter() - t)
+    raise SystemExit
 elif case == "py-comments-then-functions":
     head = "\\n".join(f"# comment line {i}" for i in range(20000))
     text = head + "\\n\\n" + "".join(f"def f{i}(x):\\n    return x\\n" for i in range(20000))
@@ -109,13 +126,16 @@ def _memory(pkg: str | None, repo: Path, home: Path) -> dict[str, object]:
             "peak_rss_mb": round(usage.ru_maxrss / 1024), "skipped": stats.get("files_skipped")}
 
 
-def measure(pkg: str | None, cap: float) -> dict[str, object]:
+def measure(pkg: str | None, cap: float, only_syntax: bool = False) -> dict[str, object]:
     out: dict[str, object] = {}
     for pattern in ("**/**/d/d/zzz", "**/d/**/d/**/zzz"):
         out[f"glob {pattern}, 2,000 depths"] = _timed(pkg, GLOB, [pattern, "depth"], cap)
     out["glob *a*a*a*a*b, one 200-char name"] = _timed(pkg, GLOB, ["*a*a*a*a*b", "name"], cap)
-    for case in ("py-comments", "py-comments-then-functions", "js-comments"):
+    for case in ("py-comments", "py-def-comments-40k", "py-comments-then-functions",
+                 "js-comments", "chunk-py-def-comments-40k"):
         out[f"parse {case}"] = _timed(pkg, SYNTAX, [case], cap)
+    if only_syntax:
+        return out
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "repo"
         repo.mkdir()
@@ -131,15 +151,17 @@ def main() -> None:
     ap.add_argument("--baseline", type=str)
     ap.add_argument("--cap", type=float, default=120.0)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--syntax-only", action="store_true",
+                    help="the globs and the parses, not the memory case")
     args = ap.parse_args()
     result: dict[str, object] = {
         "date": time.strftime("%Y-%m-%d"),
         "machine": f"{platform.platform()}, {os.cpu_count()} CPUs",
         "python": platform.python_version(),
-        "this": measure(None, args.cap),
+        "this": measure(None, args.cap, args.syntax_only),
     }
     if args.baseline:
-        result["baseline"] = measure(args.baseline, args.cap)
+        result["baseline"] = measure(args.baseline, args.cap, args.syntax_only)
     emit(result, args.json)
 
 

@@ -110,6 +110,9 @@ class ExactMatrix:
         """Largest rowid held (taken from the rows actually loaded, never from a count
         read earlier: a writer may append between the two reads)."""
         self._generation: int | None = None
+        self._ascending = True
+        """Whether the rowids held are in increasing order (rows are loaded and appended in
+        rowid order, so always on SQLite): `knn_within` then finds rows by binary search."""
         self._lock = threading.Lock()
         self._seen: weakref.WeakKeyDictionary[IndexStore, tuple[int, int]] = (
             weakref.WeakKeyDictionary())
@@ -147,6 +150,7 @@ class ExactMatrix:
 
     def _reset(self, capacity: int) -> None:
         self._n = self._top = 0
+        self._ascending = True
         self._ids = np.empty(capacity, dtype=np.int64)
         self._rows = np.empty((capacity, 0), dtype=self._dtype)
         self._sq = np.empty(capacity, dtype=np.float32)
@@ -170,6 +174,8 @@ class ExactMatrix:
         if not len(ids):
             return
         n, m = self._n, len(ids)
+        self._ascending = self._ascending and bool(
+            (n == 0 or ids[0] > self._ids[n - 1]) and (m < 2 or np.all(ids[1:] > ids[:-1])))
         self._grow(n + m, mat.shape[1])
         self._ids[n:n + m] = ids
         self._rows[n:n + m] = mat
@@ -190,6 +196,18 @@ class ExactMatrix:
         ids, rows, sq = self._snapshot()
         return _exact_knn(ids, rows, sq, vector, k)
 
+    def knn_within(self, store: IndexStore, vector: list[float], k: int,
+                   within: npt.NDArray[np.int64]) -> list[tuple[int, float]]:
+        """(rowid, L2 distance) of the k nearest vectors among those whose rowid is in
+        `within` (sorted; rowids the matrix lacks are ignored): the filter of a scoped
+        search applied before the ranking (`search.scoped`), so its cost is that of an
+        unscoped search at most, and less the fewer rows pass."""
+        self.refresh(store)
+        with self._lock:
+            n, ascending = self._n, self._ascending
+            ids, rows, sq = self._ids[:n], self._rows[:n], self._sq[:n]
+        return _exact_knn_at(ids, rows, sq, vector, k, held_rows(ids, within, ascending))
+
 
 def _exact_knn(
     ids: npt.NDArray[np.int64], rows: npt.NDArray[np.floating], sq: npt.NDArray[np.float32],
@@ -202,6 +220,45 @@ def _exact_knn(
     # |r - v|^2 = |r|^2 + |v|^2 - 2 r.v (one matrix product; exact for any norms)
     d2 = sq - 2.0 * (rows @ v.astype(rows.dtype)).astype(np.float32) + float(v @ v)
     k = min(k, len(ids))
+    top = np.argpartition(d2, k - 1)[:k]
+    return exact_ranking(ids[top], rows[top], v)
+
+
+def held_rows(held: npt.NDArray[np.int64], within: npt.NDArray[np.int64],
+              ascending: bool) -> npt.NDArray[np.intp]:
+    """Positions (ascending) in `held` of the rowids of `within` (sorted) that it holds."""
+    if not len(held) or not len(within):
+        return np.empty(0, dtype=np.intp)
+    if not ascending:
+        return np.flatnonzero(np.isin(held, within))
+    pos = np.searchsorted(held, within)
+    inside = pos < len(held)
+    pos = pos[inside]
+    found: npt.NDArray[np.intp] = pos[held[pos] == within[inside]]
+    return found
+
+
+SUBSET_SHARE = 8
+"""`knn_within` gathers the allowed rows when they are at most 1/8 of the matrix (the
+product over them alone is cheaper); above that it computes every row and masks."""
+
+
+def _exact_knn_at(
+    ids: npt.NDArray[np.int64], rows: npt.NDArray[np.floating], sq: npt.NDArray[np.float32],
+    vector: list[float], k: int, pos: npt.NDArray[np.intp],
+) -> list[tuple[int, float]]:
+    """`_exact_knn` over the rows at `pos` only (distances the same, row for row)."""
+    if not len(pos) or k <= 0:
+        return []
+    v = np.asarray(vector, dtype=np.float32)
+    k = min(k, len(pos))
+    if len(pos) * SUBSET_SHARE <= len(ids):
+        sub = rows[pos].astype(np.float32, copy=False)
+        d2 = sq[pos] - 2.0 * (sub @ v) + float(v @ v)
+        top = np.argpartition(d2, k - 1)[:k]
+        return exact_ranking(ids[pos][top], sub[top], v)
+    d2 = np.full(len(ids), np.inf, dtype=np.float32)
+    d2[pos] = (sq - 2.0 * (rows @ v.astype(rows.dtype)).astype(np.float32) + float(v @ v))[pos]
     top = np.argpartition(d2, k - 1)[:k]
     return exact_ranking(ids[top], rows[top], v)
 
@@ -290,6 +347,31 @@ class Int8Matrix(ExactMatrix):
         return exact_ranking(ids[candidates], rows[candidates], v, k)
 
 
+    def knn_within(self, store: IndexStore, vector: list[float], k: int,
+                   within: npt.NDArray[np.int64]) -> list[tuple[int, float]]:
+        """`ExactMatrix.knn_within`; held for the int8 pass (coarse), the allowed rows are
+        ranked by their float16 rows when few (exact over them: as good as the unscoped
+        search or better), else by the int8 pass over every row with the others masked
+        out, then re-scored, like `knn`."""
+        self.refresh(store)
+        with self._lock:
+            n, ascending = self._n, self._ascending
+            ids, rows, sq = self._ids[:n], self._rows[:n], self._sq[:n]
+            int8, coarse = self._int8[:n], self.coarse
+            if coarse and self._scales16[0] != n:
+                self._scales16 = (n, bfloat16(self._scales[:n]))
+            scales = self._scales16[1]
+        pos = held_rows(ids, within, ascending)
+        want = max(self.rerank, 8 * k)
+        if not coarse or k <= 0 or len(pos) * SUBSET_SHARE <= n or want * 4 >= len(pos):
+            return _exact_knn_at(ids, rows, sq, vector, k, pos)
+        allowed = np.zeros(n, dtype=bool)
+        allowed[pos] = True
+        v = np.asarray(vector, dtype=np.float32)
+        candidates = int8_nearest(int8, scales, v, want, allowed)
+        return exact_ranking(ids[candidates], rows[candidates], v, k)
+
+
 def bfloat16(values: npt.NDArray[np.float32]) -> object:
     """`values` as a torch bfloat16 tensor (torch is imported here: only long-lived
     processes, which hold the model and so torch, get this far)."""
@@ -299,11 +381,13 @@ def bfloat16(values: npt.NDArray[np.float32]) -> object:
 
 
 def int8_nearest(int8: npt.NDArray[np.int8], scales: object, vector: npt.NDArray[np.float32],
-                 want: int) -> npt.NDArray[np.int64]:
+                 want: int, allowed: npt.NDArray[np.bool_] | None = None
+                 ) -> npt.NDArray[np.int64]:
     """Indexes of the `want` rows with the largest approximate dot product with `vector`:
     `int8[i] * scales[i]` (scales: a `bfloat16` tensor) by torch's int8 weight-only
     product, bfloat16 in and out, and torch's top-k on that output (2.5 ms against numpy
-    argpartition's 6.5 ms at 1M rows, `bench/bench_int8.py`). Stored vectors are unit
+    argpartition's 6.5 ms at 1M rows, `bench/bench_int8.py`), among the `allowed` rows
+    only when given. Stored vectors are unit
     length to ~1e-3, below the bfloat16 output's own rounding, so the largest dot
     products are the nearest rows;
     the caller re-scores the candidates exactly."""
@@ -312,6 +396,9 @@ def int8_nearest(int8: npt.NDArray[np.int8], scales: object, vector: npt.NDArray
     with torch.inference_mode():
         dots = torch.ops.aten._weight_int8pack_mm(
             bfloat16(vector[None, :]), torch.from_numpy(int8), scales)[0]
+        if allowed is not None:  # a scoped search: only these rows may be candidates
+            dots[torch.from_numpy(~allowed)] = -torch.inf
+            want = min(want, int(allowed.sum()))
         found: npt.NDArray[np.int64] = torch.topk(dots, want, sorted=False).indices.numpy()
     return found
 

@@ -33,11 +33,11 @@ from typing import Any
 
 import platformdirs
 
-from ctxd.indexer.chunk.chunker import ChunkOptions
+from ctxd.indexer.chunk.options import ChunkOptions
 from ctxd.indexer.embed_options import EmbedOptions
 from ctxd.indexer.errors import ConfigError, ValidationError
 from ctxd.indexer.store.location import VECTOR_TYPES, StoreOptions, check_url, redact_url
-from ctxd.indexer.walk.walker import MAX_FILE_SIZE_LIMIT, WalkOptions, validate_walk_options
+from ctxd.indexer.walk.options import MAX_FILE_SIZE_LIMIT, WalkOptions
 from ctxd.search.models import SearchOptions
 
 TRANSPORTS = ("stdio", "http")
@@ -502,6 +502,8 @@ def _validate(s: Settings, layers: Mapping[str, tuple[Any, str]]) -> None:
                 hint=f"Fix `{key}`; see config.example.toml.",
                 details={"field": key, "value": value, "source": source},
             )
+    from ctxd.indexer.walk.walker import validate_walk_options  # the walker loads lazily
+
     try:
         validate_walk_options(s.walk)
     except ValidationError as exc:

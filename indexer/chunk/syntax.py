@@ -10,10 +10,12 @@ node is called, per language, is `indexer.chunk.extractors`; document headings (
 RST) come back as the same `Definition` shape from `indexer.chunk.headings`.
 `iter_definitions(defs)` flattens a forest.
 
-Parents and previous siblings come from `indexer.chunk.treenav` (tree-sitter's own
-accessors cost time in the number of siblings, quadratic under long comment runs). Pure
-apart from cached grammars, queries and per-thread parsers (a tree-sitter `Parser` is not
-shared between threads) and the clock the budget reads.
+Long `#` comment runs are blanked before the parse, offsets kept
+(`indexer.chunk.comment_runs`: Python's grammar is quadratic in them). Parents and previous
+siblings come from `indexer.chunk.treenav` (tree-sitter's own accessors cost time in the
+number of siblings, quadratic under long comment runs). Pure apart from cached grammars,
+queries and per-thread parsers (a tree-sitter `Parser` is not shared between threads) and
+the clock the budget reads.
 
 Invariants:
 - `start_line <= line <= end_line`; `start_line` includes decorators, attributes and
@@ -36,6 +38,7 @@ from dataclasses import dataclass, field
 
 import tree_sitter
 
+from ctxd.indexer.chunk.comment_runs import attach_runs, blank_long_runs
 from ctxd.indexer.chunk.extractors import extractor_for, node_field, python_module_variables
 from ctxd.indexer.chunk.languages import SYNTAX, SyntaxTable, load_grammar
 from ctxd.indexer.chunk.treenav import ParseBudgetExceeded, TreeNav
@@ -354,7 +357,7 @@ def parse_definitions(
         return None
     defs_query, errors_query = _queries_for(language, grammar, table)
     clock = _Clock(budget_s)
-    source = text.encode("utf-8", "replace")
+    source, runs = blank_long_runs(language, text.encode("utf-8", "replace"))
     tree = _parse(_parser(language, grammar), source, clock)
     root = tree.root_node
     if root.has_error:
@@ -363,5 +366,6 @@ def parse_definitions(
             logger.debug("%s parse mostly errors (%.0f%%): windows", language, fraction * 100)
             return None
     raws = _collect(language, source, root, defs_query, clock)
+    attach_runs(raws, runs)
     class_names = frozenset(r.name for r in raws if r.kind in ("class", "struct"))
     return list(_build(_nest(raws), None, table, class_names, 1))

@@ -127,12 +127,14 @@ class Lookups:
         `AND ...` fragment on `checkpoints c` joined with `repos r`), by repository, path and
         line."""
         marks = ",".join("?" * len(vector_ids))
+        # From the few vectors asked, outwards: CROSS JOIN keeps SQLite's planner from starting
+        # at a filtered repository's every checkpoint (50 ms for 5,000 of them, per page).
         return self.query(
             "SELECT e.id, r.name, c.path, c.language, c.start_line, c.end_line, c.symbol, c.text, "
             "c.id "
-            "FROM embeddings e JOIN checkpoints c ON c.hash = e.hash "
-            "JOIN repos r ON r.id = c.repo_id "
-            f"WHERE e.id IN ({marks}) {where} ORDER BY r.name, c.path, c.start_line",
+            "FROM embeddings e CROSS JOIN checkpoints c CROSS JOIN repos r "
+            f"WHERE c.hash = e.hash AND r.id = c.repo_id AND e.id IN ({marks}) {where} "
+            "ORDER BY r.name, c.path, c.start_line",
             [*vector_ids, *params],
         )
 
@@ -150,3 +152,29 @@ class Lookups:
         """(id, repository id, repository, path, language, size) of the files `files f`
         (joined with `repos r`) that pass `where`, by repository and path (`CANDIDATES_SQL`)."""
         return self.query(CANDIDATES_SQL.format(where=where), params)
+
+    def repo_ids_named(self: Connection, names: Sequence[str]) -> list[int]:
+        """The ids of the repositories named `names` (those indexed)."""
+        return [int(r[0]) for r in self.query(
+            f"SELECT id FROM repos WHERE name IN ({','.join('?' * len(names))})", list(names))]
+
+    def checkpoints_in_repos(self: Connection, names: Sequence[str]) -> int:
+        """How many checkpoints the repositories named `names` hold."""
+        row = self.query(
+            "SELECT count(*) FROM checkpoints WHERE repo_id IN (SELECT id FROM "
+            f"repos WHERE name IN ({','.join('?' * len(names))}))", list(names))
+        return int(row[0][0])
+
+    def vector_ids_where(self: Connection, where: str, params: Sequence[object]) -> list[int]:
+        """The ids of the vectors of the checkpoints (`checkpoints c` joined with `repos r`)
+        that pass `where` (an `AND ...` fragment)."""
+        return [int(r[0]) for r in self.query(
+            "SELECT e.id FROM embeddings e WHERE e.hash IN (SELECT c.hash FROM "
+            f"checkpoints c JOIN repos r ON r.id = c.repo_id WHERE TRUE {where})", params)]
+
+    def file_paths_in(self: Connection, names: Sequence[str]) -> list[tuple[int, str]]:
+        """(id, path) of every file of the repositories named `names` (all when empty)."""
+        where = f"AND r.name IN ({','.join('?' * len(names))})" if names else ""
+        return [(int(fid), str(path)) for fid, path in self.query(
+            "SELECT f.id, f.path FROM files f JOIN repos r ON "
+            f"r.id = f.repo_id WHERE TRUE {where}", list(names))]

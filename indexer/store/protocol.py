@@ -241,6 +241,23 @@ class VectorSearch(Protocol):
         `AND ...` fragment on `checkpoints c` joined with `repos r`), nearest first."""
         ...
 
+    @property
+    def filtered_index_scan(self) -> bool:
+        """Whether `nearest_in` walks an index that stops once `k` rows pass the filter
+        (pgvector's iterative scan): its cost then does not grow with the share of rows
+        the filter lets through. False where it reads the filtered ids first (sqlite-vec),
+        which costs in proportion to them."""
+        ...
+
+    def nearest_in(
+        self, vector: Sequence[float], k: int, where: str, params: Sequence[object]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """(ids, float32 rows) of (about) the `k` vectors nearest to `vector` among those
+        of the checkpoints that pass `where` (as in `scan_nearest`), in no particular
+        order: the filter applied inside the engine's search, not after it. Fewer than
+        `k` only when fewer pass. `k` is at most `NEAREST_MAX`."""
+        ...
+
     def explain_nearest(self) -> str:
         """How `nearest` searches, for `ctxd search --explain`."""
         ...
@@ -357,6 +374,23 @@ class Lookups(Protocol):
     def candidate_files(self, where: str, params: Sequence[object]) -> list[Row]:
         """(id, repository id, repository, path, language, size) of the files `files f`
         (joined with `repos r`) that pass `where`, by repository and path."""
+        ...
+
+    def repo_ids_named(self, names: Sequence[str]) -> list[int]:
+        """The ids of the repositories named `names` (those indexed)."""
+        ...
+
+    def checkpoints_in_repos(self, names: Sequence[str]) -> int:
+        """How many checkpoints the repositories named `names` hold."""
+        ...
+
+    def vector_ids_where(self, where: str, params: Sequence[object]) -> list[int]:
+        """The ids of the vectors of the checkpoints (`checkpoints c` joined with `repos r`)
+        that pass `where` (an `AND ...` fragment)."""
+        ...
+
+    def file_paths_in(self, names: Sequence[str]) -> list[tuple[int, str]]:
+        """(id, path) of every file of the repositories named `names` (all when empty)."""
         ...
 
 

@@ -24,6 +24,7 @@ import json
 import logging
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
@@ -38,6 +39,7 @@ from ctxd.server.cli.scope import Scope, all_repos_option, command_scope
 from ctxd.server.cli.styled import COLOR_CHOICES, use_color
 from ctxd.server.config import settings_from_cli
 from ctxd.server.daemon import lifecycle
+from ctxd.server.first_search import loading_text, remember
 from ctxd.server.pages import MODES
 from ctxd.server.text_args import check_text
 from ctxd.server.use_cases import UseCases
@@ -423,15 +425,18 @@ def search(
     if explain:
         render.emit(service.explain(query, mode))
         return
-    if (mode in ("hybrid", "semantic") and not getattr(service, "model_loaded", True)
-            and sys.stderr.isatty()):
+    loads = mode in ("hybrid", "semantic") and not getattr(service, "model_loaded", True)
+    home = service.settings.home
+    if loads and sys.stderr.isatty():
         # In this process (no daemon): the model loads now, once.
-        render.emit("loading the model (~4 s; `ctxd daemon start` keeps it warm)...",
-                    err=True)
+        render.emit(f"{loading_text(home)}; `ctxd daemon start` keeps it warm...", err=True)
     before, after = _first(before, context, 2), _first(after, context, 2)
     # Lexical hits come with their context lines; the others carry their checkpoint.
     lexical_context = min(max(before, after), 10) if mode == "lexical" else None
+    started = time.monotonic()
     page = service.search(query, cursor=cursor, context_lines=lexical_context, **options)
+    if loads:
+        remember(home, time.monotonic() - started)  # what the next one will say
     if as_json:
         render.emit_json(render.search_page_json(page))
     elif page.results:

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxd.indexer.errors import CtxdError
-from ctxd.indexer.walk.walker import validate_root
 from ctxd.server.config import Settings
 from ctxd.server.daemon import protocol
 from ctxd.server.daemon.paths import DaemonPaths
@@ -259,6 +258,8 @@ class DaemonClient(UseCases):
         """Index through the daemon. `should_stop` applies only when the run falls back to
         this process: the daemon is the index's writer and finishes a run it started even
         when this client goes away (the next run would resume it anyway)."""
+        from ctxd.indexer.walk.walker import validate_root  # the walker loads lazily
+
         # The daemon has its own working folder: resolve here, with the same errors.
         root = str(validate_root(path))
         stats: IndexStats = self._call(

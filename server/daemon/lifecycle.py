@@ -41,6 +41,7 @@ from ctxd.server.daemon.client import (
     exchange,
 )
 from ctxd.server.daemon.paths import DaemonPaths, lock_is_held, wait_lock_free
+from ctxd.server.first_search import LAUNCHED_ENV, loading_text
 from ctxd.server.use_cases import UseCases
 
 log = logging.getLogger("ctxd.daemon")
@@ -115,7 +116,7 @@ def start(settings: Settings, paths: DaemonPaths | None = None) -> dict[str, Any
             proc = subprocess.Popen(
                 daemon_argv(settings, "--ready-fd", str(w)), stdin=subprocess.DEVNULL,
                 stdout=logf, stderr=logf, pass_fds=(w,), cwd="/", start_new_session=True,
-                env=daemon_env(settings))
+                env=daemon_env(settings) | {LAUNCHED_ENV: repr(time.time())})
         _spawned[:] = [p for p in _spawned if p.poll() is None]
         _spawned.append(proc)
         os.close(w)
@@ -270,7 +271,7 @@ def connect(
             return None
         if info is None and autostart:
             # The only wait a search cannot explain itself: say what takes the time.
-            note("starting the ctxd daemon (loading the model, ~4 s)...")
+            note(f"starting the ctxd daemon ({loading_text(paths.home)})...")
             info = start(settings, paths)
     except CtxdError as err:
         note(f"not using the ctxd daemon: {err.message}")

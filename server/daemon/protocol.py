@@ -42,7 +42,7 @@ from enum import Enum
 from typing import Any
 
 from ctxd.indexer import errors
-from ctxd.indexer.chunk.chunker import ChunkOptions
+from ctxd.indexer.chunk.options import ChunkOptions
 from ctxd.indexer.errors import CtxdError
 from ctxd.indexer.models import (
     FileFailure,
@@ -56,7 +56,7 @@ from ctxd.indexer.models import (
     WindowedFile,
 )
 from ctxd.indexer.store.location import redact_url
-from ctxd.indexer.walk.walker import WalkOptions
+from ctxd.indexer.walk.options import WalkOptions
 from ctxd.search import models
 from ctxd.server.config import Settings
 from ctxd.server.pages import LexicalPage, SearchPage

@@ -60,6 +60,7 @@ from ctxd.indexer.store.private import PRIVATE_UMASK, private_home
 from ctxd.server.config import Settings
 from ctxd.server.daemon import protocol
 from ctxd.server.daemon.paths import DaemonPaths, daemon_lock
+from ctxd.server.first_search import LAUNCHED_ENV, remember
 from ctxd.server.service import Service
 from ctxd.server.watch.watcher import start_watching
 
@@ -255,6 +256,10 @@ class Daemon:
             if self.service.matrix is not None:  # loaded, and its first product run
                 self.service.matrix.knn(store, vector, 1)
             self.service.warm_caches(store)
+            launched = os.environ.get(LAUNCHED_ENV)  # what a client's first search waited
+            if launched:
+                with contextlib.suppress(ValueError):
+                    remember(self.paths.home, time.time() - float(launched))
         except Exception:
             log.exception("warming the model failed; queries will load it")
 

@@ -416,3 +416,26 @@ def test_candidate_files_pass_the_condition_in_repository_and_path_order(store):
     assert rows[1][5] == 6 and rows[0][1] != rows[2][1]
     where, params = store.dialect.in_values("r.name", ["lib"])
     assert [r[0] for r in store.candidate_files(where, params)] == [other]
+
+
+def test_scoped_search_reads_repository_ids_counts_vector_ids_and_paths(store):
+    """The reads behind a scoped vector search (`search.scoped`): repository ids by name,
+    a repository's share of the checkpoints, the vector ids inside a condition, and the
+    files a path glob is matched against."""
+    assert store.repo_ids_named(["app"]) == [] and store.checkpoints_in_repos(["app"]) == 0
+    two_repos_with_symbols(store)
+    ids = {r.name: r.id for r in store.repos()}
+    assert sorted(store.repo_ids_named(["lib", "app", "nope"])) == sorted(ids.values())
+    assert store.checkpoints_in_repos(["app"]) == 5
+    assert store.checkpoints_in_repos(["lib"]) == 1
+    assert store.checkpoints_in_repos(["app", "lib"]) == 6
+    store.ensure_model("m", 2)
+    store.add_embeddings([("h2", serialize_vector([1.0, 0.0])),
+                          ("h6", serialize_vector([0.0, 1.0]))])
+    by_hash = {str(h): int(i) for i, h in store.query("SELECT id, hash FROM embeddings")}
+    assert sorted(store.vector_ids_where("", [])) == sorted(by_hash.values())
+    assert store.vector_ids_where("AND c.repo_id IN (?)", [ids["lib"]]) == [by_hash["h6"]]
+    assert store.vector_ids_where("AND lower(c.language) = lower(?)", ["Markdown"]) == []
+    paths = {p: f for f, p in store.file_paths_in(["app"])}
+    assert sorted(paths) == ["a.py", "b.md"]
+    assert sorted(p for _f, p in store.file_paths_in([])) == ["a.py", "a.py", "b.md"]

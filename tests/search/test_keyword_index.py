@@ -208,8 +208,8 @@ def test_line_matches_added_after_the_fetch_equal_those_the_fetch_gives(store: S
     """Keyword pages fetch without line matches and add them to the last fetch's hits
     (`keyword_line_matches`): the hits must equal those `keyword_search` gives with them,
     from postings or FTS5, with filters or not."""
+    from ctxd.search.filters import SearchFilters
     from ctxd.search.keyword import keyword_line_matches
-    from ctxd.search.semantic import SearchFilters
 
     postings = load_postings(store, 3)
     for question in QUESTIONS:

