@@ -27,6 +27,7 @@ from ctxd.search.models import FileMatch, Hit, MatchSource
 from ctxd.search.semantic import SearchFilters, VectorMatrix, knn, rank_by_vector, summary_hits
 from ctxd.search.snapshots import LARGE_INDEX_CHECKPOINTS, checkpoint_count
 from ctxd.search.symbol_names import SymbolIndex, SymbolNames
+from ctxd.search.translations import translation_query
 from ctxd.search.zoekt.client import ZoektClient
 from ctxd.search.zoekt.query import escape_regex, scoped_query
 from ctxd.server.config import Settings
@@ -199,6 +200,13 @@ class HybridCases:
                 notes.append(f"{engine} failed ({exc.message}); results are from the "
                              "semantic and keyword legs only.")
             times["lexical"] = (time.perf_counter() - started) * 1000
+        if (asked := translation_query(query, filters)) is not None:
+            try:  # a question in a translation's language: its pages (search.translations)
+                found = self._lexical_leg(asked.query, filters, depth)
+            except CtxdError:
+                found = []
+            roles = self.file_roles(store, found)
+            legs["translations"] = asked.keep(found, roles)
         return legs, times, notes
 
     def _keyword_leg(self, query: str, filters: SearchFilters, depth: int,

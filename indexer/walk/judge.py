@@ -15,7 +15,7 @@ the `Skipped` that refuses it:
 Callers: the indexing pipeline (every file it reads) and `indexer.walk.servable` (a file
 request: `ctxd cat`, `file_content`), so a request is refused exactly what the index
 refuses. Calls `indexer.walk.reader`, `indexer.walk.walker`, `indexer.walk.policy`,
-`indexer.walk.textclass` and `indexer.walk.buildout`.
+`indexer.walk.textclass`, `indexer.walk.buildout` and `indexer.walk.translations`.
 
 Invariants: one judge per run and repository (its place caches are per root); the
 content checks look at the head and tail of a large file, and the secret checks start
@@ -32,6 +32,7 @@ from ctxd.indexer.walk.buildout import BuildDirs
 from ctxd.indexer.walk.policy import Policy
 from ctxd.indexer.walk.reader import read_file
 from ctxd.indexer.walk.textclass import Role, VendorDirs, classify
+from ctxd.indexer.walk.translations import Translations
 from ctxd.indexer.walk.walker import WalkOptions, compile_policy
 
 __all__ = ["FileJudge", "Judged"]
@@ -61,6 +62,7 @@ class FileJudge:
         self.rules = opts.text_rules()
         self.vendor = VendorDirs(root)
         self.built = BuildDirs(root)
+        self.translations = Translations(root)
 
     def judge(self, entry: FileEntry) -> Judged | Skipped:
         """Read `entry` and judge it (see the module docstring)."""
@@ -70,7 +72,8 @@ class FileJudge:
         text = got.text
         if verdict := self.policy.secret_verdict(entry.path, text):
             return Skipped(entry.path, *verdict)
-        role, why = classify(entry.path, text, self.rules, self.vendor, self.built)
+        role, why = classify(entry.path, text, self.rules, self.vendor, self.built,
+                              self.translations)
         size = max(entry.size, len(text))  # it may have grown since the walk's stat
         if verdict := self.policy.role_size_verdict(size, role.lexical_only):
             return Skipped(entry.path, *verdict)

@@ -16,7 +16,9 @@ no embedding time:
   `dist/` named by `package.json` or mirroring `src/`, Python's `build/lib/`,
   `*.egg-info/`, a `.map` beside the file) and by text (a trailing `sourceMappingURL`, a
   `/*! name vX.Y.Z` banner, a bundler's runtime);
-- certificates (`*.crt`, `*.cer`, `*.der`, PEM blocks) and data blobs (base64, hex dumps).
+- certificates (`*.crt`, `*.cer`, `*.der`, PEM blocks) and data blobs (base64, hex dumps);
+- translated documentation (`indexer.walk.translations`): `docs/<lang>/`, `i18n/<lang>/`,
+  `README.zh-CN.md` beside `README.md`, ..., confirmed by the language of the prose.
 
 Generated code (`*_pb2.py`, `*.pb.go`, a `Code generated ... DO NOT EDIT.` or `@generated`
 header) is `GENERATED`: embedded, but hybrid ranking demotes it like tests.
@@ -40,6 +42,7 @@ from pathlib import Path
 
 from ctxd.indexer.walk.buildout import BuildDirs, bundle_signature
 from ctxd.indexer.walk.patterns import GlobMatcher, compile_globs
+from ctxd.indexer.walk.translations import Translations
 
 __all__ = [
     "GENERATED_PATTERNS",
@@ -68,6 +71,8 @@ class Role(StrEnum):
     CERTIFICATE = "certificate"
     DATA = "data"
     """Base64 or hex dumps."""
+    TRANSLATION = "translation"
+    """A documentation page translated from another (`indexer.walk.translations`)."""
 
     @property
     def lexical_only(self) -> bool:
@@ -122,10 +127,10 @@ _PEM = re.compile(r"-----BEGIN [A-Z0-9 ]+-----")
 _BASE64_LINE = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
 _HEX_LINE = re.compile(r"(?:[0-9a-fA-F]{4,}:?\s+)?(?:[0-9a-fA-F]{2}\s?){16,}.*")
 
-RULES_VERSION = 2
+RULES_VERSION = 3
 """The version of the built-in rules (here and in `indexer.walk.secrets`): stored with a
 repository's options, so that a change of the rules re-decides unchanged files once (1:
-issue 15; 2: build output, more lockfiles, secrets by content)."""
+issue 15; 2: build output, more lockfiles, secrets by content; 3: translations)."""
 
 LONG_LINE = 1000
 """Characters from which a line counts as very long."""
@@ -224,12 +229,12 @@ def _blob_share(lines: list[str]) -> float:
 
 def classify(
     rel: str, text: str, rules: TextRules, vendor: VendorDirs | None = None,
-    built: BuildDirs | None = None,
+    built: BuildDirs | None = None, translations: Translations | None = None,
 ) -> tuple[Role, str]:
     """The role of the file at repo-relative `rel` with content `text`, and why.
 
-    `vendor` and `built` look at the file's place in the tree (without them, only the
-    name and the text decide, e.g. for files only a remote engine has)."""
+    `vendor`, `built` and `translations` look at the file's place in the tree (without
+    them, only the name and the text decide, e.g. for files only a remote engine has)."""
     if rules.allowed(rel):
         return Role.EMBED, "embed_allow"
     name = rel.rsplit("/", 1)[-1]
@@ -245,6 +250,8 @@ def classify(
             return found
         if why := bundle_signature(rel, text):
             return Role.BUILT, why
+        if translations is not None and (lang := translations.language(rel, text)):
+            return Role.TRANSLATION, f"{lang[1]}, language {lang[0]!r}"
     head = text[:2000]
     if (pat := _GENERATED.which_file(rel, name)) or _GENERATED_HEAD.search(head):
         return Role.GENERATED, f"generated ({pat!r})" if pat else "generated (header)"
