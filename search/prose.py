@@ -12,8 +12,9 @@ step of `search.hybrid.rank_hybrid`) re-orders the fused candidates:
   in another language than the code's (`search.translations.query_language`) is answered
   by prose: nothing changes. Any other question about behaviour is answered by code.
 - **Prose that describes a candidate** (`describes`): a page whose candidate hits name
-  an identifier defined by a code hit among the candidates (its symbol, or the code
-  file's name) has each of its hits placed just below the best such code hit: the page
+  an identifier defined by a code hit among the candidates (in a code span, or shaped
+  like one: `jsonable_encoder`, `HTTPBasic`) has each of its hits placed just below the
+  best such code hit, when that scores at least `ANCHOR_SHARE` of the page: the page
   comes right after the code it describes, never above it. Prose that describes no
   candidate keeps its place but loses `PROSE_FACTOR` of its score (the code that answers
   may be among the candidates under words the page does not use).
@@ -36,7 +37,7 @@ from dataclasses import replace
 
 from ctxd.search.models import Hit
 
-__all__ = ["code_first", "describes", "is_prose", "wants_prose"]
+__all__ = ["code_first", "describes", "is_prose", "named", "wants_prose"]
 
 PROSE_FACTOR = 0.85
 """Score factor for a prose hit that describes no candidate code, for a behaviour question."""
@@ -53,9 +54,24 @@ _DOCS = re.compile(
     r"usage|install(ation|ing)?|getting started|quick ?start|walkthrough|faq|"
     r"changelog|release notes?)\b", re.IGNORECASE)
 _USAGE = re.compile(
-    r"\b(how (do|can|should|would) (i|we|you)|how to|(can|could|do|should) (i|we)|"
-    r"i'm|i am|i want|is there a way|is it possible)\b", re.IGNORECASE)
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
+    r"\b(how (do|can|should|would) (i|you)|how to|(can|could|do|should) i|"
+    r"i'm|i am|i've|i get|i want|my|is there( a| an| any)?|is it possible|"
+    r"^does \S+ (\S+ )?(work|support|handle|run|accept|allow)|what('s| is) the "
+    r"(quickest|easiest|best|recommended|fix|way)|which version|why would)\b", re.IGNORECASE)
+"""The form of a user's question (first person, "is there", "does it support", "what is
+the easiest way"): the user's side of the code, which documentation answers."""
+_CODE_ASKED = re.compile(
+    r"\bwhere\b|\bimplement(ed|s|ation)?\b|\bwhich (function|method|class|module|file|"
+    r"code)\b|\bhow is (that|this|it) (done|achieved|decided|handled)\b", re.IGNORECASE)
+"""A question about the place in the code, which wins over a user's form ("my token
+disappeared ...; where is that decided?")."""
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+_CODE_SPAN = re.compile(r"``?([^`\n]{1,80})``?")
+_NAMED = re.compile(r"[A-Za-z_]*(?:_[A-Za-z0-9]|[a-z0-9][A-Z]|[A-Z]{2}[a-z])[A-Za-z0-9_]*")
+"""An identifier by its form: `snake_case`, `camelCase`, `HTTPBasic`."""
+ANCHOR_SHARE = 0.7
+"""A page goes below the code it names only when that code scores at least this share
+of the page (else a name shared by chance would bury the page)."""
 
 
 def is_prose(path: str) -> bool:
@@ -64,24 +80,32 @@ def is_prose(path: str) -> bool:
 
 
 def wants_prose(query: str) -> bool:
-    """Whether prose answers `query`: a user's usage question, a question naming the
-    documentation, or one not in English (module docstring)."""
+    """Whether prose answers `query`: one not in English, or, unless it asks where in the
+    code (`_CODE_ASKED`), a user's usage question or one naming the documentation
+    (module docstring)."""
     from ctxd.search.translations import query_language
 
-    if _DOCS.search(query) or _USAGE.search(query):
+    if query_language(query) is not None:
         return True
-    return query_language(query) is not None
+    if _CODE_ASKED.search(query):
+        return False
+    return bool(_DOCS.search(query) or _USAGE.search(query))
 
 
 def _names(hit: Hit) -> set[str]:
     """What a code hit defines: its symbol's parts (`Retry.increment` -> `Retry`,
-    `increment`) and its file's stem, those of four characters or more."""
-    out: set[str] = set()
-    if hit.symbol:
-        out.update(p for p in re.split(r"[.:#]+", hit.symbol) if len(p) >= 4)
-    stem = hit.path.rsplit("/", 1)[-1].split(".", 1)[0]
-    if len(stem) >= 4 and stem not in ("__init__", "index", "main", "utils", "util"):
-        out.add(stem)
+    `increment`) of three characters or more (a file's name is no sign: a page that says
+    `layout` need not describe `layout.py`)."""
+    if not hit.symbol:
+        return set()
+    return {p for p in re.split(r"[.:#]+", hit.symbol) if len(p) >= 3}
+
+
+def named(text: str) -> set[str]:
+    """The identifiers a page names: words in code spans (`` `Query` ``, ``` ``render`` ```)
+    and words shaped like identifiers anywhere (`jsonable_encoder`, `HTTPBasic`)."""
+    out = {w for span in _CODE_SPAN.findall(text) for w in _IDENT.findall(span)}
+    out.update(_NAMED.findall(text))
     return out
 
 
@@ -110,7 +134,7 @@ def code_first(query: str, hits: Sequence[Hit], *, factor: float = PROSE_FACTOR,
     words: dict[tuple[str, str], set[str]] = {}
     for h in ranked:
         if is_prose(h.path):
-            words.setdefault((h.repository, h.path), set()).update(_IDENT.findall(h.snippet))
+            words.setdefault((h.repository, h.path), set()).update(named(h.snippet))
     out: list[Hit] = []
     for h in ranked:
         if not is_prose(h.path):
@@ -118,7 +142,10 @@ def code_first(query: str, hits: Sequence[Hit], *, factor: float = PROSE_FACTOR,
             continue
         anchor = describes(words[(h.repository, h.path)], code)
         if anchor is not None and anchor.score < h.score:
-            h = replace(h, score=anchor.score * 0.999)
+            if anchor.score >= ANCHOR_SHARE * h.score:
+                h = replace(h, score=anchor.score * 0.999)
+            else:
+                h = replace(h, score=h.score * factor)
         elif anchor is None:
             h = replace(h, score=h.score * factor)
         out.append(h)

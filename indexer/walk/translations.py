@@ -115,7 +115,8 @@ _SCRIPTS: tuple[tuple[str, re.Pattern[str]], ...] = (
 """Scripts that are not Latin, and a language that writes each (the script is the sign;
 the code only has to be other than `en`)."""
 _FUNCTION_WORDS: dict[str, frozenset[str]] = {
-    "en": frozenset("the and of to is in that it for you with are this be on as can".split()),
+    "en": frozenset("the and of to is in that it for you with are this be on as can a an or "
+                    "does do how what when where which not from by at we i if".split()),
     "de": frozenset("der die das und ist nicht mit ein eine sie auch für den dem zu sich "
                     "wird werden oder wenn wie ich kann".split()),
     "fr": frozenset("le la les et est des une pour dans que vous avec sur pas ce qui sont "
@@ -160,6 +161,9 @@ def prose_language(text: str) -> str | None:
     best = max(counts, key=lambda k: counts[k])
     if counts[best] < len(lower) * 0.05:
         return None
+    distinct = {w for w in lower if w in _FUNCTION_WORDS[best] and len(w) >= 2}
+    if best != "en" and len(distinct) < 2:
+        return None  # one-letter words ("a", "e") alone are no sign
     return best
 
 

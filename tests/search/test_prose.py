@@ -34,11 +34,13 @@ PAGE = "Use `jsonable_encoder()` to convert a datetime to a str in ISO format."
 
 def test_the_page_goes_right_after_the_code_it_names() -> None:
     hits = [hit("docs/encoder.md", 1.0, text=PAGE), hit("docs/other.md", 0.75, text="hello"),
-            hit("pkg/routing.py", 0.7, "run_endpoint"),
-            hit("pkg/encoders.py", 0.5, "jsonable_encoder")]
+            hit("pkg/routing.py", 0.85, "run_endpoint"),
+            hit("pkg/encoders.py", 0.8, "jsonable_encoder")]
     ranked = [h.path for h in code_first("how are datetime values converted", hits)]
-    assert ranked.index("pkg/encoders.py") < ranked.index("docs/encoder.md")
-    assert ranked[0] == "pkg/routing.py"
+    assert ranked == ["pkg/routing.py", "pkg/encoders.py", "docs/encoder.md", "docs/other.md"]
+    # a page far closer to the question than the code it names keeps its lead
+    far = [hit("docs/encoder.md", 1.0, text=PAGE), hit("pkg/encoders.py", 0.5, "jsonable_encoder")]
+    assert code_first("how are datetime values converted", far)[0].path == "docs/encoder.md"
     # a usage question keeps the page first
     asked = code_first("how do I convert a datetime?", hits)
     assert asked[0].path == "docs/encoder.md"
