@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001, E501  (translated text and a bundle: full-width punctuation, long lines)
 """Translated documentation by place and by the language of its prose (issue 29):
 `indexer.walk.translations` on real folder layouts (mkdocs, Docusaurus, Sphinx, Hugo,
 ant-design, READMEs), and through `textclass.classify` as `Role.TRANSLATION`."""

@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001  (questions in Japanese: full-width punctuation)
 """Code over prose (`search.prose.code_first`) and questions in a translation's language
 (`search.translations`), on hits as hybrid fusion gives them (issue 29)."""
 

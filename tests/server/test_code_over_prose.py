@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001, E501  (translated text and a bundle: full-width punctuation, long lines)
 """The right kind of file first (issue 29), end to end with the real model, on a tree in the
 shape of a docs-heavy Python web framework: the package, its English tutorial, the same
 tutorial translated into German, Japanese and Russian (mkdocs `docs/<lang>/`), a
