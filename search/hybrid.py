@@ -467,7 +467,7 @@ def rank_hybrid(
     ranked = collapse_copies(merge_overlaps(reranked), generated)
     ranked = add_summaries(ranked, legs.get("summary", ()), options.summary_weight)
     ranked = own_language_pages(ranked, legs.get("translations", ()), query)
-    if options.code_first:
+    if options.code_first and not asks_for_history(query):  # changelogs answer those
         return code_first(query, ranked, factor=options.prose_factor,
                           max_prose_top=options.max_prose_top)
     return by_score(ranked)

@@ -82,7 +82,7 @@ def is_prose(path: str) -> bool:
 def wants_prose(query: str) -> bool:
     """Whether prose answers `query`: one not in English, or, unless it asks where in the
     code (`_CODE_ASKED`), a user's usage question or one naming the documentation
-    (module docstring)."""
+    (module docstring; hybrid ranking also leaves questions about releases alone)."""
     from ctxd.search.translations import query_language
 
     if query_language(query) is not None:

@@ -14,6 +14,7 @@ Pure: strings and hits in, strings and hits out.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -79,25 +80,70 @@ def lexical_terms(query: str, limit: int = 8) -> list[str]:
     return sorted(terms, key=len, reverse=True)[:limit]
 
 
-def coverage(hit: Hit, terms: Sequence[str]) -> float:
-    """The share of `terms` that occur in `hit`'s matching lines, case-insensitively."""
+def _text(hit: Hit) -> str:
+    return ("\n".join(m.text for m in hit.matches) or hit.snippet).lower()
+
+
+def coverage(hit: Hit, terms: Sequence[str], weights: Mapping[str, float] | None = None
+             ) -> float:
+    """The share of `terms` (weighted by `weights`, default 1 each) that occur in `hit`'s
+    matching lines, case-insensitively."""
     if not terms:
         return 0.0
-    text = "\n".join(m.text for m in hit.matches).lower() or hit.snippet.lower()
-    return sum(1 for t in terms if t.lower() in text) / len(terms)
+    text = _text(hit)
+    w = weights or {}
+    total = sum(w.get(t, 1.0) for t in terms)
+    return sum(w.get(t, 1.0) for t in terms if t.lower() in text) / total
+
+
+FULL_SHARE = 0.75
+"""A page holding this share of the question's (weighted) words counts as holding them
+all: questions inflect words that pages inflect otherwise."""
+
+
+def original_key(path: str) -> str:
+    """A page's path with its language left out (`docs/de/x.md` and `docs/en/x.md` ->
+    `docs/*/x.md`; `README.zh-CN.md` -> `README.md`): the same key for a page and its
+    translations."""
+    *folders, name = path.split("/")
+    if suffix_language(name) is not None:
+        stem, _sep, ext = name.rpartition(".")
+        name = re.sub(r"[._-][A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,4})?$", "", stem) + "." + ext
+    return "/".join([*("*" if language_code(f) else f for f in folders), name])
 
 
 def own_language_pages(hits: Sequence[Hit], pages: Sequence[Hit], query: str) -> list[Hit]:
     """`hits` with the translated `pages` (lexical hits, one per file, in the question's
-    language) added, each scored as the best hit times the share of the question's words
-    it holds: a page holding all of them ranks with the best."""
+    language) added. Each is scored against the best hit: by the share of the question's
+    words it holds (`FULL_SHARE` counts as all), times its quality relative to the best
+    page's: more when its original (the same page in another language, `original_key`)
+    is among `hits` and scores well, more when it holds the question's rarer words
+    (rare among the pages), a little more for more matching lines. The page holding the
+    question's words, whose original answers best, ranks first."""
     if not pages:
         return list(hits)
     terms = lexical_terms(query)
+    texts = [_text(p) for p in pages]
+    weights = {t: math.log(1 + len(pages) / (1 + sum(t.lower() in x for x in texts)))
+               for t in terms}
     top = max((h.score for h in hits), default=1.0) or 1.0
+    originals: dict[str, float] = {}
+    for h in hits:
+        key = original_key(h.path)
+        originals[key] = max(originals.get(key, 0.0), h.score / top)
+    most = max(len(p.matches) for p in pages) or 1
     seen = {(h.repository, h.path) for h in hits}
-    added = [replace(p, score=top * coverage(p, terms) * 1.01) for p in pages
-             if (p.repository, p.path) not in seen]
+    scored = []
+    for p in pages:
+        if (p.repository, p.path) in seen:
+            continue
+        quality = (0.65 + 0.2 * originals.get(original_key(p.path), 0.0)
+                   + 0.1 * coverage(p, terms, weights)
+                   + 0.05 * math.log1p(len(p.matches)) / math.log1p(most))
+        scored.append((p, coverage(p, terms), quality))
+    best = max((q for _p, _s, q in scored), default=1.0)
+    added = [replace(p, score=top * 1.01 * min(1.0, share / FULL_SHARE) * quality / best)
+             for p, share, quality in scored]
     return [*hits, *added]
 
 
