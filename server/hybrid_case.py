@@ -200,7 +200,8 @@ class HybridCases:
                 notes.append(f"{engine} failed ({exc.message}); results are from the "
                              "semantic and keyword legs only.")
             times["lexical"] = (time.perf_counter() - started) * 1000
-        if (asked := translation_query(query, filters)) is not None:
+        if ((asked := translation_query(query, filters)) is not None
+                and (zoekt or embedded_lexical_fits(store))):
             try:  # a question in a translation's language: its pages (search.translations)
                 found = self._lexical_leg(asked.query, filters, depth)
             except CtxdError:
