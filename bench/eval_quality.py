@@ -3,7 +3,7 @@ per fusion variant, with per-category tables and query latency.
 
     .venv/bin/python bench/eval_quality.py [--home DIR] [--modes hybrid,semantic,keyword]
         [--variants all|NAME,...] [--legs-cache FILE] [--no-latency]
-        [--store URL [--clone-from INDEX_DB]]
+        [--store URL [--clone-from INDEX_DB]] [--corpus DIR --queries FILE]
 
 1. Indexes the eval corpus as one tree (paths relative to `corpus/`, as the scorer
    expects) with `ctxd index`, unless `--home` already holds an index. With `--store URL`
@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.corpus import ensure_corpus, eval_dir
 from ctxd.search.hybrid import FusionOptions, rank_hybrid
-from ctxd.search.models import Hit, MatchSource
+from ctxd.search.models import Hit, LineMatch, MatchSource
 
 HERE = Path(__file__).resolve().parent
 CTXD = [sys.executable, "-m", "ctxd.server.cli.main"]
@@ -85,13 +85,14 @@ def pct(values: list[float], q: float) -> float:
 def hit_to_json(h: Hit) -> dict[str, Any]:
     return {"r": h.repository, "p": h.path, "l": h.language, "s": h.start_line,
             "e": h.end_line, "sc": h.score, "src": [s.value for s in h.sources],
-            "sym": h.symbol, "t": h.snippet}
+            "sym": h.symbol, "t": h.snippet, "m": [[m.line, m.text] for m in h.matches]}
 
 
 def hit_from_json(d: dict[str, Any]) -> Hit:
     return Hit(repository=d["r"], path=d["p"], language=d["l"], start_line=d["s"],
                end_line=d["e"], score=d["sc"], sources=tuple(MatchSource(s) for s in d["src"]),
-               symbol=d["sym"], snippet=d["t"])
+               symbol=d["sym"], snippet=d["t"],
+               matches=tuple(LineMatch(n, t) for n, t in d.get("m", ())))
 
 
 def dump_legs(service: Any, queries: list[dict[str, Any]], depth: int) -> dict[str, Any]:
@@ -113,7 +114,7 @@ def variants() -> dict[str, FusionOptions]:
     d = FusionOptions()
     off = replace(d, query_aware=False, file_evidence=0.0, rerank=False, demote_tests=1.0,
                   demote_changelogs=1.0, demote_prose_for_where=1.0, lexical_weight=0.0,
-                  promote_prose_for_how_to=1.0, summary_weight=0.0)
+                  promote_prose_for_how_to=1.0, summary_weight=0.0, code_first=False)
     qa = replace(off, query_aware=True)
     tests = replace(qa, demote_tests=d.demote_tests)
     logs = replace(tests, demote_changelogs=d.demote_changelogs)
@@ -127,9 +128,11 @@ def variants() -> dict[str, FusionOptions]:
         "+ prose demoted for 'where' questions": prose,
         "+ file evidence": replace(prose, file_evidence=d.file_evidence),
         "+ lexical leg (embedded engine)": replace(d, promote_prose_for_how_to=1.0,
-                                                   summary_weight=0.0),
-        "+ prose promoted for how-to questions": replace(d, summary_weight=0.0),
-        "+ file summaries = default": d,
+                                                   summary_weight=0.0, code_first=False),
+        "+ prose promoted for how-to questions": replace(d, summary_weight=0.0,
+                                                         code_first=False),
+        "+ file summaries": replace(d, code_first=False),
+        "+ code over prose = default": d,
     }
     side = {
         "semantic leg alone": replace(off, method="rrf", keyword_weight=0.0),
@@ -147,6 +150,11 @@ def variants() -> dict[str, FusionOptions]:
         "default, how-to prose x2.0": replace(d, promote_prose_for_how_to=2.0),
         "default, summary weight 0.05": replace(d, summary_weight=0.05),
         "default, summary weight 0.2": replace(d, summary_weight=0.2),
+        "default, code first: prose x1.0": replace(d, prose_factor=1.0),
+        "default, code first: prose x0.7": replace(d, prose_factor=0.7),
+        "default, code first: 2 prose in top 10": replace(d, max_prose_top=2),
+        "default, code first: 5 prose in top 10": replace(d, max_prose_top=5),
+        "default, code first: no prose bound": replace(d, max_prose_top=10),
     }
     return {**steps, **side}
 
@@ -216,8 +224,12 @@ def main() -> None:  # noqa: C901 - a linear script
     ap.add_argument("--store", help="a PostgreSQL store URL to evaluate instead of SQLite")
     ap.add_argument("--clone-from", type=Path,
                     help="with --store: fill an empty store with a copy of this SQLite index")
+    ap.add_argument("--corpus", type=Path,
+                    help="index this folder instead of eval-dev's corpus (with --queries)")
+    ap.add_argument("--queries", type=Path,
+                    help="score these queries instead of eval-dev's (e.g. bench/docs_dev)")
     args = ap.parse_args()
-    corpus = ensure_corpus()
+    corpus = args.corpus or ensure_corpus()
     evald = eval_dir()
     scorer = load_scorer()
     home = args.home or Path(tempfile.mkdtemp(prefix="ctxd-eval-"))
@@ -246,7 +258,7 @@ def main() -> None:  # noqa: C901 - a linear script
     from ctxd.server.service import Service
 
     service = Service(load_settings(), long_lived=True)
-    queries = scorer.load_queries(str(evald / "queries.jsonl"))
+    queries = scorer.load_queries(str(args.queries or evald / "queries.jsonl"))
     if args.legs_cache and args.legs_cache.is_file():
         legs = json.loads(args.legs_cache.read_text(encoding="utf-8"))
     else:
@@ -284,6 +296,7 @@ def main() -> None:  # noqa: C901 - a linear script
     mode_rows: dict[str, dict[str, Any]] = {}
     mode_lat: dict[str, str] = {}
     hybrid_times: list[float] = []
+    prefix = "eval" if args.queries is None else args.queries.parent.name
     for mode in args.modes.split(","):
         service.search("warm up", mode=mode)
         results: dict[str, list[str]] = {}
@@ -299,7 +312,7 @@ def main() -> None:  # noqa: C901 - a linear script
                 page = service.search(q["query"], mode=mode, limit=40, cursor=page.next_cursor)
                 hits += page.results
             results[q["id"]] = ranked_files(hits)
-        with (out_dir / f"eval-{mode}.jsonl").open("w", encoding="utf-8") as f:
+        with (out_dir / f"{prefix}-{mode}.jsonl").open("w", encoding="utf-8") as f:
             for qid, files in results.items():
                 f.write(json.dumps({"id": qid, "ranked_files": files}) + "\n")
         _rows, mode_rows[mode] = scorer.aggregate(queries, results)

@@ -30,6 +30,13 @@ Everything here is pure (hits in, hits out); nothing touches the store or the mo
 6. **File summaries** (`add_summaries`, the `summary` leg: one similarity per candidate
    file, of the query to the file's embedded summary, `indexer.chunk.summary`): each hit
    gains `summary_weight` times its file's similarity relative to the best file's.
+7. **Translated pages** (the `translations` leg: lexical hits of translated docs in the
+   question's own language, `search.translations.own_language_pages`) are added, scored
+   by the share of the question's words they hold; no other question sees them.
+8. **Code over prose** (`search.prose.code_first`): for a question about behaviour, a
+   page of prose goes right after the candidate code it names, other prose loses a
+   little, and at most `max_prose_top` prose files stay in the first ten; a usage or
+   documentation question (or one no code answers) keeps prose first.
 
 Defaults were tuned on the eval-dev set only, with rules that name no repository
 (docs/BENCHMARKS.md, "Retrieval quality"). `fuse` (reciprocal-rank fusion) stays for
@@ -45,6 +52,8 @@ from dataclasses import dataclass, replace
 from ctxd.search.copies import collapse_copies
 from ctxd.search.merge import by_score, merge_overlaps, ordered_sources
 from ctxd.search.models import Hit, LineMatch, MatchSource
+from ctxd.search.prose import code_first
+from ctxd.search.translations import own_language_pages
 
 _Key = tuple[str, str, int, int]
 _Identity = tuple[str, str, int, int, int | None]
@@ -86,6 +95,13 @@ class FusionOptions:
     promote_prose_for_how_to: float = 1.4
     """Score factor for prose files when the query is a user's how-to question
     (`asks_how_to`: "how do I ...", "can I ...", "is there a way ..."; 1.0 = off)."""
+    code_first: bool = True
+    """For a question about behaviour, code before the prose that describes it, and a
+    bounded share of prose in the top 10 (`search.prose.code_first`)."""
+    prose_factor: float = 0.85
+    """`code_first`: score factor for prose that describes no candidate code."""
+    max_prose_top: int = 3
+    """`code_first`: at most this many prose files among the first ten."""
 
 
 # -- query analysis ------------------------------------------------------------------------
@@ -417,8 +433,9 @@ def rank_hybrid(
     unembedded: Collection[_Key] = (),
     generated: Collection[tuple[str, str]] = (),
 ) -> list[Hit]:
-    """The hybrid ranking of `legs` (`semantic`, `keyword`, `lexical`, `summary`; any may
-    be missing or empty) for `query`: fused, re-ranked, overlaps merged, best first.
+    """The hybrid ranking of `legs` (`semantic`, `keyword`, `lexical`, `summary`,
+    `translations`; any may be missing or empty) for `query`: fused, re-ranked, overlaps
+    merged, best first.
 
     `unembedded` names checkpoints (repository, path, start, end) that have no vector
     yet (a repository still embedding): the semantic leg cannot see them, so their
@@ -448,7 +465,12 @@ def rank_hybrid(
     fused = add_lexical(fused, legs.get("lexical", ()), w["lexical"])
     reranked = collapse_copies(rerank(query, fused, options, generated), generated)
     ranked = collapse_copies(merge_overlaps(reranked), generated)
-    return by_score(add_summaries(ranked, legs.get("summary", ()), options.summary_weight))
+    ranked = add_summaries(ranked, legs.get("summary", ()), options.summary_weight)
+    ranked = own_language_pages(ranked, legs.get("translations", ()), query)
+    if options.code_first and not asks_for_history(query):  # changelogs answer those
+        return code_first(query, ranked, factor=options.prose_factor,
+                          max_prose_top=options.max_prose_top)
+    return by_score(ranked)
 
 
 def add_summaries(hits: Sequence[Hit], summaries: Sequence[Hit], weight: float) -> list[Hit]:

@@ -39,6 +39,7 @@ from ctxd.search.models import FileMatch, Hit, MatchSource
 from ctxd.search.parsed import ParsedQuery
 from ctxd.search.semantic import knn, rank_by_vector, summary_hits
 from ctxd.search.snapshots import LARGE_INDEX_CHECKPOINTS, checkpoint_count
+from ctxd.search.translations import translation_query
 from ctxd.search.vectors import VectorMatrix
 from ctxd.search.zoekt.client import ZoektClient
 from ctxd.search.zoekt.query import escape_regex, scoped_query
@@ -153,6 +154,13 @@ def run_legs(
             notes.append(f"{engine} failed ({exc.message}); results are from the "
                          "semantic and keyword legs only.")
         times["lexical"] = (time.perf_counter() - started) * 1000
+    if ((asked := translation_query(query.text, filters)) is not None
+            and (zoekt or embedded_lexical_fits(store))):
+        try:  # a question in a translation's language: its pages (search.translations)
+            found = lexical_leg(asked.query, filters, depth, options, sources)
+        except CtxdError:
+            found = []
+        legs["translations"] = asked.keep(found, file_roles(store, found, options))
     return Legs(legs, times, notes)
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
+from ctxd.indexer.walk.translations import translation_place
+
 SHOWN = 5
 """How many names a one-line summary shows before `... and N more`."""
 
@@ -43,8 +45,14 @@ def not_embedded_line(counts: Mapping[str, int], names: Sequence[str]) -> str:
     and the key that brings them in."""
     total = sum(counts.values())
     roles = ", ".join(f"{k} {v}" for k, v in counts.items())
-    return (f"Not embedded (kept for lexical search): {total} ({roles}): "
+    line = (f"Not embedded (kept for lexical search): {total} ({roles}): "
             f"{named_sample(list(names), total)}; {EMBED_ALLOW_HINT}")
+    if counts.get("translation"):
+        pairs = [(n, p) for n in names if (p := translation_place(n))]
+        place = next((p for n, p in pairs if p != n), pairs[0][1] if pairs else "docs/de")
+        line += (f"; translated docs come back one language at a time, e.g. "
+                 f"`walk.embed_allow = [\"{place}\"]`")
+    return line
 
 
 def checkpoints_lines(by_kind: Mapping[str, int], top: Sequence[tuple[str, int]]) -> list[str]:

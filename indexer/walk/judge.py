@@ -36,6 +36,7 @@ from ctxd.indexer.walk.buildout import BuildDirs
 from ctxd.indexer.walk.policy import Policy, Redacted
 from ctxd.indexer.walk.reader import read_file
 from ctxd.indexer.walk.textclass import Role, VendorDirs, classify
+from ctxd.indexer.walk.translations import Translations
 from ctxd.indexer.walk.walker import WalkOptions, compile_policy
 
 __all__ = ["FileJudge", "Judged"]
@@ -68,6 +69,7 @@ class FileJudge:
         self.rules = opts.text_rules()
         self.vendor = VendorDirs(root)
         self.built = BuildDirs(root)
+        self.translations = Translations(root)
 
     def judge(self, entry: FileEntry) -> Judged | Skipped:
         """Read `entry` and judge it (see the module docstring)."""
@@ -81,7 +83,8 @@ class FileJudge:
             digest = xxhash.xxh3_128_hexdigest(text.encode("utf-8", "surrogatepass"))
         elif verdict is not None:
             return Skipped(entry.path, *verdict)
-        role, why = classify(entry.path, text, self.rules, self.vendor, self.built)
+        role, why = classify(entry.path, text, self.rules, self.vendor, self.built,
+                              self.translations)
         size = max(entry.size, len(text))  # it may have grown since the walk's stat
         if verdict := self.policy.role_size_verdict(size, role.lexical_only):
             return Skipped(entry.path, *verdict)

@@ -21,6 +21,8 @@ no embedding time:
   `LARGE_DATA` characters, and plain-text files that are mostly rows of numbers (recorded
   measurements such as a benchmark's result summaries): line windows over short dense rows
   made a checkpoint per row or two, half of one Rust repository's checkpoints.
+- translated documentation (`indexer.walk.translations`): `docs/<lang>/`, `i18n/<lang>/`,
+  `README.zh-CN.md` beside `README.md`, ..., confirmed by the language of the prose.
 
 Generated code (`*_pb2.py`, `*.pb.go`, a `Code generated ... DO NOT EDIT.` or `@generated`
 header) is `GENERATED`: embedded, but hybrid ranking demotes it like tests.
@@ -44,6 +46,7 @@ from pathlib import Path
 
 from ctxd.indexer.walk.buildout import BuildDirs, bundle_signature
 from ctxd.indexer.walk.patterns import GlobMatcher, compile_globs
+from ctxd.indexer.walk.translations import Translations
 
 __all__ = [
     "GENERATED_PATTERNS",
@@ -73,6 +76,8 @@ class Role(StrEnum):
     DATA = "data"
     """Base64 or hex dumps, tables (CSV, TSV), large JSON / YAML / XML data, rows of
     numbers."""
+    TRANSLATION = "translation"
+    """A documentation page translated from another (`indexer.walk.translations`)."""
 
     @property
     def lexical_only(self) -> bool:
@@ -141,10 +146,11 @@ _HEX_LINE = re.compile(r"(?:[0-9a-fA-F]{4,}:?\s+)?(?:[0-9a-fA-F]{2}\s?){16,}.*")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
 """A number standing alone (`0.159`, `68`; not a version such as `23.2.0`, nor `utf8`)."""
 
-RULES_VERSION = 3
+RULES_VERSION = 4
 """The version of the built-in rules (here and in `indexer.walk.secrets`): stored with a
 repository's options, so that a change of the rules re-decides unchanged files once (1:
-issue 15; 2: build output, more lockfiles, secrets by content; 3: data files)."""
+issue 15; 2: build output, more lockfiles, secrets by content; 3: data files; 4:
+translations)."""
 
 LONG_LINE = 1000
 """Characters from which a line counts as very long."""
@@ -243,12 +249,12 @@ def _blob_share(lines: list[str]) -> float:
 
 def classify(
     rel: str, text: str, rules: TextRules, vendor: VendorDirs | None = None,
-    built: BuildDirs | None = None,
+    built: BuildDirs | None = None, translations: Translations | None = None,
 ) -> tuple[Role, str]:
     """The role of the file at repo-relative `rel` with content `text`, and why.
 
-    `vendor` and `built` look at the file's place in the tree (without them, only the
-    name and the text decide, e.g. for files only a remote engine has)."""
+    `vendor`, `built` and `translations` look at the file's place in the tree (without
+    them, only the name and the text decide, e.g. for files only a remote engine has)."""
     if rules.allowed(rel):
         return Role.EMBED, "embed_allow"
     name = rel.rsplit("/", 1)[-1]
@@ -266,6 +272,8 @@ def classify(
             return found
         if why := bundle_signature(rel, text):
             return Role.BUILT, why
+        if translations is not None and (lang := translations.language(rel, text)):
+            return Role.TRANSLATION, f"{lang[1]}, language {lang[0]!r}"
     head = text[:2000]
     if (pat := _GENERATED.which_file(rel, name)) or _GENERATED_HEAD.search(head):
         return Role.GENERATED, f"generated ({pat!r})" if pat else "generated (header)"

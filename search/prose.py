@@ -1,0 +1,181 @@
+"""Code over prose: for a question about behaviour, the code that does it before the page
+that describes it.
+
+A tutorial page explains what the code does in plain words, so for "how are dates
+converted to JSON" it often reads closer to the question than the encoder does, and it
+ranks first. An agent asking how something works wants the code. `code_first` (the last
+step of `search.hybrid.rank_hybrid`) re-orders the fused candidates:
+
+- **What the question asks for** (`wants_prose`): a usage question ("how do I ...",
+  "can I ...", "is there a way ..."), one that names the documentation (a guide, a
+  tutorial, an example, the docs, the README, install or getting started), or one asked
+  in another language than the code's (`search.translations.query_language`) is answered
+  by prose: nothing changes. Any other question about behaviour is answered by code.
+- **Prose that describes a candidate** (`describes`): a page whose candidate hits name
+  an identifier defined by a code hit among the candidates (in a code span, or shaped
+  like one: `jsonable_encoder`, `HTTPBasic`) has each of its hits placed just below the
+  best such code hit, when that scores at least `ANCHOR_SHARE` of the page: the page
+  comes right after the code it describes, never above it. Prose that describes no
+  candidate keeps its place but loses `PROSE_FACTOR` of its score (the code that answers
+  may be among the candidates under words the page does not use).
+- **A bounded share of the top**: at most `MAX_PROSE_TOP` prose hits among the first
+  `TOP` results, so a question that code answers still shows the pages that explain it,
+  after the code, and never a first page of prose alone. When no code hit scores at
+  least `CODE_FLOOR` of the best hit, no code answers the question, and prose keeps its
+  place.
+
+The signals are the kind of file (`is_prose`), the identifiers the candidates define and
+the prose names (any language), and the question's form; none is a word list alone.
+Pure: hits in, hits out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from ctxd.search.models import Hit
+
+__all__ = ["code_first", "describes", "is_prose", "named", "wants_prose"]
+
+PROSE_FACTOR = 0.85
+"""Score factor for a prose hit that describes no candidate code, for a behaviour question."""
+MAX_PROSE_TOP = 3
+"""At most this many prose hits among the first `TOP` for a behaviour question."""
+TOP = 10
+CODE_FLOOR = 0.5
+"""A code hit scoring at least this share of the best hit answers the question."""
+
+_PROSE = re.compile(r"\.(md|mdx|markdown|rst|txt|adoc|asciidoc|rdoc|textile|org|pod)$",
+                    re.IGNORECASE)
+_DOCS = re.compile(
+    r"\b(docs?|documentation|documented|guides?|readme|tutorials?|manual|examples?|"
+    r"usage|install(ation|ing)?|getting started|quick ?start|walkthrough|faq|"
+    r"changelog|release notes?)\b", re.IGNORECASE)
+_USAGE = re.compile(
+    r"\b(how (do|can|should|would) (i|you)|how to|(can|could|do|should) i|"
+    r"i'm|i am|i've|i get|i want|my|is there( a| an| any)?|is it possible|"
+    r"^does \S+ (\S+ )?(work|support|handle|run|accept|allow)|what('s| is) the "
+    r"(quickest|easiest|best|recommended|fix|way)|which version|why would)\b", re.IGNORECASE)
+"""The form of a user's question (first person, "is there", "does it support", "what is
+the easiest way"): the user's side of the code, which documentation answers."""
+_CODE_ASKED = re.compile(
+    r"\bwhere\b|\bimplement(ed|s|ation)?\b|\bwhich (function|method|class|module|file|"
+    r"code)\b|\bhow is (that|this|it) (done|achieved|decided|handled)\b", re.IGNORECASE)
+"""A question about the place in the code, which wins over a user's form ("my token
+disappeared ...; where is that decided?")."""
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+_CODE_SPAN = re.compile(r"``?([^`\n]{1,80})``?")
+_NAMED = re.compile(r"[A-Za-z_]*(?:_[A-Za-z0-9]|[a-z0-9][A-Z]|[A-Z]{2}[a-z])[A-Za-z0-9_]*")
+"""An identifier by its form: `snake_case`, `camelCase`, `HTTPBasic`."""
+ANCHOR_SHARE = 0.7
+"""A page goes below the code it names only when that code scores at least this share
+of the page (else a name shared by chance would bury the page)."""
+
+
+def is_prose(path: str) -> bool:
+    """Documentation pages (`.md`, `.rst`, `.txt`, `.adoc`, ...), not code or data."""
+    return bool(_PROSE.search(path))
+
+
+def wants_prose(query: str) -> bool:
+    """Whether prose answers `query`: one not in English, or, unless it asks where in the
+    code (`_CODE_ASKED`), a user's usage question or one naming the documentation
+    (module docstring; hybrid ranking also leaves questions about releases alone)."""
+    from ctxd.search.translations import query_language
+
+    if query_language(query) is not None:
+        return True
+    if _CODE_ASKED.search(query):
+        return False
+    return bool(_DOCS.search(query) or _USAGE.search(query))
+
+
+def _names(hit: Hit) -> set[str]:
+    """What a code hit defines: its symbol's parts (`Retry.increment` -> `Retry`,
+    `increment`) of three characters or more (a file's name is no sign: a page that says
+    `layout` need not describe `layout.py`)."""
+    if not hit.symbol:
+        return set()
+    return {p for p in re.split(r"[.:#]+", hit.symbol) if len(p) >= 3}
+
+
+def named(text: str) -> set[str]:
+    """The identifiers a page names: words in code spans (`` `Query` ``, ``` ``render`` ```)
+    and words shaped like identifiers anywhere (`jsonable_encoder`, `HTTPBasic`)."""
+    out = {w for span in _CODE_SPAN.findall(text) for w in _IDENT.findall(span)}
+    out.update(_NAMED.findall(text))
+    return out
+
+
+def describes(words: set[str], code: Sequence[Hit]) -> Hit | None:
+    """The best-scored hit of `code` (best first) that a page holding `words` (the
+    identifiers of its candidate hits, `_IDENT`) names an identifier of, or None."""
+    if not words:
+        return None
+    for c in code:
+        if _names(c) & words:
+            return c
+    return None
+
+
+def code_first(query: str, hits: Sequence[Hit], *, factor: float = PROSE_FACTOR,
+               max_prose_top: int = MAX_PROSE_TOP, top: int = TOP) -> list[Hit]:
+    """`hits` best first, prose placed after the code it describes for a behaviour
+    question (module docstring); unchanged order (best first) otherwise."""
+    ranked = sorted(hits, key=lambda h: (-h.score, h.repository, h.path, h.start_line))
+    if not ranked or wants_prose(query):
+        return ranked
+    best = ranked[0].score
+    code = [h for h in ranked if not is_prose(h.path)]
+    if not code or code[0].score < CODE_FLOOR * best:
+        return ranked
+    words: dict[tuple[str, str], set[str]] = {}
+    for h in ranked:
+        if is_prose(h.path):
+            words.setdefault((h.repository, h.path), set()).update(named(h.snippet))
+    out: list[Hit] = []
+    for h in ranked:
+        if not is_prose(h.path):
+            out.append(h)
+            continue
+        anchor = describes(words[(h.repository, h.path)], code)
+        if anchor is not None and anchor.score < h.score:
+            if anchor.score >= ANCHOR_SHARE * h.score:
+                h = replace(h, score=anchor.score * 0.999)
+            else:
+                h = replace(h, score=h.score * factor)
+        elif anchor is None:
+            h = replace(h, score=h.score * factor)
+        out.append(h)
+    out.sort(key=lambda h: (-h.score, h.repository, h.path, h.start_line))
+    return _bound(out, max_prose_top, top)
+
+
+def _bound(ranked: list[Hit], most: int, top: int) -> list[Hit]:
+    """At most `most` prose hits among the first `top` (by file): the rest move down
+    to just after the `top`-th result, in their order."""
+    head: list[Hit] = []
+    held: list[Hit] = []
+    files: set[tuple[str, str]] = set()
+    prose_files: set[tuple[str, str]] = set()
+    rest = list(ranked)
+    while rest and len(files) < top:
+        h = rest.pop(0)
+        f = (h.repository, h.path)
+        if is_prose(h.path) and f not in prose_files and len(prose_files) >= most:
+            held.append(h)
+            continue
+        if is_prose(h.path):
+            prose_files.add(f)
+        files.add(f)
+        head.append(h)
+    if not held:
+        return ranked
+    out = [*head, *held, *rest]
+    # Scores stay descending, so that sorting by score (pages, cursors) keeps this order.
+    for i in range(1, len(out)):
+        if out[i].score >= out[i - 1].score:
+            out[i] = replace(out[i], score=out[i - 1].score * 0.999)
+    return out

@@ -1,0 +1,74 @@
+# ruff: noqa: RUF001  (questions in Japanese: full-width punctuation)
+"""Code over prose (`search.prose.code_first`) and questions in a translation's language
+(`search.translations`), on hits as hybrid fusion gives them (issue 29)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxd.search.models import Hit, LineMatch, MatchSource
+from ctxd.search.prose import code_first, wants_prose
+from ctxd.search.translations import lexical_terms, own_language_pages, query_language
+
+
+def hit(path: str, score: float, symbol: str | None = None, text: str = "") -> Hit:
+    return Hit(repository="r", path=path, language="", start_line=1, end_line=1, score=score,
+               sources=(MatchSource.SEMANTIC,), symbol=symbol, snippet=text)
+
+
+@pytest.mark.parametrize("query,prose", [
+    ("how are datetime values converted to JSON", False),
+    ("where are datetime values converted to JSON", False),
+    ("which function decides whether a session expired", False),
+    ("how do I convert a datetime to JSON?", True),
+    ("tutorial on query parameters", True),
+    ("example of enabling CORS", True),
+    ("Wie wandle ich datetime-Werte in JSON-kompatible Daten um?", True),
+    ("パスパラメータの型を宣言するには？", True),
+])
+def test_what_the_question_asks_for(query: str, prose: bool) -> None:
+    assert wants_prose(query) is prose
+
+
+PAGE = "Use `jsonable_encoder()` to convert a datetime to a str in ISO format."
+
+
+def test_the_page_goes_right_after_the_code_it_names() -> None:
+    hits = [hit("docs/encoder.md", 1.0, text=PAGE), hit("docs/other.md", 0.75, text="hello"),
+            hit("pkg/routing.py", 0.85, "run_endpoint"),
+            hit("pkg/encoders.py", 0.8, "jsonable_encoder")]
+    ranked = [h.path for h in code_first("how are datetime values converted", hits)]
+    assert ranked == ["pkg/routing.py", "pkg/encoders.py", "docs/encoder.md", "docs/other.md"]
+    # a page far closer to the question than the code it names keeps its lead
+    far = [hit("docs/encoder.md", 1.0, text=PAGE), hit("pkg/encoders.py", 0.5, "jsonable_encoder")]
+    assert code_first("how are datetime values converted", far)[0].path == "docs/encoder.md"
+    # a usage question keeps the page first
+    asked = code_first("how do I convert a datetime?", hits)
+    assert asked[0].path == "docs/encoder.md"
+
+
+def test_prose_is_held_to_a_share_of_the_top_10_and_scores_stay_ordered() -> None:
+    hits = [hit(f"docs/p{i}.md", 1.0 - i / 100, text="words") for i in range(8)]
+    hits += [hit(f"pkg/m{i}.py", 0.8 - i / 100, f"f{i}") for i in range(8)]
+    ranked = code_first("how is the cache invalidated", hits, max_prose_top=3)
+    assert sum(h.path.endswith(".md") for h in ranked[:10]) == 3
+    assert [h.score for h in ranked] == sorted((h.score for h in ranked), reverse=True)
+
+
+def test_prose_keeps_its_place_when_no_code_answers() -> None:
+    hits = [hit("docs/a.md", 1.0, text="words"), hit("docs/b.md", 0.9, text="words"),
+            hit("pkg/m.py", 0.3, "f")]
+    assert [h.path for h in code_first("how is the cache invalidated", hits)][:2] == [
+        "docs/a.md", "docs/b.md"]
+
+
+def test_a_question_in_german_finds_the_german_page_by_its_words() -> None:
+    q = "Wie deklariere ich Query-Parameter mit Standardwerten?"
+    assert query_language(q) == "de"
+    assert query_language("how are query parameters with defaults declared?") is None
+    assert lexical_terms("パスパラメータの型を宣言するには？") == ["パスパラメータ", "宣言", "型"]
+    page = Hit(repository="r", path="docs/de/query.md", language="", start_line=3, end_line=3,
+               score=5.0, sources=(MatchSource.LEXICAL,), snippet="Query-Parameter",
+               matches=(LineMatch(3, "Query-Parameter mit Standardwerten deklarieren"),))
+    ranked = own_language_pages([hit("pkg/params.py", 0.8, "Query")], [page], q)
+    assert max(ranked, key=lambda h: h.score).path == "docs/de/query.md"
