@@ -36,11 +36,12 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("CTXD_HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    # Tests run in-process unless they start a daemon themselves (tests/server/test_daemon.py).
+    # Tests run in-process unless they start a daemon themselves
+    # (tests/server/daemon/test_daemon.py).
     monkeypatch.setenv("CTXD_DAEMON_AUTOSTART", "false")
     # Tests run in the ctxd checkout, a git work tree: a `ctxd serve` started here must not
     # index it. Servers that test the project feature get their own environment and folder
-    # (tests/server/test_mcp_project.py).
+    # (tests/server/mcp/test_mcp_project.py).
     monkeypatch.setenv("CTXD_SERVER_AUTO_PROJECT", "false")
     return home
 

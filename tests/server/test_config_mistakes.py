@@ -18,7 +18,7 @@ import pytest
 
 from ctxd.server.config import load_settings
 from ctxd.server.daemon.paths import DaemonPaths
-from tests.server.test_daemon import daemons  # noqa: F401  (the fixture)
+from tests.server.daemon.test_daemon import daemons  # noqa: F401  (the fixture)
 
 CLI = [sys.executable, "-m", "ctxd.server.cli.main"]
 

@@ -23,7 +23,7 @@ from ctxd.indexer.walk.gitrefs import branch_rows, git_layout
 from ctxd.server.config import load_settings
 from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder, RepoBuilder
-from tests.indexer.test_gitrefs import git
+from tests.indexer.walk.test_gitrefs import git
 
 CLI = [sys.executable, "-m", "ctxd.server.cli.main", "--no-daemon"]
 HANG = 60  # seconds: far beyond what any of these runs takes; a blocked run is killed

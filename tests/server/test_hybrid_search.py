@@ -19,9 +19,9 @@ from ctxd.search.vectors import Int8Matrix
 from ctxd.server.config import load_settings
 from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder, RepoBuilder
-from tests.search.test_zoekt_client import ALIASES, FIXTURES, LiveZoekt
-from tests.search.test_zoekt_client import live_zoekt as live_zoekt  # the fixture
-from tests.search.zoekt_fixture_server import (
+from tests.search.zoekt.test_zoekt_client import ALIASES, FIXTURES, LiveZoekt
+from tests.search.zoekt.test_zoekt_client import live_zoekt as live_zoekt  # the fixture
+from tests.search.zoekt.zoekt_fixture_server import (
     FixtureServer,
     StallingServer,
     closed_port,

@@ -16,7 +16,7 @@ from ctxd.server.cli.main import main
 from ctxd.server.config import load_settings
 from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder, RepoBuilder
-from tests.indexer.test_textclass import EXPECTED, messy
+from tests.indexer.walk.test_textclass import EXPECTED, messy
 from tests.server.conftest import text
 
 JUNK = {rel for rel, role in EXPECTED.items() if role.lexical_only}

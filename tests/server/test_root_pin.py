@@ -151,7 +151,7 @@ def test_a_root_replaced_by_another_users_folder_is_refused_until_indexed_again(
 
 def test_your_own_folder_re_created_in_its_place_is_the_repository_again(service, indexed):
     """A repository deleted and cloned again is yours: served and re-pinned (the watcher's
-    promise of re-watching a folder that came back holds: tests/server/test_watch.py)."""
+    promise of re-watching a folder that came back holds: tests/server/watch/test_watch.py)."""
     indexed.root.rename(indexed.root.with_name("proj.old"))
     again = RepoBuilder(indexed.root)
     again.write("app.py", "def start():\n    return 2\n")

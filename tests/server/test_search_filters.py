@@ -21,8 +21,8 @@ from ctxd.server.cli.main import main
 from ctxd.server.config import load_settings
 from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder, RepoBuilder
-from tests.search.test_zoekt_client import ALIASES, FIXTURES
-from tests.search.zoekt_fixture_server import FixtureServer, load_exchanges
+from tests.search.zoekt.test_zoekt_client import ALIASES, FIXTURES
+from tests.search.zoekt.zoekt_fixture_server import FixtureServer, load_exchanges
 from tests.server.conftest import text
 
 MODES = ("hybrid", "semantic", "keyword", "lexical")

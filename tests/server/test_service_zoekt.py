@@ -9,8 +9,8 @@ from ctxd.indexer.errors import FileRefused
 from ctxd.server.config import load_settings
 from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder
-from tests.search.test_zoekt_client import ALIASES, FIXTURES, REPOS
-from tests.search.zoekt_fixture_server import FixtureServer, load_exchanges
+from tests.search.zoekt.test_zoekt_client import ALIASES, FIXTURES, REPOS
+from tests.search.zoekt.zoekt_fixture_server import FixtureServer, load_exchanges
 
 
 @pytest.fixture

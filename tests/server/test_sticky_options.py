@@ -30,7 +30,7 @@ from ctxd.server.service import Service
 from ctxd.server.watch_state import read_watch_status
 from tests.conftest import FakeEmbedder, RepoBuilder
 from tests.server.conftest import Env, text
-from tests.server.test_watch import TIMEOUT, paths, start
+from tests.server.watch.test_watch import TIMEOUT, paths, start
 
 
 def seed(repo: RepoBuilder) -> RepoBuilder:

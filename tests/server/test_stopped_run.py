@@ -25,7 +25,7 @@ from ctxd.server.daemon.paths import wait_lock_free
 from ctxd.server.mcp import markdown_status as status_md
 from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder, RepoBuilder
-from tests.server.test_daemon import daemons  # noqa: F401  (the fixture)
+from tests.server.daemon.test_daemon import daemons  # noqa: F401  (the fixture)
 
 CLI = [sys.executable, "-m", "ctxd.server.cli.main"]
 

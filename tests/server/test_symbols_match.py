@@ -12,8 +12,8 @@ import pytest
 from ctxd.server.config import load_settings
 from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder, RepoBuilder
+from tests.server.cli.test_cli_hardening import run
 from tests.server.conftest import Env, text
-from tests.server.test_cli_hardening import run
 
 STORE = '''package credentials
 

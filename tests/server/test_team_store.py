@@ -33,7 +33,7 @@ from ctxd.server.daemon import lifecycle
 from ctxd.server.daemon.paths import DaemonPaths
 from tests.conftest import RepoBuilder
 from tests.server.conftest import RETRY, text, write_sample
-from tests.server.test_mcp_e2e import LineReader, free_port, serve_command, server_env
+from tests.server.mcp.test_mcp_e2e import LineReader, free_port, serve_command, server_env
 
 pytestmark = pytest.mark.model
 

@@ -235,8 +235,8 @@ def test_fixture_contents_match_the_indexed_text(zoekt_store: IndexStore) -> Non
 
 def test_repository_scope_alias_is_sound(zoekt_store: IndexStore) -> None:
     """The recorded `repo:^notes$ cart` and the scope a `--repo notes` filter writes
-    (tests/search/test_zoekt_client.py ALIASES) select the same lines."""
-    from tests.search.test_zoekt_client import ALIASES
+    (tests/search/zoekt/test_zoekt_client.py ALIASES) select the same lines."""
+    from tests.search.zoekt.test_zoekt_client import ALIASES
 
     rec = _request(_recording("search_repo_filter.json"))
     assert rec is not None

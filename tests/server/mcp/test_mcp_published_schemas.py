@@ -16,7 +16,7 @@ from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder
 from tests.server.conftest import run_client
 
-GOLDEN = Path(__file__).parent / "golden" / "mcp_tools.json"
+GOLDEN = Path(__file__).parents[1] / "golden" / "mcp_tools.json"
 
 
 def published(tmp_path: Path) -> list[dict[str, Any]]:

@@ -29,7 +29,7 @@ from ctxd.indexer.walk.gitrefs import git_layout
 from ctxd.indexer.walk.servable import read_servable
 from ctxd.indexer.walk.walker import WalkOptions, validate_root, walk
 from ctxd.server.cli.main import main
-from tests.indexer.test_gitrefs import ENV  # git without the user's config
+from tests.indexer.walk.test_gitrefs import ENV  # git without the user's config
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
 
@@ -266,7 +266,7 @@ def _index(root: Path, home: Path) -> dict[str, object]:
     """An index run (phase 1, the pipeline mechanics) in a child process, which permission
     bits bind: as root, the child drops the capabilities that let root ignore them."""
     r = subprocess.run([sys.executable, "-c", INDEX_IN_CHILD, str(root), str(home)],
-                       cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True,
+                       cwd=Path(__file__).resolve().parents[3], capture_output=True, text=True,
                        timeout=300,
                        preexec_fn=_drop_file_permission_override if os.geteuid() == 0 else None)
     assert r.returncode == 0, r.stderr[-2000:]

@@ -23,7 +23,7 @@ from ctxd.server.cli.main import main
 from ctxd.server.config import load_settings
 from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder, RepoBuilder
-from tests.indexer.test_walker_names import bad_names
+from tests.indexer.walk.test_walker_names import bad_names
 
 
 def run(*args: str) -> Any:

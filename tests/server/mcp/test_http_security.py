@@ -33,8 +33,8 @@ from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder, RepoBuilder
 from tests.other_user import User, run_as
 from tests.server.conftest import text
-from tests.server.test_mcp_e2e import HEADERS, INITIALIZE, LineReader, free_port, serve_command
-from tests.server.test_mcp_e2e import server_env as base_env
+from tests.server.mcp.test_mcp_e2e import HEADERS, INITIALIZE, LineReader, free_port, serve_command
+from tests.server.mcp.test_mcp_e2e import server_env as base_env
 
 MARKER = "OWNER_ONLY_7f3a9c"
 

@@ -53,7 +53,7 @@ from ctxd.search.zoekt.query import (
 )
 
 try:  # `tests` as a package (rootdir on sys.path) or this directory on sys.path
-    from tests.search.zoekt_fixture_server import (
+    from tests.search.zoekt.zoekt_fixture_server import (
         Exchange,
         FixtureServer,
         StallingServer,
@@ -73,7 +73,7 @@ except ImportError:
 
 FIXTURES = Path(
     os.environ.get(
-        "CTXD_ZOEKT_FIXTURES", Path(__file__).resolve().parents[3] / "shared" / "zoekt-fixtures"
+        "CTXD_ZOEKT_FIXTURES", Path(__file__).resolve().parents[4] / "shared" / "zoekt-fixtures"
     )
 )
 REPOS = FIXTURES / "repos"

@@ -34,7 +34,7 @@ from ctxd.server.watch.status import read_watch_status, watch_health
 from ctxd.server.watch.watcher import Role, Watcher, start_watching
 from tests.conftest import FakeEmbedder, RepoBuilder
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TIMEOUT = 30.0
 FAST = WatchOptions(debounce_ms=50, rescan_seconds=0, force_polling=False)
 

@@ -19,7 +19,7 @@ import pytest
 from ctxd.server.config import load_settings
 from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder, RepoBuilder
-from tests.server.test_cli_hardening import run
+from tests.server.cli.test_cli_hardening import run
 
 NOTE = "note: searching repository `alpha` only (the current folder is in it); " \
        "-a (--all-repos) searches all 2 indexed repositories"

@@ -32,7 +32,7 @@ from ctxd.server.mcp.serve import serve
 from tests.conftest import RepoBuilder
 from tests.server.conftest import TOOLS_EXPECTED, text, write_sample
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 pytestmark = pytest.mark.model
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from ctxd.server.cli.main import main
 from tests.server.conftest import RETRY
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 COLORS = '''"""Terminal colours."""
 

@@ -26,9 +26,9 @@ from ctxd.server.cli.render import eta_text
 from ctxd.server.config import load_settings
 from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder, RepoBuilder
-from tests.server.test_cli_hardening import run
+from tests.server.cli.test_cli_hardening import run
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).parents[1] / "golden"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 APP = '''"""A tiny app."""

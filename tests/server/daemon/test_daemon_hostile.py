@@ -18,7 +18,7 @@ from ctxd.server.daemon import protocol, server
 from ctxd.server.daemon.client import exchange
 from ctxd.server.daemon.paths import DaemonPaths
 from tests.other_user import User, run_as
-from tests.server.test_daemon import ctxd, daemons, short_dir  # noqa: F401  (fixtures)
+from tests.server.daemon.test_daemon import ctxd, daemons, short_dir  # noqa: F401  (fixtures)
 
 
 class Raw:

@@ -32,8 +32,8 @@ from ctxd.server.daemon.paths import DaemonPaths, daemon_lock
 from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder, RepoBuilder
 from tests.server.conftest import text
-from tests.server.test_daemon import ctxd, daemons  # noqa: F401  (the fixture)
-from tests.server.test_mcp_tools import err
+from tests.server.daemon.test_daemon import ctxd, daemons  # noqa: F401  (the fixture)
+from tests.server.mcp.test_mcp_tools import err
 
 
 def mode(path: Path) -> int:

@@ -21,7 +21,7 @@ from ctxd.search.cursor import with_offset as rebase_cursor
 from ctxd.server.mcp import markdown as md
 from ctxd.server.version import package_version
 from tests.conftest import RepoBuilder
-from tests.search.zoekt_fixture_server import closed_port
+from tests.search.zoekt.zoekt_fixture_server import closed_port
 from tests.server.conftest import TOOLS_EXPECTED, Env, run_client, text
 
 

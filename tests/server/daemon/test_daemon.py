@@ -44,8 +44,8 @@ from ctxd.server.daemon.paths import (
 from ctxd.server.search_cases import SearchPage
 from ctxd.server.service import Service
 from tests.conftest import RepoBuilder
+from tests.server.cli.test_cli_output import read_terminal
 from tests.server.conftest import RETRY
-from tests.server.test_cli_output import read_terminal
 
 CLI = [sys.executable, "-m", "ctxd.server.cli.main"]
 
@@ -424,7 +424,7 @@ def test_serve_clients_share_one_daemon(tmp_path, daemons):
     from mcp.client.stdio import stdio_client
 
     from tests.server.conftest import text, write_sample
-    from tests.server.test_mcp_e2e import exercise, serve_command, server_env
+    from tests.server.mcp.test_mcp_e2e import exercise, serve_command, server_env
 
     repo = write_sample(RepoBuilder(tmp_path / "sample")).root
     paths = daemons.paths()

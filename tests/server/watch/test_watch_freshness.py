@@ -23,7 +23,7 @@ from ctxd.server.service import Service
 from ctxd.server.watch.status import read_watch_status
 from ctxd.server.watch.watcher import Watcher
 from tests.conftest import RepoBuilder
-from tests.server.test_watch import FAST, TIMEOUT, fts, make_service, paths, seed, start
+from tests.server.watch.test_watch import FAST, TIMEOUT, fts, make_service, paths, seed, start
 
 OLD = 1577836800  # 2020-01-01T00:00:00Z
 A_MINUTE_MS = 60_000

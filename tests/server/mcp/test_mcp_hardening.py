@@ -19,9 +19,9 @@ import pytest
 from ctxd.server.mcp import markdown_status as status_md
 from ctxd.server.watch.status import RepoWatchHealth
 from tests.conftest import RepoBuilder
-from tests.indexer.test_gitrefs import git
+from tests.indexer.walk.test_gitrefs import git
 from tests.server.conftest import Env, text
-from tests.server.test_mcp_tools import err, many_files, ok
+from tests.server.mcp.test_mcp_tools import err, many_files, ok
 
 NUMBERED = re.compile(r"^\s*(\d+)[:-] (.*)$")
 

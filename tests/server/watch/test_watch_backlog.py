@@ -18,7 +18,7 @@ from ctxd.server.mcp.budget import freshness_line, select_freshness
 from ctxd.server.service import Service
 from ctxd.server.watch.watcher import Watcher
 from tests.conftest import RepoBuilder
-from tests.server.test_stdio_disconnect import write_big_repo
+from tests.server.mcp.test_stdio_disconnect import write_big_repo
 
 pytestmark = pytest.mark.model
 
