@@ -22,8 +22,10 @@ Invariants:
 - A text already embedded anywhere in the index (same hash) is never embedded again.
 - A bad file is recorded (`Skipped` or `FileFailure`) and the run goes on.
 
-Just past 600 lines: the two phases share one run's statistics, stop signal and commits;
-what a file becomes before it is stored is `indexer.checkpoints`.
+About 800 lines: the two phases share one run's statistics, stop signal and commits, and
+phase 1's two passes (text first, then checkpoints) share its batches and its list of
+files; what a file becomes before it is stored is `indexer.checkpoints`, what it is for
+`indexer.walk.judge`.
 """
 
 from __future__ import annotations

@@ -44,13 +44,14 @@ matching lines, plus one per such path-only file (Zoekt's `MatchCount` in line
 mode). `type:repo` returns one `FileMatch` per repository, with an empty path.
 
 This module orchestrates steps 1-5 (candidates, batches, limits, ranking, paging,
-notes, `type:repo`). Reads the index through `IndexStore.query` and `file_texts` only;
-writes nothing. The
-SQL conditions live in `search/lexical/sql.py`, per-file verification (step 3) in
+notes, `type:repo`). Reads the index through the store's methods (`candidate_files`,
+`file_texts`, the symbol lookups); writes nothing. The SQL conditions it passes them are
+built in `search/lexical/sql.py`, per-file verification (step 3) in
 `search/lexical/eval.py`, scoring primitives and line shaping in
 `search/lexical/rank.py`, file-name search in `search/lexical/files.py` and
-`explain` in `search/lexical/explain.py`. What stays here (just past 600 lines) is the
-part that shares one query's plan, limits and page.
+`explain` in `search/lexical/explain.py`. What stays here (about 670 lines) is the part
+that shares one query's plan, limits and page, with the ranking it applies to the page
+(built output after source, words near each other).
 """
 
 from __future__ import annotations

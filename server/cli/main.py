@@ -12,7 +12,7 @@ Errors are turned into `error: <code>: <message>` plus a hint on stderr (or the
 contract's JSON error object with `--json`) in one place, `CtxdGroup.invoke`.
 Exit codes: 0 ok, 1 nothing matched, 2 errors, 3 an index run stopped before the end.
 
-Why one module of ~700 lines: it holds every light command (a few lines each, plus their
+Why one module of ~750 lines: it holds every light command (a few lines each, plus their
 click options), which `ctxd --help` and every command import anyway; the heavy ones live
 apart (`daemon_cmd`, `watch_cmd`, `mcp.serve`).
 """

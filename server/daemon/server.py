@@ -31,7 +31,7 @@ Invariants:
 - A client that goes away during `index` does not stop the run (its files are committed
   one by one; the events are just no longer sent).
 
-Why one module of ~600 lines: the selector loop, the worker hand-off and the lifecycle
+Why one module of ~640 lines: the selector loop, the worker hand-off and the lifecycle
 checks share the daemon's state (connections, in-flight requests, the stop event) under
 one lock; the wire format is `protocol`, the start and discovery `lifecycle`.
 """
