@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -21,6 +20,7 @@ from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.store.words import split_identifiers
 from ctxd.search.filters import SearchFilters
 from ctxd.search.keyword_index import KeywordPostings
+from ctxd.search.lru import Lru
 from ctxd.search.models import Hit, LineMatch, MatchSource
 
 STOPWORDS = frozenset(
@@ -78,16 +78,12 @@ def informative_terms(store: IndexStore, terms: list[str],
     # Hybrid search asks twice per query (its keyword leg, then the page's line matches):
     # the counts depend on the indexed text only, so they are kept per text generation.
     key = (store.location, store.text_generation(), tuple(terms))
-    with _PRUNED_LOCK:
-        if key in _PRUNED:
-            return list(_PRUNED[key])
+    if (held := _PRUNED.get(key)) is not None:
+        return list(held)
     total = store.checkpoint_total()
     df = {t: term_count(store, t, postings) for t in terms}
     kept = [t for t in terms if df[t] <= total / 2] or [min(terms, key=lambda t: df[t])]
-    with _PRUNED_LOCK:
-        _PRUNED[key] = tuple(kept)
-        while len(_PRUNED) > 256:
-            _PRUNED.popitem(last=False)
+    _PRUNED.put(key, tuple(kept))
     return kept
 
 
@@ -100,9 +96,8 @@ def term_count(store: IndexStore, term: str, postings: KeywordPostings | None = 
     return store.keyword_count(term)
 
 
-_PRUNED: OrderedDict[tuple[str, int, tuple[str, ...]], tuple[str, ...]] = OrderedDict()
+_PRUNED: Lru[tuple[str, int, tuple[str, ...]], tuple[str, ...]] = Lru(256)
 """`informative_terms` answers of large indexes (the newest 256)."""
-_PRUNED_LOCK = threading.Lock()
 
 
 def keyword_search(
@@ -210,21 +205,15 @@ def _rare_scores(store: IndexStore, rare: list[str]) -> list[tuple[int, float]]:
     keyword page asks again with more rows each time merging leaves it short
     (`server.search_cases.merged_page`), and these scores do not depend on how many."""
     key = (store.location, store.text_generation(), tuple(rare))
-    with _RARE_LOCK:
-        if key in _RARE:
-            _RARE.move_to_end(key)
-            return _RARE[key]
-    scores = store.keyword_scores(rare)
-    with _RARE_LOCK:
-        _RARE[key] = scores
-        while len(_RARE) > 16:
-            _RARE.popitem(last=False)
+    scores = _RARE.get(key)
+    if scores is None:
+        scores = store.keyword_scores(rare)
+        _RARE.put(key, scores)
     return scores
 
 
-_RARE: OrderedDict[tuple[str, int, tuple[str, ...]], list[tuple[int, float]]] = OrderedDict()
+_RARE: Lru[tuple[str, int, tuple[str, ...]], list[tuple[int, float]]] = Lru(16)
 """The newest `_rare_scores` answers."""
-_RARE_LOCK = threading.Lock()
 
 
 def keyword_line_matches(store: IndexStore, question: str, hits: list[Hit], *,

@@ -18,9 +18,7 @@ worker's own); the two pools are bounded and live for the process.
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -35,6 +33,7 @@ from ctxd.search.filters import SearchFilters
 from ctxd.search.keyword import keyword_search
 from ctxd.search.keyword_index import KeywordPostings
 from ctxd.search.lexical.engine import EmbeddedLexical
+from ctxd.search.lru import Lru
 from ctxd.search.models import FileMatch, Hit, MatchSource
 from ctxd.search.parsed import ParsedQuery
 from ctxd.search.semantic import knn, rank_by_vector, summary_hits
@@ -256,15 +255,10 @@ def coverage(store: IndexStore, names: tuple[str, ...]) -> list[tuple[str, int, 
     appended) and the vector generation (moved by deletions), three lookups."""
     key = (store.location, store.text_generation(), store.last_vector_id(),
            store.get_meta("vec_generation"), names)
-    with _COVERAGE_LOCK:
-        if key in _COVERAGE:
-            _COVERAGE.move_to_end(key)
-            return _COVERAGE[key]
-    rows = store.embedding_coverage(names)
-    with _COVERAGE_LOCK:
-        _COVERAGE[key] = rows
-        while len(_COVERAGE) > 64:
-            _COVERAGE.popitem(last=False)
+    rows = _COVERAGE.get(key)
+    if rows is None:
+        rows = store.embedding_coverage(names)
+        _COVERAGE.put(key, rows)
     return rows
 
 
@@ -278,6 +272,5 @@ def unembedded(store: IndexStore, filters: SearchFilters, hits: list[Hit]
     return store.unembedded_spans(sorted({h.path for h in hits}))
 
 
-_COVERAGE: OrderedDict[tuple[object, ...], list[tuple[str, int, int]]] = OrderedDict()
+_COVERAGE: Lru[tuple[object, ...], list[tuple[str, int, int]]] = Lru(64)
 """`coverage` answers (the newest 64)."""
-_COVERAGE_LOCK = threading.Lock()

@@ -20,7 +20,7 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ctxd.indexer.errors import ModelMismatch
 from ctxd.indexer.store.sqlite.connection import Connection
@@ -177,17 +177,12 @@ class SqliteVecRows(Connection):
         self, vector: Sequence[float], k: int
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         """(ids, float32 rows) of the `k` nearest vectors (sqlite-vec's scan), unranked."""
-        import numpy as np
 
         rows = self.db.execute(
             "SELECT rowid, embedding FROM vec_embeddings WHERE embedding MATCH ? AND k = ? "
             "ORDER BY distance", (serialize_vector(vector), k)).fetchall() \
             if k > 0 and self.has_vectors() else []
-        if not rows:
-            return np.empty(0, dtype=np.int64), np.empty((0, 0), dtype=np.float32)
-        ids = np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows))
-        mat = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32)
-        return ids, mat.reshape(len(rows), -1)
+        return _ids_and_rows(rows)
 
     filtered_index_scan = False
     """`nearest_in` reads the filtered rowids first (`VectorSearch.filtered_index_scan`)."""
@@ -198,7 +193,6 @@ class SqliteVecRows(Connection):
         """(ids, float32 rows) of the `k` nearest vectors of the checkpoints passing `where`:
         sqlite-vec's scan with the filtered ids as a `rowid IN` constraint, so it computes
         the distances of those rows only (exact, like `nearest`)."""
-        import numpy as np
 
         rows = self.db.execute(
             "SELECT rowid, embedding FROM vec_embeddings WHERE embedding MATCH ? AND k = ? "
@@ -206,11 +200,7 @@ class SqliteVecRows(Connection):
             f"FROM checkpoints c JOIN repos r ON r.id = c.repo_id WHERE TRUE {where}))",
             [serialize_vector(vector), k, *params]).fetchall() \
             if k > 0 and self.has_vectors() else []
-        if not rows:
-            return np.empty(0, dtype=np.int64), np.empty((0, 0), dtype=np.float32)
-        ids = np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows))
-        mat = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32)
-        return ids, mat.reshape(len(rows), -1)
+        return _ids_and_rows(rows)
 
     def scan_nearest(self, vector: Sequence[float], where: str,
                      params: Sequence[object]) -> list[tuple[int, float]]:
@@ -229,3 +219,14 @@ class SqliteVecRows(Connection):
 
     def explain_nearest(self) -> str:
         return "sqlite-vec KNN"
+
+
+def _ids_and_rows(rows: Sequence[Any]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """(ids, float32 matrix) of `(rowid, embedding bytes)` rows from `vec_embeddings`."""
+    import numpy as np
+
+    if not rows:
+        return np.empty(0, dtype=np.int64), np.empty((0, 0), dtype=np.float32)
+    ids = np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows))
+    mat = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32)
+    return ids, mat.reshape(len(rows), -1)
