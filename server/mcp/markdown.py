@@ -317,6 +317,9 @@ def render_symbols(
         count = f"Found {page.total} results"
         if max_items is not None or n < page.total:
             count += f" (showing {n})"
+        if page.best_match == "exact" and page.exact < page.total:
+            count += (f": {page.exact} exact, then {page.total - page.exact} similar "
+                      "(prefix, substring or fuzzy)")
         if page.best_match == "fuzzy":
             count += ("\n> No symbol name matches exactly, by prefix or as a substring: "
                       "these are only the closest fuzzy matches.")
@@ -346,7 +349,7 @@ def render_symbols(
         request=SymbolRequest(query=page.query, kinds=list(kinds) if kinds else None,
                               max_items=max_items, start_index=page.start_index,
                               pagination_id=pagination_id),
-        best_match=page.best_match,
+        best_match=page.best_match, exact=page.exact,
         items=[
             SymbolOut(name=i.name, kind=i.kind, repository=i.repository, file_path=i.path,
                       line=i.line, container=i.container, language=i.language)

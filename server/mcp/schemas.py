@@ -139,6 +139,9 @@ class SymbolsOutput(TypedDict):
     best_match: str | None
     """How the best item matches the query's name: exact, prefix, substring or fuzzy (then
     no name holds the query and the items are only the closest guesses); null when none."""
+    exact: int
+    """How many of the `total` results name the query exactly: they come first, the similar
+    names (prefix, substring, fuzzy) after them."""
     start_index: int
     max_items: int | None
     total: int | None

@@ -23,6 +23,8 @@ type KeychainStore struct{}
 func (k KeychainStore) Erase(server string) error { return nil }
 
 func KeepCache() {}
+
+func Store() {}
 '''
 
 
@@ -75,4 +77,19 @@ def test_mcp_says_so_too(env_factory, repo: RepoBuilder):
     exact = env.call("search_symbols", {"query": "KeychainStore"})
     assert exact.structured_content is not None
     assert exact.structured_content["best_match"] == "exact"
+    assert exact.structured_content["exact"] == 1
     assert "No symbol name matches" not in text(exact)
+    assert "Found 1 results\n" in text(exact)  # nothing similar to count
+
+
+def test_mcp_counts_exact_names_before_similar_ones(env_factory, repo: RepoBuilder):
+    env: Env = env_factory(**{"server.allowed_roots": [str(repo.root.parent)]})
+    repo.write("credentials/store.go", STORE)
+    env.index(repo.root)
+    page = env.call("search_symbols", {"query": "Store"})
+    assert page.structured_content is not None
+    assert page.structured_content["best_match"] == "exact"
+    assert page.structured_content["exact"] == 1
+    assert page.structured_content["total"] == 2  # Store, then KeychainStore (a substring)
+    assert [i["name"] for i in page.structured_content["items"]] == ["Store", "KeychainStore"]
+    assert "Found 2 results: 1 exact, then 1 similar (prefix, substring or fuzzy)" in text(page)

@@ -392,13 +392,15 @@ def test_semantic_search_pages_to_the_end(env: Env, sample_repo: RepoBuilder):
 def test_search_symbols_renders_the_table_and_pages(indexed: Env):
     result = indexed.call("search_symbols", {"query": "area"})
     body = text(result)
-    assert body.startswith("# Search: `area`\nFound 3 results\n")
+    assert body.startswith("# Search: `area`\nFound 3 results: 2 exact, then 1 similar "
+                           "(prefix, substring or fuzzy)\n")
     assert "| Name | Kind | Location |\n|------|------|----------|" in body
     assert "| `area` (in `Shape`) | method | shapes.py:7 |" in body
     assert "| `total_area` | function | shapes.py:19 |" in body
     first = indexed.call("search_symbols", {"query": "area", "max_items": 2})
     data = ok(first)
-    assert "Found 3 results (showing 2)" in text(first)
+    assert "Found 3 results (showing 2): 2 exact, then 1 similar" in text(first)
+    assert data["exact"] == 2
     assert "> More results available. Use `start_index=2` for next page." in text(first)
     assert data["has_more"] and data["next_start_index"] == 2 and data["pagination_id"]
     rest = ok(indexed.call("search_symbols", {"query": "area",
