@@ -383,7 +383,8 @@ class _Run:
         at_end = (ends == self.last[file]) | (cls[b[ends - 1]] != cls[b[after]])
         word = np.where(at_start & at_end, SCORE_WORD,
                         np.where(at_start | at_end, SCORE_PARTIAL_WORD, 0.0))
-        np.maximum.at(best, file, word)
+        head = np.flatnonzero(np.diff(file, prepend=-1))  # each file's first match
+        best[file[head]] = np.maximum.reduceat(word, head)
         self._definitions(best)
         return best
 

@@ -26,7 +26,7 @@ _FOLDED = ["\u212a", "\u017f", "\u212aelvin", "\u017felf"]
 path for such patterns): only in the second repository's files."""
 _QUERIES = [
     "self", "Self", "case:yes Self", "case:no SELF", "elf", "the", "def", "k", "kelvin",
-    "s", "sk", "é", "naïve", "foo_bar", "FooBar", "quokka", "42",
+    "s", "sk", "é", "naïve", "foo_bar", "FooBar", "quokka", "42", "xx", "x", r"e\)", "Elf",
     r"\w+", r"\s+", r"se.f", r"^def", r"\)$", r"x*", r"\bself\b", r"[kK]elvin",
     r"\d{4}-\d{2}-\d{2}", r"(?i)kelvin", r"e\sd", r"\Aself", "elf$",
     "self the", "self -the", "self or def", "(self or the) def", "self elf", "self sel",
