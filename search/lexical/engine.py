@@ -22,7 +22,11 @@ How a query runs:
 3. Verify: the query tree is evaluated on each candidate as Zoekt does (a bare term
    matches path OR content; AND/OR/NOT per file; every atom that holds contributes
    its matches, negated ones none), with RE2 over the whole text (`^`/`$` at line
-   boundaries), giving exact byte spans.
+   boundaries), giving exact byte spans. Candidates come `CONTENT_BATCH` at a time; where
+   the query allows, a batch is verified and scored at once, in numpy rather than per
+   match (`search/lexical/batch.py`: the same answers), else file by file
+   (`search/lexical/eval.py`). Texts are kept in the process between queries while the
+   index's text stays the same (`search/lexical/texts.py`).
 4. Rank: Zoekt's default scoring, simplified: the best line's score (whole word +500,
    word edge +50; a match on a symbol definition +7000 exact, +5500 at an edge,
    +4000 inside, plus a kind bonus; file base-name matches alike) plus up to +400

@@ -27,7 +27,7 @@ import numpy.typing as npt
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.search.lexical.rank import Section
 
-TEXT_CACHE_BYTES = 128 << 20
+TEXT_CACHE_BYTES = 64 << 20
 """What the kept texts may take, counted as their bytes three times (text, UTF-8, lowered)
 plus their newline offsets."""
 
@@ -132,10 +132,12 @@ class TextCache:
             by_file[int(file_id)].append((str(name), str(kind), int(line)))
         for i, symbols in by_file.items():
             f = files[i]
-            f.sections = placed_sections(f, symbols)
-            placed = [s for secs in f.sections.values() for s in secs]
+            sections = placed_sections(f, symbols)
+            placed = [s for secs in sections.values() for s in secs]
+            # the bounds first: another thread takes `sections` set as both being there
             f.section_bounds = (np.array([s.start for s in placed], np.int64),
                                 np.array([s.end for s in placed], np.int64))
+            f.sections = sections
 
     def clear(self) -> None:
         with self._lock:
