@@ -32,7 +32,8 @@ _QUERIES = [
     "self the", "self -the", "self or def", "(self or the) def", "self elf", "self sel",
     "retry backoff", "retry backoff quokka", r"file:\.py$ self", "file:b self", "-file:b self",
     "lang:python def", "lang:markdown the", "content:self", "f:a", "f:py self", "r:app self",
-    "sym:quokka", "type:file self", "self case:yes",
+    "sym:quokka", "type:file self", "self case:yes", "-self", "-file:b", "self or -the",
+    "lang:python -def", "type:repo self",
 ]
 
 
@@ -87,6 +88,20 @@ def test_batch_verifier_stops_at_the_match_limit_where_the_per_file_path_does(
         fast = _answer(batch, "self", max_files=1000, context_lines=1)
         assert fast == _answer(per_file, "self", max_files=1000, context_lines=1), limit
         assert fast[3] is True  # partial
+
+
+def test_batch_verifier_stops_at_the_scan_limit_where_the_per_file_path_does(
+    index: IndexBuilder,
+) -> None:
+    files = {f"f{i:03}.txt": f"2024-01-{i % 28 + 1:02}\n" + "x " * i for i in range(150)}
+    index.add_repo("app", files)
+    query = r"\d{4}-\d{2}-\d{2}"  # no literal of 3 characters: scanned under the budget
+    for limit in (1, 500, 5_000):
+        batch = EmbeddedLexical(index.store, scan_limit_bytes=limit)
+        per_file = EmbeddedLexical(index.store, scan_limit_bytes=limit, batch=False)
+        fast = _answer(batch, query, max_files=1000, context_lines=0)
+        assert fast == _answer(per_file, query, max_files=1000, context_lines=0), limit
+        assert fast[3] is True and "bounded scan" in str(fast[4])
 
 
 def test_kept_texts_follow_the_index_when_a_file_changes(index: IndexBuilder) -> None:
