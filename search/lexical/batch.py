@@ -92,16 +92,20 @@ class _Atom:
 class BatchVerifier:
     """The batch verifier of one query (`of`)."""
 
-    def __init__(self, plan: Plan, atoms: dict[int, _Atom], sections: SectionLoader) -> None:
+    def __init__(self, plan: Plan, atoms: dict[int, _Atom], sections: SectionLoader,
+                 near: int) -> None:
         self.plan = plan
         self.atoms = atoms
         self.load_sections = sections
+        self.near = near
 
     @classmethod
-    def of(cls, plan: Plan, sections: SectionLoader) -> BatchVerifier | None:
+    def of(cls, plan: Plan, sections: SectionLoader, near: int = 0) -> BatchVerifier | None:
         """The verifier of `plan`'s query, or None when it has nodes the batch does not take
         (`sym:`, `type:`, inline flags, `\\A`/`\\z`) or needs no text. `sections` fills
-        the definitions (`FileText.sections`) of the files whose matches get scored."""
+        the definitions (`FileText.sections`) of the files whose matches get scored; `near`:
+        the words the query ANDs (`engine.and_words`), whose nearness `BatchResult.near`
+        tells."""
         if not plan.needs_content:
             return None
         atoms: dict[int, _Atom] = {}
@@ -116,7 +120,7 @@ class BatchVerifier:
                 atoms[id(node)] = _atom(plan, node)
             elif not isinstance(node, (And, Or, Not, *_FACTS)):
                 return None
-        return cls(plan, atoms, sections)
+        return cls(plan, atoms, sections, near)
 
     def run(self, rows: Sequence[Row], files: Sequence[FileText]) -> BatchResult | None:
         """The batch's matches and scores, or None: verify these files one by one."""
@@ -138,6 +142,9 @@ class BatchResult:
     atoms: list[int]
     content: list[bool]
     run: _Run
+    near: list[bool] | None
+    """Per file, `engine._near` of its matches (for a query of `near` >= 2 words whose
+    patterns are all literals; else None: ask `run.pieces` and `engine._near`)."""
 
     def shaped(self, i: int) -> tuple[Doc, dict[int, list[tuple[int, int]]] | None,
                                       list[tuple[int, int]] | None]:
@@ -215,6 +222,9 @@ class _Run:
         self.line_of: Ints = _EMPTY
         self.has_content: Bools = np.zeros(n, np.bool_)
         self.path_spans: dict[int, list[tuple[int, int]]] = {}
+        self.words: dict[bytes, int] = {}
+        self.span_words: Ints = _EMPTY
+        """Each kept content match's word (`_word`), -1 for a regex's."""
 
     @property
     def lower(self) -> bytes:
@@ -229,7 +239,7 @@ class _Run:
         root = self.v.plan.root
         matched = self._holds(root)
         atoms = np.zeros(self.n, np.int64)
-        pieces: list[tuple[Ints, Ints, Ints]] = []
+        pieces: list[tuple[Ints, Ints, Ints, Ints]] = []
         path_atoms: list[tuple[int, Bools]] = []
         self._collect(root, matched, atoms, pieces, path_atoms)
         if not self._shape(pieces, path_atoms, matched):
@@ -243,7 +253,7 @@ class _Run:
             best[i] = max((path_fragment_score(p, s, e)
                            for s, e in self.path_spans.get(i, []) if e > s), default=0.0)
         return BatchResult(matched.tolist(), lines, best.tolist(), atoms.tolist(),
-                           self.has_content.tolist(), self)
+                           self.has_content.tolist(), self, self._near())
 
     # -- evaluation: `FileEval.eval` and `collect` over the batch ---------------------
 
@@ -300,7 +310,7 @@ class _Run:
         return out
 
     def _collect(self, node: Node, mask: Bools, atoms: Ints,
-                 pieces: list[tuple[Ints, Ints, Ints]], path_atoms: list[tuple[int, Bools]]
+                 pieces: list[tuple[Ints, Ints, Ints, Ints]], path_atoms: list[tuple[int, Bools]]
                  ) -> None:
         """`FileEval.collect` for the files where `mask` holds: atoms counted into `atoms`,
         content matches into `pieces`, the path matches' (pattern, files) into
@@ -314,7 +324,9 @@ class _Run:
             if key in self.content:
                 file, starts, ends = self.content[key]
                 keep = mask[file]
-                pieces.append((file[keep], starts[keep], ends[keep]))
+                word = self._word(self.v.atoms[key])
+                pieces.append((file[keep], starts[keep], ends[keep],
+                               np.full(int(keep.sum()), word, np.int64)))
             if key in self.path:
                 path_atoms.append((key, mask))
         elif not isinstance(node, Not | Repo | RepoSet):
@@ -322,25 +334,25 @@ class _Run:
 
     # -- shaping and scoring: `engine.shape` and `engine.score_file` -------------------
 
-    def _shape(self, pieces: list[tuple[Ints, Ints, Ints]],
+    def _shape(self, pieces: list[tuple[Ints, Ints, Ints, Ints]],
                path_atoms: list[tuple[int, Bools]], matched: Bools) -> bool:
         """Content matches deduplicated (overlapping ones: the per-file path), or path
         matches where a file has no content match (deduplicated as `rank.dedupe_spans`)."""
         if not pieces:
-            file = starts = ends = _EMPTY
+            file = starts = ends = words = _EMPTY
         elif len(pieces) == 1:
-            file, starts, ends = pieces[0]
+            file, starts, ends, words = pieces[0]
         else:
-            file = np.concatenate([p[0] for p in pieces])
-            starts = np.concatenate([p[1] for p in pieces])
-            ends = np.concatenate([p[2] for p in pieces])
+            file, starts, ends, words = (np.concatenate([p[k] for p in pieces])
+                                         for k in range(4))
             order = np.lexsort((starts - ends, starts))  # files are laid out in order
-            file, starts, ends = file[order], starts[order], ends[order]
+            file, starts, ends, words = file[order], starts[order], ends[order], words[order]
             if len(starts) > 1 and bool(np.any(starts[1:] < ends[:-1])):
                 return False  # overlapping matches of several patterns
         self.has_content = np.bincount(file, minlength=self.n) > 0
         keep = ends > starts
         self.spans = (file[keep], starts[keep], ends[keep])
+        self.span_words = words[keep]
         found: dict[int, list[Span]] = {}
         for key, mask in path_atoms:
             for i in np.flatnonzero(mask & matched & ~self.has_content).tolist():
@@ -368,6 +380,35 @@ class _Run:
         out[matched & ~self.has_content] = 1
         out[~matched] = 0
         return out.tolist()  # type: ignore[no-any-return]
+
+    def _word(self, a: _Atom) -> int:
+        """The matched text of a literal's every match, case folded, as a number: what
+        `engine._near` compares (-1 for a regex: its matches differ)."""
+        if a.needle is None:
+            return -1
+        return self.words.setdefault(a.needle.lower(), len(self.words))
+
+    def _near(self) -> list[bool] | None:
+        """`engine._near` per file: some `NEAR_LINES` consecutive lines, from a matching
+        one, hold `near` distinct matched words (None: a regex's matches take part)."""
+        from ctxd.search.lexical.engine import NEAR_LINES
+
+        need = self.v.near
+        if need < 2:
+            return None
+        words = self.span_words
+        if bool(np.any(words < 0)):
+            return None
+        file = self.spans[0]
+        keys = (file << 32) | self.line_of  # (file, line), in order
+        first = np.unique(keys)  # every matching line starts a window
+        count = np.zeros(len(first), np.int64)
+        for w in np.unique(words).tolist():
+            kw = keys[words == w]
+            count += (np.searchsorted(kw, first + NEAR_LINES, "left")
+                      > np.searchsorted(kw, first, "left"))
+        near = np.bincount((first[count >= need] >> 32), minlength=self.n) > 0
+        return near.tolist()  # type: ignore[no-any-return]
 
     def _best(self) -> npt.NDArray[np.float64]:
         """Each file's best content match: `rank.word_score` (a character-class change at

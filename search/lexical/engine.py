@@ -515,7 +515,9 @@ class EmbeddedLexical:
         where, params = render_cond(cond, self.store.dialect)
         rows = [Row(*r) for r in self.store.candidate_files(where, params)]
         scan = _Scan(plan.needs_content and not cond.selective, keep)
-        fast = BatchVerifier.of(plan, self._load_sections) if score and self.batch else None
+        near = and_words(root)
+        fast = (BatchVerifier.of(plan, self._load_sections, near)
+                if score and self.batch else None)
         generation = self.store.text_generation()
         for i in range(0, len(rows), CONTENT_BATCH):
             batch = rows[i : i + CONTENT_BATCH]
@@ -525,7 +527,7 @@ class EmbeddedLexical:
             if fast is not None and len(texts) == len(batch):
                 res = fast.run(batch, [texts[r.id] for r in batch])
             if res is not None:  # the whole batch verified at once
-                self._take_batch(scan, batch, res, and_words(root))
+                self._take_batch(scan, batch, res, near)
             else:
                 self._verify_each(scan, plan, batch, texts, score)
             if keep and len(scan.best) > 2 * keep:
@@ -550,9 +552,9 @@ class EmbeddedLexical:
             if self._stopped(scan):
                 break
             if res.matched[j]:
-                near_hit = (near >= 2 and res.atoms[j] >= near and res.content[j]
-                            and _near(_Shaped(content=res.run.pieces(j)),
-                                      res.run.files[j].data, near))
+                near_hit = near >= 2 and res.atoms[j] >= near and res.content[j] and (
+                    res.near[j] if res.near is not None
+                    else _near(_Shaped(content=res.run.pieces(j)), res.run.files[j].data, near))
                 hit = _Hit(row, _file_score(res.best[j], res.atoms[j], near_hit, row.role),
                            res.lines[j])
                 scan.hits.append(hit)

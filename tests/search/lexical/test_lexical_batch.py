@@ -33,7 +33,8 @@ _QUERIES = [
     "retry backoff", "retry backoff quokka", r"file:\.py$ self", "file:b self", "-file:b self",
     "lang:python def", "lang:markdown the", "content:self", "f:a", "f:py self", "r:app self",
     "sym:quokka", "type:file self", "self case:yes", "-self", "-file:b", "self or -the",
-    "lang:python -def", "type:repo self",
+    "lang:python -def", "type:repo self", r"retry backoff \d+", "Self self", "case:yes self Self",
+    "retry the backoff",
 ]
 
 
