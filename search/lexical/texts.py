@@ -167,14 +167,16 @@ def placed_sections(
     """Each definition (name, kind, line) at the first spelling of its name on its line, as
     `search.lexical.engine._sections` places it, by line (in the order given)."""
     out: dict[int, list[Section]] = {}
-    ends, data = f.ends, f.data
+    if not symbols:
+        return out
+    ends, data = f.ends.tolist(), f.data
     lines = len(ends)
     for name, kind, line in symbols:
         if not 1 <= line <= lines:
             continue
-        start = int(ends[line - 2]) + 1 if line > 1 else 0
+        start = ends[line - 2] + 1 if line > 1 else 0
         raw = name.encode("utf-8", "surrogatepass")
-        at = data.find(raw, start, int(ends[line - 1])) if raw else -1
+        at = data.find(raw, start, ends[line - 1]) if raw else -1
         if at >= 0:
             out.setdefault(line, []).append(Section(at, at + len(raw), kind, name))
     return out
