@@ -1,7 +1,7 @@
 """Lexical search per query through the product path: `ctxd search --batch - --mode lexical`.
 
     .venv/bin/python bench/bench_lexical_batch.py [--before /tmp/q30/head] [--rounds 5]
-        [--limit 10] [--json FILE]
+        [--limit 10] [--warm 3] [--home DIR] [--json FILE]
 
 The eval-dev corpus (`bench/corpus.py`) is indexed once (phase 1 only, no vectors) into a
 temporary CTXD_HOME. Each round starts one `ctxd --no-daemon search --batch - --mode lexical
@@ -25,6 +25,12 @@ of the round medians. On a loaded machine wall time is mostly waiting for a core
 round also runs the same process with the warm-up query alone: the difference of the two
 processes' CPU time (user + system), over 50, is `cpu_ms_per_query`, what a query costs
 on a core of its own.
+
+`--warm PASSES`: each round also runs, per side, one process that passes over the 50
+queries PASSES times with the `--batch` loop's own code (`_search_batch`, output to a null
+sink), the engine's answer cache emptied before each query: the CPU ms per query of the
+passes after the first (`warm_cpu_ms_per_query`) is what a long-lived process (the daemon,
+`ctxd serve`) spends once it has read the texts.
 """
 
 from __future__ import annotations
@@ -105,6 +111,47 @@ def one_round(env: dict[str, str], cwd: Path, limit: int | None,
             "results": [len(json.loads(raw).get("results", [])) for raw in lines[1:]]}
 
 
+def in_process(home: Path, passes: int, limit: int | None) -> dict[str, Any]:
+    """`--warm`'s child: the `--batch` loop's own code (`_search_batch`) over the 50
+    queries `passes` times in this process, the engine's answer cache emptied before each
+    query, output to a null sink; CPU ms per query of each pass."""
+    import contextlib
+    import io
+
+    from ctxd.search.lexical import engine
+    from ctxd.server.cli.main import _search_batch
+    from ctxd.server.config import load_settings
+    from ctxd.server.service import Service
+
+    os.environ["CTXD_HOME"] = str(home)
+    service = Service(load_settings({}), long_lived=True)
+    options = {"mode": "lexical", "limit": limit, "repositories": None, "path_glob": None,
+               "language": None}
+    with contextlib.redirect_stdout(io.StringIO()):
+        _search_batch(service, io.StringIO(WARMUP + "\n"), options)
+    out = []
+    for _ in range(passes):
+        cpu = time.process_time()
+        for case in CASES:
+            with engine._ANSWERS_LOCK:
+                engine._ANSWERS.clear()
+            with contextlib.redirect_stdout(io.StringIO()):
+                _search_batch(service, io.StringIO(case.query + "\n"), options)
+        out.append((time.process_time() - cpu) * 1000 / len(CASES))
+    service.close()
+    return {"_module": engine.__file__, "cpu_ms_per_query_each_pass": out}
+
+
+def warm_round(env: dict[str, str], home: Path, passes: int, limit: int | None
+               ) -> dict[str, Any]:
+    argv = [sys.executable, __file__, "--in-process", str(home), "--passes", str(passes)]
+    if limit is not None:
+        argv += ["--limit", str(limit)]
+    out = subprocess.run(argv, check=True, capture_output=True, text=True, env=env).stdout
+    data: dict[str, Any] = json.loads(out.splitlines()[-1])
+    return data
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--before", type=Path, help="a ctxd package's parent folder (PYTHONPATH)")
@@ -112,7 +159,14 @@ def main() -> None:
     ap.add_argument("--limit", type=int, help="--limit (files per page; default: the product's)")
     ap.add_argument("--home", type=Path, help="reuse this CTXD_HOME (built when missing)")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--warm", type=int, default=0, metavar="PASSES",
+                    help="also time a long-lived process: PASSES passes over the queries")
+    ap.add_argument("--in-process", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--passes", type=int, default=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.in_process:  # `--warm`'s child
+        print(json.dumps(in_process(args.in_process, args.passes, args.limit)))
+        return
 
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
@@ -125,15 +179,33 @@ def main() -> None:
         if args.before:
             sides = {"before": dict(base, PYTHONPATH=str(args.before.resolve())), **sides}
         rounds: dict[str, list[dict[str, Any]]] = {s: [] for s in sides}
+        warm: dict[str, list[float]] = {s: [] for s in sides}
         for _ in range(args.rounds):
             for side, env in sides.items():
                 full = one_round(env, tmp, args.limit)
                 start = one_round(env, tmp, args.limit, only_warmup=True)["cpu_s"]
                 full["cpu_ms_per_query"] = (full["cpu_s"] - start) * 1000 / len(CASES)
                 rounds[side].append(full)
+                if args.warm:
+                    got = warm_round(env, home, args.warm, args.limit)
+                    if side == "before" and not got["_module"].startswith(
+                            str(args.before.resolve())):
+                        sys.exit("the before side imported this checkout's engine")
+                    warm[side] += got["cpu_ms_per_query_each_pass"][1:]
 
-    summary: dict[str, Any] = {"rounds": args.rounds, "queries": len(CASES),
-                               "limit": args.limit, "load_avg_end": os.getloadavg()}
+    summary, per_query = summarize(rounds, warm)
+    summary |= {"rounds": args.rounds, "queries": len(CASES), "limit": args.limit,
+                "load_avg_end": os.getloadavg()}
+    report = {"command": " ".join(sys.argv), "summary": summary, "queries": per_query}
+    print(json.dumps(summary, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+
+
+def summarize(rounds: dict[str, list[dict[str, Any]]], warm: dict[str, list[float]]
+              ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Each side's medians over the rounds, the ratios, and each query's medians."""
+    summary: dict[str, Any] = {}
     for side, runs in rounds.items():
         means = [statistics.fmean(r["ms"]) for r in runs]
         medians = [statistics.median(r["ms"]) for r in runs]
@@ -147,6 +219,9 @@ def main() -> None:
                 statistics.quantiles(r["ms"], n=10)[-1] for r in runs), 2),
             "stable_answers": all(r["digests"] == runs[0]["digests"] for r in runs),
         }
+        if warm[side]:
+            summary[side]["warm_cpu_ms_per_query"] = round(statistics.median(warm[side]), 2)
+            summary[side]["warm_cpu_ms_each_pass"] = [round(x, 2) for x in warm[side]]
     per_query = []
     for i, case in enumerate(CASES):
         row: dict[str, Any] = {"query": case.query}
@@ -164,13 +239,14 @@ def main() -> None:
             summary["before"]["median_ms_per_query"] / summary["after"]["median_ms_per_query"], 2)
         summary["ratio_cpu_before_over_after"] = round(
             summary["before"]["cpu_ms_per_query"] / summary["after"]["cpu_ms_per_query"], 2)
+        if warm["before"]:
+            summary["ratio_warm_cpu_before_over_after"] = round(
+                summary["before"]["warm_cpu_ms_per_query"]
+                / summary["after"]["warm_cpu_ms_per_query"], 2)
         summary["round_ratios_mean"] = [
             round(statistics.fmean(x["ms"]) / statistics.fmean(y["ms"]), 2)
             for x, y in zip(b, a, strict=True)]
-    report = {"command": " ".join(sys.argv), "summary": summary, "queries": per_query}
-    print(json.dumps(summary, indent=2))
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return summary, per_query
 
 
 if __name__ == "__main__":
