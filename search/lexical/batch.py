@@ -13,20 +13,25 @@ showing. None when the batch needs the per-file path (below).
 How: the batch's texts are laid end to end, one newline between two files, and each
 content pattern runs once over all of them: a literal as `bytes.split` (its pieces' lengths
 are the match offsets: no Python per match), lowered first when case-insensitive; a regex
-through RE2 (one call per match, as before). Offsets become files and lines with
+through RE2's own matcher (one call per match, without the wrapper's Python iterator;
+`_regex`). Offsets become files and lines with
 `np.searchsorted` over the files' starts and the newlines (kept with each text); match
 counts, word scores (`rank.word_score`: the character classes at both ends), the
 definition bonus (only for the matches that overlap a definition's name on their line:
 `rank.content_fragment_score` in Python, for those alone) and line counts are array
 operations over the batch.
 
-The same answers as the per-file path (`tests/search/test_lexical_batch.py` compares both
-over random texts and queries); where they could differ, the batch goes per file:
+The same answers as the per-file path (`tests/search/lexical/test_lexical_batch.py`
+compares both over random texts and queries); where they could differ, the batch goes per
+file:
 - a case-insensitive literal with `k` or `s` over a text holding KELVIN SIGN or LONG S
   (RE2 folds those to ASCII letters, `bytes.lower` does not);
 - a regex match that runs past the end of its file (into the newline between two
-  files), and any pattern with `\\A` or `\\z` (start and end of the whole text);
-- matches of several patterns overlapping in one file (the first one wins: in Python).
+  files) or over a line's end, and any pattern with `\\A`, `\\z` or an inline flag
+  group `(?`;
+- matches of several patterns overlapping in one file (the first one wins: in Python);
+- a file without text (read as missing).
+The words' nearness (`engine._near`) is computed here when every pattern is a literal.
 """
 
 from __future__ import annotations
