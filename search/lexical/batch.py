@@ -62,6 +62,7 @@ from ctxd.search.lexical.query import (
 )
 from ctxd.search.lexical.rank import (
     _CLASS,
+    NEAR_LINES,
     SCORE_PARTIAL_WORD,
     SCORE_WORD,
     Span,
@@ -396,8 +397,6 @@ class _Run:
     def _near(self) -> list[bool] | None:
         """`engine._near` per file: some `NEAR_LINES` consecutive lines, from a matching
         one, hold `near` distinct matched words (None: a regex's matches take part)."""
-        from ctxd.search.lexical.engine import NEAR_LINES
-
         need = self.v.near
         if need < 2:
             return None

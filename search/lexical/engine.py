@@ -90,6 +90,7 @@ from ctxd.search.lexical.query import (
     simplify,
 )
 from ctxd.search.lexical.rank import (
+    NEAR_LINES,
     SCORE_SYMBOL,
     SCORE_WORD,
     Section,
@@ -208,7 +209,6 @@ SCORE_NEAR = SCORE_SYMBOL
 """Bonus of a file whose matched words all sit within `NEAR_LINES` lines of each other: as
 much as a match on a definition's name, so that the line holding every word outranks a
 Markdown heading that holds one of them (headings are symbols, +4000 or more)."""
-NEAR_LINES = 3
 
 
 _PLAIN_WORD = re.compile(r"\w+")
