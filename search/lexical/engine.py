@@ -356,10 +356,12 @@ class EmbeddedLexical:
         files: list[FileMatch] = []
         for i in range(0, len(page), CONTENT_BATCH):  # texts read a batch at a time
             batch = page[i : i + CONTENT_BATCH]
-            unread = [h.row.id for h in batch if h.row.id not in outcome.kept]
-            texts = self._file_texts(unread) if plan.needs_content and unread else {}
+            unread = [h.row for h in batch if h.row.id not in outcome.kept]
+            texts = (self._file_texts([r.id for r in unread])
+                     if plan.needs_content and unread else {})
+            shown = {**outcome.kept, **self._shaped_again(plan, unread, texts)}
             files += (
-                self._file_match(plan, h, context_lines, texts.get(h.row.id), outcome.kept)
+                self._file_match(plan, h, context_lines, texts.get(h.row.id), shown)
                 for h in batch
             )
         notes += self._scan_notes(outcome)
@@ -537,6 +539,19 @@ class EmbeddedLexical:
         _keep_best(scan.best, keep)
         kept = {h.row.id: k.get() for h, k in scan.best}
         return _Outcome(plan, scan.hits, scan.files, scan.bytes, scan.bounded, scan.stop, kept)
+
+    def _shaped_again(self, plan: Plan, rows: list[Row], texts: dict[int, FileText]
+                      ) -> dict[int, tuple[Doc, _Shaped]]:
+        """The matches of shown files the ranking did not keep (a long page, an answer
+        from the cache), from the batch verifier where it takes the query; {} otherwise
+        (`_file_match` evaluates them one by one)."""
+        if not (self.batch and rows and len(texts) == len(rows)):
+            return {}
+        fast = BatchVerifier.of(plan, self._load_sections, and_words(plan.root))
+        res = fast.run(rows, [texts[r.id] for r in rows]) if fast is not None else None
+        if res is None:
+            return {}
+        return {r.id: _Kept(res, j).get() for j, r in enumerate(rows) if res.matched[j]}
 
     def _stopped(self, scan: _Scan) -> bool:
         """Whether to stop before the next file (`scan.stop` says why)."""
