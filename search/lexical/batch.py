@@ -79,7 +79,10 @@ Bools = npt.NDArray[np.bool_]
 _FACTS = (Lang, Repo, RepoSet, Const, RepoFlag, Branch, Meta)
 """File facts: evaluated per file from its row alone."""
 _CLASSES = np.frombuffer(_CLASS, dtype=np.uint8)
-_UNANCHORED = re2._Anchor.UNANCHORED
+_ANCHOR = getattr(re2, "_Anchor", None)
+_UNANCHORED = getattr(_ANCHOR, "UNANCHORED", None)
+"""google-re2's own matcher (`_regexp.Match`), called without its Python iterator; other
+versions of the binding go through `finditer`."""
 _NO_MATCH = (-1, -1)
 
 
@@ -189,7 +192,12 @@ def _literal(buf: bytes, needle: bytes) -> tuple[Ints, Ints]:
 def _regex(buf: bytes, rx: Any) -> tuple[Ints, Ints]:
     """RE2's matches over `buf`, as its `finditer` gives them (empty ones included)."""
     found: list[int] = []
-    match, pos, end = rx._regexp.Match, 0, len(buf)
+    regexp = getattr(rx, "_regexp", None)
+    if _UNANCHORED is None or regexp is None:
+        for m in rx.finditer(buf):
+            found += m.span()
+        return _pairs(found)
+    match, pos, end = regexp.Match, 0, len(buf)
     while True:
         span = match(_UNANCHORED, buf, pos, end)[0]
         if span == _NO_MATCH:
@@ -198,6 +206,11 @@ def _regex(buf: bytes, rx: Any) -> tuple[Ints, Ints]:
         if pos == end:
             break
         pos = pos + 1 if pos == span[1] else span[1]
+    return _pairs(found)
+
+
+def _pairs(found: list[int]) -> tuple[Ints, Ints]:
+    """Flat (start, end, start, end, ...) as two arrays."""
     if not found:
         return _EMPTY, _EMPTY
     arr = np.array(found, dtype=np.int64).reshape(-1, 2)
