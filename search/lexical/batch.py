@@ -155,11 +155,9 @@ class BatchResult:
     """Per file, `engine._near` of its matches (for a query of `near` >= 2 words whose
     patterns are all literals; else None: ask `run.pieces` and `engine._near`)."""
 
-    def shaped(self, i: int) -> tuple[Doc, dict[int, list[tuple[int, int]]] | None,
-                                      list[tuple[int, int]] | None]:
-        """File `i`'s Doc and its matches as `engine.shape` gives them: content pieces by
-        line (None: no content match), else its path matches (None: the whole path)."""
-        return self.run.shaped(i)
+    def file(self, i: int) -> ShapedFile:
+        """File `i`'s matches, apart from the batch (`ShapedFile.shaped` shapes them)."""
+        return self.run.file(i)
 
 
 def _atom(plan: Plan, node: Text) -> _Atom:
@@ -482,21 +480,48 @@ class _Run:
 
     def pieces(self, i: int) -> dict[int, list[tuple[int, int]]]:
         """File `i`'s content pieces by line (file offsets), as `rank.split_on_newlines`."""
+        return self.file(i).pieces()
+
+    def file(self, i: int) -> ShapedFile:
+        """File `i`'s matches, apart from the batch (which it does not keep alive)."""
+        f, row = self.files[i], self.rows[i]
+        if not self.has_content[i]:
+            path = self.path_spans.get(i)
+            return ShapedFile(row, f, None, None if path is None
+                              else [(s, e) for s, e in path if e > s])
         file, starts, ends = self.spans
         lo, hi = np.searchsorted(file, [i, i + 1]).tolist()
         base = int(self.first[i])
+        spans = (self.line_of[lo:hi].copy(), starts[lo:hi] - base, ends[lo:hi] - base)
+        return ShapedFile(row, f, spans, None)
+
+
+@dataclass(frozen=True, slots=True)
+class ShapedFile:
+    """One file's matches as the batch found them: content matches (line, start, end, in
+    file offsets) or, without them, its path matches (None: the whole path)."""
+
+    row: Row
+    text: FileText
+    spans: tuple[Ints, Ints, Ints] | None
+    path: list[tuple[int, int]] | None
+
+    def pieces(self) -> dict[int, list[tuple[int, int]]]:
+        """The content matches by line, as `rank.split_on_newlines` gives them."""
         by_line: dict[int, list[tuple[int, int]]] = {}
-        for ln, s, e in zip(self.line_of[lo:hi].tolist(), starts[lo:hi].tolist(),
-                            ends[lo:hi].tolist(), strict=True):
-            by_line.setdefault(ln, []).append((s - base, e - base))
+        if self.spans is not None:
+            lines, starts, ends = (a.tolist() for a in self.spans)
+            for ln, s, e in zip(lines, starts, ends, strict=True):
+                by_line.setdefault(ln, []).append((s, e))
         return by_line
 
-    def shaped(self, i: int) -> tuple[Doc, dict[int, list[tuple[int, int]]] | None,
-                                      list[tuple[int, int]] | None]:
-        f, row = self.files[i], self.rows[i]
+    def shaped(self) -> tuple[Doc, dict[int, list[tuple[int, int]]] | None,
+                              list[tuple[int, int]] | None]:
+        """Its Doc and its matches as `engine.shape` gives them: content pieces by line
+        (None: no content match), else its path matches (None: the whole path)."""
+        f, row = self.text, self.row
         doc = Doc(row, f.text, _data=f.data, _starts=f.line_starts, path_bytes=utf8(row.path),
                   _clean=f.clean)
-        if self.has_content[i]:
-            return doc, self.pieces(i), None
-        path = self.path_spans.get(i)
-        return doc, None, None if path is None else [(s, e) for s, e in path if e > s]
+        if self.spans is not None:
+            return doc, self.pieces(), None
+        return doc, None, self.path

@@ -70,7 +70,7 @@ from dataclasses import dataclass, field, replace
 
 from ctxd.indexer.errors import ValidationError
 from ctxd.indexer.store.protocol import IndexStore
-from ctxd.search.lexical.batch import BatchResult, BatchVerifier
+from ctxd.search.lexical.batch import BatchResult, BatchVerifier, ShapedFile
 from ctxd.search.lexical.eval import Doc, FileEval, Plan, Row, SymbolRow, utf8, walk_nodes
 from ctxd.search.lexical.explain import explain_query
 from ctxd.search.lexical.files import search_file_names
@@ -551,7 +551,7 @@ class EmbeddedLexical:
         res = fast.run(rows, [texts[r.id] for r in rows]) if fast is not None else None
         if res is None:
             return {}
-        return {r.id: _Kept(res, j).get() for j, r in enumerate(rows) if res.matched[j]}
+        return {r.id: _Kept(res.file(j)).get() for j, r in enumerate(rows) if res.matched[j]}
 
     def _stopped(self, scan: _Scan) -> bool:
         """Whether to stop before the next file (`scan.stop` says why)."""
@@ -575,7 +575,7 @@ class EmbeddedLexical:
                 scan.hits.append(hit)
                 scan.lines += hit.lines
                 if scan.keep:
-                    scan.best.append((hit, _Kept(res, j)))
+                    scan.best.append((hit, _Kept(res.file(j))))
             scan.files += 1
             scan.bytes += len(res.run.files[j].data)
 
@@ -739,19 +739,18 @@ class _Scan:
 
 class _Kept:
     """A ranked file's evaluated text and matches: as the per-file path shaped them, or
-    shaped from a batch's arrays when asked (`BatchResult.shaped`)."""
+    shaped from the batch verifier's arrays when asked (`ShapedFile.shaped`)."""
 
-    __slots__ = ("_at", "_made")
+    __slots__ = ("_made",)
 
-    def __init__(self, made: tuple[Doc, _Shaped] | BatchResult, at: int = 0) -> None:
+    def __init__(self, made: tuple[Doc, _Shaped] | ShapedFile) -> None:
         self._made = made
-        self._at = at
 
     def get(self) -> tuple[Doc, _Shaped]:
         made = self._made
         if isinstance(made, tuple):
             return made
-        doc, content, path = made.shaped(self._at)
+        doc, content, path = made.shaped()
         if content is not None:
             return doc, _Shaped(content=content)
         if path is not None:
