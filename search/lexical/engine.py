@@ -22,7 +22,11 @@ How a query runs:
 3. Verify: the query tree is evaluated on each candidate as Zoekt does (a bare term
    matches path OR content; AND/OR/NOT per file; every atom that holds contributes
    its matches, negated ones none), with RE2 over the whole text (`^`/`$` at line
-   boundaries), giving exact byte spans.
+   boundaries), giving exact byte spans. Candidates come `CONTENT_BATCH` at a time; where
+   the query allows, a batch is verified and scored at once, in numpy rather than per
+   match (`search/lexical/batch.py`: the same answers), else file by file
+   (`search/lexical/eval.py`). Texts are kept in the process between queries while the
+   index's text stays the same (`search/lexical/texts.py`).
 4. Rank: Zoekt's default scoring, simplified: the best line's score (whole word +500,
    word edge +50; a match on a symbol definition +7000 exact, +5500 at an edge,
    +4000 inside, plus a kind bonus; file base-name matches alike) plus up to +400
@@ -66,6 +70,7 @@ from dataclasses import dataclass, field, replace
 
 from ctxd.indexer.errors import ValidationError
 from ctxd.indexer.store.protocol import IndexStore
+from ctxd.search.lexical.batch import BatchResult, BatchVerifier, ShapedFile
 from ctxd.search.lexical.eval import Doc, FileEval, Plan, Row, SymbolRow, utf8, walk_nodes
 from ctxd.search.lexical.explain import explain_query
 from ctxd.search.lexical.files import search_file_names
@@ -85,6 +90,7 @@ from ctxd.search.lexical.query import (
     simplify,
 )
 from ctxd.search.lexical.rank import (
+    NEAR_LINES,
     SCORE_SYMBOL,
     SCORE_WORD,
     Section,
@@ -99,6 +105,7 @@ from ctxd.search.lexical.rank import (
     word_score,
 )
 from ctxd.search.lexical.sql import CondOp, language_names, render_cond
+from ctxd.search.lexical.texts import TEXTS, FileText
 from ctxd.search.models import Block, FileMatch, LexicalResult, LineMatch
 
 CONTENT_BATCH = 64
@@ -183,10 +190,17 @@ def score_file(shaped: _Shaped, doc: Doc, atoms: int, symbols: Sequence[SymbolRo
                     best = max(best, word_score(data, s, e))
     elif shaped.path:
         best = max(path_fragment_score(doc.path_bytes, s, e) for s, e in shaped.path)
+    near_hit = near >= 2 and atoms >= near and _near(shaped, doc.data, near)
+    return _file_score(best, atoms, near_hit, doc.row.role)
+
+
+def _file_score(best: float, atoms: int, near_hit: bool, role: str) -> float:
+    """A file's score from its best match's: the atoms' bonus, the nearness bonus, built
+    output's share, truncated."""
     score = best + atom_bonus(atoms)
-    if near >= 2 and atoms >= near and _near(shaped, doc.data, near):
+    if near_hit:
         score += SCORE_NEAR
-    if doc.row.role in BUILT_ROLES:
+    if role in BUILT_ROLES:
         score *= BUILT_FACTOR
     return float(math.trunc(score))
 
@@ -195,7 +209,6 @@ SCORE_NEAR = SCORE_SYMBOL
 """Bonus of a file whose matched words all sit within `NEAR_LINES` lines of each other: as
 much as a match on a definition's name, so that the line holding every word outranks a
 Markdown heading that holds one of them (headings are symbols, +4000 or more)."""
-NEAR_LINES = 3
 
 
 _PLAIN_WORD = re.compile(r"\w+")
@@ -283,7 +296,8 @@ class EmbeddedLexical:
     name = "embedded"
 
     def __init__(
-        self, store: IndexStore, *, scan_limit_bytes: int = 64 << 20, match_limit: int = 100_000
+        self, store: IndexStore, *, scan_limit_bytes: int = 64 << 20, match_limit: int = 100_000,
+        batch: bool = True,
     ) -> None:
         """An engine over one open index.
 
@@ -292,10 +306,13 @@ class EmbeddedLexical:
             scan_limit_bytes: text read at most when nothing narrows a query (no trigram).
             match_limit: matching lines after which evaluation stops (partial result),
                 like Zoekt's per-shard match limit.
+            batch: verify and score a batch of candidates at once where the query allows
+                (`search.lexical.batch`); False: one file at a time (the same answers).
         """
         self.store = store
         self.scan_limit_bytes = scan_limit_bytes
         self.match_limit = match_limit
+        self.batch = batch
 
     # -- public API ----------------------------------------------------------------------
 
@@ -339,10 +356,12 @@ class EmbeddedLexical:
         files: list[FileMatch] = []
         for i in range(0, len(page), CONTENT_BATCH):  # texts read a batch at a time
             batch = page[i : i + CONTENT_BATCH]
-            unread = [h.row.id for h in batch if h.row.id not in outcome.kept]
-            texts = self._texts(unread) if plan.needs_content and unread else {}
+            unread = [h.row for h in batch if h.row.id not in outcome.kept]
+            texts = (self._file_texts([r.id for r in unread])
+                     if plan.needs_content and unread else {})
+            shown = {**outcome.kept, **self._shaped_again(plan, unread, texts)}
             files += (
-                self._file_match(plan, h, context_lines, texts.get(h.row.id), outcome.kept)
+                self._file_match(plan, h, context_lines, texts.get(h.row.id), shown)
                 for h in batch
             )
         notes += self._scan_notes(outcome)
@@ -497,49 +516,104 @@ class EmbeddedLexical:
             return _Outcome(plan, [], 0, 0, False)
         where, params = render_cond(cond, self.store.dialect)
         rows = [Row(*r) for r in self.store.candidate_files(where, params)]
-        bounded = plan.needs_content and not cond.selective
-        hits: list[_Hit] = []
-        scanned_files = scanned_bytes = matched_lines = 0
-        best: list[tuple[_Hit, Doc, _Shaped]] = []
-        stop: str | None = None
+        scan = _Scan(plan.needs_content and not cond.selective, keep)
+        near = and_words(root)
+        fast = (BatchVerifier.of(plan, self._load_sections, near)
+                if score and self.batch else None)
+        generation = self.store.text_generation()
         for i in range(0, len(rows), CONTENT_BATCH):
             batch = rows[i : i + CONTENT_BATCH]
-            texts = self._texts([r.id for r in batch]) if plan.needs_content else {}
-            matched: list[tuple[Doc, _Shaped, int]] = []
-            for row in batch:
-                stop = (
-                    "scan"
-                    if bounded and scanned_bytes >= self.scan_limit_bytes
-                    else ("matches" if matched_lines >= self.match_limit else None)
-                )
-                if stop is not None:
-                    break
-                doc = Doc(row, texts.get(row.id), path_bytes=utf8(row.path))
-                ev = FileEval(plan, doc)
-                if ev.eval(root):
-                    if score:
-                        spans: list[Span] = []
-                        atoms = ev.collect(plan.root, spans)
-                        shaped = shape(spans, doc)
-                        matched.append((doc, shaped, atoms))
-                        matched_lines += _line_count(shaped)
-                    else:
-                        hits.append(_Hit(row, 0.0, 0))
-                if doc.text is not None:
-                    scanned_files += 1
-                    scanned_bytes += len(doc.data)
-            scored = self._score(plan, matched)
-            hits += scored
-            if keep:
-                pairs = zip(scored, matched, strict=True)
-                best += ((h, doc, shaped) for h, (doc, shaped, _) in pairs)
-                if len(best) > 2 * keep:
-                    _keep_best(best, keep)
-            if stop is not None:
+            texts = (self._file_texts([r.id for r in batch], generation)
+                     if plan.needs_content else {})
+            res = None
+            if fast is not None and len(texts) == len(batch):
+                res = fast.run(batch, [texts[r.id] for r in batch])
+            if res is not None:  # the whole batch verified at once
+                self._take_batch(scan, batch, res, near)
+            else:
+                self._verify_each(scan, plan, batch, texts, score)
+            if keep and len(scan.best) > 2 * keep:
+                _keep_best(scan.best, keep)
+            if scan.stop is not None:
                 break
-        _keep_best(best, keep)
-        kept = {h.row.id: (doc, shaped) for h, doc, shaped in best}
-        return _Outcome(plan, hits, scanned_files, scanned_bytes, bounded, stop, kept)
+        _keep_best(scan.best, keep)
+        kept = {h.row.id: k.get() for h, k in scan.best}
+        return _Outcome(plan, scan.hits, scan.files, scan.bytes, scan.bounded, scan.stop, kept)
+
+    def _shaped_again(self, plan: Plan, rows: list[Row], texts: dict[int, FileText]
+                      ) -> dict[int, tuple[Doc, _Shaped]]:
+        """The matches of shown files the ranking did not keep (a long page, an answer
+        from the cache), from the batch verifier where it takes the query; {} otherwise
+        (`_file_match` evaluates them one by one)."""
+        if not (self.batch and rows and len(texts) == len(rows)):
+            return {}
+        fast = BatchVerifier.of(plan, self._load_sections, and_words(plan.root))
+        res = fast.run(rows, [texts[r.id] for r in rows]) if fast is not None else None
+        if res is None:
+            return {}
+        return {r.id: _Kept(res.file(j)).get() for j, r in enumerate(rows) if res.matched[j]}
+
+    def _stopped(self, scan: _Scan) -> bool:
+        """Whether to stop before the next file (`scan.stop` says why)."""
+        if scan.bounded and scan.bytes >= self.scan_limit_bytes:
+            scan.stop = "scan"
+        elif scan.lines >= self.match_limit:
+            scan.stop = "matches"
+        return scan.stop is not None
+
+    def _take_batch(self, scan: _Scan, batch: list[Row], res: BatchResult, near: int) -> None:
+        """A batch the batch verifier took: its matching files as hits, up to a limit."""
+        for j, row in enumerate(batch):
+            if self._stopped(scan):
+                break
+            if res.matched[j]:
+                near_hit = near >= 2 and res.atoms[j] >= near and res.content[j] and (
+                    res.near[j] if res.near is not None
+                    else _near(_Shaped(content=res.run.pieces(j)), res.run.files[j].data, near))
+                hit = _Hit(row, _file_score(res.best[j], res.atoms[j], near_hit, row.role),
+                           res.lines[j])
+                scan.hits.append(hit)
+                scan.lines += hit.lines
+                if scan.keep:
+                    scan.best.append((hit, _Kept(res.file(j))))
+            scan.files += 1
+            scan.bytes += len(res.run.files[j].data)
+
+    def _verify_each(self, scan: _Scan, plan: Plan, batch: list[Row],
+                     texts: dict[int, FileText], score: bool) -> None:
+        """A batch verified file by file (`FileEval`), up to a limit."""
+        matched: list[tuple[Doc, _Shaped, int]] = []
+        for row in batch:
+            if self._stopped(scan):
+                break
+            doc = _doc(row, texts.get(row.id))
+            ev = FileEval(plan, doc)
+            if ev.eval(plan.root):
+                if score:
+                    spans: list[Span] = []
+                    atoms = ev.collect(plan.root, spans)
+                    shaped = shape(spans, doc)
+                    matched.append((doc, shaped, atoms))
+                    scan.lines += _line_count(shaped)
+                else:
+                    scan.hits.append(_Hit(row, 0.0, 0))
+            if doc.text is not None:
+                scan.files += 1
+                scan.bytes += len(doc.data)
+        scored = self._score(plan, matched)
+        scan.hits += scored
+        if scan.keep:
+            pairs = zip(scored, matched, strict=True)
+            scan.best += ((h, _Kept((doc, shaped))) for h, (doc, shaped, _) in pairs)
+
+    def _file_texts(self, ids: list[int], generation: int | None = None) -> dict[int, FileText]:
+        """The files' texts, kept in the process while the index's text stays the same."""
+        if generation is None:
+            generation = self.store.text_generation()
+        return TEXTS.files(self.store, ids, generation)
+
+    def _load_sections(self, files: dict[int, FileText]) -> None:
+        TEXTS.sections(self.store, files)
 
     def _score(self, plan: Plan, matched: list[tuple[Doc, _Shaped, int]]) -> list[_Hit]:
         """Score a batch's matching files; the definitions on their matching lines (all the
@@ -560,15 +634,12 @@ class EmbeddedLexical:
             for doc, shaped, atoms in matched
         ]
 
-    def _texts(self, ids: list[int]) -> dict[int, str]:
-        return self.store.file_texts(ids)
-
     def _file_match(
         self,
         plan: Plan,
         hit: _Hit,
         context_lines: int,
-        content: str | None,
+        content: FileText | None,
         kept: dict[int, tuple[Doc, _Shaped]],
     ) -> FileMatch:
         """One ranked file with line text, columns and context blocks: as the ranking pass
@@ -577,7 +648,7 @@ class EmbeddedLexical:
         if row.id in kept:
             doc, shaped = kept[row.id]
         else:
-            doc = Doc(row, content, path_bytes=utf8(row.path))
+            doc = _doc(row, content)
             if plan.needs_content:
                 plan.load_text(doc)
             ev = FileEval(plan, doc)
@@ -651,7 +722,50 @@ def _rank_key(hit: _Hit) -> tuple[float, str, str]:
     return (-hit.score, hit.row.repo, hit.row.path)
 
 
-def _keep_best(kept: list[tuple[_Hit, Doc, _Shaped]], n: int) -> None:
+@dataclass(slots=True)
+class _Scan:
+    """One evaluation's progress over the candidates."""
+
+    bounded: bool
+    """No condition narrowed the text: files are scanned under the byte budget."""
+    keep: int
+    hits: list[_Hit] = field(default_factory=list)
+    files: int = 0
+    bytes: int = 0
+    lines: int = 0
+    stop: str | None = None
+    best: list[tuple[_Hit, _Kept]] = field(default_factory=list)
+
+
+class _Kept:
+    """A ranked file's evaluated text and matches: as the per-file path shaped them, or
+    shaped from the batch verifier's arrays when asked (`ShapedFile.shaped`)."""
+
+    __slots__ = ("_made",)
+
+    def __init__(self, made: tuple[Doc, _Shaped] | ShapedFile) -> None:
+        self._made = made
+
+    def get(self) -> tuple[Doc, _Shaped]:
+        made = self._made
+        if isinstance(made, tuple):
+            return made
+        doc, content, path = made.shaped()
+        if content is not None:
+            return doc, _Shaped(content=content)
+        if path is not None:
+            return doc, _Shaped(path=path)
+        return doc, _Shaped(whole_path=True)
+
+
+def _doc(row: Row, f: FileText | None) -> Doc:
+    """A candidate's Doc, from its kept text (None: not read)."""
+    if f is None:
+        return Doc(row, None, path_bytes=utf8(row.path))
+    return Doc(row, f.text, _data=f.data, path_bytes=utf8(row.path), _clean=f.clean)
+
+
+def _keep_best(kept: list[tuple[_Hit, _Kept]], n: int) -> None:
     """Keep the `n` best-ranked entries (in place)."""
     if len(kept) > n:
         kept.sort(key=lambda k: _rank_key(k[0]))

@@ -34,6 +34,9 @@ SCORE_SYMBOL = 7000.0
 SCORE_PARTIAL_SYMBOL = 4000.0
 SCORE_KIND = 100.0
 SCORE_ATOMS = 400.0
+NEAR_LINES = 3
+"""Lines within which the words a query ANDs count as near each other (the engine's
+`SCORE_NEAR`)."""
 _NEWLINE = ord("\n")
 
 

@@ -61,7 +61,11 @@ def dumps(obj: Any, *, indent: int | None = None) -> str:
     """JSON that is always valid UTF-8: a lone surrogate (an undecodable byte of a file
     name, as `os` returns it) is written as a `\\udcXX` escape, never as a raw byte."""
     text = json.dumps(obj, indent=indent, ensure_ascii=False, default=str)
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    try:
+        text.encode("utf-8")  # far quicker than the search below, and fails on a surrogate
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text
 
 
 def emit(text: str, *, err: bool = False) -> None:

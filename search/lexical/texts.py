@@ -1,0 +1,186 @@
+"""The indexed texts the lexical engine verifies, kept in the process between queries.
+
+`TextCache.files(store, ids)` gives each file's `FileText`: its text, its UTF-8 bytes and
+where its newlines are, read from the store (`IndexStore.file_texts`) the first time and
+kept, by index and file id, while the index's text stays the same
+(`IndexStore.text_generation`, which the engine reads before every query): a long-lived
+process (the daemon, `ctxd serve`, `ctxd search --batch`) reads and encodes a file once,
+as Zoekt keeps its shards mapped. The cache is bounded (`TEXT_CACHE_BYTES`, least
+recently used out first); a file larger than an eighth of it is never kept. One process-wide
+cache (`TEXTS`), shared by every connection and thread.
+
+A file's definitions (`FileText.sections`), placed on their lines as the scoring needs them
+(the first spelling of the name on its line: `search.lexical.engine._sections`), are read
+and kept with it on demand (`TextCache.sections`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from ctxd.indexer.store.protocol import IndexStore
+from ctxd.search.lexical.rank import Section
+
+TEXT_CACHE_BYTES = 64 << 20
+"""What the kept texts may take, counted as their bytes three times (text, UTF-8, lowered)
+plus their newline offsets."""
+
+_FOLD_HAZARDS = ("\u212a".encode(), "\u017f".encode())
+"""KELVIN SIGN and LATIN SMALL LETTER LONG S: the only characters outside ASCII that RE2's
+case folding equates with ASCII letters (k and s)."""
+
+
+@dataclass(slots=True)
+class FileText:
+    """One indexed file's text, as the verifier reads it."""
+
+    text: str
+    data: bytes
+    """The text as UTF-8 (lone surrogates kept, as the index stores them)."""
+    clean: bool
+    """The text has no lone surrogate: `data` is valid UTF-8."""
+    ends: npt.NDArray[np.int64]
+    """Byte offset of every newline, then `len(data)`: where each line ends."""
+    fold_hazard: bool
+    """`data` holds a character that RE2 folds to an ASCII letter (`_FOLD_HAZARDS`)."""
+    sections: dict[int, list[Section]] | None = None
+    """The file's definitions placed on their lines, by line (`TextCache.sections`)."""
+    folded: bytes | None = None
+    """`data` with ASCII letters lowered (`lower`), made when first asked."""
+    section_bounds: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] = (
+        np.zeros(0, np.int64), np.zeros(0, np.int64))
+    """Their (starts, ends) in `data`, as arrays."""
+
+    @property
+    def size(self) -> int:
+        """What it takes in the cache (its lowered copy counted from the start)."""
+        return 3 * len(self.data) + self.ends.nbytes
+
+    @property
+    def lower(self) -> bytes:
+        """`data.lower()`, kept."""
+        if self.folded is None:
+            self.folded = self.data.lower()
+        return self.folded
+
+    @property
+    def line_starts(self) -> list[int]:
+        """`search.lexical.rank.line_starts` of `data`."""
+        return [0, *(self.ends[:-1] + 1).tolist()]
+
+
+def file_text(text: str) -> FileText:
+    try:
+        data, clean = text.encode("utf-8"), True
+    except UnicodeEncodeError:
+        data, clean = text.encode("utf-8", "surrogatepass"), False
+    newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+    ends = np.append(newlines, len(data)).astype(np.int64)
+    hazard = not data.isascii() and any(h in data for h in _FOLD_HAZARDS)
+    return FileText(text, data, clean, ends, hazard)
+
+
+class TextCache:
+    """Files' `FileText`, by (index location, file id), for one text generation each."""
+
+    def __init__(self, budget: int = TEXT_CACHE_BYTES) -> None:
+        self.budget = budget
+        self._files: OrderedDict[tuple[str, int], FileText] = OrderedDict()
+        self._generation: dict[str, int] = {}
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def files(
+        self, store: IndexStore, ids: Sequence[int], generation: int
+    ) -> dict[int, FileText]:
+        """The files `ids` that exist (read from `store` when not kept)."""
+        where = store.location
+        out: dict[int, FileText] = {}
+        with self._lock:
+            self._check(where, generation)
+            for i in ids:
+                found = self._files.get((where, i))
+                if found is not None:
+                    self._files.move_to_end((where, i))
+                    out[i] = found
+        missing = [i for i in ids if i not in out]
+        if missing:
+            read = {i: file_text(t) for i, t in store.file_texts(missing).items()}
+            out.update(read)
+            with self._lock:
+                if self._generation.get(where) == generation:
+                    for i, f in read.items():
+                        self._put((where, i), f)
+        return out
+
+    def sections(
+        self, store: IndexStore, files: dict[int, FileText]
+    ) -> None:
+        """Fill `FileText.sections` of these files (one statement for those not yet read)."""
+        todo = [i for i, f in files.items() if f.sections is None]
+        if not todo:
+            return
+        cond, params = store.dialect.in_values("s.file_id", todo)
+        by_file: dict[int, list[tuple[str, str, int]]] = {i: [] for i in todo}
+        for file_id, name, kind, line in store.symbols_where(cond, params):
+            by_file[int(file_id)].append((str(name), str(kind), int(line)))
+        for i, symbols in by_file.items():
+            f = files[i]
+            sections = placed_sections(f, symbols)
+            placed = [s for secs in sections.values() for s in secs]
+            # the bounds first: another thread takes `sections` set as both being there
+            f.section_bounds = (np.array([s.start for s in placed], np.int64),
+                                np.array([s.end for s in placed], np.int64))
+            f.sections = sections
+
+    def clear(self) -> None:
+        with self._lock:
+            self._files.clear()
+            self._generation.clear()
+            self._bytes = 0
+
+    def _check(self, where: str, generation: int) -> None:
+        if self._generation.get(where) == generation:
+            return
+        for key in [k for k in self._files if k[0] == where]:
+            self._bytes -= self._files.pop(key).size
+        self._generation[where] = generation
+
+    def _put(self, key: tuple[str, int], f: FileText) -> None:
+        if f.size > self.budget // 8 or key in self._files:
+            return
+        self._files[key] = f
+        self._bytes += f.size
+        while self._bytes > self.budget and self._files:
+            self._bytes -= self._files.popitem(last=False)[1].size
+
+
+def placed_sections(
+    f: FileText, symbols: Sequence[tuple[str, str, int]]
+) -> dict[int, list[Section]]:
+    """Each definition (name, kind, line) at the first spelling of its name on its line, as
+    `search.lexical.engine._sections` places it, by line (in the order given)."""
+    out: dict[int, list[Section]] = {}
+    if not symbols:
+        return out
+    ends, data = f.ends.tolist(), f.data
+    lines = len(ends)
+    for name, kind, line in symbols:
+        if not 1 <= line <= lines:
+            continue
+        start = ends[line - 2] + 1 if line > 1 else 0
+        raw = name.encode("utf-8", "surrogatepass")
+        at = data.find(raw, start, ends[line - 1]) if raw else -1
+        if at >= 0:
+            out.setdefault(line, []).append(Section(at, at + len(raw), kind, name))
+    return out
+
+
+TEXTS = TextCache()
+"""The process's cache."""
