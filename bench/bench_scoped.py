@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -167,6 +168,8 @@ def pg_bulk(sqlite_path: Path, folder: Path, n: int) -> str:
                 cur.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
                             f"(SELECT max(id) FROM {table}))")
             cur.execute("SELECT setval('checkpoint_ids', (SELECT max(id) FROM checkpoints))")
+            cur.execute("INSERT INTO keyword_stats(repo_id, rows, tokens) SELECT repo_id, "
+                        "count(*), 0 FROM checkpoints GROUP BY repo_id")
         timings["load_s"] = round(time.perf_counter() - t, 1)
         t = time.perf_counter()
         conn.execute(f"CREATE INDEX embeddings_hnsw ON embeddings USING hnsw "
@@ -203,21 +206,22 @@ if spec["matrix"]:
     sources["matrix"] = m.knn
 out = {}
 for src, fn in sources.items():
-    for case, kw in spec["cases"].items():
-        filters = SearchFilters(**{k: tuple(v) if isinstance(v, list) else v
-                                   for k, v in kw.items()})
+    cases = {case: SearchFilters(**{k: tuple(v) if isinstance(v, list) else v
+                                    for k, v in kw.items()})
+             for case, kw in spec["cases"].items()}
+    times = {case: [] for case in cases}
+    ids = {case: [] for case in cases}
+    for filters in cases.values():
         rank_by_vector(store, queries[0].tolist(), filters=filters, limit=10, knn_fn=fn)
-        times, ids = [], []
-        for q in range(spec["runs"]):
-            v = queries[q % len(queries)].tolist()
+    for q in range(spec["runs"]):  # the cases in turn, query by query: the load moves
+        v = queries[q % len(queries)].tolist()
+        for case, filters in cases.items():
             t = time.perf_counter()
             hits = rank_by_vector(store, v, filters=filters, limit=10, knn_fn=fn)
-            times.append((time.perf_counter() - t) * 1000)
-            ids.append([h.checkpoint for h in hits])
-        times.sort()
-        out[f"{src} | {case}"] = {"p50_ms": round(statistics.median(times), 2),
-                                 "p95_ms": round(times[int(0.95 * (len(times) - 1))], 2),
-                                 "answers": ids}
+            times[case].append((time.perf_counter() - t) * 1000)
+            ids[case].append([h.checkpoint for h in hits])
+    for case in cases:
+        out[f"{src} | {case}"] = {"times": times[case], "answers": ids[case]}
 print("RESULT=" + json.dumps(out))
 """
 
@@ -244,6 +248,37 @@ def ctxd_root(tree: Path) -> str:
     return str(link)
 
 
+def run_store(store: str, spec: dict[str, Any], sides: dict[str, str], rounds: int,
+              report: dict[str, Any]) -> None:
+    """Every side's figures on one store, `rounds` children per side in turn, into
+    `report` (p50, p95 and x unscoped over the pooled queries; whether the answers agree)."""
+    merged: dict[str, dict[str, Any]] = {side: {} for side in sides}
+    for _round in range(rounds):  # the sides in turn, a child each
+        for side, root in sides.items():
+            for key, row in measure(root, spec).items():
+                held = merged[side].setdefault(key, {"times": [], "answers": row["answers"]})
+                held["times"] += row["times"]
+    for side, res in merged.items():
+        for row in res.values():
+            times = sorted(row.pop("times"))
+            row["p50_ms"] = round(statistics.median(times), 2)
+            row["p95_ms"] = round(times[int(0.95 * (len(times) - 1))], 2)
+            row["queries"] = len(times)
+        for key, row in res.items():
+            src, case = key.split(" | ")
+            base = res[f"{src} | unscoped"]["p50_ms"]
+            row["x_unscoped"] = round(row["p50_ms"] / base, 2)
+            print(f"{store:10} {side:6} {src:6} {case:24} p50 {row['p50_ms']:9.2f} ms  "
+                  f"p95 {row['p95_ms']:9.2f} ms  x{row['x_unscoped']:6.2f} unscoped",
+                  flush=True)
+        report["results"][f"{store} | {side}"] = res
+    if "before" in sides:
+        a, b = merged["after"], merged["before"]
+        same = {k: a[k]["answers"] == b[k]["answers"] for k in a}
+        print(f"{store}: same answers before/after: {same}", flush=True)
+        report[f"{store} | same answers"] = same
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--n", type=int, default=100_000)
@@ -255,6 +290,9 @@ def main() -> None:
     ap.add_argument("--before", type=Path, help="a checkout of the baseline (f7658fb)")
     ap.add_argument("--stores", type=Path, default=Path(tempfile.gettempdir()) / "scoped")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="children per side, the sides in turn (their queries pooled)")
+    ap.add_argument("--no-matrix", action="store_true", help="the store's search only")
     args = ap.parse_args()
     args.stores.mkdir(parents=True, exist_ok=True)
     path = args.stores / f"scoped{args.n}.db"
@@ -263,7 +301,7 @@ def main() -> None:
         for old in args.stores.glob(path.name + "*"):
             old.unlink()
         build(path, args.n)
-    report: dict[str, Any] = {"n": args.n, "runs": args.runs,
+    report: dict[str, Any] = {"n": args.n, "runs": args.runs, "rounds": args.rounds,
                               "build_s": round(time.perf_counter() - t, 1), "results": {}}
     stores = {} if args.pg_only else {"sqlite": ""}
     if args.pg or args.pg_only:
@@ -272,23 +310,11 @@ def main() -> None:
     if args.before:
         sides = {"before": ctxd_root(args.before.resolve()), **sides}
     for store, url in stores.items():
-        for side, root in sides.items():
-            spec = {"path": str(path), "url": url, "queries": str(path.with_suffix(".queries.npy")),
-                    "matrix": not url, "runs": args.runs, "cases": CASES}
-            res = measure(root, spec)
-            report["results"][f"{store} | {side}"] = res
-            for key, row in res.items():
-                src, case = key.split(" | ")
-                base = res[f"{src} | unscoped"]["p50_ms"]
-                print(f"{store:10} {side:6} {src:6} {case:24} p50 {row['p50_ms']:9.2f} ms  "
-                      f"p95 {row['p95_ms']:9.2f} ms  x{row['p50_ms'] / base:6.2f} unscoped",
-                      flush=True)
-        if "before" in sides:
-            a, b = report["results"][f"{store} | after"], report["results"][f"{store} | before"]
-            same = {k: a[k]["answers"] == b[k]["answers"] for k in a}
-            print(f"{store}: same answers before/after: {same}", flush=True)
-    for side in report["results"].values():
-        for row in side.values():
+        spec = {"path": str(path), "url": url, "queries": str(path.with_suffix(".queries.npy")),
+                "matrix": not url and not args.no_matrix, "runs": args.runs, "cases": CASES}
+        run_store(store, spec, sides, args.rounds, report)
+    for side_res in report["results"].values():
+        for row in side_res.values():
             row.pop("answers", None)
     if args.json:
         args.json.write_text(json.dumps(report, indent=1))

@@ -9,13 +9,17 @@ repository. Here instead:
 - `Scope` (one per filter and store generation, cached: a daemon's project scope is
   computed once per index change) holds, each computed when first asked, the filter as
   SQL (repositories and language, and the files a path glob matches when they are few,
-  `PATH_FILES_MAX`), the repositories' share of the checkpoints, and the sorted ids of
-  the vectors it lets through.
+  `PATH_FILES_MAX`), the repositories' share of the checkpoints, the sorted ids of
+  the vectors it lets through, and (for an engine that chooses its plan by it:
+  PostgreSQL) how many checkpoints pass, counted up to the engine's `exact_rows_max`,
+  and, when they are no more, their vectors.
 - `ranked_within(store, vector, scope, k, knn_fn)`: the k nearest vectors that pass,
   nearest first, from the daemon's matrix (`VectorMatrix.knn_within`: a product over the
   allowed rows, or a masked one), or from the store's engine (`IndexStore.nearest_in`:
-  sqlite-vec's scan restricted to the allowed rowids; pgvector's HNSW index with the
-  filter in the statement and an iterative scan).
+  sqlite-vec's scan restricted to the allowed rowids; on PostgreSQL, for a small
+  scope, an exact ranking here of the scope's vectors, read once per store generation
+  (a daemon's project scope: once per index change), else pgvector's HNSW index walked
+  with the filter and an iterative scan).
 - `prefilter_first(store, scope, knn_fn)` says whether to do so at once: always where the
   engine filters inside its index (`filtered_index_scan`), else when the repositories
   hold less than `BROAD_SHARE` of the checkpoints. For a broad filter the first
@@ -66,6 +70,8 @@ class Scope:
     _sql: tuple[str, list[object], bool] | None = None
     _share: float | None = None
     _ids: npt.NDArray[np.int64] | None = None
+    _rows: tuple[int, int] | None = None
+    _vectors: tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def sql(self, store: IndexStore) -> tuple[str, list[object], bool]:
@@ -95,6 +101,34 @@ class Scope:
                     total = store.checkpoint_total()
                     self._share = held / total if total else 0.0
             return self._share
+
+    def rows(self, store: IndexStore) -> tuple[int, int]:
+        """(how many checkpoints pass the filter, counted up to one more than the store's
+        `exact_rows_max`; that bound), for an engine that chooses its plan by them
+        (PostgreSQL); (0, 0) where the engine has no such choice (sqlite-vec)."""
+        where, params, _inside = self.sql(store)
+        with self._lock:
+            if self._rows is None:
+                cap = store.exact_rows_max()
+                self._rows = (store.checkpoints_where(where, params, cap + 1) if cap > 0
+                              else 0, cap)
+            return self._rows
+
+    def small(self, store: IndexStore) -> bool:
+        """Whether the engine ranks this scope's rows exactly (see `rows`): the search
+        layer then keeps its vectors (`vectors`) and ranks them itself."""
+        count, cap = self.rows(store)
+        return cap > 0 and count <= cap
+
+    def vectors(self, store: IndexStore) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """(ids, float32 rows) of the vectors the filter lets through, read once: a small
+        scope's (`small`), at most the engine's `exact_rows_max` rows (10,000 at 1M
+        vectors: 15 MB of 384-d rows)."""
+        where, params, _inside = self.sql(store)
+        with self._lock:
+            if self._vectors is None:
+                self._vectors = store.vectors_where(where, params)
+            return self._vectors
 
     def ids(self, store: IndexStore) -> npt.NDArray[np.int64]:
         """The sorted ids of the vectors of the checkpoints that pass the filter."""
@@ -187,10 +221,15 @@ def ranked_within(store: IndexStore, vector: list[float], scope: Scope, k: int,
     if matrix is not None:
         within: Callable[..., list[tuple[int, float]]] = matrix.knn_within
         return within(store, vector, k, scope.ids(store))
+    if scope.small(store):  # the engine would rank them exactly: rank them here, kept
+        ids, rows = scope.vectors(store)
+        if not len(ids):
+            return []
+        return exact_ranking(ids, rows, np.asarray(vector, dtype=np.float32), k)
     where, params, _inside = scope.sql(store)
     if k > NEAREST_MAX:
         return store.scan_nearest(vector, where, params)[:k]
-    ids, rows = store.nearest_in(vector, k, where, params)
+    ids, rows = store.nearest_in(vector, k, where, params, rows=scope.rows(store)[0] or None)
     if not len(ids):
         return []
     return exact_ranking(ids, rows, np.asarray(vector, dtype=np.float32), k)
