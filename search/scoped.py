@@ -42,7 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ctxd.indexer.store.protocol import NEAREST_MAX, IndexStore
-from ctxd.search.vectors import exact_ranking, knn
+from ctxd.search.vectors import exact_ranking, knn, nearest_held
 
 if TYPE_CHECKING:
     from ctxd.search.filters import SearchFilters
@@ -71,7 +71,9 @@ class Scope:
     _share: float | None = None
     _ids: npt.NDArray[np.int64] | None = None
     _rows: tuple[int, int] | None = None
-    _vectors: tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None = None
+    _vectors: tuple[npt.NDArray[np.int64], npt.NDArray[np.float32],
+                    npt.NDArray[np.float32]] | None = None
+    _asked: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def sql(self, store: IndexStore) -> tuple[str, list[object], bool]:
@@ -120,14 +122,21 @@ class Scope:
         count, cap = self.rows(store)
         return cap > 0 and count <= cap
 
-    def vectors(self, store: IndexStore) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        """(ids, float32 rows) of the vectors the filter lets through, read once: a small
-        scope's (`small`), at most the engine's `exact_rows_max` rows (10,000 at 1M
-        vectors: 15 MB of 384-d rows)."""
+    def vectors(self, store: IndexStore) -> tuple[
+            npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.float32]] | None:
+        """(ids, float32 rows, their squared norms) of the vectors the filter lets through,
+        for a small scope (`small`: at most the engine's `exact_rows_max` rows, 10,000 at
+        1M vectors: 15 MB of 384-d rows): None the first time (a one-shot search lets the
+        database rank them, reading no more than that), read and kept from the second
+        (a daemon's scope: each search then ranks them in memory)."""
         where, params, _inside = self.sql(store)
         with self._lock:
             if self._vectors is None:
-                self._vectors = store.vectors_where(where, params)
+                if not self._asked:
+                    self._asked = True
+                    return None
+                ids, rows = store.vectors_where(where, params)
+                self._vectors = (ids, rows, np.einsum("ij,ij->i", rows, rows))
             return self._vectors
 
     def ids(self, store: IndexStore) -> npt.NDArray[np.int64]:
@@ -221,11 +230,9 @@ def ranked_within(store: IndexStore, vector: list[float], scope: Scope, k: int,
     if matrix is not None:
         within: Callable[..., list[tuple[int, float]]] = matrix.knn_within
         return within(store, vector, k, scope.ids(store))
-    if scope.small(store):  # the engine would rank them exactly: rank them here, kept
-        ids, rows = scope.vectors(store)
-        if not len(ids):
-            return []
-        return exact_ranking(ids, rows, np.asarray(vector, dtype=np.float32), k)
+    held = scope.vectors(store) if scope.small(store) else None
+    if held is not None:  # the engine would rank them exactly: ranked here, kept
+        return nearest_held(*held, vector, k)
     where, params, _inside = scope.sql(store)
     if k > NEAREST_MAX:
         return store.scan_nearest(vector, where, params)[:k]

@@ -167,8 +167,9 @@ def test_either_plan_of_the_engine_finds_the_scope_s_nearest(three_repos, filter
     assert cap == store.exact_rows_max()
     assert counted == (min(len(allowed), cap + 1) if cap else 0)
     assert scope.small(store) == (0 < len(allowed) <= cap)
-    if scope.small(store):  # kept in memory, ranked by the search layer
-        held, _vecs = scope.vectors(store)
+    if scope.small(store):  # kept in memory from its second search, ranked by the search layer
+        assert scope.vectors(store) is None
+        held, _vecs, _sq = scope.vectors(store)
         assert sorted(held.tolist()) == allowed.tolist()
     exact_plans = (counted, len(allowed)) if len(allowed) <= cap else ()
     for q in queries:
