@@ -212,7 +212,10 @@ def can_prefilter(knn_fn: KnnFn) -> bool:
 def prefilter_first(store: IndexStore, scope: Scope, knn_fn: KnnFn) -> bool:
     """Whether to search `scope` with the filter at once, rather than after one round of
     the unscoped search (see the module docstring): where the engine filters inside its
-    index, or where the scope is narrow."""
+    index, or where the scope is narrow; never where its SQL filters nothing (a path glob
+    matching more than `PATH_FILES_MAX` files, alone)."""
+    if not scope.sql(store)[0]:  # a broad path glob only: nothing to filter by in SQL
+        return False
     return (knn_fn is knn and store.filtered_index_scan) or scope.share(store) < BROAD_SHARE
 
 

@@ -186,3 +186,20 @@ def test_either_plan_of_the_engine_finds_the_scope_s_nearest(three_repos, filter
             assert len(set(ids.tolist()) & set(best)) >= 7, name  # seen: 9 or 10
         else:
             assert sorted(ids.tolist()) == sorted(best)
+
+
+def test_a_path_glob_too_broad_for_sql_alone_is_checked_on_the_hits(three_repos, monkeypatch):
+    """A glob matching more files than `PATH_FILES_MAX` leaves the scope's SQL empty: the
+    search is not 'filtered' by a condition that lets everything through (on PostgreSQL
+    that walked the HNSW index with a check on every tuple: 2x the unscoped search), it
+    takes unscoped rounds with the glob checked on each hit, and answers the same."""
+    store, queries = three_repos
+    monkeypatch.setattr(scoped, "PATH_FILES_MAX", 3)
+    filters = SearchFilters(path_glob="**/*.md")
+    scope = scoped.scope_of(store, filters)
+    assert scope.sql(store) == ("", [], False)
+    assert not scoped.prefilter_first(store, scope, knn)
+    for q in queries:
+        v = q.tolist()
+        assert answers(rank_by_vector(store, v, filters=filters, limit=10)) == \
+            post_filtered(store, v, filters, 10)
