@@ -12,14 +12,15 @@ repository. Here instead:
   `PATH_FILES_MAX`), the repositories' share of the checkpoints, the sorted ids of
   the vectors it lets through, and (for an engine that chooses its plan by it:
   PostgreSQL) how many checkpoints pass, counted up to the engine's `exact_rows_max`,
-  and, when they are no more, their vectors.
+  and, once searched again, their vectors when they are few (`HOLD_MAX`).
 - `ranked_within(store, vector, scope, k, knn_fn)`: the k nearest vectors that pass,
   nearest first, from the daemon's matrix (`VectorMatrix.knn_within`: a product over the
   allowed rows, or a masked one), or from the store's engine (`IndexStore.nearest_in`:
-  sqlite-vec's scan restricted to the allowed rowids; on PostgreSQL, for a small
-  scope, an exact ranking here of the scope's vectors, read once per store generation
-  (a daemon's project scope: once per index change), else pgvector's HNSW index walked
-  with the filter and an iterative scan).
+  sqlite-vec's scan restricted to the allowed rowids; on PostgreSQL the scope's
+  vectors ranked here once kept (`Scope.vectors`: a scope searched again, read once per
+  store generation), else the database ranks a small scope's rows exactly
+  (`exact_rows_max`) or walks pgvector's HNSW index with the filter and an iterative
+  scan).
 - `prefilter_first(store, scope, knn_fn)` says whether to do so at once: always where the
   engine filters inside its index (`filtered_index_scan`), else when the repositories
   hold less than `BROAD_SHARE` of the checkpoints. For a broad filter the first
@@ -59,6 +60,12 @@ PATH_FILES_MAX = 5000
 a broader one is checked on each hit instead (most neighbours pass it anyway)."""
 _PER_STORE = 32
 """Scopes kept per store connection (one store generation)."""
+HOLD_MAX = 65_536
+"""The vectors a store's scopes keep in memory, all together (`Scope.vectors`): 96 MiB
+of 384-d float32 rows; a 5% repository of a 1M-checkpoint index fits."""
+HOLD_PER_SEARCH = 10_000
+"""A scope is read into memory once it has been searched `count / HOLD_PER_SEARCH` times
+(at least twice): the read costs about as much as that many searches."""
 
 
 @dataclass(slots=True)
@@ -73,7 +80,8 @@ class Scope:
     _rows: tuple[int, int] | None = None
     _vectors: tuple[npt.NDArray[np.int64], npt.NDArray[np.float32],
                     npt.NDArray[np.float32]] | None = None
-    _asked: bool = False
+    _held_count: int | None = None
+    _uses: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def sql(self, store: IndexStore) -> tuple[str, list[object], bool]:
@@ -116,28 +124,37 @@ class Scope:
                               else 0, cap)
             return self._rows
 
-    def small(self, store: IndexStore) -> bool:
-        """Whether the engine ranks this scope's rows exactly (see `rows`): the search
-        layer then keeps its vectors (`vectors`) and ranks them itself."""
-        count, cap = self.rows(store)
-        return cap > 0 and count <= cap
-
-    def vectors(self, store: IndexStore) -> tuple[
+    def vectors(self, store: IndexStore, room: int = 0) -> tuple[
             npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.float32]] | None:
         """(ids, float32 rows, their squared norms) of the vectors the filter lets through,
-        for a small scope (`small`: at most the engine's `exact_rows_max` rows, 10,000 at
-        1M vectors: 15 MB of 384-d rows): None the first time (a one-shot search lets the
-        database rank them, reading no more than that), read and kept from the second
-        (a daemon's scope: each search then ranks them in memory)."""
+        kept for the searches that follow, on an engine that searches in the database
+        (`exact_rows_max` > 0: PostgreSQL); None while they are not kept. Each call is a
+        search of this scope: the first is left to the database (a one-shot search reads
+        no more than its plan does); from the second, a scope of at most `room` (at most
+        `HOLD_MAX`) checkpoints, counted once, is read once it has been searched
+        `count / HOLD_PER_SEARCH` times (reading 50,000 vectors costs several searches'
+        time), then ranked in memory by each search (a daemon's project scope: the store's
+        generation, and so the scope, lives until the next write to the index)."""
+        if self.rows(store)[1] <= 0:
+            return None
         where, params, _inside = self.sql(store)
         with self._lock:
-            if self._vectors is None:
-                if not self._asked:
-                    self._asked = True
-                    return None
-                ids, rows = store.vectors_where(where, params)
-                self._vectors = (ids, rows, np.einsum("ij,ij->i", rows, rows))
+            self._uses += 1
+            if self._vectors is not None or self._uses < 2:
+                return self._vectors
+            if self._held_count is None:
+                self._held_count = store.checkpoints_where(where, params, HOLD_MAX + 1)
+            count = self._held_count
+            if not 0 < count <= min(HOLD_MAX, room) or self._uses * HOLD_PER_SEARCH < count:
+                return None
+            ids, rows = store.vectors_where(where, params)
+            self._vectors = (ids, rows, np.einsum("ij,ij->i", rows, rows))
             return self._vectors
+
+    def held(self) -> int:
+        """How many vectors this scope keeps (`vectors`)."""
+        held = self._vectors
+        return 0 if held is None else len(held[0])
 
     def ids(self, store: IndexStore) -> npt.NDArray[np.int64]:
         """The sorted ids of the vectors of the checkpoints that pass the filter."""
@@ -172,6 +189,14 @@ def scope_of(store: IndexStore, filters: SearchFilters) -> Scope:
             _SCOPES[store] = held
         held[1][filters] = scope
     return scope
+
+
+def _held_elsewhere(store: IndexStore, scope: Scope) -> int:
+    """The vectors the store's other scopes keep (`HOLD_MAX` bounds them all)."""
+    with _LOCK:
+        held = _SCOPES.get(store)
+        others = [s for s in held[1].values() if s is not scope] if held else []
+    return sum(s.held() for s in others)
 
 
 def _repos_and_language(store: IndexStore, filters: SearchFilters) -> tuple[str, list[object]]:
@@ -233,8 +258,8 @@ def ranked_within(store: IndexStore, vector: list[float], scope: Scope, k: int,
     if matrix is not None:
         within: Callable[..., list[tuple[int, float]]] = matrix.knn_within
         return within(store, vector, k, scope.ids(store))
-    held = scope.vectors(store) if scope.small(store) else None
-    if held is not None:  # the engine would rank them exactly: ranked here, kept
+    held = scope.vectors(store, HOLD_MAX - _held_elsewhere(store, scope))
+    if held is not None:  # kept: ranked here, exactly
         return nearest_held(*held, vector, k)
     where, params, _inside = scope.sql(store)
     if k > NEAREST_MAX:

@@ -166,11 +166,12 @@ def test_either_plan_of_the_engine_finds_the_scope_s_nearest(three_repos, filter
     counted, cap = scope.rows(store)
     assert cap == store.exact_rows_max()
     assert counted == (min(len(allowed), cap + 1) if cap else 0)
-    assert scope.small(store) == (0 < len(allowed) <= cap)
-    if scope.small(store):  # kept in memory from its second search, ranked by the search layer
-        assert scope.vectors(store) is None
-        held, _vecs, _sq = scope.vectors(store)
-        assert sorted(held.tolist()) == allowed.tolist()
+    if cap:  # kept in memory from its second search (this small one), ranked here
+        assert scope.vectors(store, scoped.HOLD_MAX) is None
+        held, _vecs, _sq = scope.vectors(store, scoped.HOLD_MAX)
+        assert sorted(held.tolist()) == allowed.tolist() and scope.held() == len(allowed)
+    else:  # sqlite-vec: the daemon's matrix holds every vector instead
+        assert scope.vectors(store, scoped.HOLD_MAX) is None
     exact_plans = (counted, len(allowed)) if len(allowed) <= cap else ()
     for q in queries:
         v = q.tolist()
@@ -203,3 +204,28 @@ def test_a_path_glob_too_broad_for_sql_alone_is_checked_on_the_hits(three_repos,
         v = q.tolist()
         assert answers(rank_by_vector(store, v, filters=filters, limit=10)) == \
             post_filtered(store, v, filters, 10)
+
+
+def test_kept_scope_vectors_are_bounded_and_answer_the_same(three_repos, monkeypatch):
+    """On PostgreSQL a scope searched again keeps its vectors (`Scope.vectors`) once it
+    has been searched `count / HOLD_PER_SEARCH` times, while all the scopes of the store
+    keep at most `HOLD_MAX`; answers stay the post-filter's throughout."""
+    store, queries = three_repos
+    if not store.exact_rows_max():
+        pytest.skip("sqlite-vec: a long-lived process holds the whole matrix instead")
+    monkeypatch.setattr(scoped, "HOLD_MAX", 150)
+    monkeypatch.setattr(scoped, "HOLD_PER_SEARCH", 40)
+    five, one = SearchFilters(repositories=("five",)), SearchFilters(repositories=("one",))
+    big, five_md = SearchFilters(repositories=("big",)), SearchFilters(
+        repositories=("five",), language="markdown")
+
+    def search(filters: SearchFilters, q: int) -> int:
+        v = queries[q % len(queries)].tolist()
+        got = answers(rank_by_vector(store, v, filters=filters, limit=10))
+        assert got == post_filtered(store, v, filters, 10), filters
+        return scoped.scope_of(store, filters).held()
+
+    assert [search(five, q) for q in range(4)] == [0, 0, 100, 100]  # 100 rows: 3rd search
+    assert [search(one, q) for q in range(3)] == [0, 20, 20]  # 20 rows: the 2nd
+    assert [search(big, q) for q in range(3)] == [0, 0, 0]  # 1,960 rows: more than HOLD_MAX
+    assert [search(five_md, q) for q in range(3)] == [0, 0, 0]  # 40 rows: no room left
