@@ -60,9 +60,10 @@ PATH_FILES_MAX = 5000
 a broader one is checked on each hit instead (most neighbours pass it anyway)."""
 _PER_STORE = 32
 """Scopes kept per store connection (one store generation)."""
-HOLD_MAX = 65_536
-"""The vectors a store's scopes keep in memory, all together (`Scope.vectors`): 96 MiB
-of 384-d float32 rows; a 5% repository of a 1M-checkpoint index fits."""
+HOLD_MAX = 131_072
+"""The vectors a store's scopes keep in memory, all together (`Scope.vectors`): 192 MiB
+of 384-d float32 rows (the SQLite daemon's matrix holds every vector: 1.1 GB at 1M); a
+5% repository of a 1M-checkpoint index fits, with others."""
 HOLD_PER_SEARCH = 10_000
 """A scope is read into memory once it has been searched `count / HOLD_PER_SEARCH` times
 (at least twice): the read costs about as much as that many searches."""
