@@ -1,7 +1,8 @@
 """Scoped semantic search against unscoped, before and after (issue 30, item 1).
 
-    .venv/bin/python bench/bench_scoped.py [--n 100000] [--runs 30] [--pg | --pg-only]
-        [--before /tmp/base-i30a] [--stores DIR] [--json out.json]
+    .venv/bin/python bench/bench_scoped.py [--n 100000] [--runs 30] [--rounds 1]
+        [--pg | --pg-only] [--pg-bulk] [--no-matrix] [--before /tmp/base-i30a]
+        [--stores DIR] [--json out.json]
 
 An index of `--n` checkpoints in three repositories: `big` (94%), `five` (5%) and `one`
 (1%); files of 20 checkpoints with short synthetic texts, Python and Markdown in turn;
@@ -18,7 +19,12 @@ out at `--before`, imported in a child process; "after": this tree), p50/p95 of
   and the daemon's in-memory matrix (`VectorMatrix`, warmed once); on PostgreSQL the
   store's (pgvector HNSW: the daemon asks the database too).
 Ratios scoped / unscoped per side. Both sides run on the same store files in the same
-run, one after the other (the machine is shared: medians, not means).
+run, one after the other, `--rounds` times (a child each; their queries pooled), the cases
+taken in turn query by query, each first in turn (the first search of a query vector
+pays the cold pages); the machine is shared: medians, not means. "first" is each case's
+first search in a fresh child (a one-shot search: its scope is new). `--pg-bulk` loads
+PostgreSQL by `COPY` and builds the HNSW index once (1M checkpoints: `pg_bulk`);
+`--no-matrix` leaves out the daemon's matrix.
 """
 
 from __future__ import annotations
