@@ -61,7 +61,7 @@ a broader one is checked on each hit instead (most neighbours pass it anyway).""
 _PER_STORE = 32
 """Scopes kept per store connection (one store generation)."""
 HOLD_MAX = 131_072
-"""The vectors a store's scopes keep in memory, all together (`Scope.vectors`): 192 MiB
+"""The vectors the process's scopes keep in memory, all together (`Scope.vectors`): 192 MiB
 of 384-d float32 rows (the SQLite daemon's matrix holds every vector: 1.1 GB at 1M); a
 5% repository of a 1M-checkpoint index fits, with others."""
 HOLD_PER_SEARCH = 10_000
@@ -171,6 +171,12 @@ class Scope:
 
 _SCOPES: weakref.WeakKeyDictionary[IndexStore, tuple[object, dict[SearchFilters, Scope]]] = (
     weakref.WeakKeyDictionary())
+_SHARED: dict[str, tuple[object, dict[SearchFilters, Scope]]] = {}
+"""The scopes of stores whose generation is the database's (`IndexStore.scope_key`:
+PostgreSQL), shared by every connection of the process to that store: the daemon's
+worker threads each hold one, and a scope read, or kept, by one serves them all."""
+_SHARED_STORES = 4
+"""Stores whose scopes `_SHARED` keeps (a process searches one or two)."""
 _LOCK = threading.Lock()
 
 
@@ -178,25 +184,29 @@ def scope_of(store: IndexStore, filters: SearchFilters) -> Scope:
     """The `Scope` of `filters` on `store` as it is now (cached while the store's
     generation stays: nothing was written since)."""
     generation = store.generation()
+    key = store.scope_key
     with _LOCK:
-        held = _SCOPES.get(store)
+        held = _SCOPES.get(store) if key is None else _SHARED.get(key)
         if held is not None and held[0] == generation and filters in held[1]:
             return held[1][filters]
-    scope = Scope(filters)
-    with _LOCK:
-        held = _SCOPES.get(store)
         if held is None or held[0] != generation or len(held[1]) >= _PER_STORE:
             held = (generation, {})
-            _SCOPES[store] = held
-        held[1][filters] = scope
+            if key is None:
+                _SCOPES[store] = held
+            else:
+                _SHARED.pop(key, None)
+                while len(_SHARED) >= _SHARED_STORES:  # the least recently renewed goes
+                    del _SHARED[next(iter(_SHARED))]
+                _SHARED[key] = held
+        scope = held[1][filters] = Scope(filters)
     return scope
 
 
-def _held_elsewhere(store: IndexStore, scope: Scope) -> int:
-    """The vectors the store's other scopes keep (`HOLD_MAX` bounds them all)."""
+def _held_elsewhere(scope: Scope) -> int:
+    """The vectors the process's other scopes keep (`HOLD_MAX` bounds them all)."""
     with _LOCK:
-        held = _SCOPES.get(store)
-        others = [s for s in held[1].values() if s is not scope] if held else []
+        others = [s for _g, scopes in [*_SCOPES.values(), *_SHARED.values()]
+                  for s in scopes.values() if s is not scope]
     return sum(s.held() for s in others)
 
 
@@ -259,7 +269,7 @@ def ranked_within(store: IndexStore, vector: list[float], scope: Scope, k: int,
     if matrix is not None:
         within: Callable[..., list[tuple[int, float]]] = matrix.knn_within
         return within(store, vector, k, scope.ids(store))
-    held = scope.vectors(store, HOLD_MAX - _held_elsewhere(store, scope))
+    held = scope.vectors(store, HOLD_MAX - _held_elsewhere(scope))
     if held is not None:  # kept: ranked here, exactly
         return nearest_held(*held, vector, k)
     where, params, _inside = scope.sql(store)

@@ -256,6 +256,14 @@ class VectorSearch(Protocol):
         ranks them itself (and may keep them while the store's generation stays)."""
         ...
 
+    @property
+    def scope_key(self) -> str | None:
+        """A key shared by every connection of the process to this store, where its
+        `generation()` is the database's (the same on each): the search layer then shares
+        what it reads per generation among them (`search.scoped`). None where the
+        generation is the connection's own (SQLite's `data_version`)."""
+        ...
+
     def exact_rows_max(self) -> int:
         """Up to how many filtered-in checkpoints `nearest_in` ranks them all exactly
         rather than walking its index with the filter (0 where it has no such choice:

@@ -213,6 +213,7 @@ def test_kept_scope_vectors_are_bounded_and_answer_the_same(three_repos, monkeyp
     store, queries = three_repos
     if not store.exact_rows_max():
         pytest.skip("sqlite-vec: a long-lived process holds the whole matrix instead")
+    monkeypatch.setattr(scoped, "_SHARED", {})  # nothing kept by the tests before
     monkeypatch.setattr(scoped, "HOLD_MAX", 150)
     monkeypatch.setattr(scoped, "HOLD_PER_SEARCH", 40)
     five, one = SearchFilters(repositories=("five",)), SearchFilters(repositories=("one",))
@@ -229,3 +230,17 @@ def test_kept_scope_vectors_are_bounded_and_answer_the_same(three_repos, monkeyp
     assert [search(one, q) for q in range(3)] == [0, 20, 20]  # 20 rows: the 2nd
     assert [search(big, q) for q in range(3)] == [0, 0, 0]  # 1,960 rows: more than HOLD_MAX
     assert [search(five_md, q) for q in range(3)] == [0, 0, 0]  # 40 rows: no room left
+
+
+def test_connections_of_one_postgresql_store_share_their_scopes(three_repos, tmp_path, store_url):
+    """A daemon's worker threads each hold a connection: on PostgreSQL (the generation is
+    the database's) they share one scope per filter, and so the vectors it keeps; on
+    SQLite each connection has its own (its generation is its own)."""
+    store, _queries = three_repos
+    other = open_store(tmp_path / "index.db", StoreOptions(url=store_url))
+    try:
+        filters = SearchFilters(repositories=("one",))
+        shared = scoped.scope_of(store, filters) is scoped.scope_of(other, filters)
+        assert shared == bool(store_url) == (store.scope_key is not None)
+    finally:
+        other.close()

@@ -230,6 +230,12 @@ class PgVectorRows(PgConnection):
         ids = np.fromiter((int(r[0]) for r in found), dtype=np.int64, count=len(found))
         return ids, np.vstack([_floats(r[1]) for r in found])
 
+    @property
+    def scope_key(self) -> str | None:
+        """The store's URL: its generation is the database's, the same on every connection
+        (`VectorSearch.scope_key`)."""
+        return str(self.url)
+
     def exact_rows_max(self) -> int:
         """Up to how many filtered-in checkpoints `nearest_in` ranks them exactly
         (`VectorSearch.exact_rows_max`): `sqrt(EXACT_PER_VISIT * PAGE_K * vectors)`,

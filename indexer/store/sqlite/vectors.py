@@ -198,6 +198,9 @@ class SqliteVecRows(Connection):
             if self.has_vectors() else []
         return _ids_and_rows(found)
 
+    scope_key: str | None = None
+    """None: a connection's generation is its own (`VectorSearch.scope_key`)."""
+
     def exact_rows_max(self) -> int:
         """0: `nearest_in` is sqlite-vec's scan whatever the filter's size
         (`VectorSearch.exact_rows_max`)."""
