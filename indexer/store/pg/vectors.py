@@ -8,8 +8,10 @@ column, a pgvector `vector(d)` (float32: the same rows, so the same answers, as 
 `nearest(vector, k)` asks that index in one statement (`hnsw.ef_search` = `EF_SEARCH`,
 and pgvector's iterative scan in strict order beyond it, so that k rows come back; rows in
 binary form); the search layer ranks the rows it returns exactly, as it does
-sqlite-vec's. `scan_nearest` computes
-exact distances for the rows a filter lets through.
+sqlite-vec's. `nearest_in` searches the rows a filter lets through: ranked exactly when
+they are few (`exact_rows_max`), else the HNSW index walked with the filter checked on
+each row; `vectors_where` reads them all (a scope the search layer keeps);
+`scan_nearest` computes exact distances for the rows a filter lets through.
 
 Contract notes: ids come from a sequence, so a vector added gets an id larger than any id
 present while one writer adds vectors; with several writers at once (the team store) two
