@@ -5,8 +5,9 @@ dimension is known). A file summary's vector lives in its own row (`summaries.ve
 
 The engine's own nearest-neighbour search (`VectorSearch` of `indexer.store.protocol`) is
 here too: `nearest` (sqlite-vec's brute-force KNN, at most `NEAREST_MAX`), `nearest_in`
-(the same, over the vectors of the checkpoints a filter lets through) and `scan_nearest`
-(exact distances of every filtered-in vector).
+(the same, over the vectors of the checkpoints a filter lets through), `scan_nearest`
+(exact distances of every filtered-in vector) and `vectors_where` (the filtered-in
+vectors themselves, read by rowid).
 
 Invariants:
 - Embeddings are keyed by the hash of the text that was embedded, shared by every
