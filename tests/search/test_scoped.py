@@ -183,6 +183,9 @@ def test_either_plan_of_the_engine_finds_the_scope_s_nearest(three_repos, filter
         # approximate neighbours, all inside the scope
         ids, _vecs = store.nearest_in(v, 10, where, params, rows=None)
         assert len(ids) == 10 and set(ids.tolist()) <= set(allowed.tolist())
+        if filters.language is None:  # a condition naming the repositories' table
+            named, _vecs = store.nearest_in(v, 10, "AND r.name = ?", [name], rows=None)
+            assert len(named) == 10 and set(named.tolist()) <= set(allowed.tolist())
         if store.exact_rows_max():
             assert len(set(ids.tolist()) & set(best)) >= 7, name  # seen: 9 or 10
         else:
