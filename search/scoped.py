@@ -9,13 +9,18 @@ repository. Here instead:
 - `Scope` (one per filter and store generation, cached: a daemon's project scope is
   computed once per index change) holds, each computed when first asked, the filter as
   SQL (repositories and language, and the files a path glob matches when they are few,
-  `PATH_FILES_MAX`), the repositories' share of the checkpoints, and the sorted ids of
-  the vectors it lets through.
+  `PATH_FILES_MAX`), the repositories' share of the checkpoints, the sorted ids of
+  the vectors it lets through, and (for an engine that chooses its plan by it:
+  PostgreSQL) how many checkpoints pass, counted up to the engine's `exact_rows_max`,
+  and, once searched again, their vectors when they are few (`HOLD_MAX`).
 - `ranked_within(store, vector, scope, k, knn_fn)`: the k nearest vectors that pass,
   nearest first, from the daemon's matrix (`VectorMatrix.knn_within`: a product over the
   allowed rows, or a masked one), or from the store's engine (`IndexStore.nearest_in`:
-  sqlite-vec's scan restricted to the allowed rowids; pgvector's HNSW index with the
-  filter in the statement and an iterative scan).
+  sqlite-vec's scan restricted to the allowed rowids; on PostgreSQL the scope's
+  vectors ranked here once kept (`Scope.vectors`: a scope searched again, read once per
+  store generation), else the database ranks a small scope's rows exactly
+  (`exact_rows_max`) or walks pgvector's HNSW index with the filter and an iterative
+  scan).
 - `prefilter_first(store, scope, knn_fn)` says whether to do so at once: always where the
   engine filters inside its index (`filtered_index_scan`), else when the repositories
   hold less than `BROAD_SHARE` of the checkpoints. For a broad filter the first
@@ -38,7 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ctxd.indexer.store.protocol import NEAREST_MAX, IndexStore
-from ctxd.search.vectors import exact_ranking, knn
+from ctxd.search.vectors import exact_ranking, knn, nearest_held
 
 if TYPE_CHECKING:
     from ctxd.search.filters import SearchFilters
@@ -55,6 +60,13 @@ PATH_FILES_MAX = 5000
 a broader one is checked on each hit instead (most neighbours pass it anyway)."""
 _PER_STORE = 32
 """Scopes kept per store connection (one store generation)."""
+HOLD_MAX = 131_072
+"""The vectors the process's scopes keep in memory, all together (`Scope.vectors`): 192 MiB
+of 384-d float32 rows (the SQLite daemon's matrix holds every vector: 1.1 GB at 1M); a
+5% repository of a 1M-checkpoint index fits, with others."""
+HOLD_PER_SEARCH = 10_000
+"""A scope is read into memory once it has been searched `count / HOLD_PER_SEARCH` times
+(at least twice): the read costs about as much as that many searches."""
 
 
 @dataclass(slots=True)
@@ -66,6 +78,11 @@ class Scope:
     _sql: tuple[str, list[object], bool] | None = None
     _share: float | None = None
     _ids: npt.NDArray[np.int64] | None = None
+    _rows: tuple[int, int] | None = None
+    _vectors: tuple[npt.NDArray[np.int64], npt.NDArray[np.float32],
+                    npt.NDArray[np.float32]] | None = None
+    _held_count: int | None = None
+    _uses: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def sql(self, store: IndexStore) -> tuple[str, list[object], bool]:
@@ -96,6 +113,50 @@ class Scope:
                     self._share = held / total if total else 0.0
             return self._share
 
+    def rows(self, store: IndexStore) -> tuple[int, int]:
+        """(how many checkpoints pass the filter, counted up to one more than the store's
+        `exact_rows_max`; that bound), for an engine that chooses its plan by them
+        (PostgreSQL); (0, 0) where the engine has no such choice (sqlite-vec)."""
+        where, params, _inside = self.sql(store)
+        with self._lock:
+            if self._rows is None:
+                cap = store.exact_rows_max()
+                self._rows = (store.checkpoints_where(where, params, cap + 1) if cap > 0
+                              else 0, cap)
+            return self._rows
+
+    def vectors(self, store: IndexStore, room: int = 0) -> tuple[
+            npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.float32]] | None:
+        """(ids, float32 rows, their squared norms) of the vectors the filter lets through,
+        kept for the searches that follow, on an engine that searches in the database
+        (`exact_rows_max` > 0: PostgreSQL); None while they are not kept. Each call is a
+        search of this scope: the first is left to the database (a one-shot search reads
+        no more than its plan does); from the second, a scope of at most `room` (at most
+        `HOLD_MAX`) checkpoints, counted once, is read once it has been searched
+        `count / HOLD_PER_SEARCH` times (reading 50,000 vectors costs several searches'
+        time), then ranked in memory by each search (a daemon's project scope: the store's
+        generation, and so the scope, lives until the next write to the index)."""
+        if self.rows(store)[1] <= 0:
+            return None
+        where, params, _inside = self.sql(store)
+        with self._lock:
+            self._uses += 1
+            if self._vectors is not None or self._uses < 2:
+                return self._vectors
+            if self._held_count is None:
+                self._held_count = store.checkpoints_where(where, params, HOLD_MAX + 1)
+            count = self._held_count
+            if not 0 < count <= min(HOLD_MAX, room) or self._uses * HOLD_PER_SEARCH < count:
+                return None
+            ids, rows = store.vectors_where(where, params)
+            self._vectors = (ids, rows, np.einsum("ij,ij->i", rows, rows))
+            return self._vectors
+
+    def held(self) -> int:
+        """How many vectors this scope keeps (`vectors`)."""
+        held = self._vectors
+        return 0 if held is None else len(held[0])
+
     def ids(self, store: IndexStore) -> npt.NDArray[np.int64]:
         """The sorted ids of the vectors of the checkpoints that pass the filter."""
         where, params, _inside = self.sql(store)
@@ -110,6 +171,12 @@ class Scope:
 
 _SCOPES: weakref.WeakKeyDictionary[IndexStore, tuple[object, dict[SearchFilters, Scope]]] = (
     weakref.WeakKeyDictionary())
+_SHARED: dict[str, tuple[object, dict[SearchFilters, Scope]]] = {}
+"""The scopes of stores whose generation is the database's (`IndexStore.scope_key`:
+PostgreSQL), shared by every connection of the process to that store: the daemon's
+worker threads each hold one, and a scope read, or kept, by one serves them all."""
+_SHARED_STORES = 4
+"""Stores whose scopes `_SHARED` keeps (a process searches one or two)."""
 _LOCK = threading.Lock()
 
 
@@ -117,18 +184,30 @@ def scope_of(store: IndexStore, filters: SearchFilters) -> Scope:
     """The `Scope` of `filters` on `store` as it is now (cached while the store's
     generation stays: nothing was written since)."""
     generation = store.generation()
+    key = store.scope_key
     with _LOCK:
-        held = _SCOPES.get(store)
+        held = _SCOPES.get(store) if key is None else _SHARED.get(key)
         if held is not None and held[0] == generation and filters in held[1]:
             return held[1][filters]
-    scope = Scope(filters)
-    with _LOCK:
-        held = _SCOPES.get(store)
         if held is None or held[0] != generation or len(held[1]) >= _PER_STORE:
             held = (generation, {})
-            _SCOPES[store] = held
-        held[1][filters] = scope
+            if key is None:
+                _SCOPES[store] = held
+            else:
+                _SHARED.pop(key, None)
+                while len(_SHARED) >= _SHARED_STORES:  # the least recently renewed goes
+                    del _SHARED[next(iter(_SHARED))]
+                _SHARED[key] = held
+        scope = held[1][filters] = Scope(filters)
     return scope
+
+
+def _held_elsewhere(scope: Scope) -> int:
+    """The vectors the process's other scopes keep (`HOLD_MAX` bounds them all)."""
+    with _LOCK:
+        others = [s for _g, scopes in [*_SCOPES.values(), *_SHARED.values()]
+                  for s in scopes.values() if s is not scope]
+    return sum(s.held() for s in others)
 
 
 def _repos_and_language(store: IndexStore, filters: SearchFilters) -> tuple[str, list[object]]:
@@ -169,7 +248,10 @@ def can_prefilter(knn_fn: KnnFn) -> bool:
 def prefilter_first(store: IndexStore, scope: Scope, knn_fn: KnnFn) -> bool:
     """Whether to search `scope` with the filter at once, rather than after one round of
     the unscoped search (see the module docstring): where the engine filters inside its
-    index, or where the scope is narrow."""
+    index, or where the scope is narrow; never where its SQL filters nothing (a path glob
+    matching more than `PATH_FILES_MAX` files, alone)."""
+    if not scope.sql(store)[0]:  # a broad path glob only: nothing to filter by in SQL
+        return False
     return (knn_fn is knn and store.filtered_index_scan) or scope.share(store) < BROAD_SHARE
 
 
@@ -187,10 +269,13 @@ def ranked_within(store: IndexStore, vector: list[float], scope: Scope, k: int,
     if matrix is not None:
         within: Callable[..., list[tuple[int, float]]] = matrix.knn_within
         return within(store, vector, k, scope.ids(store))
+    held = scope.vectors(store, HOLD_MAX - _held_elsewhere(scope))
+    if held is not None:  # kept: ranked here, exactly
+        return nearest_held(*held, vector, k)
     where, params, _inside = scope.sql(store)
     if k > NEAREST_MAX:
         return store.scan_nearest(vector, where, params)[:k]
-    ids, rows = store.nearest_in(vector, k, where, params)
+    ids, rows = store.nearest_in(vector, k, where, params, rows=scope.rows(store)[0] or None)
     if not len(ids):
         return []
     return exact_ranking(ids, rows, np.asarray(vector, dtype=np.float32), k)

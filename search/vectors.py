@@ -32,7 +32,7 @@ import numpy.typing as npt
 from ctxd.indexer.store.protocol import IndexStore
 
 __all__ = ["ExactMatrix", "Int8Matrix", "StoreIndex", "VectorIndex", "VectorMatrix",
-           "exact_ranking", "int8_nearest", "knn"]
+           "exact_ranking", "int8_nearest", "knn", "nearest_held"]
 
 
 class VectorIndex(Protocol):
@@ -222,6 +222,16 @@ def _exact_knn(
     k = min(k, len(ids))
     top = np.argpartition(d2, k - 1)[:k]
     return exact_ranking(ids[top], rows[top], v)
+
+
+def nearest_held(
+    ids: npt.NDArray[np.int64], rows: npt.NDArray[np.floating], sq: npt.NDArray[np.float32],
+    vector: list[float], k: int,
+) -> list[tuple[int, float]]:
+    """(id, L2 distance) of the k nearest of rows held in memory (`sq`: their squared
+    norms), nearest first: one matrix product, then `exact_ranking` of the k found, as
+    `ExactMatrix.knn` does (a small scope's vectors kept by `search.scoped`)."""
+    return _exact_knn(ids, rows, sq, vector, k)
 
 
 def held_rows(held: npt.NDArray[np.int64], within: npt.NDArray[np.int64],

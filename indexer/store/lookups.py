@@ -172,6 +172,15 @@ class Lookups:
             "SELECT e.id FROM embeddings e WHERE e.hash IN (SELECT c.hash FROM "
             f"checkpoints c JOIN repos r ON r.id = c.repo_id WHERE TRUE {where})", params)]
 
+    def checkpoints_where(self: Connection, where: str, params: Sequence[object],
+                          cap: int) -> int:
+        """How many checkpoints (`checkpoints c` joined with `repos r`) pass `where`,
+        counted up to `cap`: at most `cap` rows are read."""
+        row = self.query(
+            "SELECT count(*) FROM (SELECT 1 FROM checkpoints c JOIN repos r ON "
+            f"r.id = c.repo_id WHERE TRUE {where} LIMIT ?) s", [*params, cap])
+        return int(row[0][0])
+
     def file_paths_in(self: Connection, names: Sequence[str]) -> list[tuple[int, str]]:
         """(id, path) of every file of the repositories named `names` (all when empty)."""
         where = f"AND r.name IN ({','.join('?' * len(names))})" if names else ""

@@ -249,13 +249,37 @@ class VectorSearch(Protocol):
         which costs in proportion to them."""
         ...
 
+    def vectors_where(self, where: str, params: Sequence[object]
+                      ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """(ids, float32 rows) of every vector of the checkpoints that pass `where` (as in
+        `scan_nearest`), in no particular order: a small scope's vectors, for a caller that
+        ranks them itself (and may keep them while the store's generation stays)."""
+        ...
+
+    @property
+    def scope_key(self) -> str | None:
+        """A key shared by every connection of the process to this store, where its
+        `generation()` is the database's (the same on each): the search layer then shares
+        what it reads per generation among them (`search.scoped`). None where the
+        generation is the connection's own (SQLite's `data_version`)."""
+        ...
+
+    def exact_rows_max(self) -> int:
+        """Up to how many filtered-in checkpoints `nearest_in` ranks them all exactly
+        rather than walking its index with the filter (0 where it has no such choice:
+        sqlite-vec). A caller that counts the checkpoints of a filter up to one more than
+        this passes the count to `nearest_in` as `rows`."""
+        ...
+
     def nearest_in(
-        self, vector: Sequence[float], k: int, where: str, params: Sequence[object]
+        self, vector: Sequence[float], k: int, where: str, params: Sequence[object], *,
+        rows: int | None = None,
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         """(ids, float32 rows) of (about) the `k` vectors nearest to `vector` among those
         of the checkpoints that pass `where` (as in `scan_nearest`), in no particular
         order: the filter applied inside the engine's search, not after it. Fewer than
-        `k` only when fewer pass. `k` is at most `NEAREST_MAX`."""
+        `k` only when fewer pass. `k` is at most `NEAREST_MAX`. `rows`: how many
+        checkpoints pass `where`, when the caller counted them (`exact_rows_max`)."""
         ...
 
     def explain_nearest(self) -> str:
@@ -387,6 +411,11 @@ class Lookups(Protocol):
     def vector_ids_where(self, where: str, params: Sequence[object]) -> list[int]:
         """The ids of the vectors of the checkpoints (`checkpoints c` joined with `repos r`)
         that pass `where` (an `AND ...` fragment)."""
+        ...
+
+    def checkpoints_where(self, where: str, params: Sequence[object], cap: int) -> int:
+        """How many checkpoints (`checkpoints c` joined with `repos r`) pass `where`,
+        counted up to `cap` (a larger count reads as `cap`)."""
         ...
 
     def file_paths_in(self, names: Sequence[str]) -> list[tuple[int, str]]:

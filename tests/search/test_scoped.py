@@ -148,3 +148,102 @@ def test_the_int8_pass_keeps_to_the_scope(three_repos):
             assert {i for i, _d in got} <= set(allowed.tolist())
             best = {i for i, _d in exact.knn_within(store, q.tolist(), 10, allowed)}
             assert len(best & {i for i, _d in got}) >= 8, name
+
+
+@pytest.mark.parametrize("filters", [
+    SearchFilters(repositories=("one",)), SearchFilters(repositories=("five",), language="python"),
+    SearchFilters(repositories=("big",))], ids=["one", "five-python", "big"])
+def test_either_plan_of_the_engine_finds_the_scope_s_nearest(three_repos, filters):
+    """`nearest_in` given the scope's count (`Scope.rows`: PostgreSQL ranks a small scope's
+    rows exactly) and without it (PostgreSQL walks its HNSW index with the filter checked
+    on each tuple: approximate; sqlite-vec scans either way) returns vectors of the scope
+    only, the nearest of them; a small scope's vectors are kept by the search layer."""
+    store, queries = three_repos
+    name = filters.repositories[0]
+    scope = scoped.scope_of(store, filters)
+    where, params, _inside = scope.sql(store)
+    allowed = scope.ids(store)
+    counted, cap = scope.rows(store)
+    assert cap == store.exact_rows_max()
+    assert counted == (min(len(allowed), cap + 1) if cap else 0)
+    if cap:  # kept in memory from its second search (this small one), ranked here
+        assert scope.vectors(store, scoped.HOLD_MAX) is None
+        held, _vecs, _sq = scope.vectors(store, scoped.HOLD_MAX)
+        assert sorted(held.tolist()) == allowed.tolist() and scope.held() == len(allowed)
+    else:  # sqlite-vec: the daemon's matrix holds every vector instead
+        assert scope.vectors(store, scoped.HOLD_MAX) is None
+    exact_plans = (counted, len(allowed)) if len(allowed) <= cap else ()
+    for q in queries:
+        v = q.tolist()
+        best = [i for i, _d in ExactMatrix().knn_within(store, v, 10, allowed)]
+        for rows in exact_plans:  # ranked exactly: the exact answer
+            ids, _vecs = store.nearest_in(v, 10, where, params, rows=rows)
+            assert sorted(ids.tolist()) == sorted(best), (name, rows)
+        # the index walked with the filter (sqlite-vec: its exact scan again): HNSW's
+        # approximate neighbours, all inside the scope
+        ids, _vecs = store.nearest_in(v, 10, where, params, rows=None)
+        assert len(ids) == 10 and set(ids.tolist()) <= set(allowed.tolist())
+        if filters.language is None:  # a condition naming the repositories' table
+            named, _vecs = store.nearest_in(v, 10, "AND r.name = ?", [name], rows=None)
+            assert len(named) == 10 and set(named.tolist()) <= set(allowed.tolist())
+        if store.exact_rows_max():
+            assert len(set(ids.tolist()) & set(best)) >= 7, name  # seen: 9 or 10
+        else:
+            assert sorted(ids.tolist()) == sorted(best)
+
+
+def test_a_path_glob_too_broad_for_sql_alone_is_checked_on_the_hits(three_repos, monkeypatch):
+    """A glob matching more files than `PATH_FILES_MAX` leaves the scope's SQL empty: the
+    search is not 'filtered' by a condition that lets everything through (on PostgreSQL
+    that walked the HNSW index with a check on every tuple: 2x the unscoped search), it
+    takes unscoped rounds with the glob checked on each hit, and answers the same."""
+    store, queries = three_repos
+    monkeypatch.setattr(scoped, "PATH_FILES_MAX", 3)
+    filters = SearchFilters(path_glob="**/*.md")
+    scope = scoped.scope_of(store, filters)
+    assert scope.sql(store) == ("", [], False)
+    assert not scoped.prefilter_first(store, scope, knn)
+    for q in queries:
+        v = q.tolist()
+        assert answers(rank_by_vector(store, v, filters=filters, limit=10)) == \
+            post_filtered(store, v, filters, 10)
+
+
+def test_kept_scope_vectors_are_bounded_and_answer_the_same(three_repos, monkeypatch):
+    """On PostgreSQL a scope searched again keeps its vectors (`Scope.vectors`) once it
+    has been searched `count / HOLD_PER_SEARCH` times, while all the scopes of the store
+    keep at most `HOLD_MAX`; answers stay the post-filter's throughout."""
+    store, queries = three_repos
+    if not store.exact_rows_max():
+        pytest.skip("sqlite-vec: a long-lived process holds the whole matrix instead")
+    monkeypatch.setattr(scoped, "_SHARED", {})  # nothing kept by the tests before
+    monkeypatch.setattr(scoped, "HOLD_MAX", 150)
+    monkeypatch.setattr(scoped, "HOLD_PER_SEARCH", 40)
+    five, one = SearchFilters(repositories=("five",)), SearchFilters(repositories=("one",))
+    big, five_md = SearchFilters(repositories=("big",)), SearchFilters(
+        repositories=("five",), language="markdown")
+
+    def search(filters: SearchFilters, q: int) -> int:
+        v = queries[q % len(queries)].tolist()
+        got = answers(rank_by_vector(store, v, filters=filters, limit=10))
+        assert got == post_filtered(store, v, filters, 10), filters
+        return scoped.scope_of(store, filters).held()
+
+    assert [search(five, q) for q in range(4)] == [0, 0, 100, 100]  # 100 rows: 3rd search
+    assert [search(one, q) for q in range(3)] == [0, 20, 20]  # 20 rows: the 2nd
+    assert [search(big, q) for q in range(3)] == [0, 0, 0]  # 1,960 rows: more than HOLD_MAX
+    assert [search(five_md, q) for q in range(3)] == [0, 0, 0]  # 40 rows: no room left
+
+
+def test_connections_of_one_postgresql_store_share_their_scopes(three_repos, tmp_path, store_url):
+    """A daemon's worker threads each hold a connection: on PostgreSQL (the generation is
+    the database's) they share one scope per filter, and so the vectors it keeps; on
+    SQLite each connection has its own (its generation is its own)."""
+    store, _queries = three_repos
+    other = open_store(tmp_path / "index.db", StoreOptions(url=store_url))
+    try:
+        filters = SearchFilters(repositories=("one",))
+        shared = scoped.scope_of(store, filters) is scoped.scope_of(other, filters)
+        assert shared == bool(store_url) == (store.scope_key is not None)
+    finally:
+        other.close()

@@ -8,8 +8,10 @@ column, a pgvector `vector(d)` (float32: the same rows, so the same answers, as 
 `nearest(vector, k)` asks that index in one statement (`hnsw.ef_search` = `EF_SEARCH`,
 and pgvector's iterative scan in strict order beyond it, so that k rows come back; rows in
 binary form); the search layer ranks the rows it returns exactly, as it does
-sqlite-vec's. `scan_nearest` computes
-exact distances for the rows a filter lets through.
+sqlite-vec's. `nearest_in` searches the rows a filter lets through: ranked exactly when
+they are few (`exact_rows_max`), else the HNSW index walked with the filter checked on
+each row; `vectors_where` reads them all (a scope the search layer keeps);
+`scan_nearest` computes exact distances for the rows a filter lets through.
 
 Contract notes: ids come from a sequence, so a vector added gets an id larger than any id
 present while one writer adds vectors; with several writers at once (the team store) two
@@ -22,8 +24,9 @@ again on its next run; nothing else is lost.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from psycopg import sql as pgsql
 
@@ -42,6 +45,13 @@ MODEL_LOCK = 0x63747864_0002
 
 HNSW_M, HNSW_EF_CONSTRUCTION = 16, 64
 """pgvector's defaults for the HNSW graph."""
+
+PAGE_K = 10
+"""The neighbours a scoped search asks for its first page (`search.semantic`: the limit)."""
+EXACT_PER_VISIT = 10
+"""What one tuple visited by the filtered HNSW walk costs, in rows ranked exactly."""
+EXACT_ROWS_MIN = 1000
+"""A filter letting through at most this many checkpoints is always ranked exactly."""
 
 
 
@@ -207,33 +217,75 @@ class PgVectorRows(PgConnection):
     filtered_index_scan = True
     """`nearest_in` is pgvector's iterative index scan (`VectorSearch.filtered_index_scan`)."""
 
+    def vectors_where(self, where: str, params: Sequence[object]
+                      ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """(ids, float32 rows) of every vector of the checkpoints passing `where`
+        (`VectorSearch.vectors_where`), in binary form."""
+        import numpy as np
+
+        found = self._rows(pyformat(
+            "SELECT e.id, e.embedding FROM embeddings e WHERE e.hash IN (SELECT c.hash FROM "
+            f"checkpoints c JOIN repos r ON r.id = c.repo_id WHERE TRUE {where})"),
+            list(params), binary=True) if self.has_vectors() else []
+        if not found:
+            return np.empty(0, dtype=np.int64), np.empty((0, 0), dtype=np.float32)
+        ids = np.fromiter((int(r[0]) for r in found), dtype=np.int64, count=len(found))
+        return ids, np.vstack([_floats(r[1]) for r in found])
+
+    @property
+    def scope_key(self) -> str | None:
+        """The store's URL: its generation is the database's, the same on every connection
+        (`VectorSearch.scope_key`)."""
+        return str(self.url)
+
+    def exact_rows_max(self) -> int:
+        """Up to how many filtered-in checkpoints `nearest_in` ranks them exactly
+        (`VectorSearch.exact_rows_max`): `sqrt(EXACT_PER_VISIT * PAGE_K * vectors)`,
+        at least `EXACT_ROWS_MIN`. An exact ranking costs in proportion to the rows it
+        reads; the HNSW walk with the filter visits about `k / share` tuples, each
+        costing `EXACT_PER_VISIT` rows' worth, so the two cost the same where
+        `rows * share = EXACT_PER_VISIT * k`, that is where rows reach this bound
+        (measured in docs/BENCHMARKS.md, issue 30 item 1, continued)."""
+        row = self._one("SELECT greatest(reltuples, 0) FROM pg_class "
+                        "WHERE oid = 'embeddings'::regclass")  # the planner's count: no scan
+        total = float(row[0]) if row else 0.0
+        return max(EXACT_ROWS_MIN, int(math.sqrt(EXACT_PER_VISIT * PAGE_K * total)))
+
     def nearest_in(
-        self, vector: Sequence[float], k: int, where: str, params: Sequence[object]
+        self, vector: Sequence[float], k: int, where: str, params: Sequence[object], *,
+        rows: int | None = None,
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         """(ids, float32 rows) of about the `k` nearest vectors of the checkpoints passing
-        `where`: the HNSW index searched with the filter in the statement, pgvector's
-        iterative scan going on until `k` rows pass it (or `hnsw.max_scan_tuples` were
-        visited: then, and when fewer than `k` pass at all, the filtered-in rows are ranked
-        exactly by the database, which for so selective a filter is a small sort)."""
+        `where`. With `rows` (the checkpoints that pass, counted) at most
+        `exact_rows_max()`, the database ranks the filtered-in rows exactly (a nested loop
+        over the checkpoints' index, then their vectors by hash). Otherwise the HNSW index
+        is walked in distance order with the filter checked on each tuple it yields
+        (an `EXISTS` that the planner keeps as a filter: pulled up into a join it may read
+        every filtered-in row first), pgvector's iterative scan going on until `k` rows
+        pass (or `hnsw.max_scan_tuples` were visited: then, and when fewer than `k` pass
+        at all, the filtered-in rows are ranked exactly)."""
         import numpy as np
 
         if k <= 0 or not self.has_vectors():
             return np.empty(0, dtype=np.int64), np.empty((0, 0), dtype=np.float32)
-        scope = ("FROM embeddings e WHERE e.hash IN (SELECT c.hash FROM checkpoints c "
-                 f"JOIN repos r ON r.id = c.repo_id WHERE TRUE {where})")
         probe = self._as_vector(vector)
-        rows = self._rows(pyformat(f"SELECT e.id, e.embedding {scope} ORDER BY "
-                                   "e.embedding <-> ? LIMIT ?"), [*params, probe, k],
-                          binary=True)
-        if len(rows) < k:  # the scan stopped early, or the filter lets fewer through
-            rows = self._rows(pyformat(
-                f"SELECT id, embedding FROM (SELECT e.id, e.embedding, e.embedding <-> ? AS d "
-                f"{scope} OFFSET 0) s ORDER BY d, id LIMIT ?"), [probe, *params, k],
-                binary=True)
-        if not rows:
+        found: list[Any] = []
+        if rows is None or rows > self.exact_rows_max():
+            found = self._rows(pyformat(
+                "SELECT e.id, e.embedding FROM embeddings e WHERE EXISTS (SELECT 1 FROM "
+                "checkpoints c JOIN repos r ON r.id = c.repo_id WHERE c.hash = e.hash "
+                f"{where} OFFSET 0) ORDER BY e.embedding <-> ? LIMIT ?"),
+                [*params, probe, k], binary=True)
+        if len(found) < k:  # a narrow filter, the scan stopped early, or fewer pass
+            found = self._rows(pyformat(
+                "SELECT id, embedding FROM (SELECT e.id, e.embedding, e.embedding <-> ? AS d "
+                "FROM embeddings e WHERE e.hash IN (SELECT c.hash FROM checkpoints c "
+                f"JOIN repos r ON r.id = c.repo_id WHERE TRUE {where}) OFFSET 0) s "
+                "ORDER BY d, id LIMIT ?"), [probe, *params, k], binary=True)
+        if not found:
             return np.empty(0, dtype=np.int64), np.empty((0, 0), dtype=np.float32)
-        ids = np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows))
-        return ids, np.vstack([_floats(r[1]) for r in rows])
+        ids = np.fromiter((int(r[0]) for r in found), dtype=np.int64, count=len(found))
+        return ids, np.vstack([_floats(r[1]) for r in found])
 
     def scan_nearest(self, vector: Sequence[float], where: str,
                      params: Sequence[object]) -> list[tuple[int, float]]:

@@ -439,3 +439,9 @@ def test_scoped_search_reads_repository_ids_counts_vector_ids_and_paths(store):
     paths = {p: f for f, p in store.file_paths_in(["app"])}
     assert sorted(paths) == ["a.py", "b.md"]
     assert sorted(p for _f, p in store.file_paths_in([])) == ["a.py", "a.py", "b.md"]
+    # counted up to a cap (an engine choosing its plan by the count reads no more)
+    assert store.checkpoints_where("AND c.repo_id IN (?)", [ids["app"]], 100) == 5
+    assert store.checkpoints_where("AND c.repo_id IN (?)", [ids["app"]], 3) == 3
+    assert store.checkpoints_where("AND lower(c.language) = lower(?)", ["Python"], 100) == 5
+    assert store.checkpoints_where("AND c.repo_id IN (?)", [-1], 100) == 0
+    assert store.exact_rows_max() >= 0
