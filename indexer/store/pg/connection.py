@@ -20,7 +20,9 @@ Invariants:
   transaction that changes the indexed text and once more after it commits: a reader that
   read the generation before the data never caches old text under a newer generation for
   longer than the commit takes, and no row is updated by every writer (writers of
-  different repositories never wait for each other).
+  different repositories never wait for each other). The vectors' part of `generation()`
+  (`embeddings_id_seq`) moves once more after a commit that added vectors, for the same
+  reason (a scope's kept vectors, `search.scoped`, are keyed by it).
 - Every psycopg failure leaves as ctxd's own error, the URL's password scrubbed
   (`indexer.store.pg.errors`).
 """
@@ -84,6 +86,9 @@ class PgConnection:
         self._held: psycopg.Connection[Row] | None = None
         """The connection of the open transaction or snapshot."""
         self._text_dirty = False
+        self._vectors_dirty = False
+        """Vectors were added in the open transaction: `embeddings_id_seq` moves once more
+        after it commits (as the text generation does)."""
         self._generation_read: tuple[float, int] = (-1.0, 0)
         """(when, value) of the last `text_generation()` read outside a transaction."""
 
@@ -160,6 +165,9 @@ class PgConnection:
             self._rows("SELECT nextval('ctxd_text_generation')")
             self._text_dirty = False
             self._generation_read = (-1.0, 0)
+        if self._vectors_dirty:  # `generation()`'s second part too
+            self._rows("SELECT nextval('embeddings_id_seq')")
+            self._vectors_dirty = False
 
     @contextmanager
     def read_snapshot(self) -> Iterator[None]:

@@ -133,6 +133,8 @@ class PgVectorRows(PgConnection):
             self._many("INSERT INTO embeddings(hash, embedding) VALUES (%s, %b) "
                        "ON CONFLICT (hash) DO NOTHING",
                        [(h, self._as_vector(blob)) for h, blob in items])
+            if items:
+                self._vectors_dirty = True
 
     def vector_state(self) -> tuple[int, int, int]:
         """(count, largest id, deletion generation) of the vectors: a cache key."""

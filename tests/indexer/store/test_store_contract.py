@@ -227,6 +227,27 @@ def test_read_snapshot_sees_one_state(store):
         other.close()
 
 
+def test_a_generation_read_during_a_write_moves_when_the_write_commits(store):
+    """A reader that keys what it reads on `generation()` read while another connection's
+    write is open (PostgreSQL's sequences move before the commit) sees it move again once
+    the write commits: it never keeps the old rows under the new generation."""
+    repo = store.upsert_repo("/src/app", {}, NOW)
+    write(store, repo.id, "a.py", [("one", "h1", None), ("two", "h2", None)])
+    store.ensure_model("m", 2)
+    other = store.reopen()
+    try:
+        with store.transaction():
+            store.add_embeddings([("h1", serialize_vector([1.0, 0.0]))])
+            during = other.generation()
+        assert other.generation() != during
+        with store.transaction():
+            write(store, repo.id, "b.py", [("three", "h3", None)])
+            during = other.generation()
+        assert other.generation() != during
+    finally:
+        other.close()
+
+
 def test_removing_a_repository_removes_every_row_and_its_orphan_vectors(store):
     keep = store.upsert_repo("/src/keep", {}, NOW)
     gone = store.upsert_repo("/src/gone", {}, NOW)
