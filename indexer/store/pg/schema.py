@@ -164,7 +164,15 @@ _M002 = [
     "ALTER TABLE repos ADD COLUMN root_id text NOT NULL DEFAULT ''",
 ]
 
-MIGRATIONS: list[list[str]] = [_M001, _M002]
+_M003 = [
+    # The text generation moves up by a random 40-bit step: what a process keeps from the
+    # text is keyed by (store URL, text generation), and a database dropped and made again
+    # under the same URL must not count the same generations as the one it replaced.
+    "SELECT setval('ctxd_text_generation', (SELECT CASE WHEN is_called THEN last_value "
+    "ELSE 0 END FROM ctxd_text_generation) + 1 + floor(random() * 1099511627776)::bigint)",
+]
+
+MIGRATIONS: list[list[str]] = [_M001, _M002, _M003]
 """Numbered schema migrations: MIGRATIONS[i] takes the schema from version i to i+1."""
 
 TABLES = ("meta", "repos", "files", "file_text", "checkpoints", "embeddings", "symbols",

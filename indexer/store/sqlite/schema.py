@@ -6,9 +6,10 @@
 keyword ranking, its rows from `indexer.store.words.chunk_fts_row`), `_m003_summaries` (one
 summary text and its vector per code file), `_m004_file_roles` (what a file is for:
 embedded, or kept greppable only), `_m005_root_identity` (the identity of each repository's
-root folder). `fts_tokens(word)` is what `chunk_fts`'s tokenizer makes of a word (the keys of
-the keyword postings, `KeywordRows.keyword_postings`); it keeps one private in-memory
-database (no file) for the tokenizer.
+root folder), `_m006_text_generation_start` (the text generation from a random start).
+`fts_tokens(word)` is what `chunk_fts`'s tokenizer makes of a word (the keys of the keyword
+postings, `KeywordRows.keyword_postings`); it keeps one private in-memory database (no
+file) for the tokenizer.
 
 Invariants: migrations are append-only and each runs inside the caller's transaction
 (`_run_script` never commits), with `PRAGMA user_version` recording how many ran; the
@@ -159,9 +160,19 @@ def _m005_root_identity(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE repos ADD COLUMN root_id TEXT NOT NULL DEFAULT ''")
 
 
+def _m006_text_generation_start(db: sqlite3.Connection) -> None:
+    """`text_generation` moves up by a random 40-bit step: what a process keeps from the
+    text is keyed by (index location, text generation), and an index deleted and made
+    again at the same path must not count the same generations as the one it replaced."""
+    db.execute(
+        "INSERT INTO meta(key, value) VALUES ('text_generation', "
+        "CAST(abs(random() % 1099511627776) + 1 AS TEXT)) ON CONFLICT(key) DO UPDATE SET "
+        "value = CAST(CAST(value AS INTEGER) + abs(random() % 1099511627776) + 1 AS TEXT)")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m001_create_core, _m002_chunk_fts, _m003_summaries, _m004_file_roles,
-    _m005_root_identity]
+    _m005_root_identity, _m006_text_generation_start]
 """Numbered schema migrations: MIGRATIONS[i] takes the schema from version i to i+1."""
 
 

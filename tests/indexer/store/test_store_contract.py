@@ -227,6 +227,20 @@ def test_read_snapshot_sees_one_state(store):
         other.close()
 
 
+def test_a_new_store_counts_text_generations_from_a_random_start(tmp_path, store_url):
+    """What a process keeps from the text is keyed by (location, text generation): a store
+    made again at the same location must not count the generations the old one counted."""
+    starts = []
+    for _ in range(1 if store_url else 2):  # PostgreSQL: one fresh schema per test
+        (tmp_path / "index.db").unlink(missing_ok=True)
+        with open_store(tmp_path / "index.db", StoreOptions(url=store_url)) as st:
+            starts.append(st.text_generation())
+            repo = st.upsert_repo("/src/app", {}, NOW)
+            write(st, repo.id, "a.py", [("one", "h1", None)])
+            assert st.text_generation() > starts[-1]
+    assert min(starts) > 0 and len(set(starts)) == len(starts)
+
+
 def test_a_generation_read_during_a_write_moves_when_the_write_commits(store):
     """A reader that keys what it reads on `generation()` read while another connection's
     write is open (PostgreSQL's sequences move before the commit) sees it move again once
