@@ -85,6 +85,7 @@ from ctxd.indexer.walk.walker import (
     validate_walk_options,
     walk,
 )
+from ctxd.indexer.write_thread import WriteThread
 
 log = logging.getLogger(__name__)
 
@@ -169,15 +170,22 @@ class _CommitBatch:
     write lock is held only while writing, never while the next file is chunked. Batches
     grow 1, 2, 4, ... up to `max_files`, so the first files are searchable at once; a
     batch is also written once its first file has waited `max_seconds`. Leaving the `with`
-    block writes what is left; an exception drops it (the next run re-indexes it)."""
+    block writes what is left; an exception drops it (the next run re-indexes it).
 
-    def __init__(self, store: IndexStore, max_files: int, max_seconds: float) -> None:
+    `background`: the batches are written by a `WriteThread` while the caller goes on
+    (the walk's text pass: reading and judging the next files overlaps the trigram
+    writes); the caller must not use the store until the `with` block is left, which
+    waits for the thread."""
+
+    def __init__(self, store: IndexStore, max_files: int, max_seconds: float, *,
+                 background: bool = False) -> None:
         self._store = store
         self._max_files = max(max_files, 1)
         self._max_seconds = max_seconds
         self._pending: list[Callable[[], object]] = []
         self._size = 1
         self._since = 0.0
+        self._thread = WriteThread(store) if background else None
 
     def add(self, write: Callable[[], object]) -> None:
         """One file's writes."""
@@ -191,9 +199,12 @@ class _CommitBatch:
     def flush(self) -> None:
         pending, self._pending = self._pending, []
         if pending:
-            with self._store.transaction():
-                for write in pending:
-                    write()
+            if self._thread is not None:
+                self._thread.submit(pending)
+            else:
+                with self._store.transaction():
+                    for write in pending:
+                        write()
             self._size = min(self._size * 2, self._max_files)
 
     def __enter__(self) -> _CommitBatch:
@@ -201,8 +212,12 @@ class _CommitBatch:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        if kind is None:
-            self.flush()
+        try:
+            if kind is None:
+                self.flush()
+        finally:
+            if self._thread is not None:
+                self._thread.close(drop=kind is not None)
 
 
 def removal_reasons(
@@ -479,7 +494,11 @@ class Indexer:
         items = (walk(root, options, pin=pin) if wanted is None
                  else candidates_of(root, options, wanted, pin=pin))
         deferred: list[_Deferred] = []
-        with _CommitBatch(self.store, self.files_per_commit, COMMIT_EVERY_S) as batch:
+        # Text first: the walk's writes run on their own thread (`indexer.write_thread`);
+        # nothing below reads the store until the batch is closed.
+        background = self.text_first and not dry_run and isinstance(self.store, TextFirst)
+        with _CommitBatch(self.store, self.files_per_commit, COMMIT_EVERY_S,
+                          background=background) as batch:
             for item in items:
                 if should_stop():
                     stats.stopped, stats.stopped_in = True, "walk"
