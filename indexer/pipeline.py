@@ -36,6 +36,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import cached_property, partial
 from pathlib import Path
@@ -134,6 +135,10 @@ CHUNK_READ_BATCH = 64
 COMMIT_EVERY_S = 1.0
 """... or the files that have waited this long (seconds), so that search sees new files
 soon."""
+COMPACT_AFTER_TEXTS = 1000
+"""A full run whose walk wrote at least this many texts, and at least half of all the
+index's, merges the trigram index's segments after phase 1 (`TextFirst.compact_text`;
+its walk left them unmerged: `bulk_text`)."""
 TEXT_RULE_KEYS = ("lexical_only_rules", "lexical_only_patterns", "embed_allow",
                   "rules_version")
 """Walk options that decide a file's role (and the version of the built-in rules): a
@@ -496,9 +501,11 @@ class Indexer:
         deferred: list[_Deferred] = []
         # Text first: the walk's writes run on their own thread (`indexer.write_thread`);
         # nothing below reads the store until the batch is closed.
-        background = self.text_first and not dry_run and isinstance(self.store, TextFirst)
-        with _CommitBatch(self.store, self.files_per_commit, COMMIT_EVERY_S,
-                          background=background) as batch:
+        text_first = self._text_first(dry_run)
+        bulk = nullcontext() if text_first is None or wanted is not None else (
+            text_first.bulk_text())
+        with bulk, _CommitBatch(self.store, self.files_per_commit, COMMIT_EVERY_S,
+                                background=text_first is not None) as batch:
             for item in items:
                 if should_stop():
                     stats.stopped, stats.stopped_in = True, "walk"
@@ -538,11 +545,24 @@ class Indexer:
             self.store.delete_files(repo_id, new)  # its text, written by the walk
         if stats.stopped:
             return new_inputs
+        self._compact_text(text_first, len(deferred), full=wanted is None)
         candidates = stored.keys() if wanted is None else (wanted & stored.keys())
         self._remove_gone(sorted(p for p in candidates if p not in seen), unreadable,
                           skip_reasons, root, repo_id, stats, dry_run=dry_run)
         stats.files_skipped = dict(sorted(skipped.items()))
         return new_inputs
+
+    def _text_first(self, dry_run: bool) -> TextFirst | None:
+        """The store, where this run writes each file's text during the walk."""
+        return (self.store if self.text_first and not dry_run
+                and isinstance(self.store, TextFirst) else None)
+
+    def _compact_text(self, store: TextFirst | None, written: int, *, full: bool) -> None:
+        """After a full run's phase 1: merge the trigram index's segments if its walk
+        wrote `COMPACT_AFTER_TEXTS` texts or more, at least half of the index's."""
+        if (store is not None and full and written >= COMPACT_AFTER_TEXTS
+                and 2 * written >= self.store.query("SELECT count(*) FROM files")[0][0]):
+            store.compact_text()
 
     def _remove_gone(self, gone: list[str], unreadable: list[str],
                      skip_reasons: Mapping[str, str], root: Path, repo_id: int,
@@ -592,8 +612,7 @@ class Indexer:
         checkpoints, symbols or summary. Where the store writes text first (`TextFirst`),
         a file to embed gets its text written now and joins `deferred`, chunked after the
         walk."""
-        text_first = (self.store if self.text_first and not dry_run
-                      and isinstance(self.store, TextFirst) else None)
+        text_first = self._text_first(dry_run)
         old = stored.get(entry.path)
         if (old is not None and not run.recheck and old.size == entry.size
                 and old.mtime_ns == entry.mtime_ns):
