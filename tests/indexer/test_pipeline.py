@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -514,3 +515,66 @@ def test_text_written_first_then_the_rest_of_the_file_keeps_one_id(store):
     with pytest.raises(ValueError, match=r"b\.py"):
         store.replace_file(repo_id, FileRecord("b.py", 1, 1, "h", "python", 1), None, [], [],
                            "t")
+
+
+def test_the_write_thread_commits_batches_in_order_and_raises_a_failed_write_in_the_caller(
+    store,
+):
+    """`WriteThread`: each batch one transaction, in the order given; a write that fails
+    undoes its own batch, stops the writes after it and is raised in the caller's thread
+    (here by `close`, or by the next `submit` once the thread got to it)."""
+    from ctxd.indexer.store.records import FileRecord
+    from ctxd.indexer.write_thread import WriteThread
+
+    repo_id = store.upsert_repo("/r", {}, "2026-11-27T00:00:00Z").id
+
+    def put(name: str) -> Callable[[], object]:
+        record = FileRecord(name, 1, 1, "h", "python", 1)
+        return lambda: store.put_file_text(repo_id, record, f"text of {name}\n", "t")
+
+    def fail() -> None:
+        raise OSError(28, "No space left on device")
+
+    writer = WriteThread(store)
+    writer.submit([put("a.py"), put("b.py")])
+    writer.submit([put("c.py"), fail, put("d.py")])
+    with pytest.raises(OSError, match="No space left"):
+        try:
+            writer.submit([put("e.py")])  # never written, whether it raises or not
+        finally:
+            writer.close()
+    assert [r[0] for r in store.query("SELECT path FROM files ORDER BY id")] == ["a.py", "b.py"]
+    assert store.query("SELECT count(*) FROM file_text WHERE file_text MATCH 'text of'")[0][0] == 2
+    writer = WriteThread(store)  # the caller's own error: what was not started is dropped
+    writer.close(drop=True)
+    assert not store.db.in_transaction
+
+
+def test_a_full_run_leaves_the_trigram_index_merged_and_its_settings_as_before(
+    repo, store, fake_embedder, monkeypatch
+):
+    """The walk writes texts with FTS5's automerge off (`bulk_text`) and a run that wrote
+    most of the index merges it into one segment after phase 1 (`compact_text`); a later
+    run that changes a few files does not, and both leave automerge at its default."""
+    import ctxd.indexer.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "COMPACT_AFTER_TEXTS", 20)
+    for i in range(40):
+        repo.write(f"pkg/m{i}.py", PY_FILE.replace("Cart", f"Cart{i}"))
+
+    def state() -> tuple[int, object]:
+        return (store.query("SELECT count(DISTINCT segid) FROM file_text_idx")[0][0],
+                store.query("SELECT v FROM file_text_config WHERE k = 'automerge'")[0][0])
+
+    Indexer(store, fake_embedder).index(repo.root, WalkOptions(), embed=False)
+    assert state() == (1, 4)
+    assert store.query("SELECT count(*) FROM file_text WHERE file_text MATCH "
+                       "'\"class cart17:\"'")[0][0] == 1
+    for i in range(3):
+        repo.write(f"pkg/m{i}.py", PY_FILE.replace("Cart", f"Basket{i}"))
+    stats = Indexer(store, fake_embedder).index(repo.root, WalkOptions(), embed=False)
+    assert stats.files_updated == 3
+    assert state()[0] > 1 and state()[1] == 4  # not merged again for 3 files
+    assert store.query("SELECT count(*) FROM file_text WHERE file_text MATCH "
+                       "'\"class basket1:\"' OR file_text MATCH '\"class cart1:\"'"
+                       )[0][0] == 1
