@@ -6,8 +6,11 @@ changed file's rows (text, checkpoints, symbols, its summary: `indexer.chunk.sum
 several files to a commit (batches of 1, 2, 4, ... 64 files, or what waited 1 s:
 `_CommitBatch`), so lexical and symbol search work at once. Where the store can
 (`TextFirst`: SQLite), the walk writes each changed file's text and the files are chunked
-after it (`_chunk_deferred`), so the whole tree is greppable before any chunking;
-elsewhere each file's rows are written all-or-nothing. Phase 2 embeds the checkpoint and
+after it (`_chunk_deferred`), so the whole tree is greppable before any chunking; the
+walk's writes run on a thread of their own (`indexer.write_thread`: reading and judging
+the next files overlaps SQLite's trigram inserts), with the trigram index's merging left
+for after (`TextFirst.bulk_text`, `compact_text`). Elsewhere each file's rows are
+written all-or-nothing. Phase 2 embeds the checkpoint and
 summary texts that have no vector yet, longest-first-sorted batches, committed as it goes,
 so semantic search covers more and more while it runs.
 
