@@ -535,7 +535,9 @@ def test_the_write_thread_commits_batches_in_order_and_raises_a_failed_write_in_
     def fail() -> None:
         raise OSError(28, "No space left on device")
 
+    interval = sys.getswitchinterval()
     writer = WriteThread(store)
+    assert sys.getswitchinterval() == min(interval, 0.0005)  # the GIL handed over sooner
     writer.submit([put("a.py"), put("b.py")])
     writer.submit([put("c.py"), fail, put("d.py")])
     with pytest.raises(OSError, match="No space left"):
@@ -545,9 +547,10 @@ def test_the_write_thread_commits_batches_in_order_and_raises_a_failed_write_in_
             writer.close()
     assert [r[0] for r in store.query("SELECT path FROM files ORDER BY id")] == ["a.py", "b.py"]
     assert store.query("SELECT count(*) FROM file_text WHERE file_text MATCH 'text of'")[0][0] == 2
+    assert sys.getswitchinterval() == interval
     writer = WriteThread(store)  # the caller's own error: what was not started is dropped
     writer.close(drop=True)
-    assert not store.db.in_transaction
+    assert not store.db.in_transaction and sys.getswitchinterval() == interval
 
 
 def test_a_full_run_leaves_the_trigram_index_merged_and_its_settings_as_before(
