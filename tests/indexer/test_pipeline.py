@@ -372,7 +372,9 @@ def test_files_commit_in_batches_that_other_connections_see_whole(
 ):
     """Phase 1 commits batches of 1, 2, 4, then `files_per_commit` files: a second
     connection, polled before each file, sees the committed count step by whole batches,
-    first of texts (the walk), then of finished files (chunking)."""
+    first of texts (the walk, whose batches commit on their own thread: a probe sees the
+    batches committed by then, never part of one, never one not yet handed over), then of
+    finished files (chunking)."""
     monkeypatch.setattr("ctxd.indexer.pipeline.COMMIT_EVERY_S", 3600.0)
     for i in range(10):
         repo.write(f"f{i}.py", f"def f{i}(x):\n    return x + {i}\n")
@@ -388,7 +390,11 @@ def test_files_commit_in_batches_that_other_connections_see_whole(
         finished: list[int] = []
         stats = Indexer(store, fake_embedder, files_per_commit=4).index(
             repo.root, WalkOptions(), embed=False, should_stop=probe)
-        assert seen == [0, 1, 1, 3, 3, 3, 3, 7, 7, 7] + [10] * 10
+        handed_over = [0, 1, 1, 3, 3, 3, 3, 7, 7, 7]
+        assert seen[10:] == [10] * 10  # the walk's thread is done before chunking
+        assert seen[:10] == sorted(seen[:10])
+        assert all(n in (0, 1, 3, 7) and n <= m for n, m in zip(seen, handed_over,
+                                                                 strict=False))
         assert finished == [0] * 10 + [0, 1, 1, 3, 3, 3, 3, 7, 7, 7]
         assert stats.files_indexed == 10
         assert int(reader.query("SELECT count(*) FROM files")[0][0]) == 10
