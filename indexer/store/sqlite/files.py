@@ -105,10 +105,10 @@ class FileRows(Connection):
         """FTS5 settings for phase 1's walk, which writes many texts in a row: `file_text`'s
         `automerge` is off, so each commit's new segment is left as it is instead of being
         merged into the older ones at once (FTS5 still merges a level that reaches
-        `crisismerge`, 16 segments); the text pass does ~15-25% less work
-        (docs/BENCHMARKS.md). Leaving the block restores `TEXT_AUTOMERGE`; an exception
-        leaves it off until the next run's (search is the same either way). The segments
-        left are merged by `compact_text`."""
+        `crisismerge`, 16 segments); the trigram inserts take 11-28% less CPU
+        (docs/BENCHMARKS.md, issue 30 item 2, continued). Leaving the block restores
+        `TEXT_AUTOMERGE`; an exception leaves it off until the next run's (search is the
+        same either way). The segments left are merged by `compact_text`."""
         self._text_config("automerge", 0)
         yield
         self._text_config("automerge", TEXT_AUTOMERGE)
