@@ -1,13 +1,16 @@
 """Phase 1 of indexing a large real tree, before vs after, interleaved in one run.
 
     .venv/bin/python bench/bench_phase1.py --tree DIR [--before CODE] [--rounds N]
-        [--modes dry_run,phase1] [--json out.json]
+        [--modes dry_run,phase1,greppable] [--json out.json]
 
 Times `ctxd index --dry-run` (walk, read, hash, classify, chunk, count tokens) and phase 1
 written (the same plus file text, checkpoints, symbols, summaries and both FTS5 indexes
 committed; no embedding) of `--tree` into a fresh store, as files/s and MB/s (bytes of
 the files indexed), and the time to greppable inside phase 1 (every file's text
-committed); ripgrep's one scan of the tree is timed in each round beside them.
+committed); ripgrep's one scan of the tree is timed in each round beside them. The mode
+`greppable` times the text pass alone (the run is stopped when chunking would start: for
+trees too large to chunk in every round), with the CPU seconds of the process (all its
+threads) beside it.
 With `--before CODE` (a folder holding an older `ctxd` package, e.g.
 `git archive <commit> indexer search server | tar -x -C CODE/ctxd` plus an empty
 `CODE/ctxd/__init__.py`), every round runs the older code and this checkout in turn, each
@@ -51,11 +54,21 @@ def measure(tree: Path, modes: tuple[str, ...] = ("dry_run", "phase1")) -> dict[
                 def progress(p: Any, marks: dict[str, float] = marks) -> None:
                     marks.setdefault(p.phase, time.perf_counter())
 
-                t = time.perf_counter()
+                def stop(marks: dict[str, float] = marks, mode: str = mode) -> bool:
+                    return mode == "greppable" and "chunk" in marks
+
+                t, cpu = time.perf_counter(), time.process_time()
                 stats = Indexer(store, emb).index(tree, WalkOptions(), embed=False,
-                                                  dry_run=mode == "dry_run", progress=progress)
+                                                  dry_run=mode == "dry_run", progress=progress,
+                                                  should_stop=stop)
                 end = time.perf_counter()
                 out[f"{mode}_s"] = end - t
+                if mode == "greppable":
+                    out["greppable_s"] = marks.get("chunk", end) - t
+                    out["greppable_cpu_s"] = time.process_time() - cpu
+                    out["files"] = store.query("SELECT count(*) FROM files")[0][0]
+                    out["checkpoints"] = 0
+                    out["bytes"] = store.query("SELECT sum(size) FROM files")[0][0]
                 if mode == "phase1":
                     out["greppable_s"] = marks.get("chunk", end) - t
                     out["files"] = stats.files_indexed
@@ -68,6 +81,8 @@ def rg_scan(tree: Path) -> float:
     """Seconds for ripgrep to search every file of `tree` once (no index: its time to
     greppable is none, each query pays this)."""
     rg = shutil.which("rg") or str(Path(sys.executable).with_name("rg"))
+    if not Path(rg).exists():
+        return float("nan")  # no ripgrep here
     t = time.perf_counter()
     subprocess.run([rg, "-c", "--no-messages", "-F", "max_retries", str(tree)],
                    capture_output=True, check=False)
@@ -98,6 +113,9 @@ def summarise(runs: list[dict[str, float]]) -> dict[str, float]:
         out[f"{mode}_s"] = round(med, 1)
         out[f"{mode}_files_per_s"] = round(files / med, 1)
         out[f"{mode}_mb_per_s"] = round(mb / med, 2)
+    if "greppable_cpu_s" in runs[0]:
+        out["greppable_cpu_s"] = round(statistics.median(r["greppable_cpu_s"] for r in runs), 1)
+    out["rounds_greppable_s"] = [round(r["greppable_s"], 1) for r in runs if "greppable_s" in r]
     return out
 
 
@@ -110,7 +128,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--json", type=Path)
     ap.add_argument("--modes", default="dry_run,phase1",
-                    help="what to time: dry_run, phase1 (which gives greppable too)")
+                    help="what to time: dry_run, phase1 (which gives greppable too), "
+                    "greppable (the text pass alone)")
     ap.add_argument("--side", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     tree = args.tree.resolve()
@@ -127,16 +146,17 @@ def main() -> None:
     for round_ in range(args.rounds):
         for name, code in sides.items():
             runs[name].append(run_side(code, tree, modes))
-            print(f"round {round_ + 1} {name}: {runs[name][-1]}", file=sys.stderr)
+            print(f"round {round_ + 1} {name}: {runs[name][-1]} load "
+                  f"{os.getloadavg()[0]:.1f}", file=sys.stderr)
         rg.append(rg_scan(tree))
     out: dict[str, object] = {"date": time.strftime("%Y-%m-%d"), "tree": str(tree),
-                              "rounds": args.rounds}
+                              "rounds": args.rounds, "load_at_end": os.getloadavg()}
     for name, side_runs in runs.items():
         out[name] = summarise(side_runs)
     out["rg_scan_s"] = round(statistics.median(rg), 2)
     if "before" in out:
         before, after = runs["before"], runs["after"]
-        for mode in ("dry_run", "phase1", "greppable"):
+        for mode in ("dry_run", "phase1", "greppable", "greppable_cpu"):
             if f"{mode}_s" not in before[0]:
                 continue
             b = statistics.median(r[f"{mode}_s"] for r in before)

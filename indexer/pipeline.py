@@ -6,8 +6,11 @@ changed file's rows (text, checkpoints, symbols, its summary: `indexer.chunk.sum
 several files to a commit (batches of 1, 2, 4, ... 64 files, or what waited 1 s:
 `_CommitBatch`), so lexical and symbol search work at once. Where the store can
 (`TextFirst`: SQLite), the walk writes each changed file's text and the files are chunked
-after it (`_chunk_deferred`), so the whole tree is greppable before any chunking;
-elsewhere each file's rows are written all-or-nothing. Phase 2 embeds the checkpoint and
+after it (`_chunk_deferred`), so the whole tree is greppable before any chunking; the
+walk's writes run on a thread of their own (`indexer.write_thread`: reading and judging
+the next files overlaps SQLite's trigram inserts), with the trigram index's merging left
+for after (`TextFirst.bulk_text`, `compact_text`). Elsewhere each file's rows are
+written all-or-nothing. Phase 2 embeds the checkpoint and
 summary texts that have no vector yet, longest-first-sorted batches, committed as it goes,
 so semantic search covers more and more while it runs.
 
@@ -36,6 +39,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import cached_property, partial
 from pathlib import Path
@@ -85,6 +89,7 @@ from ctxd.indexer.walk.walker import (
     validate_walk_options,
     walk,
 )
+from ctxd.indexer.write_thread import WriteThread
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +138,10 @@ CHUNK_READ_BATCH = 64
 COMMIT_EVERY_S = 1.0
 """... or the files that have waited this long (seconds), so that search sees new files
 soon."""
+COMPACT_AFTER_TEXTS = 1000
+"""A full run whose walk wrote at least this many texts, and at least half of all the
+index's, merges the trigram index's segments after phase 1 (`TextFirst.compact_text`;
+its walk left them unmerged: `bulk_text`)."""
 TEXT_RULE_KEYS = ("lexical_only_rules", "lexical_only_patterns", "embed_allow",
                   "rules_version")
 """Walk options that decide a file's role (and the version of the built-in rules): a
@@ -169,15 +178,22 @@ class _CommitBatch:
     write lock is held only while writing, never while the next file is chunked. Batches
     grow 1, 2, 4, ... up to `max_files`, so the first files are searchable at once; a
     batch is also written once its first file has waited `max_seconds`. Leaving the `with`
-    block writes what is left; an exception drops it (the next run re-indexes it)."""
+    block writes what is left; an exception drops it (the next run re-indexes it).
 
-    def __init__(self, store: IndexStore, max_files: int, max_seconds: float) -> None:
+    `background`: the batches are written by a `WriteThread` while the caller goes on
+    (the walk's text pass: reading and judging the next files overlaps the trigram
+    writes); the caller must not use the store until the `with` block is left, which
+    waits for the thread."""
+
+    def __init__(self, store: IndexStore, max_files: int, max_seconds: float, *,
+                 background: bool = False) -> None:
         self._store = store
         self._max_files = max(max_files, 1)
         self._max_seconds = max_seconds
         self._pending: list[Callable[[], object]] = []
         self._size = 1
         self._since = 0.0
+        self._thread = WriteThread(store) if background else None
 
     def add(self, write: Callable[[], object]) -> None:
         """One file's writes."""
@@ -191,9 +207,12 @@ class _CommitBatch:
     def flush(self) -> None:
         pending, self._pending = self._pending, []
         if pending:
-            with self._store.transaction():
-                for write in pending:
-                    write()
+            if self._thread is not None:
+                self._thread.submit(pending)
+            else:
+                with self._store.transaction():
+                    for write in pending:
+                        write()
             self._size = min(self._size * 2, self._max_files)
 
     def __enter__(self) -> _CommitBatch:
@@ -201,8 +220,12 @@ class _CommitBatch:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        if kind is None:
-            self.flush()
+        try:
+            if kind is None:
+                self.flush()
+        finally:
+            if self._thread is not None:
+                self._thread.close(drop=kind is not None)
 
 
 def removal_reasons(
@@ -479,7 +502,13 @@ class Indexer:
         items = (walk(root, options, pin=pin) if wanted is None
                  else candidates_of(root, options, wanted, pin=pin))
         deferred: list[_Deferred] = []
-        with _CommitBatch(self.store, self.files_per_commit, COMMIT_EVERY_S) as batch:
+        # Text first: the walk's writes run on their own thread (`indexer.write_thread`);
+        # nothing below reads the store until the batch is closed.
+        text_first = self._text_first(dry_run)
+        bulk = nullcontext() if text_first is None or wanted is not None else (
+            text_first.bulk_text())
+        with bulk, _CommitBatch(self.store, self.files_per_commit, COMMIT_EVERY_S,
+                                background=text_first is not None) as batch:
             for item in items:
                 if should_stop():
                     stats.stopped, stats.stopped_in = True, "walk"
@@ -519,11 +548,24 @@ class Indexer:
             self.store.delete_files(repo_id, new)  # its text, written by the walk
         if stats.stopped:
             return new_inputs
+        self._compact_text(text_first, len(deferred), full=wanted is None)
         candidates = stored.keys() if wanted is None else (wanted & stored.keys())
         self._remove_gone(sorted(p for p in candidates if p not in seen), unreadable,
                           skip_reasons, root, repo_id, stats, dry_run=dry_run)
         stats.files_skipped = dict(sorted(skipped.items()))
         return new_inputs
+
+    def _text_first(self, dry_run: bool) -> TextFirst | None:
+        """The store, where this run writes each file's text during the walk."""
+        return (self.store if self.text_first and not dry_run
+                and isinstance(self.store, TextFirst) else None)
+
+    def _compact_text(self, store: TextFirst | None, written: int, *, full: bool) -> None:
+        """After a full run's phase 1: merge the trigram index's segments if its walk
+        wrote `COMPACT_AFTER_TEXTS` texts or more, at least half of the index's."""
+        if (store is not None and full and written >= COMPACT_AFTER_TEXTS
+                and 2 * written >= self.store.query("SELECT count(*) FROM files")[0][0]):
+            store.compact_text()
 
     def _remove_gone(self, gone: list[str], unreadable: list[str],
                      skip_reasons: Mapping[str, str], root: Path, repo_id: int,
@@ -573,8 +615,7 @@ class Indexer:
         checkpoints, symbols or summary. Where the store writes text first (`TextFirst`),
         a file to embed gets its text written now and joins `deferred`, chunked after the
         walk."""
-        text_first = (self.store if self.text_first and not dry_run
-                      and isinstance(self.store, TextFirst) else None)
+        text_first = self._text_first(dry_run)
         old = stored.get(entry.path)
         if (old is not None and not run.recheck and old.size == entry.size
                 and old.mtime_ns == entry.mtime_ns):

@@ -184,6 +184,14 @@ class TextFirst(Protocol):
         `content=None`. The row is marked unfinished until then."""
         ...
 
+    def bulk_text(self) -> AbstractContextManager[None]:
+        """Settings for a walk that writes many texts in a row (search is the same)."""
+        ...
+
+    def compact_text(self) -> None:
+        """Merge the text index's parts after a walk that wrote many texts."""
+        ...
+
     def replace_file(
         self,
         repo_id: int,

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -371,7 +372,9 @@ def test_files_commit_in_batches_that_other_connections_see_whole(
 ):
     """Phase 1 commits batches of 1, 2, 4, then `files_per_commit` files: a second
     connection, polled before each file, sees the committed count step by whole batches,
-    first of texts (the walk), then of finished files (chunking)."""
+    first of texts (the walk, whose batches commit on their own thread: a probe sees the
+    batches committed by then, never part of one, never one not yet handed over), then of
+    finished files (chunking)."""
     monkeypatch.setattr("ctxd.indexer.pipeline.COMMIT_EVERY_S", 3600.0)
     for i in range(10):
         repo.write(f"f{i}.py", f"def f{i}(x):\n    return x + {i}\n")
@@ -387,7 +390,11 @@ def test_files_commit_in_batches_that_other_connections_see_whole(
         finished: list[int] = []
         stats = Indexer(store, fake_embedder, files_per_commit=4).index(
             repo.root, WalkOptions(), embed=False, should_stop=probe)
-        assert seen == [0, 1, 1, 3, 3, 3, 3, 7, 7, 7] + [10] * 10
+        handed_over = [0, 1, 1, 3, 3, 3, 3, 7, 7, 7]
+        assert seen[10:] == [10] * 10  # the walk's thread is done before chunking
+        assert seen[:10] == sorted(seen[:10])
+        assert all(n in (0, 1, 3, 7) and n <= m for n, m in zip(seen, handed_over,
+                                                                 strict=False))
         assert finished == [0] * 10 + [0, 1, 1, 3, 3, 3, 3, 7, 7, 7]
         assert stats.files_indexed == 10
         assert int(reader.query("SELECT count(*) FROM files")[0][0]) == 10
@@ -514,3 +521,69 @@ def test_text_written_first_then_the_rest_of_the_file_keeps_one_id(store):
     with pytest.raises(ValueError, match=r"b\.py"):
         store.replace_file(repo_id, FileRecord("b.py", 1, 1, "h", "python", 1), None, [], [],
                            "t")
+
+
+def test_the_write_thread_commits_batches_in_order_and_raises_a_failed_write_in_the_caller(
+    store,
+):
+    """`WriteThread`: each batch one transaction, in the order given; a write that fails
+    undoes its own batch, stops the writes after it and is raised in the caller's thread
+    (here by `close`, or by the next `submit` once the thread got to it)."""
+    from ctxd.indexer.store.records import FileRecord
+    from ctxd.indexer.write_thread import WriteThread
+
+    repo_id = store.upsert_repo("/r", {}, "2026-11-27T00:00:00Z").id
+
+    def put(name: str) -> Callable[[], object]:
+        record = FileRecord(name, 1, 1, "h", "python", 1)
+        return lambda: store.put_file_text(repo_id, record, f"text of {name}\n", "t")
+
+    def fail() -> None:
+        raise OSError(28, "No space left on device")
+
+    interval = sys.getswitchinterval()
+    writer = WriteThread(store)
+    assert sys.getswitchinterval() == min(interval, 0.0005)  # the GIL handed over sooner
+    writer.submit([put("a.py"), put("b.py")])
+    writer.submit([put("c.py"), fail, put("d.py")])
+    with pytest.raises(OSError, match="No space left"):
+        try:
+            writer.submit([put("e.py")])  # never written, whether it raises or not
+        finally:
+            writer.close()
+    assert [r[0] for r in store.query("SELECT path FROM files ORDER BY id")] == ["a.py", "b.py"]
+    assert store.query("SELECT count(*) FROM file_text WHERE file_text MATCH 'text of'")[0][0] == 2
+    assert sys.getswitchinterval() == interval
+    writer = WriteThread(store)  # the caller's own error: what was not started is dropped
+    writer.close(drop=True)
+    assert not store.db.in_transaction and sys.getswitchinterval() == interval
+
+
+def test_a_full_run_leaves_the_trigram_index_merged_and_its_settings_as_before(
+    repo, store, fake_embedder, monkeypatch
+):
+    """The walk writes texts with FTS5's automerge off (`bulk_text`) and a run that wrote
+    most of the index merges it into one segment after phase 1 (`compact_text`); a later
+    run that changes a few files does not, and both leave automerge at its default."""
+    import ctxd.indexer.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "COMPACT_AFTER_TEXTS", 20)
+    for i in range(40):
+        repo.write(f"pkg/m{i}.py", PY_FILE.replace("Cart", f"Cart{i}"))
+
+    def state() -> tuple[int, object]:
+        return (store.query("SELECT count(DISTINCT segid) FROM file_text_idx")[0][0],
+                store.query("SELECT v FROM file_text_config WHERE k = 'automerge'")[0][0])
+
+    Indexer(store, fake_embedder).index(repo.root, WalkOptions(), embed=False)
+    assert state() == (1, 4)
+    assert store.query("SELECT count(*) FROM file_text WHERE file_text MATCH "
+                       "'\"class cart17:\"'")[0][0] == 1
+    for i in range(3):
+        repo.write(f"pkg/m{i}.py", PY_FILE.replace("Cart", f"Basket{i}"))
+    stats = Indexer(store, fake_embedder).index(repo.root, WalkOptions(), embed=False)
+    assert stats.files_updated == 3
+    assert state()[0] > 1 and state()[1] == 4  # not merged again for 3 files
+    assert store.query("SELECT count(*) FROM file_text WHERE file_text MATCH "
+                       "'\"class basket1:\"' OR file_text MATCH '\"class cart1:\"'"
+                       )[0][0] == 1

@@ -23,7 +23,8 @@ Invariants:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 
 from ctxd.indexer.models import Chunk, Symbol
 from ctxd.indexer.store.records import (
@@ -39,6 +40,9 @@ from ctxd.indexer.store.words import chunk_fts_row
 UNFINISHED_HASH = ""
 """`files.hash` of a file whose text is written and whose checkpoints are not yet
 (`put_file_text`): no content hash equals it, so the next run rewrites the file."""
+
+TEXT_AUTOMERGE = 4
+"""FTS5's `automerge` for `file_text` outside `bulk_text` (FTS5's default)."""
 
 
 class FileRows(Connection):
@@ -95,6 +99,30 @@ class FileRows(Connection):
                 "INSERT INTO file_text(rowid, content) VALUES (?, ?)", (file_id, content))
             self._text_changed()
         return file_id
+
+    @contextmanager
+    def bulk_text(self) -> Iterator[None]:
+        """FTS5 settings for phase 1's walk, which writes many texts in a row: `file_text`'s
+        `automerge` is off, so each commit's new segment is left as it is instead of being
+        merged into the older ones at once (FTS5 still merges a level that reaches
+        `crisismerge`, 16 segments); the trigram inserts take 11-28% less CPU
+        (docs/BENCHMARKS.md, issue 30 item 2, continued). Leaving the block restores
+        `TEXT_AUTOMERGE`; an exception leaves it off until the next run's (search is the
+        same either way). The segments left are merged by `compact_text`."""
+        self._text_config("automerge", 0)
+        yield
+        self._text_config("automerge", TEXT_AUTOMERGE)
+
+    def compact_text(self) -> None:
+        """Merge `file_text`'s segments into one (FTS5 `optimize`, one transaction): a
+        literal is then looked up in one b-tree instead of one per segment. Phase 1 runs
+        it after a walk that wrote many texts (`indexer.pipeline.COMPACT_AFTER_TEXTS`)."""
+        with self.transaction():
+            self.db.execute("INSERT INTO file_text(file_text) VALUES ('optimize')")
+
+    def _text_config(self, key: str, value: int) -> None:
+        with self.transaction():
+            self.db.execute("INSERT INTO file_text(file_text, rank) VALUES (?, ?)", (key, value))
 
     def _update_file_row(self, file_id: int, values: tuple[object, ...]) -> None:
         self.db.execute(
