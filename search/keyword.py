@@ -19,7 +19,7 @@ from typing import Any
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.store.words import split_identifiers
 from ctxd.search.filters import SearchFilters
-from ctxd.search.keyword_index import KeywordPostings
+from ctxd.search.keyword_index import KeywordPostings, Ranked
 from ctxd.search.lru import Lru
 from ctxd.search.models import Hit, LineMatch, MatchSource
 
@@ -183,21 +183,75 @@ def _from_postings(store: IndexStore, asked: list[str], postings: KeywordPosting
             held_words.append(term)
         else:
             rare.append(term)
-    extra = list(_rare_scores(store, rare)) if rare else []  # a copy: extended below
-    stale = postings.generation != store.text_generation()
-    if stale and held:  # rows written since the snapshot: their common terms from FTS5
-        extra += store.keyword_scores(held_words, above=postings.top_rowid)
+    generation = store.text_generation()
+    page = _page(store, postings, generation, held, held_words, rare)
+    stale = postings.generation != generation
     want = offset + limit
     k = want + 16 if stale else want  # rows deleted since the snapshot drop out below
     while True:
-        top = postings.top(held, extra, k)
-        rows = _rows_by_id(store, [cid for cid, _ in top])
-        if len(rows) >= want or len(top) < k:
+        top = page.ranked.top(k)
+        hits = page.hits(store, top)
+        if len(hits) >= want or len(top) < k:
             break
         k *= 4
-    words = term_pattern(terms) if with_matches else None
-    page = [(cid, score) for cid, score in top if cid in rows][offset:want]
-    return [_hit((-score, *rows[cid]), words) for cid, score in page]
+    page_hits = [hits[cid] for cid, _score in top if cid in hits][offset:want]
+    if with_matches:
+        matches = _LineMatches(term_pattern(terms))
+        return [replace(h, matches=matches(h.snippet, h.start_line)) for h in page_hits]
+    return page_hits
+
+
+class _Page:
+    """One question's ranking over the postings, and the hits made for it so far (without
+    line matches): the fetches of one page (`merged_page` asks for twice as many rows each
+    time copies leave it short) score once and read each row once. Valid for one text
+    generation and postings snapshot (its key in `_PAGES`)."""
+
+    def __init__(self, ranked: Ranked) -> None:
+        self.ranked = ranked
+        self._hits: dict[int, Hit] = {}
+        self._lock = threading.Lock()
+
+    def hits(self, store: IndexStore, top: list[tuple[int, float]]) -> dict[int, Hit]:
+        """The hits of the rows of `top` (rowid, score) that exist, each read once."""
+        with self._lock:
+            known = {i: h for i, _s in top if (h := self._hits.get(i)) is not None}
+        missing = [(i, s) for i, s in top if i not in known]
+        if missing:
+            rows = _rows_by_id(store, [i for i, _s in missing])
+            made = {i: _hit((-s, *rows[i]), None) for i, s in missing if i in rows}
+            known.update(made)
+            with self._lock:
+                if len(self._hits) + len(made) > _PAGE_ROWS:
+                    self._hits = {}
+                self._hits.update(known)
+        return known
+
+
+_PAGE_ROWS = 50_000
+"""Hits one `_Page` keeps at most (then only the last fetch's)."""
+
+
+def _page(store: IndexStore, postings: KeywordPostings, generation: int, held: list[str],
+          held_words: list[str], rare: list[str]) -> _Page:
+    """The `_Page` of these terms for the store's text at `generation` (made on first
+    use)."""
+    key = (store.location, generation, postings.generation, postings.top_rowid,
+           tuple(held), tuple(rare))
+    page = _PAGES.get(key)
+    if page is None:
+        extra = list(_rare_scores(store, rare)) if rare else []  # a copy: extended below
+        if postings.generation != generation and held:
+            # rows written since the snapshot: their common terms from FTS5
+            extra += store.keyword_scores(held_words, above=postings.top_rowid)
+        page = _Page(Ranked(*postings.scored(held, extra)))
+        _PAGES.put(key, page)
+    return page
+
+
+_PAGES: Lru[tuple[str, int, int, int, tuple[str, ...], tuple[str, ...]], _Page] = Lru(4)
+"""The newest pages' rankings and hits (a ranking holds a score for every row holding a
+common term of the question: up to 12 bytes a checkpoint)."""
 
 
 def _rare_scores(store: IndexStore, rare: list[str]) -> list[tuple[int, float]]:
@@ -232,7 +286,8 @@ def keyword_line_matches(store: IndexStore, question: str, hits: list[Hit], *,
     if not terms:
         return hits
     words = term_pattern(terms)
-    return [replace(h, matches=line_matches(h.snippet, h.start_line, words)) for h in hits]
+    matches = _LineMatches(words)
+    return [replace(h, matches=matches(h.snippet, h.start_line)) for h in hits]
 
 
 def add_line_matches(store: IndexStore, question: str, hits: list[Hit],
@@ -248,9 +303,29 @@ def add_line_matches(store: IndexStore, question: str, hits: list[Hit],
     terms = informative_terms(store, asked, postings)
     if not terms:
         return hits
-    words = term_pattern(terms)
-    return [replace(h, matches=line_matches(h.snippet, h.start_line, words))
+    matches = _LineMatches(term_pattern(terms))
+    return [replace(h, matches=matches(h.snippet, h.start_line))
             if MatchSource.KEYWORD in h.sources and not h.matches else h for h in hits]
+
+
+class _LineMatches:
+    """`line_matches` with `words`, once per distinct text and first line: identical
+    copies of a checkpoint (a page's hits hold many) share their matches, moved to their
+    lines when they start elsewhere."""
+
+    def __init__(self, words: re.Pattern[str]) -> None:
+        self.words = words
+        self._known: dict[tuple[str, int], tuple[LineMatch, ...]] = {}
+
+    def __call__(self, text: str, first_line: int) -> tuple[LineMatch, ...]:
+        found = self._known.get((text, first_line))
+        if found is None:
+            relative = self._known.get((text, 0))
+            if relative is None:
+                relative = self._known[(text, 0)] = line_matches(text, 0, self.words)
+            found = self._known[(text, first_line)] = tuple(
+                LineMatch(m.line + first_line, m.text, m.ranges) for m in relative)
+        return found
 
 
 def term_pattern(terms: list[str]) -> re.Pattern[str]:
