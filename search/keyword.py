@@ -131,12 +131,57 @@ def keyword_search(
     path_ok = filters.path_matcher()
     want = offset + limit
     fetch = want * 4 if filters.path_glob else want
-    scored = store.keyword_scores(terms, where=where, params=params, limit=fetch)
-    rows = _rows_by_id(store, [cid for cid, _s in scored])
-    words = term_pattern(terms)
-    hits = [_hit((-score, *rows[cid]), words if with_matches else None)
-            for cid, score in scored if cid in rows and path_ok(str(rows[cid][1]))]
+    page, scored = _page_scores(store, terms, where, params, fetch)
+    made = page.hits(store, scored)
+    hits = [h for cid, _s in scored if (h := made.get(cid)) is not None and path_ok(h.path)]
+    if with_matches:
+        matches = _LineMatches(term_pattern(terms))
+        return [replace(h, matches=matches(h.snippet, h.start_line))
+                for h in hits[offset:want]]
     return hits[offset:want]
+
+
+PAGE_DEPTH = 256
+"""Rows the store ranks at least when a page asks (see `_page_scores`)."""
+
+
+def _page_scores(store: IndexStore, terms: list[str], where: str, params: list[object],
+                 fetch: int) -> tuple[_Page, list[tuple[int, float]]]:
+    """`store.keyword_scores(terms, ..., limit=fetch)`, from one ranking for the fetches
+    of one page, and the `_Page` that reads its rows once: `merged_page` asks again with
+    twice as many rows each time identical copies collapse and leave the page short (at
+    1M checkpoints a text has ~160 copies, so a page reads thousands of rows), so the
+    store ranks `PAGE_DEPTH` rows at least, then 4x the previous depth, and each fetch
+    takes the head of that ranking. FTS5's ranking is exact, so the head of a deeper one
+    is the same; PostgreSQL's prunes by the depth asked (`indexer.store.pg.keywords`), so
+    its pages come from the deeper ranking."""
+    key = (store.location, store.text_generation(), tuple(terms), where,
+           tuple(map(str, params)))
+    held = _SCORES.get(key)
+    if held is None or (held[0] < fetch and len(held[1].ranked) >= held[0]):
+        depth = max(fetch, PAGE_DEPTH, 4 * held[0] if held else 0)
+        ranked = _Listed(store.keyword_scores(terms, where=where, params=params, limit=depth))
+        held = (depth, _Page(ranked))
+        _SCORES.put(key, held)
+    return held[1], held[1].ranked.top(fetch)
+
+
+class _Listed:
+    """A ranking the store gave as a list (`_Page.ranked` for `_page_scores`)."""
+
+    def __init__(self, scores: list[tuple[int, float]]) -> None:
+        self.scores = scores
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+    def top(self, k: int) -> list[tuple[int, float]]:
+        return self.scores[:k]
+
+
+_SCORES: Lru[tuple[str, int, tuple[str, ...], str, tuple[str, ...]],
+             tuple[int, _Page]] = Lru(4)
+"""The newest pages' rankings by the store: (depth asked, the page)."""
 
 
 def _rows_by_id(store: IndexStore, ids: list[int]) -> dict[int, tuple[Any, ...]]:
@@ -207,7 +252,7 @@ class _Page:
     time copies leave it short) score once and read each row once. Valid for one text
     generation and postings snapshot (its key in `_PAGES`)."""
 
-    def __init__(self, ranked: Ranked) -> None:
+    def __init__(self, ranked: Ranked | _Listed) -> None:
         self.ranked = ranked
         self._hits: dict[int, Hit] = {}
         self._lock = threading.Lock()
