@@ -34,13 +34,13 @@ import numpy.typing as npt
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bench_search import RealFile, real_files  # noqa: E402
-from bench.pg_helpers import database_url, local_server  # noqa: E402
-from ctxd.indexer.store.location import StoreOptions  # noqa: E402
-from ctxd.indexer.store.pg.files import WORDS_SQL, words_of  # noqa: E402
-from ctxd.indexer.store.pg.vectors import HNSW_EF_CONSTRUCTION, HNSW_M  # noqa: E402
-from ctxd.indexer.store.words import chunk_fts_row  # noqa: E402
-from tests.vector_data import clustered_unit_vectors, queries_near  # noqa: E402
+from bench.bench_search import RealFile, real_files
+from bench.pg_helpers import database_url, local_server
+from ctxd.indexer.store.location import StoreOptions
+from ctxd.indexer.store.pg.files import WORDS_SQL, words_of
+from ctxd.indexer.store.pg.vectors import HNSW_EF_CONSTRUCTION, HNSW_M
+from ctxd.indexer.store.words import chunk_fts_row
+from tests.vector_data import clustered_unit_vectors, queries_near
 
 NOW = "2026-01-01T00:00:00Z"
 DIM = 384

@@ -50,6 +50,8 @@ class KeywordPostings:
     """Index term -> (rowids, column-weighted frequency in each: whole numbers, uint16
     where they fit)."""
     min_df: int
+    bm25: str = "fts5"
+    """The engine whose order of operations the scores follow (`TermPostings.bm25`)."""
 
     @property
     def top_rowid(self) -> int:
@@ -81,12 +83,15 @@ class KeywordPostings:
             docs, freq = self.postings[term]
             df = len(docs)
             idf = math.log((self.rows - df + 0.5) / (df + 0.5))
+            f = freq.astype(np.float64)
+            norm = K1 * (1 - B + B * self.lengths[docs] / self.avgdl)
+            if self.bm25 == "postgresql":  # `pg.keywords._Scorer.score`, in its order
+                parts.append((max(idf, 1e-6) * (f * (K1 + 1.0))) / (f + norm))
+                continue
             if idf <= 0.0:
                 idf = 1e-6
-            f = freq.astype(np.float64)
             # the operations of FTS5's fts5Bm25Function, in its order (same rounding)
-            parts.append(idf * ((f * (K1 + 1.0))
-                                / (f + K1 * (1 - B + B * self.lengths[docs] / self.avgdl))))
+            parts.append(idf * ((f * (K1 + 1.0)) / (f + norm)))
         if extra:
             ids.append(np.fromiter((i for i, _ in extra), np.int64, len(extra)))
             parts.append(np.fromiter((s for _, s in extra), np.float64, len(extra)))
@@ -94,7 +99,7 @@ class KeywordPostings:
             return np.empty(0, np.intp), np.empty(0, np.float64)
         summed = np.bincount(np.concatenate(ids), weights=np.concatenate(parts))
         held = np.flatnonzero(summed)
-        return held, summed[held]
+        return held, summed[held].astype(np.float64, copy=False)
 
 
 class Ranked:
@@ -138,7 +143,7 @@ def load_postings(store: IndexStore, min_df: int = MIN_DF) -> KeywordPostings | 
     if found is None:
         return None
     return KeywordPostings(found.generation, found.rows, found.avgdl, found.lengths,
-                           found.postings, min_df)
+                           found.postings, min_df, found.bm25)
 
 
 class KeywordIndex(Snapshots[KeywordPostings]):

@@ -129,15 +129,13 @@ def test_keyword_pages_over_copies_on_both_engines(tmp_path: Path, store_url: st
     _copied_repo(tmp_path / "repo")
     settings = load_settings({"home": str(tmp_path / "home"), "store.url": store_url})
     svc = Service(settings, embedder=FakeEmbedder(), long_lived=True)
-    if store_url == "":  # SQLite: the postings in memory, as a daemon holds them at scale
-        svc.keywords = KeywordIndex(above=0, min_df=2)
+    svc.keywords = KeywordIndex(above=0, min_df=2)  # the postings, as at scale
     try:
         svc.index(tmp_path / "repo")
         store = svc.store()
-        if svc.keywords is not None:
-            svc.postings(store)
-            svc.keywords.wait()
-            assert svc.postings(store) is not None
+        svc.postings(store)
+        svc.keywords.wait()
+        assert svc.postings(store) is not None
         for question in QUESTIONS:
             def complete(k: int, q: str = question) -> list[Hit]:
                 return keyword_search(store, q, limit=k)
@@ -150,3 +148,32 @@ def test_keyword_pages_over_copies_on_both_engines(tmp_path: Path, store_url: st
         assert page and len(page[0].also_in) >= 10 and page[0].matches
     finally:
         svc.close()
+
+
+@pytest.mark.parametrize("min_df", [1, 3, 40])
+def test_postgresql_postings_rank_as_its_sql(tmp_path: Path, pg_url: str, min_df: int) -> None:
+    """The common words' postings read from a PostgreSQL store score exactly as the store's
+    own SQL does: the same checkpoints, order and scores on every question."""
+    from ctxd.indexer.pipeline import Indexer
+    from ctxd.indexer.store.location import StoreOptions
+    from ctxd.indexer.store.open import open_store
+    from ctxd.indexer.walk.walker import WalkOptions
+    from ctxd.search.keyword_index import load_postings
+    from tests.search.test_keyword_index import QUESTIONS as MORE
+    from tests.search.test_keyword_index import _files
+
+    _files(tmp_path / "repo", n=60)
+    store = open_store(tmp_path / "unused.db", StoreOptions(url=pg_url))
+    try:
+        Indexer(store, FakeEmbedder()).index(tmp_path / "repo", WalkOptions(), embed=False)
+        postings = load_postings(store, min_df)
+        assert postings is not None and postings.postings and postings.bm25 == "postgresql"
+        assert all(len(docs) >= min_df for docs, _ in postings.postings.values())
+        for question in (*MORE, *QUESTIONS):
+            plain, fast = ([(h.checkpoint, h.score, h.path) for h in keyword_search(
+                store, question, limit=25, with_matches=False, postings=p)]
+                for p in (None, postings))
+            assert fast == plain, question
+        assert keyword_search(store, "retry backoff", postings=postings)
+    finally:
+        store.close()
