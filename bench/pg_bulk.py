@@ -107,50 +107,7 @@ def build(url: str, n: int, files: list[RealFile], log: Any = print) -> dict[str
         conn.execute("INSERT INTO bulk_text SELECT real, chunk, "
                      "setweight(to_tsvector('ctxd_words', tw), 'D') FROM bulk_tw")
         log(f"texts: {time.perf_counter() - t0:.1f} s")
-        # files, texts, checkpoints (staged), symbols, summaries
-        fid = cid = 0
-        hashes_written = 0
-        buf = {k: io.StringIO() for k in ("files", "file_text", "cp", "symbols", "summaries")}
-
-        def flush() -> None:
-            for table, copy_sql in (
-                    ("files", "COPY files(id, repo_id, path, size, mtime_ns, hash, language, "
-                              "lines, indexed_at, role) FROM STDIN"),
-                    ("file_text", "COPY file_text(file_id, content) FROM STDIN"),
-                    ("cp", "COPY bulk_cp FROM STDIN"),
-                    ("symbols", "COPY symbols(file_id, repo_id, path, language, name, kind, "
-                                "container, line, end_line) FROM STDIN"),
-                    ("summaries", "COPY summaries(file_id, repo_id, path, text, hash) "
-                                  "FROM STDIN")):
-                data = buf[table].getvalue()
-                if data:
-                    with conn.cursor().copy(copy_sql) as cp:
-                        cp.write(data)
-                buf[table] = io.StringIO()
-
-        for f, r, fpath in drawn(n, files):
-            real = files[r]
-            fid = f + 1
-            buf["files"].write(_line(fid, repo.id, fpath, len(real.content), 1, str(f),
-                                     real.language, real.content.count("\n") + 1, NOW, ""))
-            buf["file_text"].write(_line(fid, real.content))
-            for c, (start, end, _text, sym) in enumerate(real.chunks):
-                cid += 1
-                pw, pn = words_of(chunk_fts_row(fpath, None, "")[0])
-                sw, sn = words_of(chunk_fts_row("", sym, "")[1])
-                buf["cp"].write(_line(cid, fid, r, c, fpath, real.language, start, end, sym,
-                                      _text, f"h{f}-{c}", pw, sw, pn + sn + text_len[(r, c)]))
-            for s in real.symbols:
-                buf["symbols"].write(_line(fid, repo.id, fpath, real.language, s.name, s.kind,
-                                           s.container, s.line, s.end_line))
-            buf["summaries"].write(_line(
-                fid, repo.id, fpath, f"file {fpath}\n" + "; ".join(s.name for s in real.symbols),
-                f"s{f}"))
-            if f % 2000 == 1999:
-                flush()
-                log(f"staged {fid} files, {cid} checkpoints: {time.perf_counter() - t0:.1f} s")
-        flush()
-        n_files, hashes_written = fid, cid
+        n_files, hashes_written = _stage(conn, n, files, repo.id, text_len, log, t0)
         conn.execute("SELECT setval('files_id_seq', %s)", (n_files,))
         out["stage_s"] = round(time.perf_counter() - t0, 1)
         log(f"staged: {out['stage_s']} s")
@@ -159,7 +116,7 @@ def build(url: str, n: int, files: list[RealFile], log: Any = print) -> dict[str
         assert words.endswith("setweight(to_tsvector('ctxd_words', x), 'D')")
         words = words.removesuffix("setweight(to_tsvector('ctxd_words', x), 'D')") + "t.words"
         step = 100_000
-        for lo in range(0, cid, step):
+        for lo in range(0, hashes_written, step):
             conn.execute(
                 "INSERT INTO checkpoints(id, file_id, repo_id, path, language, start_line, "
                 "end_line, symbol, symbol_kind, container, text, hash, words, words_len, terms, "
@@ -169,8 +126,9 @@ def build(url: str, n: int, files: list[RealFile], log: Any = print) -> dict[str
                 "b.words_len FROM bulk_cp b JOIN bulk_text t ON t.real = b.real AND "
                 "t.chunk = b.chunk WHERE b.id > %s AND b.id <= %s ORDER BY b.id) v",
                 (repo.id, lo, lo + step))
-            log(f"checkpoints to {min(lo + step, cid)}: {time.perf_counter() - t1:.1f} s")
-        conn.execute("SELECT setval('checkpoint_ids', %s)", (cid,))
+            done = min(lo + step, hashes_written)
+            log(f"checkpoints to {done}: {time.perf_counter() - t1:.1f} s")
+        conn.execute("SELECT setval('checkpoint_ids', %s)", (hashes_written,))
         conn.execute("INSERT INTO keyword_stats(repo_id, rows, tokens) SELECT %s, count(*), "
                      "sum(words_len) FROM checkpoints", (repo.id,))
         conn.execute("INSERT INTO keyword_df(repo_id, lexeme, df) SELECT %s, lx, count(*) "
@@ -207,6 +165,54 @@ def build(url: str, n: int, files: list[RealFile], log: Any = print) -> dict[str
                total_s=round(time.perf_counter() - t0, 1))
     out["queries"] = queries
     return out
+
+
+def _stage(conn: Any, n: int, files: list[RealFile], repo_id: int,
+           text_len: dict[tuple[int, int], int], log: Any, t0: float) -> tuple[int, int]:
+    """Files, texts, symbols and summaries by COPY, checkpoints into `bulk_cp`; (files,
+    checkpoints)."""
+    fid = cid = 0
+    buf = {k: io.StringIO() for k in ("files", "file_text", "cp", "symbols", "summaries")}
+
+    def flush() -> None:
+        for table, copy_sql in (
+                ("files", "COPY files(id, repo_id, path, size, mtime_ns, hash, language, "
+                          "lines, indexed_at, role) FROM STDIN"),
+                ("file_text", "COPY file_text(file_id, content) FROM STDIN"),
+                ("cp", "COPY bulk_cp FROM STDIN"),
+                ("symbols", "COPY symbols(file_id, repo_id, path, language, name, kind, "
+                            "container, line, end_line) FROM STDIN"),
+                ("summaries", "COPY summaries(file_id, repo_id, path, text, hash) "
+                              "FROM STDIN")):
+            data = buf[table].getvalue()
+            if data:
+                with conn.cursor().copy(copy_sql) as cp:
+                    cp.write(data)
+            buf[table] = io.StringIO()
+
+    for f, r, fpath in drawn(n, files):
+        real = files[r]
+        fid = f + 1
+        buf["files"].write(_line(fid, repo_id, fpath, len(real.content), 1, str(f),
+                                 real.language, real.content.count("\n") + 1, NOW, ""))
+        buf["file_text"].write(_line(fid, real.content))
+        for c, (start, end, _text, sym) in enumerate(real.chunks):
+            cid += 1
+            pw, pn = words_of(chunk_fts_row(fpath, None, "")[0])
+            sw, sn = words_of(chunk_fts_row("", sym, "")[1])
+            buf["cp"].write(_line(cid, fid, r, c, fpath, real.language, start, end, sym,
+                                  _text, f"h{f}-{c}", pw, sw, pn + sn + text_len[(r, c)]))
+        for s in real.symbols:
+            buf["symbols"].write(_line(fid, repo_id, fpath, real.language, s.name, s.kind,
+                                       s.container, s.line, s.end_line))
+        buf["summaries"].write(_line(
+            fid, repo_id, fpath, f"file {fpath}\n" + "; ".join(s.name for s in real.symbols),
+            f"s{f}"))
+        if f % 2000 == 1999:
+            flush()
+            log(f"staged {fid} files, {cid} checkpoints: {time.perf_counter() - t0:.1f} s")
+    flush()
+    return fid, cid
 
 
 def _vectors(conn: Any, n: int, n_files: int, n_chunks: int) -> npt.NDArray[np.float32]:

@@ -23,8 +23,11 @@ hold the rarest terms first and keeps the others out only when they cannot reach
 (`_ranked`: each term adds at most idf * (k1 + 1), whatever its frequency; a row holding
 none of the rare terms and too few of the common ones scores below the k-th best); the
 page is then still exact, and when even the rows that might reach it are too many, the
-best of those read so far is returned (the note in docs/TEAM.md). Reads only. Called
-through `PgStore` by `search.keyword`.
+best of those read so far is returned (the note in docs/TEAM.md). A long-lived process
+over a large store instead holds the common lexemes' postings (`keyword_postings`, read
+once per text generation) and scores those in memory in this scorer's order of
+operations (`search.keyword_index`), the rest here. Reads only. Called through
+`PgStore` by `search.keyword`.
 """
 
 from __future__ import annotations
