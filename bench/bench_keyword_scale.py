@@ -1,7 +1,7 @@
 """Keyword and hybrid search through the service at scale, before vs after, one run.
 
     .venv/bin/python bench/bench_keyword_scale.py --store STORE.db --queries Q.npy \\
-        [--before CODE] [--rounds 2] [--runs 2] [--json out.json]
+        [--url POSTGRESQL_URL] [--before CODE] [--rounds 2] [--runs 2] [--json out.json]
 
 `STORE.db` is a store of `bench/bench_search.py --stores DIR` (real code copied under many
 folders, synthetic vectors; `Q.npy` its query vectors, kept beside it). Each side runs in
@@ -10,7 +10,10 @@ its own process (`--before CODE`: a folder holding an older `ctxd` package, as
 round: a long-lived `Service` (as the daemon holds it: keyword postings in memory, warmed
 before timing) answers eval-dev's first 30 questions `--runs` times in keyword mode, then
 in hybrid mode; p50 / p95 per side, and a digest of every page (ids, scores, line
-matches), which must be the same on both sides.
+matches), which must be the same on both sides. `--url`: the same over a PostgreSQL store
+(`bench/pg_bulk.py` builds `bench_search.py`'s store there), whose `Service` holds the
+keyword postings too on the side that has them (their build time is reported, untimed
+otherwise).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from typing import Any
 HERE = Path(__file__).resolve()
 
 
-def side(store: Path, queries: Path, runs: int) -> dict[str, Any]:
+def side(store: Path, queries: Path, runs: int, url: str = "") -> dict[str, Any]:
     """Time the modes with the `ctxd` this process imports."""
     import numpy as np
 
@@ -43,15 +46,19 @@ def side(store: Path, queries: Path, runs: int) -> dict[str, Any]:
     questions = [json.loads(line)["query"] for line in
                  (eval_dir() / "queries.jsonl").read_text().splitlines() if line.strip()][:30]
     with tempfile.TemporaryDirectory() as home:
-        (Path(home) / "index.db").symlink_to(store)
-        svc = Service(load_settings({"home": home}), embedder=QueryVectors(np.load(queries)),
+        if not url:
+            (Path(home) / "index.db").symlink_to(store)
+        svc = Service(load_settings({"home": home, "store.url": url}),
+                      embedder=QueryVectors(np.load(queries)),
                       long_lived=True)  # type: ignore[arg-type]
         st = svc.store()
+        out: dict[str, Any] = {}
         if svc.keywords is not None:
+            t = time.perf_counter()
             svc.postings(st)
             svc.keywords.wait()
             svc.postings(st)
-        out: dict[str, Any] = {}
+            out["postings_build_s"] = round(time.perf_counter() - t, 1)
         digest = hashlib.sha256()
         for mode in ("keyword", "hybrid"):
             svc.search(questions[-1], mode=mode, limit=10)  # untimed: loads what the mode holds
@@ -77,7 +84,8 @@ def run_side(code: Path | None, args: argparse.Namespace) -> dict[str, Any]:
     if code is not None:
         env["PYTHONPATH"] = str(code)
     done = subprocess.run([sys.executable, str(HERE), "--store", str(args.store), "--queries",
-                           str(args.queries), "--runs", str(args.runs), "--side"], env=env,
+                           str(args.queries), "--runs", str(args.runs), "--url", args.url,
+                           "--side"], env=env,
                           check=True, capture_output=True, text=True, cwd=tempfile.gettempdir())
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
@@ -90,11 +98,14 @@ def main() -> None:
     ap.add_argument("--before", type=Path)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--runs", type=int, default=2)
+    ap.add_argument("--url", default="",
+                    help="a PostgreSQL store's URL (then --store is not read)")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--side", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.side:
-        print(json.dumps(side(args.store.resolve(), args.queries.resolve(), args.runs)))
+        print(json.dumps(side(args.store.resolve(), args.queries.resolve(), args.runs,
+                              args.url)))
         return
     sides: dict[str, Path | None] = {"after": None}
     if args.before is not None:
@@ -104,12 +115,14 @@ def main() -> None:
         for name, code in sides.items():
             runs[name].append(run_side(code, args))
             print(f"round {r + 1} {name}: {runs[name][-1]}", file=sys.stderr)
-    out: dict[str, Any] = {"date": time.strftime("%Y-%m-%d"), "store": str(args.store),
+    out: dict[str, Any] = {"date": time.strftime("%Y-%m-%d"),
+                           "store": args.url.rsplit("/", 1)[-1] if args.url else str(args.store),
                            "rounds": args.rounds, "runs": args.runs}
     for name, side_runs in runs.items():
         out[name] = {mode: {k: statistics.median(r[mode][k] for r in side_runs)
                             for k in ("p50_ms", "p95_ms")} for mode in ("keyword", "hybrid")}
         out[name]["digests"] = sorted({r["digest"] for r in side_runs})
+        out[name]["postings_build_s"] = [r.get("postings_build_s") for r in side_runs]
     if "before" in out:
         out["same_pages"] = out["before"]["digests"] == out["after"]["digests"]
         out["keyword_p50_speedup"] = round(out["before"]["keyword"]["p50_ms"]

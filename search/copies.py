@@ -63,6 +63,10 @@ _SOURCE_ROOTS = frozenset({"src", "lib", "pkg", "internal", "source", "sources",
 _RENAMED = re.compile(r"(.+?)[ _.-]?(?:\d+|copy|old|new|bak|backup|orig)", re.IGNORECASE)
 """A folder named as another plus a number or a copy's suffix (`lib2`, `utils-old`)."""
 
+_RENAMED_END = re.compile(r"(?:\d|copy|old|new|bak|backup|orig)$", re.IGNORECASE)
+"""How every `_RENAMED` folder ends, within its last 6 characters (a quick test before
+the full match)."""
+
 _TEST_NAME = re.compile(r"^test_|_test\.[a-z0-9]+$|\.(test|spec)\.[a-z0-9]+$")
 _COPY_NAME = re.compile(r"[ _.-]copy( ?\d+)?(\.[^.]+)?$|\.(bak|orig|old)$")
 
@@ -107,7 +111,8 @@ def _path_shape(path: str) -> tuple[int, tuple[str, ...], int, int]:
     renamed copies of (`lib` for `lib2`), whether it lies outside a source root, its
     depth (a page's copies rank thousands of paths: each is looked at once)."""
     parts = path.split("/")[:-1]
-    bases = tuple(m.group(1) for f in parts if (m := _RENAMED.fullmatch(f)) is not None)
+    bases = tuple(m.group(1) for f in parts
+                  if _RENAMED_END.search(f[-6:]) and (m := _RENAMED.fullmatch(f)) is not None)
     outside = not parts or parts[0].lower() not in _SOURCE_ROOTS
     return copy_tier(path), bases, int(outside), path.count("/")
 
