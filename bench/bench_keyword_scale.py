@@ -9,11 +9,12 @@ its own process (`--before CODE`: a folder holding an older `ctxd` package, as
 `bench/bench_phase1.py` takes it; the other side is this checkout), sides in turn every
 round: a long-lived `Service` (as the daemon holds it: keyword postings in memory, warmed
 before timing) answers eval-dev's first 30 questions `--runs` times in keyword mode, then
-in hybrid mode; p50 / p95 per side, and a digest of every page (ids, scores, line
-matches), which must be the same on both sides. `--url`: the same over a PostgreSQL store
-(`bench/pg_bulk.py` builds `bench_search.py`'s store there), whose `Service` holds the
-keyword postings too on the side that has them (their build time is reported, untimed
-otherwise).
+in hybrid mode; p50 / p95 per side, and a digest of every page (paths, lines, scores,
+line matches, copies), which must be the same on both sides (`same_pages`; per mode, how
+many of the 30 pages are: `same_pages_by_mode`; each page's digest under `pages`).
+`--url`: the same over a PostgreSQL store (`bench/pg_bulk.py` builds `bench_search.py`'s
+store there), whose `Service` holds the keyword postings too on the side that has them
+(their build time is reported, untimed otherwise).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ def side(store: Path, queries: Path, runs: int, url: str = "") -> dict[str, Any]
             svc.postings(st)
             out["postings_build_s"] = round(time.perf_counter() - t, 1)
         digest = hashlib.sha256()
+        pages: dict[str, list[str]] = {}
         for mode in ("keyword", "hybrid"):
             svc.search(questions[-1], mode=mode, limit=10)  # untimed: loads what the mode holds
             times = []
@@ -69,13 +71,15 @@ def side(store: Path, queries: Path, runs: int, url: str = "") -> dict[str, Any]
                     page = svc.search(q, mode=mode, limit=10)
                     times.append(time.perf_counter() - t)
                     if run == 0:
-                        digest.update(repr([(h.path, h.start_line, h.end_line, h.score,
-                                             h.matches, h.also_in) for h in page.results]
-                                           ).encode())
+                        text = repr([(h.path, h.start_line, h.end_line, h.score, h.matches,
+                                      h.also_in) for h in page.results]).encode()
+                        digest.update(text)
+                        pages.setdefault(mode, []).append(hashlib.sha256(text).hexdigest()[:16])
             times.sort()
             out[mode] = {"p50_ms": round(1000 * statistics.median(times), 1),
                          "p95_ms": round(1000 * times[int(0.95 * len(times))], 1)}
         out["digest"] = digest.hexdigest()
+        out["pages"] = pages
     return out
 
 
@@ -123,8 +127,13 @@ def main() -> None:
                             for k in ("p50_ms", "p95_ms")} for mode in ("keyword", "hybrid")}
         out[name]["digests"] = sorted({r["digest"] for r in side_runs})
         out[name]["postings_build_s"] = [r.get("postings_build_s") for r in side_runs]
+        out[name]["pages"] = side_runs[0]["pages"]
     if "before" in out:
         out["same_pages"] = out["before"]["digests"] == out["after"]["digests"]
+        out["same_pages_by_mode"] = {
+            mode: sum(a == b for a, b in zip(out["before"]["pages"][mode],
+                                              out["after"]["pages"][mode], strict=True))
+            for mode in ("keyword", "hybrid")}
         out["keyword_p50_speedup"] = round(out["before"]["keyword"]["p50_ms"]
                                            / out["after"]["keyword"]["p50_ms"], 2)
         out["hybrid_p50_speedup"] = round(out["before"]["hybrid"]["p50_ms"]
