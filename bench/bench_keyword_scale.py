@@ -120,7 +120,8 @@ def main() -> None:
             runs[name].append(run_side(code, args))
             print(f"round {r + 1} {name}: {runs[name][-1]}", file=sys.stderr)
     out: dict[str, Any] = {"date": time.strftime("%Y-%m-%d"),
-                           "store": args.url.rsplit("/", 1)[-1] if args.url else str(args.store),
+                           "store": (args.url.split("?")[0].rsplit("/", 1)[-1] if args.url
+                                     else str(args.store)),
                            "rounds": args.rounds, "runs": args.runs}
     for name, side_runs in runs.items():
         out[name] = {mode: {k: statistics.median(r[mode][k] for r in side_runs)
