@@ -119,9 +119,12 @@ class Ranked:
         """The `k` best (rowid, score) pairs, best first (ties by rowid)."""
         if k <= 0:
             return []
-        if len(self._order) < min(k, len(self.ids)):
-            self._order = self._best(max(k, 2 * len(self._order)))
-        order = self._order[:k]
+        order = self._order  # read once: another thread may extend it meanwhile
+        if len(order) < min(k, len(self.ids)):
+            order = self._best(max(k, 2 * len(order)))
+            if len(order) > len(self._order):
+                self._order = order
+        order = order[:k]
         return [(int(i), float(s)) for i, s in zip(self.ids[order], self.scores[order],
                                                    strict=True)]
 
