@@ -63,6 +63,10 @@ _SOURCE_ROOTS = frozenset({"src", "lib", "pkg", "internal", "source", "sources",
 _RENAMED = re.compile(r"(.+?)[ _.-]?(?:\d+|copy|old|new|bak|backup|orig)", re.IGNORECASE)
 """A folder named as another plus a number or a copy's suffix (`lib2`, `utils-old`)."""
 
+_RENAMED_END = re.compile(r"(?:\d|copy|old|new|bak|backup|orig)$", re.IGNORECASE)
+"""How every `_RENAMED` folder ends, within its last 6 characters (a quick test before
+the full match)."""
+
 _TEST_NAME = re.compile(r"^test_|_test\.[a-z0-9]+$|\.(test|spec)\.[a-z0-9]+$")
 _COPY_NAME = re.compile(r"[ _.-]copy( ?\d+)?(\.[^.]+)?$|\.(bak|orig|old)$")
 
@@ -94,12 +98,23 @@ def copy_rank(repository: str, path: str, demoted: Collection[tuple[str, str]] =
     first): tier (`copy_tier`; `demoted` files, e.g. generated code, count as tier 3),
     a renamed copy of a folder among `folders` (the other copies' folders) last, a path
     under a source root first, folder depth, path length, path, repository."""
-    tier = 3 if (repository, path) in demoted else copy_tier(path)
+    tier, bases, outside, depth = _path_shape(path)
+    if demoted and (repository, path) in demoted:
+        tier = 3
+    renamed = any(b in folders for b in bases)
+    return (tier, int(renamed), outside, depth, len(path), path, repository)
+
+
+@lru_cache(maxsize=65536)
+def _path_shape(path: str) -> tuple[int, tuple[str, ...], int, int]:
+    """What `copy_rank` reads of a path: its tier, the folders its folders would be
+    renamed copies of (`lib` for `lib2`), whether it lies outside a source root, its
+    depth (a page's copies rank thousands of paths: each is looked at once)."""
     parts = path.split("/")[:-1]
-    renamed = any((m := _RENAMED.fullmatch(f)) is not None and m.group(1) in folders
-                  for f in parts)
+    bases = tuple(m.group(1) for f in parts
+                  if _RENAMED_END.search(f[-6:]) and (m := _RENAMED.fullmatch(f)) is not None)
     outside = not parts or parts[0].lower() not in _SOURCE_ROOTS
-    return (tier, int(renamed), int(outside), path.count("/"), len(path), path, repository)
+    return copy_tier(path), bases, int(outside), path.count("/")
 
 
 def text_key(hit: Hit) -> str | None:
@@ -110,6 +125,20 @@ def text_key(hit: Hit) -> str | None:
     if hit.snippet.count("\n") != hit.end_line - hit.start_line:
         return None
     return hit.snippet
+
+
+def distinct_texts(hits: Sequence[Hit]) -> int:
+    """How many hits `collapse_copies(hits)` returns (merging them after can only make
+    fewer): one per distinct `text_key`, plus every hit that is not collapsed."""
+    keys: set[str] = set()
+    loose = 0
+    for h in hits:
+        key = text_key(h)
+        if key is None:
+            loose += 1
+        else:
+            keys.add(key)
+    return len(keys) + loose
 
 
 def collapse_copies(hits: Sequence[Hit], demoted: Collection[tuple[str, str]] = ()

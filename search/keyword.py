@@ -19,7 +19,7 @@ from typing import Any
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.store.words import split_identifiers
 from ctxd.search.filters import SearchFilters
-from ctxd.search.keyword_index import KeywordPostings
+from ctxd.search.keyword_index import KeywordPostings, Ranked
 from ctxd.search.lru import Lru
 from ctxd.search.models import Hit, LineMatch, MatchSource
 
@@ -80,7 +80,7 @@ def informative_terms(store: IndexStore, terms: list[str],
     key = (store.location, store.text_generation(), tuple(terms))
     if (held := _PRUNED.get(key)) is not None:
         return list(held)
-    total = store.checkpoint_total()
+    total = _checkpoint_total(store, key[1])
     df = {t: term_count(store, t, postings) for t in terms}
     kept = [t for t in terms if df[t] <= total / 2] or [min(terms, key=lambda t: df[t])]
     _PRUNED.put(key, tuple(kept))
@@ -98,6 +98,20 @@ def term_count(store: IndexStore, term: str, postings: KeywordPostings | None = 
 
 _PRUNED: Lru[tuple[str, int, tuple[str, ...]], tuple[str, ...]] = Lru(256)
 """`informative_terms` answers of large indexes (the newest 256)."""
+
+
+def _checkpoint_total(store: IndexStore, generation: int) -> int:
+    """`store.checkpoint_total()` (a count of every row: ~40 ms at 1M checkpoints), once
+    per index and text generation."""
+    key = (store.location, generation)
+    total = _TOTALS.get(key)
+    if total is None:
+        total = store.checkpoint_total()
+        _TOTALS.put(key, total)
+    return total
+
+
+_TOTALS: Lru[tuple[str, int], int] = Lru(16)
 
 
 def keyword_search(
@@ -131,12 +145,57 @@ def keyword_search(
     path_ok = filters.path_matcher()
     want = offset + limit
     fetch = want * 4 if filters.path_glob else want
-    scored = store.keyword_scores(terms, where=where, params=params, limit=fetch)
-    rows = _rows_by_id(store, [cid for cid, _s in scored])
-    words = term_pattern(terms)
-    hits = [_hit((-score, *rows[cid]), words if with_matches else None)
-            for cid, score in scored if cid in rows and path_ok(str(rows[cid][1]))]
+    page, scored = _page_scores(store, terms, where, params, fetch)
+    made = page.hits(store, scored)
+    hits = [h for cid, _s in scored if (h := made.get(cid)) is not None and path_ok(h.path)]
+    if with_matches:
+        matches = _LineMatches(term_pattern(terms))
+        return [replace(h, matches=matches(h.snippet, h.start_line))
+                for h in hits[offset:want]]
     return hits[offset:want]
+
+
+PAGE_DEPTH = 256
+"""Rows the store ranks at least when a page asks (see `_page_scores`)."""
+
+
+def _page_scores(store: IndexStore, terms: list[str], where: str, params: list[object],
+                 fetch: int) -> tuple[_Page, list[tuple[int, float]]]:
+    """`store.keyword_scores(terms, ..., limit=fetch)`, from one ranking for the fetches
+    of one page, and the `_Page` that reads its rows once: `merged_page` asks again with
+    twice as many rows each time identical copies collapse and leave the page short (at
+    1M checkpoints a text has ~160 copies, so a page reads thousands of rows), so the
+    store ranks `PAGE_DEPTH` rows at least, then 4x the previous depth, and each fetch
+    takes the head of that ranking. FTS5's ranking is exact, so the head of a deeper one
+    is the same; PostgreSQL's prunes by the depth asked (`indexer.store.pg.keywords`), so
+    its pages come from the deeper ranking."""
+    key = (store.location, store.text_generation(), tuple(terms), where,
+           tuple(map(str, params)))
+    held = _SCORES.get(key)
+    if held is None or (held[0] < fetch and len(held[1].ranked) >= held[0]):
+        depth = max(fetch, PAGE_DEPTH, 4 * held[0] if held else 0)
+        ranked = _Listed(store.keyword_scores(terms, where=where, params=params, limit=depth))
+        held = (depth, _Page(ranked))
+        _SCORES.put(key, held)
+    return held[1], held[1].ranked.top(fetch)
+
+
+class _Listed:
+    """A ranking the store gave as a list (`_Page.ranked` for `_page_scores`)."""
+
+    def __init__(self, scores: list[tuple[int, float]]) -> None:
+        self.scores = scores
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+    def top(self, k: int) -> list[tuple[int, float]]:
+        return self.scores[:k]
+
+
+_SCORES: Lru[tuple[str, int, tuple[str, ...], str, tuple[str, ...]],
+             tuple[int, _Page]] = Lru(4)
+"""The newest pages' rankings by the store: (depth asked, the page)."""
 
 
 def _rows_by_id(store: IndexStore, ids: list[int]) -> dict[int, tuple[Any, ...]]:
@@ -183,21 +242,75 @@ def _from_postings(store: IndexStore, asked: list[str], postings: KeywordPosting
             held_words.append(term)
         else:
             rare.append(term)
-    extra = list(_rare_scores(store, rare)) if rare else []  # a copy: extended below
-    stale = postings.generation != store.text_generation()
-    if stale and held:  # rows written since the snapshot: their common terms from FTS5
-        extra += store.keyword_scores(held_words, above=postings.top_rowid)
+    generation = store.text_generation()
+    page = _page(store, postings, generation, held, held_words, rare)
+    stale = postings.generation != generation
     want = offset + limit
     k = want + 16 if stale else want  # rows deleted since the snapshot drop out below
     while True:
-        top = postings.top(held, extra, k)
-        rows = _rows_by_id(store, [cid for cid, _ in top])
-        if len(rows) >= want or len(top) < k:
+        top = page.ranked.top(k)
+        hits = page.hits(store, top)
+        if len(hits) >= want or len(top) < k:
             break
         k *= 4
-    words = term_pattern(terms) if with_matches else None
-    page = [(cid, score) for cid, score in top if cid in rows][offset:want]
-    return [_hit((-score, *rows[cid]), words) for cid, score in page]
+    page_hits = [hits[cid] for cid, _score in top if cid in hits][offset:want]
+    if with_matches:
+        matches = _LineMatches(term_pattern(terms))
+        return [replace(h, matches=matches(h.snippet, h.start_line)) for h in page_hits]
+    return page_hits
+
+
+class _Page:
+    """One question's ranking over the postings, and the hits made for it so far (without
+    line matches): the fetches of one page (`merged_page` asks for twice as many rows each
+    time copies leave it short) score once and read each row once. Valid for one text
+    generation and postings snapshot (its key in `_PAGES`)."""
+
+    def __init__(self, ranked: Ranked | _Listed) -> None:
+        self.ranked = ranked
+        self._hits: dict[int, Hit] = {}
+        self._lock = threading.Lock()
+
+    def hits(self, store: IndexStore, top: list[tuple[int, float]]) -> dict[int, Hit]:
+        """The hits of the rows of `top` (rowid, score) that exist, each read once."""
+        with self._lock:
+            known = {i: h for i, _s in top if (h := self._hits.get(i)) is not None}
+        missing = [(i, s) for i, s in top if i not in known]
+        if missing:
+            rows = _rows_by_id(store, [i for i, _s in missing])
+            made = {i: _hit((-s, *rows[i]), None) for i, s in missing if i in rows}
+            known.update(made)
+            with self._lock:
+                if len(self._hits) + len(made) > _PAGE_ROWS:
+                    self._hits = {}
+                self._hits.update(known)
+        return known
+
+
+_PAGE_ROWS = 50_000
+"""Hits one `_Page` keeps at most (then only the last fetch's)."""
+
+
+def _page(store: IndexStore, postings: KeywordPostings, generation: int, held: list[str],
+          held_words: list[str], rare: list[str]) -> _Page:
+    """The `_Page` of these terms for the store's text at `generation` (made on first
+    use)."""
+    key = (store.location, generation, postings.generation, postings.top_rowid,
+           tuple(held), tuple(rare))
+    page = _PAGES.get(key)
+    if page is None:
+        extra = list(_rare_scores(store, rare)) if rare else []  # a copy: extended below
+        if postings.generation != generation and held:
+            # rows written since the snapshot: their common terms from FTS5
+            extra += store.keyword_scores(held_words, above=postings.top_rowid)
+        page = _Page(Ranked(*postings.scored(held, extra)))
+        _PAGES.put(key, page)
+    return page
+
+
+_PAGES: Lru[tuple[str, int, int, int, tuple[str, ...], tuple[str, ...]], _Page] = Lru(4)
+"""The newest pages' rankings and hits (a ranking holds a score for every row holding a
+common term of the question: up to 12 bytes a checkpoint)."""
 
 
 def _rare_scores(store: IndexStore, rare: list[str]) -> list[tuple[int, float]]:
@@ -232,7 +345,8 @@ def keyword_line_matches(store: IndexStore, question: str, hits: list[Hit], *,
     if not terms:
         return hits
     words = term_pattern(terms)
-    return [replace(h, matches=line_matches(h.snippet, h.start_line, words)) for h in hits]
+    matches = _LineMatches(words)
+    return [replace(h, matches=matches(h.snippet, h.start_line)) for h in hits]
 
 
 def add_line_matches(store: IndexStore, question: str, hits: list[Hit],
@@ -248,9 +362,29 @@ def add_line_matches(store: IndexStore, question: str, hits: list[Hit],
     terms = informative_terms(store, asked, postings)
     if not terms:
         return hits
-    words = term_pattern(terms)
-    return [replace(h, matches=line_matches(h.snippet, h.start_line, words))
+    matches = _LineMatches(term_pattern(terms))
+    return [replace(h, matches=matches(h.snippet, h.start_line))
             if MatchSource.KEYWORD in h.sources and not h.matches else h for h in hits]
+
+
+class _LineMatches:
+    """`line_matches` with `words`, once per distinct text and first line: identical
+    copies of a checkpoint (a page's hits hold many) share their matches, moved to their
+    lines when they start elsewhere."""
+
+    def __init__(self, words: re.Pattern[str]) -> None:
+        self.words = words
+        self._known: dict[tuple[str, int], tuple[LineMatch, ...]] = {}
+
+    def __call__(self, text: str, first_line: int) -> tuple[LineMatch, ...]:
+        found = self._known.get((text, first_line))
+        if found is None:
+            relative = self._known.get((text, 0))
+            if relative is None:
+                relative = self._known[(text, 0)] = line_matches(text, 0, self.words)
+            found = self._known[(text, first_line)] = tuple(
+                LineMatch(m.line + first_line, m.text, m.ranges) for m in relative)
+        return found
 
 
 def term_pattern(terms: list[str]) -> re.Pattern[str]:

@@ -29,7 +29,7 @@ import numpy.typing as npt
 from ctxd.indexer.store.protocol import K1, B, IndexStore
 from ctxd.search.snapshots import LARGE_INDEX_CHECKPOINTS, Snapshots
 
-__all__ = ["KeywordIndex", "KeywordPostings", "load_postings"]
+__all__ = ["KeywordIndex", "KeywordPostings", "Ranked", "load_postings"]
 
 MIN_DF = 1_000
 """Terms in at least this many checkpoints are scored from memory."""
@@ -50,6 +50,8 @@ class KeywordPostings:
     """Index term -> (rowids, column-weighted frequency in each: whole numbers, uint16
     where they fit)."""
     min_df: int
+    bm25: str = "fts5"
+    """The engine whose order of operations the scores follow (`TermPostings.bm25`)."""
 
     @property
     def top_rowid(self) -> int:
@@ -67,31 +69,74 @@ class KeywordPostings:
         (index terms held here; a term given twice counts twice, as in FTS5) scored from
         memory, plus `extra` (rowid, score) parts scored elsewhere. A score is FTS5's
         `-bm25()` of the whole query."""
+        if k <= 0:
+            return []
+        return Ranked(*self.scored(terms, extra)).top(k)
+
+    def scored(self, terms: Sequence[str], extra: Sequence[tuple[int, float]]
+               ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
+        """(rowids, scores) of every row that `terms` and `extra` give a score (see
+        `top`), in rowid order."""
         ids = [self.postings[t][0] for t in terms]
         parts = []
         for term in terms:
             docs, freq = self.postings[term]
             df = len(docs)
             idf = math.log((self.rows - df + 0.5) / (df + 0.5))
+            f = freq.astype(np.float64)
+            norm = K1 * (1 - B + B * self.lengths[docs] / self.avgdl)
+            if self.bm25 == "postgresql":  # `pg.keywords._Scorer.score`, in its order
+                parts.append((max(idf, 1e-6) * (f * (K1 + 1.0))) / (f + norm))
+                continue
             if idf <= 0.0:
                 idf = 1e-6
-            f = freq.astype(np.float64)
             # the operations of FTS5's fts5Bm25Function, in its order (same rounding)
-            parts.append(idf * ((f * (K1 + 1.0))
-                                / (f + K1 * (1 - B + B * self.lengths[docs] / self.avgdl))))
+            parts.append(idf * ((f * (K1 + 1.0)) / (f + norm)))
         if extra:
             ids.append(np.fromiter((i for i, _ in extra), np.int64, len(extra)))
             parts.append(np.fromiter((s for _, s in extra), np.float64, len(extra)))
-        if not ids or k <= 0:
-            return []
+        if not ids:
+            return np.empty(0, np.intp), np.empty(0, np.float64)
         summed = np.bincount(np.concatenate(ids), weights=np.concatenate(parts))
         held = np.flatnonzero(summed)
-        scores = summed[held]
-        if k < len(held):  # the k best, and every row tied with the k-th (ties by rowid)
-            keep = np.flatnonzero(scores >= -np.partition(-scores, k - 1)[k - 1])
-            held, scores = held[keep], scores[keep]
-        order = np.lexsort((held, -scores))[:k]
-        return [(int(held[i]), float(scores[i])) for i in order]
+        return held, summed[held].astype(np.float64, copy=False)
+
+
+class Ranked:
+    """Rows and their scores, read best first (ties by rowid) as far as asked: a page
+    that asks again for more rows (`server.search_cases.merged_page`, when identical
+    copies collapse) pays the scoring once and a partial sort of what it reads."""
+
+    def __init__(self, ids: npt.NDArray[np.intp], scores: npt.NDArray[np.float64]) -> None:
+        self.ids, self.scores = ids, scores
+        self._order: npt.NDArray[np.intp] = np.empty(0, np.intp)
+        """Indexes into ids/scores of the best rows in order (a prefix of the ranking)."""
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def top(self, k: int) -> list[tuple[int, float]]:
+        """The `k` best (rowid, score) pairs, best first (ties by rowid)."""
+        if k <= 0:
+            return []
+        order = self._order  # read once: another thread may extend it meanwhile
+        if len(order) < min(k, len(self.ids)):
+            order = self._best(max(k, 2 * len(order)))
+            if len(order) > len(self._order):
+                self._order = order
+        order = order[:k]
+        return [(int(i), float(s)) for i, s in zip(self.ids[order], self.scores[order],
+                                                   strict=True)]
+
+    def _best(self, k: int) -> npt.NDArray[np.intp]:
+        """The indexes of the k best rows, in order: the k best and every row tied with
+        the k-th, then sorted by (-score, rowid)."""
+        scores, held = self.scores, np.arange(len(self.ids))
+        if k < len(held):
+            held = np.flatnonzero(scores >= -np.partition(-scores, k - 1)[k - 1])
+        order = np.lexsort((self.ids[held], -scores[held]))[:k]
+        out: npt.NDArray[np.intp] = held[order]
+        return out
 
 
 def load_postings(store: IndexStore, min_df: int = MIN_DF) -> KeywordPostings | None:
@@ -101,7 +146,7 @@ def load_postings(store: IndexStore, min_df: int = MIN_DF) -> KeywordPostings | 
     if found is None:
         return None
     return KeywordPostings(found.generation, found.rows, found.avgdl, found.lengths,
-                           found.postings, min_df)
+                           found.postings, min_df, found.bm25)
 
 
 class KeywordIndex(Snapshots[KeywordPostings]):

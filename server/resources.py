@@ -4,9 +4,11 @@ One store connection per thread (MCP runs sync tools in worker threads): the SQL
 in the home, or the PostgreSQL store at `[store] url` (`indexer.store.open`); one lazily
 loaded embedding model per process, behind a lock (`LockedEmbedder`); the index's write
 lock; and, in a long-lived process (the daemon, `ctxd serve`), the search accelerators
-held in memory: the vector matrix and the keyword postings for a large SQLite index (both
-read the whole local index; over PostgreSQL neither: the database searches its own
-indexes, and a laptop never copies a team's vectors) and the distinct symbol names.
+held in memory: the vector matrix for a large SQLite index (it reads the whole local index;
+over PostgreSQL the database searches its own vectors, and a laptop never copies a team's
+vectors), the keyword postings of a large index's common words (either store: over
+PostgreSQL they spare a search scoring every row that holds a common word in SQL) and
+the distinct symbol names.
 
 A view (`view(settings)`) answers with other request settings over the same index: it
 shares its parent's model, accelerators, watcher and connections (the index depends only
@@ -86,9 +88,9 @@ class Resources:
         local = not settings.store.shared  # accelerators that copy the whole index
         self.matrix = (VectorMatrix(exact_below=above + 1 if above else sys.maxsize)
                        if long_lived and local else None)
-        self.keywords = KeywordIndex() if long_lived and local else None
-        """The keyword leg's common-term postings (large SQLite indexes; built in the
-        background)."""
+        self.keywords = KeywordIndex() if long_lived else None
+        """The keyword leg's common-term postings (large indexes, on either store; built in
+        the background)."""
         self.symbol_index = SymbolIndex() if long_lived else None
         """The distinct symbol names (large indexes; built in the background)."""
         self.watcher: HealthSource | None = None

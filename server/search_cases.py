@@ -17,7 +17,7 @@ from dataclasses import replace
 from ctxd.indexer.errors import QueryError, ValidationError
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.search import legs as hybrid_legs
-from ctxd.search.copies import collapse_copies
+from ctxd.search.copies import collapse_copies, distinct_texts
 from ctxd.search.cursor import decode_cursor, encode_cursor
 from ctxd.search.enclosing import with_enclosing_symbols
 from ctxd.search.exact_phrase import exact_files, exact_first
@@ -489,17 +489,25 @@ def merged_page(fetch: Callable[[int], list[Hit]], offset: int, n: int,
     pages agree with each other (a group of copies sits where its best member ranks),
     fetching twice as many raw hits until the list fills the page or the engine runs out
     (merges can take more than half of them: a long function's parts all match).
-    `finish` completes the raw hits of the last fetch only, before they are merged (the
-    keyword mode's line matches: the fetches before it are thrown away)."""
+    `finish` completes the hits of the last fetch only, once identical copies collapsed
+    and before they merge (the keyword mode's line matches, which depend on a hit's text
+    and first line only: a group of copies gets its representative's, the union of its
+    members' moved onto its lines; the fetches before it are thrown away). A fetch whose
+    distinct texts (`distinct_texts`, what collapsing leaves at most) cannot fill the page
+    is not merged."""
     want = offset + 2 * n
     while True:
         hits = fetch(want)
-        merged = by_score(collapse_copies(merge_ranked(collapse_copies(hits))))
+        if len(hits) >= want and distinct_texts(hits) < offset + n:
+            want *= 2  # too few distinct texts to fill the page: merging leaves fewer
+            continue
+        collapsed = collapse_copies(hits)
+        if finish is not None:  # line matches change no merge: the same hits, completed
+            collapsed = finish(collapsed)
+        merged = by_score(collapse_copies(merge_ranked(collapsed)))
         if len(merged) >= offset + n or len(hits) < want:
             break
         want *= 2
-    if finish is not None:
-        merged = by_score(collapse_copies(merge_ranked(collapse_copies(finish(hits)))))
     return merged[offset : offset + n]
 
 

@@ -325,8 +325,8 @@ class KeywordSearch(Protocol):
     def keyword_postings(self, min_df: int) -> TermPostings | None:
         """The postings of every term held by at least `min_df` checkpoints, read in one
         read transaction (not inside another one), for scoring them in memory exactly as
-        `keyword_scores` does (`search.keyword_index`); None where the engine scores
-        every query in the database and holds no postings to read (PostgreSQL)."""
+        `keyword_scores` does (`search.keyword_index`; `TermPostings.bm25` says in whose
+        order of operations); None where the engine has none to read."""
         ...
 
 

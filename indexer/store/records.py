@@ -116,3 +116,6 @@ class TermPostings:
     postings: dict[str, Posting]
     """Index term -> (rowids, column-weighted frequency in each: whole numbers, uint16
     where they fit)."""
+    bm25: str = "fts5"
+    """Whose order of operations to score them in (rounding): `fts5` (FTS5's
+    `fts5Bm25Function`) or `postgresql` (`indexer.store.pg.keywords`)."""

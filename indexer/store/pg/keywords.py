@@ -23,8 +23,11 @@ hold the rarest terms first and keeps the others out only when they cannot reach
 (`_ranked`: each term adds at most idf * (k1 + 1), whatever its frequency; a row holding
 none of the rare terms and too few of the common ones scores below the k-th best); the
 page is then still exact, and when even the rows that might reach it are too many, the
-best of those read so far is returned (the note in docs/TEAM.md). Reads only. Called
-through `PgStore` by `search.keyword`.
+best of those read so far is returned (the note in docs/TEAM.md). A long-lived process
+over a large store instead holds the common lexemes' postings (`keyword_postings`, read
+once per text generation) and scores those in memory in this scorer's order of
+operations (`search.keyword_index`), the rest here. Reads only. Called through
+`PgStore` by `search.keyword`.
 """
 
 from __future__ import annotations
@@ -35,11 +38,15 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ctxd.indexer.store.pg.connection import PgConnection
 from ctxd.indexer.store.pg.schema import TEXT_CONFIG
 from ctxd.indexer.store.protocol import COLUMN_WEIGHTS, K1, B
 from ctxd.indexer.store.records import TermPostings
+
+if TYPE_CHECKING:
+    from ctxd.indexer.store.records import Posting
 
 SCORED_ROWS = 4_000
 """Rows scored for one query, past which the rarest terms' rows are scored first."""
@@ -210,14 +217,77 @@ class PgKeywordRows(PgConnection):
         return self._lexemes([word])[word]
 
     def keyword_postings(self, min_df: int) -> TermPostings | None:
-        """None: every query is scored in the database (there are no postings to hold)."""
-        return None
+        """The postings of the lexemes in at least `min_df` checkpoints, read in one
+        REPEATABLE READ transaction: each checkpoint's length (`words_len`), and per common
+        lexeme the checkpoints holding it with their column-weighted frequency, from the
+        `terms` / `freqs` arrays the scoring reads (the first entry of a hash, as
+        `array_position` finds it; lexemes whose hashes collide stay with the SQL), read
+        `POSTINGS_STEP` checkpoints at a time. N, the average length and the document
+        frequencies are the ones `keyword_scores` reads, so scores are the same."""
+        import numpy as np  # only where the postings are read: settings and help stay light
+
+        with self.read_snapshot():
+            generation = self.text_generation()
+            stats = self._one("SELECT coalesce(sum(rows), 0), coalesce(sum(tokens), 0) "
+                              "FROM keyword_stats")
+            n_rows, n_tokens = (int(stats[0]), int(stats[1])) if stats else (0, 0)
+            row = self._one("SELECT coalesce(max(id), 0) FROM checkpoints")
+            top = int(row[0]) if row else 0
+            lengths = np.zeros(top + 1, np.float64)
+            ids, sizes = _numbers(self._one(
+                "SELECT array_to_string(array_agg(id), ','), "
+                "array_to_string(array_agg(words_len), ',') FROM checkpoints"))
+            lengths[ids.astype(np.int64)] = sizes
+            by_hash: dict[int, list[str]] = {}
+            for lexeme, h in self._rows(
+                    "SELECT lexeme, hashtext(lexeme) FROM keyword_df GROUP BY lexeme "
+                    "HAVING sum(df) >= %s", (min_df,)):
+                by_hash.setdefault(int(h), []).append(str(lexeme))
+            common = {h: names[0] for h, names in by_hash.items() if len(names) == 1}
+            parts: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {h: [] for h in common}
+            for lo in range(0, top, POSTINGS_STEP):
+                for h, docs, freqs in self._rows(
+                        "SELECT u.t, array_to_string(array_agg(c.id ORDER BY c.id, u.n), ','), "
+                        "array_to_string(array_agg(u.f ORDER BY c.id, u.n), ',') FROM "
+                        "checkpoints c CROSS JOIN LATERAL unnest(c.terms, c.freqs) WITH "
+                        "ORDINALITY u(t, f, n) WHERE c.id > %s AND c.id <= %s AND "
+                        "u.t = ANY(%s) GROUP BY u.t",
+                        (lo, lo + POSTINGS_STEP, list(common))):
+                    parts[int(h)].append(_numbers((docs, freqs)))
+        postings: dict[str, Posting] = {}
+        for h, found in parts.items():
+            if not found:
+                continue
+            docs = np.concatenate([d for d, _f in found])
+            freq = np.concatenate([f for _d, f in found])
+            first = np.ones(len(docs), bool)
+            first[1:] = docs[1:] != docs[:-1]  # a hash twice in a row: its first entry
+            docs, freq = docs[first], freq[first]
+            postings[common[h]] = (docs.astype(np.int32), freq.astype(
+                np.uint16 if freq.max() < 2**16 and np.all(freq == np.round(freq))
+                else np.float32))
+        avgdl = n_tokens / n_rows if n_tokens else 1.0
+        return TermPostings(generation, n_rows, avgdl, lengths, postings, bm25="postgresql")
 
     def explain_keywords(self, terms: Sequence[str]) -> str:
         found = self._lexemes(terms)
         query = any_of([found[t] for t in terms if found[t]])
         return (f"PostgreSQL full text ({TEXT_CONFIG}: porter) on checkpoints.words, BM25 in "
                 f"ctxd: {query or '(none)'}")
+
+
+POSTINGS_STEP = 100_000
+"""Checkpoint ids read by one statement of `keyword_postings`."""
+
+
+def _numbers(row: Sequence[object] | None) -> tuple[Any, Any]:
+    """Two comma-separated lists of numbers (`array_to_string`) as float64 arrays."""
+    import numpy as np
+
+    if row is None or row[0] is None:
+        return np.empty(0), np.empty(0)
+    return (np.array(str(row[0]).split(","), np.float64),
+            np.array(str(row[1]).split(","), np.float64))
 
 
 class _Scorer:
