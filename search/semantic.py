@@ -104,7 +104,8 @@ def rank_by_vector(
     scope = scope_of(store, filters) if restricted and can_prefilter(knn_fn) else None
     if scope is None or not prefilter_first(store, scope, knn_fn):
         hits, done = _post_filtered(store, vector, filters, path_ok, want, knn_fn,
-                                    rounds=1 if scope is not None else None)
+                                    rounds=1 if scope is not None else None,
+                                    first_k=max(50, want * 4) if restricted else want)
         if done:
             return hits[offset:want]
     assert scope is not None
@@ -123,11 +124,15 @@ def rank_by_vector(
 def _post_filtered(
     store: IndexStore, vector: list[float], filters: SearchFilters,
     path_ok: Callable[[str], bool], want: int, knn_fn: KnnFn, rounds: int | None,
+    first_k: int,
 ) -> tuple[list[Hit], bool]:
-    """The neighbours of the unscoped search, filtered afterwards, 4x more each round;
-    (hits, whether they are final: the page is full or the index ran out). With `rounds`,
-    gives up (not final) after that many."""
-    k = max(50, want * 4)
+    """The neighbours of the unscoped search, filtered afterwards, from `first_k`, 4x more
+    each round; (hits, whether they are final: the page is full or the index ran out). With
+    `rounds`, gives up (not final) after that many. Without a filter `first_k` is `want`:
+    every neighbour carries at least one checkpoint (a vector no checkpoint holds any more,
+    before its collection, takes a second round), and asking for 4x more cost the HNSW
+    index 160-200 ms instead of ~10 ms at 1M (docs/BENCHMARKS.md, issue 30 item 4)."""
+    k = first_k
     while True:
         exhausted = False
         if k > KNN_MAX and knn_fn is knn:
