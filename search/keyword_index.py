@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import partial
 
 import numpy as np
 import numpy.typing as npt
 
 from ctxd.indexer.store.protocol import K1, B, IndexStore
+from ctxd.indexer.store.records import TermPostings
 from ctxd.search.snapshots import LARGE_INDEX_CHECKPOINTS, Snapshots
 
 __all__ = ["KeywordIndex", "KeywordPostings", "Ranked", "load_postings"]
@@ -34,24 +35,10 @@ __all__ = ["KeywordIndex", "KeywordPostings", "Ranked", "load_postings"]
 MIN_DF = 1_000
 """Terms in at least this many checkpoints are scored from memory."""
 
-@dataclass(frozen=True)
-class KeywordPostings:
-    """One snapshot of the common terms' postings (see the module docstring)."""
-
-    generation: int
-    """The `Store.text_generation()` it was read at."""
-    rows: int
-    """FTS5's row count (N of the IDF)."""
-    avgdl: float
-    """FTS5's average row length in tokens, all columns."""
-    lengths: npt.NDArray[np.float64]
-    """Row length in tokens by rowid."""
-    postings: dict[str, tuple[npt.NDArray[np.int32], npt.NDArray[np.uint16 | np.float32]]]
-    """Index term -> (rowids, column-weighted frequency in each: whole numbers, uint16
-    where they fit)."""
-    min_df: int
-    bm25: str = "fts5"
-    """The engine whose order of operations the scores follow (`TermPostings.bm25`)."""
+@dataclass(frozen=True, slots=True)
+class KeywordPostings(TermPostings):
+    """One snapshot of the common terms' postings (see the module docstring): the store's
+    `TermPostings`, scored here."""
 
     @property
     def top_rowid(self) -> int:
@@ -145,8 +132,7 @@ def load_postings(store: IndexStore, min_df: int = MIN_DF) -> KeywordPostings | 
     found = store.keyword_postings(min_df)
     if found is None:
         return None
-    return KeywordPostings(found.generation, found.rows, found.avgdl, found.lengths,
-                           found.postings, min_df, found.bm25)
+    return KeywordPostings(**{f.name: getattr(found, f.name) for f in fields(found)})
 
 
 class KeywordIndex(Snapshots[KeywordPostings]):
