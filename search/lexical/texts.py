@@ -16,8 +16,6 @@ and kept with it on demand (`TextCache.sections`).
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -26,6 +24,7 @@ import numpy.typing as npt
 
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.search.lexical.rank import Section
+from ctxd.search.lru import Lru
 
 TEXT_CACHE_BYTES = 64 << 20
 """What the kept texts may take, counted as their bytes three times (text, UTF-8, lowered)
@@ -87,14 +86,12 @@ def file_text(text: str) -> FileText:
 
 
 class TextCache:
-    """Files' `FileText`, by (index location, file id), for one text generation each."""
+    """Files' `FileText`, by (index location, text generation, file id): the texts of an
+    older generation are never asked for again and go first."""
 
     def __init__(self, budget: int = TEXT_CACHE_BYTES) -> None:
         self.budget = budget
-        self._files: OrderedDict[tuple[str, int], FileText] = OrderedDict()
-        self._generation: dict[str, int] = {}
-        self._bytes = 0
-        self._lock = threading.Lock()
+        self._files: Lru[tuple[str, int, int], FileText] = Lru(budget, lambda f: f.size)
 
     def files(
         self, store: IndexStore, ids: Sequence[int], generation: int
@@ -102,21 +99,17 @@ class TextCache:
         """The files `ids` that exist (read from `store` when not kept)."""
         where = store.location
         out: dict[int, FileText] = {}
-        with self._lock:
-            self._check(where, generation)
-            for i in ids:
-                found = self._files.get((where, i))
-                if found is not None:
-                    self._files.move_to_end((where, i))
-                    out[i] = found
+        for i in ids:
+            found = self._files.get((where, generation, i))
+            if found is not None:
+                out[i] = found
         missing = [i for i in ids if i not in out]
         if missing:
             read = {i: file_text(t) for i, t in store.file_texts(missing).items()}
             out.update(read)
-            with self._lock:
-                if self._generation.get(where) == generation:
-                    for i, f in read.items():
-                        self._put((where, i), f)
+            for i, f in read.items():
+                if f.size <= self.budget // 8:
+                    self._files.put((where, generation, i), f)
         return out
 
     def sections(
@@ -140,25 +133,7 @@ class TextCache:
             f.sections = sections
 
     def clear(self) -> None:
-        with self._lock:
-            self._files.clear()
-            self._generation.clear()
-            self._bytes = 0
-
-    def _check(self, where: str, generation: int) -> None:
-        if self._generation.get(where) == generation:
-            return
-        for key in [k for k in self._files if k[0] == where]:
-            self._bytes -= self._files.pop(key).size
-        self._generation[where] = generation
-
-    def _put(self, key: tuple[str, int], f: FileText) -> None:
-        if f.size > self.budget // 8 or key in self._files:
-            return
-        self._files[key] = f
-        self._bytes += f.size
-        while self._bytes > self.budget and self._files:
-            self._bytes -= self._files.popitem(last=False)[1].size
+        self._files.clear()
 
 
 def placed_sections(
