@@ -52,9 +52,9 @@ def time_commits() -> None:
     inner = store_mod.Store.transaction
 
     @contextmanager
-    def transaction(self: store_mod.Store) -> Iterator[None]:
+    def transaction(self: store_mod.Store, *, savepoints: bool = True) -> Iterator[None]:
         outer = not self.db.in_transaction
-        with inner(self):
+        with inner(self, savepoints=savepoints):
             yield
             started = time.perf_counter()
         if outer:

@@ -173,8 +173,9 @@ class _FileRun:
 
 
 class _CommitBatch:
-    """Phase-1 writes of several whole files, kept in memory and run in one transaction
-    (`Store.transaction` nests each file's as a savepoint: still all-or-nothing). The
+    """Phase-1 writes of several whole files, kept in memory and run in one transaction,
+    all-or-nothing: each file's own `Store.transaction` joins it, without a savepoint of
+    its own (an error drops the whole batch; FTS5 would flush at every savepoint). The
     write lock is held only while writing, never while the next file is chunked. Batches
     grow 1, 2, 4, ... up to `max_files`, so the first files are searchable at once; a
     batch is also written once its first file has waited `max_seconds`. Leaving the `with`
@@ -210,7 +211,7 @@ class _CommitBatch:
             if self._thread is not None:
                 self._thread.submit(pending)
             else:
-                with self._store.transaction():
+                with self._store.transaction(savepoints=False):  # dropped whole on error
                     for write in pending:
                         write()
             self._size = min(self._size * 2, self._max_files)

@@ -4,8 +4,10 @@ while SQLite writes the last ones (`indexer.pipeline._CommitBatch`).
 SQLite's statements run without the GIL (FTS5's trigram inserts are most of the text
 pass: docs/BENCHMARKS.md), so on two cores the walk's Python work (read, decode, hash,
 judge) and the writes overlap. `WriteThread(store).submit(writes)` queues one batch:
-a list of callables, run in order in one `store.transaction()`; batches commit in the
-order given, so the rows are the ones a write in the caller's thread would give.
+a list of callables, run in order in one `store.transaction(savepoints=False)` (the
+writes' own transactions join it: FTS5 would write a segment at each savepoint); batches
+commit in the order given, so the rows are the ones a write in the caller's thread would
+give.
 
 The GIL: each statement the thread runs takes the GIL back when SQLite returns, and
 Python hands it over only every `sys.getswitchinterval()` (5 ms) while the walk runs
@@ -119,7 +121,7 @@ class WriteThread:
             if self._drop.is_set() or self._error is not None:
                 continue
             try:
-                with self._store.transaction():
+                with self._store.transaction(savepoints=False):  # dropped whole on error
                     for write in writes:
                         write()
             except BaseException as exc:  # raised in the caller's thread

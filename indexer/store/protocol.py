@@ -74,8 +74,10 @@ class Connection(Protocol):
         """Another connection to the same index (for a background thread)."""
         ...
 
-    def transaction(self) -> AbstractContextManager[None]:
-        """One write transaction (a savepoint inside another), rolled back on any error."""
+    def transaction(self, *, savepoints: bool = True) -> AbstractContextManager[None]:
+        """One write transaction (a savepoint inside another), rolled back on any error.
+        With `savepoints=False`, the transactions nested in it join it instead of making
+        savepoints: for a batch of writes dropped whole on any error."""
         ...
 
     def read_snapshot(self) -> AbstractContextManager[None]:

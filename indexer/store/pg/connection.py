@@ -84,6 +84,8 @@ class PgConnection:
         self.options = options
         self.url = options.url
         self._held: psycopg.Connection[Row] | None = None
+        self._joined = False
+        """Inside `transaction(savepoints=False)`: nested transactions join it."""
         """The connection of the open transaction or snapshot."""
         self._text_dirty = False
         self._vectors_dirty = False
@@ -147,20 +149,24 @@ class PgConnection:
     # -- transactions --------------------------------------------------------------------
 
     @contextmanager
-    def transaction(self) -> Iterator[None]:
+    def transaction(self, *, savepoints: bool = True) -> Iterator[None]:
         """BEGIN ... COMMIT on one connection, rolled back on any exception; inside an open
-        transaction, a savepoint."""
+        transaction, a savepoint (or, inside `transaction(savepoints=False)`, the outer
+        transaction itself: one round trip less a write for a batch dropped whole)."""
+        if self._held is not None and self._joined:
+            yield
+            return
         if self._held is not None:
             with pg_errors(self.url), self._held.transaction():
                 yield
             return
         with pg_errors(self.url), self._pool.connection() as conn:
-            self._held = conn
+            self._held, self._joined = conn, not savepoints
             try:
                 with conn.transaction():
                     yield
             finally:
-                self._held = None
+                self._held, self._joined = None, False
         if self._text_dirty:  # once more after the commit (see the module docstring)
             self._rows("SELECT nextval('ctxd_text_generation')")
             self._text_dirty = False

@@ -52,6 +52,8 @@ class Connection:
         self.db = db
         self.path = path
         self._owner = threading.get_ident()
+        self._joined = False
+        """Inside `transaction(savepoints=False)`: nested transactions join it."""
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -143,18 +145,25 @@ class Connection:
                 self.db.execute(f"PRAGMA user_version = {number}")
 
     @contextmanager
-    def transaction(self) -> Iterator[None]:
+    def transaction(self, *, savepoints: bool = True) -> Iterator[None]:
         """BEGIN IMMEDIATE ... COMMIT, rolled back on any exception.
 
         Inside an open transaction (phase 1 writes several files in one: fewer commits,
         fewer FTS5 segments to merge) it is a savepoint: an exception undoes just its own
-        writes, and they commit with the outer transaction.
+        writes, and they commit with the outer transaction. Inside an outer
+        `transaction(savepoints=False)` it joins the outer one instead, for a batch that is
+        dropped whole on any error: FTS5 writes its pending terms out as a new segment at
+        every savepoint, which cost phase 1's trigram inserts ~30% more CPU with a
+        savepoint per file (docs/BENCHMARKS.md, issue 30 item 2, evening).
 
         SQLite itself rolls the whole transaction back after some errors (a full disk, an
         I/O error, out of memory): then there is nothing left to roll back, and the
         original error is raised, never a second one from a ROLLBACK ("cannot rollback -
         no transaction is active") that would hide it. A COMMIT that fails leaves no
         transaction open behind it."""
+        if self.db.in_transaction and self._joined:
+            yield
+            return
         if self.db.in_transaction:
             self.db.execute("SAVEPOINT nested")
             try:
@@ -166,12 +175,15 @@ class Connection:
             self.db.execute("RELEASE nested")
             return
         self.db.execute("BEGIN IMMEDIATE")
+        self._joined = not savepoints
         try:
             yield
         except BaseException:
             if self.db.in_transaction:
                 self._undo("ROLLBACK")
             raise
+        finally:
+            self._joined = False
         try:
             self.db.execute("COMMIT")
         except BaseException:

@@ -91,6 +91,28 @@ def test_a_failed_transaction_leaves_nothing_behind(store):
     assert set(store.stored_files(repo.id)) == {"a.py"}
 
 
+def test_a_batch_without_savepoints_is_dropped_whole_and_nests_again_afterwards(store):
+    """`transaction(savepoints=False)`: the transactions nested in it join it (phase 1's
+    batches), so one failed file drops the batch; the next transaction nests as before."""
+    repo = store.upsert_repo("/src/app", {}, NOW)
+    with pytest.raises(RuntimeError), store.transaction(savepoints=False):
+        write(store, repo.id, "a.py", [("one", "h1", None)])
+        with store.transaction():
+            write(store, repo.id, "b.py", [("two", "h2", None)])
+            raise RuntimeError("one bad file")
+    assert store.stored_files(repo.id) == {}
+    with store.transaction(savepoints=False):
+        write(store, repo.id, "a.py", [("one", "h1", None)])
+        write(store, repo.id, "b.py", [("two", "h2", None)])
+    assert set(store.stored_files(repo.id)) == {"a.py", "b.py"}
+    with store.transaction():  # savepoints again
+        write(store, repo.id, "c.py", [("three", "h3", None)])
+        with pytest.raises(RuntimeError), store.transaction():
+            write(store, repo.id, "d.py", [("four", "h4", None)])
+            raise RuntimeError("one bad file")
+    assert set(store.stored_files(repo.id)) == {"a.py", "b.py", "c.py"}
+
+
 def test_checkpoint_ids_are_never_reused(store):
     repo = store.upsert_repo("/src/app", {}, NOW)
     write(store, repo.id, "a.py", [("one", "h1", None), ("two", "h2", None)])
