@@ -25,6 +25,7 @@ again on its next run; nothing else is lost.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +53,10 @@ EXACT_PER_VISIT = 10
 """What one tuple visited by the filtered HNSW walk costs, in rows ranked exactly."""
 EXACT_ROWS_MIN = 1000
 """A filter letting through at most this many checkpoints is always ranked exactly."""
+EXACT_ROWS_TTL_S = 60.0
+"""How long `exact_rows_max` keeps the planner's count of the vectors it was computed from
+(`reltuples`, renewed by autovacuum's analyses: a plan choice, not an answer, can follow
+it a minute late), so that a scoped search does not ask it on every call."""
 
 
 
@@ -247,11 +252,20 @@ class PgVectorRows(PgConnection):
         reads; the HNSW walk with the filter visits about `k / share` tuples, each
         costing `EXACT_PER_VISIT` rows' worth, so the two cost the same where
         `rows * share = EXACT_PER_VISIT * k`, that is where rows reach this bound
-        (measured in docs/BENCHMARKS.md, issue 30 item 1, continued)."""
+        (measured in docs/BENCHMARKS.md, issue 30 item 1, continued). Read from the
+        catalogue at most every `EXACT_ROWS_TTL_S` per connection object."""
+        now = time.monotonic()
+        when, bound = self._exact_rows
+        if now - when < EXACT_ROWS_TTL_S:
+            return bound
         row = self._one("SELECT greatest(reltuples, 0) FROM pg_class "
                         "WHERE oid = 'embeddings'::regclass")  # the planner's count: no scan
         total = float(row[0]) if row else 0.0
-        return max(EXACT_ROWS_MIN, int(math.sqrt(EXACT_PER_VISIT * PAGE_K * total)))
+        bound = max(EXACT_ROWS_MIN, int(math.sqrt(EXACT_PER_VISIT * PAGE_K * total)))
+        self._exact_rows = (now, bound)
+        return bound
+
+    _exact_rows: tuple[float, int] = (-math.inf, 0)
 
     def nearest_in(
         self, vector: Sequence[float], k: int, where: str, params: Sequence[object], *,
