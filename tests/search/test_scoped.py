@@ -193,6 +193,34 @@ def test_either_plan_of_the_engine_finds_the_scope_s_nearest(three_repos, filter
             assert sorted(ids.tolist()) == sorted(best)
 
 
+def test_the_walk_s_relaxed_order_stays_with_the_walk(three_repos):
+    """PostgreSQL walks its HNSW index for a large scope in pgvector's relaxed order (the
+    rows are ranked exactly afterwards): the scope's vectors only, ten of them; the
+    connection's setting is strict order again after it, after a walk that failed too,
+    and inside a transaction."""
+    store, queries = three_repos
+    if not store.exact_rows_max():
+        pytest.skip("sqlite-vec scans: no HNSW walk")
+    scope = scoped.scope_of(store, SearchFilters(repositories=("five",)))
+    where, params, _inside = scope.sql(store)
+    allowed = set(scope.ids(store).tolist())
+
+    def order() -> str:
+        return str(store.query("SHOW hnsw.iterative_scan")[0][0])
+
+    v = queries[0].tolist()
+    ids, _vecs = store.nearest_in(v, 10, where, params, rows=None)
+    assert len(ids) == 10 and set(ids.tolist()) <= allowed
+    assert order() == "strict_order"
+    with pytest.raises(Exception, match="nope"):
+        store.nearest_in(v, 10, "AND c.nope = ?", [1], rows=None)
+    assert order() == "strict_order"
+    with store.read_snapshot():
+        ids, _vecs = store.nearest_in(v, 10, where, params, rows=None)
+        assert len(ids) == 10 and order() == "strict_order"
+    assert order() == "strict_order"
+
+
 def test_a_path_glob_too_broad_for_sql_alone_is_checked_on_the_hits(three_repos, monkeypatch):
     """A glob matching more files than `PATH_FILES_MAX`, with no literal tail or head to
     narrow the paths by (`path_like`), leaves the scope's SQL empty: the search is not
