@@ -1,6 +1,6 @@
 """PostgreSQL's plans for a scoped search, as a one-shot search meets them (issue 30 item 1).
 
-    .venv/bin/python bench/bench_scoped_pg_plans.py URL QUERIES.npy [--runs 30]
+    .venv/bin/python bench/bench_scoped_pg_plans.py URL QUERIES.npy [--runs 30] [--json out.json]
 
 On a store built by `bench/bench_scoped.py --pg-bulk` (repositories `big`, `five`, `one`),
 through the store's own methods, each case first in turn query by query (the first
@@ -15,6 +15,7 @@ PYTHONPATH=<a baseline package> to measure another commit's plans.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import time
@@ -35,6 +36,7 @@ def main() -> None:
     ap.add_argument("url")
     ap.add_argument("queries", type=Path)
     ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     store = open_store(None, StoreOptions(url=args.url))
     queries = np.load(args.queries)
@@ -60,14 +62,19 @@ def main() -> None:
             times[n].append((time.perf_counter() - t) * 1000)
             found[n].append(set(got.tolist()))
     base = statistics.median(times[names[0]])
+    report: dict[str, Any] = {"runs": args.runs, "results": {}}
     for n in names:
         p50, ranked = statistics.median(times[n]), sorted(times[n])
         exact = n.replace("HNSW walk", "exact")
         pairs = zip(found[n], found[exact], strict=True)
         recall = (f"  recall@10 {statistics.mean(len(a & b) / 10 for a, b in pairs):.2f}"
                   if exact != n else "")
-        print(f"{n:30} p50 {p50:8.1f} ms  p90 {ranked[int(0.9 * (len(ranked) - 1))]:8.1f} ms  "
-              f"x{p50 / base:5.2f}{recall}")
+        p90 = ranked[int(0.9 * (len(ranked) - 1))]
+        print(f"{n:30} p50 {p50:8.1f} ms  p90 {p90:8.1f} ms  x{p50 / base:5.2f}{recall}")
+        report["results"][n] = {"p50_ms": round(p50, 2), "p90_ms": round(p90, 2),
+                                "x_unscoped": round(p50 / base, 2), "recall": recall.strip()}
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1))
     store.close()
 
 
