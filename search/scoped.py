@@ -9,8 +9,9 @@ repository. Here instead:
 - `Scope` (one per filter and store generation, cached: a daemon's project scope is
   computed once per index change) holds, each computed when first asked, the filter as
   SQL (repositories and language, and the files a path glob matches when they are few,
-  `PATH_FILES_MAX`), the repositories' share of the checkpoints, the sorted ids of
-  the vectors it lets through, and (for an engine that chooses its plan by it:
+  `PATH_FILES_MAX`, else a `LIKE` on its literal tail or head, `path_like`: a superset,
+  the glob still checked on each hit), the repositories' share of the checkpoints, the
+  sorted ids of the vectors it lets through, and (for an engine that chooses its plan by it:
   PostgreSQL) how many checkpoints pass, counted up to the engine's `exact_rows_max`,
   and, once searched again, their vectors when they are few (`HOLD_MAX`).
 - `ranked_within(store, vector, scope, k, knn_fn)`: the k nearest vectors that pass,

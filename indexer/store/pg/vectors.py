@@ -10,7 +10,8 @@ and pgvector's iterative scan in strict order beyond it, so that k rows come bac
 binary form); the search layer ranks the rows it returns exactly, as it does
 sqlite-vec's. `nearest_in` searches the rows a filter lets through: ranked exactly when
 they are few (`exact_rows_max`), else the HNSW index walked with the filter checked on
-each row; `vectors_where` reads them all (a scope the search layer keeps);
+each row (the iterative scan in relaxed order, `WALK_ORDER`); `vectors_where` reads them
+all (a scope the search layer keeps);
 `scan_nearest` computes exact distances for the rows a filter lets through.
 
 Contract notes: ids come from a sequence, so a vector added gets an id larger than any id
