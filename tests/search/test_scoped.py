@@ -193,14 +193,19 @@ def test_either_plan_of_the_engine_finds_the_scope_s_nearest(three_repos, filter
             assert sorted(ids.tolist()) == sorted(best)
 
 
-def test_the_walk_s_relaxed_order_stays_with_the_walk(three_repos):
+@pytest.mark.parametrize("pipelined", [True, False], ids=["pipeline", "libpq-13"])
+def test_the_walk_s_relaxed_order_stays_with_the_walk(three_repos, monkeypatch, pipelined):
     """PostgreSQL walks its HNSW index for a large scope in pgvector's relaxed order (the
     rows are ranked exactly afterwards): the scope's vectors only, ten of them; the
     connection's setting is strict order again after it, after a walk that failed too,
-    and inside a transaction."""
+    and inside a transaction; in one pipeline, or statement by statement where libpq has
+    no pipelines."""
     store, queries = three_repos
     if not store.exact_rows_max():
         pytest.skip("sqlite-vec scans: no HNSW walk")
+    import psycopg
+
+    monkeypatch.setattr(psycopg.Pipeline, "is_supported", classmethod(lambda _cls: pipelined))
     scope = scoped.scope_of(store, SearchFilters(repositories=("five",)))
     where, params, _inside = scope.sql(store)
     allowed = set(scope.ids(store).tolist())

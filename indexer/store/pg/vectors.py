@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 import psycopg
@@ -315,17 +316,19 @@ class PgVectorRows(PgConnection):
     def _walk(self, sql: str, params: Sequence[object]) -> list[Any]:
         """The rows of a filtered HNSW walk (`nearest_in`), run with pgvector's iterative
         scan in relaxed order (`WALK_ORDER`), then the connection's strict order again: one
-        round trip (a pipeline); after a failure the setting is put back before the error
-        goes on (or the broken connection leaves the pool)."""
+        round trip (a pipeline, where libpq has them: 14 and later); after a failure the
+        setting is put back before the error goes on (inside a transaction that failed,
+        its rollback does; a broken connection leaves the pool)."""
         with self._connection() as conn, pg_errors(self.url):
             try:
-                with conn.pipeline():
+                with conn.pipeline() if psycopg.Pipeline.is_supported() else nullcontext():
                     conn.execute(f"SET hnsw.iterative_scan = {WALK_ORDER}")
                     cur = conn.execute(sql, params, binary=True)
                     conn.execute("SET hnsw.iterative_scan = strict_order")
                 return cur.fetchall()
             except psycopg.Error:
-                if not conn.closed and conn.info.transaction_status == TransactionStatus.IDLE:
+                if not conn.closed and conn.info.transaction_status in (
+                        TransactionStatus.IDLE, TransactionStatus.INTRANS):
                     conn.execute("SET hnsw.iterative_scan = strict_order")
                 raise
 
