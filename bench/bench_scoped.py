@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_scoped.py [--n 100000] [--runs 30] [--rounds 1]
         [--pg | --pg-only] [--pg-bulk] [--no-matrix] [--before /tmp/base-i30a]
-        [--stores DIR] [--json out.json]
+        [--stores DIR] [--cases 'repo 1%,path **/*.md'] [--json out.json]
 
 An index of `--n` checkpoints in three repositories: `big` (94%), `five` (5%) and `one`
 (1%); files of 20 checkpoints with short synthetic texts, Python and Markdown in turn;
@@ -310,6 +310,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=1,
                     help="children per side, the sides in turn (their queries pooled)")
     ap.add_argument("--no-matrix", action="store_true", help="the store's search only")
+    ap.add_argument("--cases", help="a comma-separated subset of the cases (unscoped always)")
     args = ap.parse_args()
     args.stores.mkdir(parents=True, exist_ok=True)
     path = args.stores / f"scoped{args.n}.db"
@@ -326,9 +327,12 @@ def main() -> None:
     sides = {"after": ctxd_root(Path(__file__).resolve().parents[1])}
     if args.before:
         sides = {"before": ctxd_root(args.before.resolve()), **sides}
+    cases = CASES if not args.cases else {
+        name: kw for name, kw in CASES.items()
+        if name == "unscoped" or name in args.cases.split(",")}
     for store, url in stores.items():
         spec = {"path": str(path), "url": url, "queries": str(path.with_suffix(".queries.npy")),
-                "matrix": not url and not args.no_matrix, "runs": args.runs, "cases": CASES}
+                "matrix": not url and not args.no_matrix, "runs": args.runs, "cases": cases}
         run_store(store, spec, sides, args.rounds, report)
     for side_res in report["results"].values():
         for row in side_res.values():

@@ -9,8 +9,9 @@ repository. Here instead:
 - `Scope` (one per filter and store generation, cached: a daemon's project scope is
   computed once per index change) holds, each computed when first asked, the filter as
   SQL (repositories and language, and the files a path glob matches when they are few,
-  `PATH_FILES_MAX`), the repositories' share of the checkpoints, the sorted ids of
-  the vectors it lets through, and (for an engine that chooses its plan by it:
+  `PATH_FILES_MAX`, else a `LIKE` on its literal tail or head, `path_like`: a superset,
+  the glob still checked on each hit), the repositories' share of the checkpoints, the
+  sorted ids of the vectors it lets through, and (for an engine that chooses its plan by it:
   PostgreSQL) how many checkpoints pass, counted up to the engine's `exact_rows_max`,
   and, once searched again, their vectors when they are few (`HOLD_MAX`).
 - `ranked_within(store, vector, scope, k, knn_fn)`: the k nearest vectors that pass,
@@ -49,8 +50,8 @@ if TYPE_CHECKING:
     from ctxd.search.filters import SearchFilters
     from ctxd.search.semantic import KnnFn
 
-__all__ = ["BROAD_SHARE", "PATH_FILES_MAX", "Scope", "can_prefilter", "prefilter_first",
-           "ranked_within", "scope_of"]
+__all__ = ["BROAD_SHARE", "PATH_FILES_MAX", "Scope", "can_prefilter", "path_like",
+           "prefilter_first", "ranked_within", "scope_of"]
 
 BROAD_SHARE = 0.3
 """A repository filter letting through at least this share of the checkpoints is searched
@@ -58,6 +59,9 @@ unscoped first (one round of post-filtering); narrower ones are filtered first."
 PATH_FILES_MAX = 5000
 """A path glob matching at most this many files is part of the SQL filter (as file ids);
 a broader one is checked on each hit instead (most neighbours pass it anyway)."""
+PATH_PAGE = 8192
+"""The file paths read at a time to find what a path glob matches (a broad glob stops
+once more than `PATH_FILES_MAX` matched: 50,000 paths cost 40 ms on PostgreSQL)."""
 _PER_STORE = 32
 """Scopes kept per store connection (one store generation)."""
 HOLD_MAX = 131_072
@@ -87,16 +91,23 @@ class Scope:
 
     def sql(self, store: IndexStore) -> tuple[str, list[object], bool]:
         """(`AND ...` on `checkpoints c` joined with `repos r`, its parameters, whether it
-        holds the path glob: else hits are checked against it)."""
+        holds the path glob, so that the rows it lets through nearly all pass the glob:
+        as the ids of the files it matches, or, for a broader glob, as a `LIKE` that every
+        path the glob matches also matches (`path_like`). Hits are checked against the
+        glob in any case; without it in the SQL most of them are to be expected to fail.)"""
         with self._lock:
             if self._sql is None:
                 where, params = _repos_and_language(store, self.filters)
-                path_inside = not self.filters.path_glob
-                if self.filters.path_glob:
+                glob = self.filters.path_glob
+                path_inside = not glob
+                if glob:
                     files = _path_files(store, self.filters)
-                    if files is not None:
-                        fragment, more = store.dialect.in_values("c.file_id", files)
-                        where, params = f"{where} AND {fragment}", [*params, *more]
+                    like = path_like(glob) if files is None else None
+                    held = (store.dialect.in_values("c.file_id", files) if files is not None
+                            else None if like is None
+                            else store.dialect.like_nocase("c.path", like))
+                    if held is not None:
+                        where, params = f"{where} AND {held[0]}", [*params, *held[1]]
                         path_inside = True
                 self._sql = (where, params, path_inside)
             return self._sql
@@ -231,12 +242,50 @@ def _path_files(store: IndexStore, filters: SearchFilters) -> list[int] | None:
     or None when there are more than `PATH_FILES_MAX`."""
     match = filters.path_matcher()
     found: list[int] = []
-    for fid, path in store.file_paths_in(list(filters.repositories)):
-        if match(path):
-            found.append(fid)
-            if len(found) > PATH_FILES_MAX:
-                return None
-    return found
+    after = 0
+    while True:  # a page at a time: a broad glob stops reading early
+        page = store.file_paths_in(list(filters.repositories), after=after,
+                                   limit=PATH_PAGE)
+        for fid, path in page:
+            if match(path):
+                found.append(fid)
+                if len(found) > PATH_FILES_MAX:
+                    return None
+        if len(page) < PATH_PAGE:
+            return found
+        after = page[-1][0]
+
+
+_GLOB_META = frozenset("*?[]\\")
+"""The characters that make a glob more than a literal (`indexer.walk.patterns`)."""
+
+
+def path_like(glob: str) -> str | None:
+    """A `LIKE` pattern (`\\` escapes; to be matched ignoring case) that every
+    repo-relative path matched by `glob` also matches, or None where it would let every
+    path through: the glob's literal tail (`**/*.md`, `*_test.go`: the basename, so the
+    path, ends with it) and its literal head where that holds a `/` (`docs/**`, `/src/*.py`:
+    then only the whole path can match, and it starts with it). A superset, so the glob
+    is still checked on each hit; it rarely turns one away (another case of letters)."""
+    if glob.endswith("/"):  # directories only: no file matches
+        return None
+    body = glob.removeprefix("/")
+    cut = [i for i, ch in enumerate(body) if ch in _GLOB_META]
+    if not cut:
+        tail, head = body, ""
+    else:
+        tail = body[cut[-1] + 1:]
+        head = body[:cut[0]]
+        if "/" not in head and not glob.startswith("/"):
+            head = ""  # the basename may be the match: nothing fixes the path's start
+    if not tail and not head:
+        return None
+    return f"{_like_escape(head)}%{_like_escape(tail)}"
+
+
+def _like_escape(text: str) -> str:
+    """`text` as a `LIKE` pattern matching itself (`\\` escapes)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def can_prefilter(knn_fn: KnnFn) -> bool:
@@ -249,7 +298,8 @@ def prefilter_first(store: IndexStore, scope: Scope, knn_fn: KnnFn) -> bool:
     """Whether to search `scope` with the filter at once, rather than after one round of
     the unscoped search (see the module docstring): where the engine filters inside its
     index, or where the scope is narrow; never where its SQL filters nothing (a path glob
-    matching more than `PATH_FILES_MAX` files, alone)."""
+    matching more than `PATH_FILES_MAX` files, alone, without a literal head or tail:
+    `path_like`)."""
     if not scope.sql(store)[0]:  # a broad path glob only: nothing to filter by in SQL
         return False
     return (knn_fn is knn and store.filtered_index_scan) or scope.share(store) < BROAD_SHARE

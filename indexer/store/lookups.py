@@ -181,9 +181,14 @@ class Lookups:
             f"r.id = c.repo_id WHERE TRUE {where} LIMIT ?) s", [*params, cap])
         return int(row[0][0])
 
-    def file_paths_in(self: Connection, names: Sequence[str]) -> list[tuple[int, str]]:
-        """(id, path) of every file of the repositories named `names` (all when empty)."""
+    def file_paths_in(self: Connection, names: Sequence[str], *, after: int = 0,
+                      limit: int | None = None) -> list[tuple[int, str]]:
+        """(id, path) of every file of the repositories named `names` (all when empty);
+        with `limit`, at most that many, those with the smallest ids above `after`, by id
+        (a page: the next one starts after the last id)."""
         where = f"AND r.name IN ({','.join('?' * len(names))})" if names else ""
+        page = "AND f.id > ? ORDER BY f.id LIMIT ?" if limit is not None else ""
         return [(int(fid), str(path)) for fid, path in self.query(
             "SELECT f.id, f.path FROM files f JOIN repos r ON "
-            f"r.id = f.repo_id WHERE TRUE {where}", list(names))]
+            f"r.id = f.repo_id WHERE TRUE {where} {page}",
+            [*names, *((after, limit) if limit is not None else ())])]

@@ -428,8 +428,11 @@ class Lookups(Protocol):
         counted up to `cap` (a larger count reads as `cap`)."""
         ...
 
-    def file_paths_in(self, names: Sequence[str]) -> list[tuple[int, str]]:
-        """(id, path) of every file of the repositories named `names` (all when empty)."""
+    def file_paths_in(self, names: Sequence[str], *, after: int = 0,
+                      limit: int | None = None) -> list[tuple[int, str]]:
+        """(id, path) of every file of the repositories named `names` (all when empty);
+        with `limit`, a page: at most `limit` of them, the smallest ids above `after`,
+        by id."""
         ...
 
 

@@ -10,7 +10,8 @@ and pgvector's iterative scan in strict order beyond it, so that k rows come bac
 binary form); the search layer ranks the rows it returns exactly, as it does
 sqlite-vec's. `nearest_in` searches the rows a filter lets through: ranked exactly when
 they are few (`exact_rows_max`), else the HNSW index walked with the filter checked on
-each row; `vectors_where` reads them all (a scope the search layer keeps);
+each row (the iterative scan in relaxed order, `WALK_ORDER`); `vectors_where` reads them
+all (a scope the search layer keeps);
 `scan_nearest` computes exact distances for the rows a filter lets through.
 
 Contract notes: ids come from a sequence, so a vector added gets an id larger than any id
@@ -25,10 +26,14 @@ again on its next run; nothing else is lost.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterator, Sequence
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
+import psycopg
 from psycopg import sql as pgsql
+from psycopg.pq import TransactionStatus
 
 from ctxd.indexer.errors import ModelMismatch
 from ctxd.indexer.store.location import VECTOR_TYPES
@@ -52,6 +57,16 @@ EXACT_PER_VISIT = 10
 """What one tuple visited by the filtered HNSW walk costs, in rows ranked exactly."""
 EXACT_ROWS_MIN = 1000
 """A filter letting through at most this many checkpoints is always ranked exactly."""
+WALK_ORDER = "relaxed_order"
+"""pgvector's iterative scan for the filtered HNSW walk (`nearest_in`; every other search
+keeps the pool's `strict_order`): the rows are ranked exactly here anyway, and at 1M
+checkpoints, a 5% repository, relaxed order found more of the exact ten (recall 0.84
+against 0.71) with a shorter tail (p90 15 ms against 39 ms; p50 the same), 90 queries
+(docs/BENCHMARKS.md, issue 30 item 1, evening)."""
+EXACT_ROWS_TTL_S = 60.0
+"""How long `exact_rows_max` keeps the planner's count of the vectors it was computed from
+(`reltuples`, renewed by autovacuum's analyses: a plan choice, not an answer, can follow
+it a minute late), so that a scoped search does not ask it on every call."""
 
 
 
@@ -247,11 +262,20 @@ class PgVectorRows(PgConnection):
         reads; the HNSW walk with the filter visits about `k / share` tuples, each
         costing `EXACT_PER_VISIT` rows' worth, so the two cost the same where
         `rows * share = EXACT_PER_VISIT * k`, that is where rows reach this bound
-        (measured in docs/BENCHMARKS.md, issue 30 item 1, continued)."""
+        (measured in docs/BENCHMARKS.md, issue 30 item 1, continued). Read from the
+        catalogue at most every `EXACT_ROWS_TTL_S` per connection object."""
+        now = time.monotonic()
+        when, bound = self._exact_rows
+        if now - when < EXACT_ROWS_TTL_S:
+            return bound
         row = self._one("SELECT greatest(reltuples, 0) FROM pg_class "
                         "WHERE oid = 'embeddings'::regclass")  # the planner's count: no scan
         total = float(row[0]) if row else 0.0
-        return max(EXACT_ROWS_MIN, int(math.sqrt(EXACT_PER_VISIT * PAGE_K * total)))
+        bound = max(EXACT_ROWS_MIN, int(math.sqrt(EXACT_PER_VISIT * PAGE_K * total)))
+        self._exact_rows = (now, bound)
+        return bound
+
+    _exact_rows: tuple[float, int] = (-math.inf, 0)
 
     def nearest_in(
         self, vector: Sequence[float], k: int, where: str, params: Sequence[object], *,
@@ -273,11 +297,11 @@ class PgVectorRows(PgConnection):
         probe = self._as_vector(vector)
         found: list[Any] = []
         if rows is None or rows > self.exact_rows_max():
-            found = self._rows(pyformat(
+            found = self._walk(pyformat(
                 "SELECT e.id, e.embedding FROM embeddings e WHERE EXISTS (SELECT 1 FROM "
                 "checkpoints c JOIN repos r ON r.id = c.repo_id WHERE c.hash = e.hash "
                 f"{where} OFFSET 0) ORDER BY e.embedding <-> ? LIMIT ?"),
-                [*params, probe, k], binary=True)
+                [*params, probe, k])
         if len(found) < k:  # a narrow filter, the scan stopped early, or fewer pass
             found = self._rows(pyformat(
                 "SELECT id, embedding FROM (SELECT e.id, e.embedding, e.embedding <-> ? AS d "
@@ -288,6 +312,25 @@ class PgVectorRows(PgConnection):
             return np.empty(0, dtype=np.int64), np.empty((0, 0), dtype=np.float32)
         ids = np.fromiter((int(r[0]) for r in found), dtype=np.int64, count=len(found))
         return ids, np.vstack([_floats(r[1]) for r in found])
+
+    def _walk(self, sql: str, params: Sequence[object]) -> list[Any]:
+        """The rows of a filtered HNSW walk (`nearest_in`), run with pgvector's iterative
+        scan in relaxed order (`WALK_ORDER`), then the connection's strict order again: one
+        round trip (a pipeline, where libpq has them: 14 and later); after a failure the
+        setting is put back before the error goes on (inside a transaction that failed,
+        its rollback does; a broken connection leaves the pool)."""
+        with self._connection() as conn, pg_errors(self.url):
+            try:
+                with conn.pipeline() if psycopg.Pipeline.is_supported() else nullcontext():
+                    conn.execute(f"SET hnsw.iterative_scan = {WALK_ORDER}")
+                    cur = conn.execute(sql, params, binary=True)
+                    conn.execute("SET hnsw.iterative_scan = strict_order")
+                return cur.fetchall()
+            except psycopg.Error:
+                if not conn.closed and conn.info.transaction_status in (
+                        TransactionStatus.IDLE, TransactionStatus.INTRANS):
+                    conn.execute("SET hnsw.iterative_scan = strict_order")
+                raise
 
     def scan_nearest(self, vector: Sequence[float], where: str,
                      params: Sequence[object]) -> list[tuple[int, float]]:

@@ -493,6 +493,10 @@ def test_scoped_search_reads_repository_ids_counts_vector_ids_and_paths(store):
     paths = {p: f for f, p in store.file_paths_in(["app"])}
     assert sorted(paths) == ["a.py", "b.md"]
     assert sorted(p for _f, p in store.file_paths_in([])) == ["a.py", "a.py", "b.md"]
+    every = sorted(store.file_paths_in([]))  # a page at a time, by id
+    assert store.file_paths_in([], limit=2) == every[:2]
+    assert store.file_paths_in([], after=every[1][0], limit=2) == every[2:]
+    assert store.file_paths_in(["app"], after=every[-1][0], limit=2) == []
     # counted up to a cap (an engine choosing its plan by the count reads no more)
     assert store.checkpoints_where("AND c.repo_id IN (?)", [ids["app"]], 100) == 5
     assert store.checkpoints_where("AND c.repo_id IN (?)", [ids["app"]], 3) == 3
