@@ -698,15 +698,12 @@ def test_ctxd_watch_command_prints_updates_and_exits_cleanly_on_sigterm(repo, ho
         batch = next(e for e in events if e["event"] == "batch")
         assert batch["paths"] == ["src/util.py"]
         # Its embedding runs now (or is about to); the signal does not wait for it.
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(60) == 0
+        rest = [json.loads(line) for line in _stop(proc, lines, signal.SIGTERM)]
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait(10)
-    rest = []
-    while (line := lines.get(timeout=30)) != "EOF":
-        rest.append(json.loads(line))
+    assert proc.returncode == 0
     assert not (home / "watch-status.json").exists()
     # The index is consistent: the batch's rows are whole; util.py's vector is there when
     # its embedding said so, and otherwise it is whole or still pending (the next run
@@ -736,12 +733,13 @@ def _watch_cli(home: Path, *args: str) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-def _stop(proc: subprocess.Popen[str], lines: queue.Queue[str]) -> list[str]:
-    """SIGINT `proc`, wait for it, and return the rest of its output."""
+def _stop(proc: subprocess.Popen[str], lines: queue.Queue[str],
+          sig: signal.Signals = signal.SIGINT) -> list[str]:
+    """Send `proc` `sig`, wait for it, and return the rest of its output."""
     if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
     try:
-        proc.wait(30)
+        proc.wait(60)
     finally:
         if proc.poll() is None:
             proc.kill()
