@@ -345,10 +345,10 @@ def index(
             ),
             should_stop=stop.is_set,
         )
-    if as_json:
-        render.emit_json(render.index_stats_json(stats))
-    else:
-        render.emit(render.index_stats_text(stats))
+        if as_json:  # inside: a SIGTERM now does not cut the report short
+            render.emit_json(render.index_stats_json(stats))
+        else:
+            render.emit(render.index_stats_text(stats))
     if received:  # SIGTERM: non-zero even when it came after the last stop point
         if not stats.stopped:
             render.emit("SIGTERM came after the run's last step: nothing is missing.",
