@@ -549,7 +549,8 @@ class Indexer:
             self.store.delete_files(repo_id, new)  # its text, written by the walk
         if stats.stopped:
             return new_inputs
-        self._compact_text(text_first, len(deferred), full=wanted is None)
+        self._compact_text(text_first, len(deferred), full=wanted is None,
+                           should_stop=should_stop)
         candidates = stored.keys() if wanted is None else (wanted & stored.keys())
         self._remove_gone(sorted(p for p in candidates if p not in seen), unreadable,
                           skip_reasons, root, repo_id, stats, dry_run=dry_run)
@@ -561,12 +562,19 @@ class Indexer:
         return (self.store if self.text_first and not dry_run
                 and isinstance(self.store, TextFirst) else None)
 
-    def _compact_text(self, store: TextFirst | None, written: int, *, full: bool) -> None:
+    def _compact_text(self, store: TextFirst | None, written: int, *, full: bool,
+                      should_stop: Callable[[], bool]) -> None:
         """After a full run's phase 1: merge the trigram index's segments if its walk
-        wrote `COMPACT_AFTER_TEXTS` texts or more, at least half of the index's."""
-        if (store is not None and full and written >= COMPACT_AFTER_TEXTS
+        wrote `COMPACT_AFTER_TEXTS` texts or more, at least half of the index's, or an
+        earlier run's merge was stopped part-way. A stop request ends the merge at its
+        next step (search answers the same part-merged; the next full run finishes it);
+        the run then stops at its next check, as it would have without the merge."""
+        if store is None or not full:
+            return
+        if store.text_merge_unfinished() or (
+                written >= COMPACT_AFTER_TEXTS
                 and 2 * written >= self.store.query("SELECT count(*) FROM files")[0][0]):
-            store.compact_text()
+            store.compact_text(should_stop)
 
     def _remove_gone(self, gone: list[str], unreadable: list[str],
                      skip_reasons: Mapping[str, str], root: Path, repo_id: int,

@@ -24,7 +24,7 @@ only; nothing here runs.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
 
@@ -190,8 +190,13 @@ class TextFirst(Protocol):
         """Settings for a walk that writes many texts in a row (search is the same)."""
         ...
 
-    def compact_text(self) -> None:
-        """Merge the text index's parts after a walk that wrote many texts."""
+    def compact_text(self, should_stop: Callable[[], bool] = ...) -> bool:
+        """Merge the text index's parts after a walk that wrote many texts, in steps that
+        `should_stop` can end between; whether it merged everything."""
+        ...
+
+    def text_merge_unfinished(self) -> bool:
+        """Whether a `compact_text` was stopped part-way (a later full run finishes it)."""
         ...
 
     def replace_file(

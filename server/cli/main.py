@@ -10,7 +10,8 @@ Start-up stays light: `serve` (MCP) and `watch` (watchdog) are imported only whe
 on first use, in the daemon or in-process).
 Errors are turned into `error: <code>: <message>` plus a hint on stderr (or the
 contract's JSON error object with `--json`) in one place, `CtxdGroup.invoke`.
-Exit codes: 0 ok, 1 nothing matched, 2 errors, 3 an index run stopped before the end.
+Exit codes: 0 ok, 1 nothing matched, 2 errors, 3 an index run stopped before the end
+(143: stopped by SIGTERM), 130 interrupted (Ctrl-C).
 
 Why one module of ~750 lines: it holds every light command (a few lines each, plus their
 click options), which `ctxd --help` and every command import anyway; the heavy ones live
@@ -23,7 +24,9 @@ import importlib
 import json
 import logging
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -36,9 +39,11 @@ from ctxd.server.cli import render
 from ctxd.server.cli.daemon_cmd import daemon, daemon_summary, summary_text
 from ctxd.server.cli.hits_text import TextOptions
 from ctxd.server.cli.scope import Scope, all_repos_option, command_scope
+from ctxd.server.cli.stop_signals import stop_on_signals
 from ctxd.server.cli.styled import COLOR_CHOICES, use_color
 from ctxd.server.config import settings_from_cli
 from ctxd.server.daemon import lifecycle
+from ctxd.server.daemon.client import DaemonClient
 from ctxd.server.first_search import loading_text, remember
 from ctxd.server.pages import MODES
 from ctxd.server.text_args import check_text
@@ -50,6 +55,11 @@ log = logging.getLogger("ctxd")
 STOPPED_EXIT = 3
 """`ctxd index` when the run was stopped before the end (its daemon was stopped): the
 index is consistent, and running the command again finishes it."""
+
+TERMINATED_EXIT = 128 + signal.SIGTERM
+"""`ctxd index` (in this process) that got SIGTERM: stopped before the end as with
+`STOPPED_EXIT`, or (a signal after its last stop point) finished; the status a shell gives
+a process that SIGTERM ended (143) either way, as a signal's sender expects."""
 
 COMPACT_HINT_BYTES = 1 << 20
 """`remove` suggests `ctxd compact` once at least this much of the index is free space."""
@@ -312,25 +322,38 @@ def index(
       ctxd index . --include '*.py' --exclude 'tests/**'
     """
     service = _service(ctx)
-    stats = service.index(
-        path,
-        include_patterns=list(include) if include else None,
-        exclude_patterns=list(exclude) if exclude else None,
-        max_file_size=max_file_size,
-        reset_options=reset_options,
-        dry_run=dry_run,
-        force=force,
-        progress=render.ProgressBar(),
-        lock_wait=None,
-        on_lock_wait=lambda who: render.emit(
-            f"waiting for another ctxd process ({'pid ' + who if who.isdigit() else who}) "
-            "that is writing the index...", err=True
-        ),
-    )
-    if as_json:
-        render.emit_json(render.index_stats_json(stats))
-    else:
-        render.emit(render.index_stats_text(stats))
+    # In this process SIGTERM (`kill`, a service manager, a CI timeout) asks the run to
+    # stop at its next consistent point (between files, between embedding commits), which
+    # then says what it kept; a second SIGTERM ends it at once. A daemon's run is the
+    # daemon's: this client just goes, as before.
+    stop = threading.Event()
+    terms = () if isinstance(service, DaemonClient) else (signal.SIGTERM,)
+    with stop_on_signals(stop, terms, second_ends=True) as received:
+        stats = service.index(
+            path,
+            include_patterns=list(include) if include else None,
+            exclude_patterns=list(exclude) if exclude else None,
+            max_file_size=max_file_size,
+            reset_options=reset_options,
+            dry_run=dry_run,
+            force=force,
+            progress=render.ProgressBar(),
+            lock_wait=None,
+            on_lock_wait=lambda who: render.emit(
+                f"waiting for another ctxd process ({'pid ' + who if who.isdigit() else who}) "
+                "that is writing the index...", err=True
+            ),
+            should_stop=stop.is_set,
+        )
+        if as_json:  # inside: a SIGTERM now does not cut the report short
+            render.emit_json(render.index_stats_json(stats))
+        else:
+            render.emit(render.index_stats_text(stats))
+    if received:  # SIGTERM: non-zero even when it came after the last stop point
+        if not stats.stopped:
+            render.emit("SIGTERM came after the run's last step: nothing is missing.",
+                        err=True)
+        sys.exit(TERMINATED_EXIT)
     if stats.stopped:  # the daemon doing the work was stopped: not a finished run
         sys.exit(STOPPED_EXIT)
 

@@ -27,13 +27,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
-from types import FrameType
-from typing import Any
 
 import click
 
 from ctxd.indexer.walk.walker import validate_root
 from ctxd.server.cli import render
+from ctxd.server.cli.stop_signals import stop_on_signals
 from ctxd.server.config import settings_from_cli
 from ctxd.server.service import Service
 from ctxd.server.watch.batch import BatchResult
@@ -198,20 +197,9 @@ def watch(
     service = Service(replace(settings, watch=watch_opts))
     ctx.call_on_close(service.close)  # on an error; the normal end exits below
     stop = threading.Event()
-
-    def on_signal(_signum: int, _frame: FrameType | None) -> None:
-        stop.set()
-
-    previous: dict[signal.Signals, Any] = {}
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            previous[sig] = signal.signal(sig, on_signal)
-    try:
+    with stop_on_signals(stop, (signal.SIGINT, signal.SIGTERM)):
         watcher, finished = run_watch(service, paths, stop=stop, as_json=as_json,
                                       stop_grace=STOP_GRACE_S)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
     # Ctrl-C answers within STOP_GRACE_S: a step still running in the worker thread
     # (loading the model alone takes seconds) is not waited for, nor is the interpreter's
     # teardown (about a second once torch is loaded). SQLite rolls an open transaction

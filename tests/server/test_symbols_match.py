@@ -66,10 +66,17 @@ def test_no_match_at_all_is_still_exit_1(indexed: RepoBuilder):
     assert json.loads(run("symbols", "zzqqxx", "--json").stdout)["best_match"] is None
 
 
-def test_mcp_says_so_too(env_factory, repo: RepoBuilder):
+@pytest.fixture
+def mcp_env(env_factory, repo: RepoBuilder) -> Env:
+    """An MCP server over the repository holding `STORE`, indexed."""
     env: Env = env_factory(**{"server.allowed_roots": [str(repo.root.parent)]})
     repo.write("credentials/store.go", STORE)
     env.index(repo.root)
+    return env
+
+
+def test_mcp_says_so_too(mcp_env: Env):
+    env = mcp_env
     fuzzy = env.call("search_symbols", {"query": "kcs"})
     assert fuzzy.structured_content is not None
     assert fuzzy.structured_content["best_match"] == "fuzzy"
@@ -82,11 +89,8 @@ def test_mcp_says_so_too(env_factory, repo: RepoBuilder):
     assert "Found 1 results\n" in text(exact)  # nothing similar to count
 
 
-def test_mcp_counts_exact_names_before_similar_ones(env_factory, repo: RepoBuilder):
-    env: Env = env_factory(**{"server.allowed_roots": [str(repo.root.parent)]})
-    repo.write("credentials/store.go", STORE)
-    env.index(repo.root)
-    page = env.call("search_symbols", {"query": "Store"})
+def test_mcp_counts_exact_names_before_similar_ones(mcp_env: Env):
+    page = mcp_env.call("search_symbols", {"query": "Store"})
     assert page.structured_content is not None
     assert page.structured_content["best_match"] == "exact"
     assert page.structured_content["exact"] == 1

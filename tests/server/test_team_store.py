@@ -8,6 +8,7 @@ The session's real PostgreSQL (a fresh schema per test), the real model, real pr
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -33,7 +34,7 @@ from ctxd.server.daemon import lifecycle
 from ctxd.server.daemon.paths import DaemonPaths
 from tests.conftest import RepoBuilder
 from tests.server.conftest import RETRY, text, write_sample
-from tests.server.mcp.test_mcp_e2e import LineReader, free_port, serve_command, server_env
+from tests.server.serving import http_serve, server_env
 
 pytestmark = pytest.mark.model
 
@@ -175,31 +176,15 @@ class RoundRobin(httpx2.AsyncBaseTransport):
 def replicas(team: str, tmp_path: Path) -> Iterator[list[int]]:
     """Two `ctxd serve --transport http --stateless` replicas over the team store."""
     token = "team-token"
-    ports = [free_port(), free_port()]
-    procs = []
-    try:
-        for i, port in enumerate(ports):
-            proc = subprocess.Popen(
-                [*serve_command(), "--transport", "http", "--port", str(port), "--stateless"],
-                env=server_env(tmp_path / f"replica-{i}", CTXD_TOKEN=token,
-                               CTXD_STORE_URL=team), cwd=str(tmp_path),
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                encoding="utf-8")
-            procs.append(proc)
-            reader = LineReader(proc.stderr)
-            reader.wait_for("listening on", timeout=120)
-            assert any("(stateless)" in line for line in reader.seen)
+    with contextlib.ExitStack() as stack:
+        ports = []
+        for i in range(2):
+            served = stack.enter_context(http_serve(
+                server_env(tmp_path / f"replica-{i}", CTXD_TOKEN=token, CTXD_STORE_URL=team),
+                tmp_path, "--stateless"))
+            assert any("(stateless)" in line for line in served.reader.seen)
+            ports.append(served.port)
         yield ports
-    finally:
-        for proc in procs:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
-            if proc.stderr is not None:
-                proc.stderr.close()
 
 
 def test_stateless_replicas_behind_a_balancer_answer_one_client(

@@ -23,7 +23,7 @@ Invariants:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
 from ctxd.indexer.models import Chunk, Symbol
@@ -43,6 +43,14 @@ UNFINISHED_HASH = ""
 
 TEXT_AUTOMERGE = 4
 """FTS5's `automerge` for `file_text` outside `bulk_text` (FTS5's default)."""
+
+TEXT_MERGE_META = "text_merge"
+"""Meta key: `unfinished` from the start of a `compact_text` until it has merged everything
+(`done`)."""
+
+COMPACT_STEP_PAGES = 1000
+"""Pages (`pgsz`, ~4 kB each) that one step of `compact_text` writes: FTS5's own work unit
+for `optimize`; a step is then ~0.1 s (docs/BENCHMARKS.md, robustness fixes)."""
 
 
 class FileRows(Connection):
@@ -113,12 +121,50 @@ class FileRows(Connection):
         yield
         self._text_config("automerge", TEXT_AUTOMERGE)
 
-    def compact_text(self) -> None:
-        """Merge `file_text`'s segments into one (FTS5 `optimize`, one transaction): a
-        literal is then looked up in one b-tree instead of one per segment. Phase 1 runs
-        it after a walk that wrote many texts (`indexer.pipeline.COMPACT_AFTER_TEXTS`)."""
-        with self.transaction():
-            self.db.execute("INSERT INTO file_text(file_text) VALUES ('optimize')")
+    def compact_text(self, should_stop: Callable[[], bool] = lambda: False) -> bool:
+        """Merge `file_text`'s segments into one, as FTS5 `optimize` does, but in steps of
+        `COMPACT_STEP_PAGES` pages, a transaction each, asking `should_stop` before each
+        (`optimize` is one transaction that no stop request could end: ~10 s at 50k
+        files). A literal is then looked up in one b-tree instead of one per segment.
+        Phase 1 runs it after a walk that wrote many texts
+        (`indexer.pipeline.COMPACT_AFTER_TEXTS`).
+
+        FTS5's `merge` with a negative page count first puts every segment on one level
+        (the same start as `optimize`); later steps, positive, carry that merge on; a step
+        that changes fewer than two rows found nothing to merge, and a negative one that
+        finds nothing leaves one segment. A stop (or a crash)
+        leaves the merge part-way: every committed step is whole and search answers the
+        same; the meta key `TEXT_MERGE_META` says so until a later full run finishes it
+        (`text_merge_unfinished`).
+
+        Returns:
+            Whether it merged everything (False: `should_stop` said stop first).
+        """
+        if not self.text_merge_unfinished():  # due from now on, even if stopped at once
+            with self.transaction():
+                self.set_meta(TEXT_MERGE_META, "unfinished")
+            pages = -COMPACT_STEP_PAGES
+        else:  # carry on the merge a stopped run began (a negative step would restart it)
+            pages = COMPACT_STEP_PAGES
+        while not should_stop():
+            with self.transaction():
+                before = self.db.total_changes
+                self.db.execute("INSERT INTO file_text(file_text, rank) VALUES ('merge', ?)",
+                                (pages,))
+                merged = self.db.total_changes - before >= 2
+            if merged:
+                pages = COMPACT_STEP_PAGES
+            elif pages > 0:  # no merge under way: a negative step merges what is left, if any
+                pages = -COMPACT_STEP_PAGES
+            else:  # one segment
+                with self.transaction():
+                    self.set_meta(TEXT_MERGE_META, "done")
+                return True
+        return False
+
+    def text_merge_unfinished(self) -> bool:
+        """Whether a `compact_text` was stopped (or killed) part-way."""
+        return self.get_meta(TEXT_MERGE_META) == "unfinished"
 
     def _text_config(self, key: str, value: int) -> None:
         with self.transaction():

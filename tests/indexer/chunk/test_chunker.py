@@ -64,6 +64,13 @@ def check_invariants(text: str, fc: FileChunks, opts: ChunkOptions, count: Token
     assert missing == []
 
 
+def chunked(path: str, text: str, opts: ChunkOptions, count: TokenCounter) -> FileChunks:
+    """`chunk_file`, its result held to `check_invariants`."""
+    fc = chunk_file(path, text, opts, count)
+    check_invariants(text, fc, opts, count)
+    return fc
+
+
 # ---------------------------------------------------------------- Python
 
 PYTHON = src('''
@@ -121,8 +128,7 @@ def test_python_symbols_have_kinds_containers_and_name_lines(count: TokenCounter
 def test_python_chunks_follow_definitions_with_decorators_and_comments(
     count: TokenCounter,
 ) -> None:
-    fc = chunk_file("pkg/retry.py", PYTHON, UNMERGED, count)
-    check_invariants(PYTHON, fc, UNMERGED, count)
+    fc = chunked("pkg/retry.py", PYTHON, UNMERGED, count)
     by_symbol = {c.symbol: c for c in fc.chunks}
     # the whole class fits: one chunk that starts at the comment above its decorator
     retry = by_symbol["Retry"]
@@ -146,15 +152,13 @@ def test_big_class_splits_into_methods_with_header_grouped(count: TokenCounter) 
     )
     text = f'class Widget:\n    """A widget."""\n\n    offset = 1\n\n{methods}'
     opts = ChunkOptions(max_tokens=224, target_tokens=1, min_tokens=0)
-    fc = chunk_file("w.py", text, opts, count)
-    check_invariants(text, fc, opts, count)
+    fc = chunked("w.py", text, opts, count)
     assert fc.chunks[0].symbol == "Widget"
     assert fc.chunks[0].text.startswith("class Widget:")
     assert [c.symbol for c in fc.chunks[1:]] == [f"Widget.method_{i}" for i in range(12)]
     assert all(c.container == "Widget" and c.symbol_kind == "method" for c in fc.chunks[1:])
     # with merging, the class header takes in small members and the symbol is the class
-    merged = chunk_file("w.py", text, ChunkOptions(), count)
-    check_invariants(text, merged, ChunkOptions(), count)
+    merged = chunked("w.py", text, ChunkOptions(), count)
     assert len(merged.chunks) < len(fc.chunks)
     assert merged.chunks[0].symbol == "Widget"
 
@@ -166,8 +170,7 @@ def test_large_function_is_split_by_lines_and_keeps_its_symbol(count: TokenCount
     )
     text = f"def crunch(alpha, beta):\n    '''Crunch numbers.'''\n{body}\n    return total_0\n"
     opts = ChunkOptions()
-    fc = chunk_file("c.py", text, opts, count)
-    check_invariants(text, fc, opts, count)
+    fc = chunked("c.py", text, opts, count)
     parts = [c for c in fc.chunks if c.symbol == "crunch"]
     assert len(parts) >= 3
     assert all(c.symbol_kind == "function" for c in parts)
@@ -183,8 +186,7 @@ def test_large_function_is_split_by_lines_and_keeps_its_symbol(count: TokenCount
 def test_many_small_functions_merge_up_to_target(count: TokenCounter) -> None:
     text = "\n\n".join(f"def f{i}(x):\n    return x + {i}\n" for i in range(30))
     opts = ChunkOptions()
-    fc = chunk_file("small.py", text, opts, count)
-    check_invariants(text, fc, opts, count)
+    fc = chunked("small.py", text, opts, count)
     assert len(fc.symbols) == 30
     assert 2 <= len(fc.chunks) <= 4
     real = count([c.text for c in fc.chunks])
@@ -210,8 +212,7 @@ def test_python_with_a_small_syntax_error_keeps_definitions(count: TokenCounter)
         def ok_two():
             return 3
     """)
-    fc = chunk_file("e.py", text, UNMERGED, count)
-    check_invariants(text, fc, UNMERGED, count)
+    fc = chunked("e.py", text, UNMERGED, count)
     assert {"ok_one", "ok_two"} <= {s.name for s in fc.symbols}
 
 
@@ -220,8 +221,7 @@ def test_file_that_is_mostly_syntax_errors_falls_back_to_windows(count: TokenCou
         f"{{% for item_{i} in items %}} <li>{{{{ item_{i} }}}}</li> ((( " for i in range(80)
     )
     opts = ChunkOptions()
-    fc = chunk_file("template.py", text, opts, count)
-    check_invariants(text, fc, opts, count)
+    fc = chunked("template.py", text, opts, count)
     assert fc.symbols == []
     assert len(fc.chunks) >= 2
     first, second = fc.chunks[0], fc.chunks[1]
@@ -257,8 +257,7 @@ JAVASCRIPT = src("""
 
 
 def test_javascript_definitions(count: TokenCounter) -> None:
-    fc = chunk_file("web/users.js", JAVASCRIPT, UNMERGED, count)
-    check_invariants(JAVASCRIPT, fc, UNMERGED, count)
+    fc = chunked("web/users.js", JAVASCRIPT, UNMERGED, count)
     assert fc.language == "javascript"
     assert sym(fc, "fetchUser").line == line_of(JAVASCRIPT, "function fetchUser")
     assert sym(fc, "double").kind == "function"
@@ -286,8 +285,7 @@ def test_javascript_commonjs_exports_and_prototype_methods(count: TokenCounter) 
           return chunk;
         };
     """)
-    fc = chunk_file("lib/parser.js", text, UNMERGED, count)
-    check_invariants(text, fc, UNMERGED, count)
+    fc = chunked("lib/parser.js", text, UNMERGED, count)
     assert [(s.name, s.kind, s.container) for s in fc.symbols] == [
         ("parse", "function", None),
         ("feed", "method", "Parser"),
@@ -318,8 +316,7 @@ TYPESCRIPT = src("""
 
 
 def test_typescript_definitions(count: TokenCounter) -> None:
-    fc = chunk_file("src/retry.ts", TYPESCRIPT, UNMERGED, count)
-    check_invariants(TYPESCRIPT, fc, UNMERGED, count)
+    fc = chunked("src/retry.ts", TYPESCRIPT, UNMERGED, count)
     assert fc.language == "typescript"
     assert sym(fc, "RetryOptions").kind == "interface"
     assert sym(fc, "Handler").kind == "type"
@@ -346,8 +343,7 @@ TSX = src("""
 
 
 def test_tsx_definitions(count: TokenCounter) -> None:
-    fc = chunk_file("ui/Greeting.tsx", TSX, UNMERGED, count)
-    check_invariants(TSX, fc, UNMERGED, count)
+    fc = chunked("ui/Greeting.tsx", TSX, UNMERGED, count)
     assert fc.language == "tsx"
     assert sym(fc, "Props").kind == "interface"
     assert sym(fc, "Greeting").line == line_of(TSX, "function Greeting")
@@ -385,8 +381,7 @@ GO = src("""
 
 
 def test_go_definitions(count: TokenCounter) -> None:
-    fc = chunk_file("server/server.go", GO, UNMERGED, count)
-    check_invariants(GO, fc, UNMERGED, count)
+    fc = chunked("server/server.go", GO, UNMERGED, count)
     assert fc.language == "go"
     assert sym(fc, "MaxConns").kind == "constant"
     assert sym(fc, "Server").kind == "struct"
@@ -433,8 +428,7 @@ RUST = src("""
 
 
 def test_rust_definitions(count: TokenCounter) -> None:
-    fc = chunk_file("src/point.rs", RUST, UNMERGED, count)
-    check_invariants(RUST, fc, UNMERGED, count)
+    fc = chunked("src/point.rs", RUST, UNMERGED, count)
     assert sym(fc, "Shape").kind == "enum"
     assert sym(fc, "Area").kind == "trait"
     assert sym(fc, "area", "Area").kind == "method"
@@ -474,8 +468,7 @@ JAVA = src("""
 
 
 def test_java_definitions(count: TokenCounter) -> None:
-    fc = chunk_file("src/main/java/com/example/UserRepo.java", JAVA, UNMERGED, count)
-    check_invariants(JAVA, fc, UNMERGED, count)
+    fc = chunked("src/main/java/com/example/UserRepo.java", JAVA, UNMERGED, count)
     repo = sym(fc, "UserRepo")
     assert (repo.kind, repo.line) == ("class", line_of(JAVA, "public class UserRepo"))
     assert sym(fc, "UserRepo", "UserRepo").kind == "constructor"
@@ -511,8 +504,7 @@ C_SOURCE = src("""
 
 
 def test_c_definitions(count: TokenCounter) -> None:
-    fc = chunk_file("src/vec.c", C_SOURCE, UNMERGED, count)
-    check_invariants(C_SOURCE, fc, UNMERGED, count)
+    fc = chunked("src/vec.c", C_SOURCE, UNMERGED, count)
     assert fc.language == "c"
     assert sym(fc, "Vec2").kind == "struct"
     assert sym(fc, "node").kind == "struct"
@@ -551,8 +543,7 @@ CPP = src("""
 
 
 def test_cpp_definitions(count: TokenCounter) -> None:
-    fc = chunk_file("src/shape.cpp", CPP, UNMERGED, count)
-    check_invariants(CPP, fc, UNMERGED, count)
+    fc = chunked("src/shape.cpp", CPP, UNMERGED, count)
     assert fc.language == "cpp"
     assert sym(fc, "geo").kind == "namespace"
     assert sym(fc, "Shape", "geo").kind == "class"
@@ -565,8 +556,7 @@ def test_cpp_definitions(count: TokenCounter) -> None:
     namespace = (line_of(CPP, "namespace geo {"), line_of(CPP, "}  // namespace geo"), "geo")
     assert namespace in spans(fc)
     small = ChunkOptions(max_tokens=40, target_tokens=1, min_tokens=0)
-    split = chunk_file("src/shape.cpp", CPP, small, count)
-    check_invariants(CPP, split, small, count)
+    split = chunked("src/shape.cpp", CPP, small, count)
     chunk = next(c for c in split.chunks if c.symbol == "geo.clamp")
     assert chunk.start_line == line_of(CPP, "template <typename T>")
 
@@ -597,8 +587,7 @@ RUBY = src("""
 
 
 def test_ruby_definitions(count: TokenCounter) -> None:
-    fc = chunk_file("lib/billing.rb", RUBY, UNMERGED, count)
-    check_invariants(RUBY, fc, UNMERGED, count)
+    fc = chunked("lib/billing.rb", RUBY, UNMERGED, count)
     assert fc.language == "ruby"
     assert sym(fc, "Billing").kind == "module"
     invoice = sym(fc, "Invoice", "Billing")
@@ -651,8 +640,7 @@ SECTIONS = ChunkOptions(max_tokens=20, target_tokens=1, min_tokens=0)
 
 
 def test_markdown_headings_become_sections_with_containers(count: TokenCounter) -> None:
-    fc = chunk_file("docs/guide.md", MARKDOWN, SECTIONS, count)
-    check_invariants(MARKDOWN, fc, SECTIONS, count)
+    fc = chunked("docs/guide.md", MARKDOWN, SECTIONS, count)
     assert fc.language == "markdown"
     assert [(s.name, s.container, s.line) for s in fc.symbols] == [
         ("User Guide", None, line_of(MARKDOWN, "# User Guide")),
@@ -671,8 +659,7 @@ def test_markdown_headings_become_sections_with_containers(count: TokenCounter) 
 
 
 def test_markdown_sections_merge_when_small(count: TokenCounter) -> None:
-    fc = chunk_file("docs/guide.md", MARKDOWN, ChunkOptions(), count)
-    check_invariants(MARKDOWN, fc, ChunkOptions(), count)
+    fc = chunked("docs/guide.md", MARKDOWN, ChunkOptions(), count)
     assert len(fc.chunks) == 1
     assert fc.chunks[0].symbol is None
 
@@ -709,8 +696,7 @@ RST = src("""
 
 
 def test_rst_titles_become_sections_by_adornment_level(count: TokenCounter) -> None:
-    fc = chunk_file("docs/reference.rst", RST, SECTIONS, count)
-    check_invariants(RST, fc, SECTIONS, count)
+    fc = chunked("docs/reference.rst", RST, SECTIONS, count)
     assert fc.language == "rst"
     assert [(s.name, s.container, s.line) for s in fc.symbols] == [
         ("Reference", None, 2),
@@ -730,8 +716,7 @@ def test_long_markdown_section_is_split_and_keeps_section_symbol(count: TokenCou
     )
     text = f"# Pooling\n\n{paragraphs}\n"
     opts = ChunkOptions()
-    fc = chunk_file("docs/pool.md", text, opts, count)
-    check_invariants(text, fc, opts, count)
+    fc = chunked("docs/pool.md", text, opts, count)
     assert len(fc.chunks) >= 3
     assert all(c.symbol == "Pooling" for c in fc.chunks)
 
@@ -742,8 +727,7 @@ def test_long_markdown_section_is_split_and_keeps_section_symbol(count: TokenCou
 def test_unknown_text_is_cut_into_overlapping_windows(count: TokenCounter) -> None:
     text = "\n".join(f"line {i}: the quick brown fox jumps over the lazy dog" for i in range(200))
     opts = ChunkOptions()
-    fc = chunk_file("notes/log.txt", text, opts, count)
-    check_invariants(text, fc, opts, count)
+    fc = chunked("notes/log.txt", text, opts, count)
     assert fc.language == "text"
     assert fc.symbols == []
     real = count([c.text for c in fc.chunks])
@@ -766,8 +750,7 @@ def test_windows_of_short_dense_lines_advance_by_most_of_their_size(
         for i in range(1610)]
     text = "\n".join(rows) + "\n"
     opts = ChunkOptions()
-    fc = chunk_file("benchsuite/runs/2016-09-22/raw.csv", text, opts, count)
-    check_invariants(text, fc, opts, count)
+    fc = chunked("benchsuite/runs/2016-09-22/raw.csv", text, opts, count)
     for a, b in itertools.pairwise(fc.chunks):
         size = a.end_line - a.start_line + 1
         assert b.start_line - a.start_line >= max(1, size * 3 // 4), (a, b)
@@ -778,8 +761,7 @@ def test_single_line_longer_than_max_is_split_by_characters(count: TokenCounter)
     long_line = " ".join(f"token{i}" for i in range(1500))
     text = f"x = 1\n{long_line}\ny = 2\n"
     opts = ChunkOptions()
-    fc = chunk_file("data.txt", text, opts, count)
-    check_invariants(text, fc, opts, count)
+    fc = chunked("data.txt", text, opts, count)
     parts = [c for c in fc.chunks if c.start_line == 2 and c.end_line == 2]
     assert len(parts) >= 5
     assert "".join(p.text for p in parts) == long_line
@@ -789,8 +771,7 @@ def test_single_line_longer_than_max_is_split_by_characters(count: TokenCounter)
 def test_long_line_inside_a_function_is_split_and_keeps_the_symbol(count: TokenCounter) -> None:
     blob = "DATA = [" + ", ".join(str(i * 7919) for i in range(900)) + "]"
     text = f"def table():\n    {blob}\n    return DATA\n"
-    fc = chunk_file("t.py", text, ChunkOptions(), count)
-    check_invariants(text, fc, ChunkOptions(), count)
+    fc = chunked("t.py", text, ChunkOptions(), count)
     assert {c.symbol for c in fc.chunks} == {"table"}
 
 
@@ -863,8 +844,7 @@ def test_approximate_counter_windows_fit_for_plain_text() -> None:
 def test_real_stdlib_files_are_fully_covered_and_fit(count: TokenCounter, name: str) -> None:
     text = (STDLIB / name).read_text(encoding="utf-8")
     opts = ChunkOptions()
-    fc = chunk_file(name, text, opts, count)
-    check_invariants(text, fc, opts, count)
+    fc = chunked(name, text, opts, count)
     assert len(fc.symbols) > 5
     # the per-line sums the chunker uses equal the real joint counts (WordPiece)
     lines = split_lines_of(text)

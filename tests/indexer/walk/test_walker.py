@@ -57,6 +57,14 @@ def run(root: Path, **options: object) -> tuple[dict[str, FileEntry], dict[str, 
     return admitted, skipped
 
 
+def walked(repo: Repo, files: dict[str, str], **options: object
+           ) -> tuple[dict[str, FileEntry], dict[str, Skipped]]:
+    """Write `files` (path: text) into `repo`, then walk it (`run`)."""
+    for path, text in files.items():
+        repo.write(path, text)
+    return run(repo.root, **options)
+
+
 def reasons(skipped: dict[str, Skipped]) -> dict[str, SkipReason]:
     return {path: s.reason for path, s in skipped.items()}
 
@@ -422,16 +430,17 @@ def test_read_text_rechecks_size_of_grown_file(repo: Repo) -> None:
 
 
 def test_nested_gitignore_with_negation(repo: Repo) -> None:
-    repo.write(".gitignore", "*.log\nbuild/\n")
-    repo.write("app.log", "x\n")
-    repo.write("build/out.js", "x\n")
-    repo.write("build.txt", "x\n")  # `build/` is a directory rule
-    repo.write("sub/.gitignore", "!keep.log\n/local.txt\n")
-    repo.write("sub/keep.log", "x\n")
-    repo.write("sub/other.log", "x\n")
-    repo.write("sub/local.txt", "x\n")
-    repo.write("sub/deeper/local.txt", "x\n")  # `/local.txt` is anchored to sub/
-    admitted, skipped = run(repo.root)
+    admitted, skipped = walked(repo, {
+        ".gitignore": "*.log\nbuild/\n",
+        "app.log": "x\n",
+        "build/out.js": "x\n",
+        "build.txt": "x\n",  # `build/` is a directory rule
+        "sub/.gitignore": "!keep.log\n/local.txt\n",
+        "sub/keep.log": "x\n",
+        "sub/other.log": "x\n",
+        "sub/local.txt": "x\n",
+        "sub/deeper/local.txt": "x\n",  # `/local.txt` is anchored to sub/
+    })
     assert sorted(admitted) == [
         ".gitignore",
         "build.txt",
@@ -457,32 +466,35 @@ def test_gitignored_directory_cannot_be_reincluded(repo: Repo) -> None:
 
 
 def test_ctxdignore_applies_and_overrides_gitignore(repo: Repo) -> None:
-    repo.write(".gitignore", "*.log\n")
-    repo.write(".ctxdignore", "fixtures/\n!keep.log\n")
-    repo.write("fixtures/big.json", "x\n")
-    repo.write("keep.log", "x\n")
-    repo.write("drop.log", "x\n")
-    admitted, skipped = run(repo.root)
+    admitted, skipped = walked(repo, {
+        ".gitignore": "*.log\n",
+        ".ctxdignore": "fixtures/\n!keep.log\n",
+        "fixtures/big.json": "x\n",
+        "keep.log": "x\n",
+        "drop.log": "x\n",
+    })
     assert sorted(admitted) == [".ctxdignore", ".gitignore", "keep.log"]
     assert reasons(skipped) == {"drop.log": SkipReason.IGNORED, "fixtures": SkipReason.IGNORED}
 
 
 def test_git_info_exclude_is_honoured_and_git_dir_is_silent(repo: Repo) -> None:
-    repo.write(".git/info/exclude", "scratch.txt\n")
-    repo.write(".git/HEAD", "ref: refs/heads/main\n")
-    repo.write("scratch.txt", "x\n")
-    repo.write("main.py", "x\n")
-    admitted, skipped = run(repo.root)
+    admitted, skipped = walked(repo, {
+        ".git/info/exclude": "scratch.txt\n",
+        ".git/HEAD": "ref: refs/heads/main\n",
+        "scratch.txt": "x\n",
+        "main.py": "x\n",
+    })
     assert list(admitted) == ["main.py"]
     assert reasons(skipped) == {"scratch.txt": SkipReason.IGNORED}
 
 
 def test_use_gitignore_false_ignores_ignore_files(repo: Repo) -> None:
-    repo.write(".gitignore", "*.log\n")
-    repo.write(".ctxdignore", "*.txt\n")
-    repo.write("a.log", "x\n")
-    repo.write("b.txt", "x\n")
-    admitted, skipped = run(repo.root, use_gitignore=False)
+    admitted, skipped = walked(repo, {
+        ".gitignore": "*.log\n",
+        ".ctxdignore": "*.txt\n",
+        "a.log": "x\n",
+        "b.txt": "x\n",
+    }, use_gitignore=False)
     assert sorted(admitted) == [".ctxdignore", ".gitignore", "a.log", "b.txt"]
     assert skipped == {}
 
@@ -516,10 +528,11 @@ SENSITIVE = [
 def test_sensitive_files_excluded_by_default(repo: Repo) -> None:
     for path in SENSITIVE:
         repo.write(path, "x\n")
-    repo.write(".aws/config", "x\n")
-    repo.write("home/.ssh/known_hosts", "x\n")
-    repo.write("main.py", "x\n")
-    admitted, skipped = run(repo.root)
+    admitted, skipped = walked(repo, {
+        ".aws/config": "x\n",
+        "home/.ssh/known_hosts": "x\n",
+        "main.py": "x\n",
+    })
     assert list(admitted) == ["main.py"]
     expected = dict.fromkeys([*SENSITIVE, ".aws", "home/.ssh"], SkipReason.SENSITIVE)
     assert reasons(skipped) == expected
@@ -565,18 +578,19 @@ def test_exclude_wins_over_sensitive_allow(repo: Repo) -> None:
 
 
 def test_vcs_dependency_and_venv_dirs_pruned(repo: Repo) -> None:
-    repo.write(".git/config", "x\n")
-    repo.write("node_modules/left-pad/index.js", "x\n")
-    repo.write("web/node_modules/react/index.js", "x\n")
-    repo.write(".venv/lib/site.py", "x\n")
-    repo.write("venv/lib/site.py", "x\n")
-    repo.write("env/pyvenv.cfg", "home = /usr/bin\n")
-    repo.write("env/lib/site.py", "x\n")
-    repo.write("pkg/__pycache__/m.cpython-311.pyc", "x\n")
-    repo.write(".pytest_cache/v/cache", "x\n")
-    repo.write("pkg/m.py", "x\n")
-    repo.write("web/app.js", "x\n")
-    admitted, skipped = run(repo.root, include_patterns=("*.js", "*.py"))
+    admitted, skipped = walked(repo, {
+        ".git/config": "x\n",
+        "node_modules/left-pad/index.js": "x\n",
+        "web/node_modules/react/index.js": "x\n",
+        ".venv/lib/site.py": "x\n",
+        "venv/lib/site.py": "x\n",
+        "env/pyvenv.cfg": "home = /usr/bin\n",
+        "env/lib/site.py": "x\n",
+        "pkg/__pycache__/m.cpython-311.pyc": "x\n",
+        ".pytest_cache/v/cache": "x\n",
+        "pkg/m.py": "x\n",
+        "web/app.js": "x\n",
+    }, include_patterns=("*.js", "*.py"))
     assert sorted(admitted) == ["pkg/m.py", "web/app.js"]
     assert reasons(skipped) == {
         ".pytest_cache": SkipReason.IGNORED,

@@ -34,6 +34,7 @@ import pytest
 from ctxd.indexer.errors import (
     BackendTimeout,
     BackendUnavailable,
+    CtxdError,
     FileNotFound,
     IndexNotFound,
     QueryError,
@@ -542,25 +543,29 @@ def test_empty_file_alias_is_sound() -> None:
     assert [p for p in paths if p.lower() == EMPTY_FILE[1].lower()] == [EMPTY_FILE[1]]
 
 
-def test_file_content_missing_file_is_file_not_found(backend: Backend) -> None:
+def _file_content_error(backend: Backend, repo: str, path: str,
+                        error: type[CtxdError]) -> CtxdError:
+    """The `error` that reading `repo`/`path` raises when Zoekt finds no such file."""
     if backend.server is not None:
         backend.server.serve_next("/api/search", "search_no_results")
-    with pytest.raises(FileNotFound) as err:
-        backend.client.file_content("shop", "src/shop/nope.py")
+    with pytest.raises(error) as err:
+        backend.client.file_content(repo, path)
+    return err.value
 
-    assert err.value.message == "File not found: shop/src/shop/nope.py"
+
+def test_file_content_missing_file_is_file_not_found(backend: Backend) -> None:
+    err = _file_content_error(backend, "shop", "src/shop/nope.py", FileNotFound)
+
+    assert err.message == "File not found: shop/src/shop/nope.py"
     if backend.server is not None:
         assert backend.server.served() == ["search_no_results", "list_all"]
 
 
 def test_file_content_unknown_repository_is_index_not_found(backend: Backend) -> None:
-    if backend.server is not None:
-        backend.server.serve_next("/api/search", "search_no_results")
-    with pytest.raises(IndexNotFound) as err:
-        backend.client.file_content("nope", "README.md")
+    err = _file_content_error(backend, "nope", "README.md", IndexNotFound)
 
-    assert err.value.message == "Repository not indexed: nope"
-    assert "notes, shop" in (err.value.hint or "")
+    assert err.message == "Repository not indexed: nope"
+    assert "notes, shop" in (err.hint or "")
 
 
 def test_pick_document_prefers_requested_branch() -> None:
@@ -935,43 +940,23 @@ def test_escaping_helpers_match_the_contract_examples() -> None:
 _GOOD_OPTS = {"ChunkMatches": True, "MaxDocDisplayCount": 30, "MaxWallTime": 10**9}
 
 
+def _search_with(reason: str, **opts: object) -> tuple[str, str, object, str]:
+    """A POST /api/search for `calculate_tax`, the good options changed by `opts`."""
+    return ("POST", "/api/search", {"Q": "calculate_tax", "Opts": {**_GOOD_OPTS, **opts}},
+            reason)
+
+
 @pytest.mark.parametrize(
     ("method", "path", "body", "reason"),
     [
         ("POST", "/api/search/", {"Q": "calculate_tax", "Opts": _GOOD_OPTS}, "no recording"),
         ("PUT", "/api/search", {"Q": "calculate_tax", "Opts": _GOOD_OPTS}, "no recording"),
         ("POST", "/api/search", {"Q": "calculate_tax"}, "ChunkMatches must be true"),
-        (
-            "POST",
-            "/api/search",
-            {"Q": "calculate_tax", "Opts": {**_GOOD_OPTS, "NumContextLine": 3}},
-            "unknown option",
-        ),
-        (
-            "POST",
-            "/api/search",
-            {"Q": "calculate_tax", "Opts": {**_GOOD_OPTS, "NumContextLines": 5}},
-            "do not fit",
-        ),
-        (
-            "POST",
-            "/api/search",
-            {"Q": "calculate_tax",
-             "Opts": {**_GOOD_OPTS, "NumContextLines": 3, "MaxMatchDisplayCount": 1}},
-            "inside a chunk",
-        ),
-        (
-            "POST",
-            "/api/search",
-            {"Q": "calculate_tax", "Opts": {**_GOOD_OPTS, "ShardMaxMatchCount": 2}},
-            "below the recorded MatchCount",
-        ),
-        (
-            "POST",
-            "/api/search",
-            {"Q": "calculate_tax", "Opts": {**_GOOD_OPTS, "ShardRepoMaxMatchCount": 1}},
-            "not sent by our client",
-        ),
+        _search_with("unknown option", NumContextLine=3),
+        _search_with("do not fit", NumContextLines=5),
+        _search_with("inside a chunk", NumContextLines=3, MaxMatchDisplayCount=1),
+        _search_with("below the recorded MatchCount", ShardMaxMatchCount=2),
+        _search_with("not sent by our client", ShardRepoMaxMatchCount=1),
         ("POST", "/api/list", {"Q": "", "Opts": {"Field": 1}}, "Field differs"),
         ("GET", "/api/search?q=x", None, "no recording"),
     ],

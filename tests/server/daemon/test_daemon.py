@@ -424,7 +424,8 @@ def test_serve_clients_share_one_daemon(tmp_path, daemons):
     from mcp.client.stdio import stdio_client
 
     from tests.server.conftest import text, write_sample
-    from tests.server.mcp.test_mcp_e2e import exercise, serve_command, server_env
+    from tests.server.mcp.test_mcp_e2e import exercise
+    from tests.server.serving import serve_command, server_env
 
     repo = write_sample(RepoBuilder(tmp_path / "sample")).root
     paths = daemons.paths()

@@ -33,8 +33,9 @@ from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder, RepoBuilder
 from tests.other_user import User, run_as
 from tests.server.conftest import text
-from tests.server.mcp.test_mcp_e2e import HEADERS, INITIALIZE, LineReader, free_port, serve_command
-from tests.server.mcp.test_mcp_e2e import server_env as base_env
+from tests.server.mcp.test_mcp_e2e import HEADERS, INITIALIZE
+from tests.server.serving import LineReader, http_serve, serve_command
+from tests.server.serving import server_env as base_env
 
 MARKER = "OWNER_ONLY_7f3a9c"
 
@@ -64,28 +65,12 @@ class Http:
 def http_server(tmp_path: Path, *args: str, **env: str) -> Iterator[Http]:
     """`ctxd serve --transport http ARGS` on a free loopback port, with `env` on top of the
     test environment (no token and no allowed roots unless given); stopped afterwards."""
-    port = free_port()
     full = {**base_env(tmp_path), **env}
     full = {k: v for k, v in full.items() if v != ""}
     if "CTXD_SERVER_ALLOWED_ROOTS" not in env:
         full.pop("CTXD_SERVER_ALLOWED_ROOTS", None)
-    with subprocess.Popen(
-        [*serve_command(), "--transport", "http", "--port", str(port), *args],
-        env=full, cwd=str(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        text=True, encoding="utf-8",
-    ) as proc:
-        reader = LineReader(proc.stderr)
-        try:
-            reader.wait_for("listening on", timeout=120)
-            yield Http(f"http://127.0.0.1:{port}/mcp", port, Path(full["CTXD_HOME"]), reader)
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
-            reader.thread.join(timeout=10)
+    with http_serve(full, tmp_path, *args) as served:
+        yield Http(served.url, served.port, Path(full["CTXD_HOME"]), served.reader)
 
 
 def private_repo(tmp_path: Path) -> RepoBuilder:

@@ -10,12 +10,6 @@ requests without it (or with a foreign Host header) are refused. The bind policy
 
 from __future__ import annotations
 
-import os
-import queue
-import socket
-import subprocess
-import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,35 +25,9 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from ctxd.server.mcp.serve import serve
 from tests.conftest import RepoBuilder
 from tests.server.conftest import TOOLS_EXPECTED, text, write_sample
-
-ROOT = Path(__file__).resolve().parents[3]
+from tests.server.serving import http_serve, serve_command, server_env
 
 pytestmark = pytest.mark.model
-
-
-def serve_command() -> list[str]:
-    """`ctxd serve`, run by the console script the install put beside this Python."""
-    return [str(Path(sys.executable).parent / "ctxd"), "serve"]
-
-
-def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    return {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(tmp_path),
-        "PYTHONPATH": str(ROOT),
-        "CTXD_HOME": str(tmp_path / "ctxd-home"),
-        "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
-        "HF_HUB_OFFLINE": "1",
-        "TOKENIZERS_PARALLELISM": "false",
-        "CTXD_SERVER_ALLOWED_ROOTS": str(tmp_path),
-        "CTXD_DAEMON_AUTOSTART": "false",  # in-process; test_daemon.py covers the daemon
-        # index_repository answers with the result, not a background job, however slow
-        # a busy machine is (tests/server/test_index_jobs.py covers background jobs).
-        "CTXD_SERVER_INDEX_WAIT_SECONDS": "1200",
-        **({"CTXD_STORE_URL": os.environ["CTXD_STORE_URL"]}
-           if os.environ.get("CTXD_STORE_URL") else {}),
-        **extra,
-    }
 
 
 async def exercise(client: Client, repo: Path) -> None:
@@ -108,58 +76,13 @@ def test_serve_over_stdio_with_the_sdk_client(tmp_path: Path, store_url: str):
     assert "Traceback" not in log
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class LineReader:
-    """Reads a subprocess pipe line by line on a thread, so waits can time out."""
-
-    def __init__(self, stream: Any) -> None:
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        self.seen: list[str] = []
-        self.thread = threading.Thread(target=self._pump, args=(stream,), daemon=True)
-        self.thread.start()
-
-    def _pump(self, stream: Any) -> None:
-        for line in iter(stream.readline, ""):
-            self.lines.put(line)
-        self.lines.put(None)
-
-    def wait_for(self, needle: str, timeout: float) -> None:
-        """Block until a line containing `needle` arrives."""
-        while True:
-            line = self.lines.get(timeout=timeout)
-            if line is None:
-                raise AssertionError("server exited before it was ready:\n" + "".join(self.seen))
-            self.seen.append(line)
-            if needle in line:
-                return
-
-
 @pytest.fixture
 def http_server(tmp_path: Path, store_url: str) -> Iterator[tuple[str, str]]:
     """`ctxd serve --transport http` on a free loopback port with a token."""
-    port, token = free_port(), "s3cret-token"
-    with subprocess.Popen(
-        [*serve_command(), "--transport", "http", "--port", str(port), "--log-level", "info"],
-        env=server_env(tmp_path, CTXD_TOKEN=token), cwd=str(tmp_path),
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, encoding="utf-8",
-    ) as proc:
-        reader = LineReader(proc.stderr)
-        try:
-            reader.wait_for("listening on", timeout=120)
-            yield f"http://127.0.0.1:{port}/mcp", token
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
-            reader.thread.join(timeout=10)
+    token = "s3cret-token"
+    with http_serve(server_env(tmp_path, CTXD_TOKEN=token), tmp_path,
+                    "--log-level", "info") as served:
+        yield served.url, token
 
 
 INITIALIZE = {

@@ -27,8 +27,8 @@ from ctxd.server.service import Service
 from ctxd.server.text_args import MAX_FILTER_LENGTH
 from tests.conftest import FakeEmbedder, RepoBuilder
 from tests.server.conftest import Env, text
-from tests.server.mcp.test_mcp_e2e import serve_command, server_env
 from tests.server.mcp.test_mcp_tools import err, ok
+from tests.server.serving import serve_command, server_env
 
 # -- item 13: arguments are held to the schema tools/list publishes ----------------------------
 

@@ -23,7 +23,7 @@ from ctxd.server.daemon.client import exchange
 from tests.conftest import RepoBuilder
 from tests.server.conftest import RETRY, SHAPES, text
 from tests.server.daemon.test_daemon import daemons as daemons  # the fixture
-from tests.server.mcp.test_mcp_e2e import serve_command, server_env
+from tests.server.serving import serve_command, server_env
 
 pytestmark = pytest.mark.model
 

@@ -17,7 +17,7 @@ import pytest
 from ctxd.indexer.store.private import private_home
 from ctxd.server.daemon import lifecycle
 from ctxd.server.daemon.paths import DaemonPaths
-from tests.server.mcp.test_mcp_e2e import free_port
+from tests.server.serving import free_port
 
 SERVE = [sys.executable, "-m", "ctxd.server.cli.main"]
 HANG = 60

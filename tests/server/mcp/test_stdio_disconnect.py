@@ -21,7 +21,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from ctxd.indexer.store.sqlite.store import Store
-from tests.server.mcp.test_mcp_e2e import serve_command, server_env
+from tests.server.serving import serve_command, server_env
 
 pytestmark = pytest.mark.model
 
