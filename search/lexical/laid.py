@@ -1,0 +1,114 @@
+"""A batch of kept texts laid end to end, as the batch verifier reads them, and the search
+of a literal over such a buffer without splitting it.
+
+`Laid.of(files)`: the texts joined by one newline (`buf`), each file's first byte and end in
+it, its lowered copy (made when a case-insensitive literal asks) and every line's end in
+`buf` (made when the line counts ask). Not kept between queries: two queries' candidates
+rarely make the same batches (one file more or less shifts every batch after it).
+
+`find_literal(buf, needle)` gives the offsets of `needle`'s leftmost non-overlapping
+occurrences, as `bytes.split` (and `bytes.find`) would: numpy compares the whole buffer with
+the needle's least common pair of adjacent bytes (`_COMMON`) in two passes and checks the
+other bytes only at those places, with no Python per match and no copy of the text. A needle
+that can overlap itself (`aa`, `abab`: a prefix that is also a suffix) or of one byte
+goes through `bytes.split`, whose leftmost-first choice then matters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from ctxd.search.lexical.texts import FileText
+
+Ints = npt.NDArray[np.int64]
+
+_COMMON = b' etsornail\ncd"p_fum.h,:()g=bywkv-x`012/[]{}3>qj#\'%\\5z*48697|'
+"""Lower-case source text's bytes, most frequent first (measured on the eval-dev corpus):
+the pair of a needle's adjacent bytes found first is the one least likely to occur."""
+_WEIGHT = np.zeros(256, np.int64)
+_WEIGHT[np.frombuffer(_COMMON, np.uint8)] = np.arange(len(_COMMON), 0, -1)
+_EMPTY = np.zeros(0, np.int64)
+
+
+@dataclass(slots=True, eq=False)
+class Laid:
+    """One batch's texts laid end to end, one newline between two files."""
+
+    files: tuple[FileText, ...]
+    buf: bytes
+    first: Ints
+    """Each file's first byte in `buf`."""
+    last: Ints
+    """Each file's end in `buf` (the newline after it, or the buffer's end)."""
+    _lower: bytes | None = None
+    _lines: tuple[Ints, Ints] | None = field(default=None)
+
+    @classmethod
+    def of(cls, files: Sequence[FileText]) -> Laid:
+        n = len(files)
+        sizes = np.fromiter((len(f.data) for f in files), np.int64, n)
+        first = np.zeros(n, np.int64)
+        np.cumsum(sizes[:-1] + 1, out=first[1:])
+        return cls(tuple(files), b"\n".join(f.data for f in files), first, first + sizes)
+
+    @property
+    def lower(self) -> bytes:
+        """`buf` with ASCII letters lowered (each file's kept lowered copy, joined)."""
+        if self._lower is None:
+            self._lower = b"\n".join(f.lower for f in self.files)
+        return self._lower
+
+    @property
+    def lines(self) -> tuple[Ints, Ints]:
+        """(the end of every line of every file, in `buf`; each file's first line's index
+        in that array)."""
+        if self._lines is None:
+            files, n = self.files, len(self.files)
+            counts = np.fromiter((len(f.ends) for f in files), np.int64, n)
+            line0 = np.zeros(n, np.int64)
+            np.cumsum(counts[:-1], out=line0[1:])
+            ends = (np.concatenate([f.ends for f in files]) if n else _EMPTY)
+            self._lines = (ends + np.repeat(self.first, counts), line0)
+        return self._lines
+
+
+def _overlaps_itself(needle: bytes) -> bool:
+    """A proper prefix of `needle` is also its suffix: two occurrences can overlap."""
+    return any(needle[:k] == needle[-k:] for k in range(1, len(needle)))
+
+
+def find_literal(buf: bytes, needle: bytes) -> tuple[Ints, Ints]:
+    """(starts, ends) of `needle`'s leftmost non-overlapping occurrences in `buf`."""
+    n, size = len(needle), len(buf)
+    if n < 2 or _overlaps_itself(needle):
+        return _split(buf, needle)
+    if size < n:
+        return _EMPTY, _EMPTY
+    a = np.frombuffer(buf, np.uint8)
+    pairs = _WEIGHT[np.frombuffer(needle, np.uint8)]
+    k = int(np.argmin(pairs[:-1] * pairs[1:]))  # the pair least likely to occur
+    span = size - n + 1  # the places where an occurrence may start
+    hit = a[k:k + span] == needle[k]
+    hit &= a[k + 1:k + 1 + span] == needle[k + 1]
+    starts = np.flatnonzero(hit)
+    for j in range(n):
+        if j != k and j != k + 1 and len(starts):
+            starts = starts[a[starts + j] == needle[j]]
+    starts = starts.astype(np.int64, copy=False)
+    return starts, starts + n
+
+
+def _split(buf: bytes, needle: bytes) -> tuple[Ints, Ints]:
+    """`find_literal` by the lengths of `bytes.split`'s pieces."""
+    pieces = buf.split(needle)
+    if len(pieces) == 1:
+        return _EMPTY, _EMPTY
+    size = len(needle)
+    lengths = np.fromiter(map(len, pieces), np.int64, len(pieces) - 1)
+    lengths[1:] += size
+    starts = np.cumsum(lengths)
+    return starts, starts + size
