@@ -11,10 +11,11 @@ content), its matching lines (Zoekt's line-mode count), its score
 showing. None when the batch needs the per-file path (below).
 
 How: the batch's texts are laid end to end, one newline between two files (`laid.Laid`),
-and each content pattern runs once over all of them: a literal by
-`laid.find_literal` (numpy over the whole buffer: no Python per match, no copy), over the
-lowered copy when case-insensitive; a regex through RE2's own matcher (one call per match,
-without the wrapper's Python iterator; `_regex`). Offsets become files and lines with
+and each content pattern runs once over all of them: a literal by `laid.find_literal`
+(numpy over the whole buffer: no Python per match, no copy), either case of its ASCII
+letters when case-insensitive (as `bytes.lower` folds); a regex through RE2's own matcher
+(one call per match, without the wrapper's Python iterator; `_regex`). Offsets become
+files and lines with
 `np.searchsorted` over the files' starts and the lines' ends (kept with the batch); match
 counts, word scores (`rank.word_score`: the character classes at both ends), the
 definition bonus (only for the matches that overlap a definition's name on their line:
@@ -95,7 +96,7 @@ class _Atom:
     needle: bytes | None
     """The literal's bytes (lowered when case-insensitive), or None: a regex."""
     fold: bool
-    """Case-insensitive literal: run over the lowered text."""
+    """Case-insensitive literal: matched as if over the lowered text (`bytes.lower`)."""
     rx: Any
 
 
@@ -229,10 +230,6 @@ class _Run:
         self.span_words: Ints = _EMPTY
         """Each kept content match's word (`_word`), -1 for a regex's."""
 
-    @property
-    def lower(self) -> bytes:
-        return self.laid.lower
-
     def result(self) -> BatchResult | None:
         for a in self.v.atoms.values():
             if not self._match(a):
@@ -268,7 +265,7 @@ class _Run:
                     f.fold_hazard for f in self.files
                 ):
                     return False
-                starts, ends = find_literal(self.lower if a.fold else self.buf, a.needle)
+                starts, ends = find_literal(self.buf, a.needle, a.fold)
             else:
                 starts, ends = _regex(self.buf, a.rx)
             file = np.searchsorted(self.first, starts, "right") - 1

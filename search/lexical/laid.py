@@ -1,17 +1,18 @@
 """A batch of kept texts laid end to end, as the batch verifier reads them, and the search
 of a literal over such a buffer without splitting it.
 
-`Laid.of(files)`: the texts joined by one newline (`buf`), each file's first byte and end in
-it, its lowered copy (made when a case-insensitive literal asks) and every line's end in
-`buf` (made when the line counts ask). Not kept between queries: two queries' candidates
-rarely make the same batches (one file more or less shifts every batch after it).
+`Laid.of(files)`: the texts joined by one newline (`buf`), each file's first byte and end
+in it, and every line's end in `buf` (made when the line counts ask). Not kept between
+queries: two queries' candidates rarely make the same batches (one file more or less
+shifts every batch after it).
 
-`find_literal(buf, needle)` gives the offsets of `needle`'s leftmost non-overlapping
-occurrences, as `bytes.split` (and `bytes.find`) would: numpy compares the whole buffer with
-the needle's least common pair of adjacent bytes (`_COMMON`) in two passes and checks the
-other bytes only at those places, with no Python per match and no copy of the text. A needle
-that can overlap itself (`aa`, `abab`: a prefix that is also a suffix) or of one byte
-goes through `bytes.split`, whose leftmost-first choice then matters.
+`find_literal(buf, needle, fold)` gives the offsets of `needle`'s leftmost non-overlapping
+occurrences, as `bytes.split` (and `bytes.find`) would: numpy compares the whole buffer,
+read as 16-bit numbers, with the needle's least common pair of adjacent bytes (`_COMMON`)
+and checks the other bytes only at those places, with no Python per match and no copy of
+the text; case-insensitive by a bit mask on ASCII letters. A needle that can overlap
+itself (`aa`, `abab`: a prefix that is also a suffix) or of one byte goes through
+`bytes.split`, whose leftmost-first choice then matters.
 """
 
 from __future__ import annotations
@@ -44,7 +45,6 @@ class Laid:
     """Each file's first byte in `buf`."""
     last: Ints
     """Each file's end in `buf` (the newline after it, or the buffer's end)."""
-    _lower: bytes | None = None
     _lines: tuple[Ints, Ints] | None = field(default=None)
 
     @classmethod
@@ -54,13 +54,6 @@ class Laid:
         first = np.zeros(n, np.int64)
         np.cumsum(sizes[:-1] + 1, out=first[1:])
         return cls(tuple(files), b"\n".join(f.data for f in files), first, first + sizes)
-
-    @property
-    def lower(self) -> bytes:
-        """`buf` with ASCII letters lowered (each file's kept lowered copy, joined)."""
-        if self._lower is None:
-            self._lower = b"\n".join(f.lower for f in self.files)
-        return self._lower
 
     @property
     def lines(self) -> tuple[Ints, Ints]:
@@ -81,23 +74,37 @@ def _overlaps_itself(needle: bytes) -> bool:
     return any(needle[:k] == needle[-k:] for k in range(1, len(needle)))
 
 
-def find_literal(buf: bytes, needle: bytes) -> tuple[Ints, Ints]:
-    """(starts, ends) of `needle`'s leftmost non-overlapping occurrences in `buf`."""
+def find_literal(buf: bytes, needle: bytes, fold: bool = False) -> tuple[Ints, Ints]:
+    """(starts, ends) of `needle`'s leftmost non-overlapping occurrences in `buf`; with
+    `fold`, in `buf.lower()` (`needle` lowered already): an ASCII letter of `needle` then
+    matches either case, as `bytes.lower` folds them, and nothing else does."""
     n, size = len(needle), len(buf)
     if n < 2 or _overlaps_itself(needle):
-        return _split(buf, needle)
+        return _split(buf.lower() if fold else buf, needle)
     if size < n:
         return _EMPTY, _EMPTY
     a = np.frombuffer(buf, np.uint8)
-    pairs = _WEIGHT[np.frombuffer(needle, np.uint8)]
+    code = np.frombuffer(needle, np.uint8)
+    # `x | 0x20 == c` holds for c and its capital alone when c is a lower-case letter
+    case = np.where(fold & (code >= 0x61) & (code <= 0x7A), 0x20, 0).astype(np.uint8)
+    pairs = _WEIGHT[code]
     k = int(np.argmin(pairs[:-1] * pairs[1:]))  # the pair least likely to occur
-    span = size - n + 1  # the places where an occurrence may start
-    hit = a[k:k + span] == needle[k]
-    hit &= a[k + 1:k + 1 + span] == needle[k + 1]
-    starts = np.flatnonzero(hit)
+    pair = needle[k] | needle[k + 1] << 8
+    mask = int(case[k]) | int(case[k + 1]) << 8
+    # The buffer as 16-bit numbers from an even and from an odd offset: every pair of
+    # adjacent bytes is one of them, so one comparison per byte finds the pair.
+    found = []
+    for at, count in ((0, size // 2), (1, (size - 1) // 2)):
+        words = np.frombuffer(buf, "<u2", count=count, offset=at)
+        found.append(np.flatnonzero((words | mask if mask else words) == pair) * 2 + at)
+    starts = np.concatenate(found)
+    starts.sort()
+    starts -= k
+    starts = starts[(starts >= 0) & (starts <= size - n)]
     for j in range(n):
         if j != k and j != k + 1 and len(starts):
-            starts = starts[a[starts + j] == needle[j]]
+            got = a[starts + j]
+            starts = starts[(got | case[j] if case[j] else got) == code[j]]
     starts = starts.astype(np.int64, copy=False)
     return starts, starts + n
 

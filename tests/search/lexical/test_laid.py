@@ -35,7 +35,7 @@ def test_offsets_are_bytes_finds(buf, needle):
 
 def test_random_texts_and_needles():
     rng = random.Random(30)
-    alphabet = b"ab_ \n\r\xc3\xa9T"
+    alphabet = b"abAB_ \n\r\xc3\xa9T@`"
     for _ in range(2000):
         buf = bytes(rng.choice(alphabet) for _ in range(rng.randrange(0, 200)))
         if rng.random() < 0.5 and len(buf) > 2:  # a needle cut from the text
@@ -46,6 +46,20 @@ def test_random_texts_and_needles():
         if not needle:
             continue
         assert find_literal(buf, needle)[0].tolist() == split_offsets(buf, needle), (buf, needle)
+        low = needle.lower()
+        assert find_literal(buf, low, fold=True)[0].tolist() == split_offsets(
+            buf.lower(), low), (buf, needle)
+
+
+@pytest.mark.parametrize("buf,needle", [
+    (b"Self SELF self sElF", b"self"), (b"A_b a_B @`[{", b"a_b"), (b"@@ `` @`", b"`@"),
+    (b"[{ {[", b"{["), (b"TheTHEthe", b"the"), (b"CAF\xc3\x89 caf\xc3\xa9", b"caf\xc3\xa9"),
+])
+def test_folded_offsets_are_those_in_the_lowered_text(buf, needle):
+    """Only an ASCII letter matches its capital: `@` is not a capital of `` ` ``, nor `[`
+    of `{` (they differ by the same bit), nor a non-ASCII byte of another."""
+    starts, _ = find_literal(buf, needle, fold=True)
+    assert starts.tolist() == split_offsets(buf.lower(), needle)
 
 
 def test_a_batchs_lines_end_where_its_files_lines_end():
@@ -59,5 +73,4 @@ def test_a_batchs_lines_end_where_its_files_lines_end():
         assert laid.buf[first:int(laid.last[i])] == f.data
         mine = ends[line0[i]:line0[i] + len(f.ends)] - first
         assert mine.tolist() == f.ends.tolist()
-    assert laid.lower == laid.buf.lower()
     assert np.all(np.diff(ends) > 0)
