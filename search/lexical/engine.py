@@ -562,7 +562,9 @@ class EmbeddedLexical:
         return scan.stop is not None
 
     def _take_batch(self, scan: _Scan, batch: list[Row], res: BatchResult, near: int) -> None:
-        """A batch the batch verifier took: its matching files as hits, up to a limit."""
+        """A batch the batch verifier took: its matching files as hits, up to a limit; the
+        matches of those that rank among the best `scan.keep` so far are kept."""
+        fresh: list[tuple[_Hit, int]] = []
         for j, row in enumerate(batch):
             if self._stopped(scan):
                 break
@@ -575,9 +577,18 @@ class EmbeddedLexical:
                 scan.hits.append(hit)
                 scan.lines += hit.lines
                 if scan.keep:
-                    scan.best.append((hit, _Kept(res.file(j))))
+                    fresh.append((hit, j))
             scan.files += 1
             scan.bytes += len(res.run.files[j].data)
+        if fresh:  # a file ranked below the best `keep` ones now never rises into them
+            fresh.sort(key=lambda p: _rank_key(p[0]))
+            del fresh[scan.keep:]
+            if len(scan.best) >= scan.keep:
+                scan.best.sort(key=lambda k: _rank_key(k[0]))
+                del scan.best[scan.keep:]
+                worst = _rank_key(scan.best[-1][0])
+                fresh = [p for p in fresh if _rank_key(p[0]) < worst]
+            scan.best += ((hit, _Kept(res.file(j))) for hit, j in fresh)
 
     def _verify_each(self, scan: _Scan, plan: Plan, batch: list[Row],
                      texts: dict[int, FileText], score: bool) -> None:
