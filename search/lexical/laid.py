@@ -10,9 +10,9 @@ shifts every batch after it).
 occurrences, as `bytes.split` (and `bytes.find`) would: numpy compares the whole buffer,
 read as 16-bit numbers, with the needle's least common pair of adjacent bytes (`_COMMON`)
 and checks the other bytes only at those places, with no Python per match and no copy of
-the text; case-insensitive by a bit mask on ASCII letters. A needle that can overlap
-itself (`aa`, `abab`: a prefix that is also a suffix) or of one byte goes through
-`bytes.split`, whose leftmost-first choice then matters.
+the text; case-insensitive by a bit mask on ASCII letters. Where two occurrences overlap
+(`aa` in `aaa`), the leftmost is kept, as `bytes.find` goes. A needle of one byte goes
+through `bytes.split`.
 """
 
 from __future__ import annotations
@@ -69,17 +69,12 @@ class Laid:
         return self._lines
 
 
-def _overlaps_itself(needle: bytes) -> bool:
-    """A proper prefix of `needle` is also its suffix: two occurrences can overlap."""
-    return any(needle[:k] == needle[-k:] for k in range(1, len(needle)))
-
-
 def find_literal(buf: bytes, needle: bytes, fold: bool = False) -> tuple[Ints, Ints]:
     """(starts, ends) of `needle`'s leftmost non-overlapping occurrences in `buf`; with
     `fold`, in `buf.lower()` (`needle` lowered already): an ASCII letter of `needle` then
     matches either case, as `bytes.lower` folds them, and nothing else does."""
     n, size = len(needle), len(buf)
-    if n < 2 or _overlaps_itself(needle):
+    if n < 2:
         return _split(buf.lower() if fold else buf, needle)
     if size < n:
         return _EMPTY, _EMPTY
@@ -106,7 +101,20 @@ def find_literal(buf: bytes, needle: bytes, fold: bool = False) -> tuple[Ints, I
             got = a[starts + j]
             starts = starts[(got | case[j] if case[j] else got) == code[j]]
     starts = starts.astype(np.int64, copy=False)
+    if len(starts) > 1 and bool(np.any(np.diff(starts) < n)):  # `aa` in `aaa`: overlaps
+        starts = _leftmost(starts, n)
     return starts, starts + n
+
+
+def _leftmost(starts: Ints, n: int) -> Ints:
+    """Of every occurrence (sorted), those `bytes.find` finds: the first, then the first
+    that starts after it ends, and so on."""
+    kept, after = [], -n
+    for at in starts.tolist():
+        if at >= after:
+            kept.append(at)
+            after = at + n
+    return np.array(kept, np.int64)
 
 
 def _split(buf: bytes, needle: bytes) -> tuple[Ints, Ints]:
