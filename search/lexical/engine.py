@@ -670,31 +670,38 @@ class EmbeddedLexical:
         matches: list[LineMatch] = []
         blocks: tuple[Block, ...] = ()
         if shaped.content:
-            windows = merge_windows(shaped.content, context_lines, doc.line_count)
+            content = shaped.content
+            lines = sorted(content)
+            windows = merge_windows(lines, context_lines, doc.line_count)
             blocks = tuple(Block(lo, doc.lines_text(lo, hi)) for lo, hi in windows)
-            shown = iter(blocks)
-            block = next(shown, None)
             starts = doc.starts
-            for line in sorted(shaped.content):
-                while block is not None and line >= block.start_line + len(block.lines):
-                    block = next(shown, None)
-                if block is not None and line >= block.start_line:  # decoded with its window
-                    text = block.lines[line - block.start_line]
-                else:
-                    text = doc.line_text(line)
-                base = starts[line - 1]
-                pieces = shaped.content[line]
-                width = len(text) + 1
-                if text.isascii():  # so are its bytes: columns are byte offsets, inlined
-                    at = base - 1
-                    ranges = tuple([(s - at, min(e - at, width)) for s, e in pieces])
-                else:
-                    raw = doc.line_bytes(line)
-                    ranges = tuple(
-                        (a, min(b, width))
-                        for a, b in (columns(raw, s - base, e - base) for s, e in pieces)
-                    )
-                matches.append(LineMatch(line=line, text=text, ranges=ranges))
+            k, count = 0, len(lines)
+            # each matching line lies in its window (decoded with it), but one past the
+            # file's last line (`line_count`), whose text is read alone
+            for block, (lo, hi) in [*zip(blocks, windows, strict=True), (None, (0, 0))]:
+                while k < count and (block is None or lines[k] <= hi):
+                    line = lines[k]
+                    k += 1
+                    text = doc.line_text(line) if block is None else block.lines[line - lo]
+                    base = starts[line - 1]
+                    pieces = content[line]
+                    width = len(text) + 1
+                    if text.isascii():  # so are its bytes: columns are byte offsets, inlined
+                        at = base - 1
+                        if len(pieces) == 1:
+                            s, e = pieces[0]
+                            e -= at
+                            ranges: tuple[tuple[int, int], ...] = (
+                                (s - at, e if e < width else width),)
+                        else:
+                            ranges = tuple([(s - at, min(e - at, width)) for s, e in pieces])
+                    else:
+                        raw = doc.line_bytes(line)
+                        ranges = tuple(
+                            (a, min(b, width))
+                            for a, b in (columns(raw, s - base, e - base) for s, e in pieces)
+                        )
+                    matches.append(LineMatch(line, text, ranges))
         return FileMatch(
             repository=row.repo,
             path=row.path,

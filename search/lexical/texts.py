@@ -27,8 +27,8 @@ from ctxd.search.lexical.rank import Section
 from ctxd.search.lru import Lru
 
 TEXT_CACHE_BYTES = 64 << 20
-"""What the kept texts may take, counted as their bytes three times (text, UTF-8, lowered)
-plus their newline offsets."""
+"""What the kept texts may take, counted as their bytes three times (text, UTF-8, and the
+lowered copy or the line starts that some queries make) plus their newline offsets."""
 
 _FOLD_HAZARDS = ("\u212a".encode(), "\u017f".encode())
 """KELVIN SIGN and LATIN SMALL LETTER LONG S: the only characters outside ASCII that RE2's
@@ -55,10 +55,13 @@ class FileText:
     section_bounds: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] = (
         np.zeros(0, np.int64), np.zeros(0, np.int64))
     """Their (starts, ends) in `data`, as arrays."""
+    starts: list[int] | None = None
+    """`line_starts`, made when first asked."""
 
     @property
     def size(self) -> int:
-        """What it takes in the cache (its lowered copy counted from the start)."""
+        """What it takes in the cache (its lowered copy or line starts counted from the
+        start)."""
         return 3 * len(self.data) + self.ends.nbytes
 
     @property
@@ -70,8 +73,11 @@ class FileText:
 
     @property
     def line_starts(self) -> list[int]:
-        """`search.lexical.rank.line_starts` of `data`."""
-        return [0, *(self.ends[:-1] + 1).tolist()]
+        """`search.lexical.rank.line_starts` of `data`, kept (the shown files' lines are
+        found by it)."""
+        if self.starts is None:
+            self.starts = [0, *(self.ends[:-1] + 1).tolist()]
+        return self.starts
 
 
 def file_text(text: str) -> FileText:
