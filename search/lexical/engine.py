@@ -688,13 +688,8 @@ class EmbeddedLexical:
                     width = len(text) + 1
                     if text.isascii():  # so are its bytes: columns are byte offsets, inlined
                         at = base - 1
-                        if len(pieces) == 1:
-                            s, e = pieces[0]
-                            e -= at
-                            ranges: tuple[tuple[int, int], ...] = (
-                                (s - at, e if e < width else width),)
-                        else:
-                            ranges = tuple([(s - at, min(e - at, width)) for s, e in pieces])
+                        ranges = tuple([(s - at, e - at if e - at < width else width)
+                                        for s, e in pieces])
                     else:
                         raw = doc.line_bytes(line)
                         ranges = tuple(
