@@ -424,7 +424,7 @@ class EmbeddedLexical:
             running.wait()  # then look again: usually its answer is there now
         try:
             with _EVALUATIONS:
-                outcome = self._run(root, keep=keep)
+                outcome = self._run(root, keep=keep, generation=version)
             hits = sorted(outcome.hits, key=_rank_key)
             if len(hits) <= CACHE_MAX_HITS:
                 with _ANSWERS_LOCK:
@@ -507,9 +507,11 @@ class EmbeddedLexical:
             notes=tuple(notes),
         )
 
-    def _run(self, root: Node, *, score: bool = True, keep: int = 0) -> _Outcome:
+    def _run(self, root: Node, *, score: bool = True, keep: int = 0,
+             generation: int | None = None) -> _Outcome:
         """Select candidates, verify each, score the matches; keep the best `keep` files'
-        evaluated text and matches."""
+        evaluated text and matches (`generation`: the index's text generation, when read
+        already)."""
         plan = Plan(self.store, root)
         cond = plan.cond(root)
         if cond.op == CondOp.FALSE:
@@ -520,7 +522,8 @@ class EmbeddedLexical:
         near = and_words(root)
         fast = (BatchVerifier.of(plan, self._load_sections, near)
                 if score and self.batch else None)
-        generation = self.store.text_generation()
+        if generation is None:
+            generation = self.store.text_generation()
         for i in range(0, len(rows), CONTENT_BATCH):
             batch = rows[i : i + CONTENT_BATCH]
             texts = (self._file_texts([r.id for r in batch], generation)
@@ -673,7 +676,7 @@ class EmbeddedLexical:
             content = shaped.content
             lines = sorted(content)
             windows = merge_windows(lines, context_lines, doc.line_count)
-            blocks = tuple(Block(lo, doc.lines_text(lo, hi)) for lo, hi in windows)
+            blocks = _blocks(doc, windows)
             starts = doc.starts
             k, count = 0, len(lines)
             # each matching line lies in its window (decoded with it), but one past the
@@ -728,6 +731,23 @@ class EmbeddedLexical:
                 "were scanned"
             )
         return notes
+
+
+WHOLE_TEXT_WINDOWS = 8
+"""A shown file with more context windows than this has its whole text split into lines
+once, rather than a decode per window."""
+
+
+def _blocks(doc: Doc, windows: list[tuple[int, int]]) -> tuple[Block, ...]:
+    """The context blocks of `windows`: each window's lines as `Doc.lines_text` gives them."""
+    text = doc.text
+    if len(windows) <= WHOLE_TEXT_WINDOWS or not (text and doc.clean):
+        return tuple(Block(lo, doc.lines_text(lo, hi)) for lo, hi in windows)
+    lines = text.split("\n")  # a clean text's bytes decode to the text itself
+    if "\r" in text:
+        return tuple(Block(lo, tuple(t.rstrip("\r") for t in lines[lo - 1:hi]))
+                     for lo, hi in windows)
+    return tuple(Block(lo, tuple(lines[lo - 1:hi])) for lo, hi in windows)
 
 
 def _rank_key(hit: _Hit) -> tuple[float, str, str]:

@@ -11,8 +11,8 @@ occurrences, as `bytes.split` (and `bytes.find`) would: numpy compares the whole
 read as 16-bit numbers, with the needle's least common pair of adjacent bytes (`_COMMON`)
 and checks the other bytes only at those places, with no Python per match and no copy of
 the text; case-insensitive by a bit mask on ASCII letters. Where two occurrences overlap
-(`aa` in `aaa`), the leftmost is kept, as `bytes.find` goes. A needle of one byte goes
-through `bytes.split`.
+(`aa` in `aaa`), the leftmost is kept, as `bytes.find` goes. A needle of one byte, or a
+buffer under `SMALL` bytes, goes through `bytes.split`.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ the pair of a needle's adjacent bytes found first is the one least likely to occ
 _WEIGHT = np.zeros(256, np.int64)
 _WEIGHT[np.frombuffer(_COMMON, np.uint8)] = np.arange(len(_COMMON), 0, -1)
 _EMPTY = np.zeros(0, np.int64)
+SMALL = 1 << 15
+"""Buffers shorter than this go through `bytes.split`: quicker than numpy's dozen calls."""
 
 
 @dataclass(slots=True, eq=False)
@@ -74,7 +76,7 @@ def find_literal(buf: bytes, needle: bytes, fold: bool = False) -> tuple[Ints, I
     `fold`, in `buf.lower()` (`needle` lowered already): an ASCII letter of `needle` then
     matches either case, as `bytes.lower` folds them, and nothing else does."""
     n, size = len(needle), len(buf)
-    if n < 2:
+    if n < 2 or size < SMALL:
         return _split(buf.lower() if fold else buf, needle)
     if size < n:
         return _EMPTY, _EMPTY
