@@ -673,8 +673,8 @@ class EmbeddedLexical:
         matches: list[LineMatch] = []
         blocks: tuple[Block, ...] = ()
         if shaped.content:
-            content = shaped.content
-            lines = sorted(content)
+            by_line = shaped.content
+            lines = sorted(by_line)
             windows = merge_windows(lines, context_lines, doc.line_count)
             blocks = _blocks(doc, windows)
             starts = doc.starts
@@ -687,7 +687,7 @@ class EmbeddedLexical:
                     k += 1
                     text = doc.line_text(line) if block is None else block.lines[line - lo]
                     base = starts[line - 1]
-                    pieces = content[line]
+                    pieces = by_line[line]
                     width = len(text) + 1
                     if text.isascii():  # so are its bytes: columns are byte offsets, inlined
                         at = base - 1

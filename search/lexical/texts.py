@@ -28,7 +28,7 @@ from ctxd.search.lru import Lru
 
 TEXT_CACHE_BYTES = 64 << 20
 """What the kept texts may take, counted as their bytes three times (text, UTF-8, and the
-lowered copy or the line starts that some queries make) plus their newline offsets."""
+line starts that showing them makes) plus their newline offsets."""
 
 _FOLD_HAZARDS = ("\u212a".encode(), "\u017f".encode())
 """KELVIN SIGN and LATIN SMALL LETTER LONG S: the only characters outside ASCII that RE2's
@@ -50,8 +50,6 @@ class FileText:
     """`data` holds a character that RE2 folds to an ASCII letter (`_FOLD_HAZARDS`)."""
     sections: dict[int, list[Section]] | None = None
     """The file's definitions placed on their lines, by line (`TextCache.sections`)."""
-    folded: bytes | None = None
-    """`data` with ASCII letters lowered (`lower`), made when first asked."""
     section_bounds: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] = (
         np.zeros(0, np.int64), np.zeros(0, np.int64))
     """Their (starts, ends) in `data`, as arrays."""
@@ -60,16 +58,8 @@ class FileText:
 
     @property
     def size(self) -> int:
-        """What it takes in the cache (its lowered copy or line starts counted from the
-        start)."""
+        """What it takes in the cache (its line starts counted from the start)."""
         return 3 * len(self.data) + self.ends.nbytes
-
-    @property
-    def lower(self) -> bytes:
-        """`data.lower()`, kept."""
-        if self.folded is None:
-            self.folded = self.data.lower()
-        return self.folded
 
     @property
     def line_starts(self) -> list[int]:
