@@ -79,3 +79,21 @@ def test_windows_merge_as_before():
         lines = [rng.randint(1, last) for _ in range(rng.randint(0, 12))]
         context = rng.randint(0, 4)
         assert merge_windows(lines, context, last) == windows_reference(lines, context, last)
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_definitions_are_placed_where_the_per_file_path_places_them(text):
+    """`texts.placed_sections` (the batch's, from the line ends as arrays) against
+    `engine._sections` (the per-file path's), lines out of range and empty names too."""
+    from ctxd.search.lexical.eval import SymbolRow
+    from ctxd.search.lexical.texts import file_text, placed_sections
+
+    f = file_text(text)
+    doc = Doc(ROW, text, _data=f.data, _clean=f.clean)
+    words = [w for w in text.replace("\n", " ").split(" ") if w][:40] or ["x"]
+    rng = random.Random(7)
+    symbols = [(rng.choice([*words, "", "absent", w[:1]]), rng.choice(["function", "class"]),
+                rng.randint(-1, len(f.ends) + 2)) for w in words for _ in range(3)]
+    placed = placed_sections(f, symbols)
+    rows = [SymbolRow(n, k, ln) for n, k, ln in symbols]
+    assert placed == engine._sections(doc, rows, range(-5, len(f.ends) + 5))
