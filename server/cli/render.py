@@ -82,8 +82,10 @@ def dumps_line(obj: Any) -> str:
     by str: a search page), about 5x quicker on a page of ~100 KB; else by `dumps`. (An
     Enum that is not a str or int would be written as its value, a NaN as null: a search
     page holds neither.)"""
-    import orjson  # imported here: only `--batch` writes JSON Lines
-
+    try:
+        import orjson  # imported here: only `--batch` writes JSON Lines
+    except ImportError:  # an install without it: the same lines, slower
+        return dumps(obj, separators=(",", ":"))
     # No `default`: what `json` would hand to `default=str` (a dataclass, a date, a
     # subclass of str or int) makes orjson raise, and `dumps` writes the object instead.
     strict = (orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME

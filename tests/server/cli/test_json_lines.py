@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,6 +33,7 @@ class _Point:
     x: int
 
 
+@pytest.mark.parametrize("orjson_installed", [True, False])
 @pytest.mark.parametrize("obj", [
     {"path": "caf\u00e9/\u65e5\u672c.py", "score": 5950.0, "lines": ["a\tb", "\"q\"\\"],
      "none": None, "flags": [True, False], "n": -3, "pair": (1, 2)},
@@ -40,7 +42,9 @@ class _Point:
     {1: "int key"},
     {"big": 2**70},
 ])
-def test_a_json_line_is_what_dumps_writes(obj):
+def test_a_json_line_is_what_dumps_writes(obj, orjson_installed, monkeypatch):
+    if not orjson_installed:  # an install without orjson: `json` writes the line
+        monkeypatch.setitem(sys.modules, "orjson", None)
     line = render.dumps_line(obj)
     assert "\n" not in line
     line.encode("utf-8")  # valid UTF-8: a surrogate is escaped, never written raw
