@@ -118,7 +118,7 @@ class TextCache:
         cond, params = store.dialect.in_values("s.file_id", todo)
         by_file: dict[int, list[tuple[str, str, int]]] = {i: [] for i in todo}
         for file_id, name, kind, line in store.symbols_where(cond, params):
-            by_file[int(file_id)].append((str(name), str(kind), int(line)))
+            by_file[file_id].append((name, kind, line))
         for i, symbols in by_file.items():
             f = files[i]
             sections = placed_sections(f, symbols)
