@@ -140,19 +140,16 @@ def placed_sections(
     out: dict[int, list[Section]] = {}
     if not symbols:
         return out
-    ends, data = f.ends, f.data
-    at = np.fromiter((line for _n, _k, line in symbols), np.int64, len(symbols))
-    inside = (at >= 1) & (at <= len(ends))
-    stop = np.where(inside, ends[np.clip(at - 1, 0, len(ends) - 1)], 0)
-    start = np.where(inside & (at > 1), ends[np.clip(at - 2, 0, len(ends) - 1)] + 1, 0)
-    for (name, kind, line), ok, lo, hi in zip(
-            symbols, inside.tolist(), start.tolist(), stop.tolist(), strict=True):
-        if not ok:
+    ends, data = f.ends.tolist(), f.data
+    lines = len(ends)
+    for name, kind, line in symbols:
+        if not 1 <= line <= lines:
             continue
+        start = ends[line - 2] + 1 if line > 1 else 0
         raw = name.encode("utf-8", "surrogatepass")
-        found = data.find(raw, lo, hi) if raw else -1
-        if found >= 0:
-            out.setdefault(line, []).append(Section(found, found + len(raw), kind, name))
+        at = data.find(raw, start, ends[line - 1]) if raw else -1
+        if at >= 0:
+            out.setdefault(line, []).append(Section(at, at + len(raw), kind, name))
     return out
 
 
