@@ -733,15 +733,16 @@ class EmbeddedLexical:
         return notes
 
 
-WHOLE_TEXT_WINDOWS = 8
-"""A shown file with more context windows than this has its whole text split into lines
-once, rather than a decode per window."""
+LINES_PER_WINDOW = 16
+"""A shown file with a context window per this many lines or fewer has its whole text split
+into lines once, rather than a decode per window (measured: a window's decode costs about
+as much as splitting 16 lines)."""
 
 
 def _blocks(doc: Doc, windows: list[tuple[int, int]]) -> tuple[Block, ...]:
     """The context blocks of `windows`: each window's lines as `Doc.lines_text` gives them."""
     text = doc.text
-    if len(windows) <= WHOLE_TEXT_WINDOWS or not (text and doc.clean):
+    if len(windows) * LINES_PER_WINDOW < doc.line_count or not (text and doc.clean):
         return tuple(Block(lo, doc.lines_text(lo, hi)) for lo, hi in windows)
     lines = text.split("\n")  # a clean text's bytes decode to the text itself
     if "\r" in text:

@@ -56,9 +56,9 @@ def test_blocks_cut_from_the_whole_text_are_the_decoded_windows(text, monkeypatc
         lines = sorted(rng.sample(range(1, last + 1), rng.randint(1, last)))
         windows = merge_windows(lines, rng.randint(0, 3), last)
         want = tuple(Block(lo, doc.lines_text(lo, hi)) for lo, hi in windows)
-        monkeypatch.setattr(engine, "WHOLE_TEXT_WINDOWS", 0)
+        monkeypatch.setattr(engine, "LINES_PER_WINDOW", 10**9)  # the whole text split
         assert engine._blocks(doc, windows) == want
-        monkeypatch.setattr(engine, "WHOLE_TEXT_WINDOWS", 10**9)
+        monkeypatch.setattr(engine, "LINES_PER_WINDOW", 0)  # a decode per window
         assert engine._blocks(doc, windows) == want
 
 
@@ -66,7 +66,7 @@ def test_many_windows_of_a_long_crlf_file():
     text = "".join(f"line {n} text\r\n" for n in range(1, 2001))
     doc = doc_of(text)
     windows = merge_windows(range(1, 2001, 7), 2, doc.line_count)
-    assert len(windows) > engine.WHOLE_TEXT_WINDOWS
+    assert len(windows) * engine.LINES_PER_WINDOW >= doc.line_count  # split whole
     got = engine._blocks(doc, windows)
     assert got == tuple(Block(lo, doc.lines_text(lo, hi)) for lo, hi in windows)
     assert got[1].lines[0] == "line 6 text"
