@@ -19,7 +19,6 @@ apart (`daemon_cmd`, `watch_cmd`, `mcp.serve`).
 
 from __future__ import annotations
 
-import gc
 import importlib
 import json
 import logging
@@ -473,11 +472,7 @@ def _first(*values: int | None) -> int:
 
 
 def _search_batch(service: UseCases, lines: TextIO, options: dict[str, Any]) -> None:
-    """One JSON result object per input line, the model loaded once. What start-up made
-    (modules, classes) is frozen out of the collector's full passes (once a process), which
-    the texts a batch keeps would otherwise trigger over all of it (~20 ms each)."""
-    if not gc.get_freeze_count():
-        gc.freeze()
+    """One JSON result object per input line, the model loaded once."""
     for n, raw in enumerate(lines, start=1):
         raw = raw.strip()
         if not raw:
