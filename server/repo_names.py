@@ -21,6 +21,8 @@ def check_repositories(store: IndexStore, names: tuple[str, ...],
     Raises:
         IndexNotFound: the first unknown name.
     """
+    if not names:
+        return
     known = {r.name for r in store.repos()}
     missing = [n for n in names if n not in known]
     client = zoekt() if missing else None

@@ -29,6 +29,9 @@ SYMBOL_COLUMNS = ("SELECT s.name, s.kind, r.name, s.path, s.line, s.container, s
 
 CHECKPOINT_COLUMNS = "r.name, c.path, c.language, c.start_line, c.end_line, c.symbol, c.text, c.id"
 
+ENCLOSING_AT_ONCE = 200
+"""Places whose enclosing definition one statement reads (`Lookups.enclosing_symbols`)."""
+
 LINE_BITS = 32
 """A (file, line) pair as one integer: `(file_id << LINE_BITS) + line`."""
 
@@ -64,10 +67,38 @@ class Lookups:
             "SELECT s.name, s.container FROM repos r JOIN files f ON f.repo_id = r.id "
             "JOIN symbols s ON s.file_id = f.id "
             "WHERE r.name = ? AND f.path = ? AND s.line <= ? AND s.end_line >= ? "
-            "ORDER BY s.end_line - s.line, s.line DESC LIMIT 1",
+            "ORDER BY s.end_line - s.line, s.line DESC, s.id LIMIT 1",
             (repository, path, line, line),
         )
         return rows[0] if rows else None
+
+    def enclosing_symbols(
+        self: Connection, places: Sequence[tuple[str, str, int]]
+    ) -> list[tuple[str, str | None] | None]:
+        """`enclosing_symbol` of each (repository, path, line), in order, in one statement
+        per `ENCLOSING_AT_ONCE` places: the definitions around every place are read at once
+        and the innermost is picked as `enclosing_symbol`'s ORDER BY picks it."""
+        out: list[tuple[str, str | None] | None] = []
+        for i in range(0, len(places), ENCLOSING_AT_ONCE):
+            part = places[i:i + ENCLOSING_AT_ONCE]
+            wanted = sorted(set(part))
+            values = ", ".join(["(?, ?, ?, ?)"] * len(wanted))
+            rows = self.query(
+                "SELECT w.column4, s.line, s.end_line, s.id, s.name, "
+                f"s.container FROM (VALUES {values}) w JOIN repos r ON r.name = w.column1 "
+                "JOIN files f ON f.repo_id = r.id AND f.path = w.column2 "
+                "JOIN symbols s ON s.file_id = f.id "
+                "WHERE s.line <= w.column3 AND s.end_line >= w.column3",
+                [v for k, place in enumerate(wanted) for v in (*place, k)]) if wanted else []
+            around: dict[int, list[Row]] = {}
+            for row in rows:
+                around.setdefault(int(row[0]), []).append(row)
+            at = {place: k for k, place in enumerate(wanted)}
+            for place in part:  # innermost: the shortest, then the last to start, first made
+                best = min(around.get(at[place], ()), key=lambda r: (r[2] - r[1], -r[1], r[3]),
+                           default=None)
+                out.append(None if best is None else (str(best[4]), best[5]))
+        return out
 
     def symbol_name_counts(self: Connection) -> list[tuple[str, int]]:
         """(name, how many definitions bear it) of every distinct symbol name."""

@@ -362,6 +362,13 @@ class Lookups(Protocol):
         name's line to its end) hold `line`; None where no definition does."""
         ...
 
+    def enclosing_symbols(
+        self, places: Sequence[tuple[str, str, int]]
+    ) -> list[tuple[str, str | None] | None]:
+        """`enclosing_symbol` of each (repository, path, line), in order, read in one
+        statement (per a few hundred places)."""
+        ...
+
     def symbol_name_counts(self) -> list[tuple[str, int]]:
         """(name, how many definitions bear it) of every distinct symbol name."""
         ...

@@ -10,12 +10,13 @@ content), its matching lines (Zoekt's line-mode count), its score
 (`search.lexical.engine.score_file`) and, on demand, its shaped matches (`shaped`) for
 showing. None when the batch needs the per-file path (below).
 
-How: the batch's texts are laid end to end, one newline between two files, and each
-content pattern runs once over all of them: a literal as `bytes.split` (its pieces' lengths
-are the match offsets: no Python per match), lowered first when case-insensitive; a regex
-through RE2's own matcher (one call per match, without the wrapper's Python iterator;
-`_regex`). Offsets become files and lines with
-`np.searchsorted` over the files' starts and the newlines (kept with each text); match
+How: the batch's texts are laid end to end, one newline between two files (`laid.Laid`),
+and each content pattern runs once over all of them: a literal by `laid.find_literal`
+(numpy over the whole buffer: no Python per match, no copy), either case of its ASCII
+letters when case-insensitive (as `bytes.lower` folds); a regex through RE2's own matcher
+(one call per match, without the wrapper's Python iterator; `_regex`). Offsets become
+files and lines with
+`np.searchsorted` over the files' starts and the lines' ends (kept with the batch); match
 counts, word scores (`rank.word_score`: the character classes at both ends), the
 definition bonus (only for the matches that overlap a definition's name on their line:
 `rank.content_fragment_score` in Python, for those alone) and line counts are array
@@ -45,6 +46,7 @@ import numpy.typing as npt
 import re2
 
 from ctxd.search.lexical.eval import Doc, FileEval, Plan, Row, utf8, walk_nodes
+from ctxd.search.lexical.laid import Laid, find_literal
 from ctxd.search.lexical.query import (
     And,
     Branch,
@@ -94,7 +96,7 @@ class _Atom:
     needle: bytes | None
     """The literal's bytes (lowered when case-insensitive), or None: a regex."""
     fold: bool
-    """Case-insensitive literal: run over the lowered text."""
+    """Case-insensitive literal: matched as if over the lowered text (`bytes.lower`)."""
     rx: Any
 
 
@@ -174,19 +176,6 @@ def _atom(plan: Plan, node: Text) -> _Atom:
 _EMPTY = np.zeros(0, np.int64)
 
 
-def _literal(buf: bytes, needle: bytes) -> tuple[Ints, Ints]:
-    """Offsets of `needle`'s leftmost non-overlapping occurrences (`bytes.find`'s): the
-    lengths of the pieces between them."""
-    pieces = buf.split(needle)
-    if len(pieces) == 1:
-        return _EMPTY, _EMPTY
-    size = len(needle)
-    lengths = np.fromiter(map(len, pieces), np.int64, len(pieces) - 1)
-    lengths[1:] += size
-    starts = np.cumsum(lengths)
-    return starts, starts + size
-
-
 def _regex(buf: bytes, rx: Any) -> tuple[Ints, Ints]:
     """RE2's matches over `buf`, as its `finditer` gives them (empty ones included)."""
     found: list[int] = []
@@ -224,12 +213,10 @@ class _Run:
         self.rows = rows
         self.files = files
         n = self.n = len(rows)
-        sizes = np.fromiter((len(f.data) for f in files), np.int64, n)
-        self.first = np.zeros(n, np.int64)  # each file's first byte in `buf`
-        np.cumsum(sizes[:-1] + 1, out=self.first[1:])
-        self.last = self.first + sizes  # its end (the newline after it)
-        self.buf = b"\n".join(f.data for f in files)
-        self._lower: bytes | None = None
+        self.laid = Laid.of(files)
+        self.first = self.laid.first  # each file's first byte in `buf`
+        self.last = self.laid.last  # its end (the newline after it)
+        self.buf = self.laid.buf
         self.holds: dict[int, Bools] = {}
         self.content: dict[int, tuple[Ints, Ints, Ints]] = {}  # (file, start, end)
         self.path: dict[int, list[list[tuple[int, int]]]] = {}
@@ -242,12 +229,6 @@ class _Run:
         self.words: dict[bytes, int] = {}
         self.span_words: Ints = _EMPTY
         """Each kept content match's word (`_word`), -1 for a regex's."""
-
-    @property
-    def lower(self) -> bytes:
-        if self._lower is None:
-            self._lower = b"\n".join(f.lower for f in self.files)
-        return self._lower
 
     def result(self) -> BatchResult | None:
         for a in self.v.atoms.values():
@@ -284,7 +265,7 @@ class _Run:
                     f.fold_hazard for f in self.files
                 ):
                     return False
-                starts, ends = _literal(self.lower if a.fold else self.buf, a.needle)
+                starts, ends = find_literal(self.buf, a.needle, a.fold)
             else:
                 starts, ends = _regex(self.buf, a.rx)
             file = np.searchsorted(self.first, starts, "right") - 1
@@ -383,10 +364,7 @@ class _Run:
         one); None when a match runs over its line's end (the per-file path cuts it)."""
         file, starts, ends = self.spans
         n = self.n
-        counts = np.fromiter((len(f.ends) for f in self.files), np.int64, n)
-        line0 = np.zeros(n, np.int64)
-        np.cumsum(counts[:-1], out=line0[1:])
-        line_ends = np.concatenate([f.ends for f in self.files]) + np.repeat(self.first, counts)
+        line_ends, line0 = self.laid.lines
         at = np.searchsorted(line_ends, starts, "left")  # the end of each match's line
         if len(at) and bool(np.any(ends > line_ends[at])):
             return None

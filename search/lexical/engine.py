@@ -424,7 +424,7 @@ class EmbeddedLexical:
             running.wait()  # then look again: usually its answer is there now
         try:
             with _EVALUATIONS:
-                outcome = self._run(root, keep=keep)
+                outcome = self._run(root, keep=keep, generation=version)
             hits = sorted(outcome.hits, key=_rank_key)
             if len(hits) <= CACHE_MAX_HITS:
                 with _ANSWERS_LOCK:
@@ -507,9 +507,11 @@ class EmbeddedLexical:
             notes=tuple(notes),
         )
 
-    def _run(self, root: Node, *, score: bool = True, keep: int = 0) -> _Outcome:
+    def _run(self, root: Node, *, score: bool = True, keep: int = 0,
+             generation: int | None = None) -> _Outcome:
         """Select candidates, verify each, score the matches; keep the best `keep` files'
-        evaluated text and matches."""
+        evaluated text and matches (`generation`: the index's text generation, when read
+        already)."""
         plan = Plan(self.store, root)
         cond = plan.cond(root)
         if cond.op == CondOp.FALSE:
@@ -520,7 +522,8 @@ class EmbeddedLexical:
         near = and_words(root)
         fast = (BatchVerifier.of(plan, self._load_sections, near)
                 if score and self.batch else None)
-        generation = self.store.text_generation()
+        if generation is None:
+            generation = self.store.text_generation()
         for i in range(0, len(rows), CONTENT_BATCH):
             batch = rows[i : i + CONTENT_BATCH]
             texts = (self._file_texts([r.id for r in batch], generation)
@@ -562,7 +565,9 @@ class EmbeddedLexical:
         return scan.stop is not None
 
     def _take_batch(self, scan: _Scan, batch: list[Row], res: BatchResult, near: int) -> None:
-        """A batch the batch verifier took: its matching files as hits, up to a limit."""
+        """A batch the batch verifier took: its matching files as hits, up to a limit; the
+        matches of those that rank among the best `scan.keep` so far are kept."""
+        fresh: list[tuple[_Hit, int]] = []
         for j, row in enumerate(batch):
             if self._stopped(scan):
                 break
@@ -575,9 +580,18 @@ class EmbeddedLexical:
                 scan.hits.append(hit)
                 scan.lines += hit.lines
                 if scan.keep:
-                    scan.best.append((hit, _Kept(res.file(j))))
+                    fresh.append((hit, j))
             scan.files += 1
             scan.bytes += len(res.run.files[j].data)
+        if fresh:  # a file ranked below the best `keep` ones now never rises into them
+            fresh.sort(key=lambda p: _rank_key(p[0]))
+            del fresh[scan.keep:]
+            if len(scan.best) >= scan.keep:
+                scan.best.sort(key=lambda k: _rank_key(k[0]))
+                del scan.best[scan.keep:]
+                worst = _rank_key(scan.best[-1][0])
+                fresh = [p for p in fresh if _rank_key(p[0]) < worst]
+            scan.best += ((hit, _Kept(res.file(j))) for hit, j in fresh)
 
     def _verify_each(self, scan: _Scan, plan: Plan, batch: list[Row],
                      texts: dict[int, FileText], score: bool) -> None:
@@ -659,31 +673,33 @@ class EmbeddedLexical:
         matches: list[LineMatch] = []
         blocks: tuple[Block, ...] = ()
         if shaped.content:
-            windows = merge_windows(shaped.content, context_lines, doc.line_count)
-            blocks = tuple(Block(lo, doc.lines_text(lo, hi)) for lo, hi in windows)
-            shown = iter(blocks)
-            block = next(shown, None)
+            by_line = shaped.content
+            lines = sorted(by_line)
+            windows = merge_windows(lines, context_lines, doc.line_count)
+            blocks = _blocks(doc, windows)
             starts = doc.starts
-            for line in sorted(shaped.content):
-                while block is not None and line >= block.start_line + len(block.lines):
-                    block = next(shown, None)
-                if block is not None and line >= block.start_line:  # decoded with its window
-                    text = block.lines[line - block.start_line]
-                else:
-                    text = doc.line_text(line)
-                base = starts[line - 1]
-                pieces = shaped.content[line]
-                width = len(text) + 1
-                if text.isascii():  # so are its bytes: columns are byte offsets, inlined
-                    at = base - 1
-                    ranges = tuple([(s - at, min(e - at, width)) for s, e in pieces])
-                else:
-                    raw = doc.line_bytes(line)
-                    ranges = tuple(
-                        (a, min(b, width))
-                        for a, b in (columns(raw, s - base, e - base) for s, e in pieces)
-                    )
-                matches.append(LineMatch(line=line, text=text, ranges=ranges))
+            k, count = 0, len(lines)
+            # each matching line lies in its window (decoded with it), but one past the
+            # file's last line (`line_count`), whose text is read alone
+            for block, (lo, hi) in [*zip(blocks, windows, strict=True), (None, (0, 0))]:
+                while k < count and (block is None or lines[k] <= hi):
+                    line = lines[k]
+                    k += 1
+                    text = doc.line_text(line) if block is None else block.lines[line - lo]
+                    base = starts[line - 1]
+                    pieces = by_line[line]
+                    width = len(text) + 1
+                    if text.isascii():  # so are its bytes: columns are byte offsets, inlined
+                        at = base - 1
+                        ranges = tuple([(s - at, e - at if e - at < width else width)
+                                        for s, e in pieces])
+                    else:
+                        raw = doc.line_bytes(line)
+                        ranges = tuple(
+                            (a, min(b, width))
+                            for a, b in (columns(raw, s - base, e - base) for s, e in pieces)
+                        )
+                    matches.append(LineMatch(line, text, ranges))
         return FileMatch(
             repository=row.repo,
             path=row.path,
@@ -715,6 +731,24 @@ class EmbeddedLexical:
                 "were scanned"
             )
         return notes
+
+
+LINES_PER_WINDOW = 16
+"""A shown file with a context window per this many lines or fewer has its whole text split
+into lines once, rather than a decode per window (measured: a window's decode costs about
+as much as splitting 16 lines)."""
+
+
+def _blocks(doc: Doc, windows: list[tuple[int, int]]) -> tuple[Block, ...]:
+    """The context blocks of `windows`: each window's lines as `Doc.lines_text` gives them."""
+    text = doc.text
+    if len(windows) * LINES_PER_WINDOW < doc.line_count or not (text and doc.clean):
+        return tuple(Block(lo, doc.lines_text(lo, hi)) for lo, hi in windows)
+    lines = text.split("\n")  # a clean text's bytes decode to the text itself
+    if "\r" in text:
+        return tuple(Block(lo, tuple(t.rstrip("\r") for t in lines[lo - 1:hi]))
+                     for lo, hi in windows)
+    return tuple(Block(lo, tuple(lines[lo - 1:hi])) for lo, hi in windows)
 
 
 def _rank_key(hit: _Hit) -> tuple[float, str, str]:

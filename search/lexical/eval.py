@@ -99,6 +99,11 @@ class Doc:
         return self._data
 
     @property
+    def clean(self) -> bool:
+        """The text has no lone surrogate: `data` is valid UTF-8 (and decodes to `text`)."""
+        return bool(self.data) and self._clean
+
+    @property
     def starts(self) -> list[int]:
         """Byte offset of each line's start (see `lexical_rank.line_starts`)."""
         if self._starts is None:

@@ -241,12 +241,22 @@ def split_on_newlines(
 def merge_windows(lines: Iterable[int], context: int, last_line: int) -> list[tuple[int, int]]:
     """Windows of `context` lines around each line, merged when they overlap or touch."""
     out: list[tuple[int, int]] = []
+    start = end = -2  # the open window
     for line in sorted(set(lines)):
-        lo, hi = max(1, line - context), min(last_line, line + context)
-        if out and lo <= out[-1][1] + 1:
-            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        lo, hi = line - context, line + context
+        if lo < 1:
+            lo = 1
+        if hi > last_line:
+            hi = last_line
+        if lo <= end + 1:
+            if hi > end:
+                end = hi
         else:
-            out.append((lo, hi))
+            if start != -2:
+                out.append((start, end))
+            start, end = lo, hi
+    if start != -2:
+        out.append((start, end))
     return out
 
 

@@ -28,6 +28,7 @@ no I/O. Just past 600 lines: one parser and the analyses that walk its tree.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -468,8 +469,10 @@ class _Parser:
         return c
 
 
+@functools.lru_cache(maxsize=512)
 def _parse(pattern: str) -> _Node | None:
-    """The syntax tree, or None when the parser does not model the pattern."""
+    """The syntax tree, or None when the parser does not model the pattern (kept: a query
+    asks about each of its patterns several times, and the trees are immutable)."""
     try:
         return _Parser(pattern).parse()
     except (_Unmodelled, ValueError, KeyError, IndexError, RecursionError):

@@ -27,8 +27,8 @@ from ctxd.search.lexical.rank import Section
 from ctxd.search.lru import Lru
 
 TEXT_CACHE_BYTES = 64 << 20
-"""What the kept texts may take, counted as their bytes three times (text, UTF-8, lowered)
-plus their newline offsets."""
+"""What the kept texts may take, counted as their bytes three times (text, UTF-8, and the
+line starts that showing them makes) plus their newline offsets."""
 
 _FOLD_HAZARDS = ("\u212a".encode(), "\u017f".encode())
 """KELVIN SIGN and LATIN SMALL LETTER LONG S: the only characters outside ASCII that RE2's
@@ -50,28 +50,24 @@ class FileText:
     """`data` holds a character that RE2 folds to an ASCII letter (`_FOLD_HAZARDS`)."""
     sections: dict[int, list[Section]] | None = None
     """The file's definitions placed on their lines, by line (`TextCache.sections`)."""
-    folded: bytes | None = None
-    """`data` with ASCII letters lowered (`lower`), made when first asked."""
     section_bounds: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] = (
         np.zeros(0, np.int64), np.zeros(0, np.int64))
     """Their (starts, ends) in `data`, as arrays."""
+    starts: list[int] | None = None
+    """`line_starts`, made when first asked."""
 
     @property
     def size(self) -> int:
-        """What it takes in the cache (its lowered copy counted from the start)."""
+        """What it takes in the cache (its line starts counted from the start)."""
         return 3 * len(self.data) + self.ends.nbytes
 
     @property
-    def lower(self) -> bytes:
-        """`data.lower()`, kept."""
-        if self.folded is None:
-            self.folded = self.data.lower()
-        return self.folded
-
-    @property
     def line_starts(self) -> list[int]:
-        """`search.lexical.rank.line_starts` of `data`."""
-        return [0, *(self.ends[:-1] + 1).tolist()]
+        """`search.lexical.rank.line_starts` of `data`, kept (the shown files' lines are
+        found by it)."""
+        if self.starts is None:
+            self.starts = [0, *(self.ends[:-1] + 1).tolist()]
+        return self.starts
 
 
 def file_text(text: str) -> FileText:
@@ -122,7 +118,7 @@ class TextCache:
         cond, params = store.dialect.in_values("s.file_id", todo)
         by_file: dict[int, list[tuple[str, str, int]]] = {i: [] for i in todo}
         for file_id, name, kind, line in store.symbols_where(cond, params):
-            by_file[int(file_id)].append((str(name), str(kind), int(line)))
+            by_file[file_id].append((name, kind, line))
         for i, symbols in by_file.items():
             f = files[i]
             sections = placed_sections(f, symbols)

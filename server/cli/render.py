@@ -57,10 +57,12 @@ def _text_escape(m: re.Match[str]) -> str:
     return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
 
 
-def dumps(obj: Any, *, indent: int | None = None) -> str:
+def dumps(obj: Any, *, indent: int | None = None,
+          separators: tuple[str, str] | None = None) -> str:
     """JSON that is always valid UTF-8: a lone surrogate (an undecodable byte of a file
     name, as `os` returns it) is written as a `\\udcXX` escape, never as a raw byte."""
-    text = json.dumps(obj, indent=indent, ensure_ascii=False, default=str)
+    text = json.dumps(obj, indent=indent, ensure_ascii=False, default=str,
+                      separators=separators)
     try:
         text.encode("utf-8")  # far quicker than the search below, and fails on a surrogate
     except UnicodeEncodeError:
@@ -74,9 +76,29 @@ def emit(text: str, *, err: bool = False) -> None:
     print(_SURROGATE.sub(_text_escape, text), file=sys.stderr if err else sys.stdout)
 
 
+def dumps_line(obj: Any) -> str:
+    """`dumps` on one line without spaces (JSON Lines): by orjson where it takes the object
+    as `dumps` would write it (str, int, float, bool, None, lists, tuples and dicts keyed
+    by str: a search page), about 5x quicker on a page of ~100 KB; else by `dumps`. (An
+    Enum that is not a str or int would be written as its value, a NaN as null: a search
+    page holds neither.)"""
+    try:
+        import orjson  # imported here: only `--batch` writes JSON Lines
+    except ImportError:  # an install without it: the same lines, slower
+        return dumps(obj, separators=(",", ":"))
+    # No `default`: what `json` would hand to `default=str` (a dataclass, a date, a
+    # subclass of str or int) makes orjson raise, and `dumps` writes the object instead.
+    strict = (orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+              | orjson.OPT_PASSTHROUGH_SUBCLASS)
+    try:
+        return orjson.dumps(obj, option=strict).decode()
+    except TypeError:  # a lone surrogate, another type, a key that is not a str
+        return dumps(obj, separators=(",", ":"))
+
+
 def emit_line_json(obj: Any) -> None:
     """One compact JSON object on one line (JSON Lines), flushed."""
-    print(dumps(obj), flush=True)
+    print(dumps_line(obj), flush=True)
 
 
 def emit_json(obj: Any) -> None:

@@ -366,6 +366,33 @@ def test_enclosing_symbol_is_the_innermost_definition_around_a_line(store):
     assert store.enclosing_symbol("nope", "a.py", 1) is None
 
 
+def test_enclosing_symbols_of_a_page_equal_one_lookup_per_place(store, monkeypatch):
+    """The batched lookup (one statement per page) picks what `enclosing_symbol` picks for
+    every place: nested definitions, two definitions over the same lines (the first made),
+    lines outside every definition, files and repositories not indexed, a place asked
+    twice, and more places than one statement takes."""
+    from ctxd.indexer.store import lookups
+
+    two_repos_with_symbols(store)
+    app = store.repo_by_name("app").id
+    write(store, app, "c.py", [(f"line {n}", f"c{n}", None) for n in range(1, 13)],
+          (Symbol("outer", "function", 1, 10), Symbol("inner", "function", 3, 6, "outer"),
+           Symbol("twin", "function", 3, 6, "outer"), Symbol("deep", "function", 4, 4, "inner"),
+           Symbol("tail", "class", 8, 12)))
+    places = [(repo, path, line) for repo in ("app", "lib", "nope")
+              for path in ("a.py", "b.md", "c.py", "z.py") for line in range(14)]
+    places += places[:5]
+    one_by_one = [store.enclosing_symbol(*p) for p in places]
+    assert [None if r is None else tuple(r) for r in one_by_one] == store.enclosing_symbols(
+        places)
+    assert store.enclosing_symbols([("app", "c.py", 5), ("app", "c.py", 4)]) == [
+        ("inner", "outer"), ("deep", "inner")]
+    assert store.enclosing_symbols([]) == []
+    monkeypatch.setattr(lookups, "ENCLOSING_AT_ONCE", 7)
+    assert [None if r is None else tuple(r) for r in one_by_one] == store.enclosing_symbols(
+        places)
+
+
 def test_symbol_name_counts(store):
     assert store.symbol_name_counts() == []
     two_repos_with_symbols(store)
