@@ -67,6 +67,7 @@ from ctxd.search.lexical.rank import (
     NEAR_LINES,
     SCORE_PARTIAL_WORD,
     SCORE_WORD,
+    Section,
     Span,
     content_fragment_score,
     dedupe_spans,
@@ -447,7 +448,8 @@ class _Run:
                     done.add(j)
                     i = int(file[j])
                     f, at = self.files[i], int(self.first[i])
-                    secs = (f.sections or {}).get(int(self.line_of[j]), [])
+                    secs = [Section(*p) for p in
+                            (f.sections or {}).get(int(self.line_of[j]), ())]
                     score = content_fragment_score(
                         f.data, int(starts[j]) - at, int(ends[j]) - at, secs,
                         self.rows[i].language)
