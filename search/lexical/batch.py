@@ -493,12 +493,15 @@ class ShapedFile:
 
     def pieces(self) -> dict[int, list[tuple[int, int]]]:
         """The content matches by line, as `rank.split_on_newlines` gives them."""
-        by_line: dict[int, list[tuple[int, int]]] = {}
-        if self.spans is not None:
-            lines, starts, ends = (a.tolist() for a in self.spans)
-            for ln, s, e in zip(lines, starts, ends, strict=True):
-                by_line.setdefault(ln, []).append((s, e))
-        return by_line
+        if self.spans is None or not len(self.spans[0]):
+            return {}
+        line_of, starts, ends = self.spans
+        # the matches are in order, so a line's are consecutive: cut where the line changes
+        cuts = (np.flatnonzero(line_of[1:] != line_of[:-1]) + 1).tolist()
+        pairs = list(zip(starts.tolist(), ends.tolist(), strict=True))
+        lines = line_of.tolist()
+        return {lines[a]: pairs[a:b]
+                for a, b in zip([0, *cuts], [*cuts, len(pairs)], strict=True)}
 
     def shaped(self) -> tuple[Doc, dict[int, list[tuple[int, int]]] | None,
                               list[tuple[int, int]] | None]:
