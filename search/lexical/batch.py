@@ -67,6 +67,7 @@ from ctxd.search.lexical.rank import (
     NEAR_LINES,
     SCORE_PARTIAL_WORD,
     SCORE_WORD,
+    Section,
     Span,
     content_fragment_score,
     dedupe_spans,
@@ -436,23 +437,29 @@ class _Run:
         gs = np.concatenate([b[0] for b in bounds]) + base
         ge = np.concatenate([b[1] for b in bounds]) + base
         first = np.searchsorted(ends, gs, "right")  # the first match ending after it starts
-        inside = first < len(starts)
-        hit = np.zeros(len(gs), np.bool_)
-        hit[inside] = starts[first[inside]] < ge[inside]
-        done: set[int] = set()
-        for k in np.flatnonzero(hit).tolist():
-            j = int(first[k])
-            while j < len(starts) and starts[j] < ge[k]:
-                if j not in done:
-                    done.add(j)
-                    i = int(file[j])
-                    f, at = self.files[i], int(self.first[i])
-                    secs = (f.sections or {}).get(int(self.line_of[j]), [])
-                    score = content_fragment_score(
-                        f.data, int(starts[j]) - at, int(ends[j]) - at, secs,
-                        self.rows[i].language)
-                    best[i] = max(best[i], score)
-                j += 1
+        stop = np.searchsorted(starts, ge, "left")  # past the last one starting before it ends
+        some = stop > first  # a match overlaps it: those from `first` to before `stop`
+        if not some.any():
+            return
+        # each match overlapping some definition, once: where more ranges have begun than
+        # ended (a range's first and stop counted in the bins of the matches they fall on)
+        m = len(starts)
+        depth = np.cumsum(np.bincount(first[some], minlength=m + 1)[:m]
+                          - np.bincount(stop[some], minlength=m + 1)[:m])
+        js = np.flatnonzero(depth > 0)
+        fs = file[js]
+        at = self.first[fs]
+        raised: dict[int, float] = {}
+        for i, line, s, e in zip(fs.tolist(), self.line_of[js].tolist(),
+                                 (starts[js] - at).tolist(), (ends[js] - at).tolist(),
+                                 strict=True):
+            f = self.files[i]
+            secs = [Section(*p) for p in (f.sections or {}).get(line, ())]
+            score = content_fragment_score(f.data, s, e, secs, self.rows[i].language)
+            if score > raised.get(i, 0.0):
+                raised[i] = score
+        for i, score in raised.items():
+            best[i] = max(best[i], score)
 
     # -- shaped matches, for showing ---------------------------------------------------
 
@@ -486,12 +493,15 @@ class ShapedFile:
 
     def pieces(self) -> dict[int, list[tuple[int, int]]]:
         """The content matches by line, as `rank.split_on_newlines` gives them."""
-        by_line: dict[int, list[tuple[int, int]]] = {}
-        if self.spans is not None:
-            lines, starts, ends = (a.tolist() for a in self.spans)
-            for ln, s, e in zip(lines, starts, ends, strict=True):
-                by_line.setdefault(ln, []).append((s, e))
-        return by_line
+        if self.spans is None or not len(self.spans[0]):
+            return {}
+        line_of, starts, ends = self.spans
+        # the matches are in order, so a line's are consecutive: cut where the line changes
+        cuts = (np.flatnonzero(line_of[1:] != line_of[:-1]) + 1).tolist()
+        pairs = list(zip(starts.tolist(), ends.tolist(), strict=True))
+        lines = line_of.tolist()
+        return {lines[a]: pairs[a:b]
+                for a, b in zip([0, *cuts], [*cuts, len(pairs)], strict=True)}
 
     def shaped(self) -> tuple[Doc, dict[int, list[tuple[int, int]]] | None,
                               list[tuple[int, int]] | None]:

@@ -689,10 +689,16 @@ class EmbeddedLexical:
                     base = starts[line - 1]
                     pieces = by_line[line]
                     width = len(text) + 1
+                    ranges: tuple[tuple[int, int], ...]
                     if text.isascii():  # so are its bytes: columns are byte offsets, inlined
                         at = base - 1
-                        ranges = tuple([(s - at, e - at if e - at < width else width)
-                                        for s, e in pieces])
+                        if len(pieces) == 1:  # most lines: no list to build
+                            s, e = pieces[0]
+                            e -= at
+                            ranges = ((s - at, e if e < width else width),)
+                        else:
+                            ranges = tuple([(s - at, e - at if e - at < width else width)
+                                            for s, e in pieces])
                     else:
                         raw = doc.line_bytes(line)
                         ranges = tuple(

@@ -23,12 +23,15 @@ import numpy as np
 import numpy.typing as npt
 
 from ctxd.indexer.store.protocol import IndexStore
-from ctxd.search.lexical.rank import Section
 from ctxd.search.lru import Lru
 
 TEXT_CACHE_BYTES = 64 << 20
 """What the kept texts may take, counted as their bytes three times (text, UTF-8, and the
 line starts that showing them makes) plus their newline offsets."""
+
+Placed = tuple[int, int, str, str]
+"""A definition's name placed in its file: a `rank.Section`'s (start, end, kind, name) as
+a plain tuple."""
 
 _FOLD_HAZARDS = ("\u212a".encode(), "\u017f".encode())
 """KELVIN SIGN and LATIN SMALL LETTER LONG S: the only characters outside ASCII that RE2's
@@ -48,8 +51,10 @@ class FileText:
     """Byte offset of every newline, then `len(data)`: where each line ends."""
     fold_hazard: bool
     """`data` holds a character that RE2 folds to an ASCII letter (`_FOLD_HAZARDS`)."""
-    sections: dict[int, list[Section]] | None = None
-    """The file's definitions placed on their lines, by line (`TextCache.sections`)."""
+    sections: dict[int, tuple[Placed, ...]] | None = None
+    """The file's definitions placed on their lines, by line (`TextCache.sections`), as
+    plain tuples (`Placed`): the collector stops tracking them once it has seen them (a
+    long-lived process keeps thousands, which its every full collection would walk)."""
     section_bounds: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] = (
         np.zeros(0, np.int64), np.zeros(0, np.int64))
     """Their (starts, ends) in `data`, as arrays."""
@@ -124,8 +129,8 @@ class TextCache:
             sections = placed_sections(f, symbols)
             placed = [s for secs in sections.values() for s in secs]
             # the bounds first: another thread takes `sections` set as both being there
-            f.section_bounds = (np.array([s.start for s in placed], np.int64),
-                                np.array([s.end for s in placed], np.int64))
+            f.section_bounds = (np.array([s[0] for s in placed], np.int64),
+                                np.array([s[1] for s in placed], np.int64))
             f.sections = sections
 
     def clear(self) -> None:
@@ -134,12 +139,12 @@ class TextCache:
 
 def placed_sections(
     f: FileText, symbols: Sequence[tuple[str, str, int]]
-) -> dict[int, list[Section]]:
+) -> dict[int, tuple[Placed, ...]]:
     """Each definition (name, kind, line) at the first spelling of its name on its line, as
     `search.lexical.engine._sections` places it, by line (in the order given)."""
-    out: dict[int, list[Section]] = {}
+    out: dict[int, list[Placed]] = {}
     if not symbols:
-        return out
+        return {}
     ends, data = f.ends.tolist(), f.data
     lines = len(ends)
     for name, kind, line in symbols:
@@ -149,8 +154,8 @@ def placed_sections(
         raw = name.encode("utf-8", "surrogatepass")
         at = data.find(raw, start, ends[line - 1]) if raw else -1
         if at >= 0:
-            out.setdefault(line, []).append(Section(at, at + len(raw), kind, name))
-    return out
+            out.setdefault(line, []).append((at, at + len(raw), kind, name))
+    return {line: tuple(placed) for line, placed in out.items()}
 
 
 TEXTS = TextCache()

@@ -96,4 +96,23 @@ def test_definitions_are_placed_where_the_per_file_path_places_them(text):
                 rng.randint(-1, len(f.ends) + 2)) for w in words for _ in range(3)]
     placed = placed_sections(f, symbols)
     rows = [SymbolRow(n, k, ln) for n, k, ln in symbols]
-    assert placed == engine._sections(doc, rows, range(-5, len(f.ends) + 5))
+    expected = engine._sections(doc, rows, range(-5, len(f.ends) + 5))
+    assert placed == {line: tuple(secs) for line, secs in expected.items()}
+
+
+def test_placed_definitions_are_left_untracked_by_the_collector():
+    """A long-lived process keeps every read text's placed definitions: plain tuples of
+    numbers and strings, which Python's collector stops tracking once it has seen them
+    (so a full collection does not walk them); one dict a file holds them."""
+    import gc
+
+    from ctxd.search.lexical.texts import file_text, placed_sections
+
+    f = file_text("def alpha():\n    return beta\nclass Gamma:\n    pass\n")
+    placed = placed_sections(f, [("alpha", "function", 1), ("Gamma", "class", 3),
+                                 ("beta", "variable", 2)])
+    assert set(placed) == {1, 2, 3}
+    gc.collect()  # a definition's tuple first, then (next time) the line's tuple of them
+    gc.collect()
+    assert not any(gc.is_tracked(secs) or any(gc.is_tracked(s) for s in secs)
+                   for secs in placed.values())
