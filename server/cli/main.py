@@ -20,6 +20,7 @@ apart (`daemon_cmd`, `watch_cmd`, `mcp.serve`).
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import logging
@@ -441,6 +442,11 @@ def search(
     options: dict[str, Any] = {"mode": mode, "limit": limit, "repositories": scope.repositories,
                                "path_glob": path_glob, "language": lang}
     if batch is not None:
+        # This process lives for the batch: what start-up made (modules, classes, the
+        # store's objects) leaves the collector's full passes, which the texts the batch
+        # keeps would otherwise set off over all of it (~13-20 ms each; docs/BENCHMARKS.md,
+        # issue 30 item 3). The daemon and `ctxd serve` do not freeze.
+        gc.freeze()
         _search_batch(service, batch, options)
         return
     if not query:
