@@ -46,7 +46,7 @@ import numpy.typing as npt
 import re2
 
 from ctxd.search.lexical.eval import Doc, FileEval, Plan, Row, utf8, walk_nodes
-from ctxd.search.lexical.laid import Laid, find_literal
+from ctxd.search.lexical.laid import Laid, find_literal, unique_ints
 from ctxd.search.lexical.query import (
     And,
     Branch,
@@ -395,9 +395,9 @@ class _Run:
             return None
         file = self.spans[0]
         keys = (file << 32) | self.line_of  # (file, line), in order
-        first = np.unique(keys)  # every matching line starts a window
+        first = unique_ints(keys)  # every matching line starts a window
         count = np.zeros(len(first), np.int64)
-        for w in np.unique(words).tolist():
+        for w in unique_ints(words).tolist():
             kw = keys[words == w]
             count += (np.searchsorted(kw, first + NEAR_LINES, "left")
                       > np.searchsorted(kw, first, "left"))
@@ -513,3 +513,4 @@ class ShapedFile:
         if self.spans is not None:
             return doc, self.pieces(), None
         return doc, None, self.path
+

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ctxd.search.lexical import laid as laid_module
-from ctxd.search.lexical.laid import Laid, find_literal
+from ctxd.search.lexical.laid import Laid, find_literal, unique_ints
 from ctxd.search.lexical.texts import file_text
 
 
@@ -82,3 +82,11 @@ def test_a_batchs_lines_end_where_its_files_lines_end():
         mine = ends[line0[i]:line0[i] + len(f.ends)] - first
         assert mine.tolist() == f.ends.tolist()
     assert np.all(np.diff(ends) > 0)
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 7, 1000])
+def test_unique_ints_is_numpys_unique(size: int) -> None:
+    values = np.random.default_rng(size).integers(-3, 40, size).astype(np.int64)
+    got = unique_ints(values)
+    assert got.dtype == values.dtype
+    assert got.tolist() == np.unique(values).tolist()
