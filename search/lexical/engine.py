@@ -33,7 +33,8 @@ How a query runs:
    when several atoms matched, +`SCORE_NEAR` when the words of a query of several atoms
    all sit within `NEAR_LINES` lines of each other (a definition over a file that
    mentions them far apart); build output (`BUILT_ROLES`) scores half, so the source of
-   a phrase ranks above its bundles. Ties: repository, then path.
+   a phrase ranks above its bundles. Ties: repository, then source before tests before
+   prose, then path.
 5. Shape: the top files (kept, text and matches, from steps 3-4 when the page ends within
    the first `KEEP_AT_MOST` files; re-read and verified again otherwise) are turned into
    `FileMatch` records: one `LineMatch` per matching line (sorted by line; 1-based
@@ -60,6 +61,7 @@ that shares one query's plan, limits and page, with the ranking it applies to th
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import threading
@@ -70,6 +72,7 @@ from dataclasses import dataclass, field, replace
 
 from ctxd.indexer.errors import ValidationError
 from ctxd.indexer.store.protocol import IndexStore
+from ctxd.search.hybrid import is_test_or_stub
 from ctxd.search.lexical.batch import BatchResult, BatchVerifier, ShapedFile
 from ctxd.search.lexical.eval import Doc, FileEval, Plan, Row, SymbolRow, utf8, walk_nodes
 from ctxd.search.lexical.explain import explain_query
@@ -107,6 +110,7 @@ from ctxd.search.lexical.rank import (
 from ctxd.search.lexical.sql import CondOp, language_names, render_cond
 from ctxd.search.lexical.texts import TEXTS, FileText
 from ctxd.search.models import Block, FileMatch, LexicalResult, LineMatch
+from ctxd.search.prose import is_prose
 
 CONTENT_BATCH = 64
 """Candidate files whose text is read per SQL statement."""
@@ -757,9 +761,21 @@ def _blocks(doc: Doc, windows: list[tuple[int, int]]) -> tuple[Block, ...]:
     return tuple(Block(lo, tuple(lines[lo - 1:hi])) for lo, hi in windows)
 
 
-def _rank_key(hit: _Hit) -> tuple[float, str, str]:
-    """Best first; ties by repository, then path."""
-    return (-hit.score, hit.row.repo, hit.row.path)
+def _rank_key(hit: _Hit) -> tuple[float, str, int, str]:
+    """Best first; ties by repository, then source before tests before prose
+    (`_file_kind`), then path."""
+    return (-hit.score, hit.row.repo, _file_kind(hit.row.path), hit.row.path)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _file_kind(path: str) -> int:
+    """0 source, 1 tests and stubs (`search.hybrid.is_test_or_stub`), 2 prose
+    (`search.prose.is_prose`): of files that score the same, the code that does it comes
+    first, as Zoekt's builder puts a shard's tests and generated files last (a changelog
+    that names an identifier no longer comes before the file that assigns it)."""
+    if is_prose(path):
+        return 2
+    return 1 if is_test_or_stub(path) else 0
 
 
 @dataclass(slots=True)

@@ -310,6 +310,25 @@ def test_ties_are_ordered_by_repository_then_path(index: IndexBuilder) -> None:
     assert len({fm.score for fm in result.files}) == 1
 
 
+def test_ties_put_source_before_tests_before_prose_on_every_page(index: IndexBuilder) -> None:
+    """A changelog and a test that name an identifier as often as the code that assigns it
+    come after that code (Zoekt's builder orders tests last); pages keep the one order."""
+    files = {"CHANGES.md": "- max_redirects is now 30\n",
+             "docs/api.rst": "max_redirects = 30\n",
+             "tests/test_session.py": "s.max_redirects = 30\n",
+             "src/app/zz_session.py": "self.max_redirects = 30\n",
+             "src/app/aa_client.py": "max_redirects = 30\n"}
+    index.add_repo("r", files)
+    eng = EmbeddedLexical(index.store)
+    ranked = [fm.path for fm in eng.search("max_redirects").files]
+    assert ranked == ["src/app/aa_client.py", "src/app/zz_session.py", "tests/test_session.py",
+                      "CHANGES.md", "docs/api.rst"]
+    assert len({fm.score for fm in eng.search("max_redirects").files}) == 1
+    paged = [fm.path for offset in range(0, 5, 2)
+             for fm in eng.search("max_redirects", max_files=2, offset=offset).files]
+    assert paged == ranked
+
+
 def test_more_matched_atoms_rank_higher(index: IndexBuilder) -> None:
     index.add_repo("r", {"both.txt": "alpha beta\n", "one.txt": "alpha gamma beta2\n"})
     result = EmbeddedLexical(index.store).search("alpha or gamma")
