@@ -154,6 +154,8 @@ class Daemon:
         self._in_flight = 0
         self._last_request = time.monotonic()
         self._wake_r, self._wake_w = os.pipe()
+        self._old_wakeup: int | None = None
+        """The wake-up fd before `_install_signals` set ours (put back at shutdown)."""
         self._stopping = threading.Event()
         self._watcher: Any = None
         self._peers: dict[int, _Peer] = {}
@@ -227,10 +229,17 @@ class Daemon:
         return listener
 
     def _install_signals(self) -> None:
+        """SIGTERM and SIGINT stop the daemon. The kernel hands a signal to any one of the
+        process's threads, and Python runs the handler in the main thread only at its next
+        bytecode: a worker's signal would wait for the selector's timeout (up to half an
+        hour when idle). So the signal's C-level handler also writes to the wake pipe
+        (`signal.set_wakeup_fd`), which wakes the selector at once."""
         if threading.current_thread() is not threading.main_thread():
             return
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda _s, _f: self.stop())
+        os.set_blocking(self._wake_w, False)  # set_wakeup_fd wants it; `stop` skips a full pipe
+        self._old_wakeup = signal.set_wakeup_fd(self._wake_w, warn_on_full_buffer=False)
 
     def _start_watcher(self) -> None:
         try:
@@ -271,6 +280,9 @@ class Daemon:
         self._remove_own_files()
         self.service.close()  # the views' connections too: they are the service's
         self._lock.release()
+        if self._old_wakeup is not None:
+            signal.set_wakeup_fd(self._old_wakeup)
+            self._old_wakeup = None
         for fd in (self._wake_r, self._wake_w):
             with contextlib.suppress(OSError):
                 os.close(fd)

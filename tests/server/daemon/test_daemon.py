@@ -8,6 +8,7 @@ too long for AF_UNIX, another user's client, and the idle exit.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import re
@@ -257,6 +258,38 @@ def test_a_daemon_of_another_version_is_stopped_and_not_trusted(isolated_env, da
             old.wait()
         if old.stderr is not None:
             old.stderr.close()
+
+
+SLOW_CHECK_DAEMON = (
+    "import ctxd.server.daemon.server as s; s.HOME_CHECK_INTERVAL = 3600.0; "
+    "from ctxd.server.cli.main import main; main(['daemon', 'run'])"
+)
+
+
+def test_a_sigterm_taken_by_a_worker_thread_stops_the_daemon(isolated_env, daemons):
+    """The kernel may hand a SIGTERM to any thread; the selector, idle for up to half an
+    hour (its home check moved out of the way here), wakes at once all the same."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if not hasattr(libc, "tgkill"):
+        pytest.skip("no tgkill in this C library (glibc >= 2.30 has it)")
+    paths = daemons.paths()
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_CHECK_DAEMON],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        info = _wait_connectable(paths, proc)
+        assert ctxd("status").returncode == 0  # a request: a worker thread stays for the next
+        workers = [int(t) for t in os.listdir(f"/proc/{info['pid']}/task")
+                   if int(t) != info["pid"]]
+        assert workers
+        assert libc.tgkill(info["pid"], workers[-1], signal.SIGTERM) == 0
+        assert proc.wait(timeout=60) == 0  # the old daemon slept on (until its idle exit)
+        assert lifecycle.probe(paths) is None
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()
 
 
 def _wait_connectable(paths: DaemonPaths, proc: subprocess.Popen, timeout: float = 60) -> dict:
