@@ -231,8 +231,8 @@ class Daemon:
     def _install_signals(self) -> None:
         """SIGTERM and SIGINT stop the daemon. The kernel hands a signal to any one of the
         process's threads, and Python runs the handler in the main thread only at its next
-        bytecode: a worker's signal would wait for the selector's timeout (up to half an
-        hour when idle). So the signal's C-level handler also writes to the wake pipe
+        bytecode: a worker's signal would wait for the selector's next timeout (the home
+        check, `HOME_CHECK_INTERVAL`). So the signal's C-level handler also writes to the wake pipe
         (`signal.set_wakeup_fd`), which wakes the selector at once."""
         if threading.current_thread() is not threading.main_thread():
             return
