@@ -8,6 +8,7 @@ too long for AF_UNIX, another user's client, and the idle exit.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -240,11 +241,25 @@ OLD_DAEMON = (
 )
 
 
+@contextlib.contextmanager
+def _daemon_process(code: str) -> Iterator[subprocess.Popen[str]]:
+    """`python -c code` (a daemon with something changed), killed afterwards if still
+    running."""
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+
 def test_a_daemon_of_another_version_is_stopped_and_not_trusted(isolated_env, daemons):
     paths = daemons.paths()
-    old = subprocess.Popen([sys.executable, "-c", OLD_DAEMON], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.PIPE, text=True)
-    try:
+    with _daemon_process(OLD_DAEMON) as old:
         info = _wait_connectable(paths, old)
         assert info["version"] == "0.0.1-old"
         r = ctxd("status")  # would use a running daemon, if it trusted it
@@ -252,12 +267,6 @@ def test_a_daemon_of_another_version_is_stopped_and_not_trusted(isolated_env, da
         assert "is version 0.0.1-old" in r.stderr and "stopping it" in r.stderr
         assert old.wait(timeout=20) == 0
         assert lifecycle.probe(paths) is None
-    finally:
-        if old.poll() is None:
-            old.kill()
-            old.wait()
-        if old.stderr is not None:
-            old.stderr.close()
 
 
 SLOW_CHECK_DAEMON = (
@@ -267,15 +276,13 @@ SLOW_CHECK_DAEMON = (
 
 
 def test_a_sigterm_taken_by_a_worker_thread_stops_the_daemon(isolated_env, daemons):
-    """The kernel may hand a SIGTERM to any thread; the selector, idle for up to half an
-    hour (its home check moved out of the way here), wakes at once all the same."""
+    """The kernel may hand a SIGTERM to any thread; the selector, here with its home check
+    moved out of the way (so idle until its idle exit), wakes at once all the same."""
     libc = ctypes.CDLL(None, use_errno=True)
     if not hasattr(libc, "tgkill"):
         pytest.skip("no tgkill in this C library (glibc >= 2.30 has it)")
     paths = daemons.paths()
-    proc = subprocess.Popen([sys.executable, "-c", SLOW_CHECK_DAEMON],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
+    with _daemon_process(SLOW_CHECK_DAEMON) as proc:
         info = _wait_connectable(paths, proc)
         assert ctxd("status").returncode == 0  # a request: a worker thread stays for the next
         workers = [int(t) for t in os.listdir(f"/proc/{info['pid']}/task")
@@ -284,12 +291,6 @@ def test_a_sigterm_taken_by_a_worker_thread_stops_the_daemon(isolated_env, daemo
         assert libc.tgkill(info["pid"], workers[-1], signal.SIGTERM) == 0
         assert proc.wait(timeout=60) == 0  # the old daemon slept on (until its idle exit)
         assert lifecycle.probe(paths) is None
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        if proc.stderr is not None:
-            proc.stderr.close()
 
 
 def _wait_connectable(paths: DaemonPaths, proc: subprocess.Popen, timeout: float = 60) -> dict:
