@@ -3,7 +3,7 @@ per fusion variant, with per-category tables and query latency.
 
     .venv/bin/python bench/eval_quality.py [--home DIR] [--modes hybrid,semantic,keyword]
         [--variants all|NAME,...] [--legs-cache FILE] [--no-latency]
-        [--store URL [--clone-from INDEX_DB]] [--corpus DIR --queries FILE]
+        [--store URL [--clone-from INDEX_DB]] [--corpus DIR --queries FILE] [--first-page N]
 
 1. Indexes the eval corpus as one tree (paths relative to `corpus/`, as the scorer
    expects) with `ctxd index`, unless `--home` already holds an index. With `--store URL`
@@ -18,7 +18,8 @@ per fusion variant, with per-category tables and query latency.
 3. Runs each `--modes` mode end to end through `Service.search` (warm, in-process, the
    server's in-memory vector matrix) and reports latency p50/p95 (of the first page)
    next to its quality. A page cut short by the token budget is followed by its cursor
-   until ten files are ranked.
+   until ten files are ranked; with `--first-page N`, only the files of the first page of
+   N results are scored (what an agent that reads one page sees).
 
 Scores come from the eval set's own `run_eval.py` (imported). Ranked files per mode go
 to bench/results/eval-<mode>.jsonl.
@@ -221,6 +222,9 @@ def main() -> None:  # noqa: C901 - a linear script
     ap.add_argument("--legs-cache", type=Path, help="save/reuse the legs' candidates here")
     ap.add_argument("--no-latency", action="store_true", help="skip the end-to-end mode runs")
     ap.add_argument("--categories", action="store_true", help="print per-category tables")
+    ap.add_argument("--first-page", type=int, metavar="N",
+                    help="score only the files of each query's first page of N results "
+                         "(what an agent reading one page sees), not 40 paged on")
     ap.add_argument("--store", help="a PostgreSQL store URL to evaluate instead of SQLite")
     ap.add_argument("--clone-from", type=Path,
                     help="with --store: fill an empty store with a copy of this SQLite index")
@@ -297,18 +301,20 @@ def main() -> None:  # noqa: C901 - a linear script
     mode_lat: dict[str, str] = {}
     hybrid_times: list[float] = []
     prefix = "eval" if args.queries is None else args.queries.parent.name
+    if args.first_page:
+        prefix += f"-page{args.first_page}"
     for mode in args.modes.split(","):
         service.search("warm up", mode=mode)
         results: dict[str, list[str]] = {}
         times: list[float] = []
         for q in queries:
             t0 = time.perf_counter()
-            page = service.search(q["query"], mode=mode, limit=40)
+            page = service.search(q["query"], mode=mode, limit=args.first_page or 40)
             times.append((time.perf_counter() - t0) * 1000)
             hits = list(page.results)
             # A page may stop short of `limit` at the token budget: page on (untimed)
             # until the scorer's ten files are there, as an agent would.
-            while page.next_cursor and len(ranked_files(hits)) < 10:
+            while not args.first_page and page.next_cursor and len(ranked_files(hits)) < 10:
                 page = service.search(q["query"], mode=mode, limit=40, cursor=page.next_cursor)
                 hits += page.results
             results[q["id"]] = ranked_files(hits)
@@ -328,8 +334,9 @@ def main() -> None:  # noqa: C901 - a linear script
         t0 = time.perf_counter()
         service.embedder.embed([q["query"]])
         embed.append((time.perf_counter() - t0) * 1000)
-    print(f"\nLatency over {len(queries)} queries, limit 40, warm. The query's embedding "
-          f"alone: p50 {pct(embed, .5):.1f} / p95 {pct(embed, .95):.1f} ms (same run); "
+    print(f"\nLatency over {len(queries)} queries, limit {args.first_page or 40}, warm. "
+          f"The query's embedding alone: p50 {pct(embed, .5):.1f} / "
+          f"p95 {pct(embed, .95):.1f} ms (same run); "
           f"mean hybrid {statistics.mean(hybrid_times):.1f} ms." if hybrid_times else "")
 
 

@@ -38,17 +38,13 @@ from dataclasses import replace
 from functools import lru_cache
 
 from ctxd.search.models import Copy, Hit, LineMatch, MatchSource
+from ctxd.search.path_kinds import is_test_or_stub
 
 _READING = frozenset({
     "doc", "docs", "documentation", "example", "examples", "sample", "samples", "snippet",
     "snippets", "demo", "demos", "tutorial", "tutorials", "guide", "guides", "cookbook",
     "recipes", "site", "website", "notebook", "notebooks"})
 """Folders of copies made for reading: documentation, examples, snippets."""
-
-_TESTS = frozenset({
-    "test", "tests", "testing", "testdata", "test_data", "__tests__", "spec", "specs",
-    "fixture", "fixtures", "mock", "mocks", "fake", "fakes", "stub", "stubs"})
-"""Folders of tests and of the data they carry (a fixture is often a copy of real code)."""
 
 _COPIES = frozenset({
     "dist", "build", "out", "target", "vendor", "vendored", "_vendor", "third_party",
@@ -67,7 +63,6 @@ _RENAMED_END = re.compile(r"(?:\d|copy|old|new|bak|backup|orig)$", re.IGNORECASE
 """How every `_RENAMED` folder ends, within its last 6 characters (a quick test before
 the full match)."""
 
-_TEST_NAME = re.compile(r"^test_|_test\.[a-z0-9]+$|\.(test|spec)\.[a-z0-9]+$")
 _COPY_NAME = re.compile(r"[ _.-]copy( ?\d+)?(\.[^.]+)?$|\.(bak|orig|old)$")
 
 
@@ -84,8 +79,7 @@ def copy_tier(path: str) -> int:
     if _COPY_NAME.search(name) or any(f in _COPIES or f.endswith(".egg-info")
                                       for f in folders):
         return 3
-    if _TEST_NAME.search(name) or any(f in _TESTS or f.endswith(("_test", "_tests"))
-                                      for f in folders):
+    if is_test_or_stub(path):
         return 2
     if any(f in _READING for f in folders):
         return 1

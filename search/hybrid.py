@@ -18,10 +18,11 @@ Everything here is pure (hits in, hits out); nothing touches the store or the mo
    first match (a repository only Zoekt indexes still shows path and line).
 4. **Re-ranking** (`rerank`): a bonus for the query's words in the checkpoint's symbol
    and path, for agreement between legs, and for other strong checkpoints of the same
-   file (`file_evidence`); tests, type stubs and generated code are demoted unless the
-   query asks for tests, changelogs unless it asks about releases; prose files (`.md`, `.rst`, ...)
-   are demoted for "where in the code" questions and promoted for a user's how-to
-   questions ("how do I ...", "can I ...").
+   file (`file_evidence`); tests (`search.path_kinds`, by each language's conventions:
+   `x_test.go`, `x.spec.ts`, `XTest.java`), type stubs and generated code are demoted
+   unless the query asks for tests, changelogs unless it asks about releases; prose files
+   (`.md`, `.rst`, ...) are demoted for "where in the code" questions and promoted for a
+   user's how-to questions ("how do I ...", "can I ...").
 5. Identical texts answer once (`search.copies.collapse_copies`: a verbatim copy of a
    checkpoint elsewhere becomes an `also_in` place of the copy preferred by path), then
    overlapping or touching hits of one file, and adjacent checkpoints of one definition,
@@ -37,6 +38,8 @@ Everything here is pure (hits in, hits out); nothing touches the store or the mo
    page of prose goes right after the candidate code it names, other prose loses a
    little, and at most `max_prose_top` prose files stay in the first ten; a usage or
    documentation question (or one no code answers) keeps prose first.
+9. **A page that spans files** (`search.merge.spread_files`): at most `per_file_top` hits
+   of one file among the first ten; a file's further hits follow the tenth.
 
 Defaults were tuned on the eval-dev set only, with rules that name no repository
 (docs/BENCHMARKS.md, "Retrieval quality"). `fuse` (reciprocal-rank fusion) stays for
@@ -50,9 +53,10 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ctxd.search.copies import collapse_copies
-from ctxd.search.merge import by_score, merge_overlaps, ordered_sources
+from ctxd.search.merge import PER_FILE_TOP, by_score, merge_overlaps, ordered_sources, spread_files
 from ctxd.search.models import Hit, LineMatch, MatchSource
-from ctxd.search.prose import code_first
+from ctxd.search.path_kinds import is_changelog, is_test_or_stub
+from ctxd.search.prose import code_first, is_prose
 from ctxd.search.translations import own_language_pages
 
 _Key = tuple[str, str, int, int]
@@ -102,6 +106,9 @@ class FusionOptions:
     """`code_first`: score factor for prose that describes no candidate code."""
     max_prose_top: int = 3
     """`code_first`: at most this many prose files among the first ten."""
+    per_file_top: int = PER_FILE_TOP
+    """At most this many hits of one file among the first ten (`merge.spread_files`;
+    0 = no bound)."""
 
 
 # -- query analysis ------------------------------------------------------------------------
@@ -155,34 +162,11 @@ def leg_weights(query: str, options: FusionOptions) -> dict[str, float]:
     }
 
 
-_TEST_PATH = re.compile(
-    r"(^|/)(tests?|testing|testsuite|[a-z0-9]*_tests?|tests?_[a-z0-9_]*|dummy[a-z0-9_]*|"
-    r"mocks?|fakes?|fixtures?)/"
-    r"|(^|/)test_[^/]*$|_tests?\.py$|(^|/)(conftest|testcase|testutils?)\.py$"
-)
-
-
-def is_test_or_stub(path: str) -> bool:
-    """Tests and test support (`tests/`, `test_*.py`, `*_test.py`, `conftest.py`, folders
-    of dummies, mocks, fakes and fixtures) and type stubs (`*.pyi`)."""
-    return path.endswith(".pyi") or bool(_TEST_PATH.search(path))
-
-
-_CHANGELOG = re.compile(r"(^|/)(changes|changelog|history|news|releases?)(\.[a-z]+)?$",
-                        re.IGNORECASE)
-
-
-def is_changelog(path: str) -> bool:
-    """`CHANGES.rst`, `CHANGELOG.md`, `HISTORY.md`, `NEWS`, `RELEASES.txt`, ..."""
-    return bool(_CHANGELOG.search(path))
-
-
 def asks_for_history(query: str) -> bool:
     return bool(re.search(r"\b(release[sd]?|version(s|ed)?|changelog|history|changed|"
                           r"deprecated|removed|introduced|since)\b", query, re.IGNORECASE))
 
 
-_PROSE = re.compile(r"\.(md|markdown|rst|txt|adoc)$", re.IGNORECASE)
 _WHERE = re.compile(r"\bwhere\b|\bwhich (function|method|class|module|file|code)\b",
                     re.IGNORECASE)
 _DOCS = re.compile(r"\b(docs?|documentation|documented|guide|readme|tutorial|manual)\b",
@@ -396,9 +380,9 @@ def rerank(query: str, hits: Sequence[Hit], options: FusionOptions,
             score *= options.demote_generated
         if not history_ok and is_changelog(h.path):
             score *= options.demote_changelogs
-        elif code_wanted and _PROSE.search(h.path):
+        elif code_wanted and is_prose(h.path):
             score *= options.demote_prose_for_where
-        elif how_to and _PROSE.search(h.path):
+        elif how_to and is_prose(h.path):
             score *= options.promote_prose_for_how_to
         out.append(replace(h, score=score))
     if options.file_evidence > 0:
@@ -468,9 +452,11 @@ def rank_hybrid(
     ranked = add_summaries(ranked, legs.get("summary", ()), options.summary_weight)
     ranked = own_language_pages(ranked, legs.get("translations", ()), query)
     if options.code_first and not asks_for_history(query):  # changelogs answer those
-        return code_first(query, ranked, factor=options.prose_factor,
-                          max_prose_top=options.max_prose_top)
-    return by_score(ranked)
+        ranked = code_first(query, ranked, factor=options.prose_factor,
+                            max_prose_top=options.max_prose_top)
+    else:
+        ranked = by_score(ranked)
+    return spread_files(ranked, options.per_file_top) if options.per_file_top else ranked
 
 
 def add_summaries(hits: Sequence[Hit], summaries: Sequence[Hit], weight: float) -> list[Hit]:

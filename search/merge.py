@@ -63,6 +63,47 @@ def by_score(hits: Sequence[Hit]) -> list[Hit]:
     return sorted(hits, key=lambda h: (-h.score, h.repository, h.path, h.start_line))
 
 
+PER_FILE_TOP = 3
+"""`spread_files`: at most this many hits of one file among the first `TOP` results."""
+TOP = 10
+
+
+def spread_files(ranked: Sequence[Hit], per_file: int = PER_FILE_TOP, top: int = TOP
+                 ) -> list[Hit]:
+    """`ranked` (best first) with at most `per_file` hits of any one file among the first
+    `top`: a file's further hits move to just after the `top`-th result, in their order.
+    A page of ten then names several files (a test file or a long guide whose every
+    section matches no longer fills it), and no file comes first later than before: only
+    a file's fourth and later hits move."""
+    head: list[Hit] = []
+    held: list[Hit] = []
+    counts: dict[tuple[str, str], int] = {}
+    taken = 0
+    for h in ranked:
+        if len(head) >= top:
+            break
+        taken += 1
+        f = (h.repository, h.path)
+        if counts.get(f, 0) >= per_file:
+            held.append(h)
+            continue
+        counts[f] = counts.get(f, 0) + 1
+        head.append(h)
+    if not held:
+        return list(ranked)
+    return descending([*head, *held, *ranked[taken:]])
+
+
+def descending(ordered: Sequence[Hit]) -> list[Hit]:
+    """`ordered` with each score lowered, where needed, just below the one before it, so
+    that sorting by score (pages, cursors) keeps this order."""
+    out = list(ordered)
+    for i in range(1, len(out)):
+        if out[i].score >= out[i - 1].score:
+            out[i] = replace(out[i], score=out[i - 1].score * 0.999)
+    return out
+
+
 def ordered_sources(sources: set[MatchSource]) -> tuple[MatchSource, ...]:
     """Engines in `MatchSource` order (how every hit lists them)."""
     return tuple(s for s in MatchSource if s in sources)

@@ -35,6 +35,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from ctxd.search.merge import descending
 from ctxd.search.models import Hit
 
 __all__ = ["code_first", "describes", "is_prose", "named", "wants_prose"]
@@ -173,9 +174,4 @@ def _bound(ranked: list[Hit], most: int, top: int) -> list[Hit]:
         head.append(h)
     if not held:
         return ranked
-    out = [*head, *held, *rest]
-    # Scores stay descending, so that sorting by score (pages, cursors) keeps this order.
-    for i in range(1, len(out)):
-        if out[i].score >= out[i - 1].score:
-            out[i] = replace(out[i], score=out[i - 1].score * 0.999)
-    return out
+    return descending([*head, *held, *rest])

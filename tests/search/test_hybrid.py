@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from ctxd.indexer.errors import InvalidCursor
@@ -171,6 +173,39 @@ def test_tests_stubs_and_changelogs_yield_to_the_implementation_unless_asked_for
     asked = rank_hybrid("which test checks the wait between retries", legs)
     assert asked[0].path == "tests/test_retry.py"
     assert rank_hybrid("which release changed the retry wait", legs)[0].path == "CHANGES.rst"
+
+
+def test_tests_beside_the_code_yield_to_it_in_every_language():
+    """Go, TypeScript, Java and Ruby keep tests by other names than Python's: the code
+    still comes first."""
+    from ctxd.search.hybrid import rank_hybrid
+
+    for test, code in (("binding/binding_test.go", "binding/json.go"),
+                       ("src/client.spec.ts", "src/client.ts"),
+                       ("src/test/java/x/RetryTest.java", "src/main/java/x/Retry.java"),
+                       ("spec/retry_spec.rb", "lib/retry.rb")):
+        legs = {"semantic": [scored(test, 1, 9, SEM, 0.70), scored(code, 1, 9, SEM, 0.60)]}
+        assert [h.path for h in rank_hybrid("where is the body decoded", legs)] == [code, test]
+        asked = rank_hybrid("which test checks that the body is decoded", legs)
+        assert asked[0].path == test
+
+
+def test_a_first_page_names_several_files():
+    """One file's many matching sections (a long guide, a test file) leave room on the
+    first page for the other files: at most three hits of a file in the first ten, the
+    rest after them, scores still descending."""
+    from ctxd.search.hybrid import FusionOptions, rank_hybrid
+
+    legs = {"semantic": [scored("guide.py", 10 * i + 1, 10 * i + 5, SEM, 0.9 - 0.01 * i)
+                         for i in range(8)]
+            + [scored(f"m{i}.py", 1, 5, SEM, 0.5 - 0.01 * i) for i in range(4)]}
+    out = rank_hybrid("how are sessions renewed", legs)
+    assert [h.path for h in out[:10]] == ["guide.py"] * 3 + ["m0.py", "m1.py", "m2.py",
+                                                                "m3.py"] + ["guide.py"] * 3
+    assert [h.path for h in out].count("guide.py") == 8
+    assert all(a.score > b.score for a, b in itertools.pairwise(out))
+    off = rank_hybrid("how are sessions renewed", legs, FusionOptions(per_file_top=0))
+    assert [h.path for h in off[:8]] == ["guide.py"] * 8
 
 
 def test_several_strong_checkpoints_are_evidence_for_their_file():

@@ -1,0 +1,73 @@
+"""What a file is, by its path: tests and what they carry, type stubs, changelogs.
+
+One rule for every step that tells code from tests: hybrid ranking demotes tests unless
+the question asks for them (`search.hybrid.rerank`), the lexical engine puts them after
+the source among equal scores (`search.lexical.engine`), and identical copies prefer the
+source over a test's copy (`search.copies.copy_tier`). The rule follows each language's
+own conventions, so a repository where tests sit beside the code (Go's `x_test.go`,
+JavaScript's `x.test.ts`, Java's `XTest.java`) ranks its code first like a Python one:
+
+- folders: `test`, `tests`, `testing`, `testdata`, `__tests__`, `spec`, `e2e`, fixtures,
+  mocks, fakes, stubs, dummies, and names built on them (`unit_tests`, `test-utils`,
+  `Foo.Tests`, `UnitTests`);
+- files: `test_x.py`, `x_test.go` (and `.py`, `.cc`, `.rs`, `.dart`, ...), `x_spec.rb`,
+  `x.test.ts`, `x.spec.js`, `x_unittest.cc`, `XTest.java`, `XTests.swift`, `XIT.java`,
+  `XSpec.scala`, `conftest.py`; and type stubs (`.pyi`).
+
+Folder names ignore case; the CamelCase file suffixes (`Test`, `Tests`, `IT`, `Spec`)
+need their capital, so `Latest.java` and `contest.go` stay code.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+__all__ = ["is_changelog", "is_test_or_stub"]
+
+_TEST_DIRS = frozenset({
+    "test", "tests", "testing", "testdata", "test_data", "testsuite", "testsuites",
+    "testutil", "testutils", "testlib", "testhelpers", "__tests__", "__mocks__",
+    "__fixtures__", "__snapshots__", "spec", "specs", "e2e", "fixture", "fixtures",
+    "mock", "mocks", "fake", "fakes", "stub", "stubs"})
+"""Folders of tests and of what they carry (lower case)."""
+
+_TEST_DIR = re.compile(r"^tests?[_.-]|[_.-]tests?$|^dummy|^mock[_-]", re.IGNORECASE)
+"""Folders named after tests: `test_utils`, `tests-e2e`, `unit_tests`, `Foo.Tests`,
+`dummyserver`, `mock-server`."""
+
+_CAMEL_TEST_DIR = re.compile(r"[a-z]Tests?$")
+"""`UnitTests`, `IntegrationTests` (a capital: `contests` stays)."""
+
+_TEST_FILE = re.compile(
+    r"^(test_|tests_)[^/]*$"  # test_retry.py, test_parser.c
+    r"|[_-](tests?|unittests?)\.[a-z0-9]+$|_spec\.[a-z0-9]+$"  # x_test.go, x_unittest.cc, x_spec.rb
+    r"|\.(test|spec|tests|e2e)\.[a-z0-9]+$"  # client.test.ts, app.spec.js
+    r"|^(conftest|testcase|testutils?|test_?helpers?)\.[a-z0-9]+$",
+    re.IGNORECASE)
+_CAMEL_TEST_FILE = re.compile(
+    r"[a-z0-9](Test|Tests|TestCase|IT|Spec|Specs)\."
+    r"(java|kt|kts|scala|groovy|cs|fs|vb|php|swift|m|mm|dart|cpp|cc|h|ts|js)$")
+"""`RetryTest.java`, `RetryTests.swift`, `RetryIT.java`, `RetrySpec.scala`."""
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def is_test_or_stub(path: str) -> bool:
+    """Tests and test support (the module docstring's folders and files) and type stubs
+    (`.pyi`), by a repository-relative path (`/` separated)."""
+    *folders, name = path.split("/")
+    if name.endswith(".pyi") or _TEST_FILE.search(name) or _CAMEL_TEST_FILE.search(name):
+        return True
+    return any(f.lower() in _TEST_DIRS or _TEST_DIR.search(f) or _CAMEL_TEST_DIR.search(f)
+               for f in folders)
+
+
+_CHANGELOG = re.compile(
+    r"(^|/)(changes|changelog|history|news|releases?)"
+    r"(\.(md|markdown|mdx|rst|txt|adoc|asciidoc|org|rdoc))?$", re.IGNORECASE)
+
+
+def is_changelog(path: str) -> bool:
+    """`CHANGES.rst`, `CHANGELOG.md`, `HISTORY.md`, `NEWS`, `RELEASES.txt`, ...: pages,
+    not a module that happens to be called `history.py`."""
+    return bool(_CHANGELOG.search(path))

@@ -1,0 +1,61 @@
+"""Which paths are tests, stubs and changelogs, in each language's own conventions."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxd.search.path_kinds import is_changelog, is_test_or_stub
+
+TESTS = [
+    # Python
+    "tests/test_retry.py", "test/unit/retry.py", "src/pkg/test_retry.py",
+    "pkg/retry_test.py", "conftest.py", "tests/conftest.py", "pkg/testutils.py",
+    "dummyserver/server.py", "src/pkg/_vendor/typing.pyi", "pkg/retry.pyi",
+    "unit_tests/retry.py", "integration-tests/flow.py",
+    # Go: tests beside the code, and their data
+    "retry_test.go", "binding/binding_test.go", "internal/testdata/golden.go",
+    "internal/testutil/server.go",
+    # JavaScript / TypeScript
+    "lib/router.test.js", "src/client.spec.ts", "src/__tests__/client.ts",
+    "src/__mocks__/fs.js", "e2e/login.ts", "src/app.e2e.ts", "spec/router_spec.js",
+    "test-utils/render.tsx",
+    # Ruby
+    "spec/models/user_spec.rb", "lib/user_spec.rb",
+    # Java, Kotlin, Scala, C#, Swift, PHP
+    "src/test/java/org/x/RetryTest.java", "src/main/java/org/x/RetryIT.java",
+    "RetryTests.kt", "core/src/RetrySpec.scala", "Foo.Tests/RetryTests.cs",
+    "Tests/AppTests/RouterTests.swift", "UnitTests/Router.cs", "src/RetryTest.php",
+    # C / C++ / Rust / Dart
+    "base/strings_unittest.cc", "net/url_test.cc", "tests/parse.rs", "lib/src/x_test.dart",
+    "src/test_parser.c",
+    # mocks, fakes, fixtures, stubs
+    "pkg/mocks/store.go", "fakes/clock.py", "tests/fixtures/app.py", "stubs/os.pyi",
+    "mock-server/index.js",
+]
+
+CODE = [
+    "retry.go", "binding/binding.go", "src/pkg/retry.py", "lib/router.js",
+    "src/client.ts", "src/main/java/org/x/Retry.java", "src/main/java/org/x/Latest.java",
+    "contest/solve.go", "contests/a.py", "attest.go", "src/protest.rs", "latest.py",
+    "manifest.json", "docs/testing.md", "README.md",
+    "src/requests/sessions.py", "jinja2/src/jinja2/lexer.py", "api/openapi-spec.yaml",
+    "src/Contest.java", "pkg/specification.go", "render/json.go", "src/latest/index.ts",
+]
+
+
+@pytest.mark.parametrize("path", TESTS)
+def test_tests_and_their_support_are_tests_in_every_language(path: str) -> None:
+    assert is_test_or_stub(path)
+
+
+@pytest.mark.parametrize("path", CODE)
+def test_code_that_merely_spells_test_is_not_a_test(path: str) -> None:
+    assert not is_test_or_stub(path)
+
+
+def test_changelogs() -> None:
+    for path in ("CHANGES.rst", "docs/CHANGELOG.md", "HISTORY.md", "NEWS", "releases.txt"):
+        assert is_changelog(path)
+    for path in ("src/changes.py", "prompt/history.py", "docs/history_of_x.md",
+                 "news/feed.go"):
+        assert not is_changelog(path)
