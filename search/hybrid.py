@@ -19,10 +19,10 @@ Everything here is pure (hits in, hits out); nothing touches the store or the mo
 4. **Re-ranking** (`rerank`): a bonus for the query's words in the checkpoint's symbol
    and path, for agreement between legs, and for other strong checkpoints of the same
    file (`file_evidence`); tests (`search.path_kinds`, by each language's conventions:
-   `x_test.go`, `x.spec.ts`, `XTest.java`), type stubs and generated code are demoted
-   unless the query asks for tests, changelogs unless it asks about releases; prose files
-   (`.md`, `.rst`, ...) are demoted for "where in the code" questions and promoted for a
-   user's how-to questions ("how do I ...", "can I ...").
+   `x_test.go`, `x.spec.ts`, `XTest.java`; Rust's `mod tests`), type stubs and generated
+   code are demoted unless the query asks for tests, changelogs unless it asks about
+   releases; prose files (`.md`, `.rst`, ...) are demoted for "where in the code"
+   questions and promoted for a user's how-to questions ("how do I ...", "can I ...").
 5. Identical texts answer once (`search.copies.collapse_copies`: a verbatim copy of a
    checkpoint elsewhere becomes an `also_in` place of the copy preferred by path), then
    overlapping or touching hits of one file, and adjacent checkpoints of one definition,
@@ -55,7 +55,7 @@ from dataclasses import dataclass, replace
 from ctxd.search.copies import collapse_copies
 from ctxd.search.merge import PER_FILE_TOP, by_score, merge_overlaps, ordered_sources, spread_files
 from ctxd.search.models import Hit, LineMatch, MatchSource
-from ctxd.search.path_kinds import is_changelog, is_test_or_stub
+from ctxd.search.path_kinds import is_changelog, is_test_or_stub, is_test_symbol
 from ctxd.search.prose import code_first, is_prose
 from ctxd.search.translations import own_language_pages
 
@@ -374,7 +374,7 @@ def rerank(query: str, hits: Sequence[Hit], options: FusionOptions,
             score += options.path_bonus * len(words & path) / len(words) ** 0.5
         if options.rerank and len({s for s in h.sources if s is not MatchSource.SYMBOL}) > 1:
             score += options.agreement_bonus
-        if not tests_ok and is_test_or_stub(h.path):
+        if not tests_ok and (is_test_or_stub(h.path) or is_test_symbol(h.symbol)):
             score *= options.demote_tests
         elif (h.repository, h.path) in generated:
             score *= options.demote_generated

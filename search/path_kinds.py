@@ -15,7 +15,9 @@ JavaScript's `x.test.ts`, Java's `XTest.java`) ranks its code first like a Pytho
   `XSpec.scala`, `conftest.py`; and type stubs (`.pyi`).
 
 Folder names ignore case; the CamelCase file suffixes (`Test`, `Tests`, `IT`, `Spec`)
-need their capital, so `Latest.java` and `contest.go` stay code.
+need their capital, so `Latest.java` and `contest.go` stay code. Tests kept inside a
+source file are known by their definition's name instead (`is_test_symbol`: Rust's
+`mod tests`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["is_changelog", "is_test_or_stub"]
+__all__ = ["is_changelog", "is_test_or_stub", "is_test_symbol"]
 
 _TEST_DIRS = frozenset({
     "test", "tests", "testing", "testdata", "test_data", "testsuite", "testsuites",
@@ -60,6 +62,12 @@ def is_test_or_stub(path: str) -> bool:
         return True
     return any(f.lower() in _TEST_DIRS or _TEST_DIR.search(f) or _CAMEL_TEST_DIR.search(f)
                for f in folders)
+
+
+def is_test_symbol(symbol: str | None) -> bool:
+    """A definition inside a module of tests kept in a source file: Rust's `#[cfg(test)]
+    mod tests` (`tests`, `tests.parses_a_tuple`), as the chunker names it."""
+    return symbol is not None and symbol.split(".", 1)[0] in ("tests", "test")
 
 
 _CHANGELOG = re.compile(

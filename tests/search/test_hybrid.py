@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import pytest
 
@@ -188,6 +189,11 @@ def test_tests_beside_the_code_yield_to_it_in_every_language():
         assert [h.path for h in rank_hybrid("where is the body decoded", legs)] == [code, test]
         asked = rank_hybrid("which test checks that the body is decoded", legs)
         assert asked[0].path == test
+    # Rust keeps unit tests in the source file, in `mod tests`
+    inline = replace(scored("src/de.rs", 700, 720, SEM, 0.70), symbol="tests.parses_a_struct")
+    code = replace(scored("src/de.rs", 100, 140, SEM, 0.60), symbol="Deserializer.parse")
+    out = rank_hybrid("where is the body decoded", {"semantic": [inline, code]})
+    assert [h.symbol for h in out] == ["Deserializer.parse", "tests.parses_a_struct"]
 
 
 def test_a_first_page_names_several_files():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxd.search.path_kinds import is_changelog, is_test_or_stub
+from ctxd.search.path_kinds import is_changelog, is_test_or_stub, is_test_symbol
 
 TESTS = [
     # Python
@@ -59,3 +59,10 @@ def test_changelogs() -> None:
     for path in ("src/changes.py", "prompt/history.py", "docs/history_of_x.md",
                  "news/feed.go"):
         assert not is_changelog(path)
+
+
+def test_tests_inside_a_source_file_are_known_by_their_module() -> None:
+    for symbol in ("tests", "tests.parses_a_tuple", "test.round_trip"):
+        assert is_test_symbol(symbol)
+    for symbol in (None, "", "Router.route", "testing_mode", "attest", "Retry.tests"):
+        assert not is_test_symbol(symbol)
