@@ -147,6 +147,7 @@ def variants() -> dict[str, FusionOptions]:
             d, rerank=True, symbol_bonus=0.0, path_bonus=0.0, agreement_bonus=0.05),
         "default, lexical weight 0.3": replace(d, lexical_weight=0.3),
         "default, rank-only RRF": replace(d, method="rrf"),
+        "default, examples not demoted": replace(d, demote_examples=1.0),
         "default, how-to prose x1.2": replace(d, promote_prose_for_how_to=1.2),
         "default, how-to prose x2.0": replace(d, promote_prose_for_how_to=2.0),
         "default, summary weight 0.05": replace(d, summary_weight=0.05),

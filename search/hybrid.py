@@ -20,7 +20,8 @@ Everything here is pure (hits in, hits out); nothing touches the store or the mo
    and path, for agreement between legs, and for other strong checkpoints of the same
    file (`file_evidence`); tests (`search.path_kinds`, by each language's conventions:
    `x_test.go`, `x.spec.ts`, `XTest.java`; Rust's `mod tests`), type stubs and generated
-   code are demoted unless the query asks for tests, changelogs unless it asks about
+   code are demoted unless the query asks for tests, code in folders of examples and
+   demos unless it asks for an example or a usage, changelogs unless it asks about
    releases; prose files (`.md`, `.rst`, ...) are demoted for "where in the code"
    questions and promoted for a user's how-to questions ("how do I ...", "can I ...").
 5. Identical texts answer once (`search.copies.collapse_copies`: a verbatim copy of a
@@ -55,7 +56,13 @@ from dataclasses import dataclass, replace
 from ctxd.search.copies import collapse_copies
 from ctxd.search.merge import PER_FILE_TOP, by_score, merge_overlaps, ordered_sources, spread_files
 from ctxd.search.models import Hit, LineMatch, MatchSource
-from ctxd.search.path_kinds import is_changelog, is_test_or_stub, is_test_symbol
+from ctxd.search.path_kinds import (
+    asks_for_examples,
+    is_changelog,
+    is_example,
+    is_test_or_stub,
+    is_test_symbol,
+)
 from ctxd.search.prose import code_first, is_prose
 from ctxd.search.translations import own_language_pages
 
@@ -93,6 +100,10 @@ class FusionOptions:
     """Score factor for changelogs (1.0 = off) unless the query asks about releases."""
     demote_generated: float = 0.5
     """Score factor for generated code (`rank_hybrid`'s `generated`), like tests."""
+    demote_examples: float = 0.7
+    """Score factor for code in folders of examples, samples and demos
+    (`path_kinds.is_example`) unless the query asks for an example, a usage or how to
+    do something."""
     demote_prose_for_where: float = 0.7
     """Score factor for prose files (`.md`, `.rst`, ...) when the query asks where in the
     code something happens (`asks_where_in_code`; 1.0 = off)."""
@@ -363,6 +374,7 @@ def rerank(query: str, hits: Sequence[Hit], options: FusionOptions,
     history_ok = asks_for_history(query)
     code_wanted = asks_where_in_code(query)
     how_to = asks_how_to(query)
+    examples_ok = how_to or asks_for_examples(query)
     out: list[Hit] = []
     for h in hits:
         score = h.score
@@ -378,6 +390,8 @@ def rerank(query: str, hits: Sequence[Hit], options: FusionOptions,
             score *= options.demote_tests
         elif (h.repository, h.path) in generated:
             score *= options.demote_generated
+        elif not examples_ok and is_example(h.path) and not is_prose(h.path):
+            score *= options.demote_examples
         if not history_ok and is_changelog(h.path):
             score *= options.demote_changelogs
         elif code_wanted and is_prose(h.path):

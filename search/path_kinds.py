@@ -25,7 +25,8 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["is_changelog", "is_test_or_stub", "is_test_symbol"]
+__all__ = ["asks_for_examples", "is_changelog", "is_example", "is_test_or_stub",
+           "is_test_symbol"]
 
 _TEST_DIRS = frozenset({
     "test", "tests", "testing", "testdata", "test_data", "testsuite", "testsuites",
@@ -68,6 +69,30 @@ def is_test_symbol(symbol: str | None) -> bool:
     """A definition inside a module of tests kept in a source file: Rust's `#[cfg(test)]
     mod tests` (`tests`, `tests.parses_a_tuple`), as the chunker names it."""
     return symbol is not None and symbol.split(".", 1)[0] in ("tests", "test")
+
+
+_EXAMPLE_DIR = re.compile(
+    r"^(examples?|samples?|demos?|snippets?|tutorials?|cookbook|recipes|playground)"
+    r"([_.-].*)?$", re.IGNORECASE)
+"""Folders of code written to be read and copied (`examples`, `examples-ts`, `demo_app`,
+`samples`, `snippets`, `cookbook`)."""
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def is_example(path: str) -> bool:
+    """Code in a folder of examples, samples, demos or snippets: it uses the library's
+    code, it is not where the library does it."""
+    return any(_EXAMPLE_DIR.match(f) for f in path.split("/")[:-1])
+
+
+_EXAMPLES_ASKED = re.compile(
+    r"\b(examples?|samples?|demos?|snippets?|tutorials?|cookbook|recipes?|usage|use[sd]?|using)\b",
+    re.IGNORECASE)
+
+
+def asks_for_examples(query: str) -> bool:
+    """Whether a question asks for an example, a sample or how something is used."""
+    return bool(_EXAMPLES_ASKED.search(query))
 
 
 _CHANGELOG = re.compile(

@@ -196,6 +196,18 @@ def test_tests_beside_the_code_yield_to_it_in_every_language():
     assert [h.symbol for h in out] == ["Deserializer.parse", "tests.parses_a_struct"]
 
 
+def test_examples_yield_to_the_library_code_unless_an_example_is_asked_for():
+    from ctxd.search.hybrid import rank_hybrid
+
+    legs = {"semantic": [scored("examples/cookies/index.js", 1, 9, SEM, 0.70),
+                         scored("lib/response.js", 1, 9, SEM, 0.60)]}
+    assert rank_hybrid("where are cookies signed", legs)[0].path == "lib/response.js"
+    asked = rank_hybrid("show an example that signs cookies", legs)
+    assert asked[0].path == "examples/cookies/index.js"
+    how = rank_hybrid("how do I sign a cookie", legs)
+    assert how[0].path == "examples/cookies/index.js"
+
+
 def test_a_first_page_names_several_files():
     """One file's many matching sections (a long guide, a test file) leave room on the
     first page for the other files: at most three hits of a file in the first ten, the

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from ctxd.search.path_kinds import is_changelog, is_test_or_stub, is_test_symbol
+from ctxd.search.path_kinds import (
+    asks_for_examples,
+    is_changelog,
+    is_example,
+    is_test_or_stub,
+    is_test_symbol,
+)
 
 TESTS = [
     # Python
@@ -66,3 +72,14 @@ def test_tests_inside_a_source_file_are_known_by_their_module() -> None:
         assert is_test_symbol(symbol)
     for symbol in (None, "", "Router.route", "testing_mode", "attest", "Retry.tests"):
         assert not is_test_symbol(symbol)
+
+
+def test_examples_and_demos_are_code_written_to_be_read() -> None:
+    for path in ("examples/cookies/index.js", "examples-ts/app.ts", "src/demo_app/main.py",
+                 "samples/Hello.java", "docs/snippets/retry.py", "cookbook/auth.rb"):
+        assert is_example(path)
+    for path in ("lib/examples.js", "src/sample.py", "example.go", "demo.py"):
+        assert not is_example(path)
+    assert asks_for_examples("show me an example of signing cookies")
+    assert asks_for_examples("how is the router used")
+    assert not asks_for_examples("where are cookies signed")
