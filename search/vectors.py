@@ -22,6 +22,7 @@ PostgreSQL store the service asks the database (`StoreIndex`). Reads the store o
 
 from __future__ import annotations
 
+import sys
 import threading
 import weakref
 from typing import Protocol
@@ -218,10 +219,27 @@ def _exact_knn(
         return []
     v = np.asarray(vector, dtype=np.float32)
     # |r - v|^2 = |r|^2 + |v|^2 - 2 r.v (one matrix product; exact for any norms)
-    d2 = sq - 2.0 * (rows @ v.astype(rows.dtype)).astype(np.float32) + float(v @ v)
+    d2 = sq - 2.0 * dots(rows, v) + float(v @ v)
     k = min(k, len(ids))
     top = np.argpartition(d2, k - 1)[:k]
     return exact_ranking(ids[top], rows[top], v)
+
+
+def dots(rows: npt.NDArray[np.floating], v: npt.NDArray[np.float32]
+         ) -> npt.NDArray[np.float32]:
+    """Each row's dot product with `v`, as float32: by torch where this process has loaded
+    it (the model's), else by numpy. Both run on two threads of their own pools, and
+    two pools on two cores take turns badly: after numpy's OpenBLAS product its threads
+    spin, and the next query's embedding (torch's OpenMP threads) waited on them, 1 ms an
+    operation instead of 0.05: hybrid questions on the eval-dev index took 100 ms, not
+    12 (docs/BENCHMARKS.md). One pool, torch's, does both."""
+    torch = sys.modules.get("torch")
+    if torch is None or rows.dtype != np.float32 or not rows.flags.writeable:
+        return (rows @ v.astype(rows.dtype)).astype(np.float32, copy=False)
+    with torch.inference_mode():
+        out: npt.NDArray[np.float32] = torch.mv(torch.from_numpy(rows),
+                                                torch.from_numpy(v)).numpy()
+    return out
 
 
 def nearest_held(
@@ -264,11 +282,11 @@ def _exact_knn_at(
     k = min(k, len(pos))
     if len(pos) * SUBSET_SHARE <= len(ids):
         sub = rows[pos].astype(np.float32, copy=False)
-        d2 = sq[pos] - 2.0 * (sub @ v) + float(v @ v)
+        d2 = sq[pos] - 2.0 * dots(sub, v) + float(v @ v)
         top = np.argpartition(d2, k - 1)[:k]
         return exact_ranking(ids[pos][top], sub[top], v)
     d2 = np.full(len(ids), np.inf, dtype=np.float32)
-    d2[pos] = (sq - 2.0 * (rows @ v.astype(rows.dtype)).astype(np.float32) + float(v @ v))[pos]
+    d2[pos] = (sq - 2.0 * dots(rows, v) + float(v @ v))[pos]
     top = np.argpartition(d2, k - 1)[:k]
     return exact_ranking(ids[top], rows[top], v)
 

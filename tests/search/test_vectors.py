@@ -5,6 +5,8 @@ rows stay within their stated error."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -14,6 +16,7 @@ from ctxd.search.vectors import (
     Int8Matrix,
     StoreIndex,
     VectorIndex,
+    dots,
 )
 from tests.vector_data import clustered_unit_vectors, queries_near
 
@@ -62,6 +65,31 @@ def test_exact_matrix_equals_sqlite_vec(store, vectors):
     for q in queries_near(vectors, 5, seed=3):
         assert matrix.knn(store, q.tolist(), 20) == StoreIndex().knn(store, q.tolist(), 20)
     assert len(matrix) == N
+
+
+def test_the_matrix_ranks_through_the_models_thread_pool_as_sqlite_vec_does(store, vectors):
+    """With torch loaded (a daemon: the model's), the matrix's product runs in torch's
+    thread pool, not in numpy's OpenBLAS one (two pools on two cores slowed the next
+    embedding ~20x); the ranking stays sqlite-vec's, and `dots` numpy's products."""
+    import torch  # noqa: F401  (loaded, as in a daemon)
+
+    rows = vectors[:500].copy()
+    v = vectors[7].copy()
+    assert np.allclose(dots(rows, v), rows @ v, atol=1e-5)
+    frozen = rows.copy()
+    frozen.flags.writeable = False  # torch.from_numpy would warn: numpy takes it
+    assert np.array_equal(dots(frozen, v), frozen @ v)
+    half = rows.astype(np.float16)
+    assert np.array_equal(dots(half, v), (half @ v.astype(np.float16)).astype(np.float32))
+    assert dots(rows, v).dtype == np.float32
+    matrix = ExactMatrix()
+    within = np.arange(1, N + 1, 3, dtype=np.int64)
+    allowed = set(within.tolist())
+    for q in queries_near(vectors, 5, seed=4):
+        assert "torch" in sys.modules
+        assert matrix.knn(store, q.tolist(), 20) == StoreIndex().knn(store, q.tolist(), 20)
+        assert matrix.knn_within(store, q.tolist(), 10, within) == [
+            (i, d) for i, d in StoreIndex().knn(store, q.tolist(), 200) if i in allowed][:10]
 
 
 @pytest.mark.parametrize("make", [ExactMatrix, lambda: Int8Matrix(rerank=200, exact_below=0)])
