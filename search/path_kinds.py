@@ -1,4 +1,5 @@
-"""What a file is, by its path: tests and what they carry, type stubs, changelogs.
+"""What a file is, by its path: tests and what they carry, type stubs, examples,
+changelogs.
 
 One rule for every step that tells code from tests: hybrid ranking demotes tests unless
 the question asks for them (`search.hybrid.rerank`), the lexical engine puts them after
@@ -18,6 +19,10 @@ Folder names ignore case; the CamelCase file suffixes (`Test`, `Tests`, `IT`, `S
 need their capital, so `Latest.java` and `contest.go` stay code. Tests kept inside a
 source file are known by their definition's name instead (`is_test_symbol`: Rust's
 `mod tests`).
+
+Code in folders of examples, samples and demos (`is_example`) uses the library rather
+than being it: hybrid ranking puts it after the library's code unless the question asks
+for an example or a usage (`asks_for_examples`).
 """
 
 from __future__ import annotations
