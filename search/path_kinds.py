@@ -11,7 +11,7 @@ JavaScript's `x.test.ts`, Java's `XTest.java`) ranks its code first like a Pytho
 - folders: `test`, `tests`, `testing`, `testdata`, `__tests__`, `spec`, `e2e`, fixtures,
   mocks, fakes, stubs, dummies, and names built on them (`unit_tests`, `test-utils`,
   `Foo.Tests`, `UnitTests`);
-- files: `test_x.py`, `x_test.go` (and `.py`, `.cc`, `.rs`, `.dart`, ...), `x_spec.rb`,
+- files: `test_x.py`, `tests.py`, `x_test.go` (and `.py`, `.cc`, `.rs`, `.dart`, ...), `x_spec.rb`,
   `x.test.ts`, `x.spec.js`, `x_unittest.cc`, `XTest.java`, `XTests.swift`, `XIT.java`,
   `XSpec.scala`, `conftest.py`; and type stubs (`.pyi`).
 
@@ -48,7 +48,7 @@ _CAMEL_TEST_DIR = re.compile(r"[a-z]Tests?$")
 """`UnitTests`, `IntegrationTests` (a capital: `contests` stays)."""
 
 _TEST_FILE = re.compile(
-    r"^(test_|tests_)[^/]*$"  # test_retry.py, test_parser.c
+    r"^(test_|tests_)[^/]*$|^tests?\.(py|js|ts|rb)$"  # test_retry.py, Django's tests.py
     r"|[_-](tests?|unittests?)\.[a-z0-9]+$|_spec\.[a-z0-9]+$"  # x_test.go, x_unittest.cc, x_spec.rb
     r"|\.(test|spec|tests|e2e)\.[a-z0-9]+$"  # client.test.ts, app.spec.js
     r"|^(conftest|testcase|testutils?|test_?helpers?)\.[a-z0-9]+$",

@@ -17,7 +17,7 @@ TESTS = [
     "tests/test_retry.py", "test/unit/retry.py", "src/pkg/test_retry.py",
     "pkg/retry_test.py", "conftest.py", "tests/conftest.py", "pkg/testutils.py",
     "dummyserver/server.py", "src/pkg/_vendor/typing.pyi", "pkg/retry.pyi",
-    "unit_tests/retry.py", "integration-tests/flow.py",
+    "unit_tests/retry.py", "integration-tests/flow.py", "polls/tests.py",
     # Go: tests beside the code, and their data
     "retry_test.go", "binding/binding_test.go", "internal/testdata/golden.go",
     "internal/testutil/server.go",
