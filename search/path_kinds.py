@@ -78,9 +78,10 @@ def is_test_symbol(symbol: str | None) -> bool:
 
 _EXAMPLE_DIR = re.compile(
     r"^(examples?|samples?|demos?|snippets?|tutorials?|cookbook|recipes|playground)"
-    r"([_.-].*)?$", re.IGNORECASE)
+    r"([_.-].*)?$|^docs?[_.-](src|source|examples?|snippets?|code)$", re.IGNORECASE)
 """Folders of code written to be read and copied (`examples`, `examples-ts`, `demo_app`,
-`samples`, `snippets`, `cookbook`)."""
+`samples`, `snippets`, `cookbook`, and the documentation's own code: `docs_src`,
+`doc-examples`; not `doc/` itself, which may be a package that makes documentation)."""
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -101,11 +102,11 @@ def asks_for_examples(query: str) -> bool:
 
 
 _CHANGELOG = re.compile(
-    r"(^|/)(changes|changelog|history|news|releases?)"
+    r"(^|/)(changes|changelog|history|news|releases?|release[_-]?notes)"
     r"(\.(md|markdown|mdx|rst|txt|adoc|asciidoc|org|rdoc))?$", re.IGNORECASE)
 
 
 def is_changelog(path: str) -> bool:
-    """`CHANGES.rst`, `CHANGELOG.md`, `HISTORY.md`, `NEWS`, `RELEASES.txt`, ...: pages,
+    """`CHANGES.rst`, `CHANGELOG.md`, `HISTORY.md`, `NEWS`, `release-notes.md`, ...: pages,
     not a module that happens to be called `history.py`."""
     return bool(_CHANGELOG.search(path))

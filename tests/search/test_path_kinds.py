@@ -60,7 +60,8 @@ def test_code_that_merely_spells_test_is_not_a_test(path: str) -> None:
 
 
 def test_changelogs() -> None:
-    for path in ("CHANGES.rst", "docs/CHANGELOG.md", "HISTORY.md", "NEWS", "releases.txt"):
+    for path in ("CHANGES.rst", "docs/CHANGELOG.md", "HISTORY.md", "NEWS", "releases.txt",
+                 "docs/en/docs/release-notes.md", "RELEASE_NOTES.md"):
         assert is_changelog(path)
     for path in ("src/changes.py", "prompt/history.py", "docs/history_of_x.md",
                  "news/feed.go"):
@@ -76,9 +77,11 @@ def test_tests_inside_a_source_file_are_known_by_their_module() -> None:
 
 def test_examples_and_demos_are_code_written_to_be_read() -> None:
     for path in ("examples/cookies/index.js", "examples-ts/app.ts", "src/demo_app/main.py",
-                 "samples/Hello.java", "docs/snippets/retry.py", "cookbook/auth.rb"):
+                 "samples/Hello.java", "docs/snippets/retry.py", "cookbook/auth.rb",
+                 "docs_src/handling_errors/tutorial004.py", "doc-examples/a.go"):
         assert is_example(path)
-    for path in ("lib/examples.js", "src/sample.py", "example.go", "demo.py"):
+    for path in ("lib/examples.js", "src/sample.py", "example.go", "demo.py",
+                 "doc/man_docs.go", "docs/conf.py"):
         assert not is_example(path)
     assert asks_for_examples("show me an example of signing cookies")
     assert asks_for_examples("how is the router used")
