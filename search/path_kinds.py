@@ -92,12 +92,14 @@ def is_example(path: str) -> bool:
 
 
 _EXAMPLES_ASKED = re.compile(
-    r"\b(examples?|samples?|demos?|snippets?|tutorials?|cookbook|recipes?|usage|use[sd]?|using)\b",
+    r"\b(examples?|samples?|demos?|snippets?|tutorials?|cookbook|recipes?|usages?)\b",
     re.IGNORECASE)
 
 
 def asks_for_examples(query: str) -> bool:
-    """Whether a question asks for an example, a sample or how something is used."""
+    """Whether a question asks for an example, a sample or a usage by name ("where is X
+    used to ..." asks for the code; "how do I use X" is a how-to question, which hybrid
+    ranking also lets examples answer)."""
     return bool(_EXAMPLES_ASKED.search(query))
 
 

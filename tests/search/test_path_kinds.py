@@ -84,5 +84,6 @@ def test_examples_and_demos_are_code_written_to_be_read() -> None:
                  "doc/man_docs.go", "docs/conf.py"):
         assert not is_example(path)
     assert asks_for_examples("show me an example of signing cookies")
-    assert asks_for_examples("how is the router used")
+    assert asks_for_examples("a usage of the router with two prefixes")
     assert not asks_for_examples("where are cookies signed")
+    assert not asks_for_examples("where is the response model used to filter the data")
