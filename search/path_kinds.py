@@ -44,8 +44,9 @@ _TEST_DIR = re.compile(r"^tests?[_.-]|[_.-]tests?$|^dummy|^mock[_-]", re.IGNOREC
 """Folders named after tests: `test_utils`, `tests-e2e`, `unit_tests`, `Foo.Tests`,
 `dummyserver`, `mock-server`."""
 
-_CAMEL_TEST_DIR = re.compile(r"[a-z]Tests?$")
-"""`UnitTests`, `IntegrationTests` (a capital: `contests` stays)."""
+_CAMEL_TEST_DIR = re.compile(r"[A-Za-z0-9]Tests?$")
+"""`UnitTests`, `IntegrationTests`, `AppUITests`, `androidTest` (a capital T: `contests`
+stays)."""
 
 _TEST_FILE = re.compile(
     r"^(test_|tests_)[^/]*$|^tests?\.(py|js|ts|rb)$"  # test_retry.py, Django's tests.py

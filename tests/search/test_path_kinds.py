@@ -31,6 +31,7 @@ TESTS = [
     "src/test/java/org/x/RetryTest.java", "src/main/java/org/x/RetryIT.java",
     "RetryTests.kt", "core/src/RetrySpec.scala", "Foo.Tests/RetryTests.cs",
     "Tests/AppTests/RouterTests.swift", "UnitTests/Router.cs", "src/RetryTest.php",
+    "AppUITests/LaunchScreen.swift", "app/src/androidTest/java/x/Flow.kt",
     # C / C++ / Rust / Dart
     "base/strings_unittest.cc", "net/url_test.cc", "tests/parse.rs", "lib/src/x_test.dart",
     "src/test_parser.c",
@@ -46,6 +47,7 @@ CODE = [
     "manifest.json", "docs/testing.md", "README.md",
     "src/requests/sessions.py", "jinja2/src/jinja2/lexer.py", "api/openapi-spec.yaml",
     "src/Contest.java", "pkg/specification.go", "render/json.go", "src/latest/index.ts",
+    "CONTEST/solve.c", "Latest/Feed.swift",
 ]
 
 
