@@ -10,10 +10,10 @@ JavaScript's `x.test.ts`, Java's `XTest.java`) ranks its code first like a Pytho
 
 - folders: `test`, `tests`, `testing`, `testdata`, `__tests__`, `spec`, `e2e`, fixtures,
   mocks, fakes, stubs, dummies, and names built on them (`unit_tests`, `test-utils`,
-  `Foo.Tests`, `UnitTests`);
-- files: `test_x.py`, `tests.py`, `x_test.go` (and `.py`, `.cc`, `.rs`, `.dart`, ...), `x_spec.rb`,
-  `x.test.ts`, `x.spec.js`, `x_unittest.cc`, `XTest.java`, `XTests.swift`, `XIT.java`,
-  `XSpec.scala`, `conftest.py`; and type stubs (`.pyi`).
+  `Foo.Tests`, `UnitTests`, `AppUITests`, `androidTest`);
+- files: `test_x.py`, `tests.py`, `x_test.go` (and `.py`, `.cc`, `.rs`, `.dart`, ...),
+  `x_spec.rb`, `x.test.ts`, `x.spec.js`, `x_unittest.cc`, `XTest.java`, `XTests.swift`,
+  `XIT.java`, `XSpec.scala`, `conftest.py`; and type stubs (`.pyi`).
 
 Folder names ignore case; the CamelCase file suffixes (`Test`, `Tests`, `IT`, `Spec`)
 need their capital, so `Latest.java` and `contest.go` stay code. Tests kept inside a
