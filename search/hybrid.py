@@ -60,10 +60,11 @@ from ctxd.search.path_kinds import (
     asks_for_examples,
     is_changelog,
     is_example,
+    is_prose,
     is_test_or_stub,
     is_test_symbol,
 )
-from ctxd.search.prose import code_first, is_prose
+from ctxd.search.prose import code_first
 from ctxd.search.translations import own_language_pages
 
 _Key = tuple[str, str, int, int]

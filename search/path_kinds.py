@@ -1,5 +1,5 @@
 """What a file is, by its path: tests and what they carry, type stubs, examples,
-changelogs.
+changelogs, prose.
 
 One rule for every step that tells code from tests: hybrid ranking demotes tests unless
 the question asks for them (`search.hybrid.rerank`), the lexical engine puts them after
@@ -11,14 +11,16 @@ JavaScript's `x.test.ts`, Java's `XTest.java`) ranks its code first like a Pytho
 - folders: `test`, `tests`, `testing`, `testdata`, `__tests__`, `spec`, `e2e`, fixtures,
   mocks, fakes, stubs, dummies, and names built on them (`unit_tests`, `test-utils`,
   `Foo.Tests`, `UnitTests`, `AppUITests`, `androidTest`);
-- files: `test_x.py`, `tests.py`, `x_test.go` (and `.py`, `.cc`, `.rs`, `.dart`, ...),
+- files: `test_x.py`, `test.c`, `x_test.go` (and `.py`, `.cc`, `.rs`, `.dart`, ...),
   `x_spec.rb`, `x.test.ts`, `x.spec.js`, `x_unittest.cc`, `XTest.java`, `XTests.swift`,
   `XIT.java`, `XSpec.scala`, `conftest.py`; and type stubs (`.pyi`).
 
 Folder names ignore case; the CamelCase file suffixes (`Test`, `Tests`, `IT`, `Spec`)
-need their capital, so `Latest.java` and `contest.go` stay code. Tests kept inside a
-source file are known by their definition's name instead (`is_test_symbol`: Rust's
-`mod tests`).
+need their capital, so `Latest.java` and `contest.go` stay code; a page of prose is not a
+test by its name (`async-tests.md` is a guide), only by its folder. `tests.py` is not a test
+by its name alone: Django's apps keep their tests there, but Jinja's `tests.py` is the
+library's own module of template tests. Tests kept inside a source file are known by
+their definition's name instead (`is_test_symbol`: Rust's `mod tests`).
 
 Code in folders of examples, samples and demos (`is_example`) uses the library rather
 than being it: hybrid ranking puts it after the library's code unless the question asks
@@ -30,8 +32,16 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["asks_for_examples", "is_changelog", "is_example", "is_test_or_stub",
+__all__ = ["asks_for_examples", "is_changelog", "is_example", "is_prose", "is_test_or_stub",
            "is_test_symbol"]
+
+_PROSE = re.compile(r"\.(md|mdx|markdown|rst|txt|adoc|asciidoc|rdoc|textile|org|pod)$",
+                    re.IGNORECASE)
+
+
+def is_prose(path: str) -> bool:
+    """Documentation pages (`.md`, `.rst`, `.txt`, `.adoc`, ...), not code or data."""
+    return bool(_PROSE.search(path))
 
 _TEST_DIRS = frozenset({
     "test", "tests", "testing", "testdata", "test_data", "testsuite", "testsuites",
@@ -49,7 +59,7 @@ _CAMEL_TEST_DIR = re.compile(r"[A-Za-z0-9]Tests?$")
 stays)."""
 
 _TEST_FILE = re.compile(
-    r"^(test_|tests_)[^/]*$|^tests?\.(py|js|ts|rb)$"  # test_retry.py, Django's tests.py
+    r"^(test_|tests_)[^/]*$|^test\.[a-z0-9]+$"  # test_retry.py, cJSON's test.c
     r"|[_-](tests?|unittests?)\.[a-z0-9]+$|_spec\.[a-z0-9]+$"  # x_test.go, x_unittest.cc, x_spec.rb
     r"|\.(test|spec|tests|e2e)\.[a-z0-9]+$"  # client.test.ts, app.spec.js
     r"|^(conftest|testcase|testutils?|test_?helpers?)\.[a-z0-9]+$",
@@ -65,7 +75,8 @@ def is_test_or_stub(path: str) -> bool:
     """Tests and test support (the module docstring's folders and files) and type stubs
     (`.pyi`), by a repository-relative path (`/` separated)."""
     *folders, name = path.split("/")
-    if name.endswith(".pyi") or _TEST_FILE.search(name) or _CAMEL_TEST_FILE.search(name):
+    if name.endswith(".pyi") or (not is_prose(name) and (
+            _TEST_FILE.search(name) or _CAMEL_TEST_FILE.search(name))):
         return True
     return any(f.lower() in _TEST_DIRS or _TEST_DIR.search(f) or _CAMEL_TEST_DIR.search(f)
                for f in folders)

@@ -37,6 +37,7 @@ from dataclasses import replace
 
 from ctxd.search.merge import descending
 from ctxd.search.models import Hit
+from ctxd.search.path_kinds import is_prose
 
 __all__ = ["code_first", "describes", "is_prose", "named", "wants_prose"]
 
@@ -48,8 +49,6 @@ TOP = 10
 CODE_FLOOR = 0.5
 """A code hit scoring at least this share of the best hit answers the question."""
 
-_PROSE = re.compile(r"\.(md|mdx|markdown|rst|txt|adoc|asciidoc|rdoc|textile|org|pod)$",
-                    re.IGNORECASE)
 _DOCS = re.compile(
     r"\b(docs?|documentation|documented|guides?|readme|tutorials?|manual|examples?|"
     r"usage|install(ation|ing)?|getting started|quick ?start|walkthrough|faq|"
@@ -73,11 +72,6 @@ _NAMED = re.compile(r"[A-Za-z_]*(?:_[A-Za-z0-9]|[a-z0-9][A-Z]|[A-Z]{2}[a-z])[A-Z
 ANCHOR_SHARE = 0.7
 """A page goes below the code it names only when that code scores at least this share
 of the page (else a name shared by chance would bury the page)."""
-
-
-def is_prose(path: str) -> bool:
-    """Documentation pages (`.md`, `.rst`, `.txt`, `.adoc`, ...), not code or data."""
-    return bool(_PROSE.search(path))
 
 
 def wants_prose(query: str) -> bool:

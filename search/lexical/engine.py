@@ -109,8 +109,7 @@ from ctxd.search.lexical.rank import (
 from ctxd.search.lexical.sql import CondOp, language_names, render_cond
 from ctxd.search.lexical.texts import TEXTS, FileText
 from ctxd.search.models import Block, FileMatch, LexicalResult, LineMatch
-from ctxd.search.path_kinds import is_test_or_stub
-from ctxd.search.prose import is_prose
+from ctxd.search.path_kinds import is_prose, is_test_or_stub
 
 CONTENT_BATCH = 64
 """Candidate files whose text is read per SQL statement."""
@@ -770,7 +769,7 @@ def _rank_key(hit: _Hit) -> tuple[float, str, int, str]:
 @functools.lru_cache(maxsize=1 << 16)
 def _file_kind(path: str) -> int:
     """0 source, 1 tests and stubs (`search.path_kinds.is_test_or_stub`), 2 prose
-    (`search.prose.is_prose`): of files that score the same, the code that does it comes
+    (`search.path_kinds.is_prose`): of files that score the same, the code that does it comes
     first, as Zoekt's builder puts a shard's tests and generated files last (a changelog
     that names an identifier no longer comes before the file that assigns it)."""
     if is_prose(path):

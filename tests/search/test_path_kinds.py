@@ -17,7 +17,7 @@ TESTS = [
     "tests/test_retry.py", "test/unit/retry.py", "src/pkg/test_retry.py",
     "pkg/retry_test.py", "conftest.py", "tests/conftest.py", "pkg/testutils.py",
     "dummyserver/server.py", "src/pkg/_vendor/typing.pyi", "pkg/retry.pyi",
-    "unit_tests/retry.py", "integration-tests/flow.py", "polls/tests.py",
+    "unit_tests/retry.py", "integration-tests/flow.py", "test.c",
     # Go: tests beside the code, and their data
     "retry_test.go", "binding/binding_test.go", "internal/testdata/golden.go",
     "internal/testutil/server.go",
@@ -47,7 +47,8 @@ CODE = [
     "manifest.json", "docs/testing.md", "README.md",
     "src/requests/sessions.py", "jinja2/src/jinja2/lexer.py", "api/openapi-spec.yaml",
     "src/Contest.java", "pkg/specification.go", "render/json.go", "src/latest/index.ts",
-    "CONTEST/solve.c", "Latest/Feed.swift",
+    "CONTEST/solve.c", "Latest/Feed.swift", "src/jinja2/tests.py",
+    "docs/en/docs/advanced/async-tests.md", "docs/_llm-test.md",
 ]
 
 
