@@ -24,6 +24,8 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from tests.server.serving import stop
+
 CTXD = str(Path(sys.executable).with_name("ctxd"))
 
 
@@ -98,12 +100,7 @@ def http_session(env: dict[str, str], work: Path, repo: str, query: str, *,
 
         answers = anyio.run(main)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc, timeout=120)
     return answers + "\n" + log_path.read_text(encoding="utf-8") + f"\nexit {proc.returncode}"
 
 

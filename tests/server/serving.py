@@ -54,6 +54,17 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def stop(proc: subprocess.Popen[Any], timeout: float) -> None:
+    """End a server process: SIGTERM, and SIGKILL if it has not exited within `timeout`
+    seconds."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 class LineReader:
     """Reads a subprocess pipe line by line on a thread, so waits can time out."""
 
@@ -106,10 +117,5 @@ def http_serve(env: dict[str, str], cwd: Path, *args: str) -> Iterator[Served]:
             reader.wait_for("listening on", timeout=120)
             yield Served(port, reader)
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
+            stop(proc, timeout=30)
             reader.thread.join(timeout=10)
