@@ -37,6 +37,7 @@ from ctxd.indexer.walk.textclass import Role
 from ctxd.search.copies import copy_tier
 from ctxd.search.filters import SearchFilters
 from ctxd.search.models import FileMatch, Hit, LexicalResult, MatchSource
+from ctxd.search.path_kinds import is_prose
 from ctxd.search.zoekt.query import escape_regex, scoped_query
 
 __all__ = ["MAX_FILES", "MIN_WORDS", "exact_files", "exact_first", "lexical_query", "phrases"]
@@ -54,7 +55,8 @@ _QUESTION = frozenset({"how", "where", "what", "which", "why", "when", "who", "w
                        "does", "do", "is", "are", "can", "could", "should", "would", "will",
                        "find", "show", "explain", "i", "my"})
 """First words of a question rather than of a pasted message (a cost filter only)."""
-_PROSE = re.compile(r"\.(md|markdown|mdx|rst|txt|adoc|html?)$", re.IGNORECASE)
+_HTML = (".html", ".htm")
+"""Pages that quote a message as often as prose does (`path_kinds.is_prose` and these)."""
 _VALUE = re.compile(r"\d|['\"`/\\<>{}\[\]=]")
 """A token the program fills in: a number, a quoted value, a path, a template."""
 
@@ -135,7 +137,7 @@ def exact_first(ranked: Sequence[Hit], files: Sequence[FileMatch],
     front: list[tuple[bool, int, int, Hit]] = []
     taken: set[int] = set()
     for n_file, fm in enumerate(files):
-        prose = _PROSE.search(fm.path) is not None
+        prose = is_prose(fm.path) or fm.path.lower().endswith(_HTML)
         tier = copy_tier(fm.path)
         key = (fm.repository, fm.path)
         lines = {m.line for m in fm.matches}
