@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -41,6 +42,10 @@ SQLiteError = sqlite3.Error
 
 WAL_SIZE_LIMIT = 4 << 20
 """Bytes the WAL file is truncated back to after a checkpoint (`journal_size_limit`)."""
+
+WAL_SWITCH_SECONDS = 30.0
+"""How long `_to_wal` keeps trying while other processes hold a fresh index's lock (the
+same as the connections' `busy_timeout`)."""
 
 Row = tuple[Any, ...]
 
@@ -83,7 +88,7 @@ class Connection:
         db.enable_load_extension(False)
         db.execute("PRAGMA busy_timeout = 30000")
         if not readonly:
-            db.execute("PRAGMA journal_mode = WAL")
+            _to_wal(db)
             db.execute("PRAGMA synchronous = NORMAL")
             # After each checkpoint the WAL file shrinks back to this size (else it keeps
             # its largest size for good).
@@ -237,3 +242,24 @@ class Connection:
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
+
+
+def _to_wal(db: sqlite3.Connection) -> None:
+    """`PRAGMA journal_mode = WAL`, tried again while another process holds the lock.
+
+    Switching a fresh file to WAL takes its exclusive lock, and SQLite answers "database is
+    locked" at once, without waiting out `busy_timeout`, when another connection holds a
+    shared lock on it: the CLI and the daemon it starts opening a new index together
+    (`tests/indexer/store/test_store_sharing.py`). Once one of them has switched, the
+    others find WAL already set and go on."""
+    deadline = time.monotonic() + WAL_SWITCH_SECONDS
+    pause = 0.001
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)  # another process is switching it: let it finish
+        pause = min(pause * 2, 0.1)
