@@ -124,8 +124,9 @@ def test_first_opens_of_a_fresh_index_race_cleanly(tmp_path: Path) -> None:
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             for _ in range(6)
         ]
-        for proc in procs:
-            _out, err = proc.communicate(timeout=120)
+        # every process is waited for (and its pipes closed) before any is judged
+        errors = [proc.communicate(timeout=120)[1] for proc in procs]
+        for proc, err in zip(procs, errors, strict=True):
             assert proc.returncode == 0, err
         store = Store.open(db)
         try:
