@@ -38,13 +38,13 @@ from dataclasses import replace
 from functools import lru_cache
 
 from ctxd.search.models import Copy, Hit, LineMatch, MatchSource
-from ctxd.search.path_kinds import is_test_or_stub
+from ctxd.search.path_kinds import is_example, is_test_or_stub
 
 _READING = frozenset({
-    "doc", "docs", "documentation", "example", "examples", "sample", "samples", "snippet",
-    "snippets", "demo", "demos", "tutorial", "tutorials", "guide", "guides", "cookbook",
-    "recipes", "site", "website", "notebook", "notebooks"})
-"""Folders of copies made for reading: documentation, examples, snippets."""
+    "doc", "docs", "documentation", "guide", "guides", "site", "website", "notebook",
+    "notebooks"})
+"""Folders of copies made for reading: documentation and notebooks (examples, samples and
+snippets: `path_kinds.is_example`)."""
 
 _COPIES = frozenset({
     "dist", "build", "out", "target", "vendor", "vendored", "_vendor", "third_party",
@@ -81,7 +81,7 @@ def copy_tier(path: str) -> int:
         return 3
     if is_test_or_stub(path):
         return 2
-    if any(f in _READING for f in folders):
+    if any(f in _READING for f in folders) or is_example(path):
         return 1
     return 0
 

@@ -57,7 +57,6 @@ from ctxd.search.copies import collapse_copies
 from ctxd.search.merge import PER_FILE_TOP, by_score, merge_overlaps, ordered_sources, spread_files
 from ctxd.search.models import Hit, LineMatch, MatchSource
 from ctxd.search.path_kinds import (
-    asks_for_examples,
     is_changelog,
     is_example,
     is_prose,
@@ -65,6 +64,13 @@ from ctxd.search.path_kinds import (
     is_test_symbol,
 )
 from ctxd.search.prose import code_first
+from ctxd.search.questions import (
+    asks_for_examples,
+    asks_for_history,
+    asks_for_tests,
+    asks_how_to,
+    asks_where_in_code,
+)
 from ctxd.search.translations import own_language_pages
 
 _Key = tuple[str, str, int, int]
@@ -172,40 +178,6 @@ def leg_weights(query: str, options: FusionOptions) -> dict[str, float]:
         "keyword": options.keyword_weight * factor,
         "lexical": options.lexical_weight * factor,
     }
-
-
-def asks_for_history(query: str) -> bool:
-    return bool(re.search(r"\b(release[sd]?|version(s|ed)?|changelog|history|changed|"
-                          r"deprecated|removed|introduced|since)\b", query, re.IGNORECASE))
-
-
-_WHERE = re.compile(r"\bwhere\b|\bwhich (function|method|class|module|file|code)\b",
-                    re.IGNORECASE)
-_DOCS = re.compile(r"\b(docs?|documentation|documented|guide|readme|tutorial|manual)\b",
-                   re.IGNORECASE)
-
-
-def asks_where_in_code(query: str) -> bool:
-    """"Where is ... decided", "which function ...": the answer is a place in the code,
-    not a page of prose (unless the query names the documentation)."""
-    return bool(_WHERE.search(query)) and not _DOCS.search(query)
-
-
-_HOW_TO = re.compile(
-    r"\b(how (do|can|should) (i|we)|(can|do|should) i|i'm|i am|is there a way|how to)\b",
-    re.IGNORECASE)
-
-
-def asks_how_to(query: str) -> bool:
-    """A user's how-to question ("how do I turn off ...", "can I ...", "I'm running ...;
-    is there a way ..."): usage documentation answers it, unless it asks where in the
-    code (`asks_where_in_code` wins)."""
-    return bool(_HOW_TO.search(query)) and not asks_where_in_code(query)
-
-
-def asks_for_tests(query: str) -> bool:
-    return bool(re.search(r"\b(tests?|testing|unittests?|pytest|fixtures?|stubs?|pyi)\b",
-                          query, re.IGNORECASE))
 
 
 _WORD = re.compile(r"[A-Za-z][a-z0-9]*|[A-Z]+(?![a-z])|\d+")

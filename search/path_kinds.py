@@ -24,7 +24,7 @@ their definition's name instead (`is_test_symbol`: Rust's `mod tests`).
 
 Code in folders of examples, samples and demos (`is_example`) uses the library rather
 than being it: hybrid ranking puts it after the library's code unless the question asks
-for an example or a usage (`asks_for_examples`).
+for an example or a usage (`search.questions.asks_for_examples`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["asks_for_examples", "is_changelog", "is_example", "is_prose", "is_test_or_stub",
+__all__ = ["is_changelog", "is_example", "is_prose", "is_test_or_stub",
            "is_test_symbol"]
 
 _PROSE = re.compile(r"\.(md|mdx|markdown|rst|txt|adoc|asciidoc|rdoc|textile|org|pod)$",
@@ -101,18 +101,6 @@ def is_example(path: str) -> bool:
     """Code in a folder of examples, samples, demos or snippets: it uses the library's
     code, it is not where the library does it."""
     return any(_EXAMPLE_DIR.match(f) for f in path.split("/")[:-1])
-
-
-_EXAMPLES_ASKED = re.compile(
-    r"\b(examples?|samples?|demos?|snippets?|tutorials?|cookbook|recipes?|usages?)\b",
-    re.IGNORECASE)
-
-
-def asks_for_examples(query: str) -> bool:
-    """Whether a question asks for an example, a sample or a usage by name ("where is X
-    used to ..." asks for the code; "how do I use X" is a how-to question, which hybrid
-    ranking also lets examples answer)."""
-    return bool(_EXAMPLES_ASKED.search(query))
 
 
 _CHANGELOG = re.compile(

@@ -38,8 +38,9 @@ from dataclasses import replace
 from ctxd.search.merge import descending
 from ctxd.search.models import Hit
 from ctxd.search.path_kinds import is_prose
+from ctxd.search.questions import wants_prose
 
-__all__ = ["code_first", "describes", "is_prose", "named", "wants_prose"]
+__all__ = ["code_first", "describes", "named"]
 
 PROSE_FACTOR = 0.85
 """Score factor for a prose hit that describes no candidate code, for a behaviour question."""
@@ -49,22 +50,6 @@ TOP = 10
 CODE_FLOOR = 0.5
 """A code hit scoring at least this share of the best hit answers the question."""
 
-_DOCS = re.compile(
-    r"\b(docs?|documentation|documented|guides?|readme|tutorials?|manual|examples?|"
-    r"usage|install(ation|ing)?|getting started|quick ?start|walkthrough|faq|"
-    r"changelog|release notes?)\b", re.IGNORECASE)
-_USAGE = re.compile(
-    r"\b(how (do|can|should|would) (i|you)|how to|(can|could|do|should) i|"
-    r"i'm|i am|i've|i get|i want|my|is there( a| an| any)?|is it possible|"
-    r"^does \S+ (\S+ )?(work|support|handle|run|accept|allow)|what('s| is) the "
-    r"(quickest|easiest|best|recommended|fix|way)|which version|why would)\b", re.IGNORECASE)
-"""The form of a user's question (first person, "is there", "does it support", "what is
-the easiest way"): the user's side of the code, which documentation answers."""
-_CODE_ASKED = re.compile(
-    r"\bwhere\b|\bimplement(ed|s|ation)?\b|\bwhich (function|method|class|module|file|"
-    r"code)\b|\bhow is (that|this|it) (done|achieved|decided|handled)\b", re.IGNORECASE)
-"""A question about the place in the code, which wins over a user's form ("my token
-disappeared ...; where is that decided?")."""
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 _CODE_SPAN = re.compile(r"``?([^`\n]{1,80})``?")
 _NAMED = re.compile(r"[A-Za-z_]*(?:_[A-Za-z0-9]|[a-z0-9][A-Z]|[A-Z]{2}[a-z])[A-Za-z0-9_]*")
@@ -72,19 +57,6 @@ _NAMED = re.compile(r"[A-Za-z_]*(?:_[A-Za-z0-9]|[a-z0-9][A-Z]|[A-Z]{2}[a-z])[A-Z
 ANCHOR_SHARE = 0.7
 """A page goes below the code it names only when that code scores at least this share
 of the page (else a name shared by chance would bury the page)."""
-
-
-def wants_prose(query: str) -> bool:
-    """Whether prose answers `query`: one not in English, or, unless it asks where in the
-    code (`_CODE_ASKED`), a user's usage question or one naming the documentation
-    (module docstring; hybrid ranking also leaves questions about releases alone)."""
-    from ctxd.search.translations import query_language
-
-    if query_language(query) is not None:
-        return True
-    if _CODE_ASKED.search(query):
-        return False
-    return bool(_DOCS.search(query) or _USAGE.search(query))
 
 
 def _names(hit: Hit) -> set[str]:

@@ -22,13 +22,7 @@ from ctxd.search.cursor import decode_cursor, encode_cursor
 from ctxd.search.enclosing import with_enclosing_symbols
 from ctxd.search.exact_phrase import exact_files, exact_first
 from ctxd.search.filters import SearchFilters
-from ctxd.search.hybrid import (
-    FusionOptions,
-    asks_how_to,
-    is_identifier_query,
-    leg_weights,
-    rank_hybrid,
-)
+from ctxd.search.hybrid import FusionOptions, is_identifier_query, leg_weights, rank_hybrid
 from ctxd.search.keyword import (
     add_line_matches,
     informative_terms,
@@ -51,6 +45,7 @@ from ctxd.search.models import (
     SymbolPage,
 )
 from ctxd.search.parsed import ParsedQuery
+from ctxd.search.questions import asks_how_to
 from ctxd.search.references import find_references
 from ctxd.search.semantic import semantic_search
 from ctxd.search.symbols import (

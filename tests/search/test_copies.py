@@ -47,6 +47,9 @@ def test_the_representative_is_chosen_by_path_not_by_score():
     assert copy_tier("src/pkg/mod.py") == 0
     assert copy_tier("docs/snippets/mod.py") == 1
     assert copy_tier("examples/mod.py") == 1
+    # the folders `path_kinds.is_example` knows: hybrid ranking and copies agree on them
+    assert copy_tier("examples-ts/mod.ts") == copy_tier("demo_app/mod.py") == 1
+    assert copy_tier("docs_src/body/tutorial001.py") == 1
     assert copy_tier("tests/fixtures/mod.py") == 2
     assert copy_tier("pkg/mod_test.go") == 2
     assert copy_tier("dist/esm/mod.js") == 3

@@ -277,7 +277,8 @@ def test_checkpoints_without_vectors_get_imputed_semantic_evidence():
 
 
 def test_where_questions_prefer_code_to_prose_unless_they_name_the_docs():
-    from ctxd.search.hybrid import asks_where_in_code, rank_hybrid
+    from ctxd.search.hybrid import rank_hybrid
+    from ctxd.search.questions import asks_where_in_code
 
     assert asks_where_in_code("where is the retry delay computed?")
     assert asks_where_in_code("which function parses the header")
@@ -290,7 +291,8 @@ def test_where_questions_prefer_code_to_prose_unless_they_name_the_docs():
 
 
 def test_how_to_questions_prefer_usage_docs_to_code():
-    from ctxd.search.hybrid import FusionOptions, asks_how_to, rank_hybrid
+    from ctxd.search.hybrid import FusionOptions, rank_hybrid
+    from ctxd.search.questions import asks_how_to
 
     for q in ("how do I turn off colours?", "can I use my own certificates?",
               "I'm behind a proxy; is there a way to set it per host?",

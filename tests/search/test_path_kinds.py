@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ctxd.search.path_kinds import (
-    asks_for_examples,
-    is_changelog,
-    is_example,
-    is_test_or_stub,
-    is_test_symbol,
-)
+from ctxd.search.path_kinds import is_changelog, is_example, is_test_or_stub, is_test_symbol
+from ctxd.search.questions import asks_for_examples
 
 TESTS = [
     # Python

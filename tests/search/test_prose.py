@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from ctxd.search.models import Hit, LineMatch, MatchSource
-from ctxd.search.prose import code_first, wants_prose
+from ctxd.search.prose import code_first
+from ctxd.search.questions import wants_prose
 from ctxd.search.translations import lexical_terms, own_language_pages, query_language
 
 
