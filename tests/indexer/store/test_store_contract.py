@@ -136,6 +136,14 @@ def test_pending_work_embeddings_and_coverage(store):
     assert [p.hash for p in store.pending_chunks()] == ["h2"]
     assert store.count_pending() == 1
     assert store.embedding_coverage() == [("app", 3, 1)]
+    # every repository (totals less the checkpoints without a vector) and a few (probed
+    # one by one) agree: a shared text embedded once, a repository with no checkpoint
+    lib = store.upsert_repo("/src/lib", {}, NOW)
+    store.upsert_repo("/src/empty", {}, NOW)
+    write(store, lib.id, "c.py", [("one", "h1", None)])
+    assert store.embedding_coverage() == [("app", 3, 1), ("empty", 0, 0), ("lib", 1, 1)]
+    assert store.embedding_coverage(("lib", "app", "empty")) == store.embedding_coverage()
+    assert store.embedding_coverage(("lib",)) == [("lib", 1, 1)]
     assert store.unembedded_spans(["a.py", "b.py"]) == {("app", "a.py", 2, 2),
                                                        ("app", "b.py", 1, 1)}
     assert store.repo_counts(repo.id) == {"files": 2, "checkpoints": 3, "symbols": 0,
