@@ -13,7 +13,7 @@ JavaScript's `x.test.ts`, Java's `XTest.java`) ranks its code first like a Pytho
   `Foo.Tests`, `UnitTests`, `AppUITests`, `androidTest`);
 - files: `test_x.py`, `test.c`, `x_test.go` (and `.py`, `.cc`, `.rs`, `.dart`, ...),
   `x_spec.rb`, `x.test.ts`, `x.spec.js`, `x_unittest.cc`, `XTest.java`, `XTests.swift`,
-  `XIT.java`, `XSpec.scala`, `conftest.py`; and type stubs (`.pyi`).
+  `XIT.java`, `XSpec.scala`, `conftest.py`; and type stubs (`.pyi`, `.d.ts`).
 
 Folder names ignore case; the CamelCase file suffixes (`Test`, `Tests`, `IT`, `Spec`)
 need their capital, so `Latest.java` and `contest.go` stay code; a page of prose is not a
@@ -70,12 +70,16 @@ _CAMEL_TEST_FILE = re.compile(
 """`RetryTest.java`, `RetryTests.swift`, `RetryIT.java`, `RetrySpec.scala`."""
 
 
+_STUBS = (".pyi", ".d.ts", ".d.mts", ".d.cts")
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def is_test_or_stub(path: str) -> bool:
     """Tests and test support (the module docstring's folders and files) and type stubs
-    (`.pyi`), by a repository-relative path (`/` separated)."""
+    (Python's `.pyi`, TypeScript's declaration files `.d.ts`: types without the code), by
+    a repository-relative path (`/` separated)."""
     *folders, name = path.split("/")
-    if name.endswith(".pyi") or (not is_prose(name) and (
+    if name.endswith(_STUBS) or (not is_prose(name) and (
             _TEST_FILE.search(name) or _CAMEL_TEST_FILE.search(name))):
         return True
     return any(f.lower() in _TEST_DIRS or _TEST_DIR.search(f) or _CAMEL_TEST_DIR.search(f)

@@ -51,7 +51,7 @@ _USAGE = re.compile(
 the easiest way"): the user's side of the code, which documentation answers. Broader
 than `_HOW_TO`, which lets examples and usage pages rank among the code."""
 
-_TESTS = re.compile(r"\b(tests?|testing|unittests?|pytest|fixtures?|stubs?|pyi)\b",
+_TESTS = re.compile(r"\b(tests?|testing|unittests?|pytest|fixtures?|stubs?|pyi|d\.ts|typings?)\b",
                     re.IGNORECASE)
 _EXAMPLES = re.compile(
     r"\b(examples?|samples?|demos?|snippets?|tutorials?|cookbook|recipes?|usages?)\b",
@@ -86,7 +86,7 @@ def wants_prose(query: str) -> bool:
 
 
 def asks_for_tests(query: str) -> bool:
-    """The question names tests, fixtures or stubs."""
+    """The question names tests, fixtures or type stubs (`.pyi`, `.d.ts`, typings)."""
     return bool(_TESTS.search(query))
 
 

@@ -19,7 +19,7 @@ TESTS = [
     # JavaScript / TypeScript
     "lib/router.test.js", "src/client.spec.ts", "src/__tests__/client.ts",
     "src/__mocks__/fs.js", "e2e/login.ts", "src/app.e2e.ts", "spec/router_spec.js",
-    "test-utils/render.tsx",
+    "test-utils/render.tsx", "index.d.ts", "types/options.d.mts", "dist/cjs/index.d.cts",
     # Ruby
     "spec/models/user_spec.rb", "lib/user_spec.rb",
     # Java, Kotlin, Scala, C#, Swift, PHP
@@ -42,6 +42,7 @@ CODE = [
     "manifest.json", "docs/testing.md", "README.md",
     "src/requests/sessions.py", "jinja2/src/jinja2/lexer.py", "api/openapi-spec.yaml",
     "src/Contest.java", "pkg/specification.go", "render/json.go", "src/latest/index.ts",
+    "src/types/options.ts", "lib/add.ts", "src/hooks/d.ts",
     "CONTEST/solve.c", "Latest/Feed.swift", "src/jinja2/tests.py",
     "docs/en/docs/advanced/async-tests.md", "docs/_llm-test.md",
 ]
