@@ -242,7 +242,7 @@ def test_coverage_is_counted_once_for_every_connection_and_again_after_embedding
     counted: list[str] = []
 
     def count(sql: str) -> None:
-        if "coalesce(sum(EXISTS" in sql:
+        if "FROM repos r LEFT JOIN" in sql:  # the count, in either form
             counted.append(sql)
 
     def search_in_a_thread() -> None:  # its own connection, through another view
@@ -274,11 +274,30 @@ def test_warm_caches_counts_the_coverage_before_the_first_query(tmp_path):
     try:
         service.warm_caches(service.store())
         service.store().db.set_trace_callback(
-            lambda sql: counted.append(sql) if "coalesce(sum(EXISTS" in sql else None)
+            lambda sql: counted.append(sql) if "FROM repos r LEFT JOIN" in sql
+            else None)
         page = service.search("issue_refund order", mode="hybrid")
     finally:
         service.close()
     assert not counted and "67%" in page.notes[0]
+
+
+def test_a_scope_naming_every_repository_is_counted_as_the_whole_index(tmp_path):
+    """The CLI's default scope (the repository you are in) is most often the whole index:
+    its coverage is the whole index's anti-join, not a probe per checkpoint, and says the
+    same."""
+    service = partly_embedded(tmp_path, embed_first=True)
+    counted: list[str] = []
+    try:
+        service.store().db.set_trace_callback(
+            lambda sql: counted.append(sql) if "FROM repos r LEFT JOIN" in sql else None)
+        scoped = service.search("issue_refund order", mode="hybrid",
+                                repositories=["billing-repo"])
+    finally:
+        service.close()
+    (count,) = counted
+    assert "coalesce(t.n, 0)" in count and "WHERE r.name IN" not in count
+    assert "67% (2 of 3 checkpoints)" in scoped.notes[0]
 
 
 def test_semantic_search_on_an_unembedded_index_says_so_and_how_far_along(tmp_path):
