@@ -121,7 +121,8 @@ class FusionOptions:
     """For a question about behaviour, code before the prose that describes it, and a
     bounded share of prose in the top 10 (`search.prose.code_first`)."""
     prose_factor: float = 0.85
-    """`code_first`: score factor for prose that describes no candidate code."""
+    """`code_first`: score factor for prose (its page then goes no higher than the code it
+    names)."""
     max_prose_top: int = 3
     """`code_first`: at most this many prose files among the first ten."""
     per_file_top: int = PER_FILE_TOP

@@ -11,20 +11,21 @@ step of `search.hybrid.rank_hybrid`) re-orders the fused candidates:
   tutorial, an example, the docs, the README, install or getting started), or one asked
   in another language than the code's (`search.translations.query_language`) is answered
   by prose: nothing changes. Any other question about behaviour is answered by code.
-- **Prose that describes a candidate** (`describes`): a page whose candidate hits name
-  an identifier defined by a code hit among the candidates (in a code span, or shaped
-  like one: `jsonable_encoder`, `HTTPBasic`) has each of its hits placed just below the
-  best such code hit, when that scores at least `ANCHOR_SHARE` of the page: the page
-  comes right after the code it describes, never above it. Prose that describes no
-  candidate keeps its place but loses `PROSE_FACTOR` of its score (the code that answers
-  may be among the candidates under words the page does not use).
+- **Prose that describes a candidate** (`describes`): every prose hit loses
+  `PROSE_FACTOR` of its score, and a page whose candidate hits name an identifier that a
+  code hit among the candidates defines (its symbol) or uses (a word shaped like an
+  identifier in its text: `jsonable_encoder`, `xsrfCookieName`, `HTTPBasic`; in a code
+  span or shaped like one in the page) goes no higher than just below the best such code
+  hit, when that scores at least `ANCHOR_SHARE` of the page: the page comes after the
+  code it describes, never above it. (The code that answers may be among the candidates
+  under words the page does not use: hence the factor for every page.)
 - **A bounded share of the top**: at most `MAX_PROSE_TOP` prose hits among the first
   `TOP` results, so a question that code answers still shows the pages that explain it,
   after the code, and never a first page of prose alone. When no code hit scores at
   least `CODE_FLOOR` of the best hit, no code answers the question, and prose keeps its
   place.
 
-The signals are the kind of file (`is_prose`), the identifiers the candidates define and
+The signals are the kind of file (`is_prose`), the identifiers the candidates define or use and
 the prose names (any language), and the question's form; none is a word list alone.
 Pure: hits in, hits out.
 """
@@ -34,6 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import lru_cache
 
 from ctxd.search.merge import descending
 from ctxd.search.models import Hit
@@ -43,7 +45,7 @@ from ctxd.search.questions import wants_prose
 __all__ = ["code_first", "describes", "named"]
 
 PROSE_FACTOR = 0.85
-"""Score factor for a prose hit that describes no candidate code, for a behaviour question."""
+"""Score factor for every prose hit, for a behaviour question."""
 MAX_PROSE_TOP = 3
 """At most this many prose hits among the first `TOP` for a behaviour question."""
 TOP = 10
@@ -60,12 +62,28 @@ of the page (else a name shared by chance would bury the page)."""
 
 
 def _names(hit: Hit) -> set[str]:
-    """What a code hit defines: its symbol's parts (`Retry.increment` -> `Retry`,
-    `increment`) of three characters or more (a file's name is no sign: a page that says
-    `layout` need not describe `layout.py`)."""
-    if not hit.symbol:
-        return set()
-    return {p for p in re.split(r"[.:#]+", hit.symbol) if len(p) >= 3}
+    """What a code hit defines or uses by a name of its own: its symbol's parts
+    (`Retry.increment` -> `Retry`, `increment`) of three characters or more, and the
+    identifiers shaped like one in its text (`xsrfCookieName`, `max_redirects`: a page
+    naming the options a function reads describes it, though the function is anonymous,
+    as JavaScript's `export default (config) => ...`). Not a file's name: a page that
+    says `layout` need not describe `layout.py`; not dunders (`__init__`)."""
+    out = {p for p in re.split(r"[.:#]+", hit.symbol) if len(p) >= 3} if hit.symbol else set()
+    return out | _used(hit.snippet)
+
+
+_WORD4 = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
+_SHAPED = re.compile(r"_[A-Za-z0-9]|[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
+"""`_NAMED`'s shapes, tested on each distinct word (3x faster than `_NAMED` over a text)."""
+
+
+@lru_cache(maxsize=8192)
+def _used(text: str) -> frozenset[str]:
+    """The identifiers shaped like one (`_NAMED`) of four characters or more in a code
+    hit's text, dunders left out; kept per text (a long-lived process meets the same
+    checkpoints question after question)."""
+    return frozenset(w for w in set(_WORD4.findall(text)) if _SHAPED.search(w)
+                     and not (w.startswith("__") and w.endswith("__")))
 
 
 def named(text: str) -> set[str]:
@@ -76,13 +94,22 @@ def named(text: str) -> set[str]:
     return out
 
 
-def describes(words: set[str], code: Sequence[Hit]) -> Hit | None:
-    """The best-scored hit of `code` (best first) that a page holding `words` (the
-    identifiers of its candidate hits, `_IDENT`) names an identifier of, or None."""
+def describes(words: set[str], code: Sequence[Hit], names: dict[int, set[str]] | None = None,
+              floor: float = 0.0) -> Hit | None:
+    """The best-scored hit of `code` (best first) scoring at least `floor` that a page
+    holding `words` (the identifiers of its candidate hits, `named`) names an identifier
+    of, or None. `names` keeps each code hit's `_names` by its place in `code`, computed
+    only as far down as a page's search goes, once for all of a question's pages."""
     if not words:
         return None
-    for c in code:
-        if _names(c) & words:
+    kept = {} if names is None else names
+    for i, c in enumerate(code):
+        if c.score < floor:
+            return None
+        found = kept.get(i)
+        if found is None:
+            found = kept[i] = _names(c)
+        if found & words:
             return c
     return None
 
@@ -102,19 +129,20 @@ def code_first(query: str, hits: Sequence[Hit], *, factor: float = PROSE_FACTOR,
     for h in ranked:
         if is_prose(h.path):
             words.setdefault((h.repository, h.path), set()).update(named(h.snippet))
+    names: dict[int, set[str]] = {}
     out: list[Hit] = []
     for h in ranked:
         if not is_prose(h.path):
             out.append(h)
             continue
-        anchor = describes(words[(h.repository, h.path)], code)
-        if anchor is not None and anchor.score < h.score:
-            if anchor.score >= ANCHOR_SHARE * h.score:
-                h = replace(h, score=anchor.score * 0.999)
-            else:
-                h = replace(h, score=h.score * factor)
-        elif anchor is None:
-            h = replace(h, score=h.score * factor)
+        # only code scoring ANCHOR_SHARE of the page can hold it below: below that share
+        # the factor alone ranks it
+        anchor = describes(words[(h.repository, h.path)], code, names,
+                           floor=ANCHOR_SHARE * h.score)
+        score = h.score * factor
+        if anchor is not None:
+            score = min(score, anchor.score * 0.999)
+        h = replace(h, score=score)
         out.append(h)
     out.sort(key=lambda h: (-h.score, h.repository, h.path, h.start_line))
     return _bound(out, max_prose_top, top)

@@ -48,6 +48,32 @@ def test_the_page_goes_right_after_the_code_it_names() -> None:
     assert asked[0].path == "docs/encoder.md"
 
 
+def test_the_page_goes_after_anonymous_code_that_reads_the_options_it_names() -> None:
+    """JavaScript's `export default (config) => ...` has no name: the page that names the
+    options it reads (`xsrfCookieName`) describes it all the same."""
+    page = "`xsrfCookieName` is the name of the cookie to use as a value for the xsrf token"
+    code = ("let {data, withXSRFToken, xsrfHeaderName, xsrfCookieName} = newConfig;\n"
+            "const xsrfValue = cookies.read(xsrfCookieName);")
+    hits = [hit("README.md", 1.6, text=page), hit("lib/helpers/resolveConfig.js", 1.2, text=code),
+            hit("lib/helpers/cookies.js", 1.0, "write", text="document.cookie = cookie;")]
+    ranked = [h.path for h in code_first("how is the XSRF token read from a cookie", hits)]
+    assert ranked == ["lib/helpers/resolveConfig.js", "README.md", "lib/helpers/cookies.js"]
+    # a word shared in any form is no sign: plain words and dunders are not identifiers
+    plain = [hit("README.md", 1.6, text="the __init__ of the cookie value"),
+             hit("lib/a.py", 1.2, text="def __init__(self): self.cookie = value")]
+    assert code_first("how is the cookie read", plain)[0].path == "README.md"
+
+
+def test_a_page_below_the_code_it_names_still_yields_to_other_code() -> None:
+    """Naming the best code hit does not exempt a page from the factor: it goes below
+    code it scores barely above (ky: the readme naming `Hooks` against `core/Ky.ts`)."""
+    hits = [hit("source/types/hooks.ts", 1.0, "Hooks"),
+            hit("readme.md", 0.9, text="Pass `Hooks` to run functions before a request"),
+            hit("source/core/Ky.ts", 0.85, "Ky.constructor")]
+    ranked = [h.path for h in code_first("how are hooks run before a request", hits)]
+    assert ranked == ["source/types/hooks.ts", "source/core/Ky.ts", "readme.md"]
+
+
 def test_prose_is_held_to_a_share_of_the_top_10_and_scores_stay_ordered() -> None:
     hits = [hit(f"docs/p{i}.md", 1.0 - i / 100, text="words") for i in range(8)]
     hits += [hit(f"pkg/m{i}.py", 0.8 - i / 100, f"f{i}") for i in range(8)]
