@@ -21,8 +21,9 @@ Everything here is pure (hits in, hits out); nothing touches the store or the mo
    file (`file_evidence`); tests (`search.path_kinds`, by each language's conventions:
    `x_test.go`, `x.spec.ts`, `XTest.java`; Rust's `mod tests`), type stubs and generated
    code are demoted unless the query asks for tests, code in folders of examples and
-   demos unless it asks for an example or a usage, changelogs unless it asks about
-   releases; prose files (`.md`, `.rst`, ...) are demoted for "where in the code"
+   demos unless it asks for an example or a usage, TypeScript's modules of type
+   declarations (`types.ts`, `types/`) unless it asks about types, interfaces or
+   options, changelogs unless it asks about releases; prose files (`.md`, `.rst`, ...) are demoted for "where in the code"
    questions and promoted for a user's how-to questions ("how do I ...", "can I ...").
 5. Identical texts answer once (`search.copies.collapse_copies`: a verbatim copy of a
    checkpoint elsewhere becomes an `also_in` place of the copy preferred by path), then
@@ -62,12 +63,14 @@ from ctxd.search.path_kinds import (
     is_prose,
     is_test_or_stub,
     is_test_symbol,
+    is_type_declarations,
 )
 from ctxd.search.prose import code_first
 from ctxd.search.questions import (
     asks_for_examples,
     asks_for_history,
     asks_for_tests,
+    asks_for_types,
     asks_how_to,
     asks_where_in_code,
 )
@@ -111,6 +114,10 @@ class FusionOptions:
     """Score factor for code in folders of examples, samples and demos
     (`path_kinds.is_example`) unless the query asks for an example, a usage or how to
     do something."""
+    demote_type_declarations: float = 0.85
+    """Score factor for TypeScript's modules of type declarations
+    (`path_kinds.is_type_declarations`: `types.ts`, `types/`) unless the query asks about
+    types, interfaces, options or definitions (`asks_for_types`)."""
     demote_prose_for_where: float = 0.7
     """Score factor for prose files (`.md`, `.rst`, ...) when the query asks where in the
     code something happens (`asks_where_in_code`; 1.0 = off)."""
@@ -349,6 +356,7 @@ def rerank(query: str, hits: Sequence[Hit], options: FusionOptions,
     code_wanted = asks_where_in_code(query)
     how_to = asks_how_to(query)
     examples_ok = how_to or asks_for_examples(query)
+    types_ok = asks_for_types(query)
     out: list[Hit] = []
     for h in hits:
         score = h.score
@@ -366,6 +374,8 @@ def rerank(query: str, hits: Sequence[Hit], options: FusionOptions,
             score *= options.demote_generated
         elif not examples_ok and is_example(h.path) and not is_prose(h.path):
             score *= options.demote_examples
+        elif not types_ok and is_type_declarations(h.path):
+            score *= options.demote_type_declarations
         if not history_ok and is_changelog(h.path):
             score *= options.demote_changelogs
         elif code_wanted and is_prose(h.path):

@@ -32,8 +32,8 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["is_changelog", "is_example", "is_prose", "is_test_or_stub",
-           "is_test_symbol"]
+__all__ = ["is_changelog", "is_example", "is_prose", "is_test_or_stub", "is_test_symbol",
+           "is_type_declarations"]
 
 _PROSE = re.compile(r"\.(md|mdx|markdown|rst|txt|adoc|asciidoc|rdoc|textile|org|pod)$",
                     re.IGNORECASE)
@@ -105,6 +105,26 @@ def is_example(path: str) -> bool:
     """Code in a folder of examples, samples, demos or snippets: it uses the library's
     code, it is not where the library does it."""
     return any(_EXAMPLE_DIR.match(f) for f in path.split("/")[:-1])
+
+
+_TS = (".ts", ".tsx", ".mts", ".cts")
+_TYPE_DIRS = frozenset({"types", "typings", "@types", "interfaces"})
+_TYPE_FILES = re.compile(
+    r"^(types?|typings|interfaces)\.[mc]?tsx?$|\.(types?|interfaces?)\.[mc]?tsx?$")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def is_type_declarations(path: str) -> bool:
+    """TypeScript modules of type declarations by their conventional place:
+    `types.ts`, `x.types.ts`, `interfaces.ts`, anything under `types/`, `typings/` or
+    `@types/`. They say what the code's values look like (with the doc comments a
+    question's words often match), not what the code does. TypeScript only: Rust's
+    `types.rs` or Python's `types.py` are code; declaration files (`.d.ts`) are stubs
+    (`is_test_or_stub`)."""
+    *folders, name = path.split("/")
+    if not name.endswith(_TS) or name.endswith(_STUBS):
+        return False
+    return bool(_TYPE_FILES.search(name)) or any(f in _TYPE_DIRS for f in folders)
 
 
 _CHANGELOG = re.compile(

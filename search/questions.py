@@ -12,16 +12,17 @@ each kind (hybrid ranking's demotions in `search.hybrid.rerank`, code before pro
   (`_DOCS_NAMED` and `_PAGES`: examples, install, FAQ, changelog ...), or one asked in
   another language than the code's, unless it asks for the place in the code
   (`_CODE_ASKED`);
-- `asks_for_tests`, `asks_for_examples`, `asks_for_history`: the question names tests,
-  examples (samples, snippets, usage) or releases, so those files are not demoted.
+- `asks_for_tests`, `asks_for_examples`, `asks_for_types`, `asks_for_history`: the
+  question names tests, examples (samples, snippets, usage), types (interfaces, options,
+  declarations) or releases, so those files are not demoted.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["asks_for_examples", "asks_for_history", "asks_for_tests", "asks_how_to",
-           "asks_where_in_code", "wants_prose"]
+__all__ = ["asks_for_examples", "asks_for_history", "asks_for_tests", "asks_for_types",
+           "asks_how_to", "asks_where_in_code", "wants_prose"]
 
 _DOCS_NAMED = (r"docs?|documentation|documented|guides?|readme|tutorials?|manual")
 """Words that name the documentation itself."""
@@ -56,6 +57,8 @@ _TESTS = re.compile(r"\b(tests?|testing|unittests?|pytest|fixtures?|stubs?|pyi|d
 _EXAMPLES = re.compile(
     r"\b(examples?|samples?|demos?|snippets?|tutorials?|cookbook|recipes?|usages?)\b",
     re.IGNORECASE)
+_TYPES = re.compile(r"\b(types?|typings?|typed|interfaces?|declar\w*|signatures?|schemas?|"
+                    r"options?|props|fields?|shapes?|defin(ed|es|itions?))\b", re.IGNORECASE)
 _HISTORY = re.compile(r"\b(release[sd]?|version(s|ed)?|changelog|history|changed|"
                       r"deprecated|removed|introduced|since)\b", re.IGNORECASE)
 
@@ -95,6 +98,12 @@ def asks_for_examples(query: str) -> bool:
     used to ..." asks for the code; "how do I use X" is a how-to question, which hybrid
     ranking also lets examples answer)."""
     return bool(_EXAMPLES.search(query))
+
+
+def asks_for_types(query: str) -> bool:
+    """The question is about what values look like: types, interfaces, declarations,
+    signatures, options, fields, definitions (TypeScript's type modules answer it)."""
+    return bool(_TYPES.search(query))
 
 
 def asks_for_history(query: str) -> bool:

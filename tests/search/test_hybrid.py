@@ -208,6 +208,19 @@ def test_examples_yield_to_the_library_code_unless_an_example_is_asked_for():
     assert how[0].path == "examples/cookies/index.js"
 
 
+def test_typescript_type_modules_yield_to_the_code_unless_types_are_asked_for():
+    """ky's `source/types/hooks.ts` (types with long doc comments) against the class
+    that runs the hooks."""
+    from ctxd.search.hybrid import rank_hybrid
+
+    legs = {"semantic": [scored("source/types/hooks.ts", 1, 9, SEM, 0.66),
+                         scored("source/core/Ky.ts", 1, 9, SEM, 0.60)]}
+    assert rank_hybrid("how are hooks run before a request", legs)[0].path == \
+        "source/core/Ky.ts"
+    for asked in ("what type does a beforeRequest hook have", "which options do hooks take"):
+        assert rank_hybrid(asked, legs)[0].path == "source/types/hooks.ts", asked
+
+
 def test_a_first_page_names_several_files():
     """One file's many matching sections (a long guide, a test file) leave room on the
     first page for the other files: at most three hits of a file in the first ten, the

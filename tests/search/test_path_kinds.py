@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from ctxd.search.path_kinds import is_changelog, is_example, is_test_or_stub, is_test_symbol
+from ctxd.search.path_kinds import (
+    is_changelog,
+    is_example,
+    is_test_or_stub,
+    is_test_symbol,
+    is_type_declarations,
+)
 from ctxd.search.questions import asks_for_examples
 
 TESTS = [
@@ -72,6 +78,17 @@ def test_tests_inside_a_source_file_are_known_by_their_module() -> None:
         assert is_test_symbol(symbol)
     for symbol in (None, "", "Router.route", "testing_mode", "attest", "Retry.tests"):
         assert not is_test_symbol(symbol)
+
+
+def test_typescript_modules_of_types_by_their_place() -> None:
+    for path in ("source/types/hooks.ts", "src/types.ts", "src/api.types.ts",
+                 "src/@types/env.ts", "lib/typings/index.mts", "src/interfaces.ts",
+                 "app/models/user.interface.ts", "ui/types/props.tsx"):
+        assert is_type_declarations(path), path
+    for path in ("source/core/Ky.ts", "crates/ignore/src/types.rs", "stdlib/types.py",
+                 "src/types.js", "index.d.ts", "types/index.d.ts", "src/typesafe.ts",
+                 "src/prototypes.ts"):
+        assert not is_type_declarations(path), path
 
 
 def test_examples_and_demos_are_code_written_to_be_read() -> None:

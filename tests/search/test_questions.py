@@ -6,6 +6,7 @@ from ctxd.search.questions import (
     asks_for_examples,
     asks_for_history,
     asks_for_tests,
+    asks_for_types,
     asks_how_to,
     asks_where_in_code,
     wants_prose,
@@ -41,3 +42,11 @@ def test_how_to_examples_and_history() -> None:
     assert not asks_for_examples("where is the router built")
     assert asks_for_history("which version deprecated the flag")
     assert not asks_for_history("how is the flag parsed")
+
+
+def test_types_interfaces_and_options_are_asked_for_by_name() -> None:
+    for q in ("what type does a beforeRequest hook have", "which options does retry take",
+              "where is the Hooks interface declared", "the fields of the response schema"):
+        assert asks_for_types(q), q
+    for q in ("how are hooks run before a request", "where is the timeout enforced"):
+        assert not asks_for_types(q), q
