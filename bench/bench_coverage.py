@@ -11,7 +11,10 @@ checkpoint in scope. On the stores of `bench/bench_scoped.py` (1M checkpoints: `
 94%, `five` 5%, `one` 1%), each side ("before": the package at `--before`, "after": this
 tree) runs in a child process that opens the store and times `embedding_coverage()`
 for every repository, `("five",)` and `("one",)`, `--runs` times each (the first run
-of each case is dropped: it reads cold pages); the sides alternate. Medians.
+of each case is dropped: it reads cold pages); then what a search pays for the coverage
+at a state its process has not met (`search.legs.coverage`, every repository): "after"
+finds the record of `indexer.coverage_claim` (made first, by the writer's check, timed
+once), "before" counts. The sides alternate. Medians.
 """
 
 from __future__ import annotations
@@ -47,6 +50,24 @@ for name, names in (("every repository", ()), ("five", ("five",)), ("one", ("one
         rows = store.embedding_coverage(names)
         times.append((time.perf_counter() - t) * 1000)
     out[name] = {"ms": times[1:], "rows": rows}
+# what a search pays (`search.legs.coverage`) at a state it has not met, every repository:
+# "after" finds the writer's record (`indexer.coverage_claim`, made here first, its cost
+# timed as "writer's check"), "before" counts
+from ctxd.search import legs
+coverage_claim = getattr(legs, "coverage_claim", None)  # (an editable install resolves
+if coverage_claim is not None:                         # the module for "before" too)
+    with store.transaction():  # no record yet: the writer checks
+        store.set_meta(coverage_claim.KEY, "")
+    t = time.perf_counter()
+    assert coverage_claim.record(store)
+    out["writer's check"] = {"ms": [(time.perf_counter() - t) * 1000], "rows": None}
+times = []
+for _ in range(runs + 1):
+    legs._COVERAGE = type(legs._COVERAGE)(64)
+    t = time.perf_counter()
+    legs.coverage(store, ())
+    times.append((time.perf_counter() - t) * 1000)
+out["search, new state"] = {"ms": times[1:], "rows": None}
 print("RESULT=" + json.dumps(out))
 """
 
@@ -85,7 +106,7 @@ def main() -> None:
             for side, root in (order if i % 2 == 0 else order[::-1]):
                 for case, got in child(root, kind, where, args.runs).items():
                     times.setdefault((side, case), []).extend(got["ms"])
-                    answers.setdefault(case, got["rows"])
+                    answers.setdefault(case, got["rows"])  # the same on both sides
                     assert got["rows"] == answers[case], (side, case, got["rows"])
         for (side, case), ms in times.items():
             base = times.get(("before", case))

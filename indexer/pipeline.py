@@ -45,6 +45,7 @@ from functools import cached_property, partial
 from pathlib import Path
 from types import TracebackType
 
+from ctxd.indexer import coverage_claim
 from ctxd.indexer.checkpoints import (
     ChunkedFile,
     checkpoints_of,
@@ -455,6 +456,8 @@ class Indexer:
                 self.embed_pending(repo_id, progress=report, stats=stats, should_stop=stop)
                 total = self.store.vector_state()[0] if self.store.has_vectors() else 0
                 self.store.gc_embeddings(min_orphans=max(GC_MIN_ORPHANS, total // 10))
+                if not stats.stopped:  # searches need not count the coverage
+                    coverage_claim.record(self.store)
             if not stats.stopped:
                 # A partial run (the watcher's) that changed nothing leaves `indexed_at`.
                 changed = (only_paths is None or first_run or stats.files_updated

@@ -23,8 +23,9 @@ Everything here is pure (hits in, hits out); nothing touches the store or the mo
    code are demoted unless the query asks for tests, code in folders of examples and
    demos unless it asks for an example or a usage, TypeScript's modules of type
    declarations (`types.ts`, `types/`) unless it asks about types, interfaces or
-   options, changelogs unless it asks about releases; prose files (`.md`, `.rst`, ...) are demoted for "where in the code"
-   questions and promoted for a user's how-to questions ("how do I ...", "can I ...").
+   options, changelogs unless it asks about releases; prose files (`.md`, `.rst`, ...)
+   are demoted for "where in the code" questions and promoted for a user's how-to
+   questions ("how do I ...", "can I ...").
 5. Identical texts answer once (`search.copies.collapse_copies`: a verbatim copy of a
    checkpoint elsewhere becomes an `also_in` place of the copy preferred by path), then
    overlapping or touching hits of one file, and adjacent checkpoints of one definition,

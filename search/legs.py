@@ -25,6 +25,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from ctxd.indexer import coverage_claim
 from ctxd.indexer.embedder import Embedder
 from ctxd.indexer.errors import BackendTimeout, CtxdError
 from ctxd.indexer.store.protocol import IndexStore
@@ -252,10 +253,15 @@ def coverage(store: IndexStore, names: tuple[str, ...]) -> list[tuple[str, int, 
     """`embedding_coverage` (a count over every checkpoint), kept for the process while
     neither the text nor the vectors changed, whichever thread, connection or request
     settings ask: the key is the text generation, the largest vector id (vectors are
-    appended) and the vector generation (moved by deletions), three lookups."""
-    key = (store.location, store.text_generation(), store.last_vector_id(),
-           store.get_meta("vec_generation"), names)
+    appended) and the vector generation (moved by deletions), three lookups. No count, and
+    no rows (every repository complete), where the writer recorded that every checkpoint
+    had a vector at this state (`indexer.coverage_claim`): after any full embedding."""
+    generation, deleted = store.text_generation(), store.get_meta("vec_generation")
+    key = (store.location, generation, store.last_vector_id(), deleted, names)
     rows = _COVERAGE.get(key)
+    if rows is None and coverage_claim.holds(store, coverage_claim.state(generation, deleted)):
+        rows = []  # the writer found every checkpoint embedded at this state
+        _COVERAGE.put(key, rows)
     if rows is None:
         # A scope naming every repository (the one repository of most indexes) is counted
         # as the whole index: the stores count that by an anti-join, faster than probing

@@ -88,3 +88,8 @@ class VectorRows(Protocol):
     def embedding_coverage(self, names: Sequence[str] = ()) -> list[tuple[str, int, int]]:
         """(repository, checkpoints, embedded checkpoints) per repository, or for `names`."""
         ...
+
+    def every_checkpoint_embedded(self) -> bool:
+        """Whether every checkpoint's text has a vector (one anti-join over every
+        checkpoint; `indexer.coverage_claim` records the answer)."""
+        ...

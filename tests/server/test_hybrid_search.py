@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from ctxd.indexer import coverage_claim
 from ctxd.indexer.pipeline import Indexer
 from ctxd.indexer.store.sqlite.store import Store
 from ctxd.indexer.walk.walker import WalkOptions
@@ -298,6 +299,53 @@ def test_a_scope_naming_every_repository_is_counted_as_the_whole_index(tmp_path)
     (count,) = counted
     assert "coalesce(t.n, 0)" in count and "WHERE r.name IN" not in count
     assert "67% (2 of 3 checkpoints)" in scoped.notes[0]
+
+
+def test_after_a_full_embedding_searches_do_not_count_the_coverage(tmp_path):
+    """The writer records that every checkpoint had a vector at the index's state
+    (`indexer.coverage_claim`): a search at that state says nothing and counts nothing; a
+    write moves the state, and the count (and its note) come back until the next
+    embedding records again."""
+    service = partly_embedded(tmp_path, embed_first=True)  # complete, then a file more
+    counted: list[str] = []
+    try:
+        service.store().db.set_trace_callback(
+            lambda sql: counted.append(sql) if "FROM repos r LEFT JOIN" in sql else None)
+        partial = service.search("issue_refund order", mode="hybrid")
+        assert len(counted) == 1 and "67%" in partial.notes[0]
+        store = Store.open(service.settings.db_path)
+        try:
+            Indexer(store, service.embedder).index(tmp_path / "billing-repo", WalkOptions())
+            assert store.get_meta(coverage_claim.KEY) == coverage_claim.current(store)
+        finally:
+            store.close()
+        complete = service.search("issue_refund order", mode="hybrid")
+        scoped = service.search("issue_refund order", mode="semantic",
+                                repositories=["billing-repo"])
+    finally:
+        service.close()
+    assert len(counted) == 1 and not complete.notes and not scoped.notes
+
+
+def test_a_claim_names_one_state_and_a_vector_deleted_moves_it(tmp_path):
+    service = partly_embedded(tmp_path, embed_first=True)
+    service.close()
+    store = Store.open(service.settings.db_path)
+    try:
+        assert not coverage_claim.record(store)  # refund.py has no vector
+        assert store.get_meta(coverage_claim.KEY) != coverage_claim.current(store)
+        Indexer(store, service.embedder).embed_pending()
+        assert coverage_claim.record(store)
+        claimed = coverage_claim.current(store)
+        assert coverage_claim.holds(store, claimed)
+        (tmp_path / "billing-repo" / "billing" / "refund.py").unlink()
+        Indexer(store, service.embedder).index(tmp_path / "billing-repo", WalkOptions(),
+                                               embed=False)
+        store.gc_embeddings()  # refund.py's vector goes: the deletion generation moves
+        assert not coverage_claim.holds(store, coverage_claim.current(store))
+        assert coverage_claim.record(store)  # and it holds again, at the new state
+    finally:
+        store.close()
 
 
 def test_semantic_search_on_an_unembedded_index_says_so_and_how_far_along(tmp_path):

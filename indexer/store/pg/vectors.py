@@ -226,6 +226,13 @@ class PgVectorRows(PgConnection):
                 "ORDER BY r.name")
         return [(str(n), int(t), int(e)) for n, t, e in rows]
 
+    def every_checkpoint_embedded(self) -> bool:
+        """Whether every checkpoint's text has a vector (a hash anti-join)."""
+        row = self._one(
+            "SELECT count(*) = 0 FROM checkpoints c WHERE NOT EXISTS "
+            "(SELECT 1 FROM embeddings e WHERE e.hash = c.hash)")
+        return bool(row and row[0])
+
     # -- the engine's own search -----------------------------------------------------------
 
     def nearest(

@@ -181,6 +181,14 @@ class SqliteVecRows(Connection):
                 "ON m.repo_id = r.id ORDER BY r.name")
         return [(str(n), int(t), int(e)) for n, t, e in rows]
 
+    def every_checkpoint_embedded(self) -> bool:
+        """Whether every checkpoint's text has a vector: the checkpoints probed in the order
+        of their hashes, up to the first without one."""
+        row = self.db.execute(
+            "SELECT NOT EXISTS (SELECT 1 FROM checkpoints c INDEXED BY checkpoints_hash "
+            "WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = c.hash))").fetchone()
+        return bool(row[0])
+
     def nearest(
         self, vector: Sequence[float], k: int
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:

@@ -136,6 +136,7 @@ def test_pending_work_embeddings_and_coverage(store):
     assert [p.hash for p in store.pending_chunks()] == ["h2"]
     assert store.count_pending() == 1
     assert store.embedding_coverage() == [("app", 3, 1)]
+    assert not store.every_checkpoint_embedded()
     # every repository (totals less the checkpoints without a vector) and a few (probed
     # one by one) agree: a shared text embedded once, a repository with no checkpoint
     lib = store.upsert_repo("/src/lib", {}, NOW)
@@ -148,6 +149,9 @@ def test_pending_work_embeddings_and_coverage(store):
                                                        ("app", "b.py", 1, 1)}
     assert store.repo_counts(repo.id) == {"files": 2, "checkpoints": 3, "symbols": 0,
                                           "embedded": 1, "bytes": 14}
+    store.add_embeddings([("h2", serialize_vector([0.0, 0.0, 1.0]))])
+    assert store.every_checkpoint_embedded()
+    assert store.embedding_coverage() == [("app", 3, 3), ("empty", 0, 0), ("lib", 1, 1)]
 
 
 def test_keyword_scores_rank_by_bm25_with_path_and_symbol_above_body(store):

@@ -37,7 +37,8 @@ def members() -> list[str]:
 def test_both_stores_keep_to_the_seam(tmp_path: Path, implementation: type) -> None:
     with Store.open(tmp_path / "index.db") as store:
         assert isinstance(store, VectorRows)
-    assert len(members()) == 10  # the seam grew `last_vector_id` (issue 28: no SQL in server/)
+    assert len(members()) == 11  # `last_vector_id` (issue 28: no SQL in server/),
+    # `every_checkpoint_embedded` (`indexer.coverage_claim`)
     for name in members():
         want, got = (inspect.signature(getattr(c, name)) for c in (VectorRows, implementation))
         # what callers rely on: names, kinds and defaults of the parameters
@@ -81,3 +82,4 @@ def test_vectors_are_added_once_read_in_batches_and_collected(rows: VectorRows) 
     assert rows.gc_embeddings() == 6
     assert rows.vector_state()[0::2] == (0, 1)
     assert rows.embedding_coverage() == []
+    assert rows.every_checkpoint_embedded()  # none lacks a vector: there is none
