@@ -56,7 +56,12 @@ def stdio_session(env: dict[str, str], repo: str, query: str, *, index: bool) ->
                               read_timeout_seconds=900) as client:
                 return await _exercise(client, repo, query, index)
 
-        answers = anyio.run(main)
+        try:
+            answers = anyio.run(main)
+        except BaseException as exc:  # the server's stderr says why the session ended
+            errlog.seek(0)
+            raise RuntimeError(f"stdio session failed: {exc!r}; the server's stderr:\n"
+                               f"{errlog.read()}") from exc
         errlog.seek(0)
         return answers + "\n" + errlog.read()
 
