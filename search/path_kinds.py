@@ -32,8 +32,8 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["is_changelog", "is_example", "is_prose", "is_test_or_stub", "is_test_symbol",
-           "is_type_declarations"]
+__all__ = ["EXAMPLE_WORDS", "is_changelog", "is_example", "is_prose", "is_test_or_stub",
+           "is_test_symbol", "is_type_declarations"]
 
 _PROSE = re.compile(r"\.(md|mdx|markdown|rst|txt|adoc|asciidoc|rdoc|textile|org|pod)$",
                     re.IGNORECASE)
@@ -92,8 +92,11 @@ def is_test_symbol(symbol: str | None) -> bool:
     return symbol is not None and symbol.split(".", 1)[0] in ("tests", "test")
 
 
+EXAMPLE_WORDS = r"examples?|samples?|demos?|snippets?|tutorials?|cookbook"
+"""Words for code written to be read, as folder names and in questions
+(`search.questions.asks_for_examples`)."""
 _EXAMPLE_DIR = re.compile(
-    r"^(examples?|samples?|demos?|snippets?|tutorials?|cookbook|recipes|playground)"
+    rf"^({EXAMPLE_WORDS}|recipes|playground)"
     r"([_.-].*)?$|^docs?[_.-](src|source|examples?|snippets?|code)$", re.IGNORECASE)
 """Folders of code written to be read and copied (`examples`, `examples-ts`, `demo_app`,
 `samples`, `snippets`, `cookbook`, and the documentation's own code: `docs_src`,

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import re
 
+from ctxd.search.path_kinds import EXAMPLE_WORDS
+
 __all__ = ["asks_for_examples", "asks_for_history", "asks_for_tests", "asks_for_types",
            "asks_how_to", "asks_where_in_code", "wants_prose"]
 
@@ -32,11 +34,11 @@ _PAGES = (r"examples?|usage|install(ation|ing)?|getting started|quick ?start|wal
 _DOCS = re.compile(rf"\b({_DOCS_NAMED})\b", re.IGNORECASE)
 _PROSE_ASKED = re.compile(rf"\b({_DOCS_NAMED}|{_PAGES})\b", re.IGNORECASE)
 
-_WHERE = re.compile(r"\bwhere\b|\bwhich (function|method|class|module|file|code)\b",
-                    re.IGNORECASE)
+_WHERE_WORDS = r"\bwhere\b|\bwhich (function|method|class|module|file|code)\b"
+_WHERE = re.compile(_WHERE_WORDS, re.IGNORECASE)
 _CODE_ASKED = re.compile(
-    r"\bwhere\b|\bimplement(ed|s|ation)?\b|\bwhich (function|method|class|module|file|"
-    r"code)\b|\bhow is (that|this|it) (done|achieved|decided|handled)\b", re.IGNORECASE)
+    rf"{_WHERE_WORDS}|\bimplement(ed|s|ation)?\b"
+    r"|\bhow is (that|this|it) (done|achieved|decided|handled)\b", re.IGNORECASE)
 """A question about the place in the code, which wins over a user's form ("my token
 disappeared ...; where is that decided?")."""
 
@@ -54,9 +56,7 @@ than `_HOW_TO`, which lets examples and usage pages rank among the code."""
 
 _TESTS = re.compile(r"\b(tests?|testing|unittests?|pytest|fixtures?|stubs?|pyi|d\.ts|typings?)\b",
                     re.IGNORECASE)
-_EXAMPLES = re.compile(
-    r"\b(examples?|samples?|demos?|snippets?|tutorials?|cookbook|recipes?|usages?)\b",
-    re.IGNORECASE)
+_EXAMPLES = re.compile(rf"\b({EXAMPLE_WORDS}|recipes?|usages?)\b", re.IGNORECASE)
 _TYPES = re.compile(r"\b(types?|typings?|typed|interfaces?|declar\w*|signatures?|schemas?|"
                     r"options?|props|fields?|shapes?|defin(ed|es|itions?))\b", re.IGNORECASE)
 _HISTORY = re.compile(r"\b(release[sd]?|version(s|ed)?|changelog|history|changed|"
