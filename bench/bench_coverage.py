@@ -31,7 +31,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bench_scoped import ctxd_root
+from bench.bench_scoped import compared_sides
 
 CHILD = r"""
 import json, sys, time
@@ -91,9 +91,7 @@ def main() -> None:
     ap.add_argument("--before", type=Path)
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
-    sides = {"after": ctxd_root(Path(__file__).resolve().parents[1])}
-    if args.before:
-        sides = {"before": ctxd_root(args.before.resolve()), **sides}
+    sides = compared_sides(args.before)
     stores = [("sqlite", str(args.sqlite))] if args.sqlite else []
     stores += [("pg", args.pg)] if args.pg else []
     report: dict[str, Any] = {"date": time.strftime("%Y-%m-%d"), "runs": args.runs,

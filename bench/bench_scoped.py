@@ -261,6 +261,13 @@ def ctxd_root(tree: Path) -> str:
     return str(link)
 
 
+def compared_sides(before: Path | None) -> dict[str, str]:
+    """The `import ctxd` roots of the sides a benchmark compares: "before" (the checkout
+    at `before`, when given) and "after" (this tree), in that order."""
+    after = {"after": ctxd_root(Path(__file__).resolve().parents[1])}
+    return after if before is None else {"before": ctxd_root(before.resolve()), **after}
+
+
 def run_store(store: str, spec: dict[str, Any], sides: dict[str, str], rounds: int,
               report: dict[str, Any]) -> None:
     """Every side's figures on one store, `rounds` children per side in turn, into
@@ -324,16 +331,14 @@ def main() -> None:
     stores = {} if args.pg_only else {"sqlite": ""}
     if args.pg or args.pg_only:
         stores["postgresql"] = (pg_bulk if args.pg_bulk else pg_copy)(path, args.stores, args.n)
-    sides = {"after": ctxd_root(Path(__file__).resolve().parents[1])}
-    if args.before:
-        sides = {"before": ctxd_root(args.before.resolve()), **sides}
+    roots = compared_sides(args.before)
     cases = CASES if not args.cases else {
         name: kw for name, kw in CASES.items()
         if name == "unscoped" or name in args.cases.split(",")}
     for store, url in stores.items():
         spec = {"path": str(path), "url": url, "queries": str(path.with_suffix(".queries.npy")),
                 "matrix": not url and not args.no_matrix, "runs": args.runs, "cases": cases}
-        run_store(store, spec, sides, args.rounds, report)
+        run_store(store, spec, roots, args.rounds, report)
     for side_res in report["results"].values():
         for row in side_res.values():
             row.pop("answers", None)

@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -41,7 +40,8 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bench_scoped import ctxd_root
+from bench.bench_scoped import compared_sides
+from bench.stats import against
 
 MODEL = "all-MiniLM-L6-v2"
 CASES: dict[str, list[str]] = {
@@ -99,15 +99,10 @@ def search(root: str, home: Path, url: str, mode: str, case: str, q: int,
 
 
 def rows(times: dict[str, dict[str, list[float]]], way: str) -> dict[str, Any]:
-    """p50 / p90 / ratio rows, printed as they are made."""
+    """p50 / p90 / ratio rows (`bench.stats.against`), printed as they are made."""
     out: dict[str, Any] = {}
     for side, by_case in times.items():
-        base = statistics.median(by_case["unscoped"])
-        for name, ms in by_case.items():
-            ranked = sorted(ms)
-            row = {"p50_ms": round(statistics.median(ms), 1),
-                   "p90_ms": round(ranked[int(0.9 * (len(ranked) - 1))], 1),
-                   "x_unscoped": round(statistics.median(ms) / base, 3), "samples": len(ms)}
+        for name, row in against(by_case, "unscoped").items():
             out[f"{way} | {side} | {name}"] = row
             print(f"{way:9} {side:6} {name:24} p50 {row['p50_ms']:8.1f} ms  "
                   f"p90 {row['p90_ms']:8.1f} ms  x{row['x_unscoped']:6.3f}", flush=True)
@@ -123,9 +118,7 @@ def main() -> None:
     ap.add_argument("--before", type=Path)
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
-    sides = {"after": ctxd_root(Path(__file__).resolve().parents[1])}
-    if args.before:
-        sides = {"before": ctxd_root(args.before.resolve()), **sides}
+    sides = compared_sides(args.before)
     homes = {side: Path(tempfile.mkdtemp(prefix=f"ctxd-cmd-{side}-")) for side in sides}
     names = list(CASES)
     report: dict[str, Any] = {"date": time.strftime("%Y-%m-%d"), "mode": args.mode,

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -27,7 +26,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bench_scoped import CASES, ctxd_root
+from bench.bench_scoped import CASES, compared_sides
+from bench.stats import against
 
 CHILD = r"""
 import json, sys, time
@@ -67,9 +67,7 @@ def main() -> None:
     ap.add_argument("--before", type=Path)
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
-    sides = {"after": ctxd_root(Path(__file__).resolve().parents[1])}
-    if args.before:
-        sides = {"before": ctxd_root(args.before.resolve()), **sides}
+    sides = compared_sides(args.before)
     names = list(CASES)
     times: dict[str, dict[str, list[float]]] = {s: {n: [] for n in names} for s in sides}
     for i in range(args.runs):
@@ -79,12 +77,7 @@ def main() -> None:
                 times[side][name].append(one(root, args.url, args.queries, CASES[name], i % 30))
     report: dict[str, Any] = {"runs": args.runs, "results": {}}
     for side, by_case in times.items():
-        base = statistics.median(by_case["unscoped"])
-        for name, ms in by_case.items():
-            ranked = sorted(ms)
-            row = {"p50_ms": round(statistics.median(ms), 2),
-                   "p90_ms": round(ranked[int(0.9 * (len(ranked) - 1))], 2),
-                   "x_unscoped": round(statistics.median(ms) / base, 2), "samples": len(ms)}
+        for name, row in against(by_case, "unscoped").items():
             report["results"][f"{side} | {name}"] = row
             print(f"{side:6} {name:24} first search p50 {row['p50_ms']:8.2f} ms  "
                   f"p90 {row['p90_ms']:8.2f} ms  x{row['x_unscoped']:5.2f} unscoped", flush=True)

@@ -19,6 +19,16 @@ def summary(ms: list[float]) -> dict[str, float]:
     return {"p50": round(statistics.median(ms), 2), "p95": round(percentile(ms, 0.95), 2)}
 
 
+def against(by_case: dict[str, list[float]], base: str) -> dict[str, dict[str, float]]:
+    """Per case of timings (ms): p50 and p90 (nearest rank), rounded to 0.01, the p50's
+    ratio to case `base`'s (`x_<base>`, to 0.001), and the number of samples."""
+    ref = statistics.median(by_case[base])
+    return {name: {"p50_ms": round(statistics.median(ms), 2),
+                   "p90_ms": round(percentile(ms, 0.9), 2),
+                   f"x_{base}": round(statistics.median(ms) / ref, 3), "samples": len(ms)}
+            for name, ms in by_case.items()}
+
+
 def emit(result: dict[str, Any], path: Path | None) -> None:
     """Print a benchmark's result as JSON, and write it to `path` when one is given."""
     text = json.dumps(result, indent=2)
