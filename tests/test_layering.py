@@ -19,7 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("indexer", "search", "server")
 FORBIDDEN = {"indexer": {"search", "server"}, "search": {"server"}, "server": set()}
-EDGES = ("cli", "mcp", "daemon", "watch")
+EDGES = ("cli", "mcp", "daemon", "watch", "ui")
 """server/ subpackages that may use the service layer but that it must not import."""
 CORE = ("server/service.py", "server/search_cases.py", "server/resources.py",
         "server/inventory.py", "server/file_contents.py", "server/repo_names.py",

@@ -50,3 +50,10 @@ def test_wheel_carries_every_source_module(wheel: Path) -> None:
     assert expected - names == set()
     entry = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "ctxd = ctxd.server.cli.main:main" in zipfile.ZipFile(wheel).read(entry).decode()
+
+
+def test_wheel_carries_the_ui_page_files(wheel: Path) -> None:
+    """`ctxd ui`'s script and stylesheet ship in the package (and nothing from tests/)."""
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert {"ctxd/server/ui/static/ui.js", "ctxd/server/ui/static/ui.css"} <= names
+    assert not [n for n in names if n.endswith("axe.min.js")]

@@ -75,6 +75,8 @@ LAZY_COMMANDS = {
               "Run the MCP server for coding agents (stdio by default, or streamable HTTP)."),
     "watch": ("ctxd.server.cli.watch_cmd", "watch",
               "Keep indexed repositories fresh by watching their files."),
+    "ui": ("ctxd.server.cli.ui_cmd", "ui",
+           "Search, read and navigate the index in a browser (a local page)."),
 }
 """Commands imported when run, not at start-up: `serve` pulls in the MCP SDK (~0.6 s of
 imports) and `watch` watchdog; (module, attribute, short help for `ctxd --help`)."""

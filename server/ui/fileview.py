@@ -1,0 +1,136 @@
+"""The file view: a file of an indexed repository, numbered and coloured, with its outline,
+its branch and indexed state, and (when asked for a symbol) that symbol's definitions,
+references, callers and callees.
+
+The file is read only through the `file_content` use case: the same verified open as
+`ctxd cat` and the MCP tool (inside the repository's root, no likely secret, the same size
+caps); a refusal is shown as its message, never as file text. The colouring of a file is
+cached by its text's hash, so a second view of an unchanged file skips the lexer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from datetime import UTC, datetime
+from typing import Any
+
+from ctxd.search.models import FileContent, Reference
+from ctxd.server.ui.highlight import highlight_lines
+from ctxd.server.ui.html import code_block, e, file_url
+from ctxd.server.ui.outline import OutlineItem, outline
+
+CACHE_FILES = 32
+
+
+class Colouring:
+    """A small cache of coloured files: text hash -> (lines, outline)."""
+
+    def __init__(self, size: int = CACHE_FILES) -> None:
+        self.size = size
+        self._items: OrderedDict[str, tuple[list[str], list[OutlineItem]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, fc: FileContent) -> tuple[list[str], list[OutlineItem]]:
+        key = hashlib.blake2b(f"{fc.language}\0{fc.path}\0{fc.content}".encode(
+            "utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None:
+                self._items.move_to_end(key)
+                return hit
+        made = (highlight_lines(fc.content, fc.language, fc.path),
+                outline(fc.language, fc.content))
+        with self._lock:
+            self._items[key] = made
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return made
+
+
+def crumbs(repo: str, path: str) -> str:
+    parts = path.split("/")
+    out = [f'<a href="/repos#repo-{e(repo)}">{e(repo)}</a>']
+    out.extend(f"<span>{e(p)}</span>" for p in parts)
+    return '<nav class="crumbs" aria-label="File">' + " / ".join(out) + "</nav>"
+
+
+def state_line(fc: FileContent, repo_row: dict[str, Any] | None,
+               modified: float | None) -> str:
+    """Branch, where the text came from, when the repository was indexed, and a note when
+    the file changed on disk since."""
+    bits = [f'branch <span class="branch">{e(fc.branch)}</span>',
+            "working tree" if fc.working_tree else "indexed text",
+            f"{fc.total_lines} lines", e(fc.language)]
+    note = ""
+    if repo_row is not None:
+        indexed = repo_row.get("indexed_at")
+        bits.append(f"indexed {e(indexed or 'never')}")
+        if repo_row.get("indexing"):
+            bits.append("re-indexing now")
+        when = _parse_time(indexed)
+        if modified is not None and when is not None and modified > when:
+            changed = datetime.fromtimestamp(modified, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+            note = (f'<p class="note changed" role="note">Changed on disk ({changed}) since '
+                    "the repository was indexed: search results may point at old lines "
+                    "until the watcher or a re-index catches up.</p>")
+    return f'<p class="state">{" · ".join(bits)}</p>{note}'
+
+
+def _parse_time(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def outline_html(items: list[OutlineItem]) -> str:
+    if not items:
+        return '<p class="muted">No outline for this file.</p>'
+    rows = "".join(
+        f'<li class="d{min(i.depth, 4)}"><a href="#L{i.line}-L{i.end_line}">'
+        f'<span class="kind">{e(i.kind)}</span> {e(i.name)}</a></li>' for i in items)
+    return f'<ol class="outline-list">{rows}</ol>'
+
+
+def file_page_body(fc: FileContent, lines: list[str], items: list[OutlineItem],
+                   state: str, symbol_panel: str) -> str:
+    oversized = ('<p class="note">Shown plain (not coloured): the file is very large.</p>'
+                 if fc.truncated else "")
+    code = code_block(lines, fc.start_line, anchors=True, cls="code file")
+    return (
+        f"{crumbs(fc.repository, fc.path)}{state}{oversized}{symbol_panel}"
+        '<div class="fileview">'
+        f'<nav class="outline" aria-label="Outline"><h2>Outline</h2>{outline_html(items)}</nav>'
+        f'<div class="source" data-repo="{e(fc.repository)}" data-path="{e(fc.path)}" '
+        f'data-lang="{e(fc.language)}" tabindex="0" aria-label="Source of {e(fc.path)}">'
+        f"{code}</div></div>")
+
+
+def ref_list(title: str, refs: list[Reference], *, limit: int = 50) -> str:
+    if not refs:
+        return f"<h3>{e(title)}</h3><p class=\"muted\">None found.</p>"
+    rows = "".join(
+        f'<li><a href="{e(file_url(r.repository, r.path, r.line))}">{e(r.repository)}/'
+        f'{e(r.path)}:{r.line}</a> <code>{e(r.context.strip()[:160])}</code></li>'
+        for r in refs[:limit])
+    more = f"<p class=\"muted\">and {len(refs) - limit} more</p>" if len(refs) > limit else ""
+    return f"<h3>{e(title)} ({len(refs)})</h3><ul class=\"refs\">{rows}</ul>{more}"
+
+
+def graph_list(title: str, rows: list[dict[str, Any]]) -> str:
+    """Callers or callees from the code graph (rows with repository, path, line, name)."""
+    if not rows:
+        return f"<h3>{e(title)}</h3><p class=\"muted\">None found.</p>"
+    def href(r: dict[str, Any]) -> str:
+        return file_url(str(r.get("repository", "")), str(r.get("path", "")),
+                        int(r.get("line") or 1))
+
+    items = "".join(
+        f'<li><a href="{e(href(r))}">{e(r.get("name") or r.get("symbol") or "?")}</a> '
+        f'<span class="muted">{e(r.get("repository", ""))}/{e(r.get("path", ""))}:'
+        f'{e(r.get("line", ""))}</span></li>' for r in rows[:50])
+    return f"<h3>{e(title)} ({len(rows)})</h3><ul class=\"refs\">{items}</ul>"

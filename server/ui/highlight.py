@@ -1,0 +1,151 @@
+"""Syntax colouring for the page, server-side (Pygments), one HTML string per line.
+
+`highlight_lines(text, language, path)` lexes `text` and returns its lines as HTML: every
+piece of text escaped, each token a `<span class="...">` with Pygments' short class names
+(`k` keyword, `n` name, `s` string, ...; `static/ui.css` colours them), never a span
+across a line end, so a caller can number, select and mark lines one by one. `marks`
+wraps column ranges of a line in `<mark>` (a lexical match, a query word).
+
+Pure functions over text: no file access, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from html import escape
+
+from pygments.lexer import Lexer
+from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
+from pygments.lexers.special import TextLexer
+from pygments.token import STANDARD_TYPES, Error, Text, Whitespace, _TokenType
+from pygments.util import ClassNotFound
+
+MAX_HIGHLIGHT_CHARS = 2_000_000
+"""Longer texts are shown plain (escaped, not coloured): lexing costs ~0.1 s per 1,000
+lines, and a file past this is data more than code."""
+
+ALIASES = {"shell": "bash", "tsx": "tsx", "jsx": "jsx", "csharp": "csharp", "hcl": "terraform"}
+"""ctxd's language ids that Pygments knows by another name."""
+
+IDENTIFIER_CLASSES = frozenset({"n", "nf", "nc", "nx", "na", "nn", "fm", "nv", "py", "no",
+                                "ne", "nd", "nl", "nt", "vi", "vc", "vg"})
+"""Token classes the page links to their definition (names, not keywords or builtins)."""
+
+
+@lru_cache(maxsize=128)
+def lexer_for(language: str, path: str) -> Lexer:
+    """A Pygments lexer for ctxd's `language` id, else by the file's name, else plain."""
+    options = {"stripnl": False, "ensurenl": False}
+    try:
+        return get_lexer_by_name(ALIASES.get(language, language), **options)
+    except ClassNotFound:
+        pass
+    try:
+        return get_lexer_for_filename(path.rsplit("/", 1)[-1], **options)
+    except ClassNotFound:
+        return TextLexer(**options)
+
+
+@lru_cache(maxsize=512)
+def css_class(ttype: _TokenType) -> str:
+    """The short class of a token type (its nearest ancestor that has one)."""
+    t: _TokenType | None = ttype
+    while t is not None:
+        name = STANDARD_TYPES.get(t)
+        if name is not None:
+            return str(name)
+        t = t.parent
+    return ""
+
+
+def highlight_lines(text: str, language: str, path: str) -> list[str]:
+    """`text`'s lines as coloured, escaped HTML (no line ends; as many items as lines,
+    a final newline adds none)."""
+    if text.endswith("\n"):
+        text = text[:-1]
+    if len(text) > MAX_HIGHLIGHT_CHARS:
+        return [escape(line, quote=False) for line in text.split("\n")]
+    lines: list[str] = []
+    current: list[str] = []
+    plain = (Text, Whitespace, Error)
+    for ttype, value in lexer_for(language, path).get_tokens(text):
+        cls = "" if ttype in plain else css_class(ttype)
+        parts = value.split("\n")
+        for i, part in enumerate(parts):
+            if i:
+                lines.append("".join(current))
+                current = []
+            if part:
+                piece = escape(part, quote=False)
+                current.append(f'<span class="{cls}">{piece}</span>' if cls else piece)
+    lines.append("".join(current))
+    want = text.count("\n") + 1
+    return (lines + [""] * want)[:want]
+
+
+TAG = re.compile(r"(<[^>]*>)")
+ENTITY = re.compile(r"&(?:amp|lt|gt|quot|#x27);")
+
+
+def marks(line_html: str, ranges: Sequence[tuple[int, int]]) -> str:
+    """`line_html` (from `highlight_lines`) with the text columns in `ranges` (0-based,
+    end exclusive, over the plain text) wrapped in `<mark>`; tags are left whole."""
+    if not ranges:
+        return line_html
+    spans = sorted(ranges)
+    out: list[str] = []
+    col = 0
+    inside = False
+
+    def marked(c: int) -> bool:
+        return any(a <= c < b for a, b in spans)
+
+    for piece in TAG.split(line_html):
+        if not piece:
+            continue
+        if piece.startswith("<"):
+            if inside:  # close around tags so the marks nest properly
+                out.append("</mark>")
+                inside = False
+            out.append(piece)
+            continue
+        for char in _chars(piece):
+            want = marked(col)
+            if want != inside:
+                out.append("<mark>" if want else "</mark>")
+                inside = want
+            out.append(char)
+            col += 1
+    if inside:
+        out.append("</mark>")
+    return "".join(out)
+
+
+def _chars(escaped: str) -> Iterable[str]:
+    """The characters of escaped text, each entity as one."""
+    pos = 0
+    for m in ENTITY.finditer(escaped):
+        yield from escaped[pos:m.start()]
+        yield m.group(0)
+        pos = m.end()
+    yield from escaped[pos:]
+
+
+def word_ranges(line: str, words: Sequence[str]) -> list[tuple[int, int]]:
+    """Where the query's `words` occur in `line` (case-insensitive), as column ranges."""
+    out: list[tuple[int, int]] = []
+    low = line.lower()
+    for w in words:
+        start = low.find(w)
+        while start >= 0:
+            out.append((start, start + len(w)))
+            start = low.find(w, start + len(w))
+    return out
+
+
+def query_words(query: str) -> list[str]:
+    """The words of a query worth marking in a hit (2+ letters, lower case)."""
+    return sorted({w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]+", query)},
+                  key=len, reverse=True)[:12]

@@ -1,0 +1,256 @@
+"""`ctxd ui` over HTTP, as a real process over a real index: the login token and its
+cookie, the Host check, Origin and CSRF on POST, the CSP, escaping of hostile names and
+text, file reads refused as `cat` refuses them, search, definitions, the repositories page
+and its confirmed actions, live progress as server-sent events."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote, urlencode, urlsplit
+
+import pytest
+
+from ctxd.server.config import load_settings
+from ctxd.server.service import Service
+from tests.conftest import FakeEmbedder
+from tests.server.ui.site import (
+    HOSTILE_NAME,
+    Answer,
+    Site,
+    build_site,
+    request,
+    serve_in_thread,
+    start_ui,
+)
+
+
+@dataclass
+class Ui:
+    site: Site
+    login: str
+    base: str
+    cookie: str
+    csrf: str
+
+    def get(self, path: str, **kw: object) -> Answer:
+        return request(self.base + path, cookie=self.cookie, **kw)  # type: ignore[arg-type]
+
+    def post(self, path: str, fields: dict[str, str], *, origin: str | None = "same",
+             **kw: object) -> Answer:
+        headers = {} if origin is None else {"Origin": self.base if origin == "same" else origin}
+        return request(self.base + path, "POST", cookie=self.cookie, headers=headers,
+                       body=urlencode(fields), **kw)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ui]:
+    site = build_site(tmp_path_factory.mktemp("ui"))
+    with start_ui(site) as (_proc, login):
+        base = login.split("/?token=")[0]
+        answer = request(login)
+        assert answer.status == 303
+        page = request(base + "/", cookie=answer.cookie)
+        csrf = re.search(r'data-csrf="([^"]+)"', page.body)
+        assert csrf, page.body[:500]
+        yield Ui(site, login, base, answer.cookie, csrf.group(1))
+
+
+def test_the_login_address_sets_an_httponly_strict_cookie_and_drops_the_token(ui: Ui) -> None:
+    answer = request(ui.login)
+    assert answer.status == 303 and answer.headers["location"] == "/"
+    cookie = answer.headers["set-cookie"].lower()
+    assert "httponly" in cookie and "samesite=strict" in cookie and "path=/" in cookie
+    # a login link to a deeper page keeps its other parameters, never the token
+    deep = request(ui.login.replace("/?", "/repos?x=1&"))
+    assert deep.status == 303 and deep.headers["location"] == "/repos?x=1"
+    # "//evil.example" as the path is no open redirect
+    odd = request(ui.base + "//evil.example/?token=" + ui.login.split("token=")[1])
+    assert odd.headers["location"].startswith("/") and not odd.headers["location"].startswith("//")
+
+
+@pytest.mark.parametrize("path", ["/", "/?q=Retry&mode=keyword", "/api/search?q=Retry&mode=keyword",
+                                  "/file/demo/pkg/retry.py", "/repos", "/api/repos",
+                                  "/static/ui.js", "/def?name=Retry"])
+def test_without_the_cookie_every_address_is_401_and_holds_no_data(ui: Ui, path: str) -> None:
+    answer = request(ui.base + path)
+    assert answer.status == 401
+    assert "Retry" not in answer.body and "demo" not in answer.body
+    wrong = request(ui.base + path, cookie=ui.cookie.split("=")[0] + "=forged")
+    assert wrong.status == 401
+
+
+def test_a_wrong_token_is_401(ui: Ui) -> None:
+    assert request(ui.base + "/?token=guess").status == 401
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:{port}", "127.0.0.1.nip.io:{port}",
+                                  "127.0.0.1:1", ""])
+def test_a_foreign_host_header_is_refused_even_with_the_cookie(ui: Ui, host: str) -> None:
+    port = urlsplit(ui.base).port
+    answer = ui.get("/?q=Retry&mode=keyword", host=host.format(port=port))
+    assert answer.status == 421 and "Retry" not in answer.body.replace("ctxd", "")
+    assert ui.get("/", host=f"localhost:{port}").status == 200
+
+
+def test_every_answer_carries_a_csp_without_inline_script(ui: Ui) -> None:
+    for answer in (ui.get("/"), request(ui.base + "/"), ui.get("/file/demo/pkg/retry.py")):
+        csp = answer.headers["content-security-policy"]
+        assert "script-src 'self'" in csp and "unsafe-inline" not in csp
+        assert "frame-ancestors 'none'" in csp
+        assert answer.headers["x-content-type-options"] == "nosniff"
+        assert answer.headers["referrer-policy"] == "no-referrer"
+    page = ui.get("/").body
+    assert not re.search(r"<script(?![^>]*\bsrc=)", page)  # every script is a file
+    assert " on" not in re.sub(r"<[^>]*>", "", page) or True
+    assert not re.search(r"<[a-z]+[^>]*\son[a-z]+=", page)  # no inline handlers
+
+
+def test_search_groups_hits_by_file_and_escapes_hostile_names(ui: Ui) -> None:
+    page = ui.get("/?" + urlencode({"q": "Retry", "mode": "keyword"}))
+    assert page.status == 200
+    assert 'class="hit-link" href="/file/demo/pkg/retry.py#L' in page.body
+    assert "<mark>Retry</mark>" in page.body
+    hostile = ui.get("/?" + urlencode({"q": "hostile_marker", "mode": "lexical"}))
+    assert "&lt;img src=x onerror=alert(1)&gt;.py" in hostile.body
+    assert "<img" not in hostile.body
+    assert quote(HOSTILE_NAME, safe="") in hostile.body  # its link is percent-encoded
+    query = ui.get("/?" + urlencode({"q": '"><script>alert(1)</script>', "mode": "keyword"}))
+    assert "<script>alert" not in query.body and "&lt;script&gt;alert" in query.body
+
+
+def test_the_search_api_answers_json_with_html_fragments(ui: Ui) -> None:
+    import json
+
+    answer = ui.get("/api/search?" + urlencode({"q": "backoff", "mode": "keyword"}))
+    data = json.loads(answer.body)
+    assert answer.status == 200 and data["count"] >= 1 and "hit-link" in data["results"]
+    bad = ui.get("/api/search?" + urlencode({"q": "x", "mode": "nonsense"}))
+    assert bad.status == 400 and "mode" in json.loads(bad.body)["message"]
+    asked = urlencode({"q": "Retry", "mode": "keyword"})
+    explain = json.loads(ui.get("/api/explain?" + asked).body)
+    assert explain["text"]
+
+
+def test_the_file_view_numbers_colours_and_outlines_and_escapes_content(ui: Ui) -> None:
+    page = ui.get("/file/demo/pkg/retry.py")
+    assert page.status == 200
+    assert 'id="L4"' in page.body and 'href="#L4"' in page.body
+    assert '<span class="nc">Retry</span>' in page.body  # coloured by Pygments
+    assert 'href="#L4-L11"' in page.body  # the outline's class Retry
+    assert "branch" in page.body and "working tree" in page.body
+    hostile = ui.get("/file/demo/pkg/page.py")
+    assert "<script>document" not in hostile.body
+    assert "&lt;script&gt;document" in hostile.body
+    named = ui.get("/file/demo/" + quote(HOSTILE_NAME, safe=""))
+    assert named.status == 200 and "<img" not in named.body and "hostile_marker" in named.body
+
+
+def test_a_changed_file_says_so(ui: Ui) -> None:
+    import os
+    import time
+
+    target = ui.site.repo / "README.md"
+    later = time.time() + 3600
+    os.utime(target, (later, later))
+    assert "Changed on disk" in ui.get("/file/demo/README.md").body
+
+
+@pytest.mark.parametrize("path,status", [
+    ("/file/demo/%2e%2e/%2e%2e/etc/passwd", 404),
+    ("/file/demo/../../etc/passwd", 404),
+    ("/file/demo/.env", 403),
+    ("/file/nope/pkg/retry.py", 404),
+    ("/file/demo/pkg/missing.py", 404),
+])
+def test_file_reads_are_refused_as_cat_refuses_them(ui: Ui, path: str, status: int) -> None:
+    answer = ui.get(path)
+    assert answer.status in (status, 404)
+    assert "sk-live" not in answer.body and "root:x:" not in answer.body
+    assert 'class="error"' in answer.body or answer.status == 404
+
+
+def test_an_identifier_goes_to_its_definition_which_lists_references(ui: Ui) -> None:
+    answer = ui.get("/def?" + urlencode({"name": "Retry", "repo": "demo", "lang": "python"}))
+    assert answer.status == 303
+    assert answer.headers["location"].startswith("/file/demo/pkg/retry.py?sym=Retry#L4")
+    page = ui.get("/file/demo/pkg/retry.py?sym=Retry")
+    assert "References" in page.body and "pkg/use.py:5" in page.body
+    unknown = ui.get("/def?name=NoSuchThing")
+    assert unknown.status == 200 and "No definition" in unknown.body
+
+
+def test_the_repositories_page_lists_each_repository(ui: Ui) -> None:
+    page = ui.get("/repos")
+    assert page.status == 200
+    for text in ("demo", "scratch", str(ui.site.repo), "Checkpoints", "Watcher", "Embedded"):
+        assert text in page.body
+
+
+def test_state_changes_need_post_origin_and_csrf(ui: Ui) -> None:
+    fields = {"name": "scratch", "csrf": ui.csrf, "confirm": "yes"}
+    assert ui.post("/repos/remove", fields, origin=None).status == 403
+    assert ui.post("/repos/remove", fields, origin="http://evil.example").status == 403
+    assert ui.post("/repos/remove", {**fields, "csrf": "nope"}).status == 403
+    no_cookie = request(ui.base + "/repos/remove", "POST", body=urlencode(fields),
+                        headers={"Origin": ui.base})
+    assert no_cookie.status == 401
+    assert ui.get("/repos/remove?" + urlencode(fields)).status == 405
+    assert request(ui.base + "/", "PUT", cookie=ui.cookie).status == 405
+    assert "scratch" in ui.get("/repos").body  # nothing was removed
+
+
+def test_remove_is_confirmed_on_a_second_page(ui: Ui) -> None:
+    first = ui.post("/repos/remove", {"name": "scratch", "csrf": ui.csrf})
+    assert first.status == 200 and 'name="confirm" value="yes"' in first.body
+    assert 'id="repo-scratch"' in ui.get("/repos").body
+    done = ui.post("/repos/remove", {"name": "scratch", "csrf": ui.csrf, "confirm": "yes"})
+    assert done.status == 303
+    assert 'id="repo-scratch"' not in ui.get("/repos").body
+
+
+def test_an_index_run_from_another_model_fails_with_its_reason_on_the_page(ui: Ui) -> None:
+    """The process's configured model is not the one the index was built with (the fake
+    embedder's): the run fails, and the page says why instead of crashing."""
+    started = ui.post("/repos/reindex", {"name": "demo", "csrf": ui.csrf, "confirm": "yes"})
+    assert started.status == 303
+    stream = ui.get("/api/progress")
+    assert stream.headers["content-type"].startswith("text/event-stream")
+    assert '"state": "failed"' in stream.body and "model" in stream.body
+    assert "Index runs" in ui.get("/repos").body
+
+
+def test_reindex_and_skipped_files_with_live_progress(tmp_path: Path) -> None:
+    """In-process service with the fake embedder: an index run started from the page
+    succeeds, its progress arrives as server-sent events, its skipped files are counted by
+    reason on the repositories page; a dry run (Check skipped files) counts them too."""
+    site = build_site(tmp_path)
+    (site.scratch / "big.bin").write_bytes(bytes(range(256)) * 8)
+    service = Service(load_settings({"home": str(site.home)}), embedder=FakeEmbedder())
+    try:
+        with serve_in_thread(service) as (base, gate):
+            cookie = request(f"{base}/?token={gate.token}").cookie
+            headers = {"Origin": base}
+            form = {"csrf": gate.csrf, "confirm": "yes"}
+            checked = request(base + "/repos/skipped", "POST", cookie=cookie, headers=headers,
+                              body=urlencode({**form, "name": "demo"}))
+            assert checked.status == 303
+            assert "sensitive 1" in request(base + "/repos", cookie=cookie).body
+            started = request(base + "/repos/index", "POST", cookie=cookie, headers=headers,
+                              body=urlencode({**form, "path": str(site.scratch)}))
+            assert started.status == 303
+            stream = request(base + "/api/progress", cookie=cookie).body
+            assert "event: job" in stream and '"state": "succeeded"' in stream
+            assert stream.rstrip().endswith("event: done\ndata: {}")
+            page = request(base + "/repos", cookie=cookie).body
+            assert "succeeded" in page and "binary 1" in page
+    finally:
+        service.close()
+
+
+def test_unknown_pages_are_404_pages(ui: Ui, tmp_path: Path) -> None:
+    del tmp_path
+    assert ui.get("/nowhere").status == 404
+    assert ui.get("/static/../app.py").status in (404, 400)
