@@ -1,6 +1,6 @@
 """What the pipeline makes of one file before it is stored: its checkpoints
 (`Checkpoint`: a chunk, the text embedded for it, that text's hash and word pieces), the
-file's summary with its hash, as one `ChunkedFile`.
+file's summary with its hash, and its code graph (`indexer.graph`), as one `ChunkedFile`.
 
 `checkpoints_of` chunks a file (`indexer.chunk.chunker`) and makes sure every embedding
 input fits the model: the input is the checkpoint's path and symbol as a header, then its
@@ -19,8 +19,9 @@ import xxhash
 from ctxd.indexer.chunk.chunker import ChunkOptions, chunk_file, split_chunk
 from ctxd.indexer.chunk.summary import file_summary
 from ctxd.indexer.chunk.tokens import TokenCounter
+from ctxd.indexer.graph import encode, graph_of, link_keys
 from ctxd.indexer.models import Chunk, Symbol
-from ctxd.indexer.store.records import NO_SUMMARY, Summary
+from ctxd.indexer.store.records import NO_GRAPH, NO_SUMMARY, GraphRow, Summary
 
 __all__ = ["Checkpoint", "ChunkedFile", "checkpoints_of", "content_hash", "embedding_input",
            "summary_of"]
@@ -69,6 +70,8 @@ class ChunkedFile:
     checkpoints: list[Checkpoint]
     symbols: list[Symbol]
     windows_reason: str | None = None
+    graph: GraphRow = NO_GRAPH
+    """The file's code graph, encoded (`indexer.graph`; `NO_GRAPH` for a file without)."""
 
 
 def checkpoints_of(path: str, text: str, options: ChunkOptions, count_tokens: TokenCounter,
@@ -97,4 +100,6 @@ def checkpoints_of(path: str, text: str, options: ChunkOptions, count_tokens: To
             inp = embedding_input(path, part)
             tokens = n_head + n if tokens_add_up and n is not None else None
             out.append(Checkpoint(part, content_hash(inp), inp, tokens))
-    return ChunkedFile(fc.language, out, fc.symbols, fc.windows_reason)
+    graph = graph_of(fc.language, fc.parsed)
+    row = NO_GRAPH if graph is None else GraphRow(encode(graph), tuple(link_keys(graph)))
+    return ChunkedFile(fc.language, out, fc.symbols, fc.windows_reason, row)

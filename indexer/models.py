@@ -114,6 +114,9 @@ class FileChunks:
     windows_reason: str | None = None
     """Why a code file was cut into line windows rather than by syntax: its parse ran over
     the time budget or failed (None otherwise, and for files windows are the rule for)."""
+    parsed: object | None = None
+    """The tree-sitter parse of a code file cut by syntax (`indexer.chunk.syntax.ParsedSource`),
+    for the code graph (`indexer.graph`); never stored. None for any other file."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -702,7 +702,8 @@ class Indexer:
             lines=_line_count(text),
             role=role,
         )
-        rows = ([(c.chunk, c.hash) for c in chunks.checkpoints], chunks.symbols, now, summary)
+        rows = ([(c.chunk, c.hash) for c in chunks.checkpoints], chunks.symbols, now, summary,
+                chunks.graph)
         if text_written:
             assert isinstance(self.store, TextFirst)
             batch.add(partial(self.store.replace_file, repo_id, record, None, *rows))

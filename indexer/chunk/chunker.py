@@ -4,8 +4,10 @@
 symbols)`. Code is cut by syntax (`indexer.chunk.syntax`: tree-sitter definitions, within
 `opts.parse_budget_ms`), Markdown and reStructuredText by headings, everything else (and
 code whose parse fails or runs over the budget: `FileChunks.windows_reason` says so) by
-overlapping line windows. `split_chunk(chunk, max_tokens, count_tokens)` re-splits one chunk that is
-too long (the pipeline calls it when its header pushes a chunk over the model limit).
+overlapping line windows. A parsed code file's tree rides along in `FileChunks.parsed`
+for the code graph (`indexer.graph`), so the file is parsed once.
+`split_chunk(chunk, max_tokens, count_tokens)` re-splits one chunk that is too long
+(the pipeline calls it when its header pushes a chunk over the model limit).
 
 It calls the given `TokenCounter` once per file, on its distinct lines. Pure: no I/O.
 
@@ -55,8 +57,9 @@ from ctxd.indexer.chunk.options import ChunkOptions as ChunkOptions  # re-export
 from ctxd.indexer.chunk.syntax import (
     Definition,
     ParseBudgetExceeded,
+    ParsedSource,
     iter_definitions,
-    parse_definitions,
+    parse_source,
 )
 from ctxd.indexer.chunk.tokens import TokenCounter
 from ctxd.indexer.models import Chunk, FileChunks, Symbol
@@ -395,9 +398,10 @@ def count_lines(lines: Sequence[str], count_tokens: TokenCounter) -> list[int]:
 
 def _definitions(
     language: str, text: str, lines: Sequence[str], budget_ms: int
-) -> tuple[list[Definition] | None, str | None]:
-    """The file's definitions, and why a code file was cut into line windows instead
-    (None when it was not, or when that is the rule for it: no grammar, mostly errors)."""
+) -> tuple[list[Definition] | ParsedSource | None, str | None]:
+    """The file's definitions (code: with its parse), and why a code file was cut into
+    line windows instead (None when it was not, or when that is the rule for it: no
+    grammar, mostly errors)."""
     fam = family(language)
     if fam is Family.MARKDOWN:
         return markdown_sections(lines), None
@@ -406,7 +410,7 @@ def _definitions(
     if fam is Family.CODE:
         budget_s = budget_ms / 1000 if budget_ms > 0 else None
         try:
-            return parse_definitions(language, text, budget_s=budget_s), None
+            return parse_source(language, text, budget_s=budget_s), None
         except ParseBudgetExceeded:
             logger.info("%s parse over its %d ms budget: line windows", language, budget_ms)
             return None, (f"syntax parse over its {budget_ms} ms budget "
@@ -437,7 +441,10 @@ def chunk_file(path: str, text: str, opts: ChunkOptions, count_tokens: TokenCoun
     if not text.strip():
         return FileChunks(language, [], [])
     lines = split_lines_of(text)
-    defs, windows_reason = _definitions(language, text, lines, opts.parse_budget_ms)
+    found, windows_reason = _definitions(language, text, lines, opts.parse_budget_ms)
+    parsed = found if isinstance(found, ParsedSource) else None
+    defs = parsed.definitions if parsed is not None else found
+    assert not isinstance(defs, ParsedSource)
     cutter = _Cutter(lines, count_lines(lines, count_tokens), opts, count_tokens)
     last = len(lines) - 1
     if defs is None:
@@ -451,7 +458,8 @@ def chunk_file(path: str, text: str, opts: ChunkOptions, count_tokens: TokenCoun
         for d in iter_definitions(defs or [])
     ]
     return FileChunks(language=language, chunks=cutter.to_chunks(pieces), symbols=symbols,
-                      tokens=cutter.sizes(pieces), windows_reason=windows_reason)
+                      tokens=cutter.sizes(pieces), windows_reason=windows_reason,
+                      parsed=parsed)
 
 
 def split_chunk(chunk: Chunk, max_tokens: int, count_tokens: TokenCounter) -> list[Chunk]:

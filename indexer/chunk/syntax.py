@@ -47,8 +47,10 @@ __all__ = [
     "MAX_ERROR_FRACTION",
     "Definition",
     "ParseBudgetExceeded",
+    "ParsedSource",
     "iter_definitions",
     "parse_definitions",
+    "parse_source",
 ]
 
 logger = logging.getLogger(__name__)
@@ -72,6 +74,17 @@ class Definition:
     end_line: int
     """1-based last line (inclusive)."""
     children: tuple[Definition, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedSource:
+    """A file's definitions with the tree-sitter tree they came from and the bytes it was
+    parsed from (long comment runs blanked, offsets kept): what the code graph reads
+    (`indexer.graph.extract`) without parsing again."""
+
+    definitions: list[Definition]
+    tree: tree_sitter.Tree
+    source: bytes
 
 
 def iter_definitions(defs: Sequence[Definition]) -> Iterator[Definition]:
@@ -332,7 +345,15 @@ def _build(
 def parse_definitions(
     language: str, text: str, *, budget_s: float | None = None
 ) -> list[Definition] | None:
-    """Definitions in source code, by tree-sitter.
+    """Definitions in source code, by tree-sitter (`parse_source`'s definitions)."""
+    parsed = parse_source(language, text, budget_s=budget_s)
+    return None if parsed is None else parsed.definitions
+
+
+def parse_source(
+    language: str, text: str, *, budget_s: float | None = None
+) -> ParsedSource | None:
+    """Definitions in source code, by tree-sitter, with the tree they came from.
 
     Args:
         language: a language id from `indexer.chunk.languages.detect_language`.
@@ -342,7 +363,7 @@ def parse_definitions(
             look at the clock.
 
     Returns:
-        The top-level definitions (with nested ones as children), or None when the
+        The top-level definitions (with nested ones as children) and the tree, or None when the
         language has no syntax table or loadable grammar, or when ERROR nodes cover
         more than `MAX_ERROR_FRACTION` of the lines.
 
@@ -368,4 +389,4 @@ def parse_definitions(
     raws = _collect(language, source, root, defs_query, clock)
     attach_runs(raws, runs)
     class_names = frozenset(r.name for r in raws if r.kind in ("class", "struct"))
-    return list(_build(_nest(raws), None, table, class_names, 1))
+    return ParsedSource(list(_build(_nest(raws), None, table, class_names, 1)), tree, source)

@@ -223,3 +223,25 @@ class Lookups:
             "SELECT f.id, f.path FROM files f JOIN repos r ON "
             f"r.id = f.repo_id WHERE TRUE {where} {page}",
             [*names, *((after, limit) if limit is not None else ())])]
+
+    def graph_data(self: Connection, file_ids: Sequence[int]) -> dict[int, bytes]:
+        """File id -> its encoded code graph, for the files of `file_ids` that have one."""
+        out: dict[int, bytes] = {}
+        ids = list(dict.fromkeys(file_ids))
+        for i in range(0, len(ids), 500):
+            part = ids[i:i + 500]
+            out.update((int(fid), bytes(data)) for fid, data in self.query(
+                f"SELECT file_id, data FROM graph WHERE file_id IN ({','.join('?' * len(part))})",
+                part))
+        return out
+
+    def graph_linked(self: Connection, repo_id: int, keys: Sequence[str]) -> list[int]:
+        """The ids of the files of a repository found under any of `keys` (the last parts
+        of the modules they import), by id."""
+        wanted = list(dict.fromkeys(keys))
+        if not wanted:
+            return []
+        return [int(r[0]) for r in self.query(
+            "SELECT DISTINCT l.file_id FROM graph_links l JOIN files f ON f.id = l.file_id "
+            f"WHERE l.key IN ({','.join('?' * len(wanted))}) AND f.repo_id = ? "
+            "ORDER BY l.file_id", [*wanted, repo_id])]

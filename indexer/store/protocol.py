@@ -32,6 +32,7 @@ from ctxd.indexer.models import Chunk, Symbol
 from ctxd.indexer.store.dialect import Dialect
 from ctxd.indexer.store.records import (
     FileRecord,
+    GraphRow,
     PendingChunk,
     RepoRow,
     StoredFile,
@@ -157,6 +158,7 @@ class Files(Protocol):
         symbols: Iterable[Symbol],
         now: str,
         summary: Summary = ...,
+        graph: GraphRow = ...,
     ) -> int: ...
 
     def files_without_summary(self, repo_id: int
@@ -208,6 +210,7 @@ class TextFirst(Protocol):
         symbols: Iterable[Symbol],
         now: str,
         summary: Summary = ...,
+        graph: GraphRow = ...,
     ) -> int: ...
 
 
@@ -445,6 +448,16 @@ class Lookups(Protocol):
         """(id, path) of every file of the repositories named `names` (all when empty);
         with `limit`, a page: at most `limit` of them, the smallest ids above `after`,
         by id."""
+        ...
+
+    def graph_data(self, file_ids: Sequence[int]) -> dict[int, bytes]:
+        """File id -> its encoded code graph (`indexer.graph.model.encode`), for the files
+        of `file_ids` that have one."""
+        ...
+
+    def graph_linked(self, repo_id: int, keys: Sequence[str]) -> list[int]:
+        """The ids of the files of a repository found under any of `keys` (the last parts
+        of the modules they import: `indexer.graph.model.link_keys`), by id."""
         ...
 
 

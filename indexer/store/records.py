@@ -1,5 +1,6 @@
 """The row records the store's operations take and return: `RepoRow`, `StoredFile`,
-`FileRecord`, `PendingChunk`, `Summary` (and `NO_SUMMARY`), `TermPostings`, and
+`FileRecord`, `PendingChunk`, `Summary` (and `NO_SUMMARY`), `GraphRow` (and `NO_GRAPH`),
+`TermPostings`, and
 `with_symbols`, which both stores use to shape `files_without_summary`'s rows.
 
 Plain frozen dataclasses, no SQL: the pipeline builds `FileRecord`s and `Summary`s, the
@@ -85,6 +86,19 @@ class Summary:
 
 
 NO_SUMMARY = Summary("", "")
+
+
+@dataclass(frozen=True, slots=True)
+class GraphRow:
+    """A file's code graph as stored: the encoded graph (`indexer.graph.model.encode`) and
+    the keys the file is found by as an importer (`indexer.graph.model.link_keys`); empty
+    for a file without one."""
+
+    data: bytes
+    keys: tuple[str, ...] = ()
+
+
+NO_GRAPH = GraphRow(b"")
 
 
 def with_symbols(files: Iterable[tuple[Any, ...]], symbols: Iterable[tuple[Any, ...]]

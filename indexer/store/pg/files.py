@@ -25,8 +25,10 @@ from ctxd.indexer.models import Chunk, Symbol
 from ctxd.indexer.store.pg.connection import PgConnection
 from ctxd.indexer.store.pg.schema import TEXT_CONFIG
 from ctxd.indexer.store.records import (
+    NO_GRAPH,
     NO_SUMMARY,
     FileRecord,
+    GraphRow,
     StoredFile,
     Summary,
     with_symbols,
@@ -77,8 +79,10 @@ class PgFileRows(PgConnection):
         symbols: Iterable[Symbol],
         now: str,
         summary: Summary = NO_SUMMARY,
+        graph: GraphRow = NO_GRAPH,
     ) -> int:
-        """Write one file's rows in one transaction; returns the file's id."""
+        """Write one file's rows (its code graph too) in one transaction; returns the
+        file's id."""
         chunk_list = list(chunks)
         with self.transaction():
             row = self._one("SELECT id FROM files WHERE repo_id = %s AND path = %s",
@@ -119,6 +123,11 @@ class PgFileRows(PgConnection):
                 [(file_id, repo_id, record.path, record.language, s.name, s.kind, s.container,
                   s.line, s.end_line) for s in symbols])
             self._put_summary(file_id, repo_id, record.path, summary, vector)
+            if graph.data:
+                self._rows("INSERT INTO graph(file_id, repo_id, data) VALUES (%s, %s, %s)",
+                           (file_id, repo_id, graph.data))
+                self._many("INSERT INTO graph_links(key, file_id) VALUES (%s, %s) "
+                           "ON CONFLICT DO NOTHING", [(k, file_id) for k in graph.keys])
             if rows:
                 self._rows(
                     "INSERT INTO keyword_stats(repo_id, rows, tokens) VALUES (%s, %s, %s) "

@@ -172,11 +172,27 @@ _M003 = [
     "ELSE 0 END FROM ctxd_text_generation) + 1 + floor(random() * 1099511627776)::bigint)",
 ]
 
-MIGRATIONS: list[list[str]] = [_M001, _M002, _M003]
+_M004 = [
+    # The code graph (`indexer.graph`): one encoded graph per code file, and the keys
+    # (imported modules' last parts) each file is found by as an importer.
+    """CREATE TABLE graph(
+        file_id bigint PRIMARY KEY REFERENCES files(id) ON DELETE CASCADE,
+        repo_id bigint NOT NULL,
+        data bytea NOT NULL
+    )""",
+    """CREATE TABLE graph_links(
+        key text COLLATE "C" NOT NULL,
+        file_id bigint NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        PRIMARY KEY (key, file_id)
+    )""",
+    "CREATE INDEX graph_links_file ON graph_links(file_id)",
+]
+
+MIGRATIONS: list[list[str]] = [_M001, _M002, _M003, _M004]
 """Numbered schema migrations: MIGRATIONS[i] takes the schema from version i to i+1."""
 
 TABLES = ("meta", "repos", "files", "file_text", "checkpoints", "embeddings", "symbols",
-          "summaries", "keyword_stats", "keyword_df")
+          "summaries", "keyword_stats", "keyword_df", "graph", "graph_links")
 """ctxd's tables (their sizes make the store's size)."""
 
 

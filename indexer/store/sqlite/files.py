@@ -1,6 +1,6 @@
 """The indexed text: a file's rows (`files`, its full text in `file_text`, its
 checkpoints with their FTS5 row in `chunk_fts`, its `symbols`, its summary in
-`summaries`), written and removed together.
+`summaries`, its code graph in `graph` and `graph_links`), written and removed together.
 
 The pipeline writes through it; the search layer reads `file_texts` (the lexical engine,
 references) and the other tables with its own SQL (`Store.query`).
@@ -28,8 +28,10 @@ from contextlib import contextmanager
 
 from ctxd.indexer.models import Chunk, Symbol
 from ctxd.indexer.store.records import (
+    NO_GRAPH,
     NO_SUMMARY,
     FileRecord,
+    GraphRow,
     StoredFile,
     Summary,
     with_symbols,
@@ -184,15 +186,17 @@ class FileRows(Connection):
         symbols: Iterable[Symbol],
         now: str,
         summary: Summary = NO_SUMMARY,
+        graph: GraphRow = NO_GRAPH,
     ) -> int:
-        """Write one file's rows (file, full text, checkpoints, symbols, summary) in one
-        transaction.
+        """Write one file's rows (file, full text, checkpoints, symbols, summary, code
+        graph) in one transaction.
 
         Args:
             content: the file's text; None when `put_file_text` wrote it (the file keeps
                 its id and text, the rest of its rows are replaced).
             chunks: (chunk, hash of its embedding input) pairs.
             summary: the file's summary (`NO_SUMMARY` when it has none).
+            graph: the file's code graph (`NO_GRAPH` when it has none).
 
         Returns:
             The file's id.
@@ -288,6 +292,11 @@ class FileRows(Connection):
                 ],
             )
             self._put_summary(file_id, repo_id, record.path, summary, vector)
+            if graph.data:
+                self.db.execute("INSERT INTO graph(file_id, repo_id, data) VALUES (?, ?, ?)",
+                                (file_id, repo_id, graph.data))
+                self.db.executemany("INSERT OR IGNORE INTO graph_links(key, file_id) "
+                                    "VALUES (?, ?)", [(k, file_id) for k in graph.keys])
             self._text_changed()
         return file_id
 
@@ -336,13 +345,15 @@ class FileRows(Connection):
         self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
     def _delete_chunk_rows(self, file_id: int) -> None:
-        """A file's checkpoints (with their `chunk_fts` rows) and symbols."""
+        """A file's checkpoints (with their `chunk_fts` rows), symbols and code graph."""
         self.db.execute(
             "DELETE FROM chunk_fts WHERE rowid IN (SELECT id FROM checkpoints WHERE file_id = ?)",
             (file_id,),
         )
         self.db.execute("DELETE FROM checkpoints WHERE file_id = ?", (file_id,))
         self.db.execute("DELETE FROM symbols WHERE file_id = ?", (file_id,))
+        self.db.execute("DELETE FROM graph WHERE file_id = ?", (file_id,))
+        self.db.execute("DELETE FROM graph_links WHERE file_id = ?", (file_id,))
 
     def file_texts(self, file_ids: Sequence[int]) -> dict[int, str]:
         """The full text of the files with these ids (those that exist)."""

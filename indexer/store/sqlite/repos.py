@@ -90,7 +90,11 @@ class RepoRows(Connection):
                 "(SELECT id FROM checkpoints WHERE repo_id = ?)",
                 (repo_id,),
             )
-            for table in ("checkpoints", "symbols", "summaries", "files"):
+            self.db.execute(
+                "DELETE FROM graph_links WHERE file_id IN (SELECT id FROM files WHERE repo_id = ?)",
+                (repo_id,),
+            )
+            for table in ("checkpoints", "symbols", "summaries", "graph", "files"):
                 self.db.execute(f"DELETE FROM {table} WHERE repo_id = ?", (repo_id,))
             self.db.execute("DELETE FROM repos WHERE id = ?", (repo_id,))
             self._text_changed()

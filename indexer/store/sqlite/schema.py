@@ -6,7 +6,8 @@
 keyword ranking, its rows from `indexer.store.words.chunk_fts_row`), `_m003_summaries` (one
 summary text and its vector per code file), `_m004_file_roles` (what a file is for:
 embedded, or kept greppable only), `_m005_root_identity` (the identity of each repository's
-root folder), `_m006_text_generation_start` (the text generation from a random start).
+root folder), `_m006_text_generation_start` (the text generation from a random start),
+`_m007_code_graph` (each code file's graph and the keys it is found by as an importer).
 `fts_tokens(word)` is what `chunk_fts`'s tokenizer makes of a word (the keys of the keyword
 postings, `KeywordRows.keyword_postings`); it keeps one private in-memory database (no
 file) for the tokenizer.
@@ -170,9 +171,32 @@ def _m006_text_generation_start(db: sqlite3.Connection) -> None:
         "value = CAST(CAST(value AS INTEGER) + abs(random() % 1099511627776) + 1 AS TEXT)")
 
 
+def _m007_code_graph(db: sqlite3.Connection) -> None:
+    """The code graph (`indexer.graph`): one encoded graph per code file in `graph`, and
+    `graph_links`, the keys (imported modules' last parts) each file is found by when
+    another file's definitions may be used in it. Files indexed before get theirs when
+    they next change (or `ctxd index --force`)."""
+    _run_script(
+        db,
+        """
+        CREATE TABLE graph(
+            file_id INTEGER PRIMARY KEY REFERENCES files(id),
+            repo_id INTEGER NOT NULL,
+            data BLOB NOT NULL
+        );
+        CREATE TABLE graph_links(
+            key TEXT NOT NULL,
+            file_id INTEGER NOT NULL,
+            PRIMARY KEY(key, file_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX graph_links_file ON graph_links(file_id)
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m001_create_core, _m002_chunk_fts, _m003_summaries, _m004_file_roles,
-    _m005_root_identity, _m006_text_generation_start]
+    _m005_root_identity, _m006_text_generation_start, _m007_code_graph]
 """Numbered schema migrations: MIGRATIONS[i] takes the schema from version i to i+1."""
 
 

@@ -1,0 +1,377 @@
+"""A file's code graph from the tree-sitter parse the chunker already made.
+
+`extract(language, parsed)` walks the tree once (an explicit stack, no recursion) and
+returns a `FileGraph`: the definitions (the chunker's, with parents), the imports
+(`indexer.graph.imports`), and every identifier that is code as a `Site` with its role
+(call, reference, binding, parameter, attribute binding, base class, import), the
+receiver of `recv.name`, the enclosing definition and, for bindings, what was assigned
+(`()Session` for `s = Session()`, `:Session` for `s: Session`). Which node types mean
+what is `indexer.graph.specs`.
+
+Invariants: nothing inside a comment or a string literal (docstrings included) is ever a
+site, except the code inside interpolations (`f"{x}"`, `${x}`); a definition's own name
+is not a site (the definition is in `defs`); sites are sorted by (line, column). Pure:
+reads the tree and the source bytes only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+import tree_sitter
+
+from ctxd.indexer.chunk.syntax import Definition, ParsedSource
+from ctxd.indexer.graph.imports import imports_of, string_value
+from ctxd.indexer.graph.model import Def, FileGraph, Import, Role, Site
+from ctxd.indexer.graph.specs import SPECS, GraphSpec
+
+__all__ = ["SCOPE_KINDS", "extract"]
+
+SCOPE_KINDS = frozenset({"function", "method", "constructor", "class", "struct",
+                         "interface", "trait", "impl", "module", "namespace", "enum"})
+"""Definition kinds that enclose sites (not variables, constants, type aliases)."""
+
+MAX_RECEIVER = 120
+"""A longer receiver chain is kept as `?` (not resolvable anyway)."""
+
+_TYPE_NAME = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*")
+_WRAPPERS = re.compile(r"^(?:Optional|Type|type|ClassVar|Final|Annotated|Box|Rc|Arc|"
+                       r"Option|Ref|RefCell|Mutex)\[|^(?:Box|Rc|Arc|Option|Ref)<")
+
+_JS_LIKE = frozenset({"javascript", "typescript", "tsx"})
+_NOT_BASES = frozenset({"keyword_argument", "comment", "type_arguments", "declaration_list",
+                        "field_declaration_list", "line_comment", "block_comment"})
+
+_BASE_LISTS = frozenset({"argument_list", "type_list", "interface_type_list",
+                         "superclasses"})
+
+Entry = tuple[tree_sitter.Node, Role | None, str | None, str | None]
+"""(node, role imposed by its parent, receiver, value)."""
+
+
+class _Walk:
+    """One file's walk: the source, the spec, and what it found."""
+
+    def __init__(self, language: str, spec: GraphSpec, source: bytes) -> None:
+        self.language = language
+        self.spec = spec
+        self.source = source
+        self.lines = source.split(b"\n")
+        self.sites: list[tuple[str, int, int, Role, str | None, str | None]] = []
+        self.imports: list[Import] = []
+
+    # ------------------------------------------------------------ text helpers
+
+    def text(self, node: tree_sitter.Node | None) -> str:
+        if node is None:
+            return ""
+        return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+    def column(self, node: tree_sitter.Node) -> int:
+        row, byte = node.start_point
+        line = self.lines[row] if row < len(self.lines) else b""
+        if line.isascii():
+            return byte + 1
+        return len(line[:byte].decode("utf-8", "replace")) + 1
+
+    def receiver(self, node: tree_sitter.Node | None, depth: int = 0) -> str:
+        """`a.b`, `self`, `Session()`, `super()`; `?` for anything else."""
+        if node is None or depth > 12:
+            return "?"
+        spec, t = self.spec, node.type
+        if t in spec.names or t in ("this", "self", "super", "crate", "base", "cls"):
+            return self.text(node)
+        if t in spec.members:
+            obj_f, name_f = spec.members[t]
+            obj = node.child_by_field_name(obj_f) if obj_f else None
+            name = node.child_by_field_name(name_f) if name_f else None
+            if name is None:
+                return "?"
+            if obj is None:
+                return self.text(name) if t == "call" else "?"
+            inner = self.receiver(obj, depth + 1)
+            return "?" if inner == "?" else f"{inner}.{self.text(name)}"
+        if t in spec.calls:
+            callee = node.child_by_field_name(spec.calls[t])
+            inner = self.receiver(callee, depth + 1)
+            return "?" if inner == "?" else f"{inner}()"
+        if t in ("parenthesized_expression", "await", "await_expression",
+                 "non_null_expression") and node.named_child_count == 1:
+            return self.receiver(node.named_children[0], depth + 1)
+        if t == "generic_type" and node.named_child_count:
+            return self.receiver(node.named_children[0], depth + 1)
+        return "?"
+
+    def value(self, node: tree_sitter.Node | None) -> str | None:
+        """What a binding assigns, as `Site.value` says."""
+        if node is None:
+            return None
+        t = node.type
+        if t in ("await", "await_expression", "parenthesized_expression",
+                 "try_expression") and node.named_child_count:
+            return self.value(node.named_children[0])
+        if t in self.spec.calls:
+            got = self.receiver(node.child_by_field_name(self.spec.calls[t]))
+            if t in self.spec.members:  # Java, Ruby: `obj.m()` as one node
+                got = self.receiver(node)
+            if got == "?" or len(got) > MAX_RECEIVER:
+                return None
+            if t == "call" and self.language == "ruby" and got.endswith(".new"):
+                got = got.removesuffix(".new")
+            return "()" + got
+        if t in ("struct_expression", "composite_literal"):
+            return "()" + type_text(self.text(node.child_by_field_name(
+                "name" if t == "struct_expression" else "type")))
+        if t in self.spec.names or t in self.spec.members:
+            got = self.receiver(node)
+            return None if got == "?" else "=" + got
+        return None
+
+    # ------------------------------------------------------------ the walk
+
+    def site(self, node: tree_sitter.Node, role: Role | None, recv: str | None,
+             value: str | None) -> None:
+        name = self.text(node)
+        if not name or not (name[0].isalpha() or name[0] in "_$"):
+            return
+        if recv is None and name in self.spec.self_names and role in (None, Role.PARAM):
+            return  # `self` / `this` itself: never a definition's reference
+        if recv is not None and len(recv) > MAX_RECEIVER:
+            recv = "?"
+        self.sites.append((name, node.start_point[0] + 1, self.column(node),
+                           role if role is not None else Role.REF, recv, value))
+
+    def targets(self, node: tree_sitter.Node | None, value: str | None) -> Iterator[Entry]:
+        """The entries of a binding's target: names bound, attributes bound, the rest read."""
+        if node is None:
+            return
+        spec, t = self.spec, node.type
+        if t in spec.names:
+            yield node, Role.BIND, None, value
+        elif t in spec.members:
+            yield node, Role.ATTR_BIND, None, value
+        elif t in spec.calls or t in ("subscript", "subscript_expression", "index_expression"):
+            yield node, None, None, None
+        else:
+            for i, child in enumerate(node.children):
+                if not child.is_named:
+                    continue
+                field = node.field_name_for_child(i)
+                if t in spec.not_refs and spec.not_refs[t] in ("", field):
+                    continue
+                if t == "pair_pattern" and field == "key":
+                    continue
+                yield from self.targets(child, None)
+
+    def run(self, root: tree_sitter.Node) -> None:
+        stack: list[Entry] = [(root, None, None, None)]
+        push = stack.append
+        spec = self.spec
+        while stack:
+            node, role, recv, value = stack.pop()
+            t = node.type
+            if t in spec.names:
+                self.site(node, role, recv, value)
+                continue
+            found = imports_of(self.language, node, self.text)
+            if found is not None:
+                self.imports.extend(found[0])
+                for n in found[1]:
+                    self.site(n, Role.IMPORT, None, None)
+                continue
+            if t in spec.skip:
+                for child in node.named_children:
+                    if child.type in spec.code_inside:
+                        push((child, None, None, None))
+                continue
+            for entry in reversed(self.children(node, role, recv, value)):
+                push(entry)
+
+    def children(  # noqa: C901 - one table-driven rule per kind of node, read top-down
+        self, node: tree_sitter.Node, role: Role | None, recv: str | None, value: str | None
+    ) -> list[Entry]:
+        """The entries of a node's children, with what the node imposes on them."""
+        spec, t = self.spec, node.type
+        put: dict[int, list[Entry]] = {}  # child id -> the entries in its place ([]: skip)
+
+        def field(name: str) -> tree_sitter.Node | None:
+            return node.child_by_field_name(name) if name else None
+
+        if t in spec.members and (t != "call" or field("receiver") is not None):
+            obj_f, name_f = spec.members[t]
+            obj, name = field(obj_f), field(name_f)
+            if name is not None and name.type in spec.names:
+                own = Role.CALL if t in spec.calls else role
+                if own == Role.BIND:
+                    own = Role.ATTR_BIND
+                if own not in (Role.CALL, Role.ATTR_BIND, Role.INHERIT):
+                    own = Role.REF
+                put[name.id] = [(name, own, self.receiver(obj) if obj is not None else None,
+                                 value)]
+        elif t in spec.calls:
+            callee = field(spec.calls[t])
+            if callee is not None:
+                if callee.type in spec.names or callee.type in spec.members:
+                    put[callee.id] = [(callee, Role.CALL, None, None)]
+                elif callee.type == "generic_type" and callee.named_child_count:
+                    first = callee.named_children[0]
+                    put[callee.id] = [(first, Role.CALL, None, None)] + [
+                        (c, None, None, None) for c in callee.named_children[1:]]
+            if t == "call_expression" and self.language in _JS_LIKE:
+                self.require(node, None)
+        if t in spec.def_names and (name := field(spec.def_names[t])) is not None:
+            put[name.id] = []
+        if t in spec.bases:
+            holder = field(spec.bases[t]) if spec.bases[t] else node
+            if holder is not None and holder is not node and holder.type not in _BASE_LISTS:
+                put[holder.id] = [(holder, Role.INHERIT, None, None)]
+            elif holder is not None:
+                kids = [c for c in holder.named_children if c.type not in _NOT_BASES]
+                entries: list[Entry] = [(c, Role.INHERIT, None, None) for c in kids]
+                entries += [(c, None, None, None) for c in holder.named_children
+                            if c.type in ("keyword_argument", "type_arguments")]
+                if holder is node:
+                    for c, e in zip(kids, entries, strict=False):
+                        put[c.id] = [e]
+                else:
+                    put[holder.id] = entries
+        if t in spec.params:
+            for c in node.named_children:
+                if c.type in spec.names:
+                    put[c.id] = [(c, Role.PARAM, None, None)]
+        if t in spec.param_nodes:
+            name_f, type_f = spec.param_nodes[t]
+            type_node = field(type_f)
+            typed = ":" + type_text(self.text(type_node)) if type_node is not None else None
+            names = node.children_by_field_name(name_f) if name_f else [
+                c for c in node.named_children if c.type in spec.names][:1]
+            for n in names:
+                put[n.id] = [(e[0], Role.PARAM if e[1] == Role.BIND else e[1], e[2], e[3])
+                             for e in self.targets(n, typed)]
+        if t in spec.binds:
+            self.binding(node, put)
+        if t in spec.bind_targets:
+            f = spec.bind_targets[t]
+            holders = node.children_by_field_name(f) if f else list(node.named_children)
+            for h in holders:
+                put[h.id] = list(self.targets(h, None))
+        if t in spec.not_refs:
+            f = spec.not_refs[t]
+            for i, c in enumerate(node.children):
+                if c.is_named and c.type in spec.names and (
+                        not f or node.field_name_for_child(i) == f):
+                    put[c.id] = []
+                    break
+        inherit = role == Role.INHERIT and t not in spec.members
+        out: list[Entry] = []
+        for c in node.named_children:
+            got = put.get(c.id)
+            if got is not None:
+                out.extend(got)
+            elif inherit:
+                out.append((c, Role.INHERIT, None, None))
+            else:
+                out.append((c, None, None, None))
+            inherit = False
+        return out
+
+    def binding(self, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
+        """The targets of an assignment or declarator, each with the value it is given."""
+        target_f, value_f = self.spec.binds[node.type]
+        targets = node.children_by_field_name(target_f)
+        value_node = node.child_by_field_name(value_f)
+        if self.language in _JS_LIKE and targets:
+            self.require(value_node, targets[0])
+        type_node = node.child_by_field_name("type")
+        typed = (":" + type_text(self.text(type_node))) if type_node is not None else None
+        if len(targets) == 1 and targets[0].type in ("expression_list", "pattern_list",
+                                                     "tuple_pattern"):
+            values = (value_node.named_children if value_node is not None
+                      and value_node.type == "expression_list" else [])
+            inner = targets[0].named_children
+            put[targets[0].id] = [
+                e for k, tgt in enumerate(inner)
+                for e in self.targets(tgt, self.value(values[k])
+                                      if len(values) == len(inner) else None)]
+            return
+        summary = typed or self.value(value_node)
+        for tgt in targets:
+            put[tgt.id] = list(self.targets(tgt, summary))
+
+    def require(self, value: tree_sitter.Node | None, target: tree_sitter.Node | None) -> None:
+        """`const x = require("m")`, `const {a, b: c} = require("m")`, `require("m")`."""
+        if value is None or value.type != "call_expression":
+            return
+        fn = value.child_by_field_name("function")
+        if fn is None or self.text(fn) != "require":
+            return
+        args = value.child_by_field_name("arguments")
+        strings = [c for c in (args.named_children if args else []) if c.type == "string"]
+        if not strings:
+            return
+        module, line = string_value(strings[0], self.text), value.start_point[0] + 1
+        if target is None:
+            if not any(i.module == module and i.line == line for i in self.imports):
+                self.imports.append(Import(module, None, None, 0, line))
+        elif target.type == "identifier":
+            self.imports[:] = [i for i in self.imports
+                               if not (i.module == module and i.line == line and not i.alias)]
+            self.imports.append(Import(module, None, self.text(target), 0, line))
+        elif target.type == "object_pattern":
+            for c in target.named_children:
+                if c.type == "shorthand_property_identifier_pattern":
+                    self.imports.append(Import(module, self.text(c), None, 0, line))
+                elif c.type == "pair_pattern":
+                    key, val = c.child_by_field_name("key"), c.child_by_field_name("value")
+                    self.imports.append(Import(module, self.text(key), self.text(val), 0, line))
+
+
+def type_text(text: str) -> str:
+    """The class named by an annotation: `Optional[Session]` -> `Session`, `*Server` ->
+    `Server`, `&mut Vec<T>` -> `Vec`, `: Sess` -> `Sess`, `"Session"` -> `Session`."""
+    text = text.strip().lstrip(":").strip().strip("'\"").lstrip("&*").strip()
+    text = text.removeprefix("mut ").removeprefix("const ").strip()
+    while (m := _WRAPPERS.match(text)) is not None:
+        text = text[m.end():]
+    m = _TYPE_NAME.match(text)
+    return m.group(0).replace("::", ".") if m else ""
+
+
+def _defs(forest: Sequence[Definition]) -> list[Def]:
+    out: list[Def] = []
+
+    def add(ds: Sequence[Definition], parent: int) -> None:
+        for d in ds:
+            out.append(Def(d.name, d.qualname, d.kind, d.line, d.end_line, parent))
+            add(d.children, len(out) - 1)
+
+    add(forest, -1)
+    return out
+
+
+def _scopes(defs: Sequence[Def], n_lines: int) -> list[int]:
+    """Line (1-based) -> index of the innermost scoping definition holding it (-1: none)."""
+    table = [-1] * (n_lines + 2)
+    for k, d in enumerate(defs):  # parents come before their children
+        if d.kind not in SCOPE_KINDS:
+            continue
+        for line in range(max(d.line, 1), min(d.end_line, n_lines + 1) + 1):
+            table[line] = k
+    return table
+
+
+def extract(language: str, parsed: ParsedSource) -> FileGraph | None:
+    """The code graph of a parsed file (None: no graph rules for `language`)."""
+    spec = SPECS.get(language)
+    if spec is None:
+        return None
+    walk = _Walk(language, spec, parsed.source)
+    walk.run(parsed.tree.root_node)
+    defs = _defs(parsed.definitions)
+    scopes = _scopes(defs, len(walk.lines))
+    sites = [
+        Site(name, line, col, role, recv, scopes[line] if line < len(scopes) else -1, value)
+        for name, line, col, role, recv, value in sorted(walk.sites, key=lambda s: (s[1], s[2]))
+    ]
+    return FileGraph(language, defs, walk.imports, sites)

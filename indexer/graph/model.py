@@ -1,0 +1,188 @@
+"""The records of a file's code graph, and their compact stored form.
+
+`FileGraph` is what `indexer.graph.extract` makes of one parsed file: its definitions
+(`Def`), imports (`Import`), and every identifier occurrence that is code (`Site`: calls,
+references, bindings, parameters, bases; never a comment, docstring or string). `encode`
+turns it into one zlib-compressed blob (strings interned once, sites as small integers,
+lines as deltas) that the stores keep per file; `decode` reads it back exactly.
+`link_keys(graph)` are the short keys a file is found by when another file's definition
+may be used in it (the last part of each module it imports).
+
+Invariants: `decode(encode(g)) == g`; sites come in file order; `Site.scope` is the index
+in `defs` of the innermost definition enclosing the site (-1: module level); lines and
+columns are 1-based (columns in characters).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zlib
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+__all__ = ["Def", "FileGraph", "Import", "Role", "Site", "decode", "encode", "link_keys"]
+
+FORMAT = 1
+"""The blob's format version (its first element); an unknown one decodes to nothing."""
+
+
+class Role(IntEnum):
+    """What an identifier occurrence does."""
+
+    REF = 0
+    """Read: a name, an attribute (`recv.name`), a type in an annotation, a decorator."""
+    CALL = 1
+    """Called: `name(...)`, `recv.name(...)`, `new Name(...)`, a macro."""
+    BIND = 2
+    """Assigned in its scope (`x = ...`, `for x in`, `with ... as x`); `value` says with what."""
+    PARAM = 3
+    """A parameter; `value` is its annotated type."""
+    ATTR_BIND = 4
+    """An attribute assigned: `self.x = ...` (`receiver` is `self`)."""
+    INHERIT = 5
+    """A base class (or implemented interface, trait) in a class header."""
+    IMPORT = 6
+    """A name bound by an import statement."""
+
+
+@dataclass(frozen=True, slots=True)
+class Def:
+    """A definition of the file (as the chunker's symbols): name, qualified name within
+    the file, kind, the line of its name and its last line."""
+
+    name: str
+    qualname: str
+    kind: str
+    line: int
+    end_line: int
+    parent: int = -1
+    """Index of the enclosing definition (-1: top level)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Import:
+    """One imported name (or module).
+
+    `module` as written (`os.path`, `./util`, `net/http`, `crate::a::b`, `stdio.h`);
+    `name` the imported name (`*` for all; None: the module itself); `alias` the local
+    name it binds when that differs from the default (`import numpy as np`, `{a as b}`,
+    Go's package name); `level` Python's leading dots; `reexport` for `export ... from`."""
+
+    module: str
+    name: str | None
+    alias: str | None
+    level: int
+    line: int
+    reexport: bool = False
+
+    @property
+    def local(self) -> str:
+        """The name this import binds in the file."""
+        if self.alias:
+            return self.alias
+        if self.name and self.name != "*":
+            return self.name
+        return re.split(r"[./:]+", self.module.strip("./"))[0] if self.level == 0 else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """An identifier occurrence in code."""
+
+    name: str
+    line: int
+    col: int
+    role: Role
+    receiver: str | None = None
+    """The object of `recv.name` (`self`, `s`, `os.path`, `Session()`; `?` when not a plain
+    chain), None for a bare name."""
+    scope: int = -1
+    """Index of the enclosing definition in `FileGraph.defs` (-1: module level)."""
+    value: str | None = None
+    """For a binding or parameter: `()X` assigned a call of `X`, `:X` annotated `X`, `=X`
+    assigned the name `X`."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileGraph:
+    """The code graph of one file."""
+
+    language: str
+    defs: list[Def] = field(default_factory=list)
+    imports: list[Import] = field(default_factory=list)
+    sites: list[Site] = field(default_factory=list)
+
+
+_ROLES = list(Role)
+
+
+def encode(graph: FileGraph) -> bytes:
+    """The graph as one compact blob."""
+    strings: dict[str, int] = {}
+
+    def s(text: str | None) -> int:
+        if text is None:
+            return 0
+        got = strings.get(text)
+        if got is None:
+            got = strings[text] = len(strings) + 1
+        return got
+
+    defs = [[s(d.name), s(d.qualname), s(d.kind), d.line, d.end_line - d.line, d.parent]
+            for d in graph.defs]
+    imports = [[s(i.module), s(i.name), s(i.alias), i.level, i.line, int(i.reexport)]
+               for i in graph.imports]
+    flat: list[int] = []
+    last = 0
+    for x in graph.sites:
+        flat += [s(x.name), x.line - last, x.col, int(x.role), s(x.receiver), x.scope + 1,
+                 s(x.value)]
+        last = x.line
+    body = [FORMAT, graph.language, list(strings), defs, imports, flat]
+    return zlib.compress(json.dumps(body, separators=(",", ":")).encode("utf-8"), 6)
+
+
+def decode(blob: bytes) -> FileGraph | None:
+    """The graph of a blob made by `encode` (None: another format)."""
+    body = json.loads(zlib.decompress(blob))
+    if not body or body[0] != FORMAT:
+        return None
+    _, language, table, defs, imports, flat = body
+    strs: list[str | None] = [None, *table]
+    out_defs = [Def(str(strs[a]), str(strs[b]), str(strs[c]), ln, ln + n, p)
+                for a, b, c, ln, n, p in defs]
+    out_imports = [Import(str(strs[m]), strs[n], strs[a], lv, ln, bool(r))
+                   for m, n, a, lv, ln, r in imports]
+    sites: list[Site] = []
+    line = 0
+    for k in range(0, len(flat), 7):
+        n, dl, col, role, recv, scope, value = flat[k : k + 7]
+        line += dl
+        sites.append(Site(str(strs[n]), line, col, _ROLES[role], strs[recv], scope - 1,
+                          strs[value]))
+    return FileGraph(language, out_defs, out_imports, sites)
+
+
+def module_tail(module: str) -> str:
+    """The last part of an imported module's name, as `link_keys` keys it: `a.b` -> `b`,
+    `../util/index.js` -> `util`, `net/http` -> `http`, `crate::a::b` -> `b`, `x.h` -> `x`."""
+    text = module.strip().strip("'\"<>")
+    text = re.sub(r"\.(js|jsx|ts|tsx|mjs|cjs|mts|cts|h|hpp|hh|rb|py)$", "", text)
+    parts = [p for p in re.split(r"[./:\\]+", text) if p]
+    while len(parts) > 1 and parts[-1] in ("index", "__init__", "mod"):
+        parts.pop()
+    return parts[-1] if parts else ""
+
+
+def link_keys(graph: FileGraph) -> list[str]:
+    """The distinct keys under which the file is found as an importer: each imported
+    module's tail, and for `from pkg import name` also `name` (it may be a module)."""
+    keys: dict[str, None] = {}
+    for imp in graph.imports:
+        tail = module_tail(imp.module)
+        if tail:
+            keys[tail] = None
+        if imp.name and imp.name != "*" and imp.name != "default":
+            keys[imp.name.rpartition(".")[2]] = None
+    return list(keys)

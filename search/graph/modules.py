@@ -1,0 +1,245 @@
+"""Which indexed file an import names, per language: `RepoLayout.resolve(path, imp, lang)`.
+
+A `RepoLayout` is one repository's file list plus what its build files say: Python
+modules by every dotted suffix of their path (so `src/` layouts and nested roots
+resolve: `src/pkg/models.py` is `pkg.models`, `pkg/__init__.py` is `pkg`); JS/TS
+relative paths with their extensions and `index` files, `tsconfig.json` `baseUrl` and
+`paths`; Go import paths under `go.mod`'s module path (a package is a folder); Rust
+`crate::`/`self::`/`super::` paths and `mod x;` over `src/` trees; Ruby
+`require_relative`; C/C++ `#include "x.h"` by path suffix. What names no indexed file
+resolves to nothing (a standard library, a dependency): the caller treats the name as
+unresolved. Pure over the lists it is given.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+
+from ctxd.indexer.graph import Import
+
+__all__ = ["JS_LIKE", "RepoLayout", "module_name"]
+
+JS_LIKE = frozenset({"javascript", "typescript", "tsx"})
+_JS_EXTS = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
+_PY_EXTS = (".py", ".pyi")
+
+
+def module_name(path: str) -> str:
+    """A file's dotted module name from its path (`src/pkg/models.py` -> `src.pkg.models`,
+    `pkg/__init__.py` -> `pkg`, `a/b.ts` -> `a.b`)."""
+    stem = re.sub(r"\.(py|pyi|d\.ts|ts|tsx|js|jsx|mjs|cjs|go|rs|java|rb|c|h|cc|cpp|hpp)$",
+                  "", path)
+    parts = [p for p in stem.split("/") if p]
+    if parts and parts[-1] in ("__init__", "index", "mod", "lib"):
+        parts.pop()
+    return ".".join(parts)
+
+
+def _strip_json_comments(text: str) -> str:
+    text = re.sub(r"(?m)^\s*//.*$", "", text)
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.DOTALL)
+    return re.sub(r",(\s*[}\]])", r"\1", text)
+
+
+class RepoLayout:
+    """One repository's files, indexed for import resolution."""
+
+    def __init__(self, paths: Iterable[str], read: Callable[[str], str | None]) -> None:
+        """`read(path)`: a build file's indexed text (`go.mod`, `tsconfig.json`), or None."""
+        self.paths = set(paths)
+        self.by_dir: dict[str, list[str]] = defaultdict(list)
+        self.py: dict[str, list[str]] = defaultdict(list)
+        for p in sorted(self.paths):
+            self.by_dir[posixpath.dirname(p)].append(p)
+            if p.endswith(_PY_EXTS):
+                parts = module_name(p).split(".")
+                for k in range(len(parts)):
+                    self.py[".".join(parts[k:])].append(p)
+        self.go_modules: list[tuple[str, str]] = []  # (module path, folder)
+        self.ts_configs: list[tuple[str, str, dict[str, list[str]]]] = []
+        for p in sorted(self.paths):
+            base = posixpath.basename(p)
+            if base == "go.mod":
+                text = read(p) or ""
+                m = re.search(r"(?m)^module\s+(\S+)", text)
+                if m:
+                    self.go_modules.append((m.group(1), posixpath.dirname(p)))
+            elif base.startswith(("tsconfig", "jsconfig")) and base.endswith(".json"):
+                self._ts_config(p, read(p) or "")
+        self.ts_configs.sort(key=lambda c: -len(c[0]))
+
+    def _ts_config(self, path: str, text: str) -> None:
+        try:
+            data = json.loads(_strip_json_comments(text))
+        except ValueError:
+            return
+        opts = data.get("compilerOptions") if isinstance(data, dict) else None
+        if not isinstance(opts, dict):
+            return
+        folder = posixpath.dirname(path)
+        base = posixpath.normpath(posixpath.join(folder, str(opts.get("baseUrl") or ".")))
+        base = "" if base == "." else base
+        paths = opts.get("paths") if isinstance(opts.get("paths"), dict) else {}
+        mapping = {str(k): [str(v) for v in vs] for k, vs in (paths or {}).items()
+                   if isinstance(vs, list)}
+        self.ts_configs.append((folder, base, mapping))
+
+    # ---------------------------------------------------------------- per language
+
+    def resolve(self, path: str, imp: Import, language: str) -> list[str]:
+        """The indexed files (or, for Go, a package's files) that `imp` in `path` names."""
+        if language == "python":
+            return self._python(path, imp)
+        if language in JS_LIKE:
+            return self._js(path, imp.module)
+        if language == "go":
+            return self._go(imp.module)
+        if language == "rust":
+            return self._rust(path, imp)
+        if language in ("c", "cpp"):
+            return self._suffix(path, imp.module)
+        if language == "ruby":
+            return self._ruby(path, imp)
+        return []
+
+    def python_module(self, path: str, dotted: str, level: int) -> list[str]:
+        """Files of the Python module `dotted` (relative to `path` by `level` dots)."""
+        if level:
+            folder = posixpath.dirname(path)
+            for _ in range(level - 1):
+                folder = posixpath.dirname(folder)
+            rel = dotted.replace(".", "/")
+            stem = posixpath.join(folder, rel) if rel else folder
+            return [c for c in (f"{stem}.py", f"{stem}/__init__.py", f"{stem}.pyi",
+                                f"{stem}/__init__.pyi") if c in self.paths][:1]
+        found = self.py.get(dotted, [])
+        if len(found) > 1:  # the one nearest the importer, then the shortest path
+            found = sorted(found, key=lambda p: (-_shared(p, path), len(p), p))
+        return found[:1]
+
+    def _python(self, path: str, imp: Import) -> list[str]:
+        return self.python_module(path, imp.module, imp.level)
+
+    def _js_candidates(self, stem: str) -> list[str]:
+        out = [stem]
+        base = re.sub(r"\.(js|jsx|mjs|cjs)$", "", stem)
+        for s in dict.fromkeys((stem, base)):
+            out += [s + ext for ext in _JS_EXTS]
+            out += [f"{s}/index{ext}" for ext in _JS_EXTS]
+        return out
+
+    def _js(self, path: str, module: str) -> list[str]:
+        if module.startswith("."):
+            stem = posixpath.normpath(posixpath.join(posixpath.dirname(path), module))
+            return [c for c in self._js_candidates(stem) if c in self.paths][:1]
+        for folder, base, mapping in self.ts_configs:
+            if folder and not path.startswith(folder + "/"):
+                continue
+            for pattern, targets in mapping.items():
+                prefix, star, suffix = pattern.partition("*")
+                if star and module.startswith(prefix) and module.endswith(suffix):
+                    rest = module[len(prefix):len(module) - len(suffix)]
+                elif not star and module == pattern:
+                    rest = ""
+                else:
+                    continue
+                for target in targets:
+                    stem = posixpath.normpath(posixpath.join(base, target.replace("*", rest)))
+                    got = [c for c in self._js_candidates(stem) if c in self.paths]
+                    if got:
+                        return got[:1]
+            if base:
+                stem = posixpath.normpath(posixpath.join(base, module))
+                got = [c for c in self._js_candidates(stem) if c in self.paths]
+                if got:
+                    return got[:1]
+        return []
+
+    def _go(self, module: str) -> list[str]:
+        for mod, folder in self.go_modules:
+            if module == mod or module.startswith(mod + "/"):
+                rel = module[len(mod):].lstrip("/")
+                d = posixpath.join(folder, rel) if folder else rel
+                return [p for p in self.by_dir.get(d, []) if p.endswith(".go")
+                        and not p.endswith("_test.go")]
+        return []
+
+    def go_package(self, path: str) -> list[str]:
+        """The other files of a Go file's package (its folder)."""
+        return [p for p in self.by_dir.get(posixpath.dirname(path), [])
+                if p.endswith(".go") and p != path]
+
+    def _rust_root(self, path: str) -> str:
+        folder = posixpath.dirname(path)
+        while folder:
+            if posixpath.basename(folder) == "src":
+                return folder
+            folder = posixpath.dirname(folder)
+        return "src" if path.startswith("src/") else ""
+
+    def rust_module(self, path: str, parts: list[str]) -> list[str]:
+        """The file of a Rust module path (`crate`, `self`, `super` first, or relative)."""
+        if not parts:
+            return []
+        here = posixpath.dirname(path)
+        base = posixpath.basename(path)
+        if base not in ("mod.rs", "lib.rs", "main.rs"):
+            here = posixpath.join(here, base[:-3])
+        if parts[0] == "crate":
+            here, parts = self._rust_root(path), parts[1:]
+        while parts and parts[0] in ("self", "super"):
+            if parts[0] == "super":
+                here = posixpath.dirname(here)
+            parts = parts[1:]
+        found: list[str] = []
+        folder = here
+        for k, part in enumerate(parts):
+            stem = posixpath.join(folder, part) if folder else part
+            hit = [c for c in (f"{stem}.rs", f"{stem}/mod.rs") if c in self.paths]
+            if not hit:
+                break
+            found, folder = hit, stem
+            if k == len(parts) - 1:
+                return found
+        if not parts:
+            for c in (f"{here}.rs", f"{here}/mod.rs", f"{here}/lib.rs", f"{here}/main.rs"):
+                if c in self.paths:
+                    return [c]
+        return found
+
+    def _rust(self, path: str, imp: Import) -> list[str]:
+        if imp.module == "self" and imp.name:  # `mod x;`
+            return self.rust_module(path, ["self", imp.name])
+        return self.rust_module(path, imp.module.split("::"))
+
+    def _suffix(self, path: str, include: str) -> list[str]:
+        local = posixpath.normpath(posixpath.join(posixpath.dirname(path), include))
+        if local in self.paths:
+            return [local]
+        hits = sorted((p for p in self.paths if p.endswith("/" + include) or p == include),
+                      key=lambda p: (-_shared(p, path), len(p)))
+        return hits[:1]
+
+    def _ruby(self, path: str, imp: Import) -> list[str]:
+        name = imp.module if imp.module.endswith(".rb") else imp.module + ".rb"
+        if imp.level:
+            stem = posixpath.normpath(posixpath.join(posixpath.dirname(path), name))
+            return [stem] if stem in self.paths else []
+        for root in ("lib/", ""):
+            if root + name in self.paths:
+                return [root + name]
+        return []
+
+
+def _shared(a: str, b: str) -> int:
+    """How many leading folders two paths share."""
+    n = 0
+    for x, y in zip(a.split("/")[:-1], b.split("/")[:-1], strict=False):
+        if x != y:
+            break
+        n += 1
+    return n

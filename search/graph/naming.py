@@ -1,0 +1,136 @@
+"""Naming one definition: `name_definition(store, symbol, repositories)`.
+
+A symbol is `NAME`, a qualified name (`Session.fetch`, `pkg.Session.fetch`,
+`fmt.Println`: the leading parts may name the module, the trailing ones the
+containers), or `PATH:LINE` of a definition (the path relative to the repository root,
+the line of its name or any line of its header up to the name). Several definitions of
+one qualified name in one file (overloads, a property's getter and setter) count as one,
+the first. More than one left is an `AmbiguousSymbol` listing them; none is a
+`SymbolNotFound` naming what was looked for.
+
+Invariants: only definitions of files that have a code graph are named (not document
+headings); the answer is exactly one `GraphDef`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ctxd.indexer.errors import CtxdError, ErrorCode, ValidationError
+from ctxd.indexer.graph.specs import SPECS
+from ctxd.indexer.store.protocol import IndexStore
+from ctxd.search.graph.models import GraphDef
+from ctxd.search.graph.modules import module_name
+
+__all__ = ["AmbiguousSymbol", "SymbolNotFound", "name_definition", "parse_symbol"]
+
+_PLACE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+)$")
+_QUALIFIED = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*$")
+MAX_LISTED = 20
+"""Candidates an ambiguous name lists."""
+
+
+class SymbolNotFound(CtxdError):
+    """No definition has that name (or none is at that PATH:LINE)."""
+
+    code = ErrorCode.NOT_FOUND
+    exit_code = 1
+
+
+class AmbiguousSymbol(ValidationError):
+    """A name that several definitions bear: the caller must pick one."""
+
+
+def parse_symbol(symbol: str) -> tuple[str, int] | list[str]:
+    """(path, line) of `PATH:LINE`, else the parts of a (qualified) name."""
+    text = symbol.strip()
+    m = _PLACE.match(text)
+    if m:
+        return m.group("path").removeprefix("./"), int(m.group("line"))
+    if not _QUALIFIED.match(text):
+        raise ValidationError(
+            f"not a symbol: {symbol!r}",
+            hint="Name a definition: NAME (`fetch`), a qualified name (`Session.fetch`, "
+                 "`pkg.Session.fetch`) or PATH:LINE of its definition (`src/app.py:42`).",
+            details={"field": "symbol", "value": symbol})
+    return re.split(r"\.|::|#", text)
+
+
+def _defs(store: IndexStore, where: str, params: Sequence[object]) -> list[GraphDef]:
+    rows = store.symbol_rows(where, params)
+    out = [GraphDef(str(r[0]), f"{r[5]}.{r[0]}" if r[5] else str(r[0]), str(r[1]), str(r[2]),
+                    str(r[3]), int(r[4]), int(r[7])) for r in rows if str(r[6]) in SPECS]
+    seen: dict[tuple[str, str, str], GraphDef] = {}
+    for d in sorted(out, key=lambda d: (d.repository, d.path, d.line)):
+        seen.setdefault((d.repository, d.path, d.qualified_name), d)
+    return list(seen.values())
+
+
+def _scope(repositories: Sequence[str] | None) -> tuple[str, list[object]]:
+    if not repositories:
+        return "", []
+    return f" AND r.name IN ({','.join('?' * len(repositories))})", list(repositories)
+
+
+def _matches(d: GraphDef, parts: list[str]) -> bool:
+    """Whether a definition answers a qualified name: its trailing parts are the
+    definition's qualified name's, and any leading ones name its module."""
+    qual = d.qualified_name.split(".")
+    if len(parts) <= len(qual):
+        return qual[-len(parts):] == parts
+    if parts[-len(qual):] != qual:
+        return False
+    lead = parts[: len(parts) - len(qual)]
+    module = module_name(d.path).split(".")
+    joined = ".".join(module)
+    return ".".join(lead) in joined.split(".") or joined.endswith(".".join(lead)) or any(
+        module[k : k + len(lead)] == lead for k in range(len(module)))
+
+
+def name_definition(store: IndexStore, symbol: str,
+                    repositories: Sequence[str] | None = None) -> GraphDef:
+    """The one definition `symbol` names.
+
+    Raises:
+        ValidationError: `symbol` is not a name or PATH:LINE.
+        SymbolNotFound: no definition answers it.
+        AmbiguousSymbol: several do (listed, with their qualified names and places).
+    """
+    parsed = parse_symbol(symbol)
+    scope, params = _scope(repositories)
+    if isinstance(parsed, tuple):
+        path, line = parsed
+        found = _defs(store, "s.path = ? AND s.line <= ? AND s.end_line >= ?" + scope,
+                      [path, line, line, *params])
+        exact = [d for d in found if d.line == line]
+        if exact:
+            return exact[0]
+        near = sorted(found, key=lambda d: d.line, reverse=True)
+        hint = (f"The definitions around it: {', '.join(f'{d.qualified_name} at {d.path}:{d.line}' for d in near[:5])}."  # noqa: E501
+                if near else "Give the line of a definition's name (`ctxd symbols NAME` "
+                "lists them), with the path relative to the repository root.")
+        raise SymbolNotFound(f"no definition at {path}:{line}", hint=hint,
+                             details={"field": "symbol", "value": symbol})
+    name = parsed[-1]
+    candidates = [d for d in _defs(store, "s.name = ?" + scope, [name, *params])
+                  if _matches(d, parsed)]
+    if not candidates:
+        raise SymbolNotFound(
+            f"no definition named {symbol!r}" + (f" in {', '.join(repositories)}"
+                                                  if repositories else ""),
+            hint="Check the spelling and case (`ctxd symbols NAME` lists definitions), or "
+                 "index the repository that defines it.",
+            details={"field": "symbol", "value": symbol})
+    if len(candidates) > 1:
+        listed = "; ".join(f"{d.qualified_name} ({d.kind}) at {d.path}:{d.line}"
+                           for d in candidates[:MAX_LISTED])
+        more = len(candidates) - MAX_LISTED
+        raise AmbiguousSymbol(
+            f"{symbol!r} names {len(candidates)} definitions: {listed}"
+            + (f"; and {more} more" if more > 0 else ""),
+            hint="Say which: a qualified name (`Class.method`, `module.name`) or PATH:LINE "
+                 "of the definition.",
+            details={"field": "symbol", "value": symbol,
+                     "candidates": [f"{d.path}:{d.line}" for d in candidates[:MAX_LISTED]]})
+    return candidates[0]

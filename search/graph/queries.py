@@ -1,0 +1,370 @@
+"""The code graph's questions: references, callers, callees, call paths, impact.
+
+Each takes the store, the definition named by `search.graph.naming`, and limits, and
+reads one repository's `Workspace`. The files searched for uses of a definition are its
+own file, the files whose imports end in its module's name or in its own (or its
+class's) name (`graph_links`), the same Go package, and, round by round, the files that
+import those that re-export it (`__init__.py`, `index.ts`). Every site there that bears
+the name is resolved (`search.graph.resolve`); the sites that resolve to the definition
+are its usages, labelled `call`, `import`, `inherit` or `reference`, plus the methods
+that override it (`override`). Sites that bear the name but resolve nowhere are counted
+as by-name candidates, never mixed in.
+
+Invariants: answers are sorted (by path, line, column; trees parents first); every
+limit that cuts an answer says so (`truncated`); reads only.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import time
+from collections import deque
+from collections.abc import Iterable
+
+from ctxd.indexer.graph import Role, module_tail
+from ctxd.indexer.store.protocol import IndexStore
+from ctxd.search.graph.models import (
+    CallPaths,
+    Calls,
+    Edge,
+    GraphDef,
+    Impact,
+    ImpactItem,
+    Refs,
+    Usage,
+)
+from ctxd.search.graph.resolve import CLASS_KINDS, Resolver, Target
+from ctxd.search.graph.workspace import Workspace
+
+__all__ = [
+    "MAX_DEPTH",
+    "call_paths",
+    "callees",
+    "callers",
+    "impact",
+    "is_test_path",
+    "references",
+]
+
+MAX_DEPTH = 6
+"""The deepest tree or chain a query follows (`--depth`)."""
+MAX_NODES = 400
+"""Definitions one tree, path search or impact visits at most."""
+ROUNDS = 3
+"""Rounds of re-exporting files followed to find importers."""
+
+_KIND = {Role.CALL: "call", Role.IMPORT: "import", Role.INHERIT: "inherit"}
+_TEST = re.compile(r"(^|/)(tests?|__tests__|spec)/|(^|/)test_[^/]*$|_test\.\w+$|"
+                   r"\.(test|spec)\.\w+$|(^|/)conftest\.py$")
+
+
+def is_test_path(path: str) -> bool:
+    """Whether a path is a test file (`tests/`, `test_x.py`, `x_test.go`, `x.test.ts`)."""
+    return bool(_TEST.search(path))
+
+
+class _Graph:
+    """One repository's workspace with its resolver, for one query."""
+
+    def __init__(self, store: IndexStore, repository: str) -> None:
+        self.ws = Workspace.open(store, repository)
+        self.resolver = Resolver(self.ws)
+        self.repository = repository
+
+    def target_of(self, d: GraphDef) -> Target | None:
+        graph = self.ws.graph(d.path)
+        if graph is None:
+            return None
+        for k, x in enumerate(graph.defs):
+            if x.line == d.line and x.qualname == d.qualified_name:
+                return Target("def", d.path, k)
+        for k, x in enumerate(graph.defs):
+            if x.line == d.line and x.name == d.name:
+                return Target("def", d.path, k)
+        return None
+
+    def gdef(self, t: Target) -> GraphDef:
+        graph = self.ws.graph(t.path)
+        assert graph is not None
+        d = graph.defs[t.index]
+        return GraphDef(d.name, d.qualname, d.kind, self.repository, t.path, d.line,
+                        d.end_line)
+
+    def enclosing(self, path: str, scope: int) -> Target | None:
+        return None if scope < 0 else Target("def", path, scope)
+
+    def candidates(self, t: Target) -> list[str]:
+        """The files that may use the definition `t` (see the module docstring)."""
+        graph = self.ws.graph(t.path)
+        assert graph is not None
+        d = graph.defs[t.index]
+        keys = {module_tail(t.path.rsplit(".", 1)[0]), d.name}
+        parent = d.parent
+        while parent >= 0:
+            keys.add(graph.defs[parent].name)
+            parent = graph.defs[parent].parent
+        if posixpath.basename(t.path).startswith(("__init__.", "index.", "mod.", "lib.")):
+            keys.add(posixpath.basename(posixpath.dirname(t.path)))
+        if graph.language == "go":
+            keys.add(posixpath.basename(posixpath.dirname(t.path)))
+        files = {t.path}
+        if graph.language == "go":
+            files.update(self.ws.layout.go_package(t.path))
+        seen_keys: set[str] = set()
+        for _ in range(ROUNDS):
+            new = sorted(k for k in keys - seen_keys if k)
+            if not new:
+                break
+            seen_keys.update(new)
+            found = self.ws.importers(new)
+            files.update(found)
+            for f in found:  # re-exporters: their importers name them, not the definer
+                base = posixpath.basename(f)
+                if base.startswith(("__init__.", "index.", "mod.", "lib.")):
+                    keys.add(posixpath.basename(posixpath.dirname(f)))
+                keys.add(module_tail(f.rsplit(".", 1)[0]))
+        out = sorted(files)
+        self.ws.preload(out)
+        return out
+
+    def uses(self, t: Target) -> tuple[list[tuple[str, int, Role]], int]:
+        """(path, site index, role) of every site resolving to `t`, and how many sites
+        bearing its name did not resolve."""
+        graph = self.ws.graph(t.path)
+        assert graph is not None
+        name = graph.defs[t.index].name
+        found: list[tuple[str, int, Role]] = []
+        unresolved = 0
+        for path in self.candidates(t):
+            g = self.ws.graph(path)
+            if g is None:
+                continue
+            for k, site in enumerate(g.sites):
+                if site.name != name or site.role in (Role.BIND, Role.PARAM):
+                    continue
+                got = self.resolver.resolve(path, site)
+                if got is None:
+                    unresolved += 1
+                elif got.path == t.path and got.index == t.index:
+                    found.append((path, k, site.role))
+        return found, unresolved
+
+    def overrides(self, t: Target) -> list[Target]:
+        """Methods of subclasses (in the files that may use the class) that override `t`."""
+        graph = self.ws.graph(t.path)
+        assert graph is not None
+        d = graph.defs[t.index]
+        if d.parent < 0 or graph.defs[d.parent].kind not in CLASS_KINDS:
+            return []
+        cls = Target("def", t.path, d.parent)
+        out: list[Target] = []
+        for path in self.candidates(cls):
+            g = self.ws.graph(path)
+            if g is None:
+                continue
+            for k, x in enumerate(g.defs):
+                if x.name != d.name or x.parent < 0 or (path == t.path and k == t.index):
+                    continue
+                if self._inherits(path, x.parent, cls, 0):
+                    out.append(Target("def", path, k))
+        return out
+
+    def _inherits(self, path: str, cls: int, base: Target, depth: int) -> bool:
+        if depth > 6:
+            return False
+        for b in self.resolver.bases(path, cls):
+            if (b.path, b.index) == (base.path, base.index) or self._inherits(
+                    b.path, b.index, base, depth + 1):
+                return True
+        return False
+
+    def callees_of(self, t: Target) -> list[tuple[int, Target | None]]:
+        """(site index, callee) of each call made directly in the body of `t`."""
+        graph = self.ws.graph(t.path)
+        if graph is None:
+            return []
+        out: list[tuple[int, Target | None]] = []
+        for k, site in enumerate(graph.sites):
+            if site.role == Role.CALL and site.scope == t.index:
+                out.append((k, self.resolver.resolve(t.path, site)))
+        return out
+
+
+def _line_texts(store: IndexStore, ws: Workspace, paths: Iterable[str]) -> dict[str, list[str]]:
+    ids = {ws.ids[p]: p for p in set(paths) if p in ws.ids}
+    return {ids[i]: text.split("\n") for i, text in store.file_texts(list(ids)).items()}
+
+
+def references(store: IndexStore, d: GraphDef, *, limit: int = 200) -> Refs:
+    """The resolved usages of a definition (overrides included), by path and line."""
+    started = time.perf_counter()
+    g = _Graph(store, d.repository)
+    t = g.target_of(d)
+    if t is None:
+        return Refs([d], [], 0, False, duration_ms=_ms(started))
+    found, unresolved = g.uses(t)
+    sites: list[tuple[str, int, int, str, str | None]] = []
+    for path, k, role in found:
+        graph = g.ws.graph(path)
+        assert graph is not None
+        s = graph.sites[k]
+        enc = graph.defs[s.scope].qualname if s.scope >= 0 else None
+        sites.append((path, s.line, s.col, _KIND.get(role, "reference"), enc))
+    for o in g.overrides(t):
+        od = g.gdef(o)
+        parent = od.qualified_name.rpartition(".")[0] or None
+        sites.append((o.path, od.line, 1, "override", parent))
+    sites = sorted(set(sites))
+    total = len(sites)
+    kept = sites[:limit]
+    texts = _line_texts(store, g.ws, (s[0] for s in kept))
+    usages = [Usage(p, line, col, kind, True, enc, _line(texts, p, line))
+              for p, line, col, kind, enc in kept]
+    return Refs([d], usages, total, total > limit, unresolved, _ms(started))
+
+
+def _line(texts: dict[str, list[str]], path: str, line: int) -> str:
+    lines = texts.get(path, [])
+    return lines[line - 1].strip() if 0 < line <= len(lines) else ""
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 1)
+
+
+def callers(store: IndexStore, d: GraphDef, *, depth: int = 1, limit: int = 200) -> Calls:
+    """The calls of a definition and the definitions they are in, as a tree to `depth`."""
+    started = time.perf_counter()
+    g = _Graph(store, d.repository)
+    t = g.target_of(d)
+    edges: list[Edge] = []
+    truncated = False
+    if t is not None:
+        queue: deque[tuple[Target, int, int]] = deque([(t, 1, -1)])
+        seen = {(t.path, t.index)}
+        while queue:
+            node, level, parent = queue.popleft()
+            found, _ = g.uses(node)
+            for path, k, role in sorted(found):
+                if role != Role.CALL:
+                    continue
+                graph = g.ws.graph(path)
+                assert graph is not None
+                s = graph.sites[k]
+                caller = g.enclosing(path, s.scope)
+                if len(edges) >= limit or len(seen) >= MAX_NODES:
+                    truncated = True
+                    break
+                edges.append(Edge(path, s.line, s.col, g.gdef(caller) if caller else None,
+                                  graph.defs[s.scope].name if s.scope >= 0 else "<module>",
+                                  level, True, parent))
+                if caller is not None and level < depth and (caller.path,
+                                                             caller.index) not in seen:
+                    seen.add((caller.path, caller.index))
+                    queue.append((caller, level + 1, len(edges) - 1))
+    return Calls(d, "callers", edges, depth, truncated, _ms(started))
+
+
+def callees(store: IndexStore, d: GraphDef, *, depth: int = 1, limit: int = 200) -> Calls:
+    """The calls a definition makes and the definitions they reach, as a tree to
+    `depth` (calls that do not resolve are listed once, `resolved` false)."""
+    started = time.perf_counter()
+    g = _Graph(store, d.repository)
+    t = g.target_of(d)
+    edges: list[Edge] = []
+    truncated = False
+    if t is not None:
+        queue: deque[tuple[Target, int, int]] = deque([(t, 1, -1)])
+        seen = {(t.path, t.index)}
+        while queue:
+            node, level, parent = queue.popleft()
+            graph = g.ws.graph(node.path)
+            assert graph is not None
+            for k, callee in g.callees_of(node):
+                if len(edges) >= limit or len(seen) >= MAX_NODES:
+                    truncated = True
+                    break
+                s = graph.sites[k]
+                edges.append(Edge(node.path, s.line, s.col,
+                                  g.gdef(callee) if callee else None, s.name, level,
+                                  callee is not None, parent))
+                if callee is not None and level < depth and (callee.path,
+                                                             callee.index) not in seen:
+                    seen.add((callee.path, callee.index))
+                    queue.append((callee, level + 1, len(edges) - 1))
+    return Calls(d, "callees", edges, depth, truncated, _ms(started))
+
+
+def call_paths(store: IndexStore, source: GraphDef, target: GraphDef, *,
+               max_depth: int = 5, limit: int = 5) -> CallPaths:
+    """The shortest call chains (breadth first over callees) from `source` to `target`."""
+    started = time.perf_counter()
+    g = _Graph(store, source.repository)
+    s, t = g.target_of(source), g.target_of(target)
+    paths: list[list[Edge]] = []
+    if s is not None and t is not None:
+        goal = (t.path, t.index)
+        frontier: list[tuple[Target, list[Edge]]] = [(s, [])]
+        seen = {(s.path, s.index)}
+        for level in range(1, max_depth + 1):
+            nxt: list[tuple[Target, list[Edge]]] = []
+            for node, chain in frontier:
+                graph = g.ws.graph(node.path)
+                assert graph is not None
+                for k, callee in g.callees_of(node):
+                    if callee is None:
+                        continue
+                    site = graph.sites[k]
+                    edge = Edge(node.path, site.line, site.col, g.gdef(callee), site.name,
+                                level)
+                    key = (callee.path, callee.index)
+                    if key == goal:
+                        paths.append([*chain, edge])
+                    elif key not in seen and len(seen) < MAX_NODES:
+                        seen.add(key)
+                        nxt.append((callee, [*chain, edge]))
+            if paths or not nxt:
+                break
+            frontier = nxt
+    return CallPaths(source, target, paths[:limit], max_depth, _ms(started))
+
+
+def impact(store: IndexStore, defs: list[GraphDef], subject: str, *, depth: int = 3,
+           limit: int = 200) -> Impact:
+    """What depends on `defs`, transitively: the definitions (or module-level code) whose
+    code uses them, then what uses those, nearest first; the test files among them."""
+    started = time.perf_counter()
+    if not defs:
+        return Impact(subject, defs, [])
+    g = _Graph(store, defs[0].repository)
+    items: dict[tuple[str, int], ImpactItem] = {}
+    frontier = [(t, d.qualified_name) for d in defs if (t := g.target_of(d)) is not None]
+    seen = {(t.path, t.index) for t, _ in frontier}
+    truncated = False
+    for distance in range(1, depth + 1):
+        nxt: list[tuple[Target, str]] = []
+        for node, via in frontier:
+            found, _ = g.uses(node)
+            for path, k, _role in found:
+                graph = g.ws.graph(path)
+                assert graph is not None
+                s = graph.sites[k]
+                key = (path, s.scope)
+                if key in items or ((path, s.scope) in seen and s.scope >= 0):
+                    continue
+                if len(items) >= limit:
+                    truncated = True
+                    break
+                name = graph.defs[s.scope].qualname if s.scope >= 0 else None
+                line = graph.defs[s.scope].line if s.scope >= 0 else s.line
+                items[key] = ImpactItem(distance, path, line, name, is_test_path(path), via)
+                if s.scope >= 0:
+                    seen.add(key)
+                    nxt.append((Target("def", path, s.scope), name or path))
+        frontier = nxt
+        if not frontier:
+            break
+    ranked = sorted(items.values(), key=lambda i: (i.distance, i.is_test, i.path, i.line))
+    tests = [i for i in ranked if i.is_test]
+    return Impact(subject, defs, ranked, tests, truncated, _ms(started))

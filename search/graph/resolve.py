@@ -1,0 +1,377 @@
+"""Resolution of an identifier occurrence to the one definition it names.
+
+`Resolver(workspace).resolve(path, site)` answers a `Target` (a definition: path and
+index in that file's `defs`) or None. A bare name is looked up in the local scopes of its
+enclosing definitions (Python skips class bodies from inside methods, as Python does),
+then the module (its definitions, then its imports, followed to the defining module
+through re-exports and star imports), then, in Go, the other files of the package. A
+`recv.name` resolves its receiver first: `self`/`this`/`cls` is the enclosing class,
+`super()` its bases; a module alias gives the module's export; a local variable gives the
+class it was constructed from or annotated with (`s = Session()`, `s: Session`), an
+attribute assigned in the class (`self.s = Session()`) likewise; a class gives its
+member, searched in the class and then its bases, across files. Anything else (a
+parameter without a type, a call's result) resolves to None: the caller keeps such sites
+apart as by-name candidates.
+
+Invariants: never guesses between two definitions; recursion is bounded (`MAX_DEPTH`),
+so cycles of re-exports or bases end; pure over the workspace's graphs (memoised per
+resolver).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+
+from ctxd.indexer.graph import FileGraph, Import, Role, Site
+from ctxd.search.graph.modules import JS_LIKE
+from ctxd.search.graph.workspace import Workspace
+
+__all__ = ["CLASS_KINDS", "MAX_DEPTH", "Resolver", "Target"]
+
+MAX_DEPTH = 8
+"""How many imports, re-exports or bases one resolution follows."""
+
+CLASS_KINDS = frozenset({"class", "struct", "interface", "trait", "impl", "enum"})
+_TOKEN = re.compile(r"[^.()]+(?:\(\))?")
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What a name resolves to: a definition (`def`), an instance of a class (`inst`:
+    `index` is the class), or a module (`module`: its files in `paths`)."""
+
+    kind: str
+    path: str = ""
+    index: int = -1
+    paths: tuple[str, ...] = ()
+
+
+class _FileFacts:
+    """One file's graph indexed for lookups."""
+
+    def __init__(self, graph: FileGraph) -> None:
+        self.graph = graph
+        self.children: dict[tuple[int, str], int] = {}
+        for k, d in enumerate(graph.defs):
+            self.children.setdefault((d.parent, d.name), k)
+        self.qualnames: dict[str, int] = {}
+        for k, d in enumerate(graph.defs):
+            self.qualnames.setdefault(d.qualname, k)
+        self.binds: dict[tuple[int, str], list[Site]] = defaultdict(list)
+        self.attr_binds: dict[tuple[int, str], list[Site]] = defaultdict(list)
+        self.bases: dict[int, list[Site]] = defaultdict(list)
+        for s in graph.sites:
+            if s.role in (Role.BIND, Role.PARAM, Role.IMPORT) and s.receiver is None:
+                self.binds[(s.scope, s.name)].append(s)
+            elif s.role == Role.ATTR_BIND and s.receiver is not None:
+                self.attr_binds[(s.scope, s.name)].append(s)
+            elif s.role == Role.INHERIT and s.scope >= 0:
+                self.bases[s.scope].append(s)
+        self.imports: dict[str, list[Import]] = defaultdict(list)
+        self.stars: list[Import] = []
+        for imp in graph.imports:
+            if imp.name == "*" and not imp.alias:
+                self.stars.append(imp)
+            elif imp.local:
+                self.imports[imp.local].append(imp)
+
+
+class Resolver:
+    """Resolves sites of one repository's files (`Workspace`), memoising per file."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.ws = workspace
+        self._facts: dict[str, _FileFacts | None] = {}
+        self._bases: dict[tuple[str, int], list[Target]] = {}
+
+    def facts(self, path: str) -> _FileFacts | None:
+        if path not in self._facts:
+            graph = self.ws.graph(path)
+            self._facts[path] = _FileFacts(graph) if graph is not None else None
+        return self._facts[path]
+
+    # ---------------------------------------------------------------- sites
+
+    def resolve(self, path: str, site: Site) -> Target | None:
+        """The definition a site names (None: unresolved, or a local variable)."""
+        if site.role in (Role.BIND, Role.PARAM):
+            return None
+        if site.receiver is None:
+            got = self.name(path, site.name, site.scope, site.line, 0)
+        else:
+            got = self.member(self.expr(path, site.receiver, site.scope, site.line, 0),
+                              site.name, 0)
+        return got if got is not None and got.kind == "def" else None
+
+    # ---------------------------------------------------------------- names
+
+    def name(  # noqa: C901 - Python's scope rules, in their order
+        self, path: str, name: str, scope: int, line: int, depth: int
+    ) -> Target | None:
+        """What a bare name means at `scope` of a file."""
+        facts = self.facts(path)
+        if facts is None or depth > MAX_DEPTH:
+            return None
+        defs, lang = facts.graph.defs, facts.graph.language
+        s, first = scope, True
+        while True:
+            k = facts.children.get((s, name))
+            if k is not None:
+                return Target("def", path, k)
+            if s == -1:
+                for imp in facts.imports.get(name, ()):
+                    got = self.follow(path, imp, depth + 1)
+                    if got is not None:
+                        return got
+            binds = facts.binds.get((s, name))
+            if binds:
+                return self._bound(path, binds, scope, line, depth)
+            if s == -1:
+                break
+            s = defs[s].parent
+            if lang == "python":  # a class body's names are not seen from its methods
+                while s != -1 and defs[s].kind == "class" and not first:
+                    s = defs[s].parent
+            first = False
+        for imp in facts.stars:
+            got = self.export(self.ws.layout.resolve(path, imp, lang), name, depth + 1)
+            if got is not None:
+                return got
+        if lang == "go":
+            for other in self.ws.layout.go_package(path):
+                of = self.facts(other)
+                if of is not None and (k := of.children.get((-1, name))) is not None:
+                    return Target("def", other, k)
+        return None
+
+    def _bound(self, path: str, binds: list[Site], scope: int, line: int,
+               depth: int) -> Target | None:
+        """A name bound in a scope: by an import, or to a value whose class is known."""
+        before = [b for b in binds if b.line <= line] or binds[:1]
+        last = before[-1]
+        if last.role == Role.IMPORT:
+            facts = self.facts(path)
+            for imp in facts.imports.get(last.name, ()) if facts else ():
+                got = self.follow(path, imp, depth + 1)
+                if got is not None:
+                    return got
+            return None
+        for b in reversed(before):  # the last binding that says what it is
+            if b.value:
+                return self.value(path, b.value, b.scope, b.line, depth + 1)
+        return None
+
+    def value(self, path: str, value: str, scope: int, line: int, depth: int) -> Target | None:
+        """What a binding's `value` (`()X`, `:X`, `=X`) makes the bound name."""
+        kind, text = value[:1], value.lstrip("():=")
+        if not text:
+            return None
+        got = self.expr(path, text, scope, line, depth)
+        if got is None:
+            return None
+        if kind in ("(", ":"):
+            return self._instance(got)
+        return got
+
+    def _instance(self, got: Target) -> Target | None:
+        if got.kind == "def":
+            facts = self.facts(got.path)
+            if facts is not None and facts.graph.defs[got.index].kind in CLASS_KINDS:
+                return Target("inst", got.path, got.index)
+        return None
+
+    # ---------------------------------------------------------------- imports
+
+    def follow(self, path: str, imp: Import, depth: int) -> Target | None:
+        """What an import binds: the module, or the name it imports from it."""
+        facts = self.facts(path)
+        if facts is None or depth > MAX_DEPTH:
+            return None
+        lang = facts.graph.language
+        layout = self.ws.layout
+        if imp.name is None or (imp.name == "*" and imp.alias):
+            if lang == "python" and not imp.alias and "." in imp.module:
+                files = layout.python_module(path, imp.module.split(".")[0], 0)
+            else:
+                files = layout.resolve(path, imp, lang)
+            return Target("module", paths=tuple(files)) if files else None
+        files = layout.resolve(path, imp, lang)
+        if imp.name == "default" and lang in JS_LIKE:
+            return self._default_export(files, imp.alias or "", depth)
+        got = self.export(files, imp.name, depth + 1)
+        if got is None and lang == "python":
+            dotted = f"{imp.module}.{imp.name}" if imp.module else imp.name
+            sub = layout.python_module(path, dotted, imp.level)
+            if sub:
+                return Target("module", paths=tuple(sub))
+        return got
+
+    def _default_export(self, files: list[str], alias: str, depth: int) -> Target | None:
+        for f in files:
+            facts = self.facts(f)
+            if facts is None:
+                continue
+            top = [k for k, d in enumerate(facts.graph.defs) if d.parent == -1]
+            named = [k for k in top if facts.graph.defs[k].name == alias]
+            if named:
+                return Target("def", f, named[0])
+            if len(top) == 1:
+                return Target("def", f, top[0])
+        return None
+
+    def export(self, files: list[str] | tuple[str, ...], name: str,
+               depth: int) -> Target | None:
+        """The definition a module (its files) exports under `name`."""
+        if depth > MAX_DEPTH:
+            return None
+        for f in files:
+            facts = self.facts(f)
+            if facts is None:
+                continue
+            k = facts.children.get((-1, name))
+            if k is not None:
+                return Target("def", f, k)
+            for imp in facts.imports.get(name, ()):
+                got = self.follow(f, imp, depth + 1)
+                if got is not None:
+                    return got
+            for imp in facts.stars:
+                got = self.export(self.ws.layout.resolve(f, imp, facts.graph.language), name,
+                                  depth + 1)
+                if got is not None:
+                    return got
+            if f.endswith(("/__init__.py", "__init__.py")):
+                sub = self.ws.layout.python_module(f, name, 1)
+                if sub:
+                    return Target("module", paths=tuple(sub))
+        return None
+
+    # ---------------------------------------------------------------- receivers
+
+    def expr(self, path: str, text: str, scope: int, line: int, depth: int) -> Target | None:
+        """What a receiver chain (`self.s`, `mod.Cls()`, `super()`) evaluates to."""
+        if text == "?" or depth > MAX_DEPTH:
+            return None
+        facts = self.facts(path)
+        if facts is None:
+            return None
+        tokens = _TOKEN.findall(text)
+        if not tokens:
+            return None
+        head = tokens[0]
+        called = head.endswith("()")
+        name = head.removesuffix("()")
+        got: Target | None
+        if name in ("self", "this", "cls") and not called:
+            cls = self.enclosing_class(path, scope)
+            got = None if cls is None else Target("inst", path, cls)
+        elif name == "super" and called:
+            cls = self.enclosing_class(path, scope)
+            bases = self.bases(path, cls, depth) if cls is not None else []
+            got = Target("inst", bases[0].path, bases[0].index) if bases else None
+            called = False
+        else:
+            got = self.name(path, name, scope, line, depth + 1)
+        if called and got is not None:
+            got = self._instance(got)
+        for tok in tokens[1:]:
+            if got is None:
+                return None
+            called = tok.endswith("()")
+            got = self.member(got, tok.removesuffix("()"), depth + 1)
+            if called and got is not None:
+                got = self._instance(got)
+        return got
+
+    def member(self, target: Target | None, name: str, depth: int) -> Target | None:
+        """`target.name`: a module's export, a class's (or instance's) member."""
+        if target is None or depth > MAX_DEPTH:
+            return None
+        if target.kind == "module":
+            return self.export(target.paths, name, depth + 1)
+        facts = self.facts(target.path)
+        if facts is None or facts.graph.defs[target.index].kind not in CLASS_KINDS:
+            return None
+        got = self.class_member(target.path, target.index, name, depth + 1)
+        if got is None and target.kind == "inst":
+            return self._attribute(target.path, target.index, name, depth + 1)
+        return got
+
+    def class_member(self, path: str, cls: int, name: str, depth: int) -> Target | None:
+        """A member of a class, searched in the class (and its other blocks: Go receivers,
+        Rust `impl`s of the same name), then its bases."""
+        facts = self.facts(path)
+        if facts is None or depth > MAX_DEPTH:
+            return None
+        k = facts.children.get((cls, name))
+        if k is not None:
+            return Target("def", path, k)
+        qual = f"{facts.graph.defs[cls].qualname}.{name}"
+        places = [path]
+        if facts.graph.language == "go":
+            places += self.ws.layout.go_package(path)
+        for p in places:
+            pf = self.facts(p)
+            if pf is not None and (k := pf.qualnames.get(qual)) is not None:
+                return Target("def", p, k)
+        for base in self.bases(path, cls, depth + 1):
+            got = self.class_member(base.path, base.index, name, depth + 1)
+            if got is not None:
+                return got
+        return None
+
+    def _attribute(self, path: str, cls: int, name: str, depth: int) -> Target | None:
+        """`self.name` assigned in one of the class's methods, as an instance."""
+        facts = self.facts(path)
+        if facts is None:
+            return None
+        for k, d in enumerate(facts.graph.defs):
+            if d.parent != cls:
+                continue
+            for s in facts.attr_binds.get((k, name), ()):
+                if s.receiver in ("self", "this") and s.value:
+                    got = self.value(path, s.value, s.scope, s.line, depth + 1)
+                    if got is not None:
+                        return got
+        return None
+
+    def bases(self, path: str, cls: int, depth: int = 0) -> list[Target]:
+        """The classes a class names as bases (those that resolve)."""
+        key = (path, cls)
+        if key in self._bases:
+            return self._bases[key]
+        self._bases[key] = []  # a cycle of bases ends here
+        facts = self.facts(path)
+        out: list[Target] = []
+        if facts is not None and depth <= MAX_DEPTH:
+            outer = facts.graph.defs[cls].parent
+            for s in facts.bases.get(cls, ()):
+                if s.receiver is None:
+                    got = self.name(path, s.name, outer, s.line, depth + 1)
+                else:
+                    got = self.member(self.expr(path, s.receiver, outer, s.line, depth + 1),
+                                      s.name, depth + 1)
+                if got is not None and got.kind == "def":
+                    bf = self.facts(got.path)
+                    if bf is not None and bf.graph.defs[got.index].kind in CLASS_KINDS:
+                        out.append(got)
+        self._bases[key] = out
+        return out
+
+    def enclosing_class(self, path: str, scope: int) -> int | None:
+        """The innermost class-like definition holding `scope`."""
+        facts = self.facts(path)
+        if facts is None:
+            return None
+        defs = facts.graph.defs
+        s = scope
+        while s != -1:
+            if defs[s].kind in CLASS_KINDS:
+                if defs[s].kind == "impl":  # Rust: methods of the type implemented
+                    k = facts.children.get((-1, defs[s].name))
+                    return k if k is not None else s
+                return s
+            s = defs[s].parent
+        return None

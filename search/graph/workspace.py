@@ -1,0 +1,109 @@
+"""One repository's code graph as the resolver reads it: `Workspace`.
+
+`Workspace.open(store, repository)` holds the repository's file list (path <-> id), its
+`RepoLayout` (`search.graph.modules`) and the decoded graphs it has read, and finds the
+files that may use another file's definitions (`importers`: the files whose imports end
+in the given keys, from the store's `graph_links`). What it reads stays valid while the
+store's text generation does not move: `Workspace.open` keeps the last few workspaces per
+(store location, repository, text generation), so a warm daemon answers the next query
+from memory, and an edit (which moves the generation) is seen by the next query.
+
+Invariants: reads only; a file without a stored graph (not code, lexical-only, indexed
+before the graph existed) reads as None.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+from ctxd.indexer.graph import FileGraph, decode
+from ctxd.indexer.store.protocol import IndexStore
+from ctxd.search.graph.modules import RepoLayout
+
+__all__ = ["Workspace"]
+
+KEEP_WORKSPACES = 4
+"""Workspaces kept per process (each holds one repository's paths and decoded graphs)."""
+KEEP_GRAPHS = 20_000
+"""Decoded graphs a workspace keeps."""
+BUILD_FILES = ("go.mod", "tsconfig.json", "jsconfig.json")
+
+_cache: OrderedDict[tuple[str, str, int], Workspace] = OrderedDict()
+_lock = threading.Lock()
+
+
+class Workspace:
+    """A repository's files and graphs, read lazily from the store."""
+
+    def __init__(self, store: IndexStore, repository: str) -> None:
+        self.store = store
+        self.repository = repository
+        ids = store.repo_ids()
+        self.repo_id = ids.get(repository, -1)
+        self.ids: dict[str, int] = {}
+        self.paths: dict[int, str] = {}
+        for fid, path in store.file_paths_in([repository]):
+            self.ids[path] = fid
+            self.paths[fid] = path
+        self._graphs: OrderedDict[str, FileGraph | None] = OrderedDict()
+        self._lock = threading.Lock()
+        self.layout = RepoLayout(self.ids, self._build_file)
+
+    def _build_file(self, path: str) -> str | None:
+        base = path.rsplit("/", 1)[-1]
+        if not (base in BUILD_FILES or (base.startswith(("tsconfig", "jsconfig"))
+                                        and base.endswith(".json"))):
+            return None
+        fid = self.ids.get(path)
+        return None if fid is None else self.store.file_texts([fid]).get(fid)
+
+    @classmethod
+    def open(cls, store: IndexStore, repository: str) -> Workspace:
+        """The repository's workspace at the store's current text generation."""
+        key = (store.location, repository, store.text_generation())
+        with _lock:
+            got = _cache.get(key)
+            if got is not None:
+                _cache.move_to_end(key)
+                got.store = store  # this thread's connection
+                return got
+        made = cls(store, repository)
+        with _lock:
+            _cache[key] = made
+            while len(_cache) > KEEP_WORKSPACES:
+                _cache.popitem(last=False)
+        return made
+
+    def graph(self, path: str) -> FileGraph | None:
+        """The decoded graph of a file (None: no such file, or no graph)."""
+        with self._lock:
+            if path in self._graphs:
+                return self._graphs[path]
+        fid = self.ids.get(path)
+        data = self.store.graph_data([fid]).get(fid) if fid is not None else None
+        graph = decode(data) if data else None
+        self._remember(path, graph)
+        return graph
+
+    def preload(self, paths: list[str]) -> None:
+        """Read the graphs of many files in one go (a query's candidate files)."""
+        with self._lock:
+            todo = [p for p in paths if p not in self._graphs and p in self.ids]
+        if not todo:
+            return
+        data = self.store.graph_data([self.ids[p] for p in todo])
+        for p in todo:
+            blob = data.get(self.ids[p])
+            self._remember(p, decode(blob) if blob else None)
+
+    def _remember(self, path: str, graph: FileGraph | None) -> None:
+        with self._lock:
+            self._graphs[path] = graph
+            while len(self._graphs) > KEEP_GRAPHS:
+                self._graphs.popitem(last=False)
+
+    def importers(self, keys: list[str]) -> list[str]:
+        """Paths of the files whose imports end in any of `keys`, by path."""
+        ids = self.store.graph_linked(self.repo_id, keys)
+        return sorted(self.paths[i] for i in ids if i in self.paths)
