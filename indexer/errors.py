@@ -9,11 +9,13 @@ without importing upward::
     ├── ValidationError            validation_error   (bad input: field, value, what to do)
     │   ├── ConfigError            validation_error   (config file / env / flag)
     │   ├── PathOutsideRoot        validation_error   (path traversal, allowed roots)
-    │   └── FileRefused            validation_error   (a file the index policy keeps out)
+    │   ├── FileRefused            validation_error   (a file the index policy keeps out)
+    │   └── AmbiguousSymbol        validation_error   (a name several definitions bear)
     ├── IndexNotFound              NOT_FOUND          (repository not indexed)
     ├── FileNotFound               NOT_FOUND
     ├── JobNotFound                NOT_FOUND          (unknown background job id)
     ├── ToolNotFound               NOT_FOUND          (an MCP tool name this server lacks)
+    ├── SymbolNotFound             NOT_FOUND          (no such definition: graph queries)
     ├── ModelMismatch              validation_error   (index built with another model)
     ├── IndexLocked                LOCKED             (another process writes this index)
     ├── QueryError                 QUERY_ERROR
@@ -147,6 +149,17 @@ class IndexLocked(CtxdError):
     """Another process holds the write lock on this index."""
 
     code = ErrorCode.LOCKED
+
+
+class SymbolNotFound(CtxdError):
+    """No definition has the name a graph query was given (or none is at that PATH:LINE)."""
+
+    code = ErrorCode.NOT_FOUND
+    exit_code = 1
+
+
+class AmbiguousSymbol(ValidationError):
+    """A name several definitions bear: the graph query lists them and asks which."""
 
 
 class QueryError(CtxdError):

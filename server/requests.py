@@ -94,3 +94,47 @@ class FileContentRequest:
     branch: str = "HEAD"
     start_line: int | None = None
     end_line: int | None = None
+
+
+@dataclass(frozen=True)
+class GraphRefsRequest:
+    """References resolved to one definition (`ctxd refs`, `find_references`)."""
+
+    symbol: str
+    _: KW_ONLY
+    repositories: list[str] | None = None
+    limit: int = 200
+
+
+@dataclass(frozen=True)
+class CallsRequest:
+    """Callers or callees of one definition, as a tree down to `depth`."""
+
+    symbol: str
+    _: KW_ONLY
+    direction: str = "callers"
+    depth: int = 1
+    repositories: list[str] | None = None
+    limit: int = 200
+
+
+@dataclass(frozen=True)
+class CallPathRequest:
+    """The shortest call chains from one definition to another."""
+
+    source: str
+    target: str
+    _: KW_ONLY
+    depth: int = 5
+    repositories: list[str] | None = None
+
+
+@dataclass(frozen=True)
+class ImpactRequest:
+    """What depends on a definition (or on every definition of a file), transitively."""
+
+    subject: str
+    _: KW_ONLY
+    depth: int = 3
+    repositories: list[str] | None = None
+    limit: int = 200

@@ -7,6 +7,8 @@ long-lived process holds; `server.resources`):
 - `SearchCases` (`server.search_cases`): search in every mode, explain, lexical, files,
   references, symbols;
 - `FileContents` (`server.file_contents`): file content;
+- `GraphCases` (`server.graph_cases`): how code connects: resolved references, callers,
+  callees, call paths, impact;
 - `Inventory` (`server.inventory`): repositories, status, health, freshness, remove,
   compact;
 - indexing itself (`index`, here): one run of the pipeline under the write lock; the
@@ -44,6 +46,7 @@ from ctxd.search.vectors import VectorMatrix
 from ctxd.search.zoekt.client import ZoektClient
 from ctxd.server.config import Settings
 from ctxd.server.file_contents import FileContents
+from ctxd.server.graph_cases import GraphCases
 from ctxd.server.inventory import Inventory
 from ctxd.server.resources import LockedEmbedder, Resources
 from ctxd.server.search_cases import SearchCases
@@ -72,6 +75,7 @@ class Service(UseCases):
         self.searches = SearchCases(self.resources)
         self.contents = FileContents(self.resources)
         self.inventory = Inventory(self.resources)
+        self.graph = GraphCases(self.resources)
         self.routes: dict[str, Callable[[Any], Any]] = {
             "search": self.searches.search,
             "explain": self.searches.explain,
@@ -80,6 +84,10 @@ class Service(UseCases):
             "references": self.searches.references,
             "symbols": self.searches.symbols,
             "file_content": self.contents.file_content,
+            "graph_refs": self.graph.graph_refs,
+            "calls": self.graph.calls,
+            "call_path": self.graph.call_path,
+            "impact": self.graph.impact,
         }
         """Use case name -> the collaborator's method that answers its request record."""
 

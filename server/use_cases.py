@@ -19,13 +19,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
 
+from ctxd.search.graph.models import CallPaths, Calls, Impact, Refs
 from ctxd.search.models import FileContent, References, SymbolPage
 from ctxd.server.config import Settings
 from ctxd.server.pages import LexicalPage, SearchPage
 from ctxd.server.requests import (
+    CallPathRequest,
+    CallsRequest,
     ExplainRequest,
     FileContentRequest,
     FilesRequest,
+    GraphRefsRequest,
+    ImpactRequest,
     LexicalRequest,
     ReferencesRequest,
     SearchRequest,
@@ -87,6 +92,10 @@ class UseCases:
     references = UseCase(ReferencesRequest, References)
     symbols = UseCase(SymbolsRequest, SymbolPage)
     file_content = UseCase(FileContentRequest, FileContent)
+    graph_refs = UseCase(GraphRefsRequest, Refs)
+    calls = UseCase(CallsRequest, Calls)
+    call_path = UseCase(CallPathRequest, CallPaths)
+    impact = UseCase(ImpactRequest, Impact)
 
     def answer(self, name: str, request: Any) -> Any:
         """Run the use case `name` for its request record."""

@@ -24,7 +24,7 @@ EDGES = ("cli", "mcp", "daemon", "watch", "ui")
 CORE = ("server/service.py", "server/search_cases.py", "server/resources.py",
         "server/inventory.py", "server/file_contents.py", "server/repo_names.py",
         "server/requests.py", "server/config.py", "server/jobs.py",
-        "server/watch_state.py", "server/use_cases.py")
+        "server/watch_state.py", "server/use_cases.py", "server/graph_cases.py")
 
 
 def module_name(path: Path) -> str:

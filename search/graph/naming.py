@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ctxd.indexer.errors import CtxdError, ErrorCode, ValidationError
+from ctxd.indexer.errors import AmbiguousSymbol, SymbolNotFound, ValidationError
 from ctxd.indexer.graph.specs import SPECS
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.search.graph.models import GraphDef
@@ -29,17 +29,6 @@ _PLACE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+)$")
 _QUALIFIED = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*$")
 MAX_LISTED = 20
 """Candidates an ambiguous name lists."""
-
-
-class SymbolNotFound(CtxdError):
-    """No definition has that name (or none is at that PATH:LINE)."""
-
-    code = ErrorCode.NOT_FOUND
-    exit_code = 1
-
-
-class AmbiguousSymbol(ValidationError):
-    """A name that several definitions bear: the caller must pick one."""
 
 
 def parse_symbol(symbol: str) -> tuple[str, int] | list[str]:

@@ -36,8 +36,9 @@ from typing import Any, TextIO, TypeVar
 import click
 
 from ctxd.indexer.errors import CtxdError, ValidationError
-from ctxd.server.cli import render
+from ctxd.server.cli import graph_render, render
 from ctxd.server.cli.daemon_cmd import daemon, daemon_summary, summary_text
+from ctxd.server.cli.graph_cmd import graph_commands
 from ctxd.server.cli.hits_text import TextOptions
 from ctxd.server.cli.scope import Scope, all_repos_option, command_scope
 from ctxd.server.cli.stop_signals import stop_on_signals
@@ -675,22 +676,39 @@ def symbols(ctx: click.Context, query: str, kinds: tuple[str, ...], repos: tuple
 
 @main.command()
 @click.argument("symbol")
-@click.option("--lang", metavar="L", help="Language of usages (default: the definition's).")
+@click.option("--by-name", is_flag=True,
+              help="Every word-boundary text match of the name instead (what resolution "
+              "cannot see: dynamic calls, other languages).")
+@click.option("--lang", metavar="L", help="With --by-name: language of usages (default: "
+              "the definition's).")
 @click.option("--repo", "repos", multiple=True, metavar="NAME", help="Only this repository.")
 @all_repos_option
-@click.option("--limit", type=click.IntRange(1, 10000), default=200, show_default=True)
+@click.option("--limit", type=click.IntRange(1, 2000), default=200, show_default=True)
 @json_option
 @click.pass_context
-def refs(ctx: click.Context, symbol: str, lang: str | None, repos: tuple[str, ...],
-         all_repos: bool, limit: int, as_json: bool) -> None:
-    """Show where SYMBOL is defined and used (word-boundary matches, definitions removed).
+def refs(ctx: click.Context, symbol: str, by_name: bool, lang: str | None,
+         repos: tuple[str, ...], all_repos: bool, limit: int, as_json: bool) -> None:
+    """Show the references of one definition, resolved: calls, imports, subclasses,
+    other uses and overrides, grouped by file, each in its enclosing definition.
+
+    SYMBOL is a NAME, a qualified name (Session.fetch, pkg.Session.fetch) or PATH:LINE
+    of its definition; a name several definitions bear lists them and asks which.
 
     \b
-    Example:
+    Examples:
       ctxd refs Retry.increment
+      ctxd refs src/app.py:42 --json
+      ctxd refs increment --by-name
     """
     service = _service(ctx)
     scope = _scope(service, repos, all_repos)
+    if not by_name:
+        graph = service.graph_refs(symbol, repositories=scope.repositories, limit=limit)
+        if as_json:
+            render.emit_json(graph_render.refs_json(graph))
+        else:
+            render.emit(graph_render.refs_text(graph, scope.names))
+        return
     result = service.references(symbol, language=lang, repositories=scope.repositories,
                                 limit=limit)
     if as_json:
@@ -779,6 +797,8 @@ def parse_lines(lines: str) -> tuple[int | None, int | None]:
 
 
 main.add_command(daemon)
+for _command in graph_commands(_service, _scope, json_option):
+    main.add_command(_command)
 
 if __name__ == "__main__":
     main()

@@ -58,6 +58,7 @@ from ctxd.indexer.models import (
 from ctxd.indexer.store.location import redact_url
 from ctxd.indexer.walk.options import WalkOptions
 from ctxd.search import models
+from ctxd.search.graph import models as graph_models
 from ctxd.server.config import Settings
 from ctxd.server.pages import LexicalPage, SearchPage
 from ctxd.server.text_args import too_deep
@@ -88,6 +89,9 @@ RECORDS: dict[str, type[Any]] = {
         models.FileContent, SearchPage, LexicalPage, FileFailure, Skipped,
         models.SearchOptions, WalkOptions, ChunkOptions, IndexStats, Progress, RemovedFile,
         NotEmbedded, LargeFile, WindowedFile,
+        graph_models.GraphDef, graph_models.Usage, graph_models.Refs, graph_models.Edge,
+        graph_models.Calls, graph_models.CallPaths, graph_models.ImpactItem,
+        graph_models.Impact,
     )
 }
 

@@ -69,7 +69,7 @@ log = logging.getLogger("ctxd.daemon")
 USE_CASES = frozenset({
     "index", "search", "explain", "lexical", "files", "references", "symbols",
     "file_content", "status", "list_repos", "health", "freshness", "remove", "repos",
-    "compact", "repo_roots",
+    "compact", "repo_roots", "graph_refs", "calls", "call_path", "impact",
 })
 """`Service` methods a client may call by name."""
 

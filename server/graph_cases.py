@@ -1,0 +1,138 @@
+"""How code connects, as use cases: resolved references, callers, callees, call paths
+and impact (`GraphCases`, one method per request record of `server.requests`).
+
+Each checks its arguments once (the symbol, the depth's range, the repositories), names
+one definition (`search.graph.naming`: an unknown or ambiguous name is an error that
+says what to do) and asks `search.graph.queries`. The CLI, the MCP tools and the daemon
+reach them through `Service` like every other use case.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from ctxd.indexer.errors import SymbolNotFound, ValidationError
+from ctxd.indexer.graph.specs import SPECS
+from ctxd.search.graph import queries
+from ctxd.search.graph.models import CallPaths, Calls, GraphDef, Impact, Refs
+from ctxd.search.graph.naming import name_definition
+from ctxd.search.lexical.limits import check_query_length
+from ctxd.server.repo_names import check_repositories
+from ctxd.server.requests import CallPathRequest, CallsRequest, GraphRefsRequest, ImpactRequest
+from ctxd.server.resources import Resources
+
+__all__ = ["MAX_LIMIT", "GraphCases", "check_depth"]
+
+MAX_LIMIT = 2000
+"""The most usages or edges one answer lists."""
+
+
+def check_depth(depth: int, field: str = "depth") -> int:
+    """`depth` within 1..`queries.MAX_DEPTH`, else a ValidationError naming it."""
+    if isinstance(depth, bool) or not isinstance(depth, int) or not (
+            1 <= depth <= queries.MAX_DEPTH):
+        raise ValidationError(
+            f"{field} must be between 1 and {queries.MAX_DEPTH}, not {depth!r}",
+            hint=f"Pass --{field} N with N from 1 (direct calls only) to {queries.MAX_DEPTH}.",
+            details={"field": field, "value": depth})
+    return depth
+
+
+def _check_limit(limit: int) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise ValidationError(f"limit must be between 1 and {MAX_LIMIT}, not {limit!r}",
+                              hint="Pass a smaller --limit.",
+                              details={"field": "limit", "value": limit})
+    return limit
+
+
+class GraphCases:
+    """The code graph's use cases over one `Resources`."""
+
+    def __init__(self, resources: Resources) -> None:
+        self.resources = resources
+
+    def _definition(self, symbol: str, repositories: list[str] | None,
+                    field: str = "symbol") -> GraphDef:
+        check_query_length(field, symbol)
+        store = self.resources.store()
+        check_repositories(store, tuple(repositories or ()), lambda: None)
+        try:
+            return name_definition(store, symbol, repositories)
+        except ValidationError as exc:
+            exc.details.setdefault("field", field)
+            raise
+
+    def graph_refs(self, request: GraphRefsRequest) -> Refs:
+        """The references of one definition, resolved (see `search.graph.queries`).
+
+        Raises:
+            SymbolNotFound, AmbiguousSymbol, ValidationError, IndexNotFound.
+        """
+        d = self._definition(request.symbol, request.repositories)
+        return queries.references(self.resources.store(), d,
+                                  limit=_check_limit(request.limit))
+
+    def calls(self, request: CallsRequest) -> Calls:
+        """Callers or callees of one definition, as a tree to `request.depth`."""
+        if request.direction not in ("callers", "callees"):
+            raise ValidationError(f"direction must be callers or callees, not "
+                                  f"{request.direction!r}",
+                                  details={"field": "direction", "value": request.direction})
+        depth = check_depth(request.depth)
+        limit = _check_limit(request.limit)
+        d = self._definition(request.symbol, request.repositories)
+        ask = queries.callers if request.direction == "callers" else queries.callees
+        return ask(self.resources.store(), d, depth=depth, limit=limit)
+
+    def call_path(self, request: CallPathRequest) -> CallPaths:
+        """The shortest call chains from `source` to `target` (at most `depth` calls)."""
+        depth = check_depth(request.depth)
+        source = self._definition(request.source, request.repositories, "source")
+        target = self._definition(request.target, request.repositories, "target")
+        if source.repository != target.repository:
+            raise ValidationError(
+                f"{request.source!r} and {request.target!r} are in different repositories "
+                f"({source.repository}, {target.repository})",
+                hint="Call paths stay within one repository.",
+                details={"field": "target", "value": request.target})
+        return queries.call_paths(self.resources.store(), source, target, max_depth=depth)
+
+    def impact(self, request: ImpactRequest) -> Impact:
+        """What depends on a definition, or on every top-level definition of a file."""
+        depth = check_depth(request.depth)
+        limit = _check_limit(request.limit)
+        store = self.resources.store()
+        subject = request.subject.strip()
+        defs = self._file_definitions(subject, request.repositories)
+        if defs is None:
+            defs = [self._definition(subject, request.repositories, "subject")]
+        return queries.impact(store, defs, subject, depth=depth, limit=limit)
+
+    def _file_definitions(self, subject: str, repositories: list[str] | None
+                          ) -> list[GraphDef] | None:
+        """The top-level definitions of the file `subject` names (None: not a file)."""
+        path = subject.removeprefix("./")
+        if "/" not in path and "." not in path:
+            return None
+        if not path.endswith(tuple(f".{e}" for e in _CODE_EXTENSIONS)):
+            return None
+        store = self.resources.store()
+        check_repositories(store, tuple(repositories or ()), lambda: None)
+        scope = f" AND r.name IN ({','.join('?' * len(repositories))})" if repositories else ""
+        rows = store.symbol_rows("s.path = ? AND s.container IS NULL" + scope,
+                                 [path, *(repositories or [])])
+        defs = [GraphDef(str(r[0]), str(r[0]), str(r[1]), str(r[2]), str(r[3]), int(r[4]),
+                         int(r[7])) for r in rows if str(r[6]) in SPECS]
+        if not defs:
+            raise SymbolNotFound(
+                f"no definitions in {path}: not an indexed code file, or it defines nothing",
+                hint="Give the path relative to the repository root, of an indexed code file "
+                     "(`ctxd files PATTERN` lists them).",
+                details={"field": "subject", "value": subject,
+                         "basename": posixpath.basename(path)})
+        return defs[:200]
+
+
+_CODE_EXTENSIONS = ("py", "pyi", "js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts", "go",
+                    "rs", "java", "c", "h", "cc", "cpp", "hpp", "hh", "rb", "sh")
