@@ -70,7 +70,9 @@ def state_line(fc: FileContent, repo_row: dict[str, Any] | None,
         if repo_row.get("indexing"):
             bits.append("re-indexing now")
         when = _parse_time(indexed)
-        if modified is not None and when is not None and modified > when:
+        # `indexed_at` has whole seconds: a file written in the second the run ended is
+        # not "changed since"
+        if modified is not None and when is not None and modified >= when + 1:
             changed = datetime.fromtimestamp(modified, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
             note = (f'<p class="note changed" role="note">Changed on disk ({changed}) since '
                     "the repository was indexed: search results may point at old lines "

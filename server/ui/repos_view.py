@@ -66,7 +66,7 @@ def repo_card(r: dict[str, Any], fresh: dict[str, Any], skipped: dict[str, int] 
     actions = (action_form("/repos/reindex", "Re-index", csrf, name=name)
                + action_form("/repos/skipped", "Check skipped files", csrf, name=name)
                + action_form("/repos/remove", "Remove", csrf, name=name))
-    return (f'<section class="repo" id="repo-{e(name)}" aria-labelledby="h-{e(name)}">'
+    return (f'<section class="repo-card" id="repo-{e(name)}" aria-labelledby="h-{e(name)}">'
             f'<h2 id="h-{e(name)}">{e(name)}</h2><table class="facts">{table}</table>'
             f'<div class="actions">{actions}</div></section>')
 

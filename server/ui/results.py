@@ -54,7 +54,7 @@ def _best_window(lines: Sequence[str], words: Sequence[str]) -> int:
 def why(hit: Hit) -> str:
     """Why a hit ranked: the legs that found it and its fused score."""
     legs = " + ".join(str(s) for s in hit.sources) or "?"
-    return f"{legs}, score {hit.score:.3f}"
+    return f"{legs}, score {hit.score:.4g}"
 
 
 def hits_html(page: SearchPage, *, first_index: int = 0) -> str:
