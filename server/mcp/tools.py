@@ -2,10 +2,11 @@
 
 `build_server(service, jobs=None, project=None) -> MCPServer` registers the tools of the
 table `TOOLS` (`index_repository`, `index_status`, `search`, `semantic_search`,
-`search_symbols`, `find_references`, `search_files`, `file_content`, `list_repos`,
-`get_health`): each is a method of `Tools`, whose signature is the tool's input schema and
-whose docstring its description. A tool is an adapter of a few lines: parse (arguments
-are checked first by `server/mcp/arguments.py`) -> one `UseCases` call ->
+`search_symbols`, `find_references`, `find_callers`, `find_callees`, `trace_call_path`,
+`search_files`, `file_content`, `list_repos`, `get_health`): each is a method of `Tools`,
+whose signature is the tool's input schema and whose docstring its description. A tool
+is an adapter of a few lines: parse (arguments are checked first by
+`server/mcp/arguments.py`) -> one `UseCases` call ->
 `server/mcp/markdown.py` (code results) or `server/mcp/markdown_status.py` (server state)
 renders Markdown for the model plus structured content with the same data (the output
 schema is a TypedDict in `server/mcp/schemas.py`). `server/mcp/serve.py` runs it over stdio
@@ -44,7 +45,7 @@ from pydantic import Field
 
 from ctxd.indexer.errors import CtxdError
 from ctxd.indexer.walk.walker import DEFAULT_MAX_FILE_SIZE, MAX_FILE_SIZE_LIMIT
-from ctxd.search.cursor import with_offset
+from ctxd.search.cursor import decode_cursor, encode_cursor, with_offset
 from ctxd.search.lexical.query import names_repositories
 from ctxd.search.models import SearchOptions
 from ctxd.search.zoekt.query import scoped_query
@@ -58,6 +59,7 @@ from ctxd.server.jobs import (
     index_roots,
     validate_request,
 )
+from ctxd.server.mcp import graph_markdown as graph_md
 from ctxd.server.mcp import markdown as md
 from ctxd.server.mcp import markdown_status as status_md
 from ctxd.server.mcp import schemas
@@ -82,7 +84,9 @@ ctxd searches local code repositories that were indexed on this machine.
 - `search` for exact text or regular expressions in Zoekt syntax (`lang:python retry`,
   `file:\\.go$ "func \\\\w+Handler"`: bare words and quoted strings are regexes, no
   `/.../` delimiters), `search_symbols` for definitions by name,
-  `find_references` for definitions plus usages, `search_files` for paths.
+  `find_references` for the resolved references of one definition, `find_callers` /
+  `find_callees` for what calls it and what it calls (trees), `trace_call_path` for how
+  one function reaches another, `search_files` for paths.
 - `file_content` reads a file (or a line range) of an indexed repository.
 - `list_repos` shows what is indexed and when; `index_repository` adds or refreshes a folder
   (long runs continue in the background: follow them with `index_status`).
@@ -224,6 +228,9 @@ def root_uris(roots: ListRootsResult | None) -> list[str] | None:
 # -- the server ---------------------------------------------------------------------------------
 
 
+SYMBOL = ("One definition: a name ('fetch'), a qualified name ('Session.fetch', "
+          "'pkg.Session.fetch') or PATH:LINE of its definition ('src/app.py:42', the path "
+          "relative to the repository root).")
 ALL_REPOS = ("Search every indexed repository. By default a server started inside a "
              "project answers from that project and the folders indexed through it "
              "(`get_health` names the project).")
@@ -475,20 +482,87 @@ class Tools:
 
     def find_references(
         self,
-        symbol: Annotated[str, Field(min_length=1, description=(
-            "The identifier, e.g. 'parse_header' (a dotted name matches its last part)."))],
+        symbol: Annotated[str, Field(min_length=1, description=SYMBOL)],
+        by_name: Annotated[bool, Field(description=(
+            "Every whole-word text match of the name instead of the resolved references "
+            "(for what resolution cannot see: dynamic calls, other languages)."))] = False,
         language: Annotated[str | None, Field(description=(
-            "Only usages in this language (default: the definition's language)."))] = None,
+            "With by_name: only matches in this language (default: the definition's)."
+        ))] = None,
         repository: Annotated[str | None, Field(description="Only this repository.")] = None,
         limit: Annotated[int, Field(ge=1, le=1000, description=(
             "Maximum usages to collect."))] = 100,
+        cursor: Annotated[str | None, Field(description=(
+            "`next_cursor` of the previous page, to continue."))] = None,
         all_repos: Annotated[bool, Field(description=ALL_REPOS)] = False,
-    ) -> Annotated[CallToolResult, schemas.ReferencesOutput]:
-        """Where a symbol is defined and where it is used (whole-word matches), labelled
-        definition / usage, with counts."""
+    ) -> Annotated[CallToolResult, graph_md.GraphRefsOutput]:
+        """The references of one definition, resolved through imports, self/this and
+        constructed variables: each labelled call / import / inherit / reference /
+        override, grouped by file, with the definition it is in. A name several
+        definitions bear is an error listing them: name one (Class.method or PATH:LINE)."""
         repos = self.scope(repository, all_repos)
-        refs = self.service.references(symbol, language=language, repositories=repos, limit=limit)
-        return answer(md.render_references(refs, fresh=self.fresh(repos), budget=self.budget))
+        params = {"symbol": symbol, "by_name": by_name, "language": language,
+                  "repository": repository, "all_repos": all_repos}
+        offset = decode_cursor(cursor, params)[0] if cursor else 0
+        if by_name:
+            refs = graph_md.by_name_refs(self.service.references(
+                symbol, language=language, repositories=repos, limit=min(offset + limit, 2000)))
+        else:
+            refs = self.service.graph_refs(symbol, repositories=repos,
+                                           limit=min(offset + limit, 2000))
+        return answer(graph_md.render_graph_refs(
+            refs, offset=offset, cursor_at=lambda n: encode_cursor(params, n, limit),
+            fresh=self.fresh(repos), budget=self.budget))
+
+    def find_callers(
+        self,
+        symbol: Annotated[str, Field(min_length=1, description=SYMBOL)],
+        depth: Annotated[int, Field(ge=1, le=6, description=(
+            "Levels of callers: 1 direct callers, 2 their callers too, ..."))] = 1,
+        repository: Annotated[str | None, Field(description="Only this repository.")] = None,
+        limit: Annotated[int, Field(ge=1, le=1000, description="Calls listed at most.")] = 200,
+        all_repos: Annotated[bool, Field(description=ALL_REPOS)] = False,
+    ) -> Annotated[CallToolResult, graph_md.CallsOutput]:
+        """What calls a definition (resolved call sites and the functions they are in), as a
+        tree `depth` levels deep: who to check before changing it."""
+        repos = self.scope(repository, all_repos)
+        calls = self.service.calls(symbol, direction="callers", depth=depth,
+                                   repositories=repos, limit=limit)
+        return answer(graph_md.render_calls(calls, fresh=self.fresh(repos), budget=self.budget))
+
+    def find_callees(
+        self,
+        symbol: Annotated[str, Field(min_length=1, description=SYMBOL)],
+        depth: Annotated[int, Field(ge=1, le=6, description=(
+            "Levels of callees: 1 what it calls, 2 what those call too, ..."))] = 1,
+        repository: Annotated[str | None, Field(description="Only this repository.")] = None,
+        limit: Annotated[int, Field(ge=1, le=1000, description="Calls listed at most.")] = 200,
+        all_repos: Annotated[bool, Field(description=ALL_REPOS)] = False,
+    ) -> Annotated[CallToolResult, graph_md.CallsOutput]:
+        """What a definition calls, resolved to the definitions called (calls that resolve to
+        nothing indexed are marked unresolved), as a tree `depth` levels deep."""
+        repos = self.scope(repository, all_repos)
+        calls = self.service.calls(symbol, direction="callees", depth=depth,
+                                   repositories=repos, limit=limit)
+        return answer(graph_md.render_calls(calls, fresh=self.fresh(repos), budget=self.budget))
+
+    def trace_call_path(
+        self,
+        source: Annotated[str, Field(min_length=1, description=(
+            "Where the chain starts: " + SYMBOL))],
+        target: Annotated[str, Field(min_length=1, description=(
+            "Where the chain ends: " + SYMBOL))],
+        depth: Annotated[int, Field(ge=1, le=6, description=(
+            "The longest chain looked for, in calls."))] = 5,
+        repository: Annotated[str | None, Field(description="Only this repository.")] = None,
+        all_repos: Annotated[bool, Field(description=ALL_REPOS)] = False,
+    ) -> Annotated[CallToolResult, graph_md.CallPathOutput]:
+        """The shortest chains of calls from one definition to another (how does A reach
+        B?), each call with its site."""
+        repos = self.scope(repository, all_repos)
+        paths = self.service.call_path(source, target, depth=depth, repositories=repos)
+        return answer(graph_md.render_call_paths(paths, fresh=self.fresh(repos),
+                                                 budget=self.budget))
 
     def search_files(
         self,
@@ -555,6 +629,9 @@ TOOLS: tuple[tuple[str, ToolAnnotations], ...] = (
     ("semantic_search", READ_ONLY),
     ("search_symbols", READ_ONLY),
     ("find_references", READ_ONLY),
+    ("find_callers", READ_ONLY),
+    ("find_callees", READ_ONLY),
+    ("trace_call_path", READ_ONLY),
     ("search_files", READ_ONLY),
     ("file_content", READ_ONLY),
     ("list_repos", READ_ONLY),

@@ -28,6 +28,7 @@ T = TypeVar("T")
 TOOLS_EXPECTED = {
     "index_repository", "index_status", "search", "semantic_search", "search_symbols",
     "find_references", "search_files", "file_content", "list_repos", "get_health",
+    "find_callers", "find_callees", "trace_call_path",
 }
 
 RETRY = '''"""Retrying failed requests with exponential backoff."""

@@ -121,7 +121,8 @@ def test_an_unknown_tool_is_not_found_with_the_list_of_tools(env: Env):
     body = text(result)
     assert result.is_error
     assert body.startswith("NOT_FOUND: Unknown tool: search_everything\nHint: This server's "
-                           "tools: file_content, find_references, get_health")
+                           "tools: file_content, find_callees, find_callers, "
+                           "find_references, get_health")
 
 
 # -- item 10: unknown kinds and mistyped arguments are validation errors that say so ---------

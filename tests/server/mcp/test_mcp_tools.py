@@ -414,15 +414,18 @@ def test_search_symbols_renders_the_table_and_pages(indexed: Env):
         "INVALID_CURSOR")
 
 
-def test_find_references_labels_definitions_and_usages(indexed: Env):
+def test_find_references_resolves_and_by_name_lists_text_matches(indexed: Env):
     result = indexed.call("find_references", {"symbol": "backoff_delays"})
     data, body = ok(result), text(result)
-    assert data["stats"]["definitionCount"] == 1 == len(data["definitions"])
-    assert data["stats"]["usageCount"] == len(data["usages"]) >= 2
-    assert data["definitions"][0]["kind"] == "definition"
-    assert {u["kind"] for u in data["usages"]} == {"usage"}
-    assert "## Definitions (1)\n- sample/net/retry.py:5:" in body
-    assert f"## Usages ({len(data['usages'])})" in body
+    (d,) = data["definitions"]
+    assert (d["qualified_name"], d["path"], d["line"]) == ("backoff_delays", "net/retry.py", 5)
+    assert data["total"] == len(data["usages"]) >= 1
+    assert all(u["resolved"] for u in data["usages"])
+    assert "# References of `backoff_delays` (function) at sample/net/retry.py:5" in body
+    text_matches = ok(indexed.call("find_references", {"symbol": "backoff_delays",
+                                                       "by_name": True}))
+    assert {u["kind"] for u in text_matches["usages"]} == {"text"}
+    assert not any(u["resolved"] for u in text_matches["usages"])
 
 
 # -- search_files / file_content / list_repos / get_health -------------------------------

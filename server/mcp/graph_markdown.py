@@ -1,0 +1,243 @@
+"""Markdown and structured output of the code graph's tools: `find_references`,
+`find_callers`, `find_callees`, `trace_call_path`.
+
+Each renderer fits its list to the token budget (`server.mcp.budget.fit`), says when the
+budget or the limit cut it, and returns the same data structured (the TypedDicts here are
+the tools' output schemas). A page that was cut carries a `next_cursor` that continues
+after the items shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from itertools import groupby
+
+from typing_extensions import TypedDict
+
+from ctxd.search.graph.models import CallPaths, Calls, Edge, GraphDef, Refs, Usage
+from ctxd.search.models import References
+from ctxd.server.mcp.budget import fit, freshness_line, truncated_note
+from ctxd.server.mcp.schemas import Freshness, Rendered
+
+__all__ = ["CallPathOutput", "CallsOutput", "GraphRefsOutput", "by_name_refs",
+           "render_call_paths", "render_calls", "render_graph_refs"]
+
+
+def by_name_refs(text: References) -> Refs:
+    """The text search's answer (`by_name`) in the graph's shape: each match a usage of
+    kind `text`, `resolved` false."""
+    defs = [GraphDef(text.symbol, text.symbol, "definition", d.repository, d.path, d.line,
+                     d.line) for d in text.definitions]
+    if not defs:
+        defs = [GraphDef(text.symbol, text.symbol, "name", "", "", 0, 0)]
+    usages = [Usage(u.path, u.line, u.column, "text", False, None, u.context)
+              for u in text.usages]
+    return Refs(defs, usages, len(usages), text.truncated, 0, text.duration_ms)
+
+
+class DefinitionOut(TypedDict):
+    name: str
+    qualified_name: str
+    kind: str
+    repository: str
+    path: str
+    line: int
+
+
+class UsageOut(TypedDict):
+    path: str
+    line: int
+    column: int
+    kind: str
+    """`call`, `import`, `inherit`, `reference`, `override`; `text` for a by-name match."""
+    resolved: bool
+    enclosing: str | None
+    text: str
+
+
+class GraphRefsOutput(TypedDict):
+    """`find_references`: the definition and its usages (resolved, or by name)."""
+
+    definitions: list[DefinitionOut]
+    usages: list[UsageOut]
+    total: int
+    unresolved: int
+    """Sites bearing the name that did not resolve to the definition (`by_name` lists
+    every text match)."""
+    truncated: bool
+    next_cursor: str | None
+    duration_ms: float
+    freshness: list[Freshness]
+
+
+class SiteOut(TypedDict):
+    path: str
+    line: int
+    column: int
+
+
+class EdgeOut(TypedDict):
+    site: SiteOut
+    definition: DefinitionOut | None
+    """The caller (find_callers) or callee (find_callees); None when it did not resolve."""
+    name: str
+    depth: int
+    resolved: bool
+    parent: int
+    """Index of the edge this one continues (-1 at depth 1)."""
+
+
+class CallsOutput(TypedDict):
+    """`find_callers` / `find_callees`: a tree of calls, parents first."""
+
+    definition: DefinitionOut
+    edges: list[EdgeOut]
+    depth: int
+    truncated: bool
+    next_cursor: str | None
+    duration_ms: float
+    freshness: list[Freshness]
+
+
+class CallPathOutput(TypedDict):
+    """`trace_call_path`: the shortest chains of calls from `source` to `target`."""
+
+    source: DefinitionOut
+    target: DefinitionOut
+    paths: list[list[EdgeOut]]
+    max_depth: int
+    duration_ms: float
+    freshness: list[Freshness]
+
+
+def _def(d: GraphDef) -> DefinitionOut:
+    return DefinitionOut(name=d.name, qualified_name=d.qualified_name, kind=d.kind,
+                         repository=d.repository, path=d.path, line=d.line)
+
+
+def _edge(e: Edge) -> EdgeOut:
+    return EdgeOut(site=SiteOut(path=e.site_path, line=e.site_line, column=e.site_column),
+                   definition=_def(e.definition) if e.definition else None, name=e.name,
+                   depth=e.depth, resolved=e.resolved, parent=e.parent)
+
+
+def _head_def(d: GraphDef) -> str:
+    return f"`{d.qualified_name}` ({d.kind}) at {d.repository}/{d.path}:{d.line}"
+
+
+def _one(text: str, n: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def render_graph_refs(refs: Refs, *, offset: int, cursor_at: Callable[[int], str | None],
+                      fresh: Sequence[Freshness], budget: int) -> Rendered:
+    """References grouped by file, each line `line:col kind — text (in X)`."""
+    d = refs.definitions[0]
+    resolved = all(u.resolved for u in refs.usages)
+    what = "references" if resolved else "text matches (by name, not resolved)"
+    head = f"# References of {_head_def(d)}\n{refs.total} {what} ({refs.duration_ms:.0f}ms)"
+    rows: list[str] = []
+    for path, group in groupby(refs.usages[offset:], key=lambda u: u.path):
+        for k, u in enumerate(group):
+            inside = f" (in `{u.enclosing}`)" if u.enclosing else ""
+            lead = f"### {path}\n" if k == 0 else ""
+            rows.append(f"{lead}- {u.line}:{u.column} {u.kind} — `{_one(u.text)}`{inside}")
+
+    def tail(n: int) -> str:
+        notes = []
+        if n < len(rows):
+            notes.append(truncated_note(n, len(rows), "references",
+                                        "Continue with `cursor`."))
+        elif refs.truncated:
+            notes.append("> The list stopped at `limit`: raise it, or continue with `cursor`.")
+        if refs.unresolved and resolved:
+            notes.append(f"> {refs.unresolved} other sites bear the name but do not resolve "
+                         "to this definition; `by_name: true` lists every text match.")
+        notes.append(freshness_line(fresh))
+        return "\n".join(notes)
+
+    shown = max(fit(head, rows, tail, budget), min(1, len(rows)))
+    more = shown < len(rows) or refs.truncated
+    cursor = cursor_at(offset + shown) if more else None
+    body = "\n".join([head, *rows[:shown], tail(shown)])
+    page = refs.usages[offset: offset + shown]
+    data = GraphRefsOutput(
+        definitions=[_def(x) for x in refs.definitions],
+        usages=[UsageOut(path=u.path, line=u.line, column=u.column, kind=u.kind,
+                         resolved=u.resolved, enclosing=u.enclosing, text=u.text)
+                for u in page],
+        total=refs.total, unresolved=refs.unresolved, truncated=more, next_cursor=cursor,
+        duration_ms=refs.duration_ms, freshness=list(fresh))
+    return Rendered(body, dict(data))
+
+
+def _edge_row(e: Edge) -> str:
+    pad = "  " * (e.depth - 1)
+    site = f"{e.site_path}:{e.site_line}"
+    if e.definition is None:
+        return f"{pad}- `{e.name}` (unresolved) — called at {site}"
+    d = e.definition
+    return f"{pad}- `{d.qualified_name}` ({d.path}:{d.line}) — call at {site}"
+
+
+def render_calls(calls: Calls, *, fresh: Sequence[Freshness], budget: int) -> Rendered:
+    """A tree of callers or callees, indented by depth, parents first."""
+    d = calls.definition
+    order: list[int] = []
+    children: dict[int, list[int]] = {}
+    for k, e in enumerate(calls.edges):
+        children.setdefault(e.parent, []).append(k)
+
+    def walk(parent: int) -> None:
+        for k in children.get(parent, []):
+            order.append(k)
+            walk(k)
+
+    walk(-1)
+    word = "Callers" if calls.direction == "callers" else "Callees"
+    direct = sum(1 for e in calls.edges if e.depth == 1)
+    head = (f"# {word} of {_head_def(d)}\n{direct} direct, {len(calls.edges)} in all to depth "
+            f"{calls.depth} ({calls.duration_ms:.0f}ms)")
+    rows = [_edge_row(calls.edges[k]) for k in order]
+
+    def tail(n: int) -> str:
+        notes = []
+        if n < len(rows):
+            notes.append(truncated_note(n, len(rows), "calls", "Lower `depth` or `limit`."))
+        elif calls.truncated:
+            notes.append("> The tree stopped at `limit`: lower `depth` or raise `limit`.")
+        notes.append(freshness_line(fresh))
+        return "\n".join(notes)
+
+    shown = max(fit(head, rows, tail, budget), min(1, len(rows)))
+    body = "\n".join([head, *(rows[:shown] or ["None found."]), tail(shown)])
+    kept = sorted(order[:shown])
+    data = CallsOutput(definition=_def(d), edges=[_edge(calls.edges[k]) for k in kept],
+                       depth=calls.depth, truncated=calls.truncated or shown < len(rows),
+                       next_cursor=None, duration_ms=calls.duration_ms, freshness=list(fresh))
+    return Rendered(body, dict(data))
+
+
+def render_call_paths(paths: CallPaths, *, fresh: Sequence[Freshness],
+                      budget: int) -> Rendered:
+    """Each shortest chain as numbered steps."""
+    head = (f"# Call paths from `{paths.source.qualified_name}` to "
+            f"`{paths.target.qualified_name}`")
+    if not paths.paths:
+        text = f"{head}\nNo call path within {paths.max_depth} calls.\n{freshness_line(fresh)}"
+        rows: list[str] = []
+    else:
+        rows = []
+        for n, chain in enumerate(paths.paths, 1):
+            steps = [f"{n}. `{paths.source.qualified_name}`"]
+            steps += [f"   → `{e.definition.qualified_name if e.definition else e.name}` "
+                      f"(called at {e.site_path}:{e.site_line})" for e in chain]
+            rows.append("\n".join(steps))
+        shown = max(fit(head, rows, lambda _n: freshness_line(fresh), budget), 1)
+        text = "\n".join([head, *rows[:shown], freshness_line(fresh)])
+    data = CallPathOutput(source=_def(paths.source), target=_def(paths.target),
+                          paths=[[_edge(e) for e in chain] for chain in paths.paths],
+                          max_depth=paths.max_depth, duration_ms=paths.duration_ms,
+                          freshness=list(fresh))
+    return Rendered(text, dict(data))
