@@ -34,6 +34,7 @@ MAX_DEPTH = 8
 """How many imports, re-exports or bases one resolution follows."""
 
 CLASS_KINDS = frozenset({"class", "struct", "interface", "trait", "impl", "enum"})
+_VARIABLES = frozenset({"variable", "constant"})
 _TOKEN = re.compile(r"[^.()]+(?:\(\))?")
 
 
@@ -108,9 +109,10 @@ class Resolver:
     # ---------------------------------------------------------------- names
 
     def name(  # noqa: C901 - Python's scope rules, in their order
-        self, path: str, name: str, scope: int, line: int, depth: int
+        self, path: str, name: str, scope: int, line: int, depth: int, *, value: bool = False
     ) -> Target | None:
-        """What a bare name means at `scope` of a file."""
+        """What a bare name means at `scope` of a file (`value`: for a variable, what it
+        holds rather than its definition)."""
         facts = self.facts(path)
         if facts is None or depth > MAX_DEPTH:
             return None
@@ -119,6 +121,8 @@ class Resolver:
         while True:
             k = facts.children.get((s, name))
             if k is not None:
+                if value and defs[k].kind in _VARIABLES and facts.binds.get((s, name)):
+                    return self._bound(path, facts.binds[(s, name)], scope, line, depth)
                 return Target("def", path, k)
             if s == -1:
                 for imp in facts.imports.get(name, ()):
@@ -273,7 +277,7 @@ class Resolver:
             got = Target("inst", bases[0].path, bases[0].index) if bases else None
             called = False
         else:
-            got = self.name(path, name, scope, line, depth + 1)
+            got = self.name(path, name, scope, line, depth + 1, value=True)
         if called and got is not None:
             got = self._instance(got)
         for tok in tokens[1:]:

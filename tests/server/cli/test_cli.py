@@ -190,6 +190,11 @@ def test_symbols_refs_files_cat_and_lexical_search(repo):
 
     out = json.loads(run("refs", "total", "--json").output)
     assert [(d["path"], d["line"]) for d in out["definitions"]] == [("shop/cart.py", 2)]
+    # resolved: `cart = Cart()` then `cart.total`; `checkout(cart)`'s parameter has no type
+    assert [(u["path"], u["line"], u["kind"]) for u in out["usages"]] == [
+        ("shop/api.py", 4, "call")]
+    assert out["unresolved"] == 1
+    out = json.loads(run("refs", "total", "--by-name", "--json").output)
     assert {(u["path"], u["line"]) for u in out["usages"]} == {("shop/cart.py", 7),
                                                                 ("shop/api.py", 4)}
     assert out["stats"]["language"] == "python"

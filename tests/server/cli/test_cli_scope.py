@@ -69,8 +69,9 @@ def test_symbols_refs_and_files_stay_in_it_and_print_the_same_paths(
     assert sym.stdout.splitlines()[0].split() == ["function", "shared_helper", "tools.py:1"]
     assert "beta" not in sym.stdout and sym.stderr.count(NOTE) == 1
     refs = run("refs", "shared_helper")
-    assert refs.stdout.splitlines()[1:] == ["def   tools.py:1:5  def shared_helper(x):",
-                                            "use   tools.py:6:12  return shared_helper(2)"]
+    assert refs.stdout.splitlines() == [
+        "shared_helper (function) at tools.py:1: 1 references", "", "tools.py",
+        "  6:12  call      return shared_helper(2)  in use_it"]
     assert refs.stderr.count(NOTE) == 1
     files = run("files", "**/*.py")
     assert files.stdout.splitlines() == ["tools.py"] and files.stderr.count(NOTE) == 1
@@ -78,7 +79,8 @@ def test_symbols_refs_and_files_stay_in_it_and_print_the_same_paths(
     every = run("symbols", "shared_helper", "-a").stdout
     assert {ln.split()[-1] for ln in every.splitlines()[:2]} == {"tools.py:1",
                                                                  "beta/lib/other.py:1"}
-    assert "use   tools.py:6:12" in run("refs", "shared_helper", "--all-repos").stdout
+    assert "use   tools.py:6:12" in run("refs", "shared_helper", "--all-repos",
+                                      "--by-name").stdout
     assert sorted(run("files", "**/*.py", "-a").stdout.splitlines()) == [
         "beta/lib/other.py", "tools.py"]
 
