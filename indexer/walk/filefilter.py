@@ -33,6 +33,7 @@ from ctxd.indexer.walk.policy import (
     Verdict,
     bad_name,
     home_verdict,
+    refused_by_name,
     stat_error,
     venv_verdict,
 )
@@ -110,7 +111,7 @@ class FileFilter:
         if skipped := bad_name(rel):
             return skipped
         verdict = self._verdict(rel, is_dir)
-        return None if verdict is None else Skipped(rel, *verdict)
+        return None if verdict is None else refused_by_name(rel, verdict)
 
     def entry(self, rel_path: str) -> FileEntry | Skipped:
         """What `walk` would yield for the file `rel_path` (a directory is NOT_REGULAR).
@@ -131,7 +132,7 @@ class FileFilter:
             return stat_error(rel, exc, path)
         is_dir = stat.S_ISDIR(st.st_mode)
         if verdict := self._verdict(rel, is_dir):
-            return Skipped(rel, *verdict)
+            return refused_by_name(rel, verdict)
         try:
             real = os.path.realpath(path)
         except OSError as exc:  # a link on the way changed while it was resolved

@@ -39,6 +39,8 @@ from ctxd.indexer.walk.secrets import (
     find_secrets,
     is_code_or_docs,
     is_data_or_config,
+    mask_name,
+    name_secret,
     redact,
 )
 
@@ -57,6 +59,7 @@ __all__ = [
     "Verdict",
     "bad_name",
     "home_verdict",
+    "refused_by_name",
     "stat_error",
     "too_large",
     "venv_verdict",
@@ -183,6 +186,9 @@ class Policy:
             and not self.dir_allowed(rel, name, allowed)
         ):
             return SkipReason.SENSITIVE, f"sensitive pattern {pat!r}"
+        if (self.sensitive and (what := name_secret(name))
+                and not self.dir_allowed(rel, name, allowed)):
+            return SkipReason.SENSITIVE, NAME_HOLDS + what
         if pat := self.exclude.which_dir(rel, name):
             return SkipReason.EXCLUDED, f"exclude pattern {pat!r}"
         return None
@@ -205,6 +211,9 @@ class Policy:
             and not (allowed or self.allow.match_file(rel, name))
         ):
             return SkipReason.SENSITIVE, f"sensitive pattern {pat!r}"
+        if (self.sensitive and (what := name_secret(name))
+                and not (allowed or self.allow.match_file(rel, name))):
+            return SkipReason.SENSITIVE, NAME_HOLDS + what
         if pat := self.exclude.which_file(rel, name):
             return SkipReason.EXCLUDED, f"exclude pattern {pat!r}"
         if self.include and not self.include.match_file(rel, name):
@@ -272,6 +281,19 @@ class Redacted:
 
     text: str
     found: Found
+
+
+NAME_HOLDS = "its name holds "
+"""How the detail of a path refused for a secret in a name starts."""
+
+
+def refused_by_name(rel: str, verdict: Verdict) -> Skipped:
+    """The `Skipped` of a path the name policy refused (`dir_verdict`, `file_verdict`); a
+    path refused for a secret in one of its names (a file named after the token it holds)
+    is given with that secret masked, so that no report or answer shows it."""
+    if verdict[1].startswith(NAME_HOLDS):
+        rel = mask_name(rel)
+    return Skipped(rel, *verdict)
 
 
 def _sensitive_name(rel: str, name: str) -> str | None:

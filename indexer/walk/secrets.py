@@ -11,14 +11,22 @@ A file is judged by what it is, never by a word in the name of source code or do
   (`secret.go`, `docs/secrets.md`, a fixture `testdata/secret-list.golden`) are judged by
   their text alone, never by a word in their name;
 - `find_secrets(text)`: the content of any file, read by the pipeline or a file request: a
-  PEM private-key block (also indented, quoted, in a YAML block scalar or split over
-  string literals), a well-known token format (AWS access key ids, GitHub, GitLab, Slack,
-  Stripe, Google, npm, PyPI, OpenAI, Anthropic, SendGrid tokens), password hashes in
-  `/etc/shadow` form, a URL with a password in a git config (a remote, an `insteadOf`
-  rewrite) or credential store, an `extraheader` authorization, a kubeconfig's client key
-  or token, netrc and pgpass entries, a Docker registry `auth`, a password in a database
-  URL. Placeholders (`AKIAIOSFODNN7EXAMPLE`, `ghp_xxxx...`, `https://USER:TOKEN@...`,
-  `{password}`, a CI database's `postgres:postgres`) are not secrets;
+  PEM private key, found by following the key from its BEGIN line to its END line
+  whatever the layout (indented, quoted, in a YAML block scalar, a C macro continued with
+  `\\`, `\\r\\n` escapes, wrapped at 32 columns, split over string literals joined by
+  `+`, `.` or nothing, its BEGIN line split too), the base64 of one (`LS0tLS1CRUdJTi`), the
+  `data` / `stringData` of a Kubernetes `kind: Secret`, a well-known token format (AWS
+  access key ids and the secret access key named or written beside one, GitHub, GitLab,
+  Slack, Stripe, Google, npm, PyPI, OpenAI, Anthropic, SendGrid tokens; also split over
+  joined literals), password hashes in `/etc/shadow` form, a URL with a password (a git
+  config's remote or `insteadOf`, a credential store, any `scheme://user:pw@host`), an
+  `extraheader` authorization, a kubeconfig's client key or token, netrc and pgpass
+  entries, a Docker registry `auth`, an npm auth token (`.yarnrc.yml`'s `npmAuthToken`),
+  a database image's password variable (`POSTGRES_PASSWORD` in a compose file).
+  Placeholders (`AKIAIOSFODNN7EXAMPLE`, `ghp_xxxx...`, `https://USER:TOKEN@...`,
+  `{password}`, a CI database's `postgres:postgres`, a Helm template's `{{ ... }}`) are
+  not secrets; a file or folder *named* after a token is refused by name (`name_secret`,
+  `indexer.walk.policy`), its name masked in reports (`mask_name`);
 - `redact(text, found)`: the text with every secret masked character for character (`*`),
   so that source code and docs holding a test key stay indexed, symbols and line numbers
   intact, and the secret is in no index and no answer (`indexer.walk.policy`).
@@ -26,16 +34,18 @@ A file is judged by what it is, never by a word in the name of source code or do
 `indexer.walk.policy` applies it (names, content). Uses only `re` and RE2 (the walk
 imports nothing of `indexer.chunk`: `CODE_AND_DOCS` names the extensions itself).
 
-Invariants: pure functions over names and text; one RE2 pass over a file's bytes (all
-rules at once, linear time) decides that it holds no secret, the
-common case; only a file where some rule matches is looked at again, rule by rule, to
-tell a secret from a placeholder.
+Invariants: pure functions over names and text; one RE2 set over a file's bytes (all
+rules at once, linear time) decides that it holds no secret, the common case, and else
+which rules may match: only those look at the file again, one by one, to tell a secret
+from a placeholder (`bench/bench_secrets.py` measures the cost per MiB).
 """
 
 from __future__ import annotations
 
 import base64
+import bisect
 import re
+import string
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -51,6 +61,8 @@ __all__ = [
     "find_secrets",
     "is_code_or_docs",
     "is_data_or_config",
+    "mask_name",
+    "name_secret",
     "redact",
     "secret_in",
 ]
@@ -66,7 +78,7 @@ SENSITIVE_FILE_PATTERNS: tuple[str, ...] = (
     # system password databases
     "shadow", "shadow-", "gshadow", "gshadow-", "master.passwd",
     # infrastructure state (holds every secret it provisioned)
-    "*.tfstate", "*.tfstate.backup",
+    "*.tfstate", "*.tfstate.*",  # and every backup: `terraform.tfstate.<time>.backup`
 )
 """Key and credential files by exact name or extension (case-insensitive)."""
 
@@ -117,6 +129,12 @@ def is_data_or_config(rel: str) -> bool:
     return not is_code_or_docs(name) and (not dot or ext in DATA_AND_CONFIG)
 
 
+Span = tuple[int, int, str]
+"""`(start, end, how)` of a secret in a text; `how` says what `redact` masks: `"all"`
+(every character but line ends), `"b64"` (a key's base64, its quotes, escapes and line
+ends kept) or `"pieces"` (the token characters of literals joined in code)."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Rule:
     """One content rule: a literal every match holds (a cheap first look), the regex, and
@@ -126,11 +144,19 @@ class _Rule:
     literals: tuple[str, ...]
     regex: re.Pattern[str]
     real: Callable[[re.Match[str]], bool] = lambda _m: True
+    find: Callable[[str, re.Match[str]], list[Span]] | None = None
+    """The spans to mask for a match of `regex` (none: no secret there), for a rule whose
+    regex only finds where to look (a PEM key's BEGIN line, a Kubernetes Secret)."""
+    token: bool = False
+    """A token format: also looked for across string literals joined in code."""
+    gate: str = ""
+    """What the first look (one RE2 program for all rules) asks instead of `regex`, when
+    that is cheaper: a superset of its matches (`://user:pw@` for every URL rule)."""
 
 
 _PLACEHOLDER = re.compile(
     r"(?i)^(?:<[^>]*>|\$\{?\w+\}?|\{\{.*\}\}|\{[^{}]*\}|%\w+%|%(?:\(\w+\))?s|[x*.#_-]+|"
-    r"password|passwd|pass|pwd|secret|"
+    r"password|passwd|pass|pwd|secret|(?:my|your|some)_?(?:pass\w*|pw|pwd|secret|token|user\w*)|"
     r"token|pat|apikey|api_key|changeme|redacted|example|user|username)$")
 
 
@@ -161,6 +187,15 @@ def _db_password(m: re.Match[str]) -> bool:
             and password.lower() not in _DEV_PASSWORDS)
 
 
+_URL_PARTS = frozenset({"repo", "org", "owner", "branch", "sha", "ref", "path", "host",
+                        "port", "name", "bucket", "project", "key"})
+"""What some URL schemes put where a password goes (fsspec's `github://org:repo@sha/`)."""
+
+
+def _any_url_password(m: re.Match[str]) -> bool:
+    return _db_password(m) and m["password"].lower() not in _URL_PARTS
+
+
 def _not_placeholder(m: re.Match[str]) -> bool:
     return _PLACEHOLDER.match(m["password"]) is None
 
@@ -180,42 +215,266 @@ def _docker_auth(m: re.Match[str]) -> bool:
         _PLACEHOLDER.match(user) is None)
 
 
-_GAP = r"(?:[ \t\r\n\"'`+,;|>#*/]|\\[nr])+"
-"""What may stand between a PEM line and the next: line ends (also `\\n` in a string
-literal), indentation, a Markdown quote, comment leaders, and the quotes and `+` of string
-literals joined across lines (a key split over Go, Java or Python literals)."""
+_PEM_TOKEN = re.compile(
+    r"(?P<end>-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)|(?P<stop>-----)"
+    r"|(?P<hdr>[A-Z][A-Za-z]*(?:-[A-Za-z]+)*: [^\n\\\"'`]*)"
+    r"|(?P<b64>[A-Za-z0-9+/=]+)"
+    r"|(?:\\+(?:[nrt]|x0[aAdD]|u000[aAdD])|[\s\"'`.,;|&~()\[\]{}<>!#*\\_@$%?-])+")
+"""What may stand in a private key, from its BEGIN line to its END line: its base64, its
+headers (`Proc-Type: 4,ENCRYPTED`), and whatever code puts between the pieces: line ends,
+indentation, quotes, escapes (`\\n`, `\\r\\n`, `\\x0a`), a `\\` that continues a line (a C
+macro, a Python string), concatenation (`+`, `.`, `..`, `&`, `||`, `~`), commas and
+brackets (an array, `concat!`), comment leaders, a Markdown quote. Anything else (a `:`
+of code, another PEM block's dashes) ends the key."""
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+")
+"""A piece between a BEGIN line and what follows that is a word (`line`, `Paste`, `END`),
+not base64: code and prose about keys are made of them, a key's base64 never is."""
+PEM_WINDOW = 1 << 16
+"""The most characters after a BEGIN line looked at for the key's body."""
+
+
+def _pem_key(text: str, m: re.Match[str]) -> list[Span]:
+    """The span of the private key whose BEGIN line `m` matched, from the end of that line
+    to its END line (else to the end of its last piece of base64); none when what follows
+    holds no key: under 40 characters of base64 that looks random, not counting words."""
+    start = pos = m.end()
+    stop = min(len(text), start + PEM_WINDOW)
+    pieces: list[str] = []
+    end = start
+    while pos < stop:
+        t = _PEM_TOKEN.match(text, pos, stop)
+        if t is None or t.lastgroup == "stop":
+            break
+        if t.lastgroup == "end":
+            end = t.start()
+            break
+        if t.lastgroup == "b64":
+            pieces.append(t[0])
+            end = t.end()
+        pos = t.end()
+    body = "".join(p for p in pieces if not _WORD.fullmatch(p)).rstrip("=")
+    if (len(body) < 40 or len(set(body)) < 16 or body.isalpha() or body.islower()
+            or body.isupper()):
+        return []
+    return [(start, end, "b64")]
+
+
+_B64_PEM = re.compile(r"LS0tLS1CRUdJTi|0tLS0tQkVHSU4g|tLS0tLUJFR0lOI")
+"""Base64 of `-----BEGIN ` at each of the three alignments (a Kubernetes `tls.key`, a
+JSON value, a kubeconfig's `client-key-data`)."""
+_B64_RUN = re.compile(r"[A-Za-z0-9+/]*={0,2}(?:(?:\\n|\r?\n)[ \t]*[A-Za-z0-9+/]{4,}={0,2})*")
+"""The rest of a base64 value from a point in it, also wrapped over lines (as `base64`
+writes it: 76 characters a line) or over `\\n` escapes."""
+_NOT_B64 = re.compile(r"[^A-Za-z0-9+/]")
+_B64_CHARS = frozenset(string.ascii_letters + string.digits + "+/")
+
+
+def _base64_key(text: str, m: re.Match[str]) -> list[Span]:
+    """The base64 value holding `-----BEGIN ` at `m` when it decodes to a private key."""
+    start = m.start()
+    floor = max(0, start - 8)
+    while start > floor and text[start - 1] in _B64_CHARS:
+        start -= 1
+    run = _B64_RUN.match(text, m.start())
+    end = run.end() if run is not None else m.end()
+    encoded = _NOT_B64.sub("", text[start:end])
+    try:
+        plain = base64.b64decode(encoded[: len(encoded) // 4 * 4]).decode("utf-8", "replace")
+    except ValueError:
+        return []
+    begin = _PEM_RULE.regex.search(plain)
+    return [(start, end, "all")] if begin is not None and _pem_key(plain, begin) else []
+
+
+_K8S_SECRET = re.compile(
+    r"kind(?P<json>\")?[ \t]*:[ \t]*[\"']?Secret[\"']?[ \t]*(?:#[^\n]*)?(?:$|,|\})",
+    re.MULTILINE)
+_YAML_KEY_INDENT = re.compile(r"[ \t]*(?:-[ \t]+)?")
+_YAML_DOC = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
+_YAML_ENTRY = re.compile(r"([ \t]*(?:-[ \t]+)?)([^\s:#][^:\n]*):[ \t]*([^\n]*)")
+_JSON_DATA = re.compile(r"\"(data|stringData)\"[ \t\r\n]*:[ \t\r\n]*\{([^{}]*)\}")
+_JSON_ENTRY = re.compile(r"\"[^\"\n]*\"[ \t\r\n]*:[ \t\r\n]*\"([^\"\n]*)\"")
+
+
+def _kept_value(value: str, encoded: bool) -> bool:
+    """A Secret's value that holds something: not empty, not a template's (`{{ ... }}`,
+    `${VAR}`), not a placeholder; for `data`, not the base64 of one."""
+    value = value.strip().strip("\"'").strip()
+    if not value or value in ("~", "null", "{}") or "{{" in value or "${" in value:
+        return False
+    if _PLACEHOLDER.match(value) is not None:
+        return False
+    if encoded:
+        try:
+            plain = base64.b64decode(value, validate=True).decode("utf-8").strip()
+        except (ValueError, UnicodeDecodeError):
+            return True
+        return bool(plain) and _PLACEHOLDER.match(plain) is None and (
+            plain.lower() not in _DEV_PASSWORDS)
+    return True
+
+
+def _k8s_json(text: str) -> list[Span]:
+    """The values of the `data` and `stringData` objects of a Secret written as JSON."""
+    return [(block.start(2) + entry.start(1), block.start(2) + entry.end(1), "all")
+            for block in _JSON_DATA.finditer(text)
+            for entry in _JSON_ENTRY.finditer(block[2])
+            if _kept_value(entry[1], block[1] == "data")]
+
+
+def _yaml_value(lines: list[str], i: int, value: str, depth: int) -> tuple[str, int]:
+    """A YAML entry's value on line `i` and how many characters it spans from its line's
+    start: a block scalar (`|`, `>`) takes the lines indented under it."""
+    if value.split("#")[0].strip() not in ("|", "|-", "|+", ">", ">-", ">+"):
+        return value, len(lines[i])
+    follow: list[str] = []
+    for line in lines[i + 1:]:
+        if line.strip() and len(line) - len(line.lstrip()) <= depth:
+            break
+        follow.append(line)
+    return "\n".join(follow), len(lines[i]) + sum(len(x) + 1 for x in follow)
+
+
+def _k8s_secret(text: str, m: re.Match[str]) -> list[Span]:
+    """The values under `data` and `stringData` of the Kubernetes Secret whose `kind` `m`
+    matched (YAML: in the same document, at the same indentation; JSON: the object's)."""
+    if m["json"]:
+        return _k8s_json(text)
+    line_start = text.rfind("\n", 0, m.start()) + 1
+    if not _YAML_KEY_INDENT.fullmatch(text, line_start, m.start()):
+        return []  # `kind: Secret` within a line: no YAML key
+    doc_start = max((d.end() for d in _YAML_DOC.finditer(text, 0, m.start())), default=0)
+    after = _YAML_DOC.search(text, m.end())
+    doc_end = after.start() if after is not None else len(text)
+    indent = m.start() - line_start
+    lines = text[doc_start:doc_end].split("\n")
+    spans: list[Span] = []
+    at = doc_start
+    encoded: bool | None = None  # inside `data` (base64 values) or `stringData`
+    for i, line in enumerate(lines):
+        entry = _YAML_ENTRY.fullmatch(line)
+        depth = len(line) - len(line.lstrip(" \t-"))
+        if line.strip() and depth <= indent:
+            encoded = None
+        if entry is not None and len(entry[1]) == indent and entry[2] in ("data",
+                                                                          "stringData"):
+            encoded = entry[2] == "data"
+        elif encoded is not None and entry is not None:
+            value, length = _yaml_value(lines, i, entry[3], depth)
+            if _kept_value(value, encoded):
+                spans.append((at + entry.start(3), at + length, "all"))
+        at += len(line) + 1
+    return spans
+
+
 _USERINFO = r"[a-zA-Z][a-zA-Z0-9+.-]*://(?P<user>[^/\s:@'\"]+):(?P<password>[^/\s@'\"]+)@"
 _DB_SCHEMES = (r"(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?|mssql|"
                r"sqlserver|oracle|cockroachdb|clickhouse)(?:\+[a-z0-9]+)?")
+_URL_AT = re.compile(r"://(?P<user>[^/\s:@'\"\[\]<>{}\\^|`]*):"
+                     r"(?P<password>[^/\s@'\"\[\]<>{}\\^|`]+)@")
+"""A user and a password in a URL (its scheme is looked at by `_scheme`): no characters a
+URL's user or password never holds unescaped (`[`, `{`, `<`, ...), so that a regex or a
+template is not read as one."""
+_SCHEME_CHARS = frozenset(string.ascii_letters + string.digits + "+.-")
+_DB_SCHEME = re.compile(rf"(?i:{_DB_SCHEMES})")
+
+
+def _scheme(text: str, at: int) -> str:
+    """The scheme of the URL whose `://` is at `at` ('' when none: not a word's start)."""
+    start = at
+    while start > max(0, at - 40) and text[start - 1] in _SCHEME_CHARS:
+        start -= 1
+    if start == at or (start and (text[start - 1].isalnum() or text[start - 1] == "_")):
+        return ""
+    while start < at and not text[start].isalpha():
+        start += 1
+    return text[start:at]
+
+
+def _db_url(text: str, m: re.Match[str]) -> list[Span]:
+    """A password in a database URL (`postgres://app:pw@db/app`), not a dev default."""
+    if _DB_SCHEME.fullmatch(_scheme(text, m.start())) and _db_password(m):
+        return [(*m.span("password"), "all")]
+    return []
+
+
+def _any_url(text: str, m: re.Match[str]) -> list[Span]:
+    """A password in a URL of any scheme (`https://deploy:pw@registry/`)."""
+    if _scheme(text, m.start()) and _any_url_password(m):
+        return [(*m.span("password"), "all")]
+    return []
+_DB_ENV = (r"(?:POSTGRES|PG|MYSQL(?:_ROOT)?|MARIADB(?:_ROOT)?|MONGO_INITDB_ROOT|"
+           r"MONGODB(?:_ROOT)?|REDIS|RABBITMQ_DEFAULT|MSSQL_SA|SA|ELASTIC|MINIO_ROOT|"
+           r"KEYCLOAK_ADMIN|KC_DB|GF_SECURITY_ADMIN|DB|DATABASE)_?PASS(?:WORD)?")
+"""The environment variables that set a database's (or a service's) password in the
+images' documented compose files."""
+
+
+def _env_password(m: re.Match[str]) -> bool:
+    password = m["password"]
+    return (len(password) >= 4 and _PLACEHOLDER.match(password) is None
+            and password.lower() not in _DEV_PASSWORDS)
+
+
+_AWS_BESIDE = re.compile(r"[^A-Za-z0-9/+=](?P<password>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
+
+
+def _aws_secret(value: str) -> bool:
+    """Forty characters of an AWS secret access key: random, with digits and both cases
+    (not a Java class path nor the documented `wJalr...EXAMPLEKEY`)."""
+    return (_random(value) and sum(c.isdigit() for c in value) >= 2
+            and not value.isalpha() and value.lower() != value and value.upper() != value)
+
+
+def _aws_pair(text: str, m: re.Match[str]) -> list[Span]:
+    """An AWS access key id, and the secret access key written beside it (the next 40
+    random characters within 100: a constructor's second argument, a CSV's next column)."""
+    if not _random(m[0][4:]):
+        return []
+    spans: list[Span] = [(m.start(), m.end(), "all")]
+    beside = _AWS_BESIDE.search(text, m.end(), m.end() + 100)
+    if beside is not None and _aws_secret(beside["password"]):
+        spans.append((*beside.span("password"), "all"))
+    return spans
+
+
+_PEM_RULE = _Rule("a PEM private key", ("PRIVATE KEY-----",), re.compile(
+    r"-----BEGIN (?:(?:RSA|DSA|EC|OPENSSH|ENCRYPTED|PGP) )?PRIVATE KEY(?: BLOCK)?-----"),
+    find=_pem_key, token=True)
 
 _RULES: tuple[_Rule, ...] = (
-    _Rule("a PEM private key", ("PRIVATE KEY-----",), re.compile(
-        r"-----BEGIN (?:(?:RSA|DSA|EC|OPENSSH|ENCRYPTED|PGP) )?PRIVATE KEY(?: BLOCK)?-----"
-        rf"(?:{_GAP}[A-Za-z][\w-]*: [^\n]*)*{_GAP}[A-Za-z0-9+/=]{{40}}")),
+    _PEM_RULE,
     _Rule("an AWS access key id", ("AKIA", "ASIA"), re.compile(
-        r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), lambda m: _random(m[0][4:])),
+        r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), find=_aws_pair, token=True),
+    _Rule("an AWS secret access key", (
+        "ecret_access_key", "ECRET_ACCESS_KEY", "ecretAccessKey", "ecret_key",
+        "ECRET_KEY", "ecretKey"), re.compile(
+        r"(?i:aws_?secret_?(?:access_?)?key|secret_?access_?key)[\"']?[ \t]*(?:=>|:=|[:=])"
+        r"[ \t]*[\"']?(?P<password>[A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)"),
+        lambda m: _aws_secret(m["password"]),
+        gate=r"(?i:aws_?secret_?(?:access_?)?key|secret_?access_?key)"),
     _Rule("a GitHub token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), re.compile(
         r"\b(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{82})\b"),
-        lambda m: _random(m[0][4:])),
+        lambda m: _random(m[0][4:]), token=True),
     _Rule("a GitLab token", ("glpat-",), re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"),
-          lambda m: _random(m[0][6:])),
+          lambda m: _random(m[0][6:]), token=True),
     _Rule("a Slack token", ("xox", "hooks.slack.com/services/"), re.compile(
         r"\bxox[abposr]-[0-9A-Za-z-]{20,}|https://hooks\.slack\.com/services/"
-        r"T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{20,}"), lambda m: _random(m[0][5:])),
+        r"T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{20,}"), lambda m: _random(m[0][5:]), token=True),
     _Rule("a Stripe live key", ("_live_",), re.compile(r"\b(?:sk|rk)_live_[0-9A-Za-z]{24,}"),
-          lambda m: _random(m[0][8:])),
+          lambda m: _random(m[0][8:]), token=True),
     _Rule("a Google API key", ("AIza",), re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"),
-          lambda m: _random(m[0][4:])),
+          lambda m: _random(m[0][4:]), token=True),
     _Rule("an npm token", ("npm_",), re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"),
-          lambda m: _random(m[0][4:])),
+          lambda m: _random(m[0][4:]), token=True),
     _Rule("a PyPI token", ("pypi-AgEIcHlwaS5vcmc",), re.compile(
-        r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}")),
+        r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"), token=True),
     _Rule("an OpenAI API key", ("T3BlbkFJ",), re.compile(
-        r"\bsk-[A-Za-z0-9_-]{16,}T3BlbkFJ[A-Za-z0-9_-]{16,}")),
+        r"\bsk-[A-Za-z0-9_-]{16,}T3BlbkFJ[A-Za-z0-9_-]{16,}"), token=True),
     _Rule("an Anthropic API key", ("sk-ant-",), re.compile(
-        r"\bsk-ant-[a-z0-9]+-[A-Za-z0-9_-]{80,}"), lambda m: _random(m[0][-40:])),
+        r"\bsk-ant-[a-z0-9]+-[A-Za-z0-9_-]{80,}"), lambda m: _random(m[0][-40:]), token=True),
     _Rule("a SendGrid API key", ("SG.",), re.compile(
-        r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"), lambda m: _random(m[0][3:])),
+        r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"), lambda m: _random(m[0][3:]), token=True),
     _Rule("password hashes (shadow file)", (":$",), re.compile(
         r"^[a-z_][a-z0-9_.-]*:(?P<password>\$(?:1|2[abxy]?|5|6|7|y|gy|sha1)\$[^:\n]{8,}):",
         re.MULTILINE)),
@@ -248,26 +507,123 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("a Docker registry auth", ('"auth"',), re.compile(
         r"\"auth\"[ \t\r\n]*:[ \t\r\n]*\"(?P<password>[A-Za-z0-9+/]{8,}={0,2})\""),
         _docker_auth),
-    _Rule("a password in a database URL", ("://",), re.compile(
-        rf"(?i:\b{_DB_SCHEMES})://(?P<user>[^/\s:@'\"]+):(?P<password>[^/\s@'\"]+)@"),
-        _db_password),
+    _Rule("a password in a database URL", ("://",), _URL_AT, find=_db_url),
+    _Rule("a password in a URL", ("://",), _URL_AT, find=_any_url),
+    _Rule("an npm auth token", ("npmAuth", "_auth", "_password"), re.compile(
+        r"(?:npmAuth(?:Token|Ident)|(?<![^\s:])_(?:authToken|auth|password))[\"']?[ \t]*"
+        r"[:=][ \t]*[\"']?(?P<password>[A-Za-z0-9._~+/=:-]{8,})(?:[\"'\s]|$)",
+        re.MULTILINE), _not_placeholder,
+        gate=r"(?m:(?:npmAuth(?:Token|Ident)|(?:^|[\s:])_(?:authToken|auth|password))"
+             r"[\"']?[ \t]*[:=])"),
+    _Rule("a database password in the environment", ("PASS",), re.compile(
+        rf"(?<![\w.]){_DB_ENV}[\"']?[ \t]*[:=][ \t]*[\"']?"
+        r"(?P<password>[^\s\"'#(){}\[\]$,;]+)(?:[\"']|[ \t]*(?:#[^\n]*)?$)", re.MULTILINE),
+        _env_password, gate=rf"{_DB_ENV}[\"']?[ \t]*[:=]"),
+    _Rule("a base64-encoded private key", ("LS0tLS1CRUdJTi", "0tLS0tQkVHSU4g",
+                                           "tLS0tLUJFR0lOI"), _B64_PEM, find=_base64_key,
+          token=True),
+    _Rule("a Kubernetes Secret", ("Secret",), _K8S_SECRET, find=_k8s_secret),
 )
 
 
-def _any_rule() -> Any:
-    """All rules as one RE2 program over UTF-8 bytes (no captures): a quick first look."""
+_TOKEN_STARTS = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xoxa-",
+                 "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "sk_live_", "rk_live_", "AIza",
+                 "npm_", "AKIA", "ASIA", "SG.", "sk-", "pypi-")
+"""How the token formats start: a literal that ends with one of them, or with a part of
+one, right before a join may be the first half of a token split in code."""
+_OP = r"(?:(?:\+|\.\.?|&|~|\|\|)[ \t]*)?"
+_JOIN_TAIL = rf"[ \t]*{_OP}(?:\\?\r?\n[ \t]*{_OP})?[\"']"
+_JOIN = re.compile(rf"[\"']{_JOIN_TAIL}")
+"""Where code joins two string literals (`"` or `'`): a closing quote, a concatenation
+operator (`+`, PHP's `.`, Lua's `..`, `&`, `~`, `||`) or none (adjacent literals), at most
+one line end (a `\\` may continue the line) and the opening quote of the next."""
+_PARTS = sorted({re.escape(t[:i]) for t in _TOKEN_STARTS for i in range(2, len(t))},
+                key=len, reverse=True)
+_SPLIT_TOKEN = re.compile(
+    r"[\"'](?:[^\"'\n]*-----(?:BEGIN(?: [A-Z ]*-{0,4})?|BEGI|BEG|BE|B)?|" + "|".join(_PARTS)
+    + "|(?:" + "|".join(re.escape(t) for t in _TOKEN_STARTS) + r")[A-Za-z0-9_.-]*)"
+    + rf"[\"']{_JOIN_TAIL}")
+"""A literal that is the start of a token (or a part of its prefix: `"gh" + "p_..."`),
+or ends in a part of a PEM BEGIN line, joined to the next one: only then are the literals
+joined and looked at again (backquotes are left out: Markdown's inline code)."""
+
+
+def _split_tokens(text: str) -> list[tuple[int, str, list[Span]]]:
+    """Tokens split over string literals joined in code (`"ghp_1a2b" + "3c4d..."`, Python's
+    adjacent literals, PHP's `.`): the text with every join taken out is looked at with the
+    token rules, and a token found across a join is masked piece by piece in `text` (its
+    quotes and operators kept). `(where, what, spans)` of each."""
+    parts: list[str] = []
+    joined_at: list[int] = []  # where each kept part starts in the joined text
+    text_at: list[int] = []  # and in `text`
+    size = pos = 0
+    for join in _JOIN.finditer(text):
+        parts.append(text[pos:join.start()])
+        joined_at.append(size)
+        text_at.append(pos)
+        size += join.start() - pos
+        pos = join.end()
+    parts.append(text[pos:])
+    joined_at.append(size)
+    text_at.append(pos)
+    joined = "".join(parts)
+    found: list[tuple[int, str, list[Span]]] = []
+    for rule in _RULES:
+        if not rule.token or not any(lit in joined for lit in rule.literals):
+            continue
+        for m in rule.regex.finditer(joined):
+            for start, end, _how in _spans(rule, joined, m):
+                first = bisect.bisect_right(joined_at, start) - 1
+                last = bisect.bisect_right(joined_at, end - 1) - 1
+                if first == last:
+                    continue  # in one literal: the text itself holds it
+                pieces: list[Span] = []
+                for i in range(first, last + 1):
+                    lo, hi = max(start, joined_at[i]), min(end, joined_at[i] + len(parts[i]))
+                    pieces.append((text_at[i] + lo - joined_at[i],
+                                   text_at[i] + hi - joined_at[i], "all"))
+                found.append((pieces[0][0], rule.what, pieces))
+    return found
+
+
+def _spans(rule: _Rule, text: str, m: re.Match[str]) -> list[Span]:
+    """The spans a match of `rule` masks: its `find`, else the match (or its password)
+    when `real`."""
+    if rule.find is not None:
+        return rule.find(text, m)
+    if not rule.real(m):
+        return []
+    return [(*m.span("password" if "password" in rule.regex.groupindex else 0), "all")]
+
+
+_SPLIT = len(_RULES)
+"""Stands for `_SPLIT_TOKEN` among the rules' indexes (`_ANY_RULE`)."""
+
+
+def _any_rule() -> tuple[Any, tuple[tuple[int, ...], ...]]:
+    """All rules as one RE2 set over UTF-8 bytes (a pattern shared by rules, such as the
+    URL rules' gate, once): one linear pass says which rules may match. The set, and the
+    indexes in `_RULES` (`_SPLIT`: the split-token trigger) of each of its patterns."""
     options = re2.Options()
     options.never_capture = True
     options.log_errors = False
     options.max_mem = 64 << 20
-    parts = []
-    for rule in _RULES:
-        source = re.sub(r"\(\?P<\w+>", "(?:", rule.regex.pattern)
-        parts.append(("(?m:" if rule.regex.flags & re.MULTILINE else "(?:") + source + ")")
-    return re2.compile("|".join(parts).encode("utf-8"), options)
+    rules = re2.Set.SearchSet(options)
+    parts: dict[str, list[int]] = {}
+    for i, rule in enumerate((*_RULES, _Rule("", (), _SPLIT_TOKEN))):
+        if rule.gate:
+            part = f"(?:{rule.gate})"
+        else:
+            source = re.sub(r"\(\?P<\w+>", "(?:", rule.regex.pattern)
+            part = ("(?m:" if rule.regex.flags & re.MULTILINE else "(?:") + source + ")"
+        parts.setdefault(part, []).append(i)
+    for part in parts:
+        rules.Add(part.encode("utf-8"))
+    rules.Compile()
+    return rules, tuple(tuple(ids) for ids in parts.values())
 
 
-_ANY_RULE = _any_rule()
+_ANY_RULE, _RULES_OF = _any_rule()
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,61 +632,40 @@ class Found:
 
     what: str
     """`a GitHub token (line 12)`."""
-    spans: tuple[tuple[int, int, bool], ...]
-    """`(start, end, pem)` of each secret: the text to mask (`redact`); `pem`: a PEM
-    block, whose base64 is masked and whose quotes, `+` and line ends stay."""
+    spans: tuple[Span, ...]
+    """Each secret's `(start, end, how)`: the text to mask (`redact`, `Span`)."""
 
 
 def _line(text: str, at: int) -> int:
     return text.count("\n", 0, at) + 1
 
 
-_PEM_BODY = re.compile(r"[A-Za-z0-9+/=]{16,}")
-_PEM_END = re.compile(r"-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----")
-
-
-def _pem_span(text: str, m: re.Match[str]) -> tuple[int, int, bool]:
-    """From the end of a PEM key's BEGIN line to its END line; without one, to the end of
-    the last line of the run of lines that hold base64."""
-    start = text.index("-----", m.start() + 5) + 5
-    end_marker = _PEM_END.search(text, start, start + (1 << 16))
-    if end_marker is not None:
-        return start, end_marker.start(), True
-    end = m.end()
-    while True:
-        nl = text.find("\n", end)
-        if nl < 0:
-            return start, len(text), True
-        following = text.find("\n", nl + 1)
-        line_end = len(text) if following < 0 else following
-        if not _PEM_BODY.search(text, nl + 1, line_end):
-            return start, nl, True
-        end = line_end
-
-
 def find_secrets(text: str) -> Found | None:
     """Every secret in `text` (see the module docstring), or None: one RE2 pass first, then
     the rules that matched, one by one, to tell secrets from placeholders."""
-    if _ANY_RULE.search(text.encode("utf-8", "surrogatepass")) is None:
+    hits = _ANY_RULE.Match(text.encode("utf-8", "surrogatepass"))
+    if not hits:
         return None
+    which = sorted(i for hit in hits for i in _RULES_OF[hit])
     first: tuple[int, str] | None = None
-    spans: list[tuple[int, int, bool]] = []
-    for rule in _RULES:
-        if not any(lit in text for lit in rule.literals):
+    spans: list[Span] = []
+    for i in which:
+        if i == _SPLIT:
             continue
+        rule = _RULES[i]
         for m in rule.regex.finditer(text):
-            if not rule.real(m):
+            got = _spans(rule, text, m)
+            if not got:
                 continue
-            if rule is _RULES[0]:
-                span = _pem_span(text, m)
-            elif "password" in rule.regex.groupindex:
-                span = (*m.span("password"), False)
-            else:
-                span = (*m.span(), False)
-            spans.append(span)
-            at = m.start() if span[2] else span[0]
+            spans.extend(got)
+            at = m.start() if rule is _PEM_RULE else got[0][0]
             if first is None or at < first[0]:
                 first = (at, rule.what)
+    if _SPLIT in which:
+        for at, what, got in _split_tokens(text):
+            spans.extend(got)
+            if first is None or at < first[0]:
+                first = (at, what)
     if first is None:
         return None
     return Found(f"{first[1]} (line {_line(text, first[0])})", tuple(sorted(spans)))
@@ -338,7 +673,10 @@ def find_secrets(text: str) -> Found | None:
 
 MASK = "*"
 """What a secret's characters become (`redact`): not base64, not a token character."""
-_PEM_MASKED = re.compile(r"\\[nrt]|([A-Za-z0-9+/=]{4,})")
+_PEM_MASKED = re.compile(r"\\+[nrt]|(?<![A-Za-z0-9+/=])(?:\+|//?)(?![A-Za-z0-9+/=])"
+                         r"|([A-Za-z0-9+/=]+)")
+"""In a key's span: escapes and a lone `+` or `/` (an operator, a comment leader) stay;
+every run of base64 is masked, however short its piece."""
 
 
 def redact(text: str, found: Found) -> str | None:
@@ -347,13 +685,13 @@ def redact(text: str, found: Found) -> str | None:
     still found in what is left (then the file is refused whole)."""
     out: list[str] = []
     at = 0
-    for start, end, pem in found.spans:
+    for start, end, how in found.spans:
         start = max(start, at)
         if end <= start:
             continue
         out.append(text[at:start])
         part = text[start:end]
-        if pem:
+        if how == "b64":
             out.append(_PEM_MASKED.sub(
                 lambda m: MASK * len(m[1]) if m[1] else m[0], part))
         else:
@@ -368,3 +706,16 @@ def secret_in(text: str) -> str | None:
     """What secret `text` holds, with its line (`a GitHub token (line 12)`), or None."""
     found = find_secrets(text)
     return None if found is None else found.what
+
+
+def name_secret(name: str) -> str | None:
+    """What secret a file or folder name holds (`a GitHub token`: a file named after the
+    token it holds), or None."""
+    found = find_secrets(name)
+    return None if found is None else found.what.rsplit(" (line ", 1)[0]
+
+
+def mask_name(path: str) -> str:
+    """`path` with the secrets its names hold masked (for reports of refused files)."""
+    found = find_secrets(path)
+    return path if found is None else (redact(path, found) or MASK * len(path))

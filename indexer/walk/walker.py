@@ -100,6 +100,7 @@ from ctxd.indexer.walk.policy import (
     Policy,
     bad_name,
     home_verdict,
+    refused_by_name,
     stat_error,
     venv_verdict,
 )
@@ -373,10 +374,10 @@ class _Walk:
                 return self._visit_link(frame, path, rel, name)
             if kind == _DIR:
                 if verdict := self.policy.dir_verdict(rel, name, frame.chain, frame.allowed):
-                    return Skipped(rel, *verdict)
+                    return refused_by_name(rel, verdict)
                 return self._enter(frame, rel, name, path, os.lstat(path))
             if verdict := self.policy.file_verdict(rel, name, frame.chain, frame.allowed):
-                return Skipped(rel, *verdict)
+                return refused_by_name(rel, verdict)
             if kind != _FILE:
                 return Skipped(rel, SkipReason.NOT_REGULAR, "not a regular file")
             return self._file(rel, path, os.lstat(path))
@@ -403,7 +404,7 @@ class _Walk:
             rel, name, frame.chain, frame.allowed
         )
         if verdict:
-            return Skipped(rel, *verdict)
+            return refused_by_name(rel, verdict)
         real = os.path.realpath(path)
         if not is_inside(self.root_real, real):
             return Skipped(
