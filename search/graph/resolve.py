@@ -35,6 +35,9 @@ MAX_DEPTH = 8
 
 CLASS_KINDS = frozenset({"class", "struct", "interface", "trait", "impl", "enum"})
 _VARIABLES = frozenset({"variable", "constant"})
+CONSTRUCTORS = frozenset({"new", "create", "default", "open", "build", "builder",
+                          "with_capacity", "from", "make", "instance", "getInstance", "of"})
+"""A class's functions whose call gives an instance of it."""
 _TOKEN = re.compile(r"[^.()]+(?:\(\))?")
 
 
@@ -180,10 +183,18 @@ class Resolver:
         return got
 
     def _instance(self, got: Target) -> Target | None:
+        """What calling `got` gives, where known: a class makes an instance; so does a
+        class's own constructor function (`Client::new()`, `Cart.create()`)."""
         if got.kind == "def":
             facts = self.facts(got.path)
-            if facts is not None and facts.graph.defs[got.index].kind in CLASS_KINDS:
+            if facts is None:
+                return None
+            d = facts.graph.defs[got.index]
+            if d.kind in CLASS_KINDS:
                 return Target("inst", got.path, got.index)
+            if d.name in CONSTRUCTORS and d.parent >= 0 and (
+                    facts.graph.defs[d.parent].kind in CLASS_KINDS):
+                return Target("inst", got.path, d.parent)
         return None
 
     # ---------------------------------------------------------------- imports

@@ -1,0 +1,60 @@
+"""The code graph's rows in both stores: written with the file in one transaction, read
+back by file and by import key, replaced with the file, gone with the file and with the
+repository."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ctxd.indexer.models import Chunk
+from ctxd.indexer.store.location import StoreOptions
+from ctxd.indexer.store.open import open_store
+from ctxd.indexer.store.protocol import IndexStore
+from ctxd.indexer.store.records import GraphRow
+from ctxd.indexer.store.sqlite.store import FileRecord, Summary
+
+NOW = "2026-11-28T00:00:00Z"
+
+
+@pytest.fixture
+def store(tmp_path: Path, store_url: str) -> Iterator[IndexStore]:
+    with open_store(tmp_path / "index.db", StoreOptions(url=store_url)) as st:
+        yield st
+
+
+def put(store: IndexStore, repo_id: int, path: str, data: bytes, keys: tuple[str, ...]) -> int:
+    record = FileRecord(path, 2, 1, f"h-{path}-{data!r}", "python", 1)
+    return store.replace_file(repo_id, record, "x\n", [(Chunk(1, 1, "x"), f"c-{path}")], [],
+                              NOW, Summary("", ""), GraphRow(data, keys))
+
+
+def test_graph_rows_live_and_die_with_their_file(store, tmp_path):
+    repo = store.upsert_repo(str(tmp_path / "r"), {}, NOW)
+    other = store.upsert_repo(str(tmp_path / "o"), {}, NOW)
+    a = put(store, repo.id, "a.py", b"\x00graph-a", ("models", "Session"))
+    b = put(store, repo.id, "b.py", b"graph-b", ("util",))
+    c = put(store, other.id, "c.py", b"graph-c", ("models",))
+    assert store.graph_data([a, b, c, 999]) == {a: b"\x00graph-a", b: b"graph-b",
+                                                c: b"graph-c"}
+    assert store.graph_linked(repo.id, ["models", "nothing"]) == [a]
+    assert store.graph_linked(other.id, ["models"]) == [c]
+    assert store.graph_linked(repo.id, []) == []
+    a2 = put(store, repo.id, "a.py", b"graph-a2", ("Session",))  # replaced whole
+    assert store.graph_data([a2]) == {a2: b"graph-a2"}
+    assert store.graph_linked(repo.id, ["models"]) == []
+    assert store.graph_linked(repo.id, ["Session"]) == [a2]
+    store.delete_files(repo.id, ["a.py"])
+    assert store.graph_linked(repo.id, ["Session"]) == [] and store.graph_data([a2]) == {}
+    store.remove_repo(repo.id)
+    assert store.graph_data([b]) == {} and store.graph_linked(other.id, ["models"]) == [c]
+
+
+def test_a_failed_write_leaves_no_graph_row(store, tmp_path):
+    repo = store.upsert_repo(str(tmp_path / "r"), {}, NOW)
+    with pytest.raises(RuntimeError), store.transaction():
+        put(store, repo.id, "a.py", b"graph", ("k",))
+        raise RuntimeError("crash")
+    assert store.graph_linked(repo.id, ["k"]) == []

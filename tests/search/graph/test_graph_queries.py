@@ -1,0 +1,298 @@
+"""How code connects (`search.graph`), over repositories shaped like real ones, indexed
+for real in both stores: packages that re-export, relative imports, same-named methods on
+several classes, decorators, nested functions, TS path aliases, Go packages, Rust modules;
+an edit seen by the next query; bad names refused with what to do."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ctxd.indexer.errors import AmbiguousSymbol, SymbolNotFound, ValidationError
+from ctxd.indexer.pipeline import Indexer
+from ctxd.indexer.store.location import StoreOptions
+from ctxd.indexer.store.open import open_store
+from ctxd.indexer.store.protocol import IndexStore
+from ctxd.indexer.walk.walker import WalkOptions
+from ctxd.search.graph import queries
+from ctxd.search.graph.naming import name_definition
+from tests.conftest import FakeEmbedder, RepoBuilder
+
+PYTHON = {
+    "src/shop/__init__.py": "from .models import Session, Cart\nfrom . import util\n",
+    "src/shop/models.py": '''class Base:
+    def get(self, key):
+        return self.fetch(key)
+
+    def fetch(self, key):
+        return key
+
+
+class Session(Base):
+    """get() here is prose."""
+
+    def get(self, key):
+        # get the key
+        return super().get(key)
+
+
+class Cart:
+    def get(self, key):
+        return None
+
+    @property
+    def total(self):
+        return 0
+''',
+    "src/shop/util.py": '''import functools
+
+from .models import Session, Cart
+
+
+def cached(fn):
+    @functools.wraps(fn)
+    def wrapper(*a):
+        return fn(*a)
+    return wrapper
+
+
+@cached
+def helper():
+    s = Session()
+    s.get("a")
+    c = Cart()
+    c.get("b")
+    return s
+
+
+def nested():
+    def inner(get):
+        return get("x")
+    return inner()
+''',
+    "src/shop/sub/service.py": '''from ..models import Session
+from .. import util
+
+
+class Fancy(Session):
+    def get(self, key):
+        return "fancy"
+
+
+def run(session: Session):
+    session.get("k")
+    return util.helper()
+''',
+    "tests/test_shop.py": '''import shop
+from shop import Session
+
+
+def test_session():
+    s = Session()
+    s.get("k")
+    shop.Session().fetch("x")
+    shop.util.helper()
+''',
+}
+
+
+@pytest.fixture
+def store(tmp_path: Path, store_url: str) -> Iterator[IndexStore]:
+    with open_store(tmp_path / "index.db", StoreOptions(url=store_url)) as st:
+        yield st
+
+
+def index(store: IndexStore, repo: RepoBuilder, files: dict[str, str]) -> None:
+    for path, text in files.items():
+        repo.write(path, text)
+    Indexer(store, FakeEmbedder()).index(repo.root, WalkOptions())
+
+
+def usages(store: IndexStore, symbol: str) -> set[tuple[str, int, str]]:
+    refs = queries.references(store, name_definition(store, symbol))
+    assert all(u.resolved for u in refs.usages)
+    return {(u.path, u.line, u.kind) for u in refs.usages}
+
+
+def test_python_references_follow_reexports_relative_imports_and_receivers(store, repo):
+    index(store, repo, PYTHON)
+    assert usages(store, "Session.get") == {
+        ("src/shop/util.py", 16, "call"),          # s = Session(); s.get
+        ("src/shop/sub/service.py", 11, "call"),   # session: Session
+        ("tests/test_shop.py", 7, "call"),         # through the package's re-export
+        ("src/shop/sub/service.py", 6, "override"),
+    }
+    assert usages(store, "Cart.get") == {("src/shop/util.py", 18, "call")}
+    base_get = usages(store, "src/shop/models.py:2")
+    assert ("src/shop/models.py", 14, "call") in base_get  # super().get
+    assert ("src/shop/models.py", 12, "override") in base_get
+    fetch = usages(store, "Base.fetch")
+    assert fetch == {("src/shop/models.py", 3, "call"), ("tests/test_shop.py", 8, "call")}
+    session = usages(store, "shop.models.Session")
+    assert {("src/shop/__init__.py", 1, "import"), ("src/shop/sub/service.py", 5, "inherit"),
+            ("tests/test_shop.py", 6, "call"), ("tests/test_shop.py", 8, "call")} <= session
+
+
+def test_decorators_and_nested_functions_resolve_in_their_scope(store, repo):
+    index(store, repo, PYTHON)
+    assert usages(store, "cached") == {("src/shop/util.py", 13, "reference")}
+    assert ("src/shop/util.py", 25, "call") in usages(store, "inner")
+    helper = usages(store, "helper")
+    assert helper == {("src/shop/sub/service.py", 12, "call"),
+                      ("tests/test_shop.py", 9, "call")}
+
+
+def test_callers_callees_paths_and_impact(store, repo):
+    index(store, repo, PYTHON)
+    callers = queries.callers(store, name_definition(store, "Base.get"), depth=3)
+    tree = [(e.depth, e.definition.qualified_name if e.definition else None, e.site_line)
+            for e in callers.edges]
+    assert tree[0] == (1, "Session.get", 14)
+    assert (2, "helper", 16) in tree and (2, "test_session", 7) in tree
+    assert (3, "run", 12) in tree
+    callees = queries.callees(store, name_definition(store, "helper"))
+    assert [(e.name, e.definition.qualified_name if e.definition else None)
+            for e in callees.edges] == [("Session", "Session"), ("get", "Session.get"),
+                                        ("Cart", "Cart"), ("get", "Cart.get")]
+    paths = queries.call_paths(store, name_definition(store, "run"),
+                               name_definition(store, "Base.fetch"))
+    assert [[e.definition.qualified_name for e in p if e.definition] for p in paths.paths] == [
+        ["Session.get", "Base.get", "Base.fetch"]]  # session: Session, not through helper
+    impact = queries.impact(store, [name_definition(store, "Session")], "Session", depth=2)
+    assert {i.path for i in impact.tests} == {"tests/test_shop.py"}
+    assert impact.items[0].distance == 1
+
+
+def test_names_are_one_definition_or_a_clear_error(store, repo):
+    index(store, repo, PYTHON)
+    with pytest.raises(AmbiguousSymbol) as amb:
+        name_definition(store, "get")
+    assert "Base.get (method) at src/shop/models.py:2" in amb.value.message
+    assert "Cart.get" in amb.value.message and "PATH:LINE" in (amb.value.hint or "")
+    with pytest.raises(SymbolNotFound, match="no definition named 'nothing'"):
+        name_definition(store, "nothing")
+    with pytest.raises(SymbolNotFound, match="no definition at src/shop/models.py:3") as at:
+        name_definition(store, "src/shop/models.py:3")
+    assert "Base.get at src/shop/models.py:2" in (at.value.hint or "")
+    with pytest.raises(ValidationError, match="not a symbol"):
+        name_definition(store, "a b(")
+    assert name_definition(store, "Cart.total").kind == "method"  # decorated: its name's line
+
+
+def test_an_edit_is_seen_by_the_next_query(store, repo):
+    index(store, repo, PYTHON)
+    before = queries.callers(store, name_definition(store, "Cart.get"))
+    assert [e.definition.qualified_name for e in before.edges if e.definition] == ["helper"]
+    repo.write("src/shop/sub/service.py", PYTHON["src/shop/sub/service.py"]
+               + "\n\ndef more():\n    from ..models import Cart\n    Cart().get(1)\n")
+    Indexer(store, FakeEmbedder()).index(repo.root, WalkOptions())
+    after = queries.callers(store, name_definition(store, "Cart.get"))
+    assert [e.definition.qualified_name for e in after.edges if e.definition] == [
+        "more", "helper"]
+    repo.remove("src/shop/util.py")
+    Indexer(store, FakeEmbedder()).index(repo.root, WalkOptions())
+    gone = queries.callers(store, name_definition(store, "Cart.get"))
+    assert [e.definition.qualified_name for e in gone.edges if e.definition] == ["more"]
+
+
+TYPESCRIPT = {
+    "tsconfig.json": '{\n  // comments are allowed\n  "compilerOptions": {"baseUrl": ".", '
+                     '"paths": {"@core/*": ["src/core/*"]}},\n}\n',
+    "src/core/session.ts": '''export class Session {
+  fetch(url: string): string { return url; }
+}
+
+export class Cart {
+  fetch(id: number): number { return id; }
+}
+''',
+    "src/core/index.ts": 'export { Session } from "./session";\nexport * from "./session";\n',
+    "src/app/main.ts": '''import { Session } from "@core/session";
+import * as core from "../core";
+import { Cart as Basket } from "../core/session.js";
+
+export function main(): void {
+  const s = new Session();
+  s.fetch("a");
+  new core.Session().fetch("b");
+  const b: Basket = make();
+  b.fetch(1);
+}
+
+function make(): any { return null; }
+''',
+    "src/app/view.tsx": '''import { Session } from "@core/index";
+
+export class View {
+  private session = new Session();
+  show(session: Session) { return session.fetch("c"); }
+}
+''',
+}
+
+
+def test_typescript_path_aliases_index_files_and_extensions(store, repo):
+    index(store, repo, TYPESCRIPT)
+    assert usages(store, "Session.fetch") == {
+        ("src/app/main.ts", 7, "call"), ("src/app/main.ts", 8, "call"),
+        ("src/app/view.tsx", 5, "call")}
+    assert usages(store, "Cart.fetch") == {("src/app/main.ts", 10, "call")}
+    callers = queries.callers(store, name_definition(store, "Session.fetch"))
+    assert {e.definition.qualified_name for e in callers.edges if e.definition} == {
+        "main", "View.show"}
+
+
+GO = {
+    "go.mod": "module example.com/shop\n\ngo 1.22\n",
+    "store/store.go": '''package store
+
+type Store struct{}
+
+func (s *Store) Get(key string) string { return key }
+
+func New() *Store { return &Store{} }
+''',
+    "store/helpers.go": "package store\n\nfunc Default() *Store {\n\treturn New()\n}\n",
+    "cmd/main.go": '''package main
+
+import (
+\t"fmt"
+
+\tst "example.com/shop/store"
+)
+
+func main() {
+\ts := st.New()
+\tvar t st.Store
+\tfmt.Println(s.Get("a"), t.Get("b"))
+}
+''',
+}
+
+
+def test_go_packages_and_module_paths(store, repo):
+    index(store, repo, GO)
+    assert usages(store, "store.New") == {("cmd/main.go", 10, "call"),
+                                          ("store/helpers.go", 4, "call")}
+    assert ("cmd/main.go", 12, "call") in usages(store, "Store.Get")
+
+
+RUST = {
+    "Cargo.toml": '[package]\nname = "shop"\n',
+    "src/lib.rs": "pub mod net;\nmod util;\n\npub fn run() {\n    net::client::connect();\n"
+                  "    util::helper();\n}\n",
+    "src/net/mod.rs": "pub mod client;\n",
+    "src/net/client.rs": "pub struct Client;\n\nimpl Client {\n    pub fn new() -> Self "
+                         "{ Client }\n    pub fn send(&self) {}\n}\n\npub fn connect() {\n"
+                         "    let c = Client::new();\n    c.send();\n}\n",
+    "src/util.rs": "use crate::net::client::{connect, Client};\n\npub fn helper() {\n"
+                   "    connect();\n    Client::new().send();\n}\n",
+}
+
+
+def test_rust_modules_and_use_paths(store, repo):
+    index(store, repo, RUST)
+    assert usages(store, "connect") >= {("src/util.rs", 4, "call")}
+    assert ("src/net/client.rs", 10, "call") in usages(store, "Client.send")
