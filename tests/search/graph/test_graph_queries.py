@@ -173,7 +173,7 @@ def test_names_are_one_definition_or_a_clear_error(store, repo):
     assert "Cart.get" in amb.value.message and "PATH:LINE" in (amb.value.hint or "")
     with pytest.raises(SymbolNotFound, match="no definition named 'nothing'"):
         name_definition(store, "nothing")
-    with pytest.raises(SymbolNotFound, match="no definition at src/shop/models.py:3") as at:
+    with pytest.raises(SymbolNotFound, match=r"no definition at src/shop/models\.py:3") as at:
         name_definition(store, "src/shop/models.py:3")
     assert "Base.get at src/shop/models.py:2" in (at.value.hint or "")
     with pytest.raises(ValidationError, match="not a symbol"):
