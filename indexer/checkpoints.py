@@ -18,13 +18,15 @@ import xxhash
 
 from ctxd.indexer.chunk.chunker import ChunkOptions, chunk_file, split_chunk
 from ctxd.indexer.chunk.summary import file_summary
+from ctxd.indexer.chunk.syntax import ParseBudgetExceeded, parse_source
 from ctxd.indexer.chunk.tokens import TokenCounter
-from ctxd.indexer.graph import encode, graph_of, link_keys
+from ctxd.indexer.graph import FileGraph, encode, graph_of, link_keys
+from ctxd.indexer.graph.specs import SPECS
 from ctxd.indexer.models import Chunk, Symbol
 from ctxd.indexer.store.records import NO_GRAPH, NO_SUMMARY, GraphRow, Summary
 
 __all__ = ["Checkpoint", "ChunkedFile", "checkpoints_of", "content_hash", "embedding_input",
-           "summary_of"]
+           "graph_row", "summary_of"]
 
 
 def content_hash(text: str) -> str:
@@ -100,6 +102,25 @@ def checkpoints_of(path: str, text: str, options: ChunkOptions, count_tokens: To
             inp = embedding_input(path, part)
             tokens = n_head + n if tokens_add_up and n is not None else None
             out.append(Checkpoint(part, content_hash(inp), inp, tokens))
-    graph = graph_of(fc.language, fc.parsed)
-    row = NO_GRAPH if graph is None else GraphRow(encode(graph), tuple(link_keys(graph)))
-    return ChunkedFile(fc.language, out, fc.symbols, fc.windows_reason, row)
+    return ChunkedFile(fc.language, out, fc.symbols, fc.windows_reason,
+                       _graph_row(fc.language, fc.parsed))
+
+
+def _graph_row(language: str, parsed: object | None) -> GraphRow:
+    """A file's graph row; an empty graph for a code file that could not be parsed (so
+    that `graph_row`'s backfill knows it was seen), `NO_GRAPH` for other files."""
+    if language not in SPECS:
+        return NO_GRAPH
+    graph = graph_of(language, parsed) or FileGraph(language)
+    return GraphRow(encode(graph), tuple(link_keys(graph)))
+
+
+def graph_row(language: str, text: str, budget_ms: int) -> GraphRow:
+    """The graph row of a stored file, parsed again (the backfill of files indexed
+    before the code graph existed), within the chunker's parse budget."""
+    try:
+        parsed = parse_source(language, text, budget_s=budget_ms / 1000 if budget_ms > 0
+                              else None)
+    except (ParseBudgetExceeded, ValueError, RuntimeError, RecursionError):
+        parsed = None
+    return _graph_row(language, parsed)

@@ -50,12 +50,14 @@ from ctxd.indexer.checkpoints import (
     ChunkedFile,
     checkpoints_of,
     embedding_input,
+    graph_row,
     summary_of,
 )
 from ctxd.indexer.chunk.chunker import ChunkOptions
 from ctxd.indexer.chunk.languages import detect_language
 from ctxd.indexer.embedder import Embedder
 from ctxd.indexer.errors import ValidationError
+from ctxd.indexer.graph.specs import SPECS as GRAPH_LANGUAGES
 from ctxd.indexer.models import (
     Chunk,
     FileEntry,
@@ -452,6 +454,7 @@ class Indexer:
         else:
             if not stats.stopped and only_paths is None:
                 self.backfill_summaries(repo_id)
+                self.backfill_graphs(repo_id, should_stop=stop)
             if embed and not stats.stopped:
                 self.embed_pending(repo_id, progress=report, stats=stats, should_stop=stop)
                 total = self.store.vector_state()[0] if self.store.has_vectors() else 0
@@ -795,6 +798,25 @@ class Indexer:
         if report is not None and todo:
             report(Progress("plan", len(todo), len(todo), "counting tokens to embed"))
         return len(todo), tokens
+
+    def backfill_graphs(self, repo_id: int, *,
+                        should_stop: Callable[[], bool] = lambda: False) -> int:
+        """Write the code graphs of files indexed before the graph existed, parsed again
+        from their stored text, `CHUNK_READ_BATCH` files a transaction; returns how many
+        files got a row. Full runs only (a stop request ends it between batches; the next
+        full run goes on)."""
+        todo = self.store.files_without_graph(repo_id, sorted(GRAPH_LANGUAGES))
+        done = 0
+        for start in range(0, len(todo), CHUNK_READ_BATCH):
+            if should_stop():
+                break
+            part = todo[start : start + CHUNK_READ_BATCH]
+            texts = self.store.file_texts([fid for fid, _p, _l in part])
+            items = [(fid, graph_row(lang, texts[fid], self.chunk_options.parse_budget_ms))
+                     for fid, _path, lang in part if fid in texts]
+            self.store.put_graphs(repo_id, items)
+            done += len(items)
+        return done
 
     def backfill_summaries(self, repo_id: int) -> int:
         """Write the summaries of files indexed before summaries existed, from their stored

@@ -216,8 +216,9 @@ class _Walk:
                     put[callee.id] = [(callee, Role.CALL, None, None)]
                 elif callee.type == "generic_type" and callee.named_child_count:
                     first = callee.named_children[0]
-                    put[callee.id] = [(first, Role.CALL, None, None)] + [
-                        (c, None, None, None) for c in callee.named_children[1:]]
+                    rest: list[Entry] = [(c, None, None, None)
+                                         for c in callee.named_children[1:]]
+                    put[callee.id] = [(first, Role.CALL, None, None), *rest]
             if t == "call_expression" and self.language in _JS_LIKE:
                 self.require(node, None)
         if t in spec.def_names and (name := field(spec.def_names[t])) is not None:

@@ -166,6 +166,10 @@ class Files(Protocol):
 
     def put_summaries(self, repo_id: int, items: Sequence[tuple[int, str, Summary]]) -> None: ...
 
+    def put_graphs(self, repo_id: int, items: Sequence[tuple[int, GraphRow]]) -> None:
+        """Store (file id, code graph) rows in one transaction (the backfill)."""
+        ...
+
     def delete_files(self, repo_id: int, paths: Iterable[str]) -> int: ...
 
     def file_texts(self, file_ids: Sequence[int]) -> dict[int, str]:
@@ -453,6 +457,12 @@ class Lookups(Protocol):
     def graph_data(self, file_ids: Sequence[int]) -> dict[int, bytes]:
         """File id -> its encoded code graph (`indexer.graph.model.encode`), for the files
         of `file_ids` that have one."""
+        ...
+
+    def files_without_graph(self, repo_id: int, languages: Sequence[str]
+                            ) -> list[tuple[int, str, str]]:
+        """(id, path, language) of a repository's embedded files in `languages` that have
+        no graph row (indexed before the code graph existed), by path."""
         ...
 
     def graph_linked(self, repo_id: int, keys: Sequence[str]) -> list[int]:

@@ -72,9 +72,7 @@ def _matches(d: GraphDef, parts: list[str]) -> bool:
         return False
     lead = parts[: len(parts) - len(qual)]
     module = module_name(d.path).split(".")
-    joined = ".".join(module)
-    return ".".join(lead) in joined.split(".") or joined.endswith(".".join(lead)) or any(
-        module[k : k + len(lead)] == lead for k in range(len(module)))
+    return any(module[k : k + len(lead)] == lead for k in range(len(module)))
 
 
 def name_definition(store: IndexStore, symbol: str,

@@ -124,10 +124,7 @@ class PgFileRows(PgConnection):
                   s.line, s.end_line) for s in symbols])
             self._put_summary(file_id, repo_id, record.path, summary, vector)
             if graph.data:
-                self._rows("INSERT INTO graph(file_id, repo_id, data) VALUES (%s, %s, %s)",
-                           (file_id, repo_id, graph.data))
-                self._many("INSERT INTO graph_links(key, file_id) VALUES (%s, %s) "
-                           "ON CONFLICT DO NOTHING", [(k, file_id) for k in graph.keys])
+                self._put_graph(file_id, repo_id, graph)
             if rows:
                 self._rows(
                     "INSERT INTO keyword_stats(repo_id, rows, tokens) VALUES (%s, %s, %s) "
@@ -169,6 +166,19 @@ class PgFileRows(PgConnection):
             "SELECT file_id, name, kind, line, end_line, container FROM symbols s "
             "WHERE repo_id = %s AND NOT EXISTS (SELECT 1 FROM summaries m "
             "WHERE m.file_id = s.file_id) ORDER BY file_id, line", (repo_id,)))
+
+    def put_graphs(self, repo_id: int, items: Sequence[tuple[int, GraphRow]]) -> None:
+        """Store (file id, code graph) rows in one transaction (the backfill)."""
+        with self.transaction():
+            for file_id, graph in items:
+                self._put_graph(file_id, repo_id, graph)
+
+    def _put_graph(self, file_id: int, repo_id: int, graph: GraphRow) -> None:
+        self._rows("INSERT INTO graph(file_id, repo_id, data) VALUES (%s, %s, %s) "
+                   "ON CONFLICT (file_id) DO UPDATE SET data = excluded.data",
+                   (file_id, repo_id, graph.data))
+        self._many("INSERT INTO graph_links(key, file_id) VALUES (%s, %s) "
+                   "ON CONFLICT DO NOTHING", [(k, file_id) for k in graph.keys])
 
     def put_summaries(self, repo_id: int, items: Sequence[tuple[int, str, Summary]]) -> None:
         """Store (file id, path, summary) rows in one transaction (the backfill)."""

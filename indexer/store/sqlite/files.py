@@ -293,10 +293,7 @@ class FileRows(Connection):
             )
             self._put_summary(file_id, repo_id, record.path, summary, vector)
             if graph.data:
-                self.db.execute("INSERT INTO graph(file_id, repo_id, data) VALUES (?, ?, ?)",
-                                (file_id, repo_id, graph.data))
-                self.db.executemany("INSERT OR IGNORE INTO graph_links(key, file_id) "
-                                    "VALUES (?, ?)", [(k, file_id) for k in graph.keys])
+                self._put_graph(file_id, repo_id, graph)
             self._text_changed()
         return file_id
 
@@ -331,6 +328,19 @@ class FileRows(Connection):
             "SELECT file_id, name, kind, line, end_line, container FROM symbols s "
             "WHERE repo_id = ? AND NOT EXISTS (SELECT 1 FROM summaries m "
             "WHERE m.file_id = s.file_id) ORDER BY file_id, line", (repo_id,)))
+
+    def put_graphs(self, repo_id: int, items: Sequence[tuple[int, GraphRow]]) -> None:
+        """Store (file id, code graph) rows in one transaction (the backfill of files
+        indexed before the graph existed)."""
+        with self.transaction():
+            for file_id, graph in items:
+                self._put_graph(file_id, repo_id, graph)
+
+    def _put_graph(self, file_id: int, repo_id: int, graph: GraphRow) -> None:
+        self.db.execute("INSERT OR REPLACE INTO graph(file_id, repo_id, data) VALUES (?, ?, ?)",
+                        (file_id, repo_id, graph.data))
+        self.db.executemany("INSERT OR IGNORE INTO graph_links(key, file_id) VALUES (?, ?)",
+                            [(k, file_id) for k in graph.keys])
 
     def put_summaries(self, repo_id: int, items: Sequence[tuple[int, str, Summary]]) -> None:
         """Store (file id, path, summary) rows in one transaction (the backfill)."""

@@ -58,3 +58,26 @@ def test_a_failed_write_leaves_no_graph_row(store, tmp_path):
         put(store, repo.id, "a.py", b"graph", ("k",))
         raise RuntimeError("crash")
     assert store.graph_linked(repo.id, ["k"]) == []
+
+
+def test_a_full_run_backfills_the_graphs_of_files_indexed_before_it(tmp_path):
+    from ctxd.indexer.pipeline import Indexer
+    from ctxd.indexer.store.sqlite.store import Store
+    from ctxd.indexer.walk.walker import WalkOptions
+    from tests.conftest import FakeEmbedder, RepoBuilder
+
+    repo = RepoBuilder(tmp_path / "r")
+    repo.write("a.py", "def f():\n    return g()\n\n\ndef g():\n    return 1\n")
+    repo.write("b.py", "def broken(:\n")  # no parse: an empty graph, not a retry each run
+    repo.write("notes.md", "# Notes\n")
+    with Store.open(tmp_path / "index.db") as store:
+        Indexer(store, FakeEmbedder()).index(repo.root, WalkOptions())
+        rid = store.repos()[0].id
+        assert store.files_without_graph(rid, ["python"]) == []
+        with store.transaction():  # as an index made before the graph existed
+            store.db.execute("DELETE FROM graph")
+            store.db.execute("DELETE FROM graph_links")
+        assert [p for _i, p, _l in store.files_without_graph(rid, ["python"])] == [
+            "a.py", "b.py"]
+        Indexer(store, FakeEmbedder()).index(repo.root, WalkOptions())
+        assert store.files_without_graph(rid, ["python"]) == []
