@@ -219,16 +219,17 @@ _PEM_TOKEN = re.compile(
     r"(?P<end>-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)|(?P<stop>-----)"
     r"|(?P<hdr>[A-Z][A-Za-z]*(?:-[A-Za-z]+)*: [^\n\\\"'`]*)"
     r"|(?P<b64>[A-Za-z0-9+/=]+)"
-    r"|(?:\\+(?:[nrt]|x0[aAdD]|u000[aAdD])|[\s\"'`.,;|&~()\[\]{}<>!#*\\_@$%?-])+")
+    r"|(?:\\+(?:[nrt]|x0[aAdD]|u000[aAdD])|[\s\"'`.,;|&~()\[\]<>!#*\\_@$%?-])+")
 """What may stand in a private key, from its BEGIN line to its END line: its base64, its
 headers (`Proc-Type: 4,ENCRYPTED`), and whatever code puts between the pieces: line ends,
 indentation, quotes, escapes (`\\n`, `\\r\\n`, `\\x0a`), a `\\` that continues a line (a C
 macro, a Python string), concatenation (`+`, `.`, `..`, `&`, `||`, `~`), commas and
 brackets (an array, `concat!`), comment leaders, a Markdown quote. Anything else (a `:`
-of code, another PEM block's dashes) ends the key."""
-_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+")
-"""A piece between a BEGIN line and what follows that is a word (`line`, `Paste`, `END`),
-not base64: code and prose about keys are made of them, a key's base64 never is."""
+or a `{` of code, another PEM block's dashes) ends the key."""
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+|[A-Za-z][a-z0-9]+(?:[A-Z][a-z0-9]+)*")
+"""A piece between a BEGIN line and what follows that is a word or a name (`line`, `Paste`,
+`END`, `getElementById`, `sha256`), not base64: code and prose about keys are made of
+them, a key's base64 (upper case letters side by side, digits anywhere) next to never."""
 PEM_WINDOW = 1 << 16
 """The most characters after a BEGIN line looked at for the key's body."""
 

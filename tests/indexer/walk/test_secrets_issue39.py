@@ -149,8 +149,13 @@ def test_private_keys_are_found_and_masked_whatever_the_layout(layout: str, kind
         '       + "\\n-----END PRIVATE KEY-----\\n")\n',
         "KEY = '-----BEGIN OPENSSH PRIVATE KEY-----\\n' + read_key_material_from_vault(path)"
         " + '\\n-----END OPENSSH PRIVATE KEY-----\\n'\n",
+        "const header = '-----BEGIN PRIVATE KEY-----';\n"
+        "const body = pem.slice(header.length).replace(/\\s+/g, '');\n"
+        "const der = base64ToUint8Array(body);\n"
+        "const key = await crypto.subtle.importKey('pkcs8', der, algorithm, false, usage);\n"
+        "export default key;\nconst utf8 = new TextEncoder('utf-8');\nconst sha256 = digest();\n",
     ],
-    ids=["parser", "ellipsis", "prose", "built-from-der", "built-from-vault"],
+    ids=["parser", "ellipsis", "prose", "built-from-der", "built-from-vault", "js-reader"],
 )
 def test_code_about_keys_is_no_key(text: str) -> None:
     assert secret_in(text) is None
