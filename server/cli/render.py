@@ -49,6 +49,17 @@ def safe(text: str) -> str:
     return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
 
 
+_LONG_WORD = re.compile(r"\S{161,}")
+
+
+def shorten_words(text: str, keep: int = 160) -> str:
+    """`text` with each run of over `keep` non-blank characters (a path thousands of
+    characters long) cut to its start and end around `...`, so a report line stays one
+    readable line (issue 39, item 12); `--json` keeps the whole text."""
+    half = (keep - 3) // 2
+    return _LONG_WORD.sub(lambda m: f"{m.group()[:half]}...{m.group()[-half:]}", text)
+
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -175,7 +186,8 @@ def index_stats_text(stats: IndexStats) -> str:
         lines.append(f"  removed {stats.files_removed} from the index ({why})")
     if stats.files_failed:
         lines.append(f"  failed {len(stats.files_failed)}:")
-        lines.extend(f"    {safe(f.file)}: {safe(f.error)}" for f in stats.files_failed[:20])
+        lines.extend(f"    {safe(shorten_words(f.file))}: {safe(shorten_words(f.error))}"
+                     for f in stats.files_failed[:20])
         if len(stats.files_failed) > 20:
             lines.append(f"    ... and {len(stats.files_failed) - 20} more (see --json)")
     lines.append(f"  in {stats.duration_ms / 1000:.1f}s")

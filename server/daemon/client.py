@@ -19,13 +19,14 @@ import itertools
 import logging
 import os
 import socket
+import struct
 import time
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctxd.indexer.errors import CtxdError
+from ctxd.indexer.errors import CtxdError, DaemonError
 from ctxd.server.config import Settings
 from ctxd.server.daemon import protocol
 from ctxd.server.daemon.paths import DaemonPaths
@@ -77,6 +78,32 @@ def connect_socket(path: Path, timeout: float) -> socket.socket:
             raise
 
 
+def _check_peer(sock: socket.socket, path: Path) -> None:
+    """Refuse (closing `sock`) a socket whose other end is not a process of this user
+    (Linux `SO_PEERCRED`; unchecked where there is none): another user listening at the
+    path is never taken for the daemon, and never sees a request (issue 39, item 2).
+
+    Raises:
+        DaemonError: naming the socket and the uid found there.
+    """
+    opt = getattr(socket, "SO_PEERCRED", None)
+    if opt is None:
+        return
+    try:
+        _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, opt,
+                                                              struct.calcsize("3i")))
+    except OSError:
+        return
+    if uid != os.geteuid():
+        sock.close()
+        raise DaemonError(
+            f"refusing the daemon socket {path}: the process listening on it runs as uid "
+            f"{uid}, not as you (uid {os.geteuid()})",
+            hint="Another user may have put it there: check the index home and the socket "
+            "folder (XDG_RUNTIME_DIR); ctxd works in this process meanwhile.",
+            details={"field": "socket", "value": str(path), "uid": uid})
+
+
 class DaemonGone(Exception):
     """The daemon's socket refused us or closed before the answer came."""
 
@@ -89,6 +116,7 @@ class Connection:
             sock = connect_socket(paths.socket, CONNECT_TIMEOUT)
         except OSError as exc:
             raise DaemonGone(f"cannot connect to {paths.socket}: {exc.strerror or exc}") from exc
+        _check_peer(sock, paths.socket)
         self.sock = sock
         self.reader = protocol.LineReader(sock)
         try:

@@ -11,11 +11,18 @@ item 7). As the daemon does for its socket, `ctxd serve --transport http` theref
 - gives a request's headers `HEADER_TIMEOUT_S` (5 s) from the moment the connection opens,
   or its previous response ended, and closes the connection when they are not all in by
   then (a client that sends one byte at a time gains nothing: the deadline does not move);
-- holds at most `MAX_CONNECTIONS` (256) connections: one more is answered `503` with the
-  reason and closed at once, before a byte of it is read (a warning is logged, at most
-  once a minute).
+- holds at most `MAX_CONNECTIONS` (256) connections. One more closes the connection
+  that has waited longest for a request's headers among those that never sent the
+  server's token (issue 39, item 3: 300 unauthenticated clients reconnecting as soon as
+  they were closed kept the cap full, and the owner's `initialize` got 503s), and is
+  taken in its place. Only when every held connection has sent the token or is in the
+  middle of a request is it answered `503` with the reason and closed at once, before a
+  byte of it is read (a warning is logged, at most once a minute). A new connection is
+  the newest, so 255 more must arrive before it could be closed this way: the owner's
+  headers, sent at once, are in long before.
 
-`GuardedH11Protocol` is uvicorn's h11 protocol with these two rules, handed to
+`guarded_protocol(token)` is uvicorn's h11 protocol with these rules (`GuardedH11Protocol`,
+knowing the token, so it can tell whose connections sent it), handed to
 `uvicorn.Config(http=...)` by `server.mcp.serve.run_http`. Imports uvicorn (only the HTTP
 transport imports this module).
 """
@@ -23,12 +30,13 @@ transport imports this module).
 from __future__ import annotations
 
 import asyncio
+import hmac
 import logging
 import time
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["HEADER_TIMEOUT_S", "MAX_CONNECTIONS", "GuardedH11Protocol"]
+__all__ = ["HEADER_TIMEOUT_S", "MAX_CONNECTIONS", "GuardedH11Protocol", "guarded_protocol"]
 
 log = logging.getLogger("ctxd.serve")
 
@@ -54,11 +62,17 @@ class GuardedH11Protocol(H11Protocol):
     _header_timer: asyncio.TimerHandle | None = None
     _armed_for: object = None
     """The request cycle current when the deadline was set: a new one means headers came."""
+    _armed_at = 0.0
+    """When it began waiting for a request's headers (`time.monotonic`)."""
+    _authed = False
+    """Whether a request on it carried the server's token."""
+    expected_authorization = b""
+    """`Bearer <token>` (`guarded_protocol`); empty: no token, nobody is told apart."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         full = len(self.connections) >= MAX_CONNECTIONS
         super().connection_made(transport)
-        if full:
+        if full and not self._make_room():
             self._refuse()
             return
         self._arm()
@@ -67,6 +81,32 @@ class GuardedH11Protocol(H11Protocol):
         super().data_received(data)
         if self._header_timer is not None and self.cycle is not self._armed_for:
             self._disarm()
+            self._check_token()
+
+    def _check_token(self) -> None:
+        """Mark the connection authenticated when the request whose headers just came in
+        carries the token (the app checks it again: this only decides who makes room)."""
+        expected = self.expected_authorization
+        if self._authed or not expected or self.cycle is None:
+            return
+        given = dict(self.cycle.scope.get("headers") or ()).get(b"authorization", b"")
+        self._authed = hmac.compare_digest(given, expected)
+
+    def _make_room(self) -> bool:
+        """Close the connection that has waited longest for headers among those that never
+        sent the token; whether there was one."""
+        waiting = [c for c in self.connections
+                   if isinstance(c, GuardedH11Protocol) and c is not self and not c._authed
+                   and c._header_timer is not None and not c.transport.is_closing()]
+        if not waiting:
+            return False
+        oldest = min(waiting, key=lambda c: c._armed_at)
+        log.debug("HTTP connection from %s closed to make room: it never sent the token and "
+                  "has waited %.1f s for headers", oldest.client,
+                  time.monotonic() - oldest._armed_at)
+        oldest._disarm()
+        oldest.transport.close()
+        return True
 
     def on_response_complete(self) -> None:
         before = self.cycle
@@ -81,6 +121,7 @@ class GuardedH11Protocol(H11Protocol):
     def _arm(self) -> None:
         self._disarm()
         self._armed_for = self.cycle
+        self._armed_at = time.monotonic()
         self._header_timer = self.loop.call_later(HEADER_TIMEOUT_S, self._headers_late)
 
     def _disarm(self) -> None:
@@ -100,6 +141,14 @@ class GuardedH11Protocol(H11Protocol):
         if now - GuardedH11Protocol._last_warning >= _WARN_EVERY_S:
             GuardedH11Protocol._last_warning = now
             log.warning("refusing HTTP connections: %d are open already (the most this "
-                        "server holds); each one more is answered 503", MAX_CONNECTIONS)
+                        "server holds), each one authenticated or in a request; each one "
+                        "more is answered 503", MAX_CONNECTIONS)
         self.transport.write(TOO_MANY)
         self.transport.close()
+
+
+def guarded_protocol(token: str) -> type[GuardedH11Protocol]:
+    """`GuardedH11Protocol` for a server whose token is `token` ("" without one)."""
+    expected = f"Bearer {token}".encode() if token else b""
+    return type("GuardedH11Protocol", (GuardedH11Protocol,),
+                {"expected_authorization": expected})

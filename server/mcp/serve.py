@@ -320,12 +320,14 @@ def run_http(server: MCPServer[Any], options: ServerOptions, token: HttpToken) -
              " (bearer token required)" if options.token else "")
     for name in QUIET_LOGGERS:
         logging.getLogger(name).addFilter(QuietDisconnects())
-    from ctxd.server.mcp.http_limits import GuardedH11Protocol
+    from ctxd.server.mcp.http_limits import guarded_protocol
 
     config = uvicorn.Config(
         http_app(server, options), log_config=None, log_level=options.log_level.lower(),
         access_log=options.log_level.lower() == "debug", lifespan="on",
-        http=GuardedH11Protocol,  # a header deadline and a connection cap (issue 31)
+        # A header deadline and a connection cap (issue 31) that makes room by closing
+        # connections that never sent the token first (issue 39).
+        http=guarded_protocol(options.token),
     )
     uvicorn.Server(config).run(sockets=[sock])
 

@@ -43,7 +43,6 @@ from typing import TYPE_CHECKING
 from ctxd.indexer.errors import CtxdError, IndexLocked, ValidationError
 from ctxd.indexer.models import FileEntry, IndexStats
 from ctxd.indexer.store.protocol import IndexStore
-from ctxd.indexer.walk.rootpin import RootMoved
 from ctxd.indexer.walk.walker import walk
 from ctxd.server.watch.changes import FULL, ChangeSet, Diff, Stat, candidates, diff, under_any
 from ctxd.server.watch.repos import Job, RepoState, WatchedRepos
@@ -147,7 +146,9 @@ class BatchApplier:
         except ValidationError as exc:
             with self._cond:
                 repo.error = f"{exc.message} ({repo.root})"
-                repo.gone = isinstance(exc, RootMoved) or not os.path.isdir(repo.root)
+                # Looked at again on the next refresh, even if the folder is already
+                # back (renamed away and back: issue 39, item 8).
+                repo.gone = True
             self.watched.unwatch(repo)
             self.watched.say(f"Stopped watching {repo.name}: {exc.message} ({repo.root}).")
         except CtxdError as exc:

@@ -118,7 +118,10 @@ class RepoState:
     note: str | None = None
     error: str | None = None
     gone: bool = False
-    """The folder disappeared: re-watched when it comes back."""
+    """Watching it stopped at a bad root (gone, moved, refused): each refresh looks again,
+    and it is re-watched once its folder is back. Set whatever the folder looks like just
+    after the failure: one renamed away and back at once was already back then, and a
+    flag read there left it unwatched for good (issue 39, item 8)."""
     unindexable: dict[str, Stat] = field(default_factory=dict)
     embed_backlog: int = 0
     """Texts of this repository still without vectors (as last counted)."""
@@ -316,7 +319,7 @@ class WatchedRepos:
             repo.filter = FileFilter(Path(root), walk_opts, pin=root_id)
         except ValidationError as exc:
             repo.error = f"cannot watch {root}: {exc.message}"
-            repo.gone = isinstance(exc, RootMoved) or not os.path.isdir(root)
+            repo.gone = True  # look again at the next refresh (`gone`)
             self.say(repo.error)
         with self.cond:
             self.repos[root] = repo
@@ -341,7 +344,7 @@ class WatchedRepos:
             with self.cond:
                 repo.options = dict(options)
                 repo.error = f"cannot watch {repo.root}: {exc.message}"
-                repo.gone = isinstance(exc, RootMoved) or not os.path.isdir(repo.root)
+                repo.gone = True  # look again at the next refresh (`gone`)
                 self.status_dirty = True
             self.unwatch(repo)
             if not was_error:

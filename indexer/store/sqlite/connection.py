@@ -32,7 +32,7 @@ from typing import Any, Self
 import sqlean as sqlite3
 import sqlite_vec
 
-from ctxd.indexer.store.private import create_private, private_home
+from ctxd.indexer.store.private import check_home, create_private, private_home
 from ctxd.indexer.store.sqlite.schema import MIGRATIONS
 
 log = logging.getLogger(__name__)
@@ -72,6 +72,7 @@ class Connection:
         """
         path = Path(path)
         if readonly:
+            check_home(path.parent, names=(path.name,))  # another user's index: refused
             db = sqlite3.connect(
                 f"file:{path}?mode=ro", uri=True, timeout=30.0, check_same_thread=False
             )
