@@ -541,6 +541,7 @@ class Indexer:
                     skip_reasons[item.path] = outcome.reason.value
                 elif outcome:
                     stats.files_updated += 1
+                    self._prepare_model(stats, dry_run)
                 else:
                     stats.files_unchanged += 1
                 done += 1
@@ -562,6 +563,15 @@ class Indexer:
                           skip_reasons, root, repo_id, stats, dry_run=dry_run)
         stats.files_skipped = dict(sorted(skipped.items()))
         return new_inputs
+
+    def _prepare_model(self, stats: IndexStats, dry_run: bool) -> None:
+        """At the run's first changed file: its new texts will be embedded, so the embedder
+        may start loading its model in a thread now (`ModelEmbedder.prepare`), while the
+        walk, the text, trigrams and symbols go on; a run that changes nothing never
+        loads it."""
+        prepare = getattr(self.embedder, "prepare", None)
+        if prepare is not None and stats.files_updated == 1 and not dry_run:
+            prepare()
 
     def _text_first(self, dry_run: bool) -> TextFirst | None:
         """The store, where this run writes each file's text during the walk."""
@@ -856,6 +866,8 @@ class Indexer:
             return 0
         self.store.ensure_model(self.embedder.name, self.embedder.dimension)
         inputs = [text for _h, text in pending]
+        if (expect := getattr(self.embedder, "expect", None)) is not None:
+            expect(len(inputs))  # many texts: the bulk encoder loads meanwhile
         order = sorted(range(len(pending)), key=lambda i: len(inputs[i]), reverse=True)
         total, done, chunks_done = len(order), 0, 0
         report(Progress("embed", 0, total))

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxd.indexer.errors import IndexNotFound, QueryError, ValidationError
+from ctxd.indexer.model_embedder import encoder_state_of
 from ctxd.indexer.store.location import this_host
 from ctxd.indexer.store.records import RepoRow
 from ctxd.indexer.store.storage_errors import free_bytes, last_storage_error
@@ -161,6 +162,7 @@ class Inventory:
             "model": model[0] if model else self.resources.settings.embedding.model,
             "dimension": model[1] if model else None,
             "size_bytes": size,
+            "query_encoder": encoder_state_of(self.resources.settings.embedding),
             "repositories": repos,
             "totals": {
                 "repositories": len(repos),

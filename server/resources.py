@@ -23,10 +23,12 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 
-from ctxd.indexer.embedder import Embedder, SentenceTransformerEmbedder, Vectors
+from ctxd.indexer.embedder import Embedder, Vectors
+from ctxd.indexer.model_embedder import ModelEmbedder
 from ctxd.indexer.store.open import WriterLock, open_store, write_lock, writers_at_work
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.store.storage_errors import storage_errors
@@ -76,6 +78,26 @@ class LockedEmbedder:
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         return self.inner.count_tokens(texts)
 
+    @property
+    def tokens_add_up(self) -> bool:
+        return bool(getattr(self.inner, "tokens_add_up", False))
+
+    def prepare(self) -> None:
+        """Start loading the model in a thread, where the embedder can (`ModelEmbedder`)."""
+        if (prepare := getattr(self.inner, "prepare", None)) is not None:
+            prepare()
+
+    def expect(self, texts: int) -> None:
+        """An index run will embed `texts` texts (`ModelEmbedder.expect`)."""
+        if (expect := getattr(self.inner, "expect", None)) is not None:
+            expect(texts)
+
+    def encoder_state(self) -> dict[str, Any] | None:
+        """The query encoder for `status` (`ModelEmbedder.encoder_state`), None for an
+        embedder handed in (tests, benches)."""
+        state = getattr(self.inner, "encoder_state", None)
+        return state() if state is not None else None
+
 
 class Resources:
     """The connections, model, locks and in-memory accelerators of one service."""
@@ -97,6 +119,7 @@ class Resources:
         """The file watcher of this process (`ctxd serve --watch`), for status and health:
         handed in by the edge that starts it; the service never imports the watcher."""
         self._embedder = LockedEmbedder(embedder) if embedder is not None else None
+        self._long_lived = long_lived
         self._parent: Resources | None = None
         self._local = threading.local()
         self._stores: list[IndexStore] = []
@@ -119,9 +142,8 @@ class Resources:
             return self._parent.embedder
         with self._init_lock:
             if self._embedder is None:
-                self._embedder = LockedEmbedder(
-                    SentenceTransformerEmbedder(self.settings.embedding)
-                )
+                self._embedder = LockedEmbedder(ModelEmbedder(
+                    self.settings.embedding, background_export=self._long_lived))
             return self._embedder
 
     @property

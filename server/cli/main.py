@@ -546,6 +546,9 @@ def status(ctx: click.Context, as_json: bool) -> None:
     render.emit(f"index:  {info['database']} ({info['size_bytes'] / 1e6:.1f} MB)")
     render.emit(f"model:  {info['model']}" + (f" ({info['dimension']} dims)"
                                               if info["dimension"] else ""))
+    if enc := info.get("query_encoder"):
+        render.emit(f"query encoder: {enc['kind']}" + (f" ({render.safe(enc['reason'])})"
+                                                      if enc.get("reason") else ""))
     t = info["totals"]
     render.emit(f"totals: {t['repositories']} repositories, {t['files']} files, "
                 f"{t['checkpoints']} checkpoints, {t['symbols']} symbols")
