@@ -19,6 +19,7 @@ from ctxd.indexer.store.protocol import IndexStore
 from ctxd.search import legs as hybrid_legs
 from ctxd.search.copies import collapse_copies, distinct_texts
 from ctxd.search.cursor import decode_cursor, encode_cursor
+from ctxd.search.definitions import defining_files, definition_texts, definitions_first
 from ctxd.search.enclosing import with_enclosing_symbols
 from ctxd.search.exact_phrase import exact_files, exact_first
 from ctxd.search.filters import SearchFilters
@@ -171,6 +172,8 @@ class SearchCases:
         pending = hybrid_legs.unembedded(store, filters, legs.get("keyword", []))
         ranked = rank_hybrid(query.text, legs, self.fusion_options(), unembedded=pending,
                              generated=hybrid_legs.generated_files(store, legs, options))
+        if defs := defining_files(store, query.text, filters):  # issue 42: a hard rule
+            ranked = definitions_first(ranked, defs, definition_texts(store, defs, ranked))
         if res.settings.search.zoekt_url or hybrid_legs.embedded_lexical_fits(store):
             ranked = exact_first(ranked, exact_files(
                 query.text, filters, lambda q, k: self._lexical_search(
