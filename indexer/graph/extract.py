@@ -40,6 +40,7 @@ _WRAPPERS = re.compile(r"^(?:Optional|Type|type|ClassVar|Final|Annotated|Box|Rc|
                        r"Option|Ref|RefCell|Mutex)\[|^(?:Box|Rc|Arc|Option|Ref)<")
 
 _JS_LIKE = frozenset({"javascript", "typescript", "tsx"})
+_DOTTED = re.compile(r"(?<![\w.])[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*")
 _NOT_BASES = frozenset({"keyword_argument", "comment", "type_arguments", "declaration_list",
                         "field_declaration_list", "line_comment", "block_comment"})
 
@@ -135,7 +136,7 @@ class _Walk:
         name = self.text(node)
         if not name or not (name[0].isalpha() or name[0] in "_$"):
             return
-        if recv is None and name in self.spec.self_names and role in (None, Role.PARAM):
+        if recv is None and name in self.spec.self_names and role in (None, Role.REF):
             return  # `self` / `this` itself: never a definition's reference
         if recv is not None and len(recv) > MAX_RECEIVER:
             recv = "?"
@@ -180,6 +181,8 @@ class _Walk:
                 for n in found[1]:
                     self.site(n, Role.IMPORT, None, None)
                 continue
+            if t in _EXTRA:
+                _EXTRA[t](self, node)
             if t in spec.skip:
                 for child in node.named_children:
                     if child.type in spec.code_inside:
@@ -252,6 +255,8 @@ class _Walk:
                              for e in self.targets(n, typed)]
         if t in spec.binds:
             self.binding(node, put)
+        if t == "as_pattern" and self.language == "python":
+            self.python_as(node, put)
         if t in spec.bind_targets:
             f = spec.bind_targets[t]
             holders = node.children_by_field_name(f) if f else list(node.named_children)
@@ -276,6 +281,62 @@ class _Walk:
                 out.append((c, None, None, None))
             inherit = False
         return out
+
+    def add(self, name: str, node: tree_sitter.Node, role: Role, recv: str | None = None,
+            value: str | None = None, offset: int = 0) -> None:
+        """A site that is not an identifier node of its own (a return value, the names in a
+        string annotation or in `__all__`)."""
+        self.sites.append((name, node.start_point[0] + 1, self.column(node) + offset, role,
+                           recv, value))
+
+    def returns(self, node: tree_sitter.Node) -> None:
+        """`return X(...)` / `return self`: what the enclosing function gives back."""
+        if node.named_child_count:
+            value = self.value(node.named_children[0])
+            if value:
+                self.add("return", node, Role.BIND, value=value)
+
+    def return_type(self, node: tree_sitter.Node) -> None:
+        """`def f() -> Session:` / `f(): Session`: the type the function gives back."""
+        ret = node.child_by_field_name("return_type")
+        if ret is not None and (name := type_text(self.text(ret))):
+            self.add("return", ret, Role.BIND, value=":" + name)
+
+    def string_names(self, node: tree_sitter.Node, role: Role = Role.REF) -> None:
+        """The names written in a string that is code: a forward-reference annotation
+        (`"Session"`, `"models.Request"`) or an `__all__` entry."""
+        for c in node.named_children:
+            if c.type != "string_content":
+                continue
+            text = self.text(c)
+            start = c.start_byte - node.start_byte
+            for m in _DOTTED.finditer(text):
+                *parts, last = m.group(0).split(".")
+                self.add(last, node, role, ".".join(parts) or None,
+                         offset=start + m.end() - len(last))
+
+    def python_type(self, node: tree_sitter.Node) -> None:
+        for c in node.named_children:
+            if c.type == "string":
+                self.string_names(c)
+
+    def python_assignment(self, node: tree_sitter.Node) -> None:
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if left is not None and self.text(left) == "__all__" and right is not None:
+            for c in right.named_children:
+                if c.type == "string":
+                    self.string_names(c)
+
+    def python_as(self, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
+        """`with Session() as s`: `s` is given what the `with` opened."""
+        alias = node.child_by_field_name("alias")
+        kids = [c for c in node.named_children if alias is None or c.id != alias.id]
+        if alias is None or not kids:
+            return
+        value = self.value(kids[0])
+        if value and value.startswith("="):
+            value = "()" + value[1:] if kids[0].type == "call" else value
+        put[alias.id] = [e for c in alias.named_children for e in self.targets(c, value)]
 
     def binding(self, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
         """The targets of an assignment or declarator, each with the value it is given."""
@@ -376,3 +437,14 @@ def extract(language: str, parsed: ParsedSource) -> FileGraph | None:
         for name, line, col, role, recv, value in sorted(walk.sites, key=lambda s: (s[1], s[2]))
     ]
     return FileGraph(language, defs, walk.imports, sites)
+
+
+_EXTRA = {
+    "return_statement": _Walk.returns,
+    "function_definition": _Walk.return_type,
+    "function_declaration": _Walk.return_type,
+    "method_definition": _Walk.return_type,
+    "type": _Walk.python_type,
+    "assignment": _Walk.python_assignment,
+}
+"""Node type -> what the walk records of it besides its children's identifiers."""

@@ -68,6 +68,8 @@ def _python(node: tree_sitter.Node, text: Text) -> Found:  # noqa: C901 - two st
             out.append(Import(mod, text(name), text(alias) or None, level, line))
             if alias is not None:
                 bound.append(alias)
+            if name is not None and name.named_child_count:  # the imported name, too
+                bound.append(name.named_children[-1])
         else:
             out.append(Import(mod, text(child), None, level, line))
             if child.named_child_count:
@@ -92,9 +94,7 @@ def _js_clause(clause: tree_sitter.Node, module: str, line: int, text: Text,
                 name, alias = spec.child_by_field_name("name"), spec.child_by_field_name("alias")
                 out.append(Import(module, text(name).strip("'\""), text(alias) or None, 0, line,
                                   reexport))
-                target = alias if alias is not None else name
-                if not reexport and target is not None:
-                    bound.append(target)
+                bound.extend(n for n in (name, alias) if n is not None)
 
 
 def _js(node: tree_sitter.Node, text: Text) -> Found | None:

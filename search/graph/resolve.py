@@ -66,7 +66,10 @@ class _FileFacts:
         self.binds: dict[tuple[int, str], list[Site]] = defaultdict(list)
         self.attr_binds: dict[tuple[int, str], list[Site]] = defaultdict(list)
         self.bases: dict[int, list[Site]] = defaultdict(list)
+        self.first_params: dict[int, Site] = {}
         for s in graph.sites:
+            if s.role == Role.PARAM and s.scope not in self.first_params:
+                self.first_params[s.scope] = s
             if s.role in (Role.BIND, Role.PARAM, Role.IMPORT) and s.receiver is None:
                 self.binds[(s.scope, s.name)].append(s)
             elif s.role == Role.ATTR_BIND and s.receiver is not None:
@@ -102,6 +105,12 @@ class Resolver:
         """The definition a site names (None: unresolved, or a local variable)."""
         if site.role in (Role.BIND, Role.PARAM):
             return None
+        if site.role == Role.IMPORT:  # the name an import statement names (or binds)
+            facts = self.facts(path)
+            for imp in facts.graph.imports if facts is not None else ():
+                if imp.line == site.line and site.name in (imp.name, imp.local):
+                    got = self.follow(path, imp, 0)
+                    return got if got is not None and got.kind == "def" else None
         if site.receiver is None:
             got = self.name(path, site.name, site.scope, site.line, 0)
         else:
@@ -120,7 +129,7 @@ class Resolver:
         if facts is None or depth > MAX_DEPTH:
             return None
         defs, lang = facts.graph.defs, facts.graph.language
-        s, first = scope, True
+        s = scope
         while True:
             k = facts.children.get((s, name))
             if k is not None:
@@ -139,9 +148,8 @@ class Resolver:
                 break
             s = defs[s].parent
             if lang == "python":  # a class body's names are not seen from its methods
-                while s != -1 and defs[s].kind == "class" and not first:
+                while s != -1 and defs[s].kind == "class":
                     s = defs[s].parent
-            first = False
         for imp in facts.stars:
             got = self.export(self.ws.layout.resolve(path, imp, lang), name, depth + 1)
             if got is not None:
@@ -179,10 +187,10 @@ class Resolver:
         if got is None:
             return None
         if kind in ("(", ":"):
-            return self._instance(got)
+            return self._instance(got, depth)
         return got
 
-    def _instance(self, got: Target) -> Target | None:
+    def _instance(self, got: Target, depth: int = 0) -> Target | None:
         """What calling `got` gives, where known: a class makes an instance; so does a
         class's own constructor function (`Client::new()`, `Cart.create()`)."""
         if got.kind == "def":
@@ -195,6 +203,11 @@ class Resolver:
             if d.name in CONSTRUCTORS and d.parent >= 0 and (
                     facts.graph.defs[d.parent].kind in CLASS_KINDS):
                 return Target("inst", got.path, d.parent)
+            for ret in facts.binds.get((got.index, "return"), ()):  # what it returns
+                if ret.value and depth < MAX_DEPTH:
+                    back = self.value(got.path, ret.value, ret.scope, ret.line, depth + 1)
+                    if back is not None and back.kind == "inst":
+                        return back
         return None
 
     # ---------------------------------------------------------------- imports
@@ -279,7 +292,8 @@ class Resolver:
         called = head.endswith("()")
         name = head.removesuffix("()")
         got: Target | None
-        if name in ("self", "this", "cls") and not called:
+        if not called and (name in ("self", "this", "cls") or self._first_param(
+                path, scope, name)):
             cls = self.enclosing_class(path, scope)
             got = None if cls is None else Target("inst", path, cls)
         elif name == "super" and called:
@@ -290,14 +304,14 @@ class Resolver:
         else:
             got = self.name(path, name, scope, line, depth + 1, value=True)
         if called and got is not None:
-            got = self._instance(got)
+            got = self._instance(got, depth)
         for tok in tokens[1:]:
             if got is None:
                 return None
             called = tok.endswith("()")
             got = self.member(got, tok.removesuffix("()"), depth + 1)
             if called and got is not None:
-                got = self._instance(got)
+                got = self._instance(got, depth)
         return got
 
     def member(self, target: Target | None, name: str, depth: int) -> Target | None:
@@ -374,6 +388,18 @@ class Resolver:
                         out.append(got)
         self._bases[key] = out
         return out
+
+    def _first_param(self, path: str, scope: int, name: str) -> bool:
+        """Whether `name` is the first parameter of the Python method `scope` (its `self`,
+        whatever it is called: click's `__self`)."""
+        facts = self.facts(path)
+        if facts is None or scope < 0 or facts.graph.language != "python":
+            return False
+        d = facts.graph.defs[scope]
+        if d.kind not in ("method", "constructor"):
+            return False
+        first = facts.first_params.get(scope)
+        return first is not None and first.name == name and first.line == d.line
 
     def enclosing_class(self, path: str, scope: int) -> int | None:
         """The innermost class-like definition holding `scope`."""

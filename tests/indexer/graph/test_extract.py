@@ -56,11 +56,11 @@ def test_python_sites_are_code_only_with_roles_receivers_and_values():
     assert ("get", "s", 13) in calls and ("close", "self.session", 15) in calls
     assert ("fetch", "super()", 19) in calls and ("decorate", None, 6) in calls
     binds = {(s.name, s.value) for s in g.sites if s.role == Role.BIND}
-    assert {("s", "()S"), ("i", None), ("a", None), ("b", None), ("fh", None)} <= binds
+    assert {("s", "()S"), ("i", None), ("a", None), ("b", None), ("fh", "()open")} <= binds
     params = {(s.name, s.value) for s in g.sites if s.role == Role.PARAM}
     assert {("url", ":str"), ("args", None), ("retries", ":int"), ("kw", None),
             ("get", None)} <= params
-    assert not any(s.name == "self" for s in g.sites)  # `self` itself is never a reference
+    assert [s.role for s in g.sites if s.name == "self"] == [Role.PARAM] * 2  # never a use
     assert not any(s.name == "with_arg" or s.name == "timeout" for s in g.sites)
     assert [(s.name, s.receiver) for s in g.sites if s.role == Role.INHERIT] == [
         ("Base", None), ("Retry", "mixins")]
@@ -76,7 +76,7 @@ def test_python_imports_with_aliases_and_relative_levels():
         ("core.models", "Session", "S", 2), ("core.models", "Base", None, 2),
         ("os.path", None, "osp", 0), ("json", None, None, 0)]
     assert [(s.name, s.line) for s in g.sites if s.role == Role.IMPORT] == [
-        ("S", 2), ("Base", 2), ("osp", 3), ("json", 3)]
+        ("Session", 2), ("S", 2), ("Base", 2), ("osp", 3), ("json", 3)]
     assert {"models", "Session", "Base", "path", "json"} <= set(link_keys(g))
 
 
