@@ -21,6 +21,7 @@ plain dicts; rendering happens at the edges (`server/cli/render.py`, `server/mcp
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -30,10 +31,12 @@ from ctxd.indexer.embedder import Embedder
 from ctxd.indexer.memory import release_free_memory
 from ctxd.indexer.models import IndexStats, ProgressFn
 from ctxd.indexer.pipeline import Indexer
+from ctxd.indexer.store.location import this_host
 from ctxd.indexer.store.open import WriterLock
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.walk.repo_options import pinned_options, with_options
 from ctxd.indexer.walk.rootguard import check_index_root
+from ctxd.indexer.walk.rootpin import RootMoved, root_moved, unconfirmed_swap
 from ctxd.indexer.walk.walker import validate_root
 from ctxd.search import legs
 from ctxd.search.filters import SearchFilters
@@ -231,6 +234,8 @@ class Service(UseCases):
         """
         if only_paths is None:
             check_index_root(path, force=force)
+            if not force and not dry_run:
+                self._confirmed_root(path)
         root: str | None = None
 
         def checked_root() -> str:  # the root, resolved once for this run
@@ -255,6 +260,26 @@ class Service(UseCases):
                                      explicit=sorted(pinned))
         finally:
             release_free_memory()  # the embedding buffers' peak, back to the OS
+
+    def _confirmed_root(self, path: str | Path) -> None:
+        """Refuse a full run of a stored root that another folder of this user's replaced
+        while other users can write its parent (`rootpin.unconfirmed_swap`, issue 39 item
+        7): `force` is the user's confirmation.
+
+        Raises:
+            RootMoved: naming the folder, the parent and `--force`.
+        """
+        stored = self.store().repo_by_root(os.path.abspath(os.path.expanduser(str(path))))
+        if stored is None or (stored.host and stored.host != this_host()):
+            return
+        why = unconfirmed_swap(stored.root, stored.root_id)
+        if why is not None:
+            moved = root_moved(stored.root, why)
+            raise RootMoved(
+                moved.message, details=moved.details,
+                hint=f"If you put that folder there yourself, confirm with `ctxd index "
+                f"{stored.root} --force` (`force: true`); if you did not, check who can "
+                f"write {os.path.dirname(stored.root)} first.")
 
     def _pinned_options(self, root: str) -> dict[str, Any]:
         """The options given explicitly to earlier runs of the repository at `root` (none

@@ -16,8 +16,9 @@ backup, is yours and is watched again (the next run records its identity), while
 folder another user put in its place (they can write the parent) is refused. So is a
 folder of this user's own of another identity when other users can write the parent
 (`others_can_write`: no sticky bit): they could have renamed one of the user's other
-folders into the root's place (issue 39, item 7); the user indexing the path again is
-the confirmation that pins it.
+folders into the root's place (issue 39, item 7); a full run of the path refuses it too
+(`unconfirmed_swap`) unless forced (`ctxd index PATH --force`), the user's confirmation
+that pins it.
 `root_problem` is the same check as a sentence, for `status`. An empty identity (a
 repository indexed before identities were recorded) is checked by path only, and pinned
 by its next index run.
@@ -37,8 +38,8 @@ import stat
 from ctxd.indexer.errors import RootMoved, ValidationError
 from ctxd.indexer.walk.safeopen import O_DIR, PathChanged, open_verified
 
-__all__ = ["RootMoved", "identity_of", "moved_root", "pinned_identity", "pinned_root",
-           "root_moved", "root_problem"]
+__all__ = ["RootMoved", "identity_of", "moved_root", "others_can_write", "pinned_identity",
+           "pinned_root", "root_moved", "root_problem", "unconfirmed_swap"]
 
 
 def root_moved(root: str, why: str) -> RootMoved:
@@ -144,6 +145,26 @@ def _examine(root: str, identity: str) -> tuple[str | None, str]:
                     f"and other users can write {parent} ({open_to}): one of them may have "
                     "put one of your folders in its place"), now
     return None, now
+
+
+def unconfirmed_swap(root: str, identity: str) -> str | None:
+    """Why a full run of the stored root `root` (pinned as `identity`) must not take the
+    folder there without the user's confirmation (`force`), or None: another folder of
+    this user's (or root's) is there and other users can write its parent, so it may be
+    one of the user's other folders renamed into place; a plain re-index would replace
+    the repository's files by its. (Another user's folder there is refused on every read
+    and taken by a full run, as before: the run pins it.)"""
+    if not identity:
+        return None
+    why, now = _examine(root, identity)
+    if why is None or not now or now == identity:
+        return None
+    try:
+        if os.stat(root).st_uid not in (os.geteuid(), 0):
+            return None  # another user's folder: the first case
+    except OSError:
+        return None
+    return why
 
 
 def others_can_write(folder: str) -> str | None:

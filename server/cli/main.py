@@ -299,7 +299,8 @@ def pin_paths(home: str | None, config: str | None) -> tuple[str | None, str | N
               "--max-file-size of earlier runs: back to the configuration's.")
 @click.option("--dry-run", is_flag=True, help="Walk and chunk only: report what would be indexed.")
 @click.option("--force", is_flag=True, help="Index even / or a home directory (refused "
-              "otherwise: that would index the whole machine).")
+              "otherwise: that would index the whole machine), or confirm a repository's "
+              "folder replaced under a parent other users can write.")
 @json_option
 @click.pass_context
 def index(

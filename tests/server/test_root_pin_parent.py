@@ -5,8 +5,8 @@ of the user's other folders there into the repository's place; the root pin took
 folder of the same user for "a fresh clone", so `cat` served the private folder and the
 watcher re-indexed it (dropping the real files). Now a folder of another identity under a
 parent other users can write is refused (`root_moved`) until the user indexes the path
-again, which is the confirmation; under a private or sticky parent a re-created folder of
-the user's is still the repository again.
+again with `--force` (`force: true`), which is the confirmation; under a private or sticky
+parent a re-created folder of the user's is still the repository again.
 
 Real folders, a real SQLite index (fake embedder), `ctxd` in a real process for `cat` and
 `status`, and a real watcher (inotify).
@@ -95,8 +95,16 @@ def test_your_own_folder_swapped_in_under_an_open_parent_is_refused(service, tmp
         service.index(repo.root, only_paths=["app.py", "diary.py"])
     assert stored_paths(service) == ["app.py"]
 
-    # The user indexing the path again confirms: the folder there is pinned.
-    service.index(repo.root)
+    # A plain re-index (a routine refresh) does not take it either: it would drop the
+    # repository's files for the private folder's.
+    with pytest.raises(RootMoved) as exc:
+        service.index(repo.root)
+    assert "--force" in (exc.value.hint or "")
+    again = ctxd(home, "index", str(repo.root))
+    assert again.returncode != 0 and "--force" in again.stderr, again.stderr
+    assert stored_paths(service) == ["app.py"]
+    # The user confirms (`--force`, `force: true`): the folder there is pinned.
+    service.index(repo.root, force=True)
     assert "root_moved" not in service.repos()[0]
     assert MARKER in service.file_content("proj", "diary.py").content
 
