@@ -40,7 +40,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property, partial
 from pathlib import Path
 from types import TracebackType
@@ -85,7 +85,7 @@ from ctxd.indexer.walk.filefilter import FileFilter
 from ctxd.indexer.walk.judge import FileJudge
 from ctxd.indexer.walk.repo_options import EXPLICIT_KEY
 from ctxd.indexer.walk.rootpin import identity_of, pinned_identity, root_moved
-from ctxd.indexer.walk.textclass import RULES_VERSION
+from ctxd.indexer.walk.textclass import RULES_VERSION, Role
 from ctxd.indexer.walk.walker import (
     WalkOptions,
     validate_root,
@@ -669,11 +669,11 @@ class Indexer:
             deferred.append(_Deferred(entry, digest, role.value))
             return True
         else:
-            found = self._chunk_reporting(entry.path, text, stats)
+            found = self._chunk_reporting(entry.path, text, stats, role.value)
             if isinstance(found, Skipped):
                 return found
             chunks = found
-        if role.lexical_only and dry_run:
+        if (role.lexical_only or role is Role.CHANGELOG) and dry_run:
             stats.not_embedded[role.value] = stats.not_embedded.get(role.value, 0) + 1
             if len(stats.not_embedded_files) < SKIPPED_SAMPLE:
                 stats.not_embedded_files.append(NotEmbedded(entry.path, role.value, why))
@@ -755,7 +755,7 @@ class Indexer:
                     if n % PROGRESS_EVERY == 0:
                         report(Progress("chunk", n, total, item.entry.path))
                     text = texts[ids[item.entry.path]]
-                    found = self._chunk_reporting(item.entry.path, text, stats)
+                    found = self._chunk_reporting(item.entry.path, text, stats, item.role)
                     if isinstance(found, Skipped):
                         refused.append((item.entry.path, found))
                         continue
@@ -765,15 +765,21 @@ class Indexer:
         report(Progress("chunk", total, total))
         return refused
 
-    def _chunk_reporting(self, path: str, text: str, stats: IndexStats) -> ChunkedFile | Skipped:
+    def _chunk_reporting(self, path: str, text: str, stats: IndexStats, role: str = ""
+                         ) -> ChunkedFile | Skipped:
         """`chunk`, naming in `stats` a file cut into line windows for want of a parse; a
-        file the chunker fails on is UNREADABLE (a bug, logged), the run goes on."""
+        file the chunker fails on is UNREADABLE (a bug, logged), the run goes on. A role
+        embedded coarsely (`Role.embedded_lines`: a long changelog) keeps the checkpoints
+        of its head only."""
         try:
             chunks = self.chunk(path, text)
         except Exception as exc:
             log.exception("chunking %s failed", path)
             return Skipped(path, SkipReason.UNREADABLE,
                            f"could not be chunked: {type(exc).__name__}: {exc}")
+        if (last := Role(role).embedded_lines(text)) is not None:
+            chunks = replace(chunks, checkpoints=[
+                c for c in chunks.checkpoints if c.chunk.start_line <= last])
         if chunks.windows_reason and len(stats.windowed_files) < SKIPPED_SAMPLE:
             stats.windowed_files.append(WindowedFile(path, chunks.windows_reason))
         return chunks

@@ -22,7 +22,16 @@ no embedding time:
   measurements such as a benchmark's result summaries): line windows over short dense rows
   made a checkpoint per row or two, half of one Rust repository's checkpoints.
 - translated documentation (`indexer.walk.translations`): `docs/<lang>/`, `i18n/<lang>/`,
-  `README.zh-CN.md` beside `README.md`, ..., confirmed by the language of the prose.
+  `README.zh-CN.md` beside `README.md`, ..., confirmed by the language of the prose;
+- diagrams saved as text (`*.drawio`, `*.excalidraw`; SVG, with text or not, is above);
+- lists of people or sponsors (JSON / YAML / TOML of records keyed `login`, `avatarUrl`,
+  ...: FastAPI's `people.yml`, an `.all-contributorsrc`) and translation strings
+  (message catalogues `*.xliff`, `*.arb`; JSON / YAML in `locales/`, `i18n/`).
+
+A changelog or release notes page longer than `CHANGELOG_EMBEDDED` characters is
+`CHANGELOG`: embedded coarsely, only its head (the newest releases; `Role.embedded_lines`),
+and greppable whole: a 1,183-checkpoint release-notes page cost as much embedding as the
+rest of its framework's docs (issue 42).
 
 Generated code (`*_pb2.py`, `*.pb.go`, a `Code generated ... DO NOT EDIT.` or `@generated`
 header) is `GENERATED`: embedded, but hybrid ranking demotes it like tests.
@@ -78,11 +87,24 @@ class Role(StrEnum):
     numbers."""
     TRANSLATION = "translation"
     """A documentation page translated from another (`indexer.walk.translations`)."""
+    DIAGRAM = "diagram"
+    """A diagram saved as text (draw.io, Excalidraw): shapes and coordinates around a few
+    labels."""
+    CHANGELOG = "changelog"
+    """A long changelog or release notes: embedded coarsely (`embedded_lines`: the newest
+    releases, its first `CHANGELOG_EMBEDDED` characters), greppable whole."""
 
     @property
     def lexical_only(self) -> bool:
         """Kept greppable, never embedded (no checkpoints, symbols or summary)."""
-        return self not in (Role.EMBED, Role.GENERATED)
+        return self not in (Role.EMBED, Role.GENERATED, Role.CHANGELOG)
+
+    def embedded_lines(self, text: str) -> int | None:
+        """The last line of `text` whose checkpoints are embedded (the rest stays
+        greppable), or None for all of them: a changelog embeds its head only."""
+        if self is not Role.CHANGELOG or len(text) <= CHANGELOG_EMBEDDED:
+            return None
+        return text.count("\n", 0, CHANGELOG_EMBEDDED) + 1
 
 
 LOCKFILE_PATTERNS: tuple[str, ...] = (
@@ -111,6 +133,35 @@ LARGE_DATA_SUFFIXES: tuple[str, ...] = (".json", ".yaml", ".yml", ".xml")
 LARGE_DATA = 100_000
 """Characters from which a JSON / YAML / XML file counts as data (configuration files are
 far smaller: a `package.json` or a CI workflow is a few KB)."""
+DIAGRAM_PATTERNS: tuple[str, ...] = ("*.drawio", "*.dio", "*.excalidraw", "*.excalidraw.json",
+                                      "*.excalidrawlib")
+"""Diagrams saved as text (SVG, with or without text, is `MINIFIED_PATTERNS`)."""
+CATALOG_PATTERNS: tuple[str, ...] = ("*.xliff", "*.xlf", "*.arb")
+"""Message catalogues: translation strings, looked up, not read (gettext's `*.po` in a
+language's folder is a translation, `indexer.walk.translations`)."""
+_CATALOG_DIRS = frozenset({"locale", "locales", "i18n", "l10n", "translations", "lang",
+                           "langs", "messages"})
+"""Folders whose JSON / YAML files are translation strings (`locales/de.json`)."""
+_PEOPLE_KEY = re.compile(
+    r"""^\s*-?\s*["']?(login|avatarUrl|avatar_url|avatar|username|github|twitter|sponsor|"""
+    r"""sponsors|tier|email|url|name|count|profile|website)["']?\s*[:=]""", re.MULTILINE)
+"""The keys of a list of people or sponsors (FastAPI's `people.yml`, an
+`.all-contributorsrc`, a `sponsors.json`)."""
+_PEOPLE_MARK = re.compile(r"""["']?(login|avatarUrl|avatar_url|avatar)["']?\s*[:=]""")
+"""A key that only records of people carry."""
+PEOPLE_RECORDS = 10
+"""A JSON / YAML file with this many records keyed like people (`_PEOPLE_MARK`), which
+make at least `PEOPLE_SHARE` of its lines with the other keys of such lists, is data."""
+PEOPLE_SHARE = 0.5
+CHANGELOG_EMBEDDED = 32_000
+"""A changelog longer than this many characters is `Role.CHANGELOG`: only the checkpoints
+starting in its first this many characters (the newest releases: 80 to 100 in a
+1,000-release page) are embedded; all of it stays greppable."""
+CHANGELOG_NAME = re.compile(
+    r"(^|/)(changes|changelog|history|news|releases?|release[_-]?notes)"
+    r"(\.(md|markdown|mdx|rst|txt|adoc|asciidoc|org|rdoc))?$", re.IGNORECASE)
+"""`CHANGES.rst`, `CHANGELOG.md`, `HISTORY.md`, `NEWS`, `release-notes.md`, ... (pages,
+not a module called `history.py`)."""
 PLAIN_TEXT_SUFFIXES: tuple[str, ...] = ("", ".txt", ".out", ".log", ".dat")
 """Names the numeric-rows rule looks at (code, Markdown and the like never count)."""
 NUMERIC_ROWS = 0.4
@@ -146,11 +197,11 @@ _HEX_LINE = re.compile(r"(?:[0-9a-fA-F]{4,}:?\s+)?(?:[0-9a-fA-F]{2}\s?){16,}.*")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
 """A number standing alone (`0.159`, `68`; not a version such as `23.2.0`, nor `utf8`)."""
 
-RULES_VERSION = 4
+RULES_VERSION = 5
 """The version of the built-in rules (here and in `indexer.walk.secrets`): stored with a
 repository's options, so that a change of the rules re-decides unchanged files once (1:
 issue 15; 2: build output, more lockfiles, secrets by content; 3: data files; 4:
-translations)."""
+translations; 5: diagrams, people and translation-string data, long changelogs coarse)."""
 
 LONG_LINE = 1000
 """Characters from which a line counts as very long."""
@@ -196,7 +247,8 @@ class TextRules:
 _LOCKFILES = compile_globs(LOCKFILE_PATTERNS, "lockfile")
 _MINIFIED = compile_globs(MINIFIED_PATTERNS, "minified", ignore_case=True)
 _CERTIFICATES = compile_globs(CERTIFICATE_PATTERNS, "certificate", ignore_case=True)
-_DATA = compile_globs(DATA_PATTERNS, "data", ignore_case=True)
+_DATA = compile_globs(DATA_PATTERNS + CATALOG_PATTERNS, "data", ignore_case=True)
+_DIAGRAMS = compile_globs(DIAGRAM_PATTERNS, "diagram", ignore_case=True)
 _GENERATED = compile_globs(GENERATED_PATTERNS, "generated")
 
 
@@ -274,6 +326,10 @@ def classify(
             return Role.BUILT, why
         if translations is not None and (lang := translations.language(rel, text)):
             return Role.TRANSLATION, f"{lang[1]}, language {lang[0]!r}"
+        if len(text) > CHANGELOG_EMBEDDED and CHANGELOG_NAME.search(rel):
+            return Role.CHANGELOG, (
+                f"changelog of {len(text) // 1000} KB: its first {CHANGELOG_EMBEDDED // 1000}"
+                " KB (the newest releases) embedded, all of it greppable")
     head = text[:2000]
     if (pat := _GENERATED.which_file(rel, name)) or _GENERATED_HEAD.search(head):
         return Role.GENERATED, f"generated ({pat!r})" if pat else "generated (header)"
@@ -291,6 +347,10 @@ def _name_role(rel: str, name: str, vendor: VendorDirs | None) -> tuple[Role, st
         return Role.CERTIFICATE, f"certificate ({pat!r})"
     if pat := _DATA.which_file(rel, name):
         return Role.DATA, f"data file ({pat!r})"
+    if pat := _DIAGRAMS.which_file(rel, name):
+        return Role.DIAGRAM, f"diagram ({pat!r})"
+    if where := _catalog(rel):
+        return Role.DATA, f"translation strings ({where}/)"
     return None
 
 
@@ -300,12 +360,38 @@ def _data_role(name: str, text: str, size: int) -> tuple[Role, str] | None:
     suffix = name[dot:].lower() if dot > 0 else ""
     if suffix in LARGE_DATA_SUFFIXES and size >= LARGE_DATA:
         return Role.DATA, f"{suffix[1:].upper()} data of {size // 1000} KB"
+    if suffix in _RECORD_SUFFIXES:
+        if why := _records(name, text):
+            return Role.DATA, why
     if suffix in PLAIN_TEXT_SUFFIXES:
         rows = [line for line in text.split("\n") if line.strip()]
         numeric = sum(1 for line in rows if len(_NUMBER.findall(line)) >= 2)
         if len(rows) >= MIN_ROWS and numeric >= NUMERIC_ROWS * len(rows):
             return Role.DATA, f"rows of numbers ({numeric} of {len(rows)} lines)"
     return None
+
+
+_RECORD_SUFFIXES = (".json", ".yaml", ".yml", ".toml")
+
+
+def _records(name: str, text: str) -> str | None:
+    """Why a JSON / YAML / TOML file is a list of people or sponsors, else None."""
+    marks = len(_PEOPLE_MARK.findall(text))
+    if marks < PEOPLE_RECORDS:
+        return None
+    lines = sum(1 for line in text.split("\n") if line.strip().strip("{}[],"))
+    keyed = len(_PEOPLE_KEY.findall(text))
+    if keyed < PEOPLE_SHARE * lines:
+        return None
+    return f"people or sponsors ({marks} records in {name})"
+
+
+def _catalog(rel: str) -> str | None:
+    """The translation-strings folder a JSON / YAML file sits in (`locales/de.json`)."""
+    *folders, name = rel.split("/")
+    if not name.lower().endswith(_RECORD_SUFFIXES[:3]):
+        return None
+    return next((f for f in folders if f.lower() in _CATALOG_DIRS), None)
 
 
 def _content_role(text: str) -> tuple[Role, str] | None:
