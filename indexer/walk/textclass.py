@@ -143,12 +143,13 @@ _CATALOG_DIRS = frozenset({"locale", "locales", "i18n", "l10n", "translations", 
                            "langs", "messages"})
 """Folders whose JSON / YAML files are translation strings (`locales/de.json`)."""
 _PEOPLE_KEY = re.compile(
-    r"""^\s*-?\s*["']?(login|avatarUrl|avatar_url|avatar|username|github|twitter|sponsor|"""
-    r"""sponsors|tier|email|url|name|count|profile|website)["']?\s*[:=]""", re.MULTILINE)
-"""The keys of a list of people or sponsors (FastAPI's `people.yml`, an
-`.all-contributorsrc`, a `sponsors.json`)."""
-_PEOPLE_MARK = re.compile(r"""["']?(login|avatarUrl|avatar_url|avatar)["']?\s*[:=]""")
-"""A key that only records of people carry."""
+    r"""^\s*-?\s*["']?\w*(login|avatar\w*|username|github|twitter|sponsors?|tier|email|"""
+    r"""url|img|name|title|count|stars|profile|website)["']?\s*[:=]""", re.MULTILINE)
+"""The keys of a list of people, sponsors or their projects (FastAPI's `people.yml`,
+`sponsors.yml`, `topic_repos.yml`, an `.all-contributorsrc`, a `sponsors.json`)."""
+_PEOPLE_MARK = re.compile(r"""["']?\w*(login|avatar\w*|img)["']?\s*[:=]""")
+"""A key that records of people and sponsors carry (`login`, `owner_login`, `avatarUrl`,
+a sponsor's `img`)."""
 PEOPLE_RECORDS = 10
 """A JSON / YAML file with this many records keyed like people (`_PEOPLE_MARK`), which
 make at least `PEOPLE_SHARE` of its lines with the other keys of such lists, is data."""

@@ -36,6 +36,10 @@ SPONSORS_JSON = json.dumps({"sponsors": [
     {"login": f"org{i}", "avatarUrl": f"https://a.example/{i}", "url": f"https://o{i}.example",
      "tier": "gold"} for i in range(12)]}, indent=2)
 
+SPONSORS_YML = "gold:\n" + "".join(
+    f"  - url: https://sponsor{i}.example\n    title: Sponsor number {i}\n"
+    f"    img: /img/sponsors/s{i}.png\n" for i in range(12))
+
 WORKFLOW_YML = "name: tests\non: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n" \
     "    steps:\n" + "".join(f"      - name: step {i}\n        run: make step{i}\n"
                             for i in range(30))
@@ -53,6 +57,7 @@ def changelog(releases: int) -> str:
     ("docs/flow.excalidraw", EXCALIDRAW, Role.DIAGRAM),
     ("docs/data/people.yml", PEOPLE_YML, Role.DATA),
     ("sponsors.json", SPONSORS_JSON, Role.DATA),
+    ("docs/en/data/sponsors.yml", SPONSORS_YML, Role.DATA),
     ("locales/de.json", json.dumps({"greeting": "Hallo", "bye": "Tschüss"}), Role.DATA),
     ("src/i18n/messages/fr.yaml", "greeting: Bonjour\n", Role.DATA),
     ("lib/l10n/app_de.arb", '{"hello": "Hallo"}', Role.DATA),
