@@ -6,12 +6,13 @@ HTML here (`results`, `fileview`, `repos_view`) or to JSON under `/api/` for the
 script. `security.Guard` wraps it all (host check, session cookie, Origin on POST, CSP);
 the POST endpoints check the form's CSRF token too.
 
-Addresses: `/` search (`?q=&mode=&repo=&path=&lang=&cursor=`), `/file/REPO/PATH` a file
-(`#L10-L20` selects lines; `?sym=NAME` shows that symbol's references, callers and
-callees), `/def?name=&repo=&lang=` an identifier's definition (redirects to it when there
-is one), `/symbol?name=` a symbol's definitions and references, `/repos` the repositories
-(POST `/repos/index|reindex|remove|skipped`), `/api/search`, `/api/explain`, `/api/repos`,
-`/api/progress` (server-sent events of index runs), `/static/ui.js|ui.css`.
+Addresses: `/` search (`?q=&mode=&repo=&path=&lang=&cursor=`); `/file/REPO/PATH` a file
+(`#L10-L20` selects lines; `?sym=NAME&at=LINE` adds that symbol's references, callers
+and callees: `symbol_view`); `/def?name=&repo=&lang=` an identifier's definition
+(redirects to it when there is one); `/symbol?name=` a symbol's definitions and
+references; `/repos` the repositories (POST `/repos/index|reindex|remove|skipped`);
+`/api/search`, `/api/explain`, `/api/repos`, `/api/progress` (server-sent events of index
+runs); `/static/ui.js|ui.css`.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from ctxd.server.ui.highlight import MAX_HIGHLIGHT_CHARS
 from ctxd.server.ui.html import e, error_box, file_url, layout, search_form
 from ctxd.server.ui.results import hits_html, more_link, results_html
 from ctxd.server.ui.security import Gate, Guard
+from ctxd.server.ui.symbol_view import symbol_panel
 from ctxd.server.use_cases import UseCases
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -135,11 +137,15 @@ def api_search(ui: Ui, request: Request) -> Response:
         return JSONResponse({"error": err.code, "message": err.message, "hint": err.hint,
                              "results": error_box(err.message, err.hint)},
                             status_code=STATUS_OF.get(err.code, 400))
-    first = int(request.query_params.get("first", "0") or 0)
-    return JSONResponse({
-        "results": results_html(page, params, took), "items": hits_html(page, first_index=first),
-        "more": more_link(page, params), "next_cursor": page.next_cursor,
-        "count": len(page.results), "took_ms": round(took, 1), "notes": page.notes})
+    out: dict[str, Any] = {"next_cursor": page.next_cursor, "count": len(page.results),
+                           "took_ms": round(took, 1), "notes": page.notes}
+    if request.query_params.get("part") == "items":  # the next page, appended by the script
+        first_text = request.query_params.get("first", "0")
+        first = int(first_text) if first_text.isdigit() else 0
+        out.update(items=hits_html(page, first_index=first), more=more_link(page, params))
+    else:
+        out["results"] = results_html(page, params, took)
+    return JSONResponse(out)
 
 
 def api_explain(ui: Ui, request: Request) -> Response:
@@ -170,47 +176,10 @@ def file_view(ui: Ui, request: Request) -> Response:
     state = fileview.state_line(fc, repo_row, modified)
     if len(fc.content) > MAX_HIGHLIGHT_CHARS:
         state += '<p class="note">Shown plain (not coloured): the file is very large.</p>'
-    sym = request.query_params.get("sym", "")
-    panel = symbol_panel(ui, sym, repo, fc.language) if sym else ""
+    sym, at = request.query_params.get("sym", ""), request.query_params.get("at", "")
+    place = f"{fc.path}:{at}" if at.isdigit() else None
+    panel = symbol_panel(ui.service, sym, repo, fc.language, place) if sym else ""
     return ui.page(f"{repo}/{path}", fileview.file_page_body(fc, lines, items, state, panel))
-
-
-def symbol_panel(ui: Ui, name: str, repo: str | None, language: str | None) -> str:
-    """A symbol's definitions and references (by name), callers and callees (from the code
-    graph, where the service offers it)."""
-    try:
-        refs = ui.service.references(name, language=language or None,
-                                     repositories=[repo] if repo else None, limit=200)
-    except CtxdError as err:
-        return f'<aside class="symbol">{error_box(err.message, err.hint)}</aside>'
-    parts = [fileview.ref_list("Definitions", refs.definitions),
-             fileview.ref_list("References", refs.usages)]
-    for title, use_case in (("Callers", "callers"), ("Callees", "callees")):
-        rows = graph_rows(ui.service, use_case, name, repo)
-        if rows is not None:
-            parts.append(fileview.graph_list(title, rows))
-    return (f'<aside class="symbol" aria-labelledby="sym-h"><h2 id="sym-h">'
-            f'<code>{e(name)}</code></h2>{"".join(parts)}</aside>')
-
-
-def graph_rows(service: UseCases, use_case: str, name: str,
-               repo: str | None) -> list[dict[str, Any]] | None:
-    """Callers or callees of `name` from the code graph's use case, when the service has
-    one (None when it does not, or it answers in a shape this page does not know)."""
-    call: Callable[..., Any] | None = getattr(service, use_case, None)
-    if call is None:
-        return None
-    try:
-        result = call(name, repositories=[repo] if repo else None)
-    except (CtxdError, TypeError):
-        return None
-    items = getattr(result, "items", result)
-    rows: list[dict[str, Any]] = []
-    for item in items if isinstance(items, list) else []:
-        row = item if isinstance(item, dict) else {
-            k: getattr(item, k, None) for k in ("name", "symbol", "repository", "path", "line")}
-        rows.append(row)
-    return rows
 
 
 def definition(ui: Ui, request: Request) -> Response:
@@ -223,8 +192,8 @@ def definition(ui: Ui, request: Request) -> Response:
     found = exact_definitions(ui, name, repo)
     if len(found) == 1:
         d = found[0]
-        return RedirectResponse(file_url(d.repository, d.path, d.line, d.end_line, sym=name),
-                                status_code=303)
+        return RedirectResponse(file_url(d.repository, d.path, d.line, d.end_line, sym=name,
+                                         at=str(d.line)), status_code=303)
     return symbol_page(ui, name, repo, lang, found)
 
 
@@ -240,18 +209,22 @@ def exact_definitions(ui: Ui, name: str, repo: str) -> list[SymbolItem]:
     return []
 
 
+def def_url(d: SymbolItem, name: str) -> str:
+    return file_url(d.repository, d.path, d.line, d.end_line, sym=name, at=str(d.line))
+
+
 def symbol_page(ui: Ui, name: str, repo: str, lang: str,
                 found: list[SymbolItem] | None = None) -> Response:
     found = exact_definitions(ui, name, repo) if found is None else found
     defs = "".join(
-        f'<li><a href="{e(file_url(d.repository, d.path, d.line, d.end_line, sym=name))}">'
+        f'<li><a href="{e(def_url(d, name))}">'
         f'<span class="kind">{e(d.kind)}</span> {e(d.container + "." if d.container else "")}'
         f'{e(d.name)}</a> <span class="muted">{e(d.repository)}/{e(d.path)}:{d.line}</span>'
         "</li>" for d in found)
     listing = (f'<ul class="refs">{defs}</ul>' if defs else
                f'<p class="muted">No definition of <code>{e(name)}</code> is indexed.</p>')
     body = (f"<h1>Symbol <code>{e(name)}</code></h1><h2>Definitions ({len(found)})</h2>"
-            f"{listing}{symbol_panel(ui, name, repo or None, lang or None)}")
+            f"{listing}{symbol_panel(ui.service, name, repo or None, lang or None)}")
     return ui.page(name, body)
 
 

@@ -29,6 +29,10 @@ lines, and a file past this is data more than code."""
 ALIASES = {"shell": "bash", "tsx": "tsx", "jsx": "jsx", "csharp": "csharp", "hcl": "terraform"}
 """ctxd's language ids that Pygments knows by another name."""
 
+UNSTYLED = frozenset({"", "p", "w", "err", "x", "g"})
+"""Token classes the stylesheet leaves plain: no span for them (a 5,000-line file is
+~35k spans otherwise, a third of them punctuation)."""
+
 IDENTIFIER_CLASSES = frozenset({"n", "nf", "nc", "nx", "na", "nn", "fm", "nv", "py", "no",
                                 "ne", "nd", "nl", "nt", "vi", "vc", "vg"})
 """Token classes the page links to their definition (names, not keywords or builtins)."""
@@ -70,16 +74,35 @@ def highlight_lines(text: str, language: str, path: str) -> list[str]:
     lines: list[str] = []
     current: list[str] = []
     plain = (Text, Whitespace, Error)
+    run_cls, run = "", ""  # neighbouring tokens of one class share a span
+
+    def flush() -> None:
+        if run:
+            piece = escape(run, quote=False)
+            current.append(piece if run_cls in UNSTYLED else
+                           f'<span class="{run_cls}">{piece}</span>')
+
     for ttype, value in lexer_for(language, path).get_tokens(text):
         cls = "" if ttype in plain else css_class(ttype)
-        parts = value.split("\n")
-        for i, part in enumerate(parts):
+        if cls in IDENTIFIER_CLASSES:  # each name its own span: a click names one
+            flush()
+            run_cls, run = "", ""
+        for i, part in enumerate(value.split("\n")):
             if i:
+                flush()
                 lines.append("".join(current))
-                current = []
-            if part:
-                piece = escape(part, quote=False)
-                current.append(f'<span class="{cls}">{piece}</span>' if cls else piece)
+                current, run_cls, run = [], "", ""
+            if not part:
+                continue
+            if cls == run_cls or (cls in UNSTYLED and run_cls in UNSTYLED):
+                run += part
+            else:
+                flush()
+                run_cls, run = cls, part
+        if cls in IDENTIFIER_CLASSES:
+            flush()
+            run_cls, run = "", ""
+    flush()
     lines.append("".join(current))
     want = text.count("\n") + 1
     return (lines + [""] * want)[:want]

@@ -90,20 +90,31 @@ def search_form(q: str, mode: str, repo: str, path: str, lang: str, repos: list[
     )
 
 
+CHUNK_LINES = 200
+"""The file view's lines come in blocks of this many, each `content-visibility: auto`:
+the browser lays out and paints only the blocks on screen."""
+
+
 def code_block(lines: list[str], first: int, *, anchors: bool, repo: str = "",
                path: str = "", cls: str = "code") -> str:
     """Numbered lines: with `anchors` each line is `id=L<n>` and its number links to it
-    (the file view); else each number links to that line of the file."""
-    out = [f'<pre class="{cls}">']
-    for i, html_line in enumerate(lines):
-        n = first + i
-        if anchors:
-            out.append(f'<span class="line" id="L{n}"><a class="ln" href="#L{n}" '
-                       f'aria-label="line {n}">{n}</a>{html_line}\n</span>')
-        else:
-            out.append(f'<span class="line"><a class="ln" tabindex="-1" '
-                       f'href="{file_url(repo, path, n)}">{n}</a>{html_line}\n</span>')
-    out.append("</pre>")
+    (the file view, in blocks of `CHUNK_LINES`); else each number links to that line of
+    the file."""
+    out = [f'<div class="{cls}">']
+    if anchors:
+        for start in range(0, len(lines), CHUNK_LINES):
+            out.append('<div class="chunk">')
+            out.extend(f'<div class="line" id="L{n}"><a class="ln" tabindex="-1" '
+                       f'href="#L{n}">{n}</a>{html_line}</div>'
+                       for n, html_line in enumerate(lines[start:start + CHUNK_LINES],
+                                                     start=first + start))
+            out.append("</div>")
+    else:
+        prefix = file_url(repo, path)
+        out.extend(f'<div class="line"><a class="ln" tabindex="-1" href="{prefix}#L{n}">{n}'
+                   f"</a>{html_line}</div>"
+                   for n, html_line in enumerate(lines, start=first))
+    out.append("</div>")
     return "".join(out)
 
 

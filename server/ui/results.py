@@ -14,14 +14,18 @@ from ctxd.server.ui.html import code_block, e, file_url, search_url
 MAX_HIT_LINES = 12
 """Lines shown of a checkpoint hit (the rest are a click away, in the file view)."""
 
+MAX_BLOCKS = 4
+"""Context blocks shown of a lexical hit (a file matching on hundreds of lines says how
+many more it has; the file view shows them all)."""
+
 
 def hit_lines(hit: Hit, words: Sequence[str]) -> list[tuple[int, list[str]]]:
     """A hit's runs of lines: (first line number, coloured lines with marks)."""
     runs: list[tuple[int, list[str]]] = []
     if hit.blocks or hit.matches:
         by_line = {m.line: [(a - 1, b - 1) for a, b in m.ranges] for m in hit.matches}
-        spans = ([(b.start_line, list(b.lines)) for b in hit.blocks] if hit.blocks else
-                 [(hit.start_line, hit.snippet.split("\n"))])
+        spans = ([(b.start_line, list(b.lines)) for b in hit.blocks[:MAX_BLOCKS]]
+                 if hit.blocks else [(hit.start_line, hit.snippet.split("\n"))])
         for start, lines in spans:
             coloured = highlight_lines("\n".join(lines), hit.language, hit.path)
             runs.append((start, [marks(h, by_line.get(start + i, []))
@@ -97,6 +101,10 @@ def _hit_html(hit: Hit, words: Sequence[str]) -> str:
         meta.append(f'<span class="also">also in {copies}{more}</span>')
     blocks = "".join(code_block(lines, start, anchors=False, repo=hit.repository,
                                 path=hit.path) for start, lines in hit_lines(hit, words))
+    if len(hit.blocks) > MAX_BLOCKS:
+        rest = len(hit.blocks) - MAX_BLOCKS
+        blocks += (f'<p class="meta more-blocks">{rest} more matching '
+                   f'{"block" if rest == 1 else "blocks"} in this file</p>')
     return f'<div class="hit"><p class="meta">{" · ".join(meta)}</p>{blocks}</div>'
 
 

@@ -50,12 +50,13 @@
     return p;
   }
   if (form && box) {
+    let timer = null;
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
+      clearTimeout(timer);
       if (!$("#q").value.trim()) return;
       search(formParams(), true).catch(() => form.submit());
     });
-    let timer = null;
     $("#q").addEventListener("input", () => {  // search as you type: lexical mode only
       if (form.elements.mode.value !== "lexical") return;
       clearTimeout(timer);
@@ -70,6 +71,7 @@
       const url = new URL(more.href);
       url.pathname = "/api/search";
       url.searchParams.set("first", String(results().length));
+      url.searchParams.set("part", "items");
       const data = await (await fetch(url, { credentials: "same-origin" })).json();
       $("#hits").insertAdjacentHTML("beforeend", data.items);
       more.parentElement.outerHTML = data.more || "";
@@ -90,7 +92,7 @@
   const source = $(".source");
   function selectLines() {
     const m = /^#L(\d+)(?:-L(\d+))?$/.exec(location.hash);
-    $$("pre.code .line.sel").forEach((el) => el.classList.remove("sel"));
+    $$(".code .line.sel").forEach((el) => el.classList.remove("sel"));
     if (!m) return;
     const a = +m[1], b = m[2] ? +m[2] : a;
     for (let n = Math.min(a, b); n <= Math.max(a, b); n++) {

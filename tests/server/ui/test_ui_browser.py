@@ -117,10 +117,10 @@ def test_log_in_search_open_a_hit_and_follow_a_definition(web: Browser) -> None:
     assert page.evaluate("document.activeElement.className") == "hit-link"
     page.keyboard.press("Enter")
     page.wait_for_url("**/file/demo/**")
-    page.wait_for_selector("pre.code .line.sel")  # the hit's lines are selected
+    page.wait_for_selector(".code .line.sel")  # the hit's lines are selected
     page.goto(web.base + "/file/demo/pkg/use.py")
-    page.locator("pre.code span.n", has_text="Retry").first.click()
-    page.wait_for_url("**/file/demo/pkg/retry.py?sym=Retry#L4-L11")
+    page.locator(".code span.n", has_text="Retry").first.click()
+    page.wait_for_url("**/file/demo/pkg/retry.py?sym=Retry&at=4#L4-L11")
     assert page.locator("#L4.sel").count() == 1
     panel = page.locator("aside.symbol").inner_text()
     assert "References" in panel and "pkg/use.py:5" in panel
@@ -154,10 +154,10 @@ def test_hostile_names_and_contents_run_nothing(web: Browser) -> None:
     assert HOSTILE_NAME in page.locator("#hits").inner_text()  # shown as text
     assert page.locator("#hits img").count() == 0
     page.locator("#hits a.hit-link").first.click()
-    page.wait_for_selector("pre.code")
-    assert "hostile_marker" in page.locator("pre.code").inner_text()
+    page.wait_for_selector(".code")
+    assert "hostile_marker" in page.locator(".code").inner_text()
     page.goto(web.base + "/file/demo/pkg/page.py")
-    assert "<script>document.title='pwned'</script>" in page.locator("pre.code").inner_text()
+    assert "<script>document.title='pwned'</script>" in page.locator(".code").inner_text()
     assert page.title() != "pwned" and "pwned" not in page.title()
     assert web.dialogs == []
 

@@ -175,9 +175,14 @@ def test_file_reads_are_refused_as_cat_refuses_them(ui: Ui, path: str, status: i
 def test_an_identifier_goes_to_its_definition_which_lists_references(ui: Ui) -> None:
     answer = ui.get("/def?" + urlencode({"name": "Retry", "repo": "demo", "lang": "python"}))
     assert answer.status == 303
-    assert answer.headers["location"].startswith("/file/demo/pkg/retry.py?sym=Retry#L4")
-    page = ui.get("/file/demo/pkg/retry.py?sym=Retry")
-    assert "References" in page.body and "pkg/use.py:5" in page.body
+    assert answer.headers["location"] == "/file/demo/pkg/retry.py?sym=Retry&at=4#L4-L11"
+    page = ui.get("/file/demo/pkg/retry.py?sym=Retry&at=4")  # the code graph's answers
+    assert "References (5, resolved)" in page.body and "pkg/use.py:5" in page.body
+    assert "Callers (2)" in page.body and "fetch_with_retry" in page.body
+    callees = ui.get("/file/demo/pkg/use.py?sym=fetch_with_retry&at=4").body
+    assert "Callees (3)" in callees and "?sym=backoff&amp;at=14" in callees
+    by_name = ui.get("/file/demo/pkg/retry.py?sym=Retry")  # no place: references by name
+    assert "References (by name) (6)" in by_name.body
     unknown = ui.get("/def?name=NoSuchThing")
     assert unknown.status == 200 and "No definition" in unknown.body
 
