@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 
 TORCH_BATCH_MIN = 16
 """Batches of this many texts or more go to torch bf16 when it is loaded (faster there)."""
-TORCH_ABOVE = 512
+TORCH_ABOVE = 256
 """An index run with this many texts to embed loads torch for them (the load, 6-20 s,
 pays off); fewer are embedded with ONNX alone."""
 RECHECK_S = 5.0

@@ -1,0 +1,92 @@
+"""Cold start (issue 41): the commands that need no model import no model library, and
+`ctxd serve` answers `initialize` and `list_tools` before anything heavy loads.
+
+Each command runs in a fresh interpreter (`tests.server.test_startup.imported_by`), the
+way `ctxd` starts from a shell; `serve` runs as a real subprocess driven by the MCP
+client, and its memory map shows what it loaded. The search path with an ONNX export is
+`tests/indexer/test_onnx_encoder.py`'s.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from ctxd.server.config import load_settings
+from ctxd.server.service import Service
+from tests.conftest import RepoBuilder
+from tests.server.conftest import TOOLS_EXPECTED
+from tests.server.serving import serve_command, server_env
+from tests.server.test_startup import imported_by
+
+pytestmark = pytest.mark.model
+
+MODEL_LIBRARIES = ("libtorch", "/torch/", "onnxruntime", "/tokenizers/")
+"""What a process that loaded a model library maps (shared objects)."""
+
+
+@pytest.fixture
+def indexed(repo: RepoBuilder, real_embedder) -> RepoBuilder:
+    repo.write("shop/cart.py", "class Cart:\n    def total(self, prices):\n"
+                               "        return sum(prices)\n\n\n"
+                               "def checkout(cart):\n    return cart.total([1, 2])\n")
+    service = Service(load_settings(), embedder=real_embedder)
+    assert service.index(repo.root).files_indexed == 1
+    service.close()
+    return repo
+
+
+@pytest.mark.parametrize("args", [
+    ("repos",),
+    ("cat", "repo", "shop/cart.py"),
+    ("refs", "total"),
+    ("search", "--mode", "lexical", "--no-daemon", "sum(prices)"),
+    ("status",),
+])
+def test_light_commands_import_no_model_library(args, indexed):
+    assert [m for m in imported_by(*args) if m != "rich"] == [], args
+
+
+def children_of(pid: int) -> list[int]:
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(d.name))
+    return out
+
+
+def test_serve_answers_initialize_and_list_tools_before_loading_a_model(tmp_path: Path):
+    params = StdioServerParameters(command=serve_command()[0],
+                                   args=[*serve_command()[1:], "--transport", "stdio"],
+                                   env=server_env(tmp_path), cwd=str(tmp_path))
+    mapped: list[str] = []
+    seen: list[int] = []
+
+    async def main() -> None:
+        with (tmp_path / "stderr.log").open("w", encoding="utf-8") as errlog:
+            async with Client(stdio_client(params, errlog=errlog),
+                              read_timeout_seconds=120) as client:
+                tools = await client.list_tools()
+                assert {t.name for t in tools.tools} == TOOLS_EXPECTED
+                for pid in children_of(os.getpid()):
+                    try:
+                        if b"serve" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+                            continue
+                        maps = Path(f"/proc/{pid}/maps").read_text()
+                    except OSError:
+                        continue
+                    seen.append(pid)
+                    mapped.extend(lib for lib in MODEL_LIBRARIES if lib in maps)
+
+    anyio.run(main)
+    assert len(seen) == 1 and mapped == []
