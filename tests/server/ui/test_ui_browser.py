@@ -62,7 +62,9 @@ def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
     shots = Path(shots_dir).resolve() if shots_dir else None
     if shots is not None:
         shots.mkdir(parents=True, exist_ok=True)
-    with start_ui(site) as (_proc, login), sync_api.sync_playwright() as pw:
+    # two hits a page: "More results" (the next page by cursor) has something to fetch
+    with start_ui(site, CTXD_SEARCH_DEFAULT_LIMIT="2") as (_proc, login), \
+            sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
         context = browser.new_context(viewport={"width": 1280, "height": 800})
         base = login.split("/?token=")[0]
@@ -112,6 +114,13 @@ def test_log_in_search_open_a_hit_and_follow_a_definition(web: Browser) -> None:
     assert page.locator("#hits mark").count() > 0
     assert axe_violations(page) == []
     web.shoot(page, "search-results")
+    shown = page.locator("#hits > li.file").count()
+    page.click("#more")  # the next page, appended in place
+    page.wait_for_function("n => document.querySelectorAll('#hits > li.file').length > n",
+                           arg=shown)
+    page.click("details.explain summary")  # how the query ran, fetched when opened
+    page.wait_for_function("() => !document.querySelector('.explain-text').textContent"
+                           ".startsWith('Loading')")
     page.keyboard.press("Escape")  # leave the search box: j/k move through results
     page.keyboard.press("j")
     assert page.evaluate("document.activeElement.className") == "hit-link"
