@@ -285,7 +285,7 @@ class _Walk:
     def add(self, name: str, node: tree_sitter.Node, role: Role, recv: str | None = None,
             value: str | None = None, offset: int = 0) -> None:
         """A site that is not an identifier node of its own (a return value, the names in a
-        string annotation or in `__all__`)."""
+        string annotation)."""
         self.sites.append((name, node.start_point[0] + 1, self.column(node) + offset, role,
                            recv, value))
 
@@ -304,7 +304,7 @@ class _Walk:
 
     def string_names(self, node: tree_sitter.Node, role: Role = Role.REF) -> None:
         """The names written in a string that is code: a forward-reference annotation
-        (`"Session"`, `"models.Request"`) or an `__all__` entry."""
+        (`"Session"`, `"models.Request"`, `"t.Callable[..., V]"`)."""
         for c in node.named_children:
             if c.type != "string_content":
                 continue
@@ -316,16 +316,14 @@ class _Walk:
                          offset=start + m.end() - len(last))
 
     def python_type(self, node: tree_sitter.Node) -> None:
-        for c in node.named_children:
+        """The forward references (strings) anywhere in an annotation."""
+        stack = list(node.named_children)
+        while stack:
+            c = stack.pop()
             if c.type == "string":
                 self.string_names(c)
-
-    def python_assignment(self, node: tree_sitter.Node) -> None:
-        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        if left is not None and self.text(left) == "__all__" and right is not None:
-            for c in right.named_children:
-                if c.type == "string":
-                    self.string_names(c)
+            elif c.type not in ("lambda", "call"):
+                stack.extend(c.named_children)
 
     def python_as(self, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
         """`with Session() as s`: `s` is given what the `with` opened."""
@@ -445,6 +443,5 @@ _EXTRA = {
     "function_declaration": _Walk.return_type,
     "method_definition": _Walk.return_type,
     "type": _Walk.python_type,
-    "assignment": _Walk.python_assignment,
 }
 """Node type -> what the walk records of it besides its children's identifiers."""

@@ -72,6 +72,17 @@ class _Graph:
         self.resolver = Resolver(self.ws)
         self.repository = repository
 
+    def same(self, a: Target, b: Target) -> bool:
+        """Whether two targets are one definition: the same, or another declaration of
+        its qualified name in its file (an overload, a property's setter)."""
+        if a.path != b.path:
+            return False
+        if a.index == b.index:
+            return True
+        graph = self.ws.graph(a.path)
+        return graph is not None and graph.defs[a.index].qualname == graph.defs[
+            b.index].qualname
+
     def target_of(self, d: GraphDef) -> Target | None:
         graph = self.ws.graph(d.path)
         if graph is None:
@@ -146,7 +157,7 @@ class _Graph:
                 got = self.resolver.resolve(path, site)
                 if got is None:
                     unresolved += 1
-                elif got.path == t.path and got.index == t.index:
+                elif self.same(got, t):
                     found.append((path, k, site.role))
         return found, unresolved
 
@@ -164,7 +175,8 @@ class _Graph:
             if g is None:
                 continue
             for k, x in enumerate(g.defs):
-                if x.name != d.name or x.parent < 0 or (path == t.path and k == t.index):
+                if x.name != d.name or x.parent < 0 or (path == t.path
+                                                         and x.qualname == d.qualname):
                     continue
                 if self._inherits(path, x.parent, cls, 0):
                     out.append(Target("def", path, k))
@@ -304,7 +316,6 @@ def call_paths(store: IndexStore, source: GraphDef, target: GraphDef, *,
     s, t = g.target_of(source), g.target_of(target)
     paths: list[list[Edge]] = []
     if s is not None and t is not None:
-        goal = (t.path, t.index)
         frontier: list[tuple[Target, list[Edge]]] = [(s, [])]
         seen = {(s.path, s.index)}
         for level in range(1, max_depth + 1):
@@ -319,7 +330,7 @@ def call_paths(store: IndexStore, source: GraphDef, target: GraphDef, *,
                     edge = Edge(node.path, site.line, site.col, g.gdef(callee), site.name,
                                 level)
                     key = (callee.path, callee.index)
-                    if key == goal:
+                    if g.same(callee, t):
                         paths.append([*chain, edge])
                     elif key not in seen and len(seen) < MAX_NODES:
                         seen.add(key)

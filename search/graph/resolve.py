@@ -57,12 +57,13 @@ class _FileFacts:
 
     def __init__(self, graph: FileGraph) -> None:
         self.graph = graph
+        # The last declaration of a name wins (overload stubs come before the
+        # implementation; a later definition replaces an earlier one when it runs).
         self.children: dict[tuple[int, str], int] = {}
-        for k, d in enumerate(graph.defs):
-            self.children.setdefault((d.parent, d.name), k)
         self.qualnames: dict[str, int] = {}
         for k, d in enumerate(graph.defs):
-            self.qualnames.setdefault(d.qualname, k)
+            self.children[(d.parent, d.name)] = k
+            self.qualnames[d.qualname] = k
         self.binds: dict[tuple[int, str], list[Site]] = defaultdict(list)
         self.attr_binds: dict[tuple[int, str], list[Site]] = defaultdict(list)
         self.bases: dict[int, list[Site]] = defaultdict(list)

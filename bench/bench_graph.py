@@ -1,0 +1,149 @@
+"""The code graph's cost and speed: indexing with and without it, its share of the index,
+and the latency of its queries.
+
+    .venv/bin/python bench/bench_graph.py --tree NAME=DIR [--tree ...] [--rounds 3]
+        [--json out.json]
+
+Each round indexes every tree into a fresh SQLite home, phase 1 only (walk, read, chunk,
+symbols, text and keyword indexes, and the graph; no embedding, which the graph does not
+touch), once as this checkout does and once with the graph's extraction switched off
+(`indexer.checkpoints._graph_row` answering `NO_GRAPH`), in turn, in this process; the
+medians compare. The graph's share of the index is the pages of `graph`, `graph_links` and
+its index over all pages (SQLite's `dbstat`), of the phase-1 index and of the index with
+its vectors (estimated: one 384-float vector per checkpoint, what phase 2 adds). Query
+latency: `refs` and `callers` of the named definitions (`--query NAME:SYMBOL`),
+through `GraphCases` as the service runs them: `cold` (the repository's workspace read
+from the store) and `warm` (a second query at the same text generation, as a daemon
+answers), medians of `--repeat` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import sqlean as sqlite3
+
+from ctxd.indexer import checkpoints
+from ctxd.indexer.store.records import NO_GRAPH
+from ctxd.search.graph import workspace
+from ctxd.server.config import load_settings
+from ctxd.server.requests import CallsRequest, GraphRefsRequest
+from ctxd.server.service import Service
+
+VECTOR_BYTES = 384 * 4 + 16
+"""One checkpoint's vector as the default model stores it (float32, 384 dimensions) plus
+its row: what phase 2 adds to the index (this bench does not embed)."""
+
+
+def index_all(home: Path, trees: dict[str, Path], *, graph: bool) -> float:
+    """Seconds to index every tree (phase 1) into `home`."""
+    original = checkpoints._graph_row
+    if not graph:
+        checkpoints._graph_row = lambda _language, _parsed: NO_GRAPH  # type: ignore[assignment]
+    service = Service(load_settings({"home": str(home)}))
+    try:
+        started = time.perf_counter()
+        for root in trees.values():
+            service.index(root, embed=False)
+        return time.perf_counter() - started
+    finally:
+        service.close()
+        checkpoints._graph_row = original  # type: ignore[assignment]
+
+
+def graph_share(db: Path) -> dict[str, int]:
+    """Bytes of the graph's tables and of the whole index (SQLite pages)."""
+    con = sqlite3.connect(str(db))
+    try:
+        rows = dict(con.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name"))
+        checkpoints = int(con.execute("SELECT count(*) FROM checkpoints").fetchone()[0])
+    finally:
+        con.close()
+    graph = sum(v for k, v in rows.items() if k.startswith(("graph", "sqlite_autoindex_graph")))
+    return {"graph_bytes": graph, "index_bytes": sum(rows.values()), "checkpoints": checkpoints,
+            "vector_bytes": checkpoints * VECTOR_BYTES}
+
+
+def latency(home: Path, queries: list[tuple[str, str]], repeat: int) -> list[dict[str, Any]]:
+    service = Service(load_settings({"home": str(home)}))
+    out = []
+    try:
+        for repo, symbol in queries:
+            for what, request in (
+                    ("refs", GraphRefsRequest(symbol, repositories=[repo], limit=2000)),
+                    ("callers", CallsRequest(symbol, repositories=[repo], limit=2000)),
+                    ("callers --depth 3", CallsRequest(symbol, depth=3, repositories=[repo],
+                                                       limit=2000))):
+                cold, warm = [], []
+                answer = service.graph.graph_refs if what == "refs" else service.graph.calls
+                size = 0
+                for _ in range(repeat):
+                    workspace._cache.clear()
+                    t0 = time.perf_counter()
+                    result = answer(request)  # type: ignore[arg-type]
+                    t1 = time.perf_counter()
+                    answer(request)  # type: ignore[arg-type]
+                    t2 = time.perf_counter()
+                    cold.append((t1 - t0) * 1000)
+                    warm.append((t2 - t1) * 1000)
+                    size = len(getattr(result, "usages", None) or getattr(result, "edges", []))
+                out.append({"repository": repo, "symbol": symbol, "query": what,
+                            "answers": size, "cold_ms": round(statistics.median(cold), 1),
+                            "warm_ms": round(statistics.median(warm), 1)})
+    finally:
+        service.close()
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--tree", action="append", required=True, help="NAME=DIR")
+    ap.add_argument("--query", action="append", default=[], help="REPO:SYMBOL")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    trees = {t.split("=", 1)[0]: Path(t.split("=", 1)[1]) for t in args.tree}
+    times: dict[str, list[float]] = {"with": [], "without": []}
+    share: dict[str, int] = {}
+    with tempfile.TemporaryDirectory(prefix="ctxd-bench-graph-") as tmp:
+        for r in range(args.rounds):
+            for side in (("with", "without") if r % 2 == 0 else ("without", "with")):
+                home = Path(tmp) / f"{side}-{r}"
+                times[side].append(index_all(home, trees, graph=side == "with"))
+                if side == "with" and not share:
+                    share = graph_share(home / "index.db")
+                    kept = home
+        queries = [(q.split(":", 1)[0], q.split(":", 1)[1]) for q in args.query]
+        lat = latency(kept, queries, args.repeat) if queries else []
+    med = {k: statistics.median(v) for k, v in times.items()}
+    result = {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "machine": f"{platform.machine()} {platform.processor() or ''} "
+                   f"python {platform.python_version()}".strip(),
+        "trees": sorted(trees), "rounds": args.rounds,
+        "phase1_s_with_graph": round(med["with"], 2),
+        "phase1_s_without_graph": round(med["without"], 2),
+        "overhead": round(med["with"] / med["without"] - 1, 3),
+        **share, "graph_share_phase1": round(share["graph_bytes"] / share["index_bytes"], 3),
+        "graph_share_embedded": round(
+            share["graph_bytes"] / (share["index_bytes"] + share["vector_bytes"]), 3),
+        "latency": lat,
+    }
+    json.dump(result, sys.stdout, indent=1)
+    print()
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
