@@ -3,8 +3,9 @@
 `Guard(app, gate)` wraps the ASGI app. For every HTTP request, in order:
 
 1. The `Host` header must name the bound address or a loopback name with the bound port
-   (`127.0.0.1:P`, `localhost:P`, `[::1]:P`): a foreign host is a DNS-rebinding page
-   reaching this server through a name it controls; 421, no data.
+   (`127.0.0.1:P`, `localhost:P`, `[::1]:P`; with a wildcard bind, any IP literal with the
+   port): a foreign host is a DNS-rebinding page reaching this server through a name it
+   controls; 421, no data.
 2. Only GET, HEAD and POST; 405 otherwise.
 3. `GET ...?token=T` with the run's token (compared in constant time) logs in: 303 to the
    same address without the token, setting the session cookie (HttpOnly, SameSite=Strict,
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
@@ -52,6 +54,7 @@ HEADERS = [
 ]
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+WILDCARDS = ("0.0.0.0", "::")
 
 LOGIN_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>ctxd: sign in</title></head><body><main><h1>Not signed in</h1>
@@ -87,9 +90,25 @@ class Gate:
             out |= names
         return out
 
+    def host_ok(self, host: str) -> bool:
+        """Whether a `Host` header names this server: the bound address or a loopback name
+        with the bound port; for a wildcard bind (`0.0.0.0`, `::`) also any IP literal with
+        the port (a rebinding attack needs a DNS name; an address is no name)."""
+        host = host.lower()
+        if host in self.hosts():
+            return True
+        if self.host not in WILDCARDS:
+            return False
+        name, _, port = host.rpartition(":")
+        try:
+            ipaddress.ip_address(name.strip("[]"))
+        except ValueError:
+            return False
+        return port == str(self.port)
+
     def login_url(self) -> str:
         shown = self.host if ":" not in self.host else f"[{self.host}]"
-        if shown in ("0.0.0.0", "[::]"):
+        if self.host in WILDCARDS:
             shown = "127.0.0.1"
         return f"http://{shown}:{self.port}/?token={self.token}"
 
@@ -129,7 +148,7 @@ class Guard:
         """The refusal (or login redirect) for this request, None to let it through."""
         gate = self.gate
         host = request.headers.get("host", "")
-        if host.lower() not in gate.hosts():
+        if not gate.host_ok(host):
             return PlainTextResponse(
                 "This ctxd page answers only to its own address "
                 f"(http://127.0.0.1:{gate.port}/); the Host header named another.\n",

@@ -259,3 +259,19 @@ def test_unknown_pages_are_404_pages(ui: Ui, tmp_path: Path) -> None:
     del tmp_path
     assert ui.get("/nowhere").status == 404
     assert ui.get("/static/../app.py").status in (404, 400)
+
+
+def test_the_gate_names_its_hosts() -> None:
+    from ctxd.server.ui.security import Gate
+
+    local = Gate(host="127.0.0.1", port=8377)
+    assert local.host_ok("127.0.0.1:8377") and local.host_ok("LOCALHOST:8377")
+    assert local.host_ok("[::1]:8377")
+    assert not local.host_ok("127.0.0.1:8378") and not local.host_ok("127.0.0.1")
+    assert not local.host_ok("10.1.2.3:8377") and not local.host_ok("evil.example:8377")
+    everywhere = Gate(host="0.0.0.0", port=8377)  # a wildcard bind: addresses, never names
+    assert everywhere.host_ok("10.1.2.3:8377") and everywhere.host_ok("[fe80::1]:8377")
+    assert not everywhere.host_ok("rebind.example:8377")
+    assert not everywhere.host_ok("10.1.2.3:80")
+    assert everywhere.login_url().startswith("http://127.0.0.1:8377/?token=")
+    assert local.token != Gate(host="127.0.0.1", port=8377).token  # new each run
