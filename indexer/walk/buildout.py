@@ -13,13 +13,15 @@ of the embeddings (`Role.BUILT`). Two parts:
   `src/` holding a file of the same name (`dist/esm/index.js` for `src/index.ts`); a file
   with a source map beside it (`app.js` and `app.js.map`).
 - `bundle_signature(rel, text)`: by text, looking only at the first `HEAD` and the last
-  `TAIL` characters: a trailing `sourceMappingURL` comment (any file); in JavaScript and
+  `TAIL` characters: a trailing `sourceMappingURL` comment (any file outside the folders
+  of hand-written source, `SOURCE_DIR_NAMES`: there, only an inline map); in JavaScript and
   CSS files, a bundle banner (`/*! name vX.Y.Z`, webpack's `/*! For license information`,
   rollup's `/**` comment holding only `name vX.Y.Z` on its first line, then a copyright)
   or a bundler's runtime (webpack, Parcel, esbuild, browserify, a UMD wrapper as rollup
   and webpack write it, TypeScript's and Babel's CommonJS helpers).
 
-A hand-written file never ends with a `sourceMappingURL` or opens with `/*! name v1.2.3`;
+A hand-written file rarely ends with a `sourceMappingURL` or opens with `/*! name v1.2.3`
+(but one line added to `src/app.js` must not take it out of semantic search, issue 39);
 folders named `build/` that hold a project's build *scripts* stay embedded, since no
 `package.json` names them and `src/` holds no file of their names.
 
@@ -56,7 +58,12 @@ HEAD = 8192
 TAIL = 1024
 """Characters at the end of a file that the text rules look at."""
 
-_SOURCE_MAP = re.compile(r"(?:^|\n)[ \t]*(?://|/\*)[#@][ \t]*sourceMappingURL=\S+[^\n]*\s*\Z")
+_SOURCE_MAP = re.compile(
+    r"(?:^|\n)[ \t]*(?://|/\*)[#@][ \t]*sourceMappingURL=(?P<url>\S+)[^\n]*\s*\Z")
+SOURCE_DIR_NAMES = frozenset({"src", "source", "sources", "app", "components", "pages"})
+"""Folders of hand-written source: a trailing `sourceMappingURL` comment (one line anyone
+can add) does not make a file there build output, unless the map is inline (`data:`, as
+compilers write it); a bundle's banner or runtime still does."""
 _BANNER = re.compile(
     r"\A\s*/\*!\s*(?:\*\s*)?(?:@license\s+)?(?P<name>@?[A-Za-z][\w@./-]*(?:[ \t]+[A-Za-z]"
     r"[\w@./-]*){0,3})[ \t]+v?\d+\.\d+\.\d+|\A\s*/\*! For license information please see")
@@ -87,7 +94,8 @@ _RUNTIMES: tuple[tuple[str, re.Pattern[str]], ...] = (
 def bundle_signature(rel: str, text: str) -> str | None:
     """What marks `text` (the file at `rel`) as build output, by its head and tail, or None."""
     tail = text[-TAIL:]
-    if "sourceMappingURL" in tail and _SOURCE_MAP.search(tail):
+    if "sourceMappingURL" in tail and (m := _SOURCE_MAP.search(tail)) and (
+            m["url"].startswith("data:") or not _in_source_dir(rel)):
         return "ends with a sourceMappingURL comment"
     if not rel.lower().endswith(_WEB_SUFFIXES):
         return None
@@ -101,6 +109,11 @@ def bundle_signature(rel: str, text: str) -> str | None:
         if regex.search(ends):
             return what
     return None
+
+
+def _in_source_dir(rel: str) -> bool:
+    """Whether `rel` lies under a folder of hand-written source (`SOURCE_DIR_NAMES`)."""
+    return any(part in SOURCE_DIR_NAMES for part in rel.split("/")[:-1])
 
 
 class BuildDirs:

@@ -11,7 +11,8 @@ no embedding time:
 - vendored third-party trees (`vendor/` beside a package manifest or holding Go's
   `modules.txt`, `third_party/`, `_vendor/`, ...);
 - SVG, minified or bundled files (`*.min.js`, source maps) and any file whose bytes sit
-  mostly in very long lines (detected from the text, not the name);
+  mostly in very long lines (detected from the text, not the name; hand-written code
+  only when most of its lines are long, `long_line_count_share`);
 - build output (`indexer.walk.buildout`): bundles and compiled copies, by place (a
   `dist/` named by `package.json` or mirroring `src/`, Python's `build/lib/`,
   `*.egg-info/`, a `.map` beside the file) and by text (a trailing `sourceMappingURL`, a
@@ -53,8 +54,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from ctxd.indexer.walk.buildout import BuildDirs, bundle_signature
+from ctxd.indexer.walk.buildout import SOURCE_DIR_NAMES, BuildDirs, bundle_signature
 from ctxd.indexer.walk.patterns import GlobMatcher, compile_globs
+from ctxd.indexer.walk.secrets import is_code_or_docs
 from ctxd.indexer.walk.translations import Translations
 
 __all__ = [
@@ -198,11 +200,13 @@ _HEX_LINE = re.compile(r"(?:[0-9a-fA-F]{4,}:?\s+)?(?:[0-9a-fA-F]{2}\s?){16,}.*")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
 """A number standing alone (`0.159`, `68`; not a version such as `23.2.0`, nor `utf8`)."""
 
-RULES_VERSION = 5
+RULES_VERSION = 6
 """The version of the built-in rules (here and in `indexer.walk.secrets`): stored with a
 repository's options, so that a change of the rules re-decides unchanged files once (1:
 issue 15; 2: build output, more lockfiles, secrets by content; 3: data files; 4:
-translations; 5: diagrams, people and translation-string data, long changelogs coarse)."""
+translations; 5: diagrams, people and translation-string data, long changelogs coarse;
+6: issue 39, secrets in code layouts, base64 keys, Kubernetes Secrets, URL passwords, and
+long lines in hand-written code)."""
 
 LONG_LINE = 1000
 """Characters from which a line counts as very long."""
@@ -292,6 +296,39 @@ def long_line_share(text: str) -> float:
     return long / len(text)
 
 
+def long_line_count_share(text: str) -> float:
+    """The share of `text`'s non-blank lines that are dense lines of at least `LONG_LINE`
+    characters (`long_line_share` counts characters: one 3,000-character line is most of a
+    small file's characters, but one line of fifty)."""
+    lines = [line for line in text.split("\n") if line.strip()]
+    if not lines:
+        return 0.0
+    long = sum(1 for line in lines
+               if len(line) >= LONG_LINE and line.count(" ") < len(line) * DENSE_SPACES)
+    return long / len(lines)
+
+
+HAND_WRITTEN_MAX = 1 << 20
+"""Characters up to which hand-written code is judged by its share of long lines: a larger
+file of long lines stays lexical-only (embedded, `max_file_size`'s default would refuse
+it whole)."""
+_MINIFIABLE = (".js", ".mjs", ".cjs", ".css", ".json", ".map", ".svg", ".html", ".htm")
+"""What builds minify: elsewhere a long line is a table or a blob in hand-written code."""
+
+
+def _hand_written(rel: str) -> bool:
+    """Source code that nobody minifies (`.py`, `.go`, ...), or any file under a folder of
+    hand-written source (`src/`, `app/`, ...: `buildout.SOURCE_DIR_NAMES`): one long line
+    (a table, a blob) does not make it minified, only a majority of long lines does, so
+    that a short function beside a 3,000-character line stays embedded (issue 39)."""
+    if not rel:
+        return False
+    low = rel.lower()
+    if any(part in SOURCE_DIR_NAMES for part in low.split("/")[:-1]):
+        return True
+    return is_code_or_docs(low) and not low.endswith(_MINIFIABLE)
+
+
 def _blob_share(lines: list[str]) -> float:
     body = [line.strip() for line in lines if line.strip()]
     if not body:
@@ -319,7 +356,7 @@ def classify(
         if built is not None and (why := built.built(rel)):
             return Role.BUILT, why
         sample = text if len(text) <= SAMPLE else text[: SAMPLE // 2] + text[-SAMPLE // 2 :]
-        if len(text) >= MIN_SIZE and (found := _content_role(sample)) is not None:
+        if len(text) >= MIN_SIZE and (found := _content_role(sample, rel, len(text))):
             return found
         if len(text) >= MIN_SIZE and (found := _data_role(name, sample, len(text))):
             return found
@@ -395,9 +432,10 @@ def _catalog(rel: str) -> str | None:
     return next((f for f in folders if f.lower() in _CATALOG_DIRS), None)
 
 
-def _content_role(text: str) -> tuple[Role, str] | None:
+def _content_role(text: str, rel: str = "", size: int = 0) -> tuple[Role, str] | None:
     share = long_line_share(text)
-    if share >= LONG_LINE_SHARE:
+    if share >= LONG_LINE_SHARE and (not _hand_written(rel) or size > HAND_WRITTEN_MAX
+                                     or long_line_count_share(text) >= LONG_LINE_SHARE):
         return Role.MINIFIED, f"{share:.0%} of it in lines over {LONG_LINE} characters"
     lines = text.split("\n")
     if _PEM.search(text) and _blob_share(lines) >= 0.5:
