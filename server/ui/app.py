@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +46,8 @@ from ctxd.server.jobs import JobManager, JobSnapshot
 from ctxd.server.pages import MODES
 from ctxd.server.ui import fileview, repos_view
 from ctxd.server.ui.highlight import MAX_HIGHLIGHT_CHARS
-from ctxd.server.ui.html import e, error_box, file_url, layout, search_form
+from ctxd.server.ui.html import e, error_box, file_chunks, file_url, layout, search_form
+from ctxd.server.ui.outline import outline
 from ctxd.server.ui.results import hits_html, more_link, results_html
 from ctxd.server.ui.security import Gate, Guard
 from ctxd.server.ui.symbol_view import symbol_panel
@@ -164,7 +165,8 @@ def file_view(ui: Ui, request: Request) -> Response:
         fc = ui.service.file_content(repo, path)
     except CtxdError as err:
         return ui.failure(err, f"{repo}/{path}")
-    lines, items = ui.colouring.get(fc)
+    cached = ui.colouring.cached(fc)
+    items = cached[1] if cached is not None else outline(fc.language, fc.content)
     repo_row = next((r for r in ui.service.freshness() if r["repository"] == repo), None)
     modified = None
     if fc.working_tree:
@@ -179,7 +181,18 @@ def file_view(ui: Ui, request: Request) -> Response:
     sym, at = request.query_params.get("sym", ""), request.query_params.get("at", "")
     place = f"{fc.path}:{at}" if at.isdigit() else None
     panel = symbol_panel(ui.service, sym, repo, fc.language, place) if sym else ""
-    return ui.page(f"{repo}/{path}", fileview.file_page_body(fc, lines, items, state, panel))
+    page = layout(f"{repo}/{path}", fileview.file_page_body(fc, items, state, panel),
+                  csrf=ui.gate.csrf)
+    head, tail = page.split(fileview.CODE)
+    if cached is not None:
+        return HTMLResponse(head + "".join(file_chunks(cached[0])) + tail)
+
+    def streamed() -> Iterator[str]:  # the first lines go out while the rest are lexed
+        yield head
+        yield from file_chunks(ui.colouring.stream(fc, items))
+        yield tail
+
+    return StreamingResponse(streamed(), media_type="text/html; charset=utf-8")
 
 
 def definition(ui: Ui, request: Request) -> Response:

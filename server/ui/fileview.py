@@ -13,13 +13,14 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 from ctxd.search.models import FileContent, Reference
-from ctxd.server.ui.highlight import highlight_lines
-from ctxd.server.ui.html import code_block, e, file_url
-from ctxd.server.ui.outline import OutlineItem, outline
+from ctxd.server.ui.highlight import iter_highlighted
+from ctxd.server.ui.html import e, file_url
+from ctxd.server.ui.outline import OutlineItem
 
 CACHE_FILES = 32
 
@@ -32,21 +33,32 @@ class Colouring:
         self._items: OrderedDict[str, tuple[list[str], list[OutlineItem]]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, fc: FileContent) -> tuple[list[str], list[OutlineItem]]:
-        key = hashlib.blake2b(f"{fc.language}\0{fc.path}\0{fc.content}".encode(
+    @staticmethod
+    def key(fc: FileContent) -> str:
+        return hashlib.blake2b(f"{fc.language}\0{fc.path}\0{fc.content}".encode(
             "utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+    def cached(self, fc: FileContent) -> tuple[list[str], list[OutlineItem]] | None:
+        key = self.key(fc)
         with self._lock:
             hit = self._items.get(key)
             if hit is not None:
                 self._items.move_to_end(key)
-                return hit
-        made = (highlight_lines(fc.content, fc.language, fc.path),
-                outline(fc.language, fc.content))
+            return hit
+
+    def keep(self, fc: FileContent, lines: list[str], items: list[OutlineItem]) -> None:
         with self._lock:
-            self._items[key] = made
+            self._items[self.key(fc)] = (lines, items)
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
-        return made
+
+    def stream(self, fc: FileContent, items: list[OutlineItem]) -> Iterator[str]:
+        """The file's coloured lines as the lexer makes them; kept once all are made."""
+        lines: list[str] = []
+        for line in iter_highlighted(fc.content, fc.language, fc.path):
+            lines.append(line)
+            yield line
+        self.keep(fc, lines, items)
 
 
 def crumbs(repo: str, path: str) -> str:
@@ -98,18 +110,20 @@ def outline_html(items: list[OutlineItem]) -> str:
     return f'<ol class="outline-list">{rows}</ol>'
 
 
-def file_page_body(fc: FileContent, lines: list[str], items: list[OutlineItem],
-                   state: str, symbol_panel: str) -> str:
-    oversized = ('<p class="note">Shown plain (not coloured): the file is very large.</p>'
-                 if fc.truncated else "")
-    code = code_block(lines, fc.start_line, anchors=True, cls="code file")
+CODE = "\0code\0"
+"""Where the file view's lines go in `file_page_body` (they may come streamed)."""
+
+
+def file_page_body(fc: FileContent, items: list[OutlineItem], state: str,
+                   symbol_panel: str) -> str:
+    """The file view around its lines, which stand in as `CODE`."""
     return (
-        f"{crumbs(fc.repository, fc.path)}{state}{oversized}{symbol_panel}"
+        f"{crumbs(fc.repository, fc.path)}{state}{symbol_panel}"
         '<div class="fileview">'
         f'<nav class="outline" aria-label="Outline"><h2>Outline</h2>{outline_html(items)}</nav>'
         f'<div class="source" data-repo="{e(fc.repository)}" data-path="{e(fc.path)}" '
         f'data-lang="{e(fc.language)}" tabindex="0" aria-label="Source of {e(fc.path)}">'
-        f"{code}</div></div>")
+        f'<div class="code file">{CODE}</div></div></div>')
 
 
 def ref_list(title: str, refs: list[Reference], *, limit: int = 50) -> str:

@@ -12,7 +12,7 @@ Pure functions over text: no file access, no I/O.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 from html import escape
 
@@ -67,45 +67,72 @@ def css_class(ttype: _TokenType) -> str:
 def highlight_lines(text: str, language: str, path: str) -> list[str]:
     """`text`'s lines as coloured, escaped HTML (no line ends; as many items as lines,
     a final newline adds none)."""
+    return list(iter_highlighted(text, language, path))
+
+
+def iter_highlighted(text: str, language: str, path: str) -> Iterator[str]:
+    """`highlight_lines`, one line at a time as the lexer gets there (the file view sends
+    the first lines while the rest are lexed)."""
     if text.endswith("\n"):
         text = text[:-1]
     if len(text) > MAX_HIGHLIGHT_CHARS:
-        return [escape(line, quote=False) for line in text.split("\n")]
-    lines: list[str] = []
-    current: list[str] = []
+        yield from (escape(line, quote=False) for line in text.split("\n"))
+        return
+    want = text.count("\n") + 1
+    made = 0
+    for line in _lexed_lines(text, language, path):
+        if made == want:
+            return
+        yield line
+        made += 1
+    yield from [""] * (want - made)
+
+
+class _Line:
+    """One line's HTML in the making: neighbouring tokens of one class share a span."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.cls = ""
+        self.run = ""
+
+    def flush(self) -> None:
+        if self.run:
+            piece = escape(self.run, quote=False)
+            self.parts.append(piece if self.cls in UNSTYLED else
+                              f'<span class="{self.cls}">{piece}</span>')
+        self.cls, self.run = "", ""
+
+    def add(self, cls: str, part: str) -> None:
+        if cls == self.cls or (cls in UNSTYLED and self.cls in UNSTYLED):
+            self.run += part
+        else:
+            self.flush()
+            self.cls, self.run = cls, part
+
+    def take(self) -> str:
+        self.flush()
+        out = "".join(self.parts)
+        self.parts = []
+        return out
+
+
+def _lexed_lines(text: str, language: str, path: str) -> Iterator[str]:
+    line = _Line()
     plain = (Text, Whitespace, Error)
-    run_cls, run = "", ""  # neighbouring tokens of one class share a span
-
-    def flush() -> None:
-        if run:
-            piece = escape(run, quote=False)
-            current.append(piece if run_cls in UNSTYLED else
-                           f'<span class="{run_cls}">{piece}</span>')
-
     for ttype, value in lexer_for(language, path).get_tokens(text):
         cls = "" if ttype in plain else css_class(ttype)
-        if cls in IDENTIFIER_CLASSES:  # each name its own span: a click names one
-            flush()
-            run_cls, run = "", ""
+        named = cls in IDENTIFIER_CLASSES  # each name its own span: a click names one
+        if named:
+            line.flush()
         for i, part in enumerate(value.split("\n")):
             if i:
-                flush()
-                lines.append("".join(current))
-                current, run_cls, run = [], "", ""
-            if not part:
-                continue
-            if cls == run_cls or (cls in UNSTYLED and run_cls in UNSTYLED):
-                run += part
-            else:
-                flush()
-                run_cls, run = cls, part
-        if cls in IDENTIFIER_CLASSES:
-            flush()
-            run_cls, run = "", ""
-    flush()
-    lines.append("".join(current))
-    want = text.count("\n") + 1
-    return (lines + [""] * want)[:want]
+                yield line.take()
+            if part:
+                line.add(cls, part)
+        if named:
+            line.flush()
+    yield line.take()
 
 
 TAG = re.compile(r"(<[^>]*>)")

@@ -7,7 +7,7 @@ nothing here writes inline script or style (the CSP forbids both).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from html import escape
 from urllib.parse import quote, urlencode
 
@@ -102,13 +102,7 @@ def code_block(lines: list[str], first: int, *, anchors: bool, repo: str = "",
     the file."""
     out = [f'<div class="{cls}">']
     if anchors:
-        for start in range(0, len(lines), CHUNK_LINES):
-            out.append('<div class="chunk">')
-            out.extend(f'<div class="line" id="L{n}"><a class="ln" tabindex="-1" '
-                       f'href="#L{n}">{n}</a>{html_line}</div>'
-                       for n, html_line in enumerate(lines[start:start + CHUNK_LINES],
-                                                     start=first + start))
-            out.append("</div>")
+        out.extend(file_chunks(lines, first))
     else:
         prefix = file_url(repo, path)
         out.extend(f'<div class="line"><a class="ln" tabindex="-1" href="{prefix}#L{n}">{n}'
@@ -116,6 +110,20 @@ def code_block(lines: list[str], first: int, *, anchors: bool, repo: str = "",
                    for n, html_line in enumerate(lines, start=first))
     out.append("</div>")
     return "".join(out)
+
+
+def file_chunks(lines: Iterable[str], first: int = 1) -> Iterator[str]:
+    """The file view's numbered lines (`id=L<n>`, the number a link to it), as blocks of
+    `CHUNK_LINES`, each yielded as soon as its lines are there."""
+    block: list[str] = []
+    for n, html_line in enumerate(lines, start=first):
+        block.append(f'<div class="line" id="L{n}"><a class="ln" tabindex="-1" '
+                     f'href="#L{n}">{n}</a>{html_line}</div>')
+        if len(block) == CHUNK_LINES:
+            yield '<div class="chunk">' + "".join(block) + "</div>"
+            block = []
+    if block:
+        yield '<div class="chunk">' + "".join(block) + "</div>"
 
 
 def error_box(message: str, hint: str | None = None) -> str:
