@@ -121,6 +121,11 @@ class _Walk:
             if t == "call" and self.language == "ruby" and got.endswith(".new"):
                 got = got.removesuffix(".new")
             return "()" + got
+        if t in ("ternary_expression", "conditional_expression") and node.named_child_count >= 3:
+            kids = node.named_children  # the branch that constructs, if one does
+            branches = (kids[1], kids[2]) if t == "ternary_expression" else (kids[0], kids[2])
+            made = [v for b in branches if (v := self.value(b)) and v.startswith("()")]
+            return made[0] if len(made) == 1 else None
         if t in ("struct_expression", "composite_literal"):
             return "()" + type_text(self.text(node.child_by_field_name(
                 "name" if t == "struct_expression" else "type")))
@@ -325,6 +330,40 @@ class _Walk:
             elif c.type not in ("lambda", "call"):
                 stack.extend(c.named_children)
 
+    def class_field(self, node: tree_sitter.Node) -> None:
+        """A TS/JS class field (`private d: Sub<T>`, `x = new Y()`) and a constructor's
+        parameter property (`constructor(private s: Sched)`): `this.NAME` with a type."""
+        if self.language not in _JS_LIKE:
+            return
+        if node.type == "required_parameter" or node.type == "optional_parameter":
+            if not any(c.type in ("accessibility_modifier", "readonly") for c in node.children):
+                return
+            name = node.child_by_field_name("pattern")
+        else:
+            name = node.child_by_field_name("name") or node.child_by_field_name("property")
+        if name is None or name.type not in self.spec.names:
+            return
+        type_node = node.child_by_field_name("type")
+        value = (":" + type_text(self.text(type_node)) if type_node is not None
+                 else self.value(node.child_by_field_name("value")))
+        if value and value not in (":", "()"):
+            self.add(self.text(name), name, Role.ATTR_BIND, "this", value)
+
+    def default_export(self, node: tree_sitter.Node) -> None:
+        """`export default X` / `export default class X` / `export default {a, b}`: what a
+        default import of the module binds (a `default` binding: `=X`, or `{}` for an
+        object of the module's own names)."""
+        if self.language not in _JS_LIKE or not any(c.type == "default" for c in node.children):
+            return
+        decl, value = node.child_by_field_name("declaration"), node.child_by_field_name("value")
+        name = decl.child_by_field_name("name") if decl is not None else None
+        if name is not None:
+            self.add("default", node, Role.BIND, value="=" + self.text(name))
+        elif value is not None and value.type == "identifier":
+            self.add("default", node, Role.BIND, value="=" + self.text(value))
+        elif value is not None and value.type == "object":
+            self.add("default", node, Role.BIND, value="{}")
+
     def python_as(self, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
         """`with Session() as s`: `s` is given what the `with` opened."""
         alias = node.child_by_field_name("alias")
@@ -443,5 +482,10 @@ _EXTRA = {
     "function_declaration": _Walk.return_type,
     "method_definition": _Walk.return_type,
     "type": _Walk.python_type,
+    "export_statement": _Walk.default_export,
+    "public_field_definition": _Walk.class_field,
+    "field_definition": _Walk.class_field,
+    "required_parameter": _Walk.class_field,
+    "optional_parameter": _Walk.class_field,
 }
 """Node type -> what the walk records of it besides its children's identifiers."""

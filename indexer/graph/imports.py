@@ -132,6 +132,8 @@ def _js_clause_wrap(clause: tree_sitter.Node, module: str, line: int, text: Text
             continue
         name, alias = spec.child_by_field_name("name"), spec.child_by_field_name("alias")
         out.append(Import(module, text(name).strip("'\""), text(alias) or None, 0, line, True))
+        if name is not None and name.type == "identifier":
+            bound.append(name)
 
 
 def _go(node: tree_sitter.Node, text: Text) -> Found:

@@ -187,8 +187,8 @@ class Resolver:
         got = self.expr(path, text, scope, line, depth)
         if got is None:
             return None
-        if kind in ("(", ":"):
-            return self._instance(got, depth)
+        if kind in ("(", ":") and not (got.kind == "inst" and text in ("this", "self")):
+            return self._instance(got, depth)  # (`new this()` is the class's own instance)
         return got
 
     def _instance(self, got: Target, depth: int = 0) -> Target | None:
@@ -238,17 +238,26 @@ class Resolver:
         return got
 
     def _default_export(self, files: list[str], alias: str, depth: int) -> Target | None:
+        """What a default import binds: the module's `export default` (an object of its
+        names reads as the module), else its definition named like the import, else its
+        one top-level definition."""
         for f in files:
             facts = self.facts(f)
             if facts is None:
                 continue
+            for b in facts.binds.get((-1, "default"), ()):
+                if b.value == "{}":
+                    return Target("module", paths=(f,))
+                if b.value and b.value.startswith("="):
+                    return self.name(f, b.value[1:], -1, b.line, depth + 1)
             top = [k for k, d in enumerate(facts.graph.defs) if d.parent == -1]
             named = [k for k in top if facts.graph.defs[k].name == alias]
             if named:
                 return Target("def", f, named[0])
             if len(top) == 1:
                 return Target("def", f, top[0])
-        return None
+        # `export default { a, b }`: the default import reads as the module (`utils.a`)
+        return Target("module", paths=tuple(files)) if files else None
 
     def export(self, files: list[str] | tuple[str, ...], name: str,
                depth: int) -> Target | None:
@@ -297,7 +306,7 @@ class Resolver:
                 path, scope, name)):
             cls = self.enclosing_class(path, scope)
             got = None if cls is None else Target("inst", path, cls)
-        elif name == "super" and called:
+        elif name == "super" and (called or facts.graph.language in JS_LIKE):
             cls = self.enclosing_class(path, scope)
             bases = self.bases(path, cls, depth) if cls is not None else []
             got = Target("inst", bases[0].path, bases[0].index) if bases else None
@@ -309,6 +318,9 @@ class Resolver:
         for tok in tokens[1:]:
             if got is None:
                 return None
+            if tok == "prototype" and got.kind == "def":  # `Cls.prototype.m`: an instance's
+                got = self._instance(got, depth)
+                continue
             called = tok.endswith("()")
             got = self.member(got, tok.removesuffix("()"), depth + 1)
             if called and got is not None:
@@ -357,8 +369,8 @@ class Resolver:
         facts = self.facts(path)
         if facts is None:
             return None
-        for k, d in enumerate(facts.graph.defs):
-            if d.parent != cls:
+        for k, d in [(cls, None), *enumerate(facts.graph.defs)]:
+            if d is not None and d.parent != cls:
                 continue
             for s in facts.attr_binds.get((k, name), ()):
                 if s.receiver in ("self", "this") and s.value:

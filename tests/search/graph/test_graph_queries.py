@@ -296,3 +296,77 @@ def test_rust_modules_and_use_paths(store, repo):
     index(store, repo, RUST)
     assert usages(store, "connect") >= {("src/util.rs", 4, "call")}
     assert ("src/net/client.rs", 10, "call") in usages(store, "Client.send")
+
+
+INFERRED = {
+    "py/pool.py": '''import typing
+
+
+class Pool:
+    def __init__(self) -> None:
+        self.size = 1
+
+    def request(self, url):
+        return url
+
+    def clone(self):
+        return self
+
+    @typing.overload
+    def get(self, key: int) -> int: ...
+    @typing.overload
+    def get(self, key: str) -> str: ...
+    def get(self, key):
+        return key
+
+
+def make_pool() -> "Pool":
+    return Pool()
+
+
+def use(__me=None):
+    with Pool() as p:
+        p.request("a")
+    make_pool().request("b")
+    Pool().clone().request("c")
+    Pool().get(1)
+''',
+    "ts/headers.ts": '''export class Headers {
+  static from(h: any): Headers { return new this(h); }
+  normalize(): Headers { return this; }
+  set(k: string): void {}
+}
+export class Sub extends Headers {
+  private other: Headers;
+  constructor(private readonly mine: Headers) { super(); }
+  set(k: string): void { super.set(k); this.other.set(k); this.mine.set(k); }
+}
+''',
+    "ts/utils.ts": "function each(x: any) { return x; }\nexport default { each };\n",
+    "ts/main.ts": '''import utils from "./utils";
+import { Headers } from "./headers";
+
+export function main(flag: boolean) {
+  const h = Headers.from({}).normalize();
+  h.set("a");
+  const g = flag ? h : new Headers();
+  g.set("b");
+  utils.each(1);
+  const bound = Headers.prototype.set;
+}
+''',
+}
+
+
+def test_types_known_from_with_returns_fields_and_constructors(store, repo):
+    index(store, repo, INFERRED)
+    assert usages(store, "Pool.request") == {("py/pool.py", 28, "call"),
+                                             ("py/pool.py", 29, "call"),
+                                             ("py/pool.py", 30, "call")}
+    assert usages(store, "py/pool.py:18") == {("py/pool.py", 31, "call")}  # overloads: one
+    headers_set = usages(store, "Headers.set")
+    assert {("ts/main.ts", 6, "call"), ("ts/main.ts", 8, "call"), ("ts/main.ts", 10, "reference"),
+            ("ts/headers.ts", 9, "call"), ("ts/headers.ts", 9, "override")} <= headers_set
+    assert [u for u in headers_set if u[0] == "ts/headers.ts" and u[2] == "call"] == [
+        ("ts/headers.ts", 9, "call")]
+    assert usages(store, "each") >= {("ts/main.ts", 9, "call")}
