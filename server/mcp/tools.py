@@ -327,8 +327,9 @@ class Tools:
             "1 MiB; at most 10 MiB, 0 = no limit)."))] = DEFAULT_MAX_FILE_SIZE,
         force: Annotated[bool, Field(description=(
             "Index even the filesystem root or a home directory inside the allowed roots "
-            "(refused otherwise: that would index the whole machine). Never reaches outside "
-            "the allowed roots."))] = False,
+            "(refused otherwise: that would index the whole machine), or confirm a "
+            "repository folder replaced while other users can write its parent. Never "
+            "reaches outside the allowed roots."))] = False,
         reset_options: Annotated[bool, Field(description=(
             "Forget the patterns and max_file_size given to earlier runs of this folder: "
             "back to the server's configured ones (plus any given in this call)."))] = False,
