@@ -252,3 +252,8 @@ class IndexStats:
     embeddings_pending: int = 0
     """A run stopped while embedding: texts (checkpoints and file summaries) of this
     repository left without a vector."""
+    embed_budget: int = 0
+    """The most checkpoints this run embeds (`embedding.run_budget`; 0: no limit)."""
+    over_budget: int = 0
+    """Checkpoints beyond `embed_budget`: a dry run's that a real run would leave waiting,
+    a real run's left without a vector (greppable; the next runs embed them)."""

@@ -311,6 +311,7 @@ class Indexer:
         embed_commit_every: int = 32,
         files_per_commit: int = FILES_PER_COMMIT,
         text_first: bool = True,
+        embed_budget: int = 0,
     ) -> None:
         """
         Args:
@@ -323,7 +324,11 @@ class Indexer:
             text_first: where the store can (`TextFirst`), write every changed file's
                 text during the walk and chunk after it, so that the whole tree is
                 greppable before any chunking; False chunks each file as it is read.
+            embed_budget: the most checkpoints one `index` run embeds (0: no limit,
+                `embedding.run_budget`); the rest wait for the next runs, and
+                `IndexStats.over_budget` says how many (a dry run too).
         """
+        self.embed_budget = embed_budget
         self.store = store
         self.embedder = embedder
         limit = embedder.max_tokens - HEADER_TOKEN_RESERVE
@@ -451,12 +456,16 @@ class Indexer:
         if dry_run:
             stats.files_indexed = stats.files_updated + stats.files_unchanged
             stats.chunks_to_embed, stats.tokens_to_embed = self._dry_run_plan(new_inputs, report)
+            stats.embed_budget = self.embed_budget
+            if self.embed_budget:
+                stats.over_budget = max(0, stats.chunks_to_embed - self.embed_budget)
         else:
             if not stats.stopped and only_paths is None:
                 self.backfill_summaries(repo_id)
                 self.backfill_graphs(repo_id, should_stop=stop)
             if embed and not stats.stopped:
-                self.embed_pending(repo_id, progress=report, stats=stats, should_stop=stop)
+                self.embed_pending(repo_id, progress=report, stats=stats, should_stop=stop,
+                                   budget=self.embed_budget)
                 total = self.store.vector_state()[0] if self.store.has_vectors() else 0
                 self.store.gc_embeddings(min_orphans=max(GC_MIN_ORPHANS, total // 10))
                 if not stats.stopped:  # searches need not count the coverage
@@ -856,16 +865,24 @@ class Indexer:
         progress: ProgressFn | None = None,
         stats: IndexStats | None = None,
         should_stop: Callable[[], bool] | None = None,
+        budget: int = 0,
     ) -> int:
         """Embed every checkpoint text and file summary without a vector (of one repo, or
-        all); returns how many texts were embedded (`stats.chunks_embedded` counts the
-        checkpoint texts among them)."""
+        all), at most `budget` checkpoint texts when it is not 0 (the rest wait for the
+        next call: `stats.over_budget`); returns how many texts were embedded
+        (`stats.chunks_embedded` counts the checkpoint texts among them)."""
         report = progress or (lambda _p: None)
         # (hash, text): checkpoint texts first, then summaries (index >= n_chunks).
         pending = [
             (p.hash, embedding_input(p.path, Chunk(0, 0, p.text, symbol=p.symbol)))
             for p in self.store.pending_chunks(repo_id)
         ]
+        if stats is not None:
+            stats.embed_budget = budget
+        if budget and len(pending) > budget:
+            if stats is not None:
+                stats.over_budget = len(pending) - budget
+            del pending[budget:]
         n_chunks = len(pending)
         pending += self.store.pending_summaries(repo_id)
         if not pending:

@@ -453,6 +453,8 @@ def _rules(s: Settings) -> list[tuple[str, bool, str]]:
         ("search.token_budget", s.search.token_budget >= 200,
          "at least 200 (tokens per page of results)"),
         ("embedding.threads", s.embedding.threads >= 0, "0 (all cores) or a positive integer"),
+        ("embedding.run_budget", s.embedding.run_budget >= 0,
+         "0 (no limit) or a positive number of checkpoints"),
         ("server.index_wait_seconds", s.server.index_wait_seconds >= 0,
          "a number of seconds >= 0"),
         ("watch.debounce_ms", s.watch.debounce_ms >= 0, "a number of milliseconds >= 0"),

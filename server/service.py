@@ -250,7 +250,8 @@ class Service(UseCases):
         pinned.update({k: tuple(v) if isinstance(v, list) else v
                        for k, v in given.items() if v is not None})
         walk = with_options(self.settings.walk, pinned)
-        indexer = Indexer(self.store(), self.embedder, self.settings.chunk)
+        indexer = Indexer(self.store(), self.embedder, self.settings.chunk,
+                          embed_budget=self.settings.embedding.run_budget)
         if dry_run:
             return indexer.index(path, walk, progress=progress, dry_run=True)
         try:

@@ -162,6 +162,12 @@ def index_stats_text(stats: IndexStats) -> str:
         lines.append(
             f"  {stats.checkpoints} checkpoints, {stats.chunks_embedded} embedded in this run"
         )
+    if stats.over_budget:
+        lines.append(f"  {stats.over_budget} checkpoints over the per-run budget of "
+                     f"{stats.embed_budget} (embedding.run_budget): "
+                     + ("a real run leaves them" if stats.dry_run else "left")
+                     + " waiting, greppable, for the next runs; raise the budget or exclude "
+                     "what need not be embedded (the largest files are listed by --dry-run)")
     lines.append(f"  skipped {skipped}" + (f" ({reasons})" if reasons else ""))
     if stats.skipped_files:
         lines.append("    " + named_sample(
