@@ -166,7 +166,6 @@ def file_view(ui: Ui, request: Request) -> Response:
     except CtxdError as err:
         return ui.failure(err, f"{repo}/{path}")
     cached = ui.colouring.cached(fc)
-    items = cached[1] if cached is not None else outline(fc.language, fc.content)
     repo_row = next((r for r in ui.service.freshness() if r["repository"] == repo), None)
     modified = None
     if fc.working_tree:
@@ -181,16 +180,21 @@ def file_view(ui: Ui, request: Request) -> Response:
     sym, at = request.query_params.get("sym", ""), request.query_params.get("at", "")
     place = f"{fc.path}:{at}" if at.isdigit() else None
     panel = symbol_panel(ui.service, sym, repo, fc.language, place) if sym else ""
-    page = layout(f"{repo}/{path}", fileview.file_page_body(fc, items, state, panel),
+    page = layout(f"{repo}/{path}", fileview.file_page_body(fc, state, panel),
                   csrf=ui.gate.csrf)
     head, tail = page.split(fileview.CODE)
     if cached is not None:
-        return HTMLResponse(head + "".join(file_chunks(cached[0])) + tail)
+        lines, items = cached
+        return HTMLResponse(head + "".join(file_chunks(lines))
+                            + tail.replace(fileview.OUTLINE, fileview.outline_html(items)))
 
     def streamed() -> Iterator[str]:  # the first lines go out while the rest are lexed
         yield head
-        yield from file_chunks(ui.colouring.stream(fc, items))
-        yield tail
+        lines: list[str] = []
+        yield from file_chunks(ui.colouring.stream(fc, lines))
+        items = outline(fc.language, fc.content)
+        ui.colouring.keep(fc, lines, items)
+        yield tail.replace(fileview.OUTLINE, fileview.outline_html(items))
 
     return StreamingResponse(streamed(), media_type="text/html; charset=utf-8")
 

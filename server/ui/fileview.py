@@ -52,13 +52,12 @@ class Colouring:
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
 
-    def stream(self, fc: FileContent, items: list[OutlineItem]) -> Iterator[str]:
-        """The file's coloured lines as the lexer makes them; kept once all are made."""
-        lines: list[str] = []
+    def stream(self, fc: FileContent, lines: list[str]) -> Iterator[str]:
+        """The file's coloured lines as the lexer makes them, each also added to `lines`
+        (`keep` them with the outline once all are made)."""
         for line in iter_highlighted(fc.content, fc.language, fc.path):
             lines.append(line)
             yield line
-        self.keep(fc, lines, items)
 
 
 def crumbs(repo: str, path: str) -> str:
@@ -114,16 +113,21 @@ CODE = "\0code\0"
 """Where the file view's lines go in `file_page_body` (they may come streamed)."""
 
 
-def file_page_body(fc: FileContent, items: list[OutlineItem], state: str,
-                   symbol_panel: str) -> str:
-    """The file view around its lines, which stand in as `CODE`."""
+OUTLINE = "\0outline\0"
+"""Where the outline goes: after the lines in the page (the stylesheet puts it beside
+them), so a streamed view paints its first lines before the outline's parse."""
+
+
+def file_page_body(fc: FileContent, state: str, symbol_panel: str) -> str:
+    """The file view around its lines and outline, which stand in as `CODE` and
+    `OUTLINE`."""
     return (
         f"{crumbs(fc.repository, fc.path)}{state}{symbol_panel}"
         '<div class="fileview">'
-        f'<nav class="outline" aria-label="Outline"><h2>Outline</h2>{outline_html(items)}</nav>'
         f'<div class="source" data-repo="{e(fc.repository)}" data-path="{e(fc.path)}" '
         f'data-lang="{e(fc.language)}" tabindex="0" aria-label="Source of {e(fc.path)}">'
-        f'<div class="code file">{CODE}</div></div></div>')
+        f'<div class="code file">{CODE}</div></div>'
+        f'<nav class="outline" aria-label="Outline"><h2>Outline</h2>{OUTLINE}</nav></div>')
 
 
 def ref_list(title: str, refs: list[Reference], *, limit: int = 50) -> str:
