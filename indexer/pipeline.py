@@ -85,7 +85,7 @@ from ctxd.indexer.walk.filefilter import FileFilter
 from ctxd.indexer.walk.judge import FileJudge
 from ctxd.indexer.walk.repo_options import EXPLICIT_KEY
 from ctxd.indexer.walk.rootpin import identity_of, pinned_identity, root_moved
-from ctxd.indexer.walk.textclass import RULES_VERSION, Role
+from ctxd.indexer.walk.textclass import RULES_VERSION, Role, short_lines
 from ctxd.indexer.walk.walker import (
     WalkOptions,
     validate_root,
@@ -682,7 +682,7 @@ class Indexer:
             if isinstance(found, Skipped):
                 return found
             chunks = found
-        if (role.lexical_only or role is Role.CHANGELOG) and dry_run:
+        if (role.lexical_only or role in (Role.CHANGELOG, Role.LONG_LINES)) and dry_run:
             stats.not_embedded[role.value] = stats.not_embedded.get(role.value, 0) + 1
             if len(stats.not_embedded_files) < SKIPPED_SAMPLE:
                 stats.not_embedded_files.append(NotEmbedded(entry.path, role.value, why))
@@ -780,8 +780,8 @@ class Indexer:
         file the chunker fails on is UNREADABLE (a bug, logged), the run goes on. A role
         embedded coarsely (`Role.embedded_lines`: a long changelog) keeps the checkpoints
         of its head only."""
-        try:
-            chunks = self.chunk(path, text)
+        try:  # a file of mostly long lines: its short lines only (`Role.LONG_LINES`)
+            chunks = self.chunk(path, short_lines(text) if role == Role.LONG_LINES else text)
         except Exception as exc:
             log.exception("chunking %s failed", path)
             return Skipped(path, SkipReason.UNREADABLE,

@@ -49,6 +49,8 @@ def not_embedded_line(counts: Mapping[str, int], names: Sequence[str]) -> str:
             f"{named_sample(list(names), total)}; {EMBED_ALLOW_HINT}")
     if counts.get("changelog"):
         line += "; long changelogs are embedded coarsely: their newest releases only"
+    if counts.get("long-lines"):
+        line += "; code made mostly of very long lines has its short lines embedded only"
     if counts.get("translation"):
         pairs = [(n, p) for n in names if (p := translation_place(n))]
         place = next((p for n, p in pairs if p != n), pairs[0][1] if pairs else "docs/de")

@@ -69,6 +69,7 @@ __all__ = [
     "VendorDirs",
     "classify",
     "long_line_share",
+    "short_lines",
 ]
 
 
@@ -92,6 +93,10 @@ class Role(StrEnum):
     DIAGRAM = "diagram"
     """A diagram saved as text (draw.io, Excalidraw): shapes and coordinates around a few
     labels."""
+    LONG_LINES = "long-lines"
+    """Hand-written code made mostly of very long lines (tables, blobs): greppable whole,
+    only its short lines embedded (`short_lines`), so that a function beside them
+    still reaches semantic search without paying for the long lines (issue 39)."""
     CHANGELOG = "changelog"
     """A long changelog or release notes: embedded coarsely (`embedded_lines`: the newest
     releases, its first `CHANGELOG_EMBEDDED` characters), greppable whole."""
@@ -99,7 +104,7 @@ class Role(StrEnum):
     @property
     def lexical_only(self) -> bool:
         """Kept greppable, never embedded (no checkpoints, symbols or summary)."""
-        return self not in (Role.EMBED, Role.GENERATED, Role.CHANGELOG)
+        return self not in (Role.EMBED, Role.GENERATED, Role.CHANGELOG, Role.LONG_LINES)
 
     def embedded_lines(self, text: str) -> int | None:
         """The last line of `text` whose checkpoints are embedded (the rest stays
@@ -206,7 +211,7 @@ repository's options, so that a change of the rules re-decides unchanged files o
 issue 15; 2: build output, more lockfiles, secrets by content; 3: data files; 4:
 translations; 5: diagrams, people and translation-string data, long changelogs coarse;
 6: issue 39, secrets in code layouts, base64 keys, Kubernetes Secrets, URL passwords, and
-long lines in hand-written code)."""
+long lines in hand-written code: `LONG_LINES`, its short lines embedded)."""
 
 LONG_LINE = 1000
 """Characters from which a line counts as very long."""
@@ -294,6 +299,12 @@ def long_line_share(text: str) -> float:
     long = sum(len(line) for line in text.split("\n")
                if len(line) >= LONG_LINE and line.count(" ") < len(line) * DENSE_SPACES)
     return long / len(text)
+
+
+def short_lines(text: str) -> str:
+    """`text` with every line of at least `LONG_LINE` characters emptied (line numbers
+    kept): what a `Role.LONG_LINES` file is chunked and embedded from."""
+    return "\n".join("" if len(line) >= LONG_LINE else line for line in text.split("\n"))
 
 
 def long_line_count_share(text: str) -> float:
@@ -434,9 +445,12 @@ def _catalog(rel: str) -> str | None:
 
 def _content_role(text: str, rel: str = "", size: int = 0) -> tuple[Role, str] | None:
     share = long_line_share(text)
-    if share >= LONG_LINE_SHARE and (not _hand_written(rel) or size > HAND_WRITTEN_MAX
-                                     or long_line_count_share(text) >= LONG_LINE_SHARE):
-        return Role.MINIFIED, f"{share:.0%} of it in lines over {LONG_LINE} characters"
+    if share >= LONG_LINE_SHARE:
+        why = f"{share:.0%} of it in lines over {LONG_LINE} characters"
+        if not _hand_written(rel) or size > HAND_WRITTEN_MAX:
+            return Role.MINIFIED, why
+        if long_line_count_share(text) >= LONG_LINE_SHARE:
+            return Role.LONG_LINES, why + ", its short lines embedded"
     lines = text.split("\n")
     if _PEM.search(text) and _blob_share(lines) >= 0.5:
         return Role.CERTIFICATE, "PEM blocks (certificate or key material)"

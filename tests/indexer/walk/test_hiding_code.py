@@ -53,7 +53,7 @@ def test_one_long_line_or_one_comment_does_not_hide_code(
         ("src/app.js", "export const a = 1;\n//# sourceMappingURL=data:application/json;"
          "base64,eyJ2ZXJzaW9uIjozfQ==\n", Role.BUILT),
         ("app/tables.py", "A = '" + "ab" * 1500 + "'\nB = '" + "cd" * 1500 + "'\nC = 1\n",
-         Role.MINIFIED),
+         Role.LONG_LINES),
         ("app/blob.py", "def f():\n    return 1\n\n\nBLOB = '" + "ab" * 600_000 + "'\n",
          Role.MINIFIED),
     ],
@@ -63,6 +63,26 @@ def test_one_long_line_or_one_comment_does_not_hide_code(
 def test_minified_and_built_files_still_are(tmp_path: Path, rel: str, text: str,
                                             role: Role) -> None:
     assert role_of(tmp_path, rel, text)[0] is role
+
+
+MOSTLY_LONG = "".join(f"T{i} = '" + "ab" * 1500 + "'\n" for i in range(6)) + "\n\n" + HIDDEN
+
+
+def test_the_short_lines_of_a_mostly_long_file_are_embedded(
+        repo: RepoBuilder, tmp_path: Path) -> None:
+    """Most of its lines long: greppable whole, its short code lines embedded, the long
+    ones not (they cost what a minified file would)."""
+    assert role_of(tmp_path, "app/tables.py", MOSTLY_LONG)[0] is Role.LONG_LINES
+    repo.write("app/tables.py", MOSTLY_LONG)
+    store = Store.open(tmp_path / "index.db")
+    Indexer(store, FakeEmbedder()).index(repo.root, WalkOptions())
+    assert store.query("SELECT role FROM files")[0][0] == "long-lines"
+    spans = store.query("SELECT start_line, end_line FROM checkpoints")
+    long_lines = set(range(1, 7))
+    assert spans and all(not long_lines & set(range(a, b + 1)) for a, b in spans), spans
+    assert any(a <= 9 <= b for a, b in spans)  # `def exfiltrate` on line 9
+    assert "exfiltrate" in {r[0] for r in store.query("SELECT name FROM symbols")}
+    assert "abab" in store.query("SELECT content FROM file_text")[0][0]
 
 
 def test_the_short_function_beside_a_long_line_reaches_the_embeddings(
