@@ -61,6 +61,9 @@ class _Walk:
         self.lines = source.split(b"\n")
         self.sites: list[tuple[str, int, int, Role, str | None, str | None]] = []
         self.imports: list[Import] = []
+        self.hints: dict[int, str] = {}
+        """Parameter node id -> `@CALLEE#ARG#PARAM`: a callback's parameter typed by the
+        callee's own parameter type (`operate((src, sub) => ...)`)."""
 
     # ------------------------------------------------------------ text helpers
 
@@ -229,6 +232,8 @@ class _Walk:
                     put[callee.id] = [(first, Role.CALL, None, None), *rest]
             if t == "call_expression" and self.language in _JS_LIKE:
                 self.require(node, None)
+            if self.language in _JS_LIKE and callee is not None:
+                self.callback_hints(node, callee, "new " if t == "new_expression" else "")
         if t in spec.def_names and (name := field(spec.def_names[t])) is not None:
             put[name.id] = []
         if t in spec.bases:
@@ -252,12 +257,19 @@ class _Walk:
         if t in spec.param_nodes:
             name_f, type_f = spec.param_nodes[t]
             type_node = field(type_f)
-            typed = ":" + type_text(self.text(type_node)) if type_node is not None else None
+            typed = self.param_type(type_node)
             names = node.children_by_field_name(name_f) if name_f else [
                 c for c in node.named_children if c.type in spec.names][:1]
             for n in names:
+                hint = typed or self.hints.get(n.id)
                 put[n.id] = [(e[0], Role.PARAM if e[1] == Role.BIND else e[1], e[2], e[3])
-                             for e in self.targets(n, typed)]
+                             for e in self.targets(n, hint)]
+        if t == "function_type" and (ps := field("parameters")) is not None:
+            put[ps.id] = [(ty, None, None, None) for p in ps.named_children
+                          if (ty := p.child_by_field_name("type")) is not None]
+        if t == "arrow_function" and (one := field("parameter")) is not None and (
+                one.type in spec.names):
+            put[one.id] = [(one, Role.PARAM, None, self.hints.get(one.id))]
         if t in spec.binds:
             self.binding(node, put)
         if t == "as_pattern" and self.language == "python":
@@ -329,6 +341,47 @@ class _Walk:
                 self.string_names(c)
             elif c.type not in ("lambda", "call"):
                 stack.extend(c.named_children)
+
+    def param_type(self, type_node: tree_sitter.Node | None) -> str | None:
+        """A parameter's annotated type as `Site.value`: `:T`, or for a callback type
+        `(a: A, b: B) => R` the types of its parameters, `=>A,B` (`this:` left out)."""
+        if type_node is None:
+            return None
+        inner = type_node.named_children[0] if (
+            type_node.type == "type_annotation" and type_node.named_child_count) else type_node
+        if inner.type != "function_type":
+            return ":" + type_text(self.text(type_node))
+        params = inner.child_by_field_name("parameters")
+        types = []
+        for p in params.named_children if params is not None else []:
+            if self.text(p.child_by_field_name("pattern")) == "this":
+                continue
+            types.append(type_text(self.text(p.child_by_field_name("type"))))
+        return "=>" + ",".join(types)
+
+    def callback_hints(self, call: tree_sitter.Node, callee: tree_sitter.Node,
+                       prefix: str) -> None:
+        """The untyped parameters of functions passed to a call, each hinted with where
+        its type is written: the callee's parameter (`Site.value` `@CALLEE#ARG#PARAM`)."""
+        args = call.child_by_field_name("arguments")
+        if args is None:
+            return
+        text = self.receiver(callee)
+        if text == "?" or len(text) > MAX_RECEIVER:
+            return
+        for i, arg in enumerate(args.named_children):
+            if arg.type not in ("arrow_function", "function_expression", "function"):
+                continue
+            one = arg.child_by_field_name("parameter")
+            params = arg.child_by_field_name("parameters")
+            names = [one] if one is not None else [
+                p if p.type in self.spec.names else (
+                    p.child_by_field_name("pattern") if p.child_by_field_name("type") is None
+                    else None)
+                for p in (params.named_children if params is not None else [])]
+            for j, n in enumerate(names):  # typed ones keep their place, with their type
+                if n is not None and n.type in self.spec.names:
+                    self.hints[n.id] = f"@{prefix}{text}#{i}#{j}"
 
     def class_field(self, node: tree_sitter.Node) -> None:
         """A TS/JS class field (`private d: Sub<T>`, `x = new Y()`) and a constructor's

@@ -68,9 +68,11 @@ class _FileFacts:
         self.attr_binds: dict[tuple[int, str], list[Site]] = defaultdict(list)
         self.bases: dict[int, list[Site]] = defaultdict(list)
         self.first_params: dict[int, Site] = {}
+        self.params: dict[int, list[Site]] = defaultdict(list)
         for s in graph.sites:
-            if s.role == Role.PARAM and s.scope not in self.first_params:
-                self.first_params[s.scope] = s
+            if s.role == Role.PARAM:
+                self.first_params.setdefault(s.scope, s)
+                self.params[s.scope].append(s)
             if s.role in (Role.BIND, Role.PARAM, Role.IMPORT) and s.receiver is None:
                 self.binds[(s.scope, s.name)].append(s)
             elif s.role == Role.ATTR_BIND and s.receiver is not None:
@@ -180,7 +182,12 @@ class Resolver:
         return None
 
     def value(self, path: str, value: str, scope: int, line: int, depth: int) -> Target | None:
-        """What a binding's `value` (`()X`, `:X`, `=X`) makes the bound name."""
+        """What a binding's `value` (`()X`, `:X`, `=X`, `@CALLEE#ARG#PARAM`) makes the
+        bound name."""
+        if value.startswith("@"):
+            return self._callback_param(path, value[1:], scope, line, depth + 1)
+        if value.startswith("=>") or value == "{}":
+            return None
         kind, text = value[:1], value.lstrip("():=")
         if not text:
             return None
@@ -190,6 +197,37 @@ class Resolver:
         if kind in ("(", ":") and not (got.kind == "inst" and text in ("this", "self")):
             return self._instance(got, depth)  # (`new this()` is the class's own instance)
         return got
+
+    def _callback_param(self, path: str, hint: str, scope: int, line: int,
+                        depth: int) -> Target | None:
+        """A callback's untyped parameter, typed where the callee declares the callback
+        (`operate(init: (src: Observable<T>, sub: Subscriber<R>) => void)`)."""
+        text, _, rest = hint.partition("#")
+        arg, _, param = rest.partition("#")
+        if not (arg.isdigit() and param.isdigit()) or depth > MAX_DEPTH:
+            return None
+        made = text.startswith("new ")
+        callee = self.expr(path, text.removeprefix("new "), scope, line, depth + 1)
+        if callee is None or callee.kind == "module":
+            return None
+        if made or callee.kind == "inst":
+            ctor = self.class_member(callee.path, callee.index, "constructor", depth + 1)
+            if ctor is None:
+                return None
+            callee = ctor
+        facts = self.facts(callee.path)
+        if facts is None:
+            return None
+        params = [s for s in facts.params.get(callee.index, ())
+                  if s.name not in ("this", "self")]
+        if int(arg) >= len(params):
+            return None
+        typed = params[int(arg)].value or ""
+        types = typed[2:].split(",") if typed.startswith("=>") else []
+        if int(param) >= len(types) or not types[int(param)]:
+            return None
+        return self.value(callee.path, ":" + types[int(param)], callee.index,
+                          params[int(arg)].line, depth + 1)
 
     def _instance(self, got: Target, depth: int = 0) -> Target | None:
         """What calling `got` gives, where known: a class makes an instance; so does a

@@ -370,3 +370,36 @@ def test_types_known_from_with_returns_fields_and_constructors(store, repo):
     assert [u for u in headers_set if u[0] == "ts/headers.ts" and u[2] == "call"] == [
         ("ts/headers.ts", 9, "call")]
     assert usages(store, "each") >= {("ts/main.ts", 9, "call")}
+
+
+CALLBACKS = {
+    "src/obs.ts": '''export class Subscriber<T> {
+  next(v: T): void {}
+}
+export class Observable<T> {
+  constructor(subscribe?: (this: Observable<T>, subscriber: Subscriber<T>) => void) {}
+  subscribe(): void {}
+}
+export function operate<T, R>(
+  init: (source: Observable<T>, subscriber: Subscriber<R>) => void, name?: string,
+): void {}
+''',
+    "src/use.ts": '''import { Observable, operate } from "./obs";
+
+export const EMPTY = new Observable<never>((subscriber) => subscriber.next(1));
+
+export function buffer() {
+  return operate((source, subscriber) => {
+    source.subscribe();
+    subscriber.next(2);
+  });
+}
+''',
+}
+
+
+def test_callback_parameters_take_the_types_the_callee_declares(store, repo):
+    index(store, repo, CALLBACKS)
+    assert usages(store, "Subscriber.next") == {("src/use.ts", 3, "call"),
+                                                ("src/use.ts", 8, "call")}
+    assert usages(store, "Observable.subscribe") == {("src/use.ts", 7, "call")}
