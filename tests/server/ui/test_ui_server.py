@@ -279,3 +279,21 @@ def test_the_gate_names_its_hosts() -> None:
     assert not everywhere.host_ok("10.1.2.3:80")
     assert everywhere.login_url().startswith("http://127.0.0.1:8377/?token=")
     assert local.token != Gate(host="127.0.0.1", port=8377).token  # new each run
+
+
+def test_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
+    import socket
+    import subprocess
+
+    from tests.server.serving import serve_command, server_env
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [serve_command()[0], "--no-daemon", "ui", "--no-open", "--port", str(port)],
+            capture_output=True, text=True, env=server_env(tmp_path), cwd=tmp_path, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr and "--port" in done.stderr
+    assert "Traceback" not in done.stderr
