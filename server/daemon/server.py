@@ -190,8 +190,10 @@ class Daemon:
                 "version": protocol.CTXD_VERSION, "protocol": protocol.PROTOCOL,
                 "started_at": self.started_at, "home": str(self.paths.home),
             })
-            self._start_watcher()
+            # The query encoder first: a client's first search waits for it, not for the
+            # watcher (issue 41).
             threading.Thread(target=self._warm, name="ctxd-daemon-warm", daemon=True).start()
+            self._start_watcher()
             self._install_signals()
             log.info("ctxd daemon %s (pid %d) listening on %s", protocol.CTXD_VERSION,
                      os.getpid(), self.paths.socket)
