@@ -541,8 +541,8 @@ one line end (a `\\` may continue the line) and the opening quote of the next.""
 _PARTS = sorted({re.escape(t[:i]) for t in _TOKEN_STARTS for i in range(2, len(t))},
                 key=len, reverse=True)
 _SPLIT_TOKEN = re.compile(
-    r"[\"'](?:[^\"'\n]*-----(?:BEGIN(?: [A-Z ]*-{0,4})?|BEGI|BEG|BE|B)?|" + "|".join(_PARTS)
-    + "|(?:" + "|".join(re.escape(t) for t in _TOKEN_STARTS) + r")[A-Za-z0-9_.-]*)"
+    r"(?:-----(?:BEGIN(?: [A-Z ]*-{0,4})?|BEGI|BEG|BE|B)?|[\"'](?:" + "|".join(_PARTS)
+    + "|(?:" + "|".join(re.escape(t) for t in _TOKEN_STARTS) + r")[A-Za-z0-9_.-]*))"
     + rf"[\"']{_JOIN_TAIL}")
 """A literal that is the start of a token (or a part of its prefix: `"gh" + "p_..."`),
 or ends in a part of a PEM BEGIN line, joined to the next one: only then are the literals
