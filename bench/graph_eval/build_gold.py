@@ -12,9 +12,13 @@ was run; pinned as TS_VERSION).
 One JSON line per definition: the repository, version and archive sha256, the
 definition (`path`, `line`, `column`, `qualified_name`, `name`, `category`), and the
 analyser's references, each with `path`, `line`, `column` (1-based), `kind` (`import`,
-`call` or `reference`). The definition's own site and other declarations of the same
-name (overloads, overriding methods) are not references. `call` is a reference directly
-followed by `(` (or `new X(`): the call sites that `ctxd callers` should find.
+`call`, `annotation` (a quoted forward reference, `ctx: "Context"`), `export` (a name in
+`__all__`) or `reference`). The definition's own site and other declarations of the
+same name (overloads, overriding methods) are not references; nor are JSDoc mentions,
+which the TypeScript service reports too. HAND_CHECKED adds the few references an
+analyser provably missed (each with its reason); they carry `"by": "hand"`. `call` is a
+reference directly followed by `(` (or `new X(`): the call sites `ctxd callers` should
+find.
 
 Categories: `distinctive` (a class or function with one definition of its name in the
 repository) and `common` (a method whose name several definitions share: get, read,
@@ -26,9 +30,11 @@ from __future__ import annotations
 
 import argparse
 import ast
+import io
 import json
 import subprocess
 import sysconfig
+import tokenize
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +107,30 @@ TARGETS: dict[str, list[tuple[str, str]]] = {
         ("src/click/utils.py::LazyFile.close", C),
         ("src/click/core.py::Context.get_help", C),
     ],
+}
+
+
+# (repo, qualified name) -> [(path, line, kind)], and why the analyser missed them; each
+# site read by hand (2026-11-28).
+HAND_CHECKED: dict[tuple[str, str], tuple[str, list[tuple[str, int, str]]]] = {
+    ("requests", "RequestsCookieJar.set"): (
+        "`jar = requests.cookies.RequestsCookieJar()` two lines above each call; pyright "
+        "reports none of them",
+        [("tests/test_requests.py", n, "call") for n in (
+            1240, 1258, 1259, 1278, 1279, 1297, 1298, 1313, 1314, 1329, 1330, 1344, 1345,
+            1364, 1365)]),
+    ("urllib3", "HTTPConnection.request"): (
+        "`urllib3.connection.HTTPConnection.request` read and patched by its full path",
+        [("test/contrib/emscripten/test_emscripten.py", 935, "reference"),
+         ("test/contrib/emscripten/test_emscripten.py", 943, "reference")]),
+    ("urllib3", "Retry"): (
+        "`urllib3.util.Retry(...)` by its full path",
+        [("test/contrib/emscripten/test_emscripten.py", 931, "call")]),
+    ("axios", "AxiosHeaders.set"): (
+        "`headers = AxiosHeaders.from(headers)` (a static `from` returning `new this()`, "
+        "which the service cannot type in JavaScript)",
+        [("lib/helpers/resolveConfig.js", 21, "call"),
+         ("lib/helpers/resolveConfig.js", 50, "call")]),
 }
 
 
@@ -184,13 +214,18 @@ def python_gold(repo: str, root: Path) -> list[dict[str, Any]]:
 
 def _record(pin: Any, category: str, path: str, qual: str, name: str, line: int, col: int,
             refs: dict[tuple[str, int, int], str], analyser: str) -> dict[str, Any]:
+    refs_out = [{"path": p, "line": ln, "column": c, "kind": k}
+                for (p, ln, c), k in sorted(refs.items())]
+    seen = {(r["path"], r["line"]) for r in refs_out}
+    _why, added = HAND_CHECKED.get((pin.name, qual), ("", []))
+    refs_out += [{"path": p, "line": ln, "column": 0, "kind": k, "by": "hand"}
+                 for p, ln, k in added if (p, ln) not in seen]
     return {
         "language": pin.language, "repo": pin.name, "package": pin.package,
         "version": pin.version, "archive_sha256": pin.sha256, "analyser": analyser,
         "category": category, "name": name, "qualified_name": qual,
         "definition": {"path": path, "line": line, "column": col},
-        "references": [{"path": p, "line": ln, "column": c, "kind": k}
-                       for (p, ln, c), k in sorted(refs.items())],
+        "references": refs_out,
     }
 
 
@@ -203,6 +238,32 @@ def _import_lines(source: str) -> set[int]:
         if isinstance(node, ast.Import | ast.ImportFrom):
             lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
     return lines
+
+
+def _string_spans(source: str) -> tuple[list[tuple[int, int, int, int]], set[int]]:
+    """The (line, col, end line, end col) of every string token (0-based columns), and the
+    lines of `__all__ = [...]` assignments."""
+    spans: list[tuple[int, int, int, int]] = []
+    all_lines: set[int] = set()
+    try:
+        # f-strings are one token before Python 3.12: the names pyright finds in one
+        # are in its code parts, so they are not strings here
+        spans += [(*tok.start, *tok.end) for tok in
+                  tokenize.generate_tokens(io.StringIO(source).readline)
+                  if tok.type == tokenize.STRING
+                  and "f" not in tok.string[:3].lower().split("'")[0].split('"')[0]]
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                    all_lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    except (SyntaxError, tokenize.TokenError):
+        pass
+    return spans, all_lines
+
+
+def _in_string(spans: list[tuple[int, int, int, int]], line: int, col0: int) -> bool:
+    return any((l1, c1) <= (line, col0) < (l2, c2) for l1, c1, l2, c2 in spans)
 
 
 def pyright_gold(repo: str, root: Path, tsserver: Path) -> list[dict[str, Any]]:
@@ -234,12 +295,18 @@ def pyright_gold(repo: str, root: Path, tsserver: Path) -> list[dict[str, Any]]:
                         imports = _import_lines(text)
                     except SyntaxError:
                         imports = set()
-                    sources[rel] = (text.splitlines(), imports)
-                lines, imports = sources[rel]
+                    sources[rel] = (text.splitlines(), imports, *_string_spans(text))
+                lines, imports, strings, all_lines = sources[rel]
                 site = lines[line0].lstrip() if line0 < len(lines) else ""
                 if site.startswith(("def ", "async def ", "class ")) and (
                         site.split("(")[0].split(":")[0].split()[-1] == name):
                     continue  # overloads and overriding definitions
+                if _in_string(strings, line0 + 1, col0):
+                    # a name in `__all__` (what `import *` re-exports), or a quoted
+                    # annotation ("Context"): a forward reference; both code to pyright
+                    refs[(rel, line0 + 1, col0 + 1)] = ("export" if line0 + 1 in all_lines
+                                                        else "annotation")
+                    continue
                 refs[(rel, line0 + 1, col0 + 1)] = _kind(lines, line0 + 1, col0, name,
                                                          line0 + 1 in imports)
             out.append(_record(pin, category, path, qual, name, line, col, refs,

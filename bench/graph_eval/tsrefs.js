@@ -155,7 +155,10 @@ for (const spec of request.targets) {
       const rsf = program.getSourceFile(r.fileName);
       if (r.fileName === abs && starts.has(r.textSpan.start)) continue;
       const node = tokenAt(rsf, r.textSpan.start);
-      const kind = node ? kindOf(node) : "reference";
+      // No identifier starts there: a JSDoc `{@link X}` / `@see X` / `{X}` type in a
+      // comment, or a `this` keyword (`new this()` in a static method): not code usages.
+      if (!node || node.getStart(rsf) !== r.textSpan.start) continue;
+      const kind = kindOf(node);
       if (kind === "declaration") continue;
       const follow = `${r.fileName}:${r.textSpan.start}`;
       if (!isMember && node && ts.isShorthandPropertyAssignment(node.parent) &&
