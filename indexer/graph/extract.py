@@ -132,7 +132,7 @@ class _Walk:
         if t in ("struct_expression", "composite_literal"):
             return "()" + type_text(self.text(node.child_by_field_name(
                 "name" if t == "struct_expression" else "type")))
-        if t in self.spec.names or t in self.spec.members:
+        if t in self.spec.names or t in self.spec.members or t == "this":
             got = self.receiver(node)
             return None if got == "?" else "=" + got
         return None
@@ -449,6 +449,14 @@ class _Walk:
             return
         summary = typed or self.value(value_node)
         for tgt in targets:
+            if tgt.type == "object_pattern" and summary and summary.startswith("="):
+                put[tgt.id] = [  # `const { a } = this`: `a` is `this.a`
+                    (c, Role.BIND, None, f"{summary}.{self.text(c)}")
+                    if c.type == "shorthand_property_identifier_pattern" else e
+                    for c in tgt.named_children for e in (
+                        [(c, None, None, None)] if c.type ==
+                        "shorthand_property_identifier_pattern" else self.targets(c, None))]
+                continue
             put[tgt.id] = list(self.targets(tgt, summary))
 
     def require(self, value: tree_sitter.Node | None, target: tree_sitter.Node | None) -> None:
