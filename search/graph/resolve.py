@@ -93,7 +93,7 @@ class Resolver:
 
     def __init__(self, workspace: Workspace) -> None:
         self.ws = workspace
-        self._facts: dict[str, _FileFacts | None] = {}
+        self._facts: dict[str, _FileFacts | None] = workspace.memo.setdefault("facts", {})
         self._bases: dict[tuple[str, int], list[Target]] = {}
 
     def facts(self, path: str) -> _FileFacts | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from typing import Any
 
 from ctxd.indexer.graph import FileGraph, decode
 from ctxd.indexer.store.protocol import IndexStore
@@ -47,6 +48,9 @@ class Workspace:
             self.ids[path] = fid
             self.paths[fid] = path
         self._graphs: OrderedDict[str, FileGraph | None] = OrderedDict()
+        self.memo: dict[str, Any] = {}
+        """What readers derive from the graphs, kept as long as the workspace (the
+        resolver's per-file lookups): valid for this text generation only."""
         self._lock = threading.Lock()
         self.layout = RepoLayout(self.ids, self._build_file)
 
