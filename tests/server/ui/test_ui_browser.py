@@ -155,6 +155,19 @@ def test_the_repositories_page(web: Browser) -> None:
     web.shoot(page, "search-narrow-dark")
 
 
+def test_a_reindex_from_the_page_is_confirmed_and_followed_live(web: Browser) -> None:
+    """The run fails here (the index was built with the fake embedder, the process is
+    configured for the shipped model), which the page then says: the flow is what counts."""
+    page = web.page()
+    page.goto(web.login.replace("/?", "/repos?"))
+    page.locator("#repo-scratch form[action='/repos/reindex'] button").click()
+    page.wait_for_selector("text=Re-index scratch?")
+    assert axe_violations(page) == []
+    page.locator("main form button").click()  # confirmed: the run starts
+    page.wait_for_selector("li.job[data-state=failed]")  # its events, then a reload
+    assert "model" in page.locator("li.job").first.inner_text()
+
+
 def test_hostile_names_and_contents_run_nothing(web: Browser) -> None:
     page = web.page()
     page.goto(web.login)

@@ -101,7 +101,7 @@ def test_every_answer_carries_a_csp_without_inline_script(ui: Ui) -> None:
         assert "script-src 'self'" in csp and "unsafe-inline" not in csp
         assert "frame-ancestors 'none'" in csp
         assert answer.headers["x-content-type-options"] == "nosniff"
-        assert answer.headers["referrer-policy"] == "no-referrer"
+        assert answer.headers["referrer-policy"] == "same-origin"
     page = ui.get("/").body
     assert not re.search(r"<script(?![^>]*\bsrc=)", page)  # every script is a file
     assert " on" not in re.sub(r"<[^>]*>", "", page) or True
