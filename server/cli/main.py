@@ -548,8 +548,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
     render.emit(f"model:  {info['model']}" + (f" ({info['dimension']} dims)"
                                               if info["dimension"] else ""))
     if enc := info.get("query_encoder"):
-        render.emit(f"query encoder: {enc['kind']}" + (f" ({render.safe(enc['reason'])})"
-                                                      if enc.get("reason") else ""))
+        why = enc.get("reason") or enc.get("path")
+        render.emit(f"query encoder: {enc['kind']}" + (f" ({render.safe(why)})" if why else ""))
     t = info["totals"]
     render.emit(f"totals: {t['repositories']} repositories, {t['files']} files, "
                 f"{t['checkpoints']} checkpoints, {t['symbols']} symbols")
