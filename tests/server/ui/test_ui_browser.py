@@ -153,6 +153,9 @@ def test_the_repositories_page(web: Browser) -> None:
     assert width <= 430  # no sideways scrolling of the page on a narrow window
     assert axe_violations(page) == []
     web.shoot(page, "search-narrow-dark")
+    page.goto(web.base + "/file/demo/pkg/use.py")  # long lines scroll inside their box
+    assert page.evaluate("document.documentElement.scrollWidth") <= 430
+    assert axe_violations(page) == []
 
 
 def test_a_reindex_from_the_page_is_confirmed_and_followed_live(web: Browser) -> None:
