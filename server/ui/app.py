@@ -43,7 +43,6 @@ from ctxd.indexer.walk.rootguard import check_index_root
 from ctxd.indexer.walk.walker import validate_root
 from ctxd.search.models import SymbolItem
 from ctxd.server.jobs import JobManager, JobSnapshot
-from ctxd.server.pages import MODES
 from ctxd.server.ui import fileview, repos_view
 from ctxd.server.ui.highlight import MAX_HIGHLIGHT_CHARS
 from ctxd.server.ui.html import e, error_box, file_chunks, file_url, layout, search_form
@@ -391,4 +390,4 @@ def build_app(service: UseCases, gate: Gate) -> Guard:
     return Guard(app, gate)
 
 
-__all__ = ["MODES", "Gate", "Ui", "build_app"]
+__all__ = ["Gate", "Ui", "build_app"]

@@ -139,18 +139,3 @@ def ref_list(title: str, refs: list[Reference], *, limit: int = 50) -> str:
         for r in refs[:limit])
     more = f"<p class=\"muted\">and {len(refs) - limit} more</p>" if len(refs) > limit else ""
     return f"<h3>{e(title)} ({len(refs)})</h3><ul class=\"refs\">{rows}</ul>{more}"
-
-
-def graph_list(title: str, rows: list[dict[str, Any]]) -> str:
-    """Callers or callees from the code graph (rows with repository, path, line, name)."""
-    if not rows:
-        return f"<h3>{e(title)}</h3><p class=\"muted\">None found.</p>"
-    def href(r: dict[str, Any]) -> str:
-        return file_url(str(r.get("repository", "")), str(r.get("path", "")),
-                        int(r.get("line") or 1))
-
-    items = "".join(
-        f'<li><a href="{e(href(r))}">{e(r.get("name") or r.get("symbol") or "?")}</a> '
-        f'<span class="muted">{e(r.get("repository", ""))}/{e(r.get("path", ""))}:'
-        f'{e(r.get("line", ""))}</span></li>' for r in rows[:50])
-    return f"<h3>{e(title)} ({len(rows)})</h3><ul class=\"refs\">{items}</ul>"
