@@ -87,12 +87,13 @@ def build_site(tmp: Path) -> Site:
 
 
 @contextmanager
-def start_ui(site: Site, *args: str, **env: str
+def start_ui(site: Site, *args: str, daemon: bool = False, **env: str
              ) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """`ctxd --no-daemon ui --no-open --port 0 ARGS` (with `env` added to its environment)
-    until the block ends; yields the process and the login address it printed on its own
-    line."""
-    cmd = [serve_command()[0], "--no-daemon", "ui", "--no-open", "--port", "0", *args]
+    """`ctxd --no-daemon ui --no-open --port 0 ARGS` (with `env` added to its environment;
+    `daemon`: without `--no-daemon`, answered by the running daemon) until the block ends;
+    yields the process and the login address it printed on its own line."""
+    cmd = [serve_command()[0], *([] if daemon else ["--no-daemon"]), "ui", "--no-open",
+           "--port", "0", *args]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=server_env(site.tmp, **env), cwd=site.tmp)
     out, err = LineReader(proc.stdout), LineReader(proc.stderr)

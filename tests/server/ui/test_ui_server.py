@@ -297,3 +297,29 @@ def test_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
     assert done.returncode == 2 and done.stdout == ""
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr and "--port" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_through_the_daemon(tmp_path: Path) -> None:
+    """Without --no-daemon the page's answers come from the index home's daemon (its
+    watcher shows on the repositories page; in-process there is none)."""
+    import subprocess
+
+    from tests.server.serving import serve_command, server_env
+
+    site = build_site(tmp_path)
+    ctxd, env = serve_command()[0], server_env(tmp_path)
+    started = subprocess.run([ctxd, "daemon", "start"], env=env, cwd=tmp_path,
+                             capture_output=True, text=True, timeout=120)
+    assert started.returncode == 0, started.stderr
+    try:
+        with start_ui(site, daemon=True) as (_proc, login):
+            base = login.split("/?token=")[0]
+            cookie = request(login).cookie
+            found = request(base + "/?q=Retry&mode=keyword", cookie=cookie)
+            assert found.status == 200 and "/file/demo/pkg/retry.py" in found.body
+            panel = request(base + "/file/demo/pkg/retry.py?sym=Retry&at=4", cookie=cookie)
+            assert "Callers (2)" in panel.body
+            assert "watching (" in request(base + "/repos", cookie=cookie).body
+    finally:
+        subprocess.run([ctxd, "daemon", "stop"], env=env, cwd=tmp_path, capture_output=True,
+                       timeout=60)
