@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 import tree_sitter
 
 from ctxd.indexer.chunk.syntax import Definition, ParsedSource
-from ctxd.indexer.graph.imports import imports_of, string_value
+from ctxd.indexer.graph.imports import IMPORT_NODES, imports_of, string_value
 from ctxd.indexer.graph.model import Def, FileGraph, Import, Role, Site
 from ctxd.indexer.graph.specs import SPECS, GraphSpec
 
@@ -40,6 +40,7 @@ _WRAPPERS = re.compile(r"^(?:Optional|Type|type|ClassVar|Final|Annotated|Box|Rc|
                        r"Option|Ref|RefCell|Mutex)\[|^(?:Box|Rc|Arc|Option|Ref)<")
 
 _JS_LIKE = frozenset({"javascript", "typescript", "tsx"})
+_NAME_START = frozenset("_$abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _DOTTED = re.compile(r"(?<![\w.])[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*")
 _NOT_BASES = frozenset({"keyword_argument", "comment", "type_arguments", "declaration_list",
                         "field_declaration_list", "line_comment", "block_comment"})
@@ -142,7 +143,7 @@ class _Walk:
     def site(self, node: tree_sitter.Node, role: Role | None, recv: str | None,
              value: str | None) -> None:
         name = self.text(node)
-        if not name or not (name[0].isalpha() or name[0] in "_$"):
+        if not name or not (name[0] in _NAME_START or name[0].isalpha()):
             return
         if recv is None and name in self.spec.self_names and role in (None, Role.REF):
             return  # `self` / `this` itself: never a definition's reference
@@ -173,28 +174,37 @@ class _Walk:
                     continue
                 yield from self.targets(child, None)
 
-    def run(self, root: tree_sitter.Node) -> None:
+    def run(self, root: tree_sitter.Node) -> None:  # noqa: C901 - one loop over the tree
         stack: list[Entry] = [(root, None, None, None)]
         push = stack.append
         spec = self.spec
+        names, skip = spec.names, spec.skip
+        import_nodes = IMPORT_NODES.get(self.language, {})
+        special = _special(spec)
         while stack:
             node, role, recv, value = stack.pop()
             t = node.type
-            if t in spec.names:
+            if t in names:
                 self.site(node, role, recv, value)
                 continue
-            found = imports_of(self.language, node, self.text)
-            if found is not None:
-                self.imports.extend(found[0])
-                for n in found[1]:
-                    self.site(n, Role.IMPORT, None, None)
-                continue
+            if t in import_nodes:
+                found = imports_of(self.language, node, self.text)
+                if found is not None:
+                    self.imports.extend(found[0])
+                    for n in found[1]:
+                        self.site(n, Role.IMPORT, None, None)
+                    continue
             if t in _EXTRA:
                 _EXTRA[t](self, node)
-            if t in spec.skip:
+            if t in skip:
                 for child in node.named_children:
                     if child.type in spec.code_inside:
                         push((child, None, None, None))
+                continue
+            if t not in special and role != Role.INHERIT:  # most nodes: nothing to say
+                kids = node.named_children
+                for k in range(len(kids) - 1, -1, -1):
+                    push((kids[k], None, None, None))
                 continue
             for entry in reversed(self.children(node, role, recv, value)):
                 push(entry)
@@ -496,6 +506,21 @@ def type_text(text: str) -> str:
         text = text[m.end():]
     m = _TYPE_NAME.match(text)
     return m.group(0).replace("::", ".") if m else ""
+
+
+_SPECIAL: dict[int, frozenset[str]] = {}
+
+
+def _special(spec: GraphSpec) -> frozenset[str]:
+    """The node types `_Walk.children` has a rule for (every other node just passes its
+    children on)."""
+    got = _SPECIAL.get(id(spec))
+    if got is None:
+        got = _SPECIAL[id(spec)] = frozenset({
+            *spec.calls, *spec.members, *spec.def_names, *spec.bases, *spec.params,
+            *spec.param_nodes, *spec.binds, *spec.bind_targets, *spec.not_refs,
+            "as_pattern", "function_type", "arrow_function"})
+    return got
 
 
 def _defs(forest: Sequence[Definition]) -> list[Def]:

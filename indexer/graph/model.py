@@ -140,7 +140,7 @@ def encode(graph: FileGraph) -> bytes:
                  s(x.value)]
         last = x.line
     body = [FORMAT, graph.language, list(strings), defs, imports, flat]
-    return zlib.compress(json.dumps(body, separators=(",", ":")).encode("utf-8"), 6)
+    return zlib.compress(json.dumps(body, separators=(",", ":")).encode("utf-8"), 1)
 
 
 def decode(blob: bytes) -> FileGraph | None:
