@@ -7,9 +7,10 @@
    port): a foreign host is a DNS-rebinding page reaching this server through a name it
    controls; 421, no data.
 2. Only GET, HEAD and POST; 405 otherwise.
-3. `GET ...?token=T` with the run's token (compared in constant time) logs in: 303 to the
-   same address without the token, setting the session cookie (HttpOnly, SameSite=Strict,
-   Path=/; named per port, as cookies do not tell ports apart).
+3. `GET ...?token=T` with the run's token (compared in constant time) logs in: it sets the
+   session cookie (HttpOnly, SameSite=Strict, Path=/; named per port, as cookies do not
+   tell ports apart) on a page that moves on to the same address without the token
+   (`SIGNED_IN_PAGE`).
 4. Every other request needs that cookie: without it, 401 and a page saying to open the
    printed address; no data.
 5. A POST also needs an `Origin` equal to this server's own (`http://` + the Host checked
@@ -30,11 +31,12 @@ import ipaddress
 import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
+from html import escape
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -57,6 +59,13 @@ HEADERS = [
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 WILDCARDS = ("0.0.0.0", "::")
+
+SIGNED_IN_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="refresh" content="0;url={target}"><title>ctxd: signed in</title></head>
+<body><main><p>Signed in: <a href="{target}">continue</a>.</p></main></body></html>"""
+"""The answer to the login address: it sets the cookie and moves on by itself. Not a
+redirect: a SameSite=Strict cookie is not sent along a redirect chain that began on
+another site (a login link clicked in a web page), but is on this page's own navigation."""
 
 LOGIN_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>ctxd: sign in</title></head><body><main><h1>Not signed in</h1>
@@ -165,7 +174,7 @@ class Guard:
             rest = [(k, v) for k, v in parse_qsl(request.url.query, keep_blank_values=True)
                     if k != "token"]
             target = "/" + request.url.path.lstrip("/") + (f"?{urlencode(rest)}" if rest else "")
-            response = RedirectResponse(target, status_code=303)
+            response = HTMLResponse(SIGNED_IN_PAGE.format(target=escape(target, quote=True)))
             response.set_cookie(gate.cookie, gate.session, httponly=True, samesite="strict",
                                 path="/")
             return response

@@ -49,6 +49,11 @@ class Browser:
         page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
         return page
 
+    def sign_in(self, page: Any, path: str = "/") -> None:
+        """Open the printed address (for `path`); wait until the page moved on to it."""
+        page.goto(self.login.replace("/?", path + "?") if path != "/" else self.login)
+        page.wait_for_url(self.base + path)
+
     def shoot(self, page: Any, name: str) -> None:
         if self.shots is not None:
             page.screenshot(path=str(self.shots / f"{name}.png"), full_page=False)
@@ -99,9 +104,26 @@ def test_without_the_token_the_page_is_401_and_shows_no_data(web: Browser) -> No
         fresh.close()
 
 
+def test_the_login_link_works_when_clicked_on_another_site(web: Browser) -> None:
+    """A SameSite=Strict cookie is not sent along a redirect chain that began on another
+    site (a chat, a web terminal): the sign-in page moves on by itself instead."""
+    fresh = web.browser.new_context()
+    try:
+        page = fresh.new_page()
+        page.route("http://chat.test/**", lambda route: route.fulfill(
+            body=f'<!doctype html><title>chat</title><a id="go" href="{web.login}">link</a>',
+            content_type="text/html"))
+        page.goto("http://chat.test/")
+        page.click("#go")
+        page.wait_for_url(web.base + "/")
+        page.wait_for_selector("#q")  # the search page, signed in
+    finally:
+        fresh.close()
+
+
 def test_log_in_search_open_a_hit_and_follow_a_definition(web: Browser) -> None:
     page = web.page()
-    page.goto(web.login)
+    web.sign_in(page)
     assert page.url == web.base + "/"  # the token left the address
     assert page.evaluate("document.activeElement.id") == "q"  # the search box has focus
     assert axe_violations(page) == []
@@ -139,7 +161,7 @@ def test_log_in_search_open_a_hit_and_follow_a_definition(web: Browser) -> None:
 
 def test_the_repositories_page(web: Browser) -> None:
     page = web.page()
-    page.goto(web.login.replace("/?", "/repos?"))
+    web.sign_in(page, "/repos")
     page.wait_for_selector("#repo-demo")
     text = page.locator("main").inner_text()
     assert "demo" in text and "scratch" in text and "Checkpoints" in text
@@ -162,7 +184,7 @@ def test_a_reindex_from_the_page_is_confirmed_and_followed_live(web: Browser) ->
     """The run fails here (the index was built with the fake embedder, the process is
     configured for the shipped model), which the page then says: the flow is what counts."""
     page = web.page()
-    page.goto(web.login.replace("/?", "/repos?"))
+    web.sign_in(page, "/repos")
     page.locator("#repo-scratch form[action='/repos/reindex'] button").click()
     page.wait_for_selector("text=Re-index scratch?")
     assert axe_violations(page) == []
@@ -173,7 +195,7 @@ def test_a_reindex_from_the_page_is_confirmed_and_followed_live(web: Browser) ->
 
 def test_hostile_names_and_contents_run_nothing(web: Browser) -> None:
     page = web.page()
-    page.goto(web.login)
+    web.sign_in(page)
     page.goto(web.base + "/?" + urlencode({"q": "hostile_marker", "mode": "lexical"}))
     page.wait_for_selector("#hits li.file")
     assert HOSTILE_NAME in page.locator("#hits").inner_text()  # shown as text
@@ -197,7 +219,7 @@ def test_a_foreign_host_name_is_refused(web: Browser) -> None:
 
 def test_a_cross_site_post_changes_nothing(web: Browser) -> None:
     page = web.page()
-    page.goto(web.login)  # signed in: the cookie is there to be abused
+    web.sign_in(page)  # signed in: the cookie is there to be abused
     attacker = (f'<!doctype html><title>x</title><form method="post" '
                 f'action="{web.base}/repos/remove"><input name="name" value="scratch">'
                 '<input name="confirm" value="yes"><button id="go">go</button></form>')
@@ -213,7 +235,7 @@ def test_a_cross_site_post_changes_nothing(web: Browser) -> None:
 
 def test_no_file_outside_a_repository_is_served(web: Browser) -> None:
     page = web.page()
-    page.goto(web.login)
+    web.sign_in(page)
     for path in ("/file/demo/.env", "/file/demo/%2e%2e/%2e%2e/etc/passwd"):
         answer = page.goto(web.base + path)
         assert answer.status in (403, 404)
