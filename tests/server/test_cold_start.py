@@ -9,6 +9,7 @@ client, and its memory map shows what it loaded. The search path with an ONNX ex
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -17,7 +18,12 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from ctxd.indexer.embedder import resolve_model_dir
+from ctxd.indexer.onnx_encoder import CACHE_ENV, EXPORT_FORMAT, content_hash, source_key
 from ctxd.server.config import load_settings
+from ctxd.server.daemon import lifecycle
+from ctxd.server.daemon.client import DaemonClient
+from ctxd.server.daemon.paths import DaemonPaths
 from ctxd.server.service import Service
 from tests.conftest import RepoBuilder
 from tests.server.conftest import TOOLS_EXPECTED
@@ -90,3 +96,33 @@ def test_serve_answers_initialize_and_list_tools_before_loading_a_model(tmp_path
 
     anyio.run(main)
     assert len(seen) == 1 and mapped == []
+
+
+def test_the_daemon_answers_lexical_symbol_and_file_requests_while_its_model_loads(
+        indexed, tmp_path, monkeypatch):
+    """With no usable ONNX export the daemon's warm-up loads torch (seconds); lexical,
+    symbol and file requests are answered meanwhile, before the model is loaded."""
+    model_dir = resolve_model_dir("all-MiniLM-L6-v2")
+    assert model_dir is not None
+    record = tmp_path / "encoders" / content_hash(model_dir)
+    record.mkdir(parents=True)
+    (record / "meta.json").write_text(json.dumps({
+        "format": EXPORT_FORMAT, "sources": [source_key(model_dir)], "ok": False,
+        "reason": "this test: the torch path"}))
+    monkeypatch.setenv(CACHE_ENV, str(record.parent))
+    settings = load_settings()
+    paths = DaemonPaths.for_home(settings.home)
+    try:
+        lifecycle.start(settings, paths)
+        client = lifecycle.connect(settings, autostart=False, local=lambda: Service(settings))
+        assert isinstance(client, DaemonClient)
+        lexical = client.search("return sum", mode="lexical")
+        symbols = client.symbols("total")
+        files = client.files("**/*.py")
+        log = paths.log.read_text(encoding="utf-8")
+        assert "loaded model" not in log, "the model was ready first: nothing was shown"
+        assert [h.path for h in lexical.results] == ["shop/cart.py"]
+        assert symbols.items and [f.path for f in files.result.files] == ["shop/cart.py"]
+        client.close()
+    finally:
+        lifecycle.stop(paths, timeout=30)
