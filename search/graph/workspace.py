@@ -4,9 +4,11 @@
 `RepoLayout` (`search.graph.modules`) and the decoded graphs it has read, and finds the
 files that may use another file's definitions (`importers`: the files whose imports end
 in the given keys, from the store's `graph_links`). What it reads stays valid while the
-store's text generation does not move: `Workspace.open` keeps the last few workspaces per
-(store location, repository, text generation), so a warm daemon answers the next query
-from memory, and an edit (which moves the generation) is seen by the next query.
+store's text generation does not move: `Workspace.open` keeps the state of the last few
+(store location, repository, text generation) and hands each query a `Workspace` over it
+with the query's own connection (a daemon's worker threads never share one), so a warm
+daemon answers the next query from memory, and an edit (which moves the generation) is
+seen by the next query.
 
 Invariants: reads only; a file without a stored graph (not code, lexical-only, indexed
 before the graph existed) reads as None.
@@ -30,37 +32,51 @@ KEEP_GRAPHS = 20_000
 """Decoded graphs a workspace keeps."""
 BUILD_FILES = ("go.mod", "tsconfig.json", "jsconfig.json")
 
-_cache: OrderedDict[tuple[str, str, int], Workspace] = OrderedDict()
+_cache: OrderedDict[tuple[str, str, int], _Shared] = OrderedDict()
 _lock = threading.Lock()
 
 
-class Workspace:
-    """A repository's files and graphs, read lazily from the store."""
+class _Shared:
+    """What every query at one text generation shares: the repository's paths, layout,
+    decoded graphs and derived lookups (no connection: each query brings its own)."""
 
     def __init__(self, store: IndexStore, repository: str) -> None:
-        self.store = store
         self.repository = repository
-        ids = store.repo_ids()
-        self.repo_id = ids.get(repository, -1)
+        self.repo_id = store.repo_ids().get(repository, -1)
         self.ids: dict[str, int] = {}
         self.paths: dict[int, str] = {}
         for fid, path in store.file_paths_in([repository]):
             self.ids[path] = fid
             self.paths[fid] = path
-        self._graphs: OrderedDict[str, FileGraph | None] = OrderedDict()
+        self.graphs: OrderedDict[str, FileGraph | None] = OrderedDict()
         self.memo: dict[str, Any] = {}
-        """What readers derive from the graphs, kept as long as the workspace (the
-        resolver's per-file lookups): valid for this text generation only."""
-        self._lock = threading.Lock()
-        self.layout = RepoLayout(self.ids, self._build_file)
+        self.lock = threading.Lock()
+        self.layout = RepoLayout(self.ids, lambda path: self._build_file(store, path))
 
-    def _build_file(self, path: str) -> str | None:
+    def _build_file(self, store: IndexStore, path: str) -> str | None:
         base = path.rsplit("/", 1)[-1]
         if not (base in BUILD_FILES or (base.startswith(("tsconfig", "jsconfig"))
                                         and base.endswith(".json"))):
             return None
         fid = self.ids.get(path)
-        return None if fid is None else self.store.file_texts([fid]).get(fid)
+        return None if fid is None else store.file_texts([fid]).get(fid)
+
+
+class Workspace:
+    """A repository's files and graphs for one query: the shared state of its text
+    generation, read through this query's own connection."""
+
+    def __init__(self, shared: _Shared, store: IndexStore) -> None:
+        self.shared = shared
+        self.store = store
+        self.repository = shared.repository
+        self.repo_id = shared.repo_id
+        self.ids = shared.ids
+        self.paths = shared.paths
+        self.layout = shared.layout
+        self.memo = shared.memo
+        """What readers derive from the graphs, kept as long as the text generation (the
+        resolver's per-file lookups)."""
 
     @classmethod
     def open(cls, store: IndexStore, repository: str) -> Workspace:
@@ -70,20 +86,19 @@ class Workspace:
             got = _cache.get(key)
             if got is not None:
                 _cache.move_to_end(key)
-                got.store = store  # this thread's connection
-                return got
-        made = cls(store, repository)
+                return cls(got, store)
+        made = _Shared(store, repository)
         with _lock:
             _cache[key] = made
             while len(_cache) > KEEP_WORKSPACES:
                 _cache.popitem(last=False)
-        return made
+        return cls(made, store)
 
     def graph(self, path: str) -> FileGraph | None:
         """The decoded graph of a file (None: no such file, or no graph)."""
-        with self._lock:
-            if path in self._graphs:
-                return self._graphs[path]
+        with self.shared.lock:
+            if path in self.shared.graphs:
+                return self.shared.graphs[path]
         fid = self.ids.get(path)
         data = self.store.graph_data([fid]).get(fid) if fid is not None else None
         graph = decode(data) if data else None
@@ -92,8 +107,8 @@ class Workspace:
 
     def preload(self, paths: list[str]) -> None:
         """Read the graphs of many files in one go (a query's candidate files)."""
-        with self._lock:
-            todo = [p for p in paths if p not in self._graphs and p in self.ids]
+        with self.shared.lock:
+            todo = [p for p in paths if p not in self.shared.graphs and p in self.ids]
         if not todo:
             return
         data = self.store.graph_data([self.ids[p] for p in todo])
@@ -102,10 +117,11 @@ class Workspace:
             self._remember(p, decode(blob) if blob else None)
 
     def _remember(self, path: str, graph: FileGraph | None) -> None:
-        with self._lock:
-            self._graphs[path] = graph
-            while len(self._graphs) > KEEP_GRAPHS:
-                self._graphs.popitem(last=False)
+        graphs = self.shared.graphs
+        with self.shared.lock:
+            graphs[path] = graph
+            while len(graphs) > KEEP_GRAPHS:
+                graphs.popitem(last=False)
 
     def importers(self, keys: list[str]) -> list[str]:
         """Paths of the files whose imports end in any of `keys`, by path."""

@@ -403,3 +403,22 @@ def test_callback_parameters_take_the_types_the_callee_declares(store, repo):
     assert usages(store, "Subscriber.next") == {("src/use.ts", 3, "call"),
                                                 ("src/use.ts", 8, "call")}
     assert usages(store, "Observable.subscribe") == {("src/use.ts", 7, "call")}
+
+
+def test_queries_from_several_threads_share_one_workspace(tmp_path, repo):
+    """A daemon answers from worker threads, each with its own connection: the shared
+    workspace never hands one thread's connection to another."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ctxd.indexer.store.sqlite.store import Store
+
+    with Store.open(tmp_path / "index.db") as store:
+        index(store, repo, PYTHON)
+
+    def ask(_n: int) -> set[tuple[str, int, str]]:
+        with Store.open(tmp_path / "index.db") as own:
+            return usages(own, "Session.get")
+
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(ask, range(8)))
+    assert all(a == answers[0] for a in answers) and len(answers[0]) == 4
