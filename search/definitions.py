@@ -139,8 +139,8 @@ def definitions_first(ranked: Sequence[Hit], files: Sequence[Definition],
                       texts: dict[tuple[str, str], str] | None = None) -> list[Hit]:
     """`ranked` with the defining `files` moved to the front: most names first, then in
     `ranked`'s order, each as its hit holding the definition's line (else its best hit),
-    or, for a file no leg found, a hit on the definition (`texts`: such files' texts, for
-    the snippet). Unchanged when `files` is empty."""
+    or, for a file no leg found, a hit on the definition found by its symbol (`texts`:
+    such files' texts, for the snippet). Unchanged when `files` is empty."""
     if not files:
         return list(ranked)
     top = max((h.score for h in ranked), default=1.0)
@@ -151,12 +151,9 @@ def definitions_first(ranked: Sequence[Hit], files: Sequence[Definition],
         at = [i for i, h in enumerate(ranked) if (h.repository, h.path) == key]
         pick = next((i for i in at if ranked[i].start_line <= d.line <= ranked[i].end_line),
                     at[0] if at else None)
-        if pick is not None:
+        if pick is not None:  # its engines stay what found it (`--explain` says why)
             taken.add(pick)
-            hit = ranked[pick]
-            sources = hit.sources if MatchSource.SYMBOL in hit.sources else (
-                *hit.sources, MatchSource.SYMBOL)
-            front.append((-d.names, pick, replace(hit, sources=sources)))
+            front.append((-d.names, pick, ranked[pick]))
         else:
             lines = (texts or {}).get(key, "").split("\n")
             end = min(d.end_line, d.line + SNIPPET_LINES - 1)

@@ -28,6 +28,9 @@ class SearchRequest:
     language: str | None = None
     context_lines: int | None = None
     """Lines around a lexical hit's matches (default `search.context_lines`)."""
+    explain: bool = False
+    """Hybrid mode: each hit's features and their contributions to its score, in
+    `stats["explain"]` (`search.explain_rank`)."""
 
 
 @dataclass(frozen=True)

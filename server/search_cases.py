@@ -22,6 +22,7 @@ from ctxd.search.cursor import decode_cursor, encode_cursor
 from ctxd.search.definitions import defining_files, definition_texts, definitions_first
 from ctxd.search.enclosing import with_enclosing_symbols
 from ctxd.search.exact_phrase import exact_files, exact_first
+from ctxd.search.explain_rank import explain_hit
 from ctxd.search.filters import SearchFilters
 from ctxd.search.hybrid import FusionOptions, is_identifier_query, leg_weights, rank_hybrid
 from ctxd.search.keyword import (
@@ -37,6 +38,7 @@ from ctxd.search.lexical.limits import check_query_length
 from ctxd.search.lexical.query_hints import quoted_escape_hint
 from ctxd.search.merge import by_score, merge_ranked
 from ctxd.search.models import (
+    FileMatch,
     Hit,
     LexicalBackend,
     LexicalResult,
@@ -127,7 +129,9 @@ class SearchCases:
         notes: list[str] = []
         context = settings.search.context_lines if context_lines is None else context_lines
         parsed = ParsedQuery.parse(query)
-        hits = self._ranked(store, parsed, mode, filters, offset, limit + 1, notes, context)
+        explained: list[list[dict[str, object]]] | None = [] if request.explain else None
+        hits = self._ranked(store, parsed, mode, filters, offset, limit + 1, notes, context,
+                            explained)
         more = len(hits) > limit
         hits = hits[:limit]
         if mode in ("hybrid", "semantic"):
@@ -138,16 +142,19 @@ class SearchCases:
             mode=mode,
             results=hits,
             next_cursor=encode_cursor(params, offset + limit, limit) if more else None,
-            stats={"offset": offset, "count": len(hits)},
+            stats={"offset": offset, "count": len(hits),
+                   **({"explain": explained[:limit]} if explained is not None else {})},
             notes=notes,
         )
 
     def _ranked(
         self, store: IndexStore, query: ParsedQuery, mode: str, filters: SearchFilters,
         offset: int, n: int, notes: list[str], context_lines: int,
+        explained: list[list[dict[str, object]]] | None = None,
     ) -> list[Hit]:
         """`n` hits from `offset` on, in the given mode; the engines' notes (a bounded scan,
-        a cut) are appended to `notes`."""
+        a cut) are appended to `notes`; `explained`, when given, receives each hybrid hit's
+        contributions (`search.explain_rank`)."""
         res = self.resources
         if mode == "lexical":  # one hit per file: nothing to merge
             return self._lexical_hits(query.text, filters, offset, n, notes, context_lines)
@@ -170,14 +177,25 @@ class SearchCases:
         notes.extend(leg_notes)
         options = res.leg_options()
         pending = hybrid_legs.unembedded(store, filters, legs.get("keyword", []))
+        generated = hybrid_legs.generated_files(store, legs, options)
         ranked = rank_hybrid(query.text, legs, self.fusion_options(), unembedded=pending,
-                             generated=hybrid_legs.generated_files(store, legs, options))
+                             generated=generated)
         if defs := defining_files(store, query.text, filters):  # issue 42: a hard rule
             ranked = definitions_first(ranked, defs, definition_texts(store, defs, ranked))
+        phrase: list[FileMatch] = []
         if res.settings.search.zoekt_url or hybrid_legs.embedded_lexical_fits(store):
-            ranked = exact_first(ranked, exact_files(
-                query.text, filters, lambda q, k: self._lexical_search(
-                    q, offset=0, max_files=k, context_lines=0), store.file_roles))
+            phrase = exact_files(query.text, filters, lambda q, k: self._lexical_search(
+                q, offset=0, max_files=k, context_lines=0), store.file_roles)
+            ranked = exact_first(ranked, phrase)
+        if explained is not None:
+            moved = {(d.repository, d.path): "its file defines a name the query names"
+                     for d in defs}
+            moved.update({(f.repository, f.path): "exact phrase" for f in phrase})
+            for h in ranked[offset : offset + n]:
+                rule = moved.get((h.repository, h.path))
+                explained.append([c.as_dict() for c in explain_hit(
+                    query.text, legs, h, self.fusion_options(), generated=generated,
+                    rules=[rule] if rule else [])])
         return add_line_matches(store, query.text, ranked[offset : offset + n],
                                 res.postings(store), terms=query.terms)
 

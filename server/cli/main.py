@@ -38,6 +38,7 @@ import click
 from ctxd.indexer.errors import CtxdError, ValidationError
 from ctxd.server.cli import graph_render, render
 from ctxd.server.cli.daemon_cmd import daemon, daemon_summary, summary_text
+from ctxd.server.cli.explain_hits import explained
 from ctxd.server.cli.graph_cmd import graph_commands
 from ctxd.server.cli.hits_text import TextOptions
 from ctxd.server.cli.scope import Scope, all_repos_option, command_scope
@@ -376,7 +377,8 @@ def index(
 @click.option("--limit", type=click.IntRange(1, 100), help="Results per page (default 10).")
 @click.option("--cursor", help="Continue from a previous page's next_cursor.")
 @click.option("--explain", is_flag=True, help="Show how the query would run (parsed query, "
-              "trigrams, SQL / keyword terms) instead of running it.")
+              "trigrams, SQL / keyword terms); in hybrid mode, then each hit of the first "
+              "page with its features' contributions to its score.")
 @click.option("--batch", "batch", type=click.File("r", encoding="utf-8"), metavar="FILE",
               help="Run one query per line of FILE ('-' = stdin; plain text or JSON "
               '{"id", "query"}); print one JSON object per line.')
@@ -455,8 +457,8 @@ def search(
         return
     if not query:
         raise click.UsageError("QUERY is required (or --batch FILE)")
-    if explain:
-        render.emit(service.explain(query, mode))
+    if explain:  # the plan; in hybrid mode each hit's features too (issue 42)
+        render.emit(explained(service, query, mode, options))
         return
     loads = mode in ("hybrid", "semantic") and not getattr(service, "model_loaded", True)
     home = service.settings.home

@@ -40,7 +40,7 @@ def test_defining_files_go_first_most_names_first_then_in_ranked_order() -> None
     out = definitions_first(ranked, files)
     assert [h.path for h in out] == ["test.py", "tests/b.py", "c.py", "a.py"]
     assert out[0].score > out[1].score > out[2].score > out[3].score
-    assert MatchSource.SYMBOL in out[0].sources
+    assert out[0].sources == (MatchSource.SEMANTIC,)  # what found it
 
 
 def test_a_defining_file_no_leg_found_enters_on_its_definition() -> None:
@@ -51,6 +51,7 @@ def test_a_defining_file_no_leg_found_enters_on_its_definition() -> None:
     assert [h.path for h in out] == ["lib/test.py", "a.py"]
     assert (out[0].start_line, out[0].end_line) == (3, 4)
     assert out[0].snippet == "class EnvironBuilder:\n    pass"
+    assert out[0].sources == (MatchSource.SYMBOL,)
 
 
 def test_no_definition_leaves_the_ranking_alone() -> None:

@@ -175,12 +175,6 @@ def test_an_exact_identifier_ranks_its_definition_first_whatever_the_files_role(
     assert paths(service, query)[0] == defined_in
 
 
-def test_the_definition_is_marked_as_found_by_its_symbol(service: Service) -> None:
-    first = service.search("EnvironBuilder get_environ", mode="hybrid", limit=3).results[0]
-    assert first.path == "werk/test.py"
-    assert "symbol" in [s.value for s in first.sources]
-
-
 def test_filters_that_leave_the_definition_out_keep_it_out(service: Service) -> None:
     found = paths(service, "EnvironBuilder get_environ", path_glob="werk/wrappers.py")
     assert found and "werk/test.py" not in found
@@ -208,3 +202,35 @@ def test_a_quoted_phrase_found_verbatim_ranks_its_files_first(service: Service) 
 def test_a_translation_never_answers_an_english_question(service: Service, query: str
                                                           ) -> None:
     assert not [p for p in paths(service, query) if p.startswith("docs/de/")]
+
+
+# -- item 4: explain ----------------------------------------------------------------------
+
+
+def test_explain_gives_each_hits_features_and_their_contributions(service: Service) -> None:
+    page = service.search("EnvironBuilder get_environ", mode="hybrid", limit=5, explain=True)
+    rows = page.stats["explain"]
+    assert len(rows) == len(page.results) > 1
+    first = {p["feature"]: p for p in rows[0]}
+    assert first["semantic"]["value"] > 0 and first["semantic"]["kind"] == "add"
+    assert first["test or stub"] == {"feature": "test or stub", "value": 0.5, "kind": "factor"}
+    assert first["its file defines a name the query names"]["kind"] == "rule"
+    plain = service.search("EnvironBuilder get_environ", mode="hybrid", limit=5)
+    assert "explain" not in plain.stats
+    assert [h.path for h in plain.results] == [h.path for h in page.results]
+
+
+def test_cli_explain_prints_the_plan_then_each_hits_parts(service: Service) -> None:
+    from click.testing import CliRunner
+
+    from ctxd.server.cli.main import main
+
+    home = str(service.settings.home)
+    r = CliRunner().invoke(main, ["--home", home, "--no-daemon", "search",
+                                  "CliRunner invoke catch_exceptions", "--explain"],
+                           catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert "identifier-like query" in r.output
+    line = next(x for x in r.output.splitlines() if x.strip().startswith("1. "))
+    assert "werk/testing.py" in line and "semantic" in line
+    assert "rule: its file defines a name the query names" in line

@@ -1,0 +1,155 @@
+"""Why a hit ranks where it does: each feature's contribution to its hybrid score (issue 42,
+item 4), so that a surprising rank can be read.
+
+`explain_hit(query, legs, hit, options, ...)` re-derives, from the same legs and the same
+options `search.hybrid.rank_hybrid` used, what each part of the ranking gave the hit:
+
+- the legs, added: `semantic` and `keyword` (the leg's weight for this query times the
+  best normalised score of that leg's candidates within the hit's lines), `lexical` and
+  `summary` (file-level: weight times the file's normalised score);
+- the file's kind, a factor: tests and stubs, generated code, examples, TypeScript type
+  modules, changelogs, prose for a "where" or a how-to question (`rerank`'s rules), and
+  prose for a behaviour question (`search.prose.code_first`);
+- `other`: what the score holds beyond those (other strong parts of the file, merged
+  neighbours, a page held just below the code it describes);
+- the hard rules that moved the hit to the front: a definition the query names
+  (`search.definitions`), an exact phrase (`search.exact_phrase`).
+
+Pure and off the ranking's path: it runs only when an explanation is asked for, so ranking
+time does not change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+from ctxd.search.hybrid import FusionOptions, file_norms, leg_weights, normalised
+from ctxd.search.models import Hit
+from ctxd.search.path_kinds import (
+    is_changelog,
+    is_example,
+    is_prose,
+    is_test_or_stub,
+    is_test_symbol,
+    is_type_declarations,
+)
+from ctxd.search.questions import (
+    asks_for_examples,
+    asks_for_history,
+    asks_for_tests,
+    asks_for_types,
+    asks_how_to,
+    asks_where_in_code,
+    wants_prose,
+)
+
+__all__ = ["Contribution", "explain_hit", "explain_text"]
+
+
+@dataclass(frozen=True, slots=True)
+class Contribution:
+    """One feature's part in a hit's score."""
+
+    feature: str
+    value: float
+    kind: str
+    """`add` (added to the score), `factor` (the score multiplied by it), `rule` (a hard
+    rule that moved the hit to the front; value 0)."""
+
+    def as_dict(self) -> dict[str, object]:
+        return {"feature": self.feature, "value": round(self.value, 4), "kind": self.kind}
+
+
+def _leg_part(leg: Sequence[Hit], hit: Hit, weight: float) -> float:
+    """`weight` times the best normalised score of `leg`'s candidates in `hit`'s lines."""
+    if not leg or weight <= 0:
+        return 0.0
+    best = 0.0
+    for h, s in zip(leg, normalised([h.score for h in leg]), strict=True):
+        if (h.repository, h.path) == (hit.repository, hit.path) and (
+                h.start_line <= hit.end_line and hit.start_line <= h.end_line):
+            best = max(best, s)
+    return weight * best
+
+
+def _factors(query: str, hit: Hit, options: FusionOptions,
+             generated: Collection[tuple[str, str]]) -> list[Contribution]:
+    """The kind-of-file factors `rerank` and `code_first` applied to `hit`."""
+    out: list[Contribution] = []
+    how_to = asks_how_to(query)
+    prose = is_prose(hit.path)
+    if not asks_for_tests(query) and (is_test_or_stub(hit.path) or is_test_symbol(hit.symbol)):
+        out.append(Contribution("test or stub", options.demote_tests, "factor"))
+    elif (hit.repository, hit.path) in generated:
+        out.append(Contribution("generated code", options.demote_generated, "factor"))
+    elif not (how_to or asks_for_examples(query)) and is_example(hit.path) and not prose:
+        out.append(Contribution("example code", options.demote_examples, "factor"))
+    elif not asks_for_types(query) and is_type_declarations(hit.path):
+        out.append(Contribution("type declarations", options.demote_type_declarations,
+                                "factor"))
+    history = asks_for_history(query)
+    if not history and is_changelog(hit.path):
+        out.append(Contribution("changelog", options.demote_changelogs, "factor"))
+    elif asks_where_in_code(query) and prose:
+        out.append(Contribution("prose, a 'where in the code' question",
+                                options.demote_prose_for_where, "factor"))
+    elif how_to and prose:
+        out.append(Contribution("prose, a how-to question", options.promote_prose_for_how_to,
+                                "factor"))
+    if prose and options.code_first and not history and not wants_prose(query):
+        out.append(Contribution("prose, a behaviour question (code first)",
+                                options.prose_factor, "factor"))
+    return [c for c in out if c.value != 1.0]
+
+
+def explain_hit(
+    query: str, legs: Mapping[str, Sequence[Hit]], hit: Hit, options: FusionOptions, *,
+    generated: Collection[tuple[str, str]] = (), rules: Sequence[str] = (),
+) -> list[Contribution]:
+    """Each feature's contribution to `hit`'s score (module docstring); `rules`: the hard
+    rules that moved its file to the front (a definition the query names, an exact
+    phrase)."""
+    w = leg_weights(query, options)
+    parts = [Contribution("semantic", _leg_part(legs.get("semantic", ()), hit, w["semantic"]),
+                          "add"),
+             Contribution("keyword", _leg_part(legs.get("keyword", ()), hit, w["keyword"]),
+                          "add")]
+    key = (hit.repository, hit.path)
+    lexical = legs.get("lexical", ())
+    if lexical and w["lexical"] > 0:
+        parts.append(Contribution("lexical", w["lexical"] * file_norms(lexical).get(key, 0.0),
+                                  "add"))
+    summary = legs.get("summary", ())
+    if summary and options.summary_weight > 0:
+        parts.append(Contribution(
+            "file summary", options.summary_weight * file_norms(summary).get(key, 0.0), "add"))
+    if "translations" in legs and any((h.repository, h.path) == key
+                                      for h in legs["translations"]):
+        parts.append(Contribution("translated page in the question's language", 0.0, "rule"))
+    factors = _factors(query, hit, options, generated)
+    product = 1.0
+    for f in factors:
+        product *= f.value
+    expected = sum(p.value for p in parts if p.kind == "add") * product
+    out = [p for p in parts if p.value or p.kind == "rule"] + factors
+    out += [Contribution(r, 0.0, "rule") for r in rules]
+    if not rules:
+        out.append(Contribution("other (more of the file, merged parts, placement)",
+                                hit.score - expected, "add"))
+    return out
+
+
+def explain_text(contributions: Sequence[Contribution]) -> str:
+    """One line: `semantic 0.91 + keyword 0.33 x test or stub 0.5 + other 0.05`."""
+    adds = [c for c in contributions if c.kind == "add" and not c.feature.startswith("other")]
+    text = " + ".join(f"{c.feature} {c.value:.3f}" for c in adds) or "no leg"
+    for c in contributions:
+        if c.kind == "factor":
+            text += f", x{c.value:g} ({c.feature})"
+    for c in contributions:
+        if c.kind == "add" and c.feature.startswith("other"):
+            text += f", {c.value:+.3f} {c.feature}"
+        elif c.kind == "rule":
+            text += f"; rule: {c.feature}"
+    return text
