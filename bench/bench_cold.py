@@ -19,6 +19,8 @@ own), so the query encoder is sentence-transformers as before issue 41.
    and once with an empty export cache (the very first run: loads torch, embeds, exports).
 6. In this process: query encoding p50 (one query, one thread), ONNX fp32 against torch
    bf16; and ms per text at batch sizes 1-64 on checkpoint-sized texts of this checkout.
+7. `--cosines-only`: the lowest cosine of the ONNX query vectors to the model's, fp32 and
+   the indexing precision, over every question of each dev set.
 """
 
 from __future__ import annotations
@@ -183,6 +185,40 @@ def in_process(batch_sizes: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)) -> dict[
     return out
 
 
+DEV_SETS = {"eval-dev": ROOT.parent / "shared" / "eval-dev" / "queries.jsonl",
+            "docs_dev": ROOT / "bench" / "docs_dev" / "queries.jsonl",
+            "polyglot_dev": ROOT / "bench" / "polyglot_dev" / "queries.jsonl",
+            "polyglot_dev2": ROOT / "bench" / "polyglot_dev2" / "queries.jsonl"}
+
+
+def dev_set_cosines() -> dict[str, Any]:
+    """Per dev set: the lowest cosine of the ONNX query vectors (one query at a time, as
+    a search encodes them) to the fp32 model's and to the indexing encoder's (bf16 where
+    the CPU has it), over every question of the set."""
+    import numpy as np
+
+    from ctxd.indexer.embedder import EmbedOptions, SentenceTransformerEmbedder
+    from ctxd.indexer.model_embedder import ModelEmbedder
+
+    onnx = ModelEmbedder(EmbedOptions()).onnx()
+    assert onnx is not None, "no ONNX export: run `ctxd index` on any tree first"
+    indexing = SentenceTransformerEmbedder(EmbedOptions())
+    fp32 = SentenceTransformerEmbedder(EmbedOptions(precision="fp32"))
+    out: dict[str, Any] = {}
+    for name, path in DEV_SETS.items():
+        if not path.is_file():
+            continue
+        qs = [json.loads(line)["query"] for line in path.read_text("utf-8").splitlines()
+              if line.strip()]
+        ours = np.concatenate([onnx.embed([q]) for q in qs])
+        theirs = indexing.embed(qs)  # loads the model: its precision is known after
+        out[name] = {"questions": len(qs),
+                     "min_cosine_fp32": round(float((ours * fp32.embed(qs)).sum(1).min()), 7),
+                     f"min_cosine_indexing_{indexing.precision}": round(float(
+                         (ours * theirs).sum(1).min()), 6)}
+    return out
+
+
 def checkpoint_texts() -> list[str]:
     """30-line pieces of this checkout's Python files (about checkpoint-sized)."""
     import random
@@ -203,7 +239,12 @@ def main() -> None:
     ap.add_argument("--json", type=Path)
     ap.add_argument("--skip-first-run", action="store_true",
                     help="skip the very first index run (no export: ~30-60 s)")
+    ap.add_argument("--cosines-only", action="store_true",
+                    help="only the dev sets' query cosines (ONNX vs the model)")
     args = ap.parse_args()
+    if args.cosines_only:
+        print(json.dumps(dev_set_cosines(), indent=1))
+        return
 
     from ctxd.indexer.embedder import resolve_model_dir
     from ctxd.indexer.onnx_export import export
