@@ -312,7 +312,8 @@ def test_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_through_the_daemon(tmp_path: Path) -> None:
     """Without --no-daemon the page's answers come from the index home's daemon (its
-    watcher shows on the repositories page; in-process there is none)."""
+    request count grows by the page's calls)."""
+    import json
     import subprocess
 
     from tests.server.serving import serve_command, server_env
@@ -322,7 +323,14 @@ def test_through_the_daemon(tmp_path: Path) -> None:
     started = subprocess.run([ctxd, "daemon", "start"], env=env, cwd=tmp_path,
                              capture_output=True, text=True, timeout=120)
     assert started.returncode == 0, started.stderr
+
+    def served() -> int:
+        status = subprocess.run([ctxd, "daemon", "status", "--json"], env=env, cwd=tmp_path,
+                                capture_output=True, text=True, timeout=60)
+        return int(json.loads(status.stdout)["requests"])
+
     try:
+        before = served()
         with start_ui(site, daemon=True) as (_proc, login):
             base = login.split("/?token=")[0]
             cookie = request(login).cookie
@@ -330,7 +338,8 @@ def test_through_the_daemon(tmp_path: Path) -> None:
             assert found.status == 200 and "/file/demo/pkg/retry.py" in found.body
             panel = request(base + "/file/demo/pkg/retry.py?sym=Retry&at=4", cookie=cookie)
             assert "Callers (2)" in panel.body
-            assert "watching (" in request(base + "/repos", cookie=cookie).body
+            assert request(base + "/repos", cookie=cookie).status == 200
+        assert served() >= before + 5  # search, file, graph, status... all the daemon's
     finally:
         subprocess.run([ctxd, "daemon", "stop"], env=env, cwd=tmp_path, capture_output=True,
                        timeout=60)
