@@ -68,6 +68,7 @@ def export(model_dir: Path, cache: Path | None = None) -> ExportState:
     if found is not None:
         return found
     started = time.perf_counter()
+    _remove_abandoned(cache)
     digest = content_hash(model_dir)
     final = cache / digest
     meta = read_meta(final)
@@ -102,6 +103,20 @@ def export(model_dir: Path, cache: Path | None = None) -> ExportState:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return ExportState(final, bool(meta.get("ok")), str(meta.get("reason", "")), meta)
+
+
+ABANDONED_S = 3600
+"""A temporary export folder this old was left by a process that died exporting."""
+
+
+def _remove_abandoned(cache: Path) -> None:
+    """Remove the temporary folders of exports that never finished (a process killed
+    mid-export, a daemon that exited while its background export ran)."""
+    now = time.time()
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(cache):
+            if entry.name.startswith(".export-") and now - entry.stat().st_mtime > ABANDONED_S:
+                shutil.rmtree(entry.path, ignore_errors=True)
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:

@@ -140,6 +140,38 @@ def test_a_model_that_cannot_be_exported_keeps_torch_and_says_why(model_dir, tmp
     assert emb.embed(["where is the lock"]).shape == (1, 384)  # today's path
 
 
+def test_an_index_run_embeds_with_onnx_and_a_run_with_nothing_new_loads_no_model(
+        cache, repo: RepoBuilder):
+    repo.write("shop/cart.py", "class Cart:\n    def total(self, prices):\n"
+                               "        return sum(prices)\n")
+    settings = load_settings()
+    first = ModelEmbedder(EmbedOptions(), cache=cache)
+    service = Service(settings, embedder=first)
+    assert service.index(repo.root).chunks_embedded > 0
+    service.close()
+    assert first.onnx() is not None and not first.torch_loaded  # a small run: ONNX only
+    again = ModelEmbedder(EmbedOptions(), cache=cache)
+    service = Service(settings, embedder=again)
+    assert service.index(repo.root).chunks_embedded == 0
+    service.close()
+    assert again._onnx is None and not again.torch_loaded  # nothing new: no model at all
+
+
+def test_abandoned_temporary_exports_are_removed(cache, model_dir, tmp_path):
+    stale = cache / ".export-stale"
+    stale.mkdir()
+    os.utime(stale, (1, 1))
+    fresh = cache / ".export-running"
+    fresh.mkdir()
+    copy = tmp_path / "another-copy"
+    shutil.copytree(model_dir, copy)
+    os.utime(copy / "config.json", ns=(2, 2))
+    (copy / "README.md").write_text("not part of the model")  # same hash: no new export
+    assert export(copy, cache).ok
+    assert not stale.exists() and fresh.exists()  # another process may be exporting there
+    fresh.rmdir()
+
+
 RACER = """
 import json, sys
 from pathlib import Path
