@@ -201,7 +201,7 @@ def test_hostile_names_and_contents_run_nothing(web: Browser) -> None:
     assert HOSTILE_NAME in page.locator("#hits").inner_text()  # shown as text
     assert page.locator("#hits img").count() == 0
     page.locator("#hits a.hit-link").first.click()
-    page.wait_for_selector(".code")
+    page.wait_for_url("**/file/demo/**")
     assert "hostile_marker" in page.locator(".code").inner_text()
     page.goto(web.base + "/file/demo/pkg/page.py")
     assert "<script>document.title='pwned'</script>" in page.locator(".code").inner_text()
