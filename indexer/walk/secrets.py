@@ -270,28 +270,36 @@ _NOT_B64 = re.compile(r"[^A-Za-z0-9+/]")
 _B64_CHARS = frozenset(string.ascii_letters + string.digits + "+/")
 
 
+B64_LOOK = 1024
+"""Encoded characters from `-----BEGIN ` decoded to tell a base64 private key (its BEGIN
+line and the first 40 characters of its body fit in far fewer)."""
+
+
 def _base64_key(text: str, m: re.Match[str]) -> list[Span]:
-    """The base64 value holding `-----BEGIN ` at `m` when it decodes to a private key."""
+    """The base64 value holding `-----BEGIN ` at `m` when it decodes to a private key:
+    `B64_LOOK` characters decoded to tell, the whole value (at most `PEM_WINDOW`) masked."""
     start = m.start()
     floor = max(0, start - 8)
     while start > floor and text[start - 1] in _B64_CHARS:
         start -= 1
-    run = _B64_RUN.match(text, m.start())
-    end = run.end() if run is not None else m.end()
-    encoded = _NOT_B64.sub("", text[start:end])
+    look = _B64_RUN.match(text, m.start(), m.start() + B64_LOOK)
+    encoded = _NOT_B64.sub("", text[start:look.end() if look is not None else m.end()])
     try:
         plain = base64.b64decode(encoded[: len(encoded) // 4 * 4]).decode("utf-8", "replace")
     except ValueError:
         return []
     begin = _PEM_RULE.regex.search(plain)
-    return [(start, end, "all")] if begin is not None and _pem_key(plain, begin) else []
+    if begin is None or not _pem_key(plain, begin):
+        return []
+    run = _B64_RUN.match(text, m.start(), m.start() + PEM_WINDOW)
+    return [(start, run.end() if run is not None else m.end(), "all")]
 
 
 _K8S_SECRET = re.compile(
-    r"kind(?P<json>\")?[ \t]*:[ \t]*[\"']?Secret[\"']?[ \t]*(?:#[^\n]*)?(?:$|,|\})",
+    r"kind(?P<json>\")?[ \t]*:[ \t]*[\"']?Secret[\"']?[ \t]*\r?(?:#[^\n]*)?(?:$|,|\})",
     re.MULTILINE)
 _YAML_KEY_INDENT = re.compile(r"[ \t]*(?:-[ \t]+)?")
-_YAML_DOC = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
+_YAML_DOC = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?(?:#[^\n]*)?$", re.MULTILINE)
 _YAML_ENTRY = re.compile(r"([ \t]*(?:-[ \t]+)?)([^\s:#][^:\n]*):[ \t]*([^\n]*)")
 _JSON_DATA = re.compile(r"\"(data|stringData)\"[ \t\r\n]*:[ \t\r\n]*\{([^{}]*)\}")
 _JSON_ENTRY = re.compile(r"\"[^\"\n]*\"[ \t\r\n]*:[ \t\r\n]*\"([^\"\n]*)\"")
@@ -315,10 +323,15 @@ def _kept_value(value: str, encoded: bool) -> bool:
     return True
 
 
-def _k8s_json(text: str) -> list[Span]:
-    """The values of the `data` and `stringData` objects of a Secret written as JSON."""
+def _k8s_json(text: str, m: re.Match[str]) -> list[Span]:
+    """The values of the `data` and `stringData` objects of a Secret written as JSON (its
+    object: between the `kind`s before and after its own, within `PEM_WINDOW`)."""
+    lo, hi = max(0, m.start() - PEM_WINDOW), m.end() + PEM_WINDOW
+    lo = max(lo, text.rfind('"kind"', lo, m.start()) + 1)
+    if (following := text.find('"kind"', m.end(), hi)) >= 0:
+        hi = following
     return [(block.start(2) + entry.start(1), block.start(2) + entry.end(1), "all")
-            for block in _JSON_DATA.finditer(text)
+            for block in _JSON_DATA.finditer(text, lo, hi)
             for entry in _JSON_ENTRY.finditer(block[2])
             if _kept_value(entry[1], block[1] == "data")]
 
@@ -336,17 +349,31 @@ def _yaml_value(lines: list[str], i: int, value: str, depth: int) -> tuple[str, 
     return "\n".join(follow), len(lines[i]) + sum(len(x) + 1 for x in follow)
 
 
+def _yaml_doc_start(text: str, at: int) -> int:
+    """Where the YAML document holding `at` starts: after the last `---` (or `...`) line
+    before it, looked for backwards within `PEM_WINDOW` (a document's `kind` is near its
+    top)."""
+    lo = max(0, at - PEM_WINDOW)
+    end = text.rfind("\n", 0, at)  # the end of the line before `at`'s
+    while end >= lo and end > 0:
+        start = max(lo, text.rfind("\n", lo, end) + 1)
+        if _YAML_DOC.fullmatch(text, start, end):
+            return end + 1
+        end = start - 1
+    return lo
+
+
 def _k8s_secret(text: str, m: re.Match[str]) -> list[Span]:
     """The values under `data` and `stringData` of the Kubernetes Secret whose `kind` `m`
     matched (YAML: in the same document, at the same indentation; JSON: the object's)."""
     if m["json"]:
-        return _k8s_json(text)
+        return _k8s_json(text, m)
     line_start = text.rfind("\n", 0, m.start()) + 1
     if not _YAML_KEY_INDENT.fullmatch(text, line_start, m.start()):
         return []  # `kind: Secret` within a line: no YAML key
-    doc_start = max((d.end() for d in _YAML_DOC.finditer(text, 0, m.start())), default=0)
-    after = _YAML_DOC.search(text, m.end())
-    doc_end = after.start() if after is not None else len(text)
+    doc_start = _yaml_doc_start(text, m.start())
+    after = _YAML_DOC.search(text, m.end(), m.end() + 4 * PEM_WINDOW)
+    doc_end = after.start() if after is not None else min(len(text), m.end() + 4 * PEM_WINDOW)
     indent = m.start() - line_start
     lines = text[doc_start:doc_end].split("\n")
     spans: list[Span] = []
@@ -641,6 +668,12 @@ def _line(text: str, at: int) -> int:
     return text.count("\n", 0, at) + 1
 
 
+MAX_CANDIDATES = 10_000
+"""The most matches of one rule looked at in one text: each costs at most a few
+`PEM_WINDOW`s, so a file made of candidates (base64 of `-----BEGIN ` over and over, ten
+thousand `kind: Secret` documents) is judged in bounded time."""
+
+
 def find_secrets(text: str) -> Found | None:
     """Every secret in `text` (see the module docstring), or None: one RE2 pass first, then
     the rules that matched, one by one, to tell secrets from placeholders."""
@@ -654,7 +687,9 @@ def find_secrets(text: str) -> Found | None:
         if i == _SPLIT:
             continue
         rule = _RULES[i]
-        for m in rule.regex.finditer(text):
+        for n, m in enumerate(rule.regex.finditer(text)):
+            if n == MAX_CANDIDATES:
+                break  # a file made to be slow to look at (`MAX_CANDIDATES`)
             got = _spans(rule, text, m)
             if not got:
                 continue

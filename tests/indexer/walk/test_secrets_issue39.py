@@ -11,6 +11,7 @@ import base64
 import random
 import re
 import string
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -415,3 +416,35 @@ def test_a_file_named_after_a_token_is_refused_and_its_name_kept_out(
     assert len(stats.sensitive_files) == 2
     assert TOKEN not in str(stats) and AWS_ID not in str(stats)
     assert isinstance(read_servable(repo.root, f"notes/{TOKEN}.txt", WalkOptions()), Skipped)
+
+
+def test_a_secret_documents_values_alone_are_masked_also_with_crlf() -> None:
+    password = b64(rand(20))
+    text = ("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n"
+            "  LOG_LEVEL: verbose-logging\n---\napiVersion: v1\nkind: Secret\nmetadata:\n"
+            f"  name: db\ndata:\n  password: {password}\n")
+    for layout in (text, text.replace("\n", "\r\n")):
+        found = find_secrets(layout)
+        assert found is not None and found.what.startswith("a Kubernetes Secret")
+        out = redact(layout, found)
+        assert out is not None and password not in out and "verbose-logging" in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"k": "' + b64("-----BEGIN " * 100_000) + '"}',
+        "".join(f"---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: s{i}\ndata:\n  k: ''\n"
+                for i in range(20_000)),
+        "[" + ",".join('{"kind": "Secret", "data": {"k": ""}}' for _ in range(10_000)) + "]",
+        "".join("-----BEGIN PRIVATE KEY-----\n" + "ab " * 50 + "\n" for _ in range(10_000)),
+    ],
+    ids=["base64-begin-repeated", "many-secret-documents", "many-secret-objects",
+         "many-begin-lines"],
+)
+def test_a_file_made_of_candidates_is_judged_in_bounded_time(text: str) -> None:
+    """Hostile trees: every candidate costs a bounded look (before, the base64 rule
+    re-read the whole value for each `-----BEGIN ` in it, minutes for 1.4 MB)."""
+    started = time.perf_counter()
+    assert secret_in(text) is None
+    assert time.perf_counter() - started < 10
