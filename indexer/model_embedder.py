@@ -80,6 +80,8 @@ class ModelEmbedder:
         self._loaders: dict[str, threading.Thread] = {}
         self._exporting: threading.Thread | None = None
         self._export_tried = False
+        self._broken = ""
+        """Why this process's export does not load (then it encodes with torch)."""
 
     # -- the Embedder seam ---------------------------------------------------------------
 
@@ -107,7 +109,14 @@ class ModelEmbedder:
             return np.zeros((0, self.dimension), dtype=np.float32)
         onnx = self.onnx()
         if onnx is not None and not (self.torch_loaded and len(texts) >= TORCH_BATCH_MIN):
-            return onnx.embed(texts)
+            try:
+                onnx.load()
+            except Exception as exc:  # a damaged export: this process keeps torch
+                self._broken = f"the ONNX export {onnx.state.onnx_path} does not load: " \
+                    f"{type(exc).__name__}: {exc}"[:500]
+                log.warning("%s; encoding with torch", self._broken)
+            else:
+                return onnx.embed(texts)
         vecs = self.torch.embed(texts)
         self._after_torch()
         return vecs
@@ -132,6 +141,8 @@ class ModelEmbedder:
 
     def onnx(self) -> OnnxEncoder | None:
         """The ONNX encoder, when this model has a usable export."""
+        if self._broken:
+            return None
         if self._onnx is not None:
             return self._onnx
         state = self.export_state()
@@ -145,6 +156,8 @@ class ModelEmbedder:
 
     def encoder_state(self) -> dict[str, Any]:
         """The query encoder for `status`: {kind: onnx|torch, reason or path}."""
+        if self._broken:
+            return {"kind": "torch", "reason": self._broken}
         return state_line(self.export_state(), local=self.model_dir is not None)
 
     def prepare(self) -> None:

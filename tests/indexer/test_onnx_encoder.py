@@ -172,6 +172,17 @@ def test_abandoned_temporary_exports_are_removed(cache, model_dir, tmp_path):
     fresh.rmdir()
 
 
+def test_a_damaged_export_falls_back_to_torch(cache, tmp_path):
+    damaged = tmp_path / "encoders"
+    shutil.copytree(cache, damaged)
+    for onnx_file in damaged.glob("*/model.onnx"):
+        onnx_file.write_bytes(b"not a model")
+    emb = ModelEmbedder(EmbedOptions(), cache=damaged)
+    vec = emb.embed(["where is the write lock taken"])
+    assert vec.shape == (1, 384) and emb.torch_loaded and emb.onnx() is None
+    assert "does not load" in emb.encoder_state()["reason"]
+
+
 RACER = """
 import json, sys
 from pathlib import Path
