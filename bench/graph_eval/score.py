@@ -17,7 +17,9 @@ gold is asked through the real CLI, `ctxd --no-daemon --home HOME ...`:
 A site is (path, line). Per definition, precision = |answer ∩ gold| / |answer| and
 recall = |answer ∩ gold| / |gold|; the tables are macro averages over definitions, by
 language and category (distinctive / common). A definition without gold references is
-not scored; an empty answer has no precision (counted as `empty`) and recall 0.
+not scored; an empty answer has no precision (counted as `empty`) and recall 0. An
+error answer (JSON `error`: unknown symbol, ...) is an empty answer; a command that
+prints no JSON at all (a crash) leaves its definition out of the tables, with a warning.
 Definitions and overriding declarations (`kind` definition/override) are not usages.
 Callers are scored on the definitions with at least one gold call site.
 """
@@ -95,12 +97,19 @@ class Cli:
     env: dict[str, str] = field(default_factory=dict)
 
     def run(self, *args: str) -> tuple[int, Any, str]:
-        proc = subprocess.run([*CTXD, "--no-daemon", "--home", str(self.home), *args],
-                              capture_output=True, text=True, env=self.env, check=False)
-        try:
-            data = json.loads(proc.stdout) if proc.stdout.strip() else None
-        except json.JSONDecodeError:
-            data = None
+        """(exit status, the JSON answer or None, the end of stderr). A command that printed
+        no JSON (a crash: in a shared working tree, a file caught mid-edit) is tried
+        again once, 10 s later."""
+        for attempt in range(2):
+            proc = subprocess.run([*CTXD, "--no-daemon", "--home", str(self.home), *args],
+                                  capture_output=True, text=True, env=self.env, check=False)
+            try:
+                data = json.loads(proc.stdout) if proc.stdout.strip() else None
+            except json.JSONDecodeError:
+                data = None
+            if data is not None or proc.returncode in (0, 1) or attempt:
+                break
+            time.sleep(10)
         return proc.returncode, data, proc.stderr.strip()[-300:]
 
     def help_of(self, command: str) -> str | None:
@@ -191,6 +200,7 @@ def ask(cli: Cli, sides: Sides, want: set[str], d: dict[str, Any], root: Path
         usages = (data or {}).get("usages", [])
         if data is None or "error" in data:
             out["errors"]["baseline"] = (data or {}).get("message") or err
+            out["crashed"] = out.get("crashed") or data is None
         out["baseline_refs"] = _sites(usages, resolved_only=False)
         cache: dict[str, list[str]] = {}
         out["baseline_callers"] = {
@@ -202,6 +212,7 @@ def ask(cli: Cli, sides: Sides, want: set[str], d: dict[str, Any], root: Path
         _rc, data, err = cli.run(*(args + (["--limit", "2000"] if sides.refs_limit else [])))
         if data is None or "error" in data:
             out["errors"]["graph_refs"] = (data or {}).get("message") or err
+            out["crashed"] = out.get("crashed") or data is None
         usages = (data or {}).get("usages", [])
         out["graph_refs"] = _sites(usages, resolved_only=True)
         out["graph_unresolved"] = sum(1 for u in usages if u.get("resolved") is False)
@@ -210,6 +221,7 @@ def ask(cli: Cli, sides: Sides, want: set[str], d: dict[str, Any], root: Path
                                           else [])))
         if data is None or "error" in data:
             out["errors"]["graph_callers"] = (data or {}).get("message") or err
+            out["crashed"] = out.get("crashed") or data is None
         out["graph_callers"] = _caller_sites(data)
     return out
 
@@ -226,7 +238,7 @@ def table(results: list[dict[str, Any]], metric: str, sides: list[str]) -> str:
         "|---|---|---:|" + "---:|---:|---:|" * len(sides)]
     groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in results:
-        if metric in r["scores"].get(sides[0], {}):
+        if all(metric in r["scores"].get(s, {}) for s in sides):
             groups[(r["language"], r["category"])].append(r)
             groups[(r["language"], "all")].append(r)
     for (lang, cat), rs in sorted(groups.items()):
@@ -288,6 +300,10 @@ def main() -> None:
     errors = [(r["repo"], r["qualified_name"], r["errors"]) for r in results if r["errors"]]
     for e in errors[:20]:
         print("error:", *e)
+    crashed = [r for r in results if r.get("crashed")]
+    if crashed:
+        print(f"WARNING: {len(crashed)} definitions left out of the tables: a command "
+              "printed no JSON twice (see the errors above); the run is not comparable")
 
 
 def evaluate(d: dict[str, Any], a: dict[str, Any]) -> dict[str, Any]:
@@ -296,8 +312,11 @@ def evaluate(d: dict[str, Any], a: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "language": d["language"], "repo": d["repo"], "category": d["category"],
         "qualified_name": d["qualified_name"], "definition": d["definition"],
-        "errors": a["errors"], "scores": {}, "misses": {},
+        "errors": a["errors"], "crashed": bool(a.get("crashed")), "scores": {},
+        "misses": {},
     }
+    if out["crashed"]:
+        return out
     for side in ("baseline", "graph"):
         if f"{side}_refs" not in a:
             continue
