@@ -142,23 +142,29 @@ class _Graph:
     def uses(self, t: Target) -> tuple[list[tuple[str, int, Role]], int]:
         """(path, site index, role) of every site resolving to `t`, and how many sites
         bearing its name did not resolve."""
+        memo: dict[tuple[str, int], tuple[list[tuple[str, int, Role]], int]] = (
+            self.ws.memo.setdefault("uses", {}))
+        if (t.path, t.index) in memo:  # asked before at this text generation
+            return memo[(t.path, t.index)]
         graph = self.ws.graph(t.path)
         assert graph is not None
         name = graph.defs[t.index].name
         found: list[tuple[str, int, Role]] = []
         unresolved = 0
         for path in self.candidates(t):
-            g = self.ws.graph(path)
-            if g is None:
+            facts = self.resolver.facts(path)
+            if facts is None:
                 continue
-            for k, site in enumerate(g.sites):
-                if site.name != name or site.role in (Role.BIND, Role.PARAM):
+            for k in facts.by_name.get(name, ()):
+                site = facts.graph.sites[k]
+                if site.role in (Role.BIND, Role.PARAM):
                     continue
                 got = self.resolver.resolve(path, site)
                 if got is None:
                     unresolved += 1
                 elif self.same(got, t):
                     found.append((path, k, site.role))
+        memo[(t.path, t.index)] = (found, unresolved)
         return found, unresolved
 
     def overrides(self, t: Target) -> list[Target]:

@@ -69,7 +69,10 @@ class _FileFacts:
         self.bases: dict[int, list[Site]] = defaultdict(list)
         self.first_params: dict[int, Site] = {}
         self.params: dict[int, list[Site]] = defaultdict(list)
-        for s in graph.sites:
+        self.by_name: dict[str, list[int]] = defaultdict(list)
+        """Site name -> the indexes of the sites that bear it."""
+        for k, s in enumerate(graph.sites):
+            self.by_name[s.name].append(k)
             if s.role == Role.PARAM:
                 self.first_params.setdefault(s.scope, s)
                 self.params[s.scope].append(s)
