@@ -181,8 +181,11 @@ def _edge_row(e: Edge) -> str:
     return f"{pad}- `{d.qualified_name}` ({d.path}:{d.line}) — call at {site}"
 
 
-def render_calls(calls: Calls, *, fresh: Sequence[Freshness], budget: int) -> Rendered:
-    """A tree of callers or callees, indented by depth, parents first."""
+def render_calls(calls: Calls, *, offset: int = 0,
+                 cursor_at: Callable[[int], str | None] = lambda _n: None,
+                 fresh: Sequence[Freshness], budget: int) -> Rendered:
+    """A tree of callers or callees, indented by depth, parents first; a page cut by the
+    budget continues at `cursor_at(rows shown so far)`."""
     d = calls.definition
     order: list[int] = []
     children: dict[int, list[int]] = {}
@@ -199,12 +202,14 @@ def render_calls(calls: Calls, *, fresh: Sequence[Freshness], budget: int) -> Re
     direct = sum(1 for e in calls.edges if e.depth == 1)
     head = (f"# {word} of {_head_def(d)}\n{direct} direct, {len(calls.edges)} in all to depth "
             f"{calls.depth} ({calls.duration_ms:.0f}ms)")
+    order = order[offset:]
     rows = [_edge_row(calls.edges[k]) for k in order]
 
     def tail(n: int) -> str:
         notes = []
         if n < len(rows):
-            notes.append(truncated_note(n, len(rows), "calls", "Lower `depth` or `limit`."))
+            notes.append(truncated_note(offset + n, offset + len(rows), "calls",
+                                        "Continue with `cursor`, or lower `depth`."))
         elif calls.truncated:
             notes.append("> The tree stopped at `limit`: lower `depth` or raise `limit`.")
         notes.append(freshness_line(fresh))
@@ -213,9 +218,11 @@ def render_calls(calls: Calls, *, fresh: Sequence[Freshness], budget: int) -> Re
     shown = max(fit(head, rows, tail, budget), min(1, len(rows)))
     body = "\n".join([head, *(rows[:shown] or ["None found."]), tail(shown)])
     kept = sorted(order[:shown])
+    cursor = cursor_at(offset + shown) if shown < len(rows) else None
     data = CallsOutput(definition=_def(d), edges=[_edge(calls.edges[k]) for k in kept],
                        depth=calls.depth, truncated=calls.truncated or shown < len(rows),
-                       next_cursor=None, duration_ms=calls.duration_ms, freshness=list(fresh))
+                       next_cursor=cursor, duration_ms=calls.duration_ms,
+                       freshness=list(fresh))
     return Rendered(body, dict(data))
 
 

@@ -46,6 +46,7 @@ from pydantic import Field
 from ctxd.indexer.errors import CtxdError
 from ctxd.indexer.walk.walker import DEFAULT_MAX_FILE_SIZE, MAX_FILE_SIZE_LIMIT
 from ctxd.search.cursor import decode_cursor, encode_cursor, with_offset
+from ctxd.search.graph.models import Calls
 from ctxd.search.lexical.query import names_repositories
 from ctxd.search.models import SearchOptions
 from ctxd.search.zoekt.query import scoped_query
@@ -522,6 +523,8 @@ class Tools:
             "Levels of callers: 1 direct callers, 2 their callers too, ..."))] = 1,
         repository: Annotated[str | None, Field(description="Only this repository.")] = None,
         limit: Annotated[int, Field(ge=1, le=1000, description="Calls listed at most.")] = 200,
+        cursor: Annotated[str | None, Field(description=(
+            "`next_cursor` of the previous page, to continue."))] = None,
         all_repos: Annotated[bool, Field(description=ALL_REPOS)] = False,
     ) -> Annotated[CallToolResult, graph_md.CallsOutput]:
         """What calls a definition (resolved call sites and the functions they are in), as a
@@ -529,7 +532,7 @@ class Tools:
         repos = self.scope(repository, all_repos)
         calls = self.service.calls(symbol, direction="callers", depth=depth,
                                    repositories=repos, limit=limit)
-        return answer(graph_md.render_calls(calls, fresh=self.fresh(repos), budget=self.budget))
+        return answer(self._calls_page(calls, cursor, symbol, depth, repository, all_repos))
 
     def find_callees(
         self,
@@ -538,6 +541,8 @@ class Tools:
             "Levels of callees: 1 what it calls, 2 what those call too, ..."))] = 1,
         repository: Annotated[str | None, Field(description="Only this repository.")] = None,
         limit: Annotated[int, Field(ge=1, le=1000, description="Calls listed at most.")] = 200,
+        cursor: Annotated[str | None, Field(description=(
+            "`next_cursor` of the previous page, to continue."))] = None,
         all_repos: Annotated[bool, Field(description=ALL_REPOS)] = False,
     ) -> Annotated[CallToolResult, graph_md.CallsOutput]:
         """What a definition calls, resolved to the definitions called (calls that resolve to
@@ -545,7 +550,17 @@ class Tools:
         repos = self.scope(repository, all_repos)
         calls = self.service.calls(symbol, direction="callees", depth=depth,
                                    repositories=repos, limit=limit)
-        return answer(graph_md.render_calls(calls, fresh=self.fresh(repos), budget=self.budget))
+        return answer(self._calls_page(calls, cursor, symbol, depth, repository, all_repos))
+
+    def _calls_page(self, calls: Calls, cursor: str | None, symbol: str, depth: int,
+                    repository: str | None, all_repos: bool) -> schemas.Rendered:
+        """One page of a call tree: a cursor continues after the rows already shown."""
+        params = {"symbol": symbol, "direction": calls.direction, "depth": depth,
+                  "repository": repository, "all_repos": all_repos}
+        offset = decode_cursor(cursor, params)[0] if cursor else 0
+        return graph_md.render_calls(
+            calls, offset=offset, cursor_at=lambda n: encode_cursor(params, n, n),
+            fresh=self.fresh(self.scope(repository, all_repos)), budget=self.budget)
 
     def trace_call_path(
         self,

@@ -65,3 +65,25 @@ def test_graph_tool_errors_say_what_to_do(graph_env: Env):
     assert unknown.is_error and "NOT_FOUND: no definition named 'nope'" in text(unknown)
     deep = graph_env.call("find_callees", {"symbol": "main", "depth": 7})
     assert deep.is_error and "depth" in text(deep)
+
+
+def test_a_call_tree_cut_by_the_budget_continues_with_its_cursor(tmp_path: Path):
+    repo = RepoBuilder(tmp_path / "wide")
+    callers = "".join(f"\n\ndef caller_{i:02d}():\n    return target()\n" for i in range(40))
+    repo.write("m.py", "def target():\n    return 1\n" + callers)
+    env = make_env(tmp_path, **{"search.token_budget": 300})
+    env.embedder.release()
+    try:
+        env.service.index(repo.root)
+        seen: list[str] = []
+        args: dict[str, object] = {"symbol": "target"}
+        for _ in range(40):
+            data = ok(env, "find_callers", args)
+            seen += [e["definition"]["qualified_name"] for e in data["edges"]]
+            if not data["next_cursor"]:
+                break
+            args = {"symbol": "target", "cursor": data["next_cursor"]}
+        assert sorted(seen) == [f"caller_{i:02d}" for i in range(40)]
+    finally:
+        env.jobs.shutdown(wait=30)
+        env.service.close()
