@@ -277,7 +277,7 @@ def pyright_gold(repo: str, root: Path, tsserver: Path) -> list[dict[str, Any]]:
     server = tsserver / "node_modules" / "pyright" / "langserver.index.js"
     pin = pin_named(repo)
     out = []
-    sources: dict[str, tuple[list[str], set[int]]] = {}
+    sources: dict[str, tuple[list[str], set[int], list[tuple[int, int, int, int]], set[int]]] = {}
     with LspClient(["node", str(server), "--stdio"], root.resolve(), settings) as lsp:
         for spec, category in TARGETS[repo]:
             path, qual, line, col = _python_definition(root, spec)
