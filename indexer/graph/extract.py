@@ -142,15 +142,19 @@ class _Walk:
 
     def site(self, node: tree_sitter.Node, role: Role | None, recv: str | None,
              value: str | None) -> None:
-        name = self.text(node)
+        raw = self.source[node.start_byte : node.end_byte]
+        name = raw.decode("utf-8", "replace") if not raw.isascii() else raw.decode("ascii")
         if not name or not (name[0] in _NAME_START or name[0].isalpha()):
             return
         if recv is None and name in self.spec.self_names and role in (None, Role.REF):
             return  # `self` / `this` itself: never a definition's reference
         if recv is not None and len(recv) > MAX_RECEIVER:
             recv = "?"
-        self.sites.append((name, node.start_point[0] + 1, self.column(node),
-                           role if role is not None else Role.REF, recv, value))
+        row, byte = node.start_point
+        line = self.lines[row] if row < len(self.lines) else b""
+        col = byte + 1 if line.isascii() else len(line[:byte].decode("utf-8", "replace")) + 1
+        self.sites.append((name, row + 1, col, role if role is not None else Role.REF, recv,
+                           value))
 
     def targets(self, node: tree_sitter.Node | None, value: str | None) -> Iterator[Entry]:
         """The entries of a binding's target: names bound, attributes bound, the rest read."""
