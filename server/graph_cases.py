@@ -41,7 +41,7 @@ def check_depth(depth: int, field: str = "depth") -> int:
 def _check_limit(limit: int) -> int:
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise ValidationError(f"limit must be between 1 and {MAX_LIMIT}, not {limit!r}",
-                              hint="Pass a smaller --limit.",
+                              hint=f"Pass --limit N with N from 1 to {MAX_LIMIT}.",
                               details={"field": "limit", "value": limit})
     return limit
 
