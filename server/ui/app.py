@@ -318,20 +318,22 @@ async def api_progress(ui: Ui, request: Request) -> Response:
     async def events() -> AsyncIterator[str]:
         seen: dict[str, int] = {}
         while True:
-            jobs = ui.jobs.jobs()
-            for job in jobs:
-                s = job.snapshot()
+            # One snapshot per job and round: what is sent is what decides whether to go
+            # on (a job that finishes after its snapshot is sent in the next round).
+            jobs = {job.job_id: job for job in ui.jobs.jobs()}
+            snaps = [job.snapshot() for job in jobs.values()]
+            for s in snaps:
                 if seen.get(s.job_id) != s.version:
                     seen[s.job_id] = s.version
                     if s.finished and s.stats is not None:
                         ui.skipped[s.stats.repository] = dict(s.stats.files_skipped)
                     yield f"event: job\ndata: {json.dumps(snapshot_json(s))}\n\n"
-            live = [j for j in jobs if not j.snapshot().finished]
+            live = [s for s in snaps if not s.finished]
             if not live:
                 yield "event: done\ndata: {}\n\n"
                 return
-            await anyio.to_thread.run_sync(live[0].wait_for_change,
-                                           seen.get(live[0].job_id, -1), 5.0)
+            await anyio.to_thread.run_sync(jobs[live[0].job_id].wait_for_change,
+                                           live[0].version, 5.0)
 
     return StreamingResponse(events(), media_type="text/event-stream",
                              headers={"x-accel-buffering": "no"})

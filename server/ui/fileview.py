@@ -122,8 +122,8 @@ def file_page_body(fc: FileContent, state: str, symbol_panel: str) -> str:
     """The file view around its lines and outline, which stand in as `CODE` and
     `OUTLINE`."""
     return (
-        f"{crumbs(fc.repository, fc.path)}{state}{symbol_panel}"
-        '<div class="fileview">'
+        f"{crumbs(fc.repository, fc.path)}{state}"
+        f'<div class="fileview{" with-symbol" if symbol_panel else ""}">{symbol_panel}'
         f'<div class="source" data-repo="{e(fc.repository)}" data-path="{e(fc.path)}" '
         f'data-lang="{e(fc.language)}" tabindex="0" aria-label="Source of {e(fc.path)}">'
         f'<div class="code file">{CODE}</div></div>'
