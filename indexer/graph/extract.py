@@ -114,8 +114,9 @@ class _Walk:
             return None
         t = node.type
         if t in ("await", "await_expression", "parenthesized_expression",
-                 "try_expression") and node.named_child_count:
-            return self.value(node.named_children[0])
+                 "try_expression", "unary_expression", "reference_expression",
+                 "pointer_expression") and node.named_child_count:
+            return self.value(node.named_children[-1])  # `&Store{}`, `&mut x`, `await f()`
         if t in self.spec.calls:
             got = self.receiver(node.child_by_field_name(self.spec.calls[t]))
             if t in self.spec.members:  # Java, Ruby: `obj.m()` as one node
@@ -329,7 +330,7 @@ class _Walk:
 
     def return_type(self, node: tree_sitter.Node) -> None:
         """`def f() -> Session:` / `f(): Session`: the type the function gives back."""
-        ret = node.child_by_field_name("return_type")
+        ret = node.child_by_field_name("return_type") or node.child_by_field_name("result")
         if ret is not None and (name := type_text(self.text(ret))):
             self.add("return", ret, Role.BIND, value=":" + name)
 
@@ -570,6 +571,8 @@ _EXTRA = {
     "return_statement": _Walk.returns,
     "function_definition": _Walk.return_type,
     "function_declaration": _Walk.return_type,
+    "method_declaration": _Walk.return_type,
+    "function_item": _Walk.return_type,
     "method_definition": _Walk.return_type,
     "type": _Walk.python_type,
     "export_statement": _Walk.default_export,

@@ -9,6 +9,7 @@ identifier nodes to record as `Role.IMPORT` sites. Pure: reads the tree and the 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import tree_sitter
@@ -136,6 +137,16 @@ def _js_clause_wrap(clause: tree_sitter.Node, module: str, line: int, text: Text
             bound.append(name)
 
 
+def _go_package(path: str) -> str:
+    """The name a Go import binds by default: its path's last element, less a major
+    version (`example.com/x/v2` -> `x`, `gopkg.in/yaml.v3` -> `yaml`)."""
+    parts = [p for p in path.split("/") if p]
+    if len(parts) > 1 and re.fullmatch(r"v\d+", parts[-1]):
+        parts.pop()
+    last = parts[-1] if parts else path
+    return re.sub(r"\.v\d+$", "", last)
+
+
 def _go(node: tree_sitter.Node, text: Text) -> Found:
     out: list[Import] = []
     stack = [node]
@@ -144,7 +155,7 @@ def _go(node: tree_sitter.Node, text: Text) -> Found:
         if n.type == "import_spec":
             path = string_value(n.child_by_field_name("path"), text)
             name = n.child_by_field_name("name")
-            out.append(Import(path, None, text(name) or None, 0, _line(n)))
+            out.append(Import(path, None, text(name) or _go_package(path), 0, _line(n)))
         else:
             stack.extend(reversed(n.named_children))
     return out, []

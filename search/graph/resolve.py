@@ -343,8 +343,8 @@ class Resolver:
         called = head.endswith("()")
         name = head.removesuffix("()")
         got: Target | None
-        if not called and (name in ("self", "this", "cls") or self._first_param(
-                path, scope, name)):
+        if (not called and (name in ("self", "this", "cls") or self._first_param(
+                path, scope, name))) or (name == "Self" and facts.graph.language == "rust"):
             cls = self.enclosing_class(path, scope)
             got = None if cls is None else Target("inst", path, cls)
         elif name == "super" and (called or facts.graph.language in JS_LIKE):

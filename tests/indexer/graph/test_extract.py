@@ -122,7 +122,7 @@ def test_typescript_imports_calls_and_no_strings():
 @pytest.mark.parametrize(("language", "text", "calls", "imports"), [
     ("go", 'package a\n\nimport (\n\tf "fmt"\n\t"net/http"\n)\n\n// Run calls Serve\n'
      'func Run(s *Server) {\n\tf.Println("Serve")\n\ts.Serve(http.X)\n}\n',
-     {("Println", "f"), ("Serve", "s")}, [("fmt", "f"), ("net/http", None)]),
+     {("Println", "f"), ("Serve", "s")}, [("fmt", "f"), ("net/http", "http")]),
     ("rust", 'use crate::net::{Client, retry as again};\nmod util;\n\n/// calls fetch\n'
      'fn main() {\n    let c = Client::new();\n    c.fetch("fetch");\n    println!("{}", 1);\n}\n',
      {("new", "Client"), ("fetch", "c"), ("println", None)},

@@ -422,3 +422,23 @@ def test_queries_from_several_threads_share_one_workspace(tmp_path, repo):
     with ThreadPoolExecutor(4) as pool:
         answers = list(pool.map(ask, range(8)))
     assert all(a == answers[0] for a in answers) and len(answers[0]) == 4
+
+
+RETURNS = {
+    "go.mod": "module example.com/r\n",
+    "store/store.go": "package store\n\ntype Store struct{}\n\nfunc (s *Store) Get(k string) "
+                      "string { return k }\n\nfunc Open() *Store { return &Store{} }\n",
+    "main.go": 'package main\n\nimport "example.com/r/store"\n\nfunc main() {\n'
+               '\ts := store.Open()\n\ts.Get("a")\n}\n',
+    "src/lib.rs": "pub struct Client;\n\nimpl Client {\n    pub fn new() -> Self { Client }\n"
+                  "    pub fn send(&self) {}\n}\n\npub fn open() -> Client {\n    Client::new()\n}\n"
+                  "\npub fn run() {\n    let c = open();\n    c.send();\n"
+                  "    Client::new().send();\n}\n",
+}
+
+
+def test_go_and_rust_result_types_type_what_a_call_returns(store, repo):
+    index(store, repo, RETURNS)
+    assert usages(store, "Store.Get") == {("main.go", 7, "call")}
+    assert usages(store, "Client.send") == {("src/lib.rs", 14, "call"),
+                                            ("src/lib.rs", 15, "call")}
