@@ -431,8 +431,8 @@ RETURNS = {
     "main.go": 'package main\n\nimport "example.com/r/store"\n\nfunc main() {\n'
                '\ts := store.Open()\n\ts.Get("a")\n}\n',
     "src/lib.rs": "pub struct Client;\n\nimpl Client {\n    pub fn new() -> Self { Client }\n"
-                  "    pub fn send(&self) {}\n}\n\npub fn open() -> Client {\n    Client::new()\n}\n"
-                  "\npub fn run() {\n    let c = open();\n    c.send();\n"
+                  "    pub fn send(&self) {}\n}\n\npub fn open() -> Client {\n"
+                  "    Client::new()\n}\n\npub fn run() {\n    let c = open();\n    c.send();\n"
                   "    Client::new().send();\n}\n",
 }
 
