@@ -23,14 +23,20 @@ from ctxd.server.ui.html import e, file_url
 from ctxd.server.ui.outline import OutlineItem
 
 CACHE_FILES = 32
+CACHE_CHARS = 32_000_000
+"""The colouring cache holds at most this many characters of HTML (~64 MB), whatever the
+number of files (a 5,000-line file is ~0.7 M)."""
 
 
 class Colouring:
-    """A small cache of coloured files: text hash -> (lines, outline)."""
+    """A small cache of coloured files, least recently viewed out first: text hash ->
+    (lines, outline)."""
 
-    def __init__(self, size: int = CACHE_FILES) -> None:
+    def __init__(self, size: int = CACHE_FILES, chars: int = CACHE_CHARS) -> None:
         self.size = size
+        self.chars = chars
         self._items: OrderedDict[str, tuple[list[str], list[OutlineItem]]] = OrderedDict()
+        self._sizes: dict[str, int] = {}
         self._lock = threading.Lock()
 
     @staticmethod
@@ -47,10 +53,16 @@ class Colouring:
             return hit
 
     def keep(self, fc: FileContent, lines: list[str], items: list[OutlineItem]) -> None:
+        size = sum(map(len, lines))
+        if size > self.chars:
+            return
+        key = self.key(fc)
         with self._lock:
-            self._items[self.key(fc)] = (lines, items)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
+            self._items[key] = (lines, items)
+            self._sizes[key] = size
+            while len(self._items) > self.size or sum(self._sizes.values()) > self.chars:
+                old, _ = self._items.popitem(last=False)
+                del self._sizes[old]
 
     def stream(self, fc: FileContent, lines: list[str]) -> Iterator[str]:
         """The file's coloured lines as the lexer makes them, each also added to `lines`

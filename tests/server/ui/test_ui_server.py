@@ -343,3 +343,17 @@ def test_through_the_daemon(tmp_path: Path) -> None:
     finally:
         subprocess.run([ctxd, "daemon", "stop"], env=env, cwd=tmp_path, capture_output=True,
                        timeout=60)
+
+
+def test_the_colouring_cache_is_bounded_by_files_and_by_size() -> None:
+    from ctxd.search.models import FileContent
+    from ctxd.server.ui.fileview import Colouring
+
+    cache = Colouring(size=3, chars=100)
+    files = [FileContent("r", f"p{i}.py", "python", f"x{i}", 1, 1, 1) for i in range(5)]
+    for fc in files:
+        cache.keep(fc, ["a" * 40], [])
+    assert cache.cached(files[4]) is not None and cache.cached(files[3]) is not None
+    assert cache.cached(files[2]) is None  # 3 x 40 characters is past 100
+    cache.keep(files[0], ["b" * 200], [])  # larger than the whole cache: not kept
+    assert cache.cached(files[0]) is None and cache.cached(files[4]) is not None
