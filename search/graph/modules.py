@@ -102,6 +102,8 @@ class RepoLayout:
             return self._rust(path, imp)
         if language in ("c", "cpp"):
             return self._suffix(path, imp.module)
+        if language == "java":
+            return self._java(path, imp)
         if language == "ruby":
             return self._ruby(path, imp)
         return []
@@ -223,6 +225,21 @@ class RepoLayout:
         hits = sorted((p for p in self.paths if p.endswith("/" + include) or p == include),
                       key=lambda p: (-_shared(p, path), len(p)))
         return hits[:1]
+
+    def _java(self, path: str, imp: Import) -> list[str]:
+        """`import a.b.C` -> the file `.../a/b/C.java`; `import a.b.*` -> the package's
+        files (a folder `.../a/b`)."""
+        folder = imp.module.replace(".", "/")
+        if imp.name == "*":
+            hits = [d for d in self.by_dir if d == folder or d.endswith("/" + folder)]
+            return [p for d in hits[:1] for p in self.by_dir[d] if p.endswith(".java")]
+        return self._suffix(path, f"{folder}/{imp.name}.java")
+
+    def same_package(self, path: str, extension: str) -> list[str]:
+        """The other files of the folder of `path` with the same extension (a Go or Java
+        package)."""
+        return [p for p in self.by_dir.get(posixpath.dirname(path), [])
+                if p.endswith(extension) and p != path]
 
     def _ruby(self, path: str, imp: Import) -> list[str]:
         name = imp.module if imp.module.endswith(".rb") else imp.module + ".rb"

@@ -120,8 +120,9 @@ class _Graph:
         if graph.language == "go":
             keys.add(posixpath.basename(posixpath.dirname(t.path)))
         files = {t.path}
-        if graph.language == "go":
-            files.update(self.ws.layout.go_package(t.path))
+        if graph.language in ("go", "java"):  # the package: the folder's files
+            files.update(self.ws.layout.same_package(
+                t.path, ".go" if graph.language == "go" else ".java"))
         seen_keys: set[str] = set()
         for _ in range(ROUNDS):
             new = sorted(k for k in keys - seen_keys if k)

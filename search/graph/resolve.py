@@ -160,8 +160,8 @@ class Resolver:
             got = self.export(self.ws.layout.resolve(path, imp, lang), name, depth + 1)
             if got is not None:
                 return got
-        if lang == "go":
-            for other in self.ws.layout.go_package(path):
+        if lang in ("go", "java"):  # a package is a folder: its files see each other
+            for other in self.ws.layout.same_package(path, ".go" if lang == "go" else ".java"):
                 of = self.facts(other)
                 if of is not None and (k := of.children.get((-1, name))) is not None:
                     return Target("def", other, k)

@@ -442,3 +442,20 @@ def test_go_and_rust_result_types_type_what_a_call_returns(store, repo):
     assert usages(store, "Store.Get") == {("main.go", 7, "call")}
     assert usages(store, "Client.send") == {("src/lib.rs", 14, "call"),
                                             ("src/lib.rs", 15, "call")}
+
+
+JAVA = {
+    "src/main/java/com/shop/Store.java": "package com.shop;\n\npublic class Store {\n"
+        "    public String get(String k) { return k; }\n}\n",
+    "src/main/java/com/shop/Helper.java": "package com.shop;\n\nclass Helper {\n"
+        "    String run() { Store s = new Store(); return s.get(\"a\"); }\n}\n",
+    "src/main/java/com/app/Main.java": "package com.app;\n\nimport com.shop.Store;\n\n"
+        "class Main {\n    void main() {\n        Store s = new Store();\n"
+        "        s.get(\"b\");\n    }\n}\n",
+}
+
+
+def test_java_imports_and_packages(store, repo):
+    index(store, repo, JAVA)
+    assert usages(store, "Store.get") == {("src/main/java/com/shop/Helper.java", 4, "call"),
+                                          ("src/main/java/com/app/Main.java", 8, "call")}
