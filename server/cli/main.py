@@ -84,6 +84,28 @@ LAZY_COMMANDS = {
 imports) and `watch` watchdog; (module, attribute, short help for `ctxd --help`)."""
 
 
+@click.command("serve", add_help_option=False, help=LAZY_COMMANDS["serve"][2],
+               context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.pass_context
+def serve_starting_the_daemon(ctx: click.Context) -> Any:
+    """`ctxd serve` before its module loads: starts the daemon (where `serve` will use
+    one) in a thread, then imports the MCP server (the SDK: 0.6 s quiet, 1-3 s busy) and
+    hands it the arguments, so the daemon's start-up overlaps that import (issue 41)."""
+    args = list(ctx.args)
+    if not ({"-h", "--help"} & set(args) or ctx.obj.get("no_daemon")):
+        try:
+            settings = settings_from_cli(ctx.obj)
+        except CtxdError:  # `serve` itself reports it
+            settings = None
+        if settings is not None and settings.daemon.autostart:
+            ctx.meta[lifecycle.EARLY_START] = lifecycle.start_early(settings)
+    module, attr, _help = LAZY_COMMANDS["serve"]
+    command = getattr(importlib.import_module(module), attr)
+    assert isinstance(command, click.Command)
+    with command.make_context("serve", args, parent=ctx.parent) as sub:
+        return command.invoke(sub)
+
+
 class CtxdCommand(click.Command):
     """A command whose text arguments are checked for control characters before it runs
     (`text_args.check_text`; a query's NUL is the search's own `QUERY_ERROR`)."""
@@ -106,7 +128,9 @@ class CtxdGroup(click.Group):
         return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name in LAZY_COMMANDS and cmd_name not in self.commands:
+        if cmd_name == "serve" and cmd_name not in self.commands:
+            self.add_command(serve_starting_the_daemon, cmd_name)
+        elif cmd_name in LAZY_COMMANDS and cmd_name not in self.commands:
             module, attr, _help = LAZY_COMMANDS[cmd_name]
             command = getattr(importlib.import_module(module), attr)
             assert isinstance(command, click.Command)

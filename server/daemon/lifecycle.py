@@ -25,6 +25,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -287,3 +288,28 @@ def connect(
              "`ctxd daemon stop` lets the next command start one with these settings.")
         return None
     return DaemonClient(settings, paths, info, local=local, note=note)
+
+
+EARLY_START = "ctxd.daemon_start"
+"""`ctx.meta` key of the thread `start_early` runs (`ctxd serve` joins it before `connect`)."""
+
+
+def start_early(settings: Settings) -> threading.Thread:
+    """Start the daemon for `settings` in a thread, now, when `connect` would start one
+    (none answers, none refuses, none holds the lock): `ctxd serve` calls it before it
+    imports the MCP SDK (1-3 s on a busy machine), so the two overlap (issue 41), then
+    joins the thread and connects as usual. Never raises: `connect` reports trouble."""
+
+    def run() -> None:
+        try:
+            paths = DaemonPaths.for_home(settings.home)
+            refusals: list[CtxdError] = []
+            if probe(paths, refusals.append) is None and not refusals and not (
+                    paths.socket.exists() and lock_is_held(paths.lock)):
+                start(settings, paths)
+        except Exception:  # `connect` says what is wrong
+            log.debug("starting the daemon early failed", exc_info=True)
+
+    thread = threading.Thread(target=run, name="ctxd-daemon-start", daemon=True)
+    thread.start()
+    return thread

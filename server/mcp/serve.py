@@ -392,6 +392,8 @@ def serve(
     # One model, vector matrix and writer per index home: use (or start) the daemon when
     # there may be several clients; in-process otherwise.
     local = Service(settings, long_lived=True)
+    if (early := ctx.meta.pop(lifecycle.EARLY_START, None)) is not None:
+        early.join(lifecycle.START_TIMEOUT)  # the daemon `ctxd` started before importing us
     client = None if ctx.obj.get("no_daemon") else lifecycle.connect(  # --no-daemon: never
         settings, autostart=settings.daemon.autostart, local=lambda: local,
         note=lambda text: log.warning("%s", text))
