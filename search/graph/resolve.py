@@ -179,9 +179,12 @@ class Resolver:
                 if got is not None:
                     return got
             return None
-        for b in reversed(before):  # the last binding that says what it is
-            if b.value:
-                return self.value(path, b.value, b.scope, b.line, depth + 1)
+        declared = [b for b in binds if b.value and b.value.startswith(":")]
+        for b in declared[:1] or reversed(before):  # a declared type, else the last
+            if b.value:  # binding that says what it is and resolves
+                got = self.value(path, b.value, b.scope, b.line, depth + 1)
+                if got is not None:
+                    return got
         return None
 
     def value(self, path: str, value: str, scope: int, line: int, depth: int) -> Target | None:
