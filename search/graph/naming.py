@@ -5,8 +5,9 @@ A symbol is `NAME`, a qualified name (`Session.fetch`, `pkg.Session.fetch`,
 containers), or `PATH:LINE` of a definition (the path relative to the repository root,
 the line of its name or any line of its header up to the name). Several definitions of
 one qualified name in one file (overloads, a property's getter and setter) count as one,
-the first. More than one left is an `AmbiguousSymbol` listing them; none is a
-`SymbolNotFound` naming what was looked for.
+the first. A name that is exactly one definition's whole qualified name is that one
+(`request` is the function `request`, not `Session.request`); more than one left is an
+`AmbiguousSymbol` listing them; none is a `SymbolNotFound` naming what was looked for.
 
 Invariants: only definitions of files that have a code graph are named (not document
 headings); the answer is exactly one `GraphDef`.
@@ -109,6 +110,9 @@ def name_definition(store: IndexStore, symbol: str,
             hint="Check the spelling and case (`ctxd symbols NAME` lists definitions), or "
                  "index the repository that defines it.",
             details={"field": "symbol", "value": symbol})
+    exact = [d for d in candidates if d.qualified_name == ".".join(parsed)]
+    if len(candidates) > 1 and len(exact) == 1:  # `request`: the function, not X.request
+        return exact[0]
     if len(candidates) > 1:
         listed = "; ".join(f"{d.qualified_name} ({d.kind}) at {d.path}:{d.line}"
                            for d in candidates[:MAX_LISTED])

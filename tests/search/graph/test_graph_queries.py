@@ -459,3 +459,10 @@ def test_java_imports_and_packages(store, repo):
     index(store, repo, JAVA)
     assert usages(store, "Store.get") == {("src/main/java/com/shop/Helper.java", 4, "call"),
                                           ("src/main/java/com/app/Main.java", 8, "call")}
+
+
+def test_a_whole_qualified_name_is_not_ambiguous(store, repo):
+    index(store, repo, {"a.py": "def request():\n    pass\n\n\nclass S:\n"
+                                "    def request(self):\n        pass\n"})
+    assert name_definition(store, "request").qualified_name == "request"
+    assert name_definition(store, "S.request").qualified_name == "S.request"
