@@ -24,7 +24,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from ctxd.search.explain_rank import Contribution, explain_text
 from ctxd.search.models import (
     FileContent,
     FileMatch,
@@ -501,3 +503,18 @@ def render_file(fc: FileContent, *, budget: int) -> Rendered:
         next_start_line=end + 1 if more else None,
     )
     return Rendered(text, dict(data))
+
+
+def with_explain(rendered: Rendered, rows: Sequence[Sequence[dict[str, Any]]], offset: int
+                 ) -> Rendered:
+    """`semantic_search` with `explain`: each shown result's features and their part in its
+    score (`search.explain_rank`), as a section after the results and as `explain`."""
+    shown = len(rendered.data.get("results", []))
+    rows = [list(r) for r in rows[:shown]]
+    lines = ["", "### Why each result ranks", ""]
+    for n, parts in enumerate(rows, offset + 1):
+        text = explain_text([Contribution(str(p["feature"]), float(p["value"]), str(p["kind"]))
+                             for p in parts])
+        lines.append(f"{n}. {text}")
+    return Rendered(rendered.markdown + "\n".join(lines) + "\n",
+                    {**rendered.data, "explain": rows})

@@ -101,6 +101,16 @@ class HitOut(TypedDict):
     `start_line`."""
 
 
+class ExplainPart(TypedDict):
+    """One feature's part in a hybrid hit's score (`search.explain_rank`)."""
+
+    feature: str
+    value: float
+    kind: str
+    """`add` (added to the score), `factor` (the score multiplied by it), `rule` (a hard
+    rule moved the hit's file to the front)."""
+
+
 class SemanticOutput(TypedDict):
     """`semantic_search`: ranked checkpoints."""
 
@@ -111,6 +121,8 @@ class SemanticOutput(TypedDict):
     notes: list[str]
     truncated: bool
     freshness: list[Freshness]
+    explain: NotRequired[list[list[ExplainPart]]]
+    """With `explain` in hybrid mode: each result's features, in the results' order."""
 
 
 class SymbolOut(TypedDict):

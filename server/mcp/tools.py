@@ -431,6 +431,9 @@ class Tools:
         language: Annotated[str | None, Field(description=(
             "Only this language, e.g. 'python', 'typescript', 'go', 'markdown'."))] = None,
         all_repos: Annotated[bool, Field(description=ALL_REPOS)] = False,
+        explain: Annotated[bool, Field(description=(
+            "Hybrid mode: also each result's features and their contributions to its score "
+            "(why it ranks there)."))] = False,
     ) -> Annotated[CallToolResult, schemas.SemanticOutput]:
         """Find code and docs by meaning (hybrid semantic + keyword ranking by default). Each
         result gives its location, line-numbered snippet and the engines that found it;
@@ -439,19 +442,23 @@ class Tools:
         all_repos = all_repos or (mode == "lexical" and names_repositories(query))
         repos = self.scope(repository, all_repos)
 
-        def run(n: int | None, c: str | None) -> Any:
+        def run(n: int | None, c: str | None, why: bool = False) -> Any:
             return self.service.search(query, mode=mode, limit=n, cursor=c,
-                                       repositories=repos, path_glob=path, language=language)
+                                       repositories=repos, path_glob=path, language=language,
+                                       explain=why)
 
-        page = run(limit, cursor)
+        page = run(limit, cursor, explain)
         offset = int(page.stats.get("offset", 0))
         at = cursor_at(cursor or page.next_cursor, offset, lambda n: run(n, None).next_cursor,
                        limit)
-        return answer(md.render_hits(
+        rendered = md.render_hits(
             query, page.mode, page.results, offset=offset,
             notes=[*page.notes, *self.scope_note(repository, all_repos, repos)],
             next_cursor=page.next_cursor, cursor_at=at, fresh=self.fresh(repos),
-            budget=self.budget))
+            budget=self.budget)
+        if explain and mode == "hybrid":
+            rendered = md.with_explain(rendered, page.stats.get("explain") or [], offset)
+        return answer(rendered)
 
     def search_symbols(
         self,

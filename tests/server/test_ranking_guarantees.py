@@ -234,3 +234,21 @@ def test_cli_explain_prints_the_plan_then_each_hits_parts(service: Service) -> N
     line = next(x for x in r.output.splitlines() if x.strip().startswith("1. "))
     assert "werk/testing.py" in line and "semantic" in line
     assert "rule: its file defines a name the query names" in line
+
+
+def test_mcp_semantic_search_explains_each_result_on_request(service: Service) -> None:
+    from ctxd.server.mcp.tools import build_server
+    from tests.server.conftest import run_client, text
+
+    server = build_server(service)
+    args = {"query": "CliRunner invoke catch_exceptions", "limit": 3, "all_repos": True}
+    result = run_client(server, lambda c: c.call_tool(
+        "semantic_search", {**args, "explain": True}))
+    assert not result.is_error, text(result)
+    data = result.structured_content
+    assert data is not None and len(data["explain"]) == len(data["results"]) > 0
+    assert data["results"][0]["path"] == "werk/testing.py"
+    assert {"feature": "semantic", "kind": "add"}.items() <= data["explain"][0][0].items()
+    assert "### Why each result ranks" in text(result)
+    plain = run_client(server, lambda c: c.call_tool("semantic_search", args))
+    assert plain.structured_content is not None and "explain" not in plain.structured_content
