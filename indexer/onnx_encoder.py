@@ -53,6 +53,21 @@ CACHE_ENV = "CTXD_ENCODER_CACHE"
 """Overrides the folder of exports (tests; a read-only home directory)."""
 
 
+TELEMETRY_ENV = "ORT_DISABLE_TELEMETRY"
+"""ONNX Runtime 1.32's Linux and macOS wheels report usage to Microsoft (1DS telemetry) and
+write a device id under the user's cache folder unless this is set before the library
+initialises; ctxd promises that nothing leaves the machine."""
+
+
+def import_onnxruntime() -> Any:
+    """`onnxruntime`, imported with its telemetry off (`ORT_DISABLE_TELEMETRY=1` unless the
+    user set it): no uploader, no device id file, no offline event cache."""
+    os.environ.setdefault(TELEMETRY_ENV, "1")
+    import onnxruntime
+
+    return onnxruntime
+
+
 def encoder_cache() -> Path:
     """The folder of ONNX exports: `$CTXD_ENCODER_CACHE`, else the user's cache folder's
     `ctxd/encoders` (`XDG_CACHE_HOME` on Linux)."""
@@ -192,8 +207,9 @@ class OnnxEncoder:
         with self._lock:
             if self._session is not None:
                 return
-            import onnxruntime as ort
             from tokenizers import Tokenizer
+
+            ort = import_onnxruntime()
 
             tok = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
             tok.no_padding()

@@ -39,6 +39,7 @@ from ctxd.indexer.onnx_encoder import (
     content_hash,
     encoder_cache,
     find_export,
+    import_onnxruntime,
     read_meta,
     source_key,
 )
@@ -195,7 +196,7 @@ def _export_into(model_dir: Path, folder: Path) -> dict[str, Any]:
 def _optimise(src: Path, dst: Path) -> None:
     """Save the graph as ONNX Runtime optimises it at level EXTENDED (fusions that do not
     depend on the CPU), so loading it later can skip optimisation."""
-    import onnxruntime as ort
+    ort = import_onnxruntime()
 
     opts = ort.SessionOptions()
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED

@@ -16,6 +16,7 @@ import pytest
 import xxhash
 
 from ctxd.indexer.embedder import EmbedOptions, SentenceTransformerEmbedder
+from ctxd.indexer.onnx_encoder import CACHE_ENV, encoder_cache
 from ctxd.indexer.store.pg.pool import close_pools
 from tests.other_user import other_user  # noqa: F401  (a session fixture, defined once here)
 from tests.pg import PgServer
@@ -24,6 +25,12 @@ CONTRACT_ENV = (
     "CTXD_HOME", "CTXD_CONFIG", "CTXD_MODEL", "CTXD_DEVICE", "CTXD_TOKEN", "ZOEKT_URL",
     "ZOEKT_TIMEOUT_MS", "MCP_TRANSPORT", "MCP_HOST", "MCP_PORT", "LOG_LEVEL",
 )
+
+
+ENCODER_CACHE = str(encoder_cache())
+"""The user's folder of ONNX exports, read before any test moves HOME: the model is
+exported once for the whole run (tests that stand a temporary folder in for the home
+directory would otherwise export it again, and find the export in that home)."""
 
 
 @pytest.fixture(autouse=True)
@@ -36,6 +43,7 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("CTXD_HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv(CACHE_ENV, ENCODER_CACHE)
     # Tests run in-process unless they start a daemon themselves
     # (tests/server/daemon/test_daemon.py).
     monkeypatch.setenv("CTXD_DAEMON_AUTOSTART", "false")

@@ -235,3 +235,18 @@ def test_a_semantic_search_imports_no_model_library(cache, repo: RepoBuilder, re
         assert "cart.py" in r.stdout and "Traceback" not in r.stderr, r.stdout + r.stderr
         line = [ln for ln in r.stdout.splitlines() if ln.startswith("IMPORTED=")]
         assert json.loads(line[-1].removeprefix("IMPORTED=")) == [], mode
+
+
+def test_onnx_runtime_reports_nothing_and_writes_no_device_id(tmp_path):
+    """ONNX Runtime 1.32's Linux wheel sends usage events to Microsoft and writes a device
+    id under the user's cache unless ORT_DISABLE_TELEMETRY is set before it initialises:
+    the light encoder's import sets it, so nothing lands in the cache folder."""
+    cache_home = tmp_path / "xdg-cache"
+    cache_home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"}
+    env.update(XDG_CACHE_HOME=str(cache_home), HOME=str(tmp_path))
+    code = ("from ctxd.indexer.onnx_encoder import import_onnxruntime\n"
+            "ort = import_onnxruntime()\n"
+            "ort.SessionOptions()\n")
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=120)
+    assert not any(cache_home.rglob("*")), sorted(cache_home.rglob("*"))
