@@ -114,9 +114,10 @@ class FileChunks:
     windows_reason: str | None = None
     """Why a code file was cut into line windows rather than by syntax: its parse ran over
     the time budget or failed (None otherwise, and for files windows are the rule for)."""
-    parsed: object | None = None
+    parsed: object | None = field(default=None, compare=False, repr=False)
     """The tree-sitter parse of a code file cut by syntax (`indexer.chunk.syntax.ParsedSource`),
-    for the code graph (`indexer.graph`); never stored. None for any other file."""
+    for the code graph (`indexer.graph`); never stored, not part of the value (two chunkings
+    of one text are equal). None for any other file."""
 
 
 @dataclass(frozen=True, slots=True)
