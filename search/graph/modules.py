@@ -5,8 +5,9 @@ modules by every dotted suffix of their path (so `src/` layouts and nested roots
 resolve: `src/pkg/models.py` is `pkg.models`, `pkg/__init__.py` is `pkg`); JS/TS
 relative paths with their extensions and `index` files, `tsconfig.json` `baseUrl` and
 `paths`; Go import paths under `go.mod`'s module path (a package is a folder); Rust
-`crate::`/`self::`/`super::` paths and `mod x;` over `src/` trees; Ruby
-`require_relative`; C/C++ `#include "x.h"` by path suffix. What names no indexed file
+`crate::`/`self::`/`super::` paths and `mod x;` over `src/` trees; Java `import a.b.C`
+by path suffix (a package is a folder); Ruby `require_relative`; C/C++ `#include "x.h"` by
+path suffix. What names no indexed file
 resolves to nothing (a standard library, a dependency): the caller treats the name as
 unresolved. Pure over the lists it is given.
 """
