@@ -55,6 +55,8 @@ class Refs:
     """Sites that bear the name in the files searched but did not resolve (by-name
     candidates: `--by-name` lists every text match)."""
     duration_ms: float = 0.0
+    note: str = ""
+    """Why the answer may be short (the definition's file has no code graph yet)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,6 +53,8 @@ MAX_NODES = 400
 """Definitions one tree, path search or impact visits at most."""
 ROUNDS = 3
 """Rounds of re-exporting files followed to find importers."""
+NO_GRAPH_NOTE = ("the definition's file has no code graph yet (indexed before ctxd had one): "
+                 "run `ctxd index` on the repository once, then ask again")
 
 _KIND = {Role.CALL: "call", Role.IMPORT: "import", Role.INHERIT: "inherit"}
 _TEST = re.compile(r"(^|/)(tests?|__tests__|spec)/|(^|/)test_[^/]*$|_test\.\w+$|"
@@ -221,7 +223,7 @@ def references(store: IndexStore, d: GraphDef, *, limit: int = 200) -> Refs:
     g = _Graph(store, d.repository)
     t = g.target_of(d)
     if t is None:
-        return Refs([d], [], 0, False, duration_ms=_ms(started))
+        return Refs([d], [], 0, False, duration_ms=_ms(started), note=NO_GRAPH_NOTE)
     found, unresolved = g.uses(t)
     sites: list[tuple[str, int, int, str, str | None]] = []
     for path, k, role in found:

@@ -40,7 +40,7 @@ def refs_json(r: Refs) -> dict[str, Any]:
                     "resolved": u.resolved, "in": u.enclosing, "text": u.text}
                    for u in r.usages],
         "total": r.total, "truncated": r.truncated, "unresolved": r.unresolved,
-        "duration_ms": r.duration_ms,
+        "duration_ms": r.duration_ms, **({"note": r.note} if r.note else {}),
     }
 
 
@@ -58,6 +58,8 @@ def refs_text(r: Refs, where: Where) -> str:
     if r.unresolved:
         out.append(f"\n{r.unresolved} other sites bear the name but do not resolve to it "
                    "(`--by-name` lists every text match)")
+    if r.note:
+        out.append(f"\nnote: {r.note}")
     return "\n".join(out)
 
 

@@ -81,3 +81,21 @@ def test_a_full_run_backfills_the_graphs_of_files_indexed_before_it(tmp_path):
             "a.py", "b.py"]
         Indexer(store, FakeEmbedder()).index(repo.root, WalkOptions())
         assert store.files_without_graph(rid, ["python"]) == []
+
+
+def test_refs_says_when_the_file_has_no_graph_yet(tmp_path):
+    from ctxd.indexer.pipeline import Indexer
+    from ctxd.indexer.store.sqlite.store import Store
+    from ctxd.indexer.walk.walker import WalkOptions
+    from ctxd.search.graph import queries
+    from ctxd.search.graph.naming import name_definition
+    from tests.conftest import FakeEmbedder, RepoBuilder
+
+    repo = RepoBuilder(tmp_path / "r")
+    repo.write("a.py", "def f():\n    return 1\n\n\ndef g():\n    return f()\n")
+    with Store.open(tmp_path / "index.db") as store:
+        Indexer(store, FakeEmbedder()).index(repo.root, WalkOptions())
+        with store.transaction():
+            store.db.execute("DELETE FROM graph")
+        refs = queries.references(store, name_definition(store, "f"))
+        assert refs.usages == [] and "run `ctxd index`" in refs.note
