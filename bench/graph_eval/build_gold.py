@@ -32,8 +32,10 @@ import argparse
 import ast
 import io
 import json
+import shutil
 import subprocess
 import sysconfig
+import tempfile
 import tokenize
 from pathlib import Path
 from typing import Any
@@ -106,6 +108,33 @@ TARGETS: dict[str, list[tuple[str, str]]] = {
         ("src/click/formatting.py::HelpFormatter.write", C),
         ("src/click/utils.py::LazyFile.close", C),
         ("src/click/core.py::Context.get_help", C),
+    ],
+    # held out: totals only (corpus.Pin.set)
+    "jinja2": [
+        ("src/jinja2/environment.py::Environment", D),
+        ("src/jinja2/exceptions.py::TemplateSyntaxError", D),
+        ("src/jinja2/exceptions.py::TemplateNotFound", D),
+        ("src/jinja2/loaders.py::DictLoader", D),
+        ("src/jinja2/runtime.py::Undefined", D),
+        ("src/jinja2/runtime.py::Context", D),
+        ("src/jinja2/utils.py::pass_context", D),
+        ("src/jinja2/utils.py::urlize", D),
+        ("src/jinja2/nodes.py::EvalContext", D),
+        ("src/jinja2/nodes.py::Const", D),
+        ("src/jinja2/nodes.py::Node", D),
+        ("src/jinja2/parser.py::Parser.parse", C),
+        ("src/jinja2/environment.py::Environment.parse", C),
+        ("src/jinja2/environment.py::Environment.get_template", C),
+        ("src/jinja2/environment.py::Environment.compile", C),
+        ("src/jinja2/loaders.py::BaseLoader.get_source", C),
+        ("src/jinja2/loaders.py::BaseLoader.load", C),
+        ("src/jinja2/idtracking.py::Symbols.load", C),
+        ("src/jinja2/runtime.py::Context.get", C),
+        ("src/jinja2/runtime.py::Context.super", C),
+        ("src/jinja2/utils.py::LRUCache.get", C),
+        ("src/jinja2/utils.py::LRUCache.clear", C),
+        ("src/jinja2/compiler.py::Frame.copy", C),
+        ("src/jinja2/compiler.py::CodeGenerator.write", C),
     ],
 }
 
@@ -223,7 +252,7 @@ def _record(pin: Any, category: str, path: str, qual: str, name: str, line: int,
     return {
         "language": pin.language, "repo": pin.name, "package": pin.package,
         "version": pin.version, "archive_sha256": pin.sha256, "analyser": analyser,
-        "category": category, "name": name, "qualified_name": qual,
+        "set": pin.set, "category": category, "name": name, "qualified_name": qual,
         "definition": {"path": path, "line": line, "column": col},
         "references": refs_out,
     }
@@ -266,9 +295,20 @@ def _in_string(spans: list[tuple[int, int, int, int]], line: int, col0: int) -> 
     return any((l1, c1) <= (line, col0) < (l2, c2) for l1, c1, l2, c2 in spans)
 
 
-def pyright_gold(repo: str, root: Path, tsserver: Path) -> list[dict[str, Any]]:
-    """Pyright's `textDocument/references`, the interpreter a bare system Python (no
-    installed copy of the library), the repository's `src/` an extra import root."""
+def pyright_gold(repo: str, corpus_root: Path, tsserver: Path) -> list[dict[str, Any]]:
+    """Pyright's `textDocument/references` over a copy of the repository whose
+    pyrightconfig.json includes every file (a project's own `[tool.pyright] include`,
+    jinja2's `src/jinja2` only, would hide its tests), the interpreter a bare system Python
+    (no installed copy of the library), the repository's `src/` an extra import root."""
+    with tempfile.TemporaryDirectory(prefix="graph-eval-pyright-") as tmp:
+        root = Path(tmp) / repo
+        shutil.copytree(corpus_root, root, symlinks=True)
+        (root / "pyrightconfig.json").write_text(json.dumps({
+            "include": ["."], "extraPaths": ["src"], "typeCheckingMode": "off"}))
+        return _pyright_refs(repo, root, tsserver)
+
+
+def _pyright_refs(repo: str, root: Path, tsserver: Path) -> list[dict[str, Any]]:
     from bench.graph_eval.lsp import LspClient
 
     settings = {"python": {"pythonPath": "/usr/bin/python3", "analysis": {
@@ -363,6 +403,35 @@ TS_TARGETS: dict[str, list[tuple[str, str]]] = {
         ("src/internal/Observable.ts::Observable.pipe", C),
         ("src/internal/scheduler/AsyncAction.ts::AsyncAction.schedule", C),
         ("src/internal/scheduler/AsyncScheduler.ts::AsyncScheduler.flush", C),
+    ],
+    # held out: totals only (corpus.Pin.set)
+    "query-core": [
+        ("src/queryClient.ts::QueryClient", D),
+        ("src/queryCache.ts::QueryCache", D),
+        ("src/query.ts::Query", D),
+        ("src/queryObserver.ts::QueryObserver", D),
+        ("src/mutationObserver.ts::MutationObserver", D),
+        ("src/utils.ts::hashKey", D),
+        ("src/utils.ts::partialMatchKey", D),
+        ("src/utils.ts::matchQuery", D),
+        ("src/utils.ts::replaceEqualDeep", D),
+        ("src/utils.ts::timeUntilStale", D),
+        ("src/utils.ts::functionalUpdate", D),
+        ("src/retryer.ts::createRetryer", D),
+        ("src/queryCache.ts::QueryCache.build", C),
+        ("src/queryCache.ts::QueryCache.find", C),
+        ("src/queryCache.ts::QueryCache.notify", C),
+        ("src/queryCache.ts::QueryCache.add", C),
+        ("src/queryCache.ts::QueryCache.remove", C),
+        ("src/queryCache.ts::QueryCache.clear", C),
+        ("src/queryCache.ts::QueryCache.getAll", C),
+        ("src/subscribable.ts::Subscribable.subscribe", C),
+        ("src/query.ts::Query.fetch", C),
+        ("src/query.ts::Query.cancel", C),
+        ("src/query.ts::Query.destroy", C),
+        ("src/query.ts::Query.setOptions", C),
+        ("src/queryObserver.ts::QueryObserver.setOptions", C),
+        ("src/queryClient.ts::QueryClient.getQueryCache", C),
     ],
 }
 
