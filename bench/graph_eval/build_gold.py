@@ -148,6 +148,10 @@ HAND_CHECKED: dict[tuple[str, str], tuple[str, list[tuple[str, int, str]]]] = {
         [("tests/test_requests.py", n, "call") for n in (
             1240, 1258, 1259, 1278, 1279, 1297, 1298, 1313, 1314, 1329, 1330, 1344, 1345,
             1364, 1365)]),
+    ("requests", "Session.send"): (
+        "`s = requests.Session(); s = pickle.loads(pickle.dumps(s)); ... s.send(...)`: the "
+        "round trip gives a Session back; pyright types `pickle.loads` as Any",
+        [("tests/test_requests.py", 1560, "call")]),
     ("urllib3", "HTTPConnection.request"): (
         "`urllib3.connection.HTTPConnection.request` read and patched by its full path",
         [("test/contrib/emscripten/test_emscripten.py", 935, "reference"),
