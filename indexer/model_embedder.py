@@ -181,7 +181,11 @@ class ModelEmbedder:
                 except Exception:  # the embed call that needs it reports the error
                     log.debug("loading the model in the background failed", exc_info=True)
 
-            self._loaders[name] = thread = threading.Thread(target=run, name=name, daemon=True)
+            # Not a daemon thread: a process that ends while the model is still loading (an
+            # index run's storage_error, a Ctrl-C) waits for the load instead of tearing down
+            # torch or ONNX Runtime under it, which aborted the process (SIGABRT, "terminate
+            # called without an active exception") after it had printed its error.
+            self._loaders[name] = thread = threading.Thread(target=run, name=name)
             thread.start()
 
     def _after_torch(self) -> None:

@@ -88,4 +88,7 @@ def test_a_failed_file_with_a_very_long_path_is_one_short_line(tmp_path: Path,
     # --json keeps the whole path, for scripts.
     r = run("--no-daemon", "index", str(repo), "--json")
     report = json.loads(r.output)
-    assert any(len(f["file"]) > 4096 for f in report["files_failed"])
+    assert any(len(f["file"]) > 4096 for f in report["files_failed"]), (
+        [(len(f["file"]), f["file"][-60:], f.get("error", "")[:200])
+         for f in report["files_failed"]], {k: v for k, v in report.items()
+                                            if k != "files_failed"})
