@@ -216,7 +216,7 @@ def test_symbols_refs_files_cat_and_lexical_search(repo):
     assert r.exit_code == 2 and json.loads(r.output)["error"] == "QUERY_ERROR"
 
 
-def test_explain_shows_the_plan_without_running(repo):
+def test_explain_shows_the_plan_before_the_hits(repo):
     repo.write("a.py", "def follow_redirects():\n    pass\n")
     r = run("search", 'case:yes "def \\\\w+_redirects"', "--mode", "lexical", "--explain")
     assert r.exit_code == 0
