@@ -20,7 +20,7 @@ import posixpath
 import re
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from ctxd.indexer.graph import Role, module_tail
 from ctxd.indexer.store.protocol import IndexStore
@@ -256,40 +256,49 @@ def _ms(started: float) -> float:
 
 def callers(store: IndexStore, d: GraphDef, *, depth: int = 1, limit: int = 200) -> Calls:
     """The calls of a definition and the definitions they are in, as a tree to `depth`."""
-    started = time.perf_counter()
-    g = _Graph(store, d.repository)
-    t = g.target_of(d)
-    edges: list[Edge] = []
-    truncated = False
-    if t is not None:
-        queue: deque[tuple[Target, int, int]] = deque([(t, 1, -1)])
-        seen = {(t.path, t.index)}
-        while queue:
-            node, level, parent = queue.popleft()
-            found, _ = g.uses(node)
-            for path, k, role in sorted(found):
-                if role != Role.CALL:
-                    continue
-                graph = g.ws.graph(path)
-                assert graph is not None
-                s = graph.sites[k]
-                caller = g.enclosing(path, s.scope)
-                if len(edges) >= limit or len(seen) >= MAX_NODES:
-                    truncated = True
-                    break
-                edges.append(Edge(path, s.line, s.col, g.gdef(caller) if caller else None,
-                                  graph.defs[s.scope].name if s.scope >= 0 else "<module>",
-                                  level, True, parent))
-                if caller is not None and level < depth and (caller.path,
-                                                             caller.index) not in seen:
-                    seen.add((caller.path, caller.index))
-                    queue.append((caller, level + 1, len(edges) - 1))
-    return Calls(d, "callers", edges, depth, truncated, _ms(started))
+    return _call_tree(store, d, "callers", _caller_steps, depth, limit)
 
 
 def callees(store: IndexStore, d: GraphDef, *, depth: int = 1, limit: int = 200) -> Calls:
     """The calls a definition makes and the definitions they reach, as a tree to
     `depth` (calls that do not resolve are listed once, `resolved` false)."""
+    return _call_tree(store, d, "callees", _callee_steps, depth, limit)
+
+
+_Steps = Callable[["_Graph", Target, int, int], Iterator[tuple[Edge, Target | None]]]
+"""One direction of a call tree: from a node (at `level`, under edge `parent`), each call
+edge and the definition the walk goes on to (None where the call resolves nowhere)."""
+
+
+def _caller_steps(g: _Graph, node: Target, level: int, parent: int
+                  ) -> Iterator[tuple[Edge, Target | None]]:
+    found, _ = g.uses(node)
+    for path, k, role in sorted(found):
+        if role != Role.CALL:
+            continue
+        graph = g.ws.graph(path)
+        assert graph is not None
+        s = graph.sites[k]
+        caller = g.enclosing(path, s.scope)
+        yield (Edge(path, s.line, s.col, g.gdef(caller) if caller else None,
+                    graph.defs[s.scope].name if s.scope >= 0 else "<module>",
+                    level, True, parent), caller)
+
+
+def _callee_steps(g: _Graph, node: Target, level: int, parent: int
+                  ) -> Iterator[tuple[Edge, Target | None]]:
+    graph = g.ws.graph(node.path)
+    assert graph is not None
+    for k, callee in g.callees_of(node):
+        s = graph.sites[k]
+        yield (Edge(node.path, s.line, s.col, g.gdef(callee) if callee else None, s.name,
+                    level, callee is not None, parent), callee)
+
+
+def _call_tree(store: IndexStore, d: GraphDef, direction: str, steps: _Steps, depth: int,
+               limit: int) -> Calls:
+    """Breadth first from `d` in one direction, each definition expanded once, at most
+    `limit` edges and `MAX_NODES` definitions (then `truncated`)."""
     started = time.perf_counter()
     g = _Graph(store, d.repository)
     t = g.target_of(d)
@@ -300,21 +309,15 @@ def callees(store: IndexStore, d: GraphDef, *, depth: int = 1, limit: int = 200)
         seen = {(t.path, t.index)}
         while queue:
             node, level, parent = queue.popleft()
-            graph = g.ws.graph(node.path)
-            assert graph is not None
-            for k, callee in g.callees_of(node):
+            for edge, nxt in steps(g, node, level, parent):
                 if len(edges) >= limit or len(seen) >= MAX_NODES:
                     truncated = True
                     break
-                s = graph.sites[k]
-                edges.append(Edge(node.path, s.line, s.col,
-                                  g.gdef(callee) if callee else None, s.name, level,
-                                  callee is not None, parent))
-                if callee is not None and level < depth and (callee.path,
-                                                             callee.index) not in seen:
-                    seen.add((callee.path, callee.index))
-                    queue.append((callee, level + 1, len(edges) - 1))
-    return Calls(d, "callees", edges, depth, truncated, _ms(started))
+                edges.append(edge)
+                if nxt is not None and level < depth and (nxt.path, nxt.index) not in seen:
+                    seen.add((nxt.path, nxt.index))
+                    queue.append((nxt, level + 1, len(edges) - 1))
+    return Calls(d, direction, edges, depth, truncated, _ms(started))
 
 
 def call_paths(store: IndexStore, source: GraphDef, target: GraphDef, *,
