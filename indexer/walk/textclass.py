@@ -101,6 +101,12 @@ class Role(StrEnum):
     """A long changelog or release notes: embedded coarsely (`embedded_lines`: the newest
     releases, its first `CHANGELOG_EMBEDDED` characters), greppable whole."""
 
+    @classmethod
+    def _missing_(cls, value: object) -> Role:
+        """A role this version does not know (stored by a newer ctxd in a shared index)
+        reads as plain code or prose: ranked without a role's demotion, never a crash."""
+        return cls.EMBED
+
     @property
     def lexical_only(self) -> bool:
         """Kept greppable, never embedded (no checkpoints, symbols or summary)."""

@@ -398,3 +398,11 @@ def test_build_output_is_greppable_not_embedded_and_named(repo: RepoBuilder,
     rows = store.query("SELECT f.path FROM files f JOIN file_text t ON t.rowid = f.id "
                        "WHERE f.path = 'js/dist/fetchy.js' AND t.content LIKE '%retryWith%'")
     assert rows, "the bundle stays greppable"
+
+
+def test_a_role_from_a_newer_version_reads_as_plain_code() -> None:
+    """An index shared with a newer ctxd may hold roles this version does not know: they
+    read as plain code or prose (no demotion, nothing dropped) instead of failing."""
+    assert Role("a-role-from-a-newer-ctxd") is Role.EMBED
+    assert not Role("a-role-from-a-newer-ctxd").lexical_only
+    assert Role("changelog") is Role.CHANGELOG
