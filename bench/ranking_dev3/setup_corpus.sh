@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The third ranking dev corpus (issue 42): sinatra (Ruby, with sinatra-contrib and
+# rack-protection), jq (C, a messy tree: the manual in YAML for seven versions, a
+# generated parser and lexer next to their grammars, a prebuilt man page, vendored
+# decNumber with its PDF, release signatures), guzzle (PHP, with its reStructuredText
+# guide) and serilog (C#, with its test and benchmark projects) at pinned commits, whole.
+# Questions and gold files: queries.jsonl (written by reading the code and docs on
+# 2026-11-28, before any search was run on this corpus); paths are scored as
+# <repo>/<path>.
+#
+#   bench/ranking_dev3/setup_corpus.sh OUT_DIR SINATRA_GIT JQ_GIT GUZZLE_GIT SERILOG_GIT
+#
+# Each *_GIT is a clone (or bare mirror) holding the commit below:
+# https://github.com/sinatra/sinatra, jqlang/jq, guzzle/guzzle, serilog/serilog.
+# Then: CTXD_EMBEDDING_RUN_BUDGET=0 .venv/bin/ctxd --home HOME index OUT_DIR
+#       .venv/bin/python bench/ranking_guarantees.py --home HOME \
+#           --queries bench/ranking_dev3/queries.jsonl --out RESULT.json
+set -euo pipefail
+out=$1
+shift
+names=(sinatra jq guzzle serilog)
+commits=(cb22afd7902b566b6eaba6c4ea89739494a65d12 579e6f76cffd7643ba4002a2c3618a5ea710589a
+         2779e868a00289e1b1fd854af030c43a06f4bcb4 60935b4d7abad71cf6157b45a10f5c3c65ead527)
+for i in 0 1 2 3; do
+  git_dir=$1
+  shift
+  mkdir -p "$out/${names[$i]}"
+  git -C "$git_dir" archive "${commits[$i]}" | tar -x -C "$out/${names[$i]}"
+done
