@@ -10,13 +10,16 @@
 #
 #   bench/ranking_dev3/setup_corpus.sh OUT_DIR SINATRA_GIT JQ_GIT GUZZLE_GIT SERILOG_GIT
 #
-# Each *_GIT is a clone (or bare mirror) holding the commit below:
+# Each *_GIT is a clone (or bare mirror) holding the commit below. The whole tree is
+# checked out through a temporary index, not `git archive`: guzzle marks docs/ and tests/
+# export-ignore, and those are part of what is asked about.
 # https://github.com/sinatra/sinatra, jqlang/jq, guzzle/guzzle, serilog/serilog.
 # Then: CTXD_EMBEDDING_RUN_BUDGET=0 .venv/bin/ctxd --home HOME index OUT_DIR
 #       .venv/bin/python bench/ranking_guarantees.py --home HOME \
 #           --queries bench/ranking_dev3/queries.jsonl --out RESULT.json
 set -euo pipefail
-out=$1
+mkdir -p "$1"
+out=$(cd "$1" && pwd)
 shift
 names=(sinatra jq guzzle serilog)
 commits=(cb22afd7902b566b6eaba6c4ea89739494a65d12 579e6f76cffd7643ba4002a2c3618a5ea710589a
@@ -24,6 +27,10 @@ commits=(cb22afd7902b566b6eaba6c4ea89739494a65d12 579e6f76cffd7643ba4002a2c3618a
 for i in 0 1 2 3; do
   git_dir=$1
   shift
-  mkdir -p "$out/${names[$i]}"
-  git -C "$git_dir" archive "${commits[$i]}" | tar -x -C "$out/${names[$i]}"
+  dest=$out/${names[$i]}
+  mkdir -p "$dest"
+  index=$(mktemp -u)
+  GIT_INDEX_FILE=$index git --git-dir="$git_dir" --work-tree="$dest" read-tree "${commits[$i]}"
+  GIT_INDEX_FILE=$index git --git-dir="$git_dir" --work-tree="$dest" checkout-index -a -f
+  rm -f "$index"
 done
