@@ -36,14 +36,32 @@ MAX_RECEIVER = 120
 """A longer receiver chain is kept as `?` (not resolvable anyway)."""
 
 _TYPE_NAME = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*")
-_WRAPPERS = re.compile(r"^(?:Optional|Type|type|ClassVar|Final|Annotated|Box|Rc|Arc|"
-                       r"Option|Ref|RefCell|Mutex)\[|^(?:Box|Rc|Arc|Option|Ref)<")
+_WRAPPERS = re.compile(r"^(?:(?:typing|t|te|typing_extensions)\.)?(?:Optional|Type|type|"
+                       r"ClassVar|Final|Annotated|Box|Rc|Arc|Option|Ref|RefCell|Mutex|"
+                       r"Required|NotRequired|ReadOnly)\[|^(?:Box|Rc|Arc|Option|Ref|Readonly)<")
+_LISTS = re.compile(r"^(?:(?:typing|t|collections\.abc|abc)\.)?(?:List|list|Sequence|"
+                    r"MutableSequence|Iterable|Iterator|Collection|Set|set|FrozenSet|frozenset|"
+                    r"AbstractSet|MutableSet|Deque|deque|Generator|AsyncIterator|AsyncIterable|"
+                    r"AsyncGenerator)\[|^(?:Array|ReadonlyArray|Set|ReadonlySet|Iterable|"
+                    r"Iterator|IterableIterator|Vec|VecDeque)<")
+"""Container annotations whose elements are the class named inside (`X[]` in values)."""
+_NULLISH = re.compile(r"^(?:None|null|undefined|void)\s*\|\s*")
 
 _JS_LIKE = frozenset({"javascript", "typescript", "tsx"})
 _NAME_START = frozenset("_$abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _DOTTED = re.compile(r"(?<![\w.])[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*")
 _NOT_BASES = frozenset({"keyword_argument", "comment", "type_arguments", "declaration_list",
                         "field_declaration_list", "line_comment", "block_comment"})
+
+_REASSIGNS = frozenset({"assignment_expression", "assignment_statement"})
+"""JS and Go assignments that bind no new name (`x = 1`, not `let x = 1`, `x := 1`): their
+targets' values read `+VALUE`, and the name is the one of an enclosing scope."""
+_TYPED_VALUES = frozenset({"array", "list", "as_expression", "type_assertion",
+                           "non_null_expression", "satisfies_expression", "subscript",
+                           "subscript_expression", "index_expression"})
+_SUBSCRIPTS = {"subscript": "value", "subscript_expression": "object",
+               "index_expression": "operand"}
+"""Element access node type -> the field holding the container."""
 
 _BASE_LISTS = frozenset({"argument_list", "type_list", "interface_type_list",
                          "superclasses"})
@@ -106,7 +124,53 @@ class _Walk:
             return self.receiver(node.named_children[0], depth + 1)
         if t == "generic_type" and node.named_child_count:
             return self.receiver(node.named_children[0], depth + 1)
+        if t in _SUBSCRIPTS:  # `xs[i]`: an element of `xs`
+            inner = self.receiver(node.child_by_field_name(_SUBSCRIPTS[t]), depth + 1)
+            return "?" if inner == "?" else f"{inner}[]"
         return "?"
+
+    def typed_value(self, node: tree_sitter.Node) -> str | None:
+        """A value whose type is written: `x as Session`, `<Session>x`, `cast(Session, x)`;
+        `x!` and `x satisfies T` are `x`; `xs[0]` is an element of `xs` (`=xs[]`); a
+        list of one class's instances `[new X()]` reads `[()X`.
+        None: none of these ('' : one of these, of no known type)."""
+        t = node.type
+        if t in ("as_expression", "type_assertion") and node.named_child_count == 2:
+            kids = node.named_children
+            typed = type_text(self.text(kids[1] if t == "as_expression" else kids[0]))
+            return ":" + typed if typed else ""
+        if t in ("non_null_expression", "satisfies_expression") and node.named_child_count:
+            return self.value(node.named_children[0]) or ""
+        if t in _SUBSCRIPTS:
+            got = self.receiver(node)
+            return "" if got == "?" else "=" + got
+        if t == "call" and (typed := self.cast(node)):
+            return ":" + typed
+        if t in ("array", "list"):  # `[new Subject()]`: a list of one class's instances
+            made = {self.value(c) for c in node.named_children}
+            one = made.pop() if len(made) == 1 else None
+            return "[" + one if one and one.startswith("()") else ""
+        return None
+
+    def elements(self, loop: tree_sitter.Node) -> str | None:
+        """`for x in xs` / `for (const x of xs)`: `x` is an element of `xs` (`*xs`)."""
+        if loop.type not in ("for_statement", "for_in_clause", "for_in_statement") or (
+                loop.type == "for_in_statement" and self.text(
+                    loop.child_by_field_name("operator")) != "of"):
+            return None
+        left = loop.child_by_field_name("left")
+        if left is None or left.type not in self.spec.names:
+            return None  # `for k, v in ...`: no element type for a tuple
+        got = self.receiver(loop.child_by_field_name("right"))
+        return None if got == "?" or len(got) > MAX_RECEIVER else "*" + got
+
+    def cast(self, call: tree_sitter.Node) -> str:
+        """`cast(T, x)` / `t.cast("T", x)`: the class named by its first argument."""
+        fn, args = call.child_by_field_name("function"), call.child_by_field_name("arguments")
+        if fn is None or args is None or not args.named_child_count or (
+                self.text(fn) not in ("cast", "t.cast", "typing.cast")):
+            return ""
+        return type_text(self.text(args.named_children[0]))
 
     def value(self, node: tree_sitter.Node | None) -> str | None:
         """What a binding assigns, as `Site.value` says."""
@@ -117,6 +181,10 @@ class _Walk:
                  "try_expression", "unary_expression", "reference_expression",
                  "pointer_expression") and node.named_child_count:
             return self.value(node.named_children[-1])  # `&Store{}`, `&mut x`, `await f()`
+        if t in _TYPED_VALUES or (t == "call" and self.language == "python"):
+            got = self.typed_value(node)
+            if got is not None or t != "call":
+                return got or None
         if t in self.spec.calls:
             got = self.receiver(node.child_by_field_name(self.spec.calls[t]))
             if t in self.spec.members:  # Java, Ruby: `obj.m()` as one node
@@ -292,8 +360,9 @@ class _Walk:
         if t in spec.bind_targets:
             f = spec.bind_targets[t]
             holders = node.children_by_field_name(f) if f else list(node.named_children)
+            each = self.elements(node)
             for h in holders:
-                put[h.id] = list(self.targets(h, None))
+                put[h.id] = list(self.targets(h, each))
         if t in spec.not_refs:
             f = spec.not_refs[t]
             for i, c in enumerate(node.children):
@@ -398,13 +467,24 @@ class _Walk:
                 if n is not None and n.type in self.spec.names:
                     self.hints[n.id] = f"@{prefix}{text}#{i}#{j}"
 
+    def this_param(self, node: tree_sitter.Node) -> bool:
+        """`function (this: SchedulerAction<T>)`: a `this` parameter site with its type."""
+        pattern = node.child_by_field_name("pattern")
+        if pattern is None or pattern.type != "this":
+            return False
+        typed = type_text(self.text(node.child_by_field_name("type")))
+        if typed:
+            self.add("this", pattern, Role.PARAM, value=":" + typed)
+        return True
+
     def class_field(self, node: tree_sitter.Node) -> None:
         """A TS/JS class field (`private d: Sub<T>`, `x = new Y()`) and a constructor's
         parameter property (`constructor(private s: Sched)`): `this.NAME` with a type."""
         if self.language not in _JS_LIKE:
             return
         if node.type == "required_parameter" or node.type == "optional_parameter":
-            if not any(c.type in ("accessibility_modifier", "readonly") for c in node.children):
+            if self.this_param(node) or not any(
+                    c.type in ("accessibility_modifier", "readonly") for c in node.children):
                 return
             name = node.child_by_field_name("pattern")
         else:
@@ -472,7 +552,26 @@ class _Walk:
                         [(c, None, None, None)] if c.type ==
                         "shorthand_property_identifier_pattern" else self.targets(c, None))]
                 continue
-            put[tgt.id] = list(self.targets(tgt, summary))
+            got = list(self.targets(tgt, summary))
+            if node.type in _REASSIGNS:  # `x = ...` where `x` was declared before
+                got = [(n, r, rv, "+" + (v or "")) if r == Role.BIND else (n, r, rv, v)
+                       for n, r, rv, v in got]
+            put[tgt.id] = got
+        if self.language == "python" and [self.text(x) for x in targets] == ["__all__"]:
+            self.exported(value_node)
+
+    def augmented(self, node: tree_sitter.Node) -> None:
+        """`__all__ += [...]`."""
+        if self.language == "python" and self.text(node.child_by_field_name("left")) == (
+                "__all__"):
+            self.exported(node.child_by_field_name("right"))
+
+    def exported(self, node: tree_sitter.Node | None) -> None:
+        """The names listed in `__all__ = [...]` / `(...)`: each string is a reference."""
+        for c in node.named_children if node is not None and node.type in (
+                "list", "tuple", "parenthesized_expression") else ():
+            if c.type == "string" and _DOTTED.fullmatch(self.text(c).strip("'\"")):
+                self.string_names(c)
 
     def require(self, value: tree_sitter.Node | None, target: tree_sitter.Node | None) -> None:
         """`const x = require("m")`, `const {a, b: c} = require("m")`, `require("m")`."""
@@ -504,13 +603,39 @@ class _Walk:
 
 def type_text(text: str) -> str:
     """The class named by an annotation: `Optional[Session]` -> `Session`, `*Server` ->
-    `Server`, `&mut Vec<T>` -> `Vec`, `: Sess` -> `Sess`, `"Session"` -> `Session`."""
-    text = text.strip().lstrip(":").strip().strip("'\"").lstrip("&*").strip()
-    text = text.removeprefix("mut ").removeprefix("const ").strip()
-    while (m := _WRAPPERS.match(text)) is not None:
-        text = text[m.end():]
+    `Server`, `&mut Vec<T>` -> `Vec`, `: Sess` -> `Sess`, `"Session"` -> `Session`,
+    `t.Optional["Ctx"]` -> `Ctx`, `T | null` -> `T`; a list of a class's instances reads
+    `X[]`: `Sub[]`, `Array<Sub>`, `List[Cmd]`, `t.Sequence["Cmd"]` (a nested one: ``)."""
+    text = text.strip().lstrip(":").strip()
+    elements = False
+    for _ in range(8):
+        text = text.strip("'\" ").lstrip("&*").strip()
+        text = text.removeprefix("mut ").removeprefix("const ").removeprefix("readonly ")
+        text = _NULLISH.sub("", text)
+        if (m := _WRAPPERS.match(text)) is not None:
+            text = text[m.end():]
+        elif (m := _LISTS.match(text)) is not None:
+            if elements:
+                return ""
+            elements, text = True, text[m.end():]
+        else:
+            break
     m = _TYPE_NAME.match(text)
-    return m.group(0).replace("::", ".") if m else ""
+    if m is None:
+        return ""
+    rest = text[m.end():]
+    if rest.startswith("<"):  # `Foo<T>[]`: past the type arguments
+        depth = 0
+        for k, ch in enumerate(rest):
+            depth += (ch == "<") - (ch == ">")
+            if depth == 0:
+                rest = rest[k + 1:]
+                break
+    if rest.startswith("[]"):
+        if elements:
+            return ""
+        elements = True
+    return m.group(0).replace("::", ".") + ("[]" if elements else "")
 
 
 _SPECIAL: dict[int, frozenset[str]] = {}
@@ -575,6 +700,7 @@ _EXTRA = {
     "function_item": _Walk.return_type,
     "method_definition": _Walk.return_type,
     "type": _Walk.python_type,
+    "augmented_assignment": _Walk.augmented,
     "export_statement": _Walk.default_export,
     "public_field_definition": _Walk.class_field,
     "field_definition": _Walk.class_field,

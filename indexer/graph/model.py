@@ -101,7 +101,9 @@ class Site:
     """Index of the enclosing definition in `FileGraph.defs` (-1: module level)."""
     value: str | None = None
     """For a binding or parameter: `()X` assigned a call of `X`, `:X` annotated `X`, `=X`
-    assigned the name `X`."""
+    assigned the name `X` (`=xs[]`: an element of `xs`), `:X[]` annotated a list of `X`,
+    `[()X` a list literal of `X()`s, `*xs` a loop's element of `xs`; a leading `+` marks a
+    JS/Go assignment to a name declared in an enclosing scope (`x = ...` after `let x`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,12 +179,16 @@ def module_tail(module: str) -> str:
 
 def link_keys(graph: FileGraph) -> list[str]:
     """The distinct keys under which the file is found as an importer: each imported
-    module's tail, and for `from pkg import name` also `name` (it may be a module)."""
+    module's tail, for `from pkg import name` also `name` (it may be a module), and for
+    `import pkg.mod` also `pkg` (the name it binds)."""
     keys: dict[str, None] = {}
     for imp in graph.imports:
         tail = module_tail(imp.module)
         if tail:
             keys[tail] = None
+        if imp.name is None and not imp.alias and not imp.level and re.fullmatch(
+                r"\w+(?:\.\w+)+", imp.module):  # Python `import a.b` binds `a`
+            keys[imp.module.partition(".")[0]] = None
         if imp.name and imp.name != "*" and imp.name != "default":
             keys[imp.name.rpartition(".")[2]] = None
     return list(keys)

@@ -8,10 +8,15 @@ through re-exports and star imports), then, in Go, the other files of the packag
 `recv.name` resolves its receiver first: `self`/`this`/`cls` is the enclosing class,
 `super()` its bases; a module alias gives the module's export; a local variable gives the
 class it was constructed from or annotated with (`s = Session()`, `s: Session`), an
-attribute assigned in the class (`self.s = Session()`) likewise; a class gives its
-member, searched in the class and then its bases, across files. Anything else (a
-parameter without a type, a call's result) resolves to None: the caller keeps such sites
-apart as by-name candidates.
+attribute assigned in the class or its bases (`self.s = Session()`, `self.s: Session`)
+likewise; a class gives its member, searched in the class and then its bases, across
+files. Types also come from return annotations (`f() -> "Session"`), `cast`/`as`, a
+Python method's parameter in the method it overrides, `this:` parameters, and lists:
+`List[T]`, `T[]`, `[new T()]` hold instances (`elems`) whose elements come out of a loop,
+`xs[i]` or `xs.pop()`. In JS and Go a name only assigned in a scope (`x = ...`, no
+`let`) is the enclosing scope's. Anything else (a parameter without a type, an
+unannotated call's result) resolves to None: the caller keeps such sites apart as
+by-name candidates.
 
 Invariants: never guesses between two definitions; recursion is bounded (`MAX_DEPTH`),
 so cycles of re-exports or bases end; pure over the workspace's graphs (memoised per
@@ -30,7 +35,7 @@ from ctxd.search.graph.workspace import Workspace
 
 __all__ = ["CLASS_KINDS", "MAX_DEPTH", "Resolver", "Target"]
 
-MAX_DEPTH = 8
+MAX_DEPTH = 14
 """How many imports, re-exports or bases one resolution follows."""
 
 CLASS_KINDS = frozenset({"class", "struct", "interface", "trait", "impl", "enum"})
@@ -38,13 +43,19 @@ _VARIABLES = frozenset({"variable", "constant"})
 CONSTRUCTORS = frozenset({"new", "create", "default", "open", "build", "builder",
                           "with_capacity", "from", "make", "instance", "getInstance", "of"})
 """A class's functions whose call gives an instance of it."""
-_TOKEN = re.compile(r"[^.()]+(?:\(\))?")
+_TOKEN = re.compile(r"[^.()\[\]]+(?:\(\))?(?:\[\])*|\[\]")
+ELEMENT_METHODS = frozenset({"shift", "pop", "at", "find", "findLast", "popleft"})
+"""A list's methods whose call gives one of its elements."""
+_REDECLARES = frozenset({"python", "ruby", "shell"})
+"""Languages where assigning a name in a scope makes it that scope's own (elsewhere
+`Site.value` `+...` marks an assignment to a name declared further out)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Target:
     """What a name resolves to: a definition (`def`), an instance of a class (`inst`:
-    `index` is the class), or a module (`module`: its files in `paths`)."""
+    `index` is the class), a list of such instances (`elems`), or a module (`module`: its
+    files in `paths`)."""
 
     kind: str
     path: str = ""
@@ -148,6 +159,9 @@ class Resolver:
                     if got is not None:
                         return got
             binds = facts.binds.get((s, name))
+            if binds and lang not in _REDECLARES and all(
+                    (b.value or "").startswith("+") for b in binds):
+                binds = None  # only assigned here: declared further out
             if binds:
                 return self._bound(path, binds, scope, line, depth)
             if s == -1:
@@ -185,6 +199,34 @@ class Resolver:
                 got = self.value(path, b.value, b.scope, b.line, depth + 1)
                 if got is not None:
                     return got
+        if last.role == Role.PARAM and not last.value:
+            return self._inherited_param(path, last, depth + 1)
+        return None
+
+    def _inherited_param(self, path: str, param: Site, depth: int) -> Target | None:
+        """A Python method's unannotated parameter, typed as the overridden method's
+        parameter in the same place (`def invoke(self, ctx)` over `invoke(self, ctx:
+        Context)`), as pyright infers it."""
+        facts = self.facts(path)
+        if facts is None or facts.graph.language != "python" or param.scope < 0 or (
+                depth > MAX_DEPTH):
+            return None
+        d = facts.graph.defs[param.scope]
+        if d.kind != "method" or d.parent < 0:
+            return None
+        own = facts.params.get(param.scope, [])
+        place = next((k for k, s in enumerate(own) if s is param), -1)
+        for base in self.bases(path, d.parent, depth + 1):
+            over = self.class_member(base.path, base.index, d.name, depth + 1)
+            bf = self.facts(over.path) if over is not None else None
+            if over is None or bf is None:
+                continue
+            theirs = bf.params.get(over.index, [])
+            if 0 <= place < len(theirs) and theirs[place].name == param.name and (
+                    theirs[place].value):
+                return self.value(over.path, theirs[place].value, over.index,
+                                  theirs[place].line, depth + 1)
+            return None
         return None
 
     def value(self, path: str, value: str, scope: int, line: int, depth: int) -> Target | None:
@@ -192,16 +234,26 @@ class Resolver:
         bound name."""
         if value.startswith("@"):
             return self._callback_param(path, value[1:], scope, line, depth + 1)
+        value = value.removeprefix("+")
         if value.startswith("=>") or value == "{}":
             return None
-        kind, text = value[:1], value.lstrip("():=")
+        if value.startswith("["):  # `[new X()]`
+            got = self.value(path, value[1:], scope, line, depth + 1)
+            return Target("elems", got.path, got.index) if got and got.kind == "inst" else None
+        kind, text = value[:1], value.lstrip("():=*")
+        many = kind == ":" and text.endswith("[]")
+        text = text.removesuffix("[]") if many else text
         if not text:
             return None
         got = self.expr(path, text, scope, line, depth)
         if got is None:
             return None
+        if kind == "*":  # `for x in xs`: an element of the list
+            return Target("inst", got.path, got.index) if got.kind == "elems" else None
         if kind in ("(", ":") and not (got.kind == "inst" and text in ("this", "self")):
-            return self._instance(got, depth)  # (`new this()` is the class's own instance)
+            got = self._instance(got, depth)  # (`new this()` is the class's own instance)
+            if many and got is not None:
+                return Target("elems", got.path, got.index)
         return got
 
     def _callback_param(self, path: str, hint: str, scope: int, line: int,
@@ -333,47 +385,55 @@ class Resolver:
     # ---------------------------------------------------------------- receivers
 
     def expr(self, path: str, text: str, scope: int, line: int, depth: int) -> Target | None:
-        """What a receiver chain (`self.s`, `mod.Cls()`, `super()`) evaluates to."""
+        """What a receiver chain (`self.s`, `mod.Cls()`, `super()`, `xs[].s`) evaluates to."""
         if text == "?" or depth > MAX_DEPTH:
-            return None
-        facts = self.facts(path)
-        if facts is None:
             return None
         tokens = _TOKEN.findall(text)
         if not tokens:
             return None
-        head = tokens[0]
-        called = head.endswith("()")
-        name = head.removesuffix("()")
-        got: Target | None
-        if (not called and (name in ("self", "this", "cls") or self._first_param(
-                path, scope, name))) or (name == "Self" and facts.graph.language == "rust"):
-            cls = self.enclosing_class(path, scope)
-            got = None if cls is None else Target("inst", path, cls)
-        elif name == "super" and (called or facts.graph.language in JS_LIKE):
-            cls = self.enclosing_class(path, scope)
-            bases = self.bases(path, cls, depth) if cls is not None else []
-            got = Target("inst", bases[0].path, bases[0].index) if bases else None
-            called = False
-        else:
-            got = self.name(path, name, scope, line, depth + 1, value=True)
-        if called and got is not None:
+        name, called, indexed = _parts(tokens[0])
+        got = self._head(path, name, called, scope, line, depth)
+        if called and got is not None and not (name == "super"):
             got = self._instance(got, depth)
+        got = _element(got, indexed)
         for tok in tokens[1:]:
             if got is None:
                 return None
-            if tok == "prototype" and got.kind == "def":  # `Cls.prototype.m`: an instance's
+            name, called, indexed = _parts(tok)
+            if name == "prototype" and got.kind == "def":  # `Cls.prototype.m`: an instance's
                 got = self._instance(got, depth)
-                continue
-            called = tok.endswith("()")
-            got = self.member(got, tok.removesuffix("()"), depth + 1)
-            if called and got is not None:
-                got = self._instance(got, depth)
+            elif got.kind == "elems":  # `xs.shift()`: an element; other list members: unknown
+                got = Target("inst", got.path, got.index) if (
+                    called and name in ELEMENT_METHODS) else None
+            elif name:
+                got = self.member(got, name, depth + 1)
+                if called and got is not None:
+                    got = self._instance(got, depth)
+            got = _element(got, indexed)
         return got
+
+    def _head(self, path: str, name: str, called: bool, scope: int, line: int,
+              depth: int) -> Target | None:
+        """What the first name of a receiver chain means (`self`, `super()`, a name)."""
+        facts = self.facts(path)
+        if facts is None:
+            return None
+        lang = facts.graph.language
+        if name == "this" and not called and (typed := self._this_param(path, scope, line)):
+            return self.value(path, typed, scope, line, depth + 1)
+        if (not called and (name in ("self", "this", "cls") or self._first_param(
+                path, scope, name))) or (name == "Self" and lang == "rust"):
+            cls = self.enclosing_class(path, scope)
+            return None if cls is None else Target("inst", path, cls)
+        if name == "super" and (called or lang in JS_LIKE):
+            cls = self.enclosing_class(path, scope)
+            bases = self.bases(path, cls, depth) if cls is not None else []
+            return Target("inst", bases[0].path, bases[0].index) if bases else None
+        return self.name(path, name, scope, line, depth + 1, value=True)
 
     def member(self, target: Target | None, name: str, depth: int) -> Target | None:
         """`target.name`: a module's export, a class's (or instance's) member."""
-        if target is None or depth > MAX_DEPTH:
+        if target is None or depth > MAX_DEPTH or target.kind == "elems":
             return None
         if target.kind == "module":
             return self.export(target.paths, name, depth + 1)
@@ -409,10 +469,22 @@ class Resolver:
         return None
 
     def _attribute(self, path: str, cls: int, name: str, depth: int) -> Target | None:
-        """`self.name` assigned in one of the class's methods, as an instance."""
+        """`self.name` assigned in one of the class's methods (or its bases'), as an
+        instance (or a list of instances)."""
         facts = self.facts(path)
-        if facts is None:
+        if facts is None or depth > MAX_DEPTH:
             return None
+        got = self._own_attribute(facts, path, cls, name, depth)
+        if got is not None:
+            return got
+        for base in self.bases(path, cls, depth + 1):
+            got = self._attribute(base.path, base.index, name, depth + 1)
+            if got is not None:
+                return got
+        return None
+
+    def _own_attribute(self, facts: _FileFacts, path: str, cls: int, name: str,
+                       depth: int) -> Target | None:
         for k, d in [(cls, None), *enumerate(facts.graph.defs)]:
             if d is not None and d.parent != cls:
                 continue
@@ -456,7 +528,16 @@ class Resolver:
         if d.kind not in ("method", "constructor"):
             return False
         first = facts.first_params.get(scope)
-        return first is not None and first.name == name and first.line == d.line
+        return first is not None and first.name == name and first.line >= d.line
+
+    def _this_param(self, path: str, scope: int, line: int) -> str | None:
+        """The type of a `this` parameter declared in the scope before `line`
+        (`function (this: SchedulerAction<T>) {...}`), as `Site.value`."""
+        facts = self.facts(path)
+        if facts is None or facts.graph.language not in JS_LIKE:
+            return None
+        typed = [s for s in facts.params.get(scope, ()) if s.name == "this" and s.line <= line]
+        return typed[-1].value if typed and typed[-1].value else None
 
     def enclosing_class(self, path: str, scope: int) -> int | None:
         """The innermost class-like definition holding `scope`."""
@@ -473,3 +554,20 @@ class Resolver:
                 return s
             s = defs[s].parent
         return None
+
+
+def _parts(token: str) -> tuple[str, bool, int]:
+    """A receiver chain's token (`name`, `name()`, `name[]`, `name()[]`, `[]`): the name,
+    whether it is called, and how many times the result is indexed."""
+    core = token.rstrip("[]")
+    indexed = (len(token) - len(core)) // 2
+    return core.removesuffix("()"), core.endswith("()"), indexed
+
+
+def _element(got: Target | None, indexed: int) -> Target | None:
+    """`xs[i]`: an element of a list of instances (anything else indexed: unknown)."""
+    if got is None or not indexed:
+        return got
+    if indexed == 1 and got.kind == "elems":
+        return Target("inst", got.path, got.index)
+    return None

@@ -1,0 +1,218 @@
+"""Receivers typed the way real code types them, resolved through the store (both
+engines): return annotations (quoted, `Optional`), `cast`, attributes annotated in a
+base class's `__init__`, a method's first parameter whatever its name, parameters typed
+by the method they override, lists of instances (`List[T]`, `T[]`, `[new T()]`, loops,
+`xs[i]`, `xs.shift()`), `T | null` variables assigned in closures, `this:` parameters,
+`x as T`, `import a.b` binding `a`, and `__all__` entries. Each shape also checks what
+must not resolve (a list's own methods, a name only assigned in a closure)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ctxd.indexer.pipeline import Indexer
+from ctxd.indexer.store.location import StoreOptions
+from ctxd.indexer.store.open import open_store
+from ctxd.indexer.store.protocol import IndexStore
+from ctxd.indexer.walk.walker import WalkOptions
+from ctxd.search.graph import queries
+from ctxd.search.graph.naming import name_definition
+from tests.conftest import FakeEmbedder, RepoBuilder
+
+PYTHON = {
+    "pkg/__init__.py": '''from .core import Command, Context
+from .utils import style
+
+__all__ = [
+    "Command",
+    "Context",
+    "style",
+]
+''',
+    "pkg/utils.py": "def style(text):\n    return text\n",
+    "pkg/core.py": '''import typing as t
+
+
+class Context:
+    def invoke(self, f):
+        return f()
+
+
+class ParamType:
+    def get_metavar(self, param):
+        return None
+
+
+class Command:
+    def invoke(self, ctx: "Context"):
+        return ctx.invoke(len)
+
+    def main(
+        __self, ctx
+    ):
+        return __self.invoke(ctx)
+
+
+class Parameter:
+    def __init__(self) -> None:
+        self.type: ParamType = ParamType()
+
+
+class Option(Parameter):
+    def help(self):
+        return self.type.get_metavar(self)
+
+
+class Group(Command):
+    def __init__(self, sources: t.List[Command]) -> None:
+        self.sources: t.List[Command] = sources
+
+    def walk(self, ctx):
+        for source in self.sources:
+            source.invoke(ctx)
+        self.sources[0].invoke(ctx)
+        self.sources.invoke(ctx)
+
+
+class Custom(Command):
+    def invoke(self, ctx):
+        ctx.invoke(len)
+
+
+def get_current_context() -> t.Optional["Context"]:
+    return None
+
+
+def current():
+    ctx = get_current_context()
+    ctx.invoke(len)
+    other = t.cast("Context", None)
+    other.invoke(len)
+''',
+    "tests/test_style.py": '''import pkg.core
+
+
+def test_style():
+    pkg.style("x")
+''',
+}
+
+TYPESCRIPT = {
+    "src/sub.ts": '''export class Subscription {
+  unsubscribe(): void {}
+}
+export class Subject<T> extends Subscription {
+  next(v: T): void {}
+  complete(): void {}
+}
+export interface SchedulerAction<T> extends Subscription {
+  schedule(state?: T): Subscription;
+}
+export class Observable<T> {
+  subscribe(): Subscription { return new Subscription(); }
+}
+''',
+    "src/ops.ts": '''import { Subscription, Subject, Observable, SchedulerAction } from "./sub";
+
+export function debounce(source: Observable<number>, thing: unknown) {
+  let active: Subscription | null = null;
+  const emit = () => {
+    if (active) {
+      active.unsubscribe();
+      active = null;
+    }
+  };
+  const sub = source.subscribe();
+  sub.unsubscribe();
+  let windows = [new Subject<number>()];
+  for (const w of windows) {
+    w.next(1);
+  }
+  windows.shift()!.complete();
+  windows[0].complete();
+  windows.complete();
+  const typed: Subject<number>[] = [];
+  typed[1].next(2);
+  const made = thing as Subject<number>;
+  made.next(3);
+  function work(this: SchedulerAction<number>) {
+    this.unsubscribe();
+  }
+  return [emit, work];
+}
+
+export function shadow() {
+  const run = () => {
+    lost = new Subject<number>();
+    lost.next(4);
+  };
+  return run;
+}
+''',
+}
+
+
+@pytest.fixture
+def store(tmp_path: Path, store_url: str) -> Iterator[IndexStore]:
+    with open_store(tmp_path / "index.db", StoreOptions(url=store_url)) as st:
+        yield st
+
+
+def index(store: IndexStore, repo: RepoBuilder, files: dict[str, str]) -> None:
+    for path, text in files.items():
+        repo.write(path, text)
+    Indexer(store, FakeEmbedder()).index(repo.root, WalkOptions())
+
+
+def usages(store: IndexStore, symbol: str) -> set[tuple[str, int, str]]:
+    refs = queries.references(store, name_definition(store, symbol))
+    assert all(u.resolved for u in refs.usages)
+    return {(u.path, u.line, u.kind) for u in refs.usages}
+
+
+def test_python_receivers_typed_by_annotations_casts_bases_and_lists(store, repo):
+    index(store, repo, PYTHON)
+    assert usages(store, "Context.invoke") == {
+        ("pkg/core.py", 16, "call"),  # ctx: "Context"
+        ("pkg/core.py", 47, "call"),  # def invoke(self, ctx) over invoke(self, ctx: Context)
+        ("pkg/core.py", 56, "call"),  # get_current_context() -> t.Optional["Context"]
+        ("pkg/core.py", 58, "call"),  # t.cast("Context", ...)
+    }
+    assert usages(store, "Command.invoke") == {
+        ("pkg/core.py", 21, "call"),  # __self, on the line after `def main(`
+        ("pkg/core.py", 40, "call"),  # for source in self.sources (t.List[Command])
+        ("pkg/core.py", 41, "call"),  # self.sources[0]
+        ("pkg/core.py", 46, "override"),
+    }  # not line 42: `self.sources.invoke` is the list's, not a Command's
+    assert usages(store, "ParamType.get_metavar") == {("pkg/core.py", 31, "call")}
+
+
+def test_python_import_of_a_submodule_binds_the_package_and_all_lists_names(store, repo):
+    index(store, repo, PYTHON)
+    assert usages(store, "style") == {
+        ("pkg/__init__.py", 2, "import"),
+        ("pkg/__init__.py", 7, "reference"),  # "style" in a multi-line __all__
+        ("tests/test_style.py", 5, "call"),  # import pkg.core binds pkg
+    }
+    assert ("pkg/__init__.py", 6, "reference") in usages(store, "pkg.core.Context")
+
+
+def test_typescript_receivers_typed_by_unions_returns_lists_casts_and_this(store, repo):
+    index(store, repo, TYPESCRIPT)
+    assert usages(store, "Subscription.unsubscribe") == {
+        ("src/ops.ts", 7, "call"),  # let active: Subscription | null, assigned in a closure
+        ("src/ops.ts", 12, "call"),  # subscribe(): Subscription
+        ("src/ops.ts", 25, "call"),  # function (this: SchedulerAction<number>)
+    }
+    assert usages(store, "Subject.next") == {
+        ("src/ops.ts", 15, "call"),  # for (const w of [new Subject()])
+        ("src/ops.ts", 21, "call"),  # typed[1], typed: Subject<number>[]
+        ("src/ops.ts", 23, "call"),  # thing as Subject<number>
+    }  # not line 33: `lost` is only assigned in the closure, declared nowhere
+    assert usages(store, "Subject.complete") == {
+        ("src/ops.ts", 17, "call"),  # windows.shift()!
+        ("src/ops.ts", 18, "call"),  # windows[0]
+    }  # not line 19: `windows.complete()` is the array's
