@@ -124,9 +124,43 @@ PAINT = """() => { window.__paint = new Promise((resolve) => {
   new MutationObserver((_, mo) => {
     if (!document.querySelector("#hits li.file, #results .summary")) return;
     mo.disconnect();
-    requestAnimationFrame(() => setTimeout(() => resolve(performance.now() - t0), 0));
+    requestAnimationFrame(() => setTimeout(() => {
+      const done = performance.now();
+      const r = performance.getEntriesByType("resource")
+        .filter((x) => x.name.includes("/api/search")).pop();
+      const st = Object.fromEntries((r ? r.serverTiming : []).map((x) => [x.name, x.duration]));
+      resolve(r ? {ms: done - t0, before_fetch: r.startTime - t0,
+                   wait: r.responseStart - r.startTime, download: r.responseEnd - r.responseStart,
+                   after: done - r.responseEnd, search: st.search ?? -1, render: st.render ?? -1,
+                   bytes: r.encodedBodySize}
+                : {ms: done - t0});
+    }, 0));
   }).observe(document.querySelector("#results"), {childList: true});
 }); }"""
+
+PARTS = ("before_fetch", "wait", "search", "render", "download", "after", "bytes")
+"""Where a search's time went: the page's script before its fetch, the fetch until the
+answer's first byte (`search` and `render` of it are the server's own, from its
+Server-Timing header), the answer's download, and the browser's work after it (JSON,
+`innerHTML`, layout, the frame)."""
+
+
+COLOURED = """window.__coloured = new Promise((resolve) => {
+  const seen = () => {
+    const code = document.querySelector(".code.file");
+    if (!code) return false;
+    if (code.dataset.colour) return false;  // its colours are on their way
+    resolve(performance.now());
+    return true;
+  };
+  const mo = new MutationObserver(() => { if (seen()) mo.disconnect(); });
+  mo.observe(document, {subtree: true, childList: true, attributes: true,
+                        attributeFilter: ["data-colour"]});
+  addEventListener("load", () => { if (seen()) mo.disconnect(); });
+});"""
+"""When the file view's lines are all coloured (ms from the navigation's start): the load
+of a page sent coloured; for a long file's first view, when the last block's colours came
+(`data-colour` removed)."""
 
 
 def p(ms: list[float]) -> dict[str, float]:
@@ -150,30 +184,41 @@ def measure(login: str, runs: int) -> dict[str, Any]:
             page.select_option("select[name=mode]", mode)
             times: list[float] = []
             server: list[float] = []
+            parts: dict[str, list[float]] = {k: [] for k in PARTS}
             for i in range(runs + 2):
                 page.fill("#q", queries[i % len(queries)])
                 page.evaluate(PAINT)
                 page.keyboard.press("Enter")
-                ms = float(page.evaluate("() => window.__paint"))
+                got = page.evaluate("() => window.__paint")
                 took = page.locator("#results .took").first.inner_text()
                 if i >= 2:  # the first two warm this mode up
-                    times.append(ms)
+                    times.append(float(got["ms"]))
                     server.append(float(took.strip("() ms")))
+                    for k in PARTS:
+                        if k in got:
+                            parts[k].append(float(got[k]))
                 if mode == "lexical":  # typing searches too: wait for the box to settle
                     page.wait_for_timeout(250)
-            out[f"search_{mode}"] = {**p(times), "search_p50_ms": statistics.median(server)}
+            out[f"search_{mode}"] = {**p(times), "search_p50_ms": statistics.median(server),
+                                     "parts_p50_ms": {k: round(statistics.median(v), 1)
+                                                      for k, v in parts.items() if v}}
         url = base + "/file/corpus/big/five_thousand.py"
         views: list[float] = []
         paints: list[float] = []
-        for _ in range(runs + 1):
+        page.add_init_script(COLOURED)
+        coloured = -1.0
+        for n in range(runs + 1):
             page.goto(url)
             views.append(float(page.evaluate(
                 "() => performance.getEntriesByType('navigation')[0].duration")))
             paints.append(float(page.evaluate(
                 "() => performance.getEntriesByName('first-contentful-paint')[0]?.startTime"
                 " ?? -1")))
+            if n == 0:  # a first view goes out with its first block coloured; the rest follow
+                coloured = float(page.evaluate("() => window.__coloured"))
         out["file_5000_lines"] = {"first_ms": round(views[0], 1),
-                                  "first_view_paint_ms": round(paints[0], 1), **p(views[1:]),
+                                  "first_view_paint_ms": round(paints[0], 1),
+                                  "first_view_coloured_ms": round(coloured, 1), **p(views[1:]),
                                   "first_paint_p50_ms": round(statistics.median(paints[1:]), 1)}
         out["file_5000_lines"]["lines"] = page.locator(".code .line").count()
         browser.close()

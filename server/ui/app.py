@@ -17,8 +17,11 @@ runs); `/static/ui.js|ui.css`.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import re
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
@@ -44,8 +47,17 @@ from ctxd.indexer.walk.walker import validate_root
 from ctxd.search.models import SymbolItem
 from ctxd.server.jobs import JobManager, JobSnapshot
 from ctxd.server.ui import fileview, repos_view
-from ctxd.server.ui.highlight import MAX_HIGHLIGHT_CHARS
-from ctxd.server.ui.html import e, error_box, file_chunks, file_url, layout, search_form
+from ctxd.server.ui.highlight import MAX_HIGHLIGHT_CHARS, plain_lines, warm
+from ctxd.server.ui.html import (
+    CHUNK_LINES,
+    chunk_lines,
+    e,
+    error_box,
+    file_chunks,
+    file_url,
+    layout,
+    search_form,
+)
 from ctxd.server.ui.outline import outline
 from ctxd.server.ui.results import hits_html, more_link, results_html
 from ctxd.server.ui.security import Gate, Guard
@@ -55,6 +67,7 @@ from ctxd.server.use_cases import UseCases
 STATIC = Path(__file__).resolve().parent / "static"
 STATIC_FILES = {"ui.js": "text/javascript; charset=utf-8", "ui.css": "text/css; charset=utf-8"}
 DEFAULT_MODE = "hybrid"
+COLOUR_KEY = re.compile(r"[0-9a-f]{32}")
 STATUS_OF = {ErrorCode.NOT_FOUND: 404, ErrorCode.VALIDATION: 400, ErrorCode.QUERY_ERROR: 400,
              ErrorCode.INVALID_CURSOR: 400, ErrorCode.LOCKED: 409}
 
@@ -139,13 +152,18 @@ def api_search(ui: Ui, request: Request) -> Response:
                             status_code=STATUS_OF.get(err.code, 400))
     out: dict[str, Any] = {"next_cursor": page.next_cursor, "count": len(page.results),
                            "took_ms": round(took, 1), "notes": page.notes}
+    started = time.perf_counter()
     if request.query_params.get("part") == "items":  # the next page, appended by the script
         first_text = request.query_params.get("first", "0")
         first = int(first_text) if first_text.isdigit() else 0
         out.update(items=hits_html(page, first_index=first), more=more_link(page, params))
     else:
         out["results"] = results_html(page, params, took)
-    return JSONResponse(out)
+    body = json.dumps(out, ensure_ascii=False, separators=(",", ":")).encode()
+    render = (time.perf_counter() - started) * 1000
+    # where the answer's time went, for the browser's devtools and bench_ui (same origin)
+    timing = f"search;dur={took:.1f}, render;dur={render:.1f}"
+    return Response(body, media_type="application/json", headers={"server-timing": timing})
 
 
 def api_explain(ui: Ui, request: Request) -> Response:
@@ -179,7 +197,9 @@ def file_view(ui: Ui, request: Request) -> Response:
     sym, at = request.query_params.get("sym", ""), request.query_params.get("at", "")
     place = f"{fc.path}:{at}" if at.isdigit() else None
     panel = symbol_panel(ui.service, sym, repo, fc.language, place) if sym else ""
-    page = layout(f"{repo}/{path}", fileview.file_page_body(fc, state, panel),
+    job = (ui.colouring.start(fc) if cached is None and fc.total_lines > fileview.INLINE_LINES
+           and len(fc.content) <= MAX_HIGHLIGHT_CHARS else None)
+    page = layout(f"{repo}/{path}", fileview.file_page_body(fc, state, panel, job),
                   csrf=ui.gate.csrf)
     head, tail = page.split(fileview.CODE)
     if cached is not None:
@@ -195,7 +215,49 @@ def file_view(ui: Ui, request: Request) -> Response:
         ui.colouring.keep(fc, lines, items)
         yield tail.replace(fileview.OUTLINE, fileview.outline_html(items))
 
-    return StreamingResponse(streamed(), media_type="text/html; charset=utf-8")
+    def plain_first(job: fileview.ColourJob) -> Iterator[str]:
+        # a long file: its first block coloured, the rest plain; their colours follow
+        yield head
+        first = job.head()
+        yield from file_chunks(itertools.chain(
+            first, itertools.islice(plain_lines(fc.content), len(first), None)))
+        items = outline(fc.language, fc.content)
+        yield tail.replace(fileview.OUTLINE, fileview.outline_html(items))
+        job.finish(items)
+
+    return StreamingResponse(streamed() if job is None else plain_first(job),
+                             media_type="text/html; charset=utf-8")
+
+
+async def api_colour(ui: Ui, request: Request) -> Response:
+    """The colouring of a long file's blocks after its first view (`fileview.ColourJob`),
+    one JSON line per block (`{"block": i, "html": ...}`) as each is made, from block
+    `?from=`; 404 when the server holds no such colouring (restarted, or dropped)."""
+    key = request.path_params["key"]
+    start_text = request.query_params.get("from", "1")
+    start = int(start_text) if start_text.isdigit() else 1
+    job = ui.colouring.job(key) if COLOUR_KEY.fullmatch(key) else None
+    cached = ui.colouring.by_key(key) if job is None and COLOUR_KEY.fullmatch(key) else None
+    if job is None and cached is None:
+        return JSONResponse({"error": "not_found", "message": "No colouring in progress for "
+                             "this key: reload the page."}, status_code=404)
+
+    async def blocks() -> AsyncIterator[str]:
+        index = start
+        while True:
+            if job is not None:
+                part = await anyio.to_thread.run_sync(job.block, index)
+            else:
+                assert cached is not None
+                lines = cached[0][index * CHUNK_LINES:(index + 1) * CHUNK_LINES]
+                part = chunk_lines(lines, index * CHUNK_LINES + 1) if lines else None
+            if part is None:
+                return
+            yield json.dumps({"block": index, "html": part}, ensure_ascii=False) + "\n"
+            index += 1
+
+    return StreamingResponse(blocks(), media_type="application/x-ndjson",
+                             headers={"x-accel-buffering": "no"})
 
 
 def definition(ui: Ui, request: Request) -> Response:
@@ -353,9 +415,17 @@ def not_found(ui: Ui, request: Request) -> Response:
     return ui.failure(err, "Not found")
 
 
+def warm_up() -> None:
+    warm()
+    outline("python", "def f():\n    pass\n")
+
+
 def build_app(service: UseCases, gate: Gate) -> Guard:
     """The page's ASGI app over `service`, behind `gate`'s guard."""
     ui = Ui(service, gate)
+    # the lexers' imports and rules, and the outline's parser, before the first page needs
+    # them (a thread: the server answers meanwhile)
+    threading.Thread(target=warm_up, name="ctxd-ui-warm", daemon=True).start()
 
     def sync(fn: Callable[[Ui, Request], Response]) -> Callable[[Request], Any]:
         async def endpoint(request: Request) -> Response:
@@ -379,6 +449,7 @@ def build_app(service: UseCases, gate: Gate) -> Guard:
         Route("/api/explain", sync(api_explain)),
         Route("/api/repos", sync(api_repos)),
         Route("/api/progress", asynchronous(api_progress)),
+        Route("/api/colour/{key}", asynchronous(api_colour)),
         Route("/static/{name}", static),
     ]
     app = Starlette(routes=routes)

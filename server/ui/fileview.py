@@ -19,7 +19,7 @@ from typing import Any
 
 from ctxd.search.models import FileContent, Reference
 from ctxd.server.ui.highlight import iter_highlighted
-from ctxd.server.ui.html import e, file_url
+from ctxd.server.ui.html import CHUNK_LINES, chunk_lines, e, file_url
 from ctxd.server.ui.outline import OutlineItem
 
 CACHE_FILES = 32
@@ -37,6 +37,7 @@ class Colouring:
         self.chars = chars
         self._items: OrderedDict[str, tuple[list[str], list[OutlineItem]]] = OrderedDict()
         self._sizes: dict[str, int] = {}
+        self._jobs: dict[str, ColourJob] = {}
         self._lock = threading.Lock()
 
     @staticmethod
@@ -45,7 +46,9 @@ class Colouring:
             "utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
     def cached(self, fc: FileContent) -> tuple[list[str], list[OutlineItem]] | None:
-        key = self.key(fc)
+        return self.by_key(self.key(fc))
+
+    def by_key(self, key: str) -> tuple[list[str], list[OutlineItem]] | None:
         with self._lock:
             hit = self._items.get(key)
             if hit is not None:
@@ -70,6 +73,91 @@ class Colouring:
         for line in iter_highlighted(fc.content, fc.language, fc.path):
             lines.append(line)
             yield line
+
+    def start(self, fc: FileContent) -> ColourJob:
+        """A long file's colouring, to finish after its page went out plain (`ColourJob`);
+        the page's script asks for the rest by the job's key (`job`)."""
+        job = ColourJob(self, fc)
+        with self._lock:
+            self._jobs[job.key] = job
+            while len(self._jobs) > MAX_JOBS:
+                self._jobs.pop(next(iter(self._jobs)))
+        return job
+
+    def job(self, key: str) -> ColourJob | None:
+        with self._lock:
+            return self._jobs.get(key)
+
+    def forget(self, job: ColourJob) -> None:
+        with self._lock:
+            if self._jobs.get(job.key) is job:
+                del self._jobs[job.key]
+
+
+MAX_JOBS = 8
+"""Colourings in progress or waiting for their page's script to ask (the oldest go)."""
+
+INLINE_LINES = 2 * CHUNK_LINES
+"""A first view of a file up to this many lines is coloured as it streams; a longer one
+goes out with its first block coloured and the rest plain, the rest's colouring following
+(`ColourJob`): the page is there at once (lexing 5,000 lines of Python takes Pygments
+~0.4 s), coloured a block at a time after."""
+
+
+class ColourJob:
+    """A long file's colouring on its first view: the page's request colours the first
+    block itself (`head`), sends the rest plain and hands the lexer, mid-file, to a thread
+    (`finish`) that colours the rest; the page's script asks for the blocks (`blocks`) and
+    puts each in place as it comes. Once done, the file and its outline go to the
+    `Colouring` cache, so a later view is coloured at once."""
+
+    def __init__(self, owner: Colouring, fc: FileContent) -> None:
+        self.owner = owner
+        self.fc = fc
+        self.key = Colouring.key(fc)
+        self.lines: list[str] = []
+        self.outline: list[OutlineItem] = []
+        self.done = False
+        self._lexer = iter_highlighted(fc.content, fc.language, fc.path)
+        self._changed = threading.Condition()
+
+    def head(self, count: int = CHUNK_LINES) -> list[str]:
+        """The first `count` lines, coloured now (before `finish`)."""
+        for line in self._lexer:
+            self.lines.append(line)
+            if len(self.lines) == count:
+                break
+        return list(self.lines)
+
+    def finish(self, outline: list[OutlineItem]) -> None:
+        """Colour the rest in a thread of its own, then keep the file in the cache."""
+        self.outline = outline
+        threading.Thread(target=self._run, name="ctxd-ui-colour", daemon=True).start()
+
+    def _run(self) -> None:
+        try:
+            for line in self._lexer:
+                with self._changed:
+                    self.lines.append(line)
+                    if len(self.lines) % CHUNK_LINES == 0:
+                        self._changed.notify_all()
+            self.owner.keep(self.fc, self.lines, self.outline)
+        finally:
+            with self._changed:
+                self.done = True
+                self._changed.notify_all()
+            self.owner.forget(self)
+
+    def block(self, index: int, timeout: float = 30.0) -> str | None:
+        """Block `index`'s numbered, coloured lines once they are made (None past the end,
+        or when the colouring takes longer than `timeout`)."""
+        start, end = index * CHUNK_LINES, (index + 1) * CHUNK_LINES
+        with self._changed:
+            if not self._changed.wait_for(lambda: self.done or len(self.lines) >= end,
+                                          timeout):
+                return None
+            part = self.lines[start:end]
+        return chunk_lines(part, start + 1) if part else None
 
 
 def crumbs(repo: str, path: str) -> str:
@@ -130,15 +218,18 @@ OUTLINE = "\0outline\0"
 them), so a streamed view paints its first lines before the outline's parse."""
 
 
-def file_page_body(fc: FileContent, state: str, symbol_panel: str) -> str:
+def file_page_body(fc: FileContent, state: str, symbol_panel: str,
+                   colour: ColourJob | None = None) -> str:
     """The file view around its lines and outline, which stand in as `CODE` and
-    `OUTLINE`."""
+    `OUTLINE`; with `colour`, the lines after the first block come plain and the page's
+    script asks for their colouring (`/api/colour/KEY?from=1`)."""
+    follow = (f' data-colour="{e(colour.key)}" data-from="1"' if colour is not None else "")
     return (
         f"{crumbs(fc.repository, fc.path)}{state}"
         f'<div class="fileview{" with-symbol" if symbol_panel else ""}">{symbol_panel}'
         f'<div class="source" data-repo="{e(fc.repository)}" data-path="{e(fc.path)}" '
         f'data-lang="{e(fc.language)}" tabindex="0" aria-label="Source of {e(fc.path)}">'
-        f'<div class="code file">{CODE}</div></div>'
+        f'<div class="code file"{follow}>{CODE}</div></div>'
         f'<nav class="outline" aria-label="Outline"><h2>Outline</h2>{OUTLINE}</nav></div>')
 
 

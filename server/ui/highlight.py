@@ -26,8 +26,15 @@ MAX_HIGHLIGHT_CHARS = 2_000_000
 """Longer texts are shown plain (escaped, not coloured): lexing costs ~0.1 s per 1,000
 lines, and a file past this is data more than code."""
 
-ALIASES = {"shell": "bash", "tsx": "tsx", "jsx": "jsx", "csharp": "csharp", "hcl": "terraform"}
-"""ctxd's language ids that Pygments knows by another name."""
+ALIASES = {"shell": "bash", "tsx": "tsx", "jsx": "jsx", "csharp": "csharp", "hcl": "terraform",
+           "batchfile": "batch", "protocol-buffer": "protobuf", "svelte": "html",
+           "csv": "text", "asciidoc": "text"}
+"""ctxd's language ids that Pygments knows by another name (or not at all: plain text)."""
+
+WARM_LANGUAGES = ("python", "javascript", "typescript", "go", "rust", "java", "c", "cpp",
+                  "markdown", "json", "yaml", "toml", "bash", "html", "css")
+"""Lexers made at the server's start (`warm`): a lexer's first use imports its module and
+compiles its rules (~50 ms for Python), which the first search or file view would pay."""
 
 UNSTYLED = frozenset({"", "p", "w", "err", "x", "g"})
 """Token classes the stylesheet leaves plain: no span for them (a 5,000-line file is
@@ -38,18 +45,39 @@ IDENTIFIER_CLASSES = frozenset({"n", "nf", "nc", "nx", "na", "nn", "fm", "nv", "
 """Token classes the page links to their definition (names, not keywords or builtins)."""
 
 
-@lru_cache(maxsize=128)
+LEXER_OPTIONS = {"stripnl": False, "ensurenl": False}
+
+
 def lexer_for(language: str, path: str) -> Lexer:
-    """A Pygments lexer for ctxd's `language` id, else by the file's name, else plain."""
-    options = {"stripnl": False, "ensurenl": False}
+    """A Pygments lexer for ctxd's `language` id, else by the file's name, else plain.
+
+    One lexer per language id (a lexer keeps no state between texts), and per file name
+    for the ids Pygments does not know: `get_lexer_for_filename` tries every lexer's
+    patterns (~80 ms the first time), so it runs once per name."""
+    return _by_language(language) or _by_file_name(path.rsplit("/", 1)[-1])
+
+
+@lru_cache(maxsize=256)
+def _by_language(language: str) -> Lexer | None:
     try:
-        return get_lexer_by_name(ALIASES.get(language, language), **options)
+        return get_lexer_by_name(ALIASES.get(language, language), **LEXER_OPTIONS)
     except ClassNotFound:
-        pass
+        return None
+
+
+@lru_cache(maxsize=1024)
+def _by_file_name(name: str) -> Lexer:
     try:
-        return get_lexer_for_filename(path.rsplit("/", 1)[-1], **options)
+        return get_lexer_for_filename(name, **LEXER_OPTIONS)
     except ClassNotFound:
-        return TextLexer(**options)
+        return TextLexer(**LEXER_OPTIONS)
+
+
+def warm(languages: Iterable[str] = WARM_LANGUAGES) -> None:
+    """Make the common languages' lexers and colour a line with each, so a page's first
+    search or file view does not pay for the imports and the rules' compilation."""
+    for language in languages:
+        highlight_lines("x = 1", language, "")
 
 
 @lru_cache(maxsize=512)
@@ -70,14 +98,33 @@ def highlight_lines(text: str, language: str, path: str) -> list[str]:
     return list(iter_highlighted(text, language, path))
 
 
+SNIPPET_CHARS = 8_000
+"""Texts up to this long (a search hit's lines) are kept coloured by `highlight_snippet`."""
+
+
+def highlight_snippet(text: str, language: str, path: str) -> list[str]:
+    """`highlight_lines` for a search hit's few lines, remembered: the same lines come back
+    in the next page, a refined query and the copies of a file (`_snippets` holds ~2,000
+    of them, at most ~16 MB)."""
+    if len(text) > SNIPPET_CHARS:
+        return highlight_lines(text, language, path)
+    lexer = _by_language(language)
+    return list(_snippets(text, language, "" if lexer is not None else path.rsplit("/", 1)[-1]))
+
+
+@lru_cache(maxsize=2048)
+def _snippets(text: str, language: str, name: str) -> tuple[str, ...]:
+    return tuple(iter_highlighted(text, language, name))
+
+
 def iter_highlighted(text: str, language: str, path: str) -> Iterator[str]:
     """`highlight_lines`, one line at a time as the lexer gets there (the file view sends
     the first lines while the rest are lexed)."""
+    if len(text) > MAX_HIGHLIGHT_CHARS:
+        yield from plain_lines(text)
+        return
     if text.endswith("\n"):
         text = text[:-1]
-    if len(text) > MAX_HIGHLIGHT_CHARS:
-        yield from (escape(line, quote=False) for line in text.split("\n"))
-        return
     want = text.count("\n") + 1
     made = 0
     for line in _lexed_lines(text, language, path):
@@ -86,6 +133,13 @@ def iter_highlighted(text: str, language: str, path: str) -> Iterator[str]:
         yield line
         made += 1
     yield from [""] * (want - made)
+
+
+def plain_lines(text: str) -> Iterator[str]:
+    """`text`'s lines escaped, not coloured (as many as `iter_highlighted` makes)."""
+    if text.endswith("\n"):
+        text = text[:-1]
+    return (escape(line, quote=False) for line in text.split("\n"))
 
 
 class _Line:
@@ -144,13 +198,10 @@ def marks(line_html: str, ranges: Sequence[tuple[int, int]]) -> str:
     end exclusive, over the plain text) wrapped in `<mark>`; tags are left whole."""
     if not ranges:
         return line_html
-    spans = sorted(ranges)
+    marked = {c for a, b in ranges for c in range(max(0, a), min(b, len(line_html)))}
     out: list[str] = []
     col = 0
     inside = False
-
-    def marked(c: int) -> bool:
-        return any(a <= c < b for a, b in spans)
 
     for piece in TAG.split(line_html):
         if not piece:
@@ -162,7 +213,7 @@ def marks(line_html: str, ranges: Sequence[tuple[int, int]]) -> str:
             out.append(piece)
             continue
         for char in _chars(piece):
-            want = marked(col)
+            want = col in marked
             if want != inside:
                 out.append("<mark>" if want else "</mark>")
                 inside = want

@@ -117,13 +117,20 @@ def file_chunks(lines: Iterable[str], first: int = 1) -> Iterator[str]:
     `CHUNK_LINES`, each yielded as soon as its lines are there."""
     block: list[str] = []
     for n, html_line in enumerate(lines, start=first):
-        block.append(f'<div class="line" id="L{n}"><a class="ln" tabindex="-1" '
-                     f'href="#L{n}">{n}</a>{html_line}</div>')
+        block.append(html_line)
         if len(block) == CHUNK_LINES:
-            yield '<div class="chunk">' + "".join(block) + "</div>"
+            yield '<div class="chunk">' + chunk_lines(block, n - CHUNK_LINES + 1) + "</div>"
             block = []
     if block:
-        yield '<div class="chunk">' + "".join(block) + "</div>"
+        yield '<div class="chunk">' + chunk_lines(block, n - len(block) + 1) + "</div>"
+
+
+def chunk_lines(lines: Iterable[str], first: int) -> str:
+    """One block's numbered lines, `first` the number of its first (what the page's script
+    puts in a block when the block's colouring comes after its plain text)."""
+    return "".join(f'<div class="line" id="L{n}"><a class="ln" tabindex="-1" '
+                   f'href="#L{n}">{n}</a>{html_line}</div>'
+                   for n, html_line in enumerate(lines, start=first))
 
 
 def error_box(message: str, hint: str | None = None) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from ctxd.search.models import Hit
 from ctxd.server.pages import SearchPage
-from ctxd.server.ui.highlight import highlight_lines, marks, query_words, word_ranges
+from ctxd.server.ui.highlight import highlight_snippet, marks, query_words, word_ranges
 from ctxd.server.ui.html import code_block, e, file_url, search_url
 
 MAX_HIT_LINES = 12
@@ -27,14 +27,14 @@ def hit_lines(hit: Hit, words: Sequence[str]) -> list[tuple[int, list[str]]]:
         spans = ([(b.start_line, list(b.lines)) for b in hit.blocks[:MAX_BLOCKS]]
                  if hit.blocks else [(hit.start_line, hit.snippet.split("\n"))])
         for start, lines in spans:
-            coloured = highlight_lines("\n".join(lines), hit.language, hit.path)
+            coloured = highlight_snippet("\n".join(lines), hit.language, hit.path)
             runs.append((start, [marks(h, by_line.get(start + i, []))
                                  for i, h in enumerate(coloured)]))
         return runs
     lines = hit.snippet.split("\n")
     best = _best_window(lines, words)
     shown = lines[best:best + MAX_HIT_LINES]
-    coloured = highlight_lines("\n".join(shown), hit.language, hit.path)
+    coloured = highlight_snippet("\n".join(shown), hit.language, hit.path)
     runs.append((hit.start_line + best,
                  [marks(h, word_ranges(plain, words)) for h, plain in zip(coloured, shown,
                                                                          strict=False)]))

@@ -90,7 +90,7 @@
 
   // --- file view: #L10-L20 selects lines; shift-click a number extends; names link to definitions
   const source = $(".source");
-  function selectLines() {
+  function selectLines(scroll) {
     const m = /^#L(\d+)(?:-L(\d+))?$/.exec(location.hash);
     $$(".code .line.sel").forEach((el) => el.classList.remove("sel"));
     if (!m) return;
@@ -100,11 +100,39 @@
       if (el) el.classList.add("sel");
     }
     const first = document.getElementById("L" + Math.min(a, b));
-    if (first) first.scrollIntoView({ block: "center" });
+    if (first && scroll !== false) first.scrollIntoView({ block: "center" });
+  }
+  // a long file's first view: its lines after the first block came plain; their colours
+  // follow, one block per JSON line, each put in place as it comes
+  async function colourIn(code) {
+    const res = await fetch("/api/colour/" + encodeURIComponent(code.dataset.colour) +
+                            "?from=" + encodeURIComponent(code.dataset.from || "1"),
+                            { credentials: "same-origin" });
+    if (!res.ok || !res.body) return;
+    const blocks = $$(":scope > .chunk", code);
+    const reader = res.body.getReader();
+    const text = new TextDecoder();
+    let buffered = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffered += text.decode(value, { stream: true });
+      let end;
+      while ((end = buffered.indexOf("\n")) >= 0) {
+        const msg = JSON.parse(buffered.slice(0, end));
+        buffered = buffered.slice(end + 1);
+        if (blocks[msg.block]) blocks[msg.block].innerHTML = msg.html;
+      }
+      selectLines(false);
+    }
+    delete code.dataset.colour;
+    code.dataset.coloured = "1";
   }
   if (source) {
     selectLines();
     window.addEventListener("hashchange", selectLines);
+    const code = $(".code.file[data-colour]", source);
+    if (code) colourIn(code).catch(() => {});
     let anchor = null;
     source.addEventListener("click", (ev) => {
       const ln = ev.target.closest("a.ln");

@@ -43,6 +43,7 @@ class Browser:
     context: Any
     dialogs: list[str] = field(default_factory=list)
     shots: Path | None = None
+    repo: Path | None = None
 
     def page(self) -> Any:
         page = self.context.new_page()
@@ -75,7 +76,7 @@ def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
         base = login.split("/?token=")[0]
         try:
             yield Browser(login, base, int(base.rsplit(":", 1)[1]), browser, context,
-                          shots=shots)
+                          shots=shots, repo=site.repo)
         finally:
             context.close()
             browser.close()
@@ -241,3 +242,21 @@ def test_no_file_outside_a_repository_is_served(web: Browser) -> None:
         assert answer.status in (403, 404)
         assert "sk-live" not in page.content() and "root:x:" not in page.content()
     assert shutil.which("true")  # keep the import honest on every platform
+
+
+def test_a_long_files_colours_follow_its_plain_lines_and_keep_the_selection(
+        web: Browser) -> None:
+    assert web.repo is not None
+    (web.repo / "pkg" / "long_view.py").write_text(
+        "".join(f"def g{i}(x):\n    return x * {i}\n" for i in range(600)))
+    page = web.page()
+    web.sign_in(page)
+    page.goto(web.base + "/file/demo/pkg/long_view.py#L899-L900")
+    page.wait_for_selector(".code.file[data-coloured]")  # every block's colours came
+    assert page.locator("#L899 span.nf").inner_text() == "g449"  # coloured in place
+    assert page.locator(".code .line.sel").count() == 2  # the selection is kept
+    assert page.locator("#L899.sel").count() == 1
+    assert page.locator(".code .line").count() == 1200
+    page.locator("#L1199 span.nf").click()  # a name in a block coloured later links too
+    page.wait_for_url("**/def?name=g599&repo=demo&lang=python")  # (not indexed: no match)
+    assert web.dialogs == []

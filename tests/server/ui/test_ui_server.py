@@ -357,3 +357,41 @@ def test_the_colouring_cache_is_bounded_by_files_and_by_size() -> None:
     assert cache.cached(files[2]) is None  # 3 x 40 characters is past 100
     cache.keep(files[0], ["b" * 200], [])  # larger than the whole cache: not kept
     assert cache.cached(files[0]) is None and cache.cached(files[4]) is not None
+
+
+LONG = "".join(f"def f{i}(x):\n    return x + {i}  # note {i}\n" for i in range(600))
+"""A 1,200-line file: past `fileview.INLINE_LINES`, so its first view goes out plain after
+the first block and its colours follow."""
+
+
+def test_a_long_files_first_view_is_plain_after_its_first_block_and_its_colours_follow(
+        ui: Ui) -> None:
+    import json
+
+    (ui.site.repo / "pkg" / "long.py").write_text(LONG)
+    first = ui.get("/file/demo/pkg/long.py")
+    assert first.status == 200
+    key = re.search(r'data-colour="([0-9a-f]{32})" data-from="1"', first.body)
+    assert key, first.body[:2000]
+    block0, rest = first.body.split('<div class="line" id="L201">', 1)
+    assert '<span class="k">def</span> <span class="nf">f0</span>' in block0
+    assert 'id="L1200"' in rest and "<span" not in rest.split("</main>")[0].split(
+        '<nav class="outline"')[0]  # the lines after the first block: plain
+    assert "return x + 999  # note 999" not in rest  # as text, not as coloured spans…
+    assert "def f599(x):" in rest  # …but all there, escaped
+    assert 'href="#L1199-L1200"' in rest  # the outline is there at once
+    colours = ui.get(f"/api/colour/{key.group(1)}?from=1")
+    assert colours.status == 200
+    assert colours.headers["content-type"].startswith("application/x-ndjson")
+    blocks = [json.loads(line) for line in colours.body.splitlines()]
+    assert [b["block"] for b in blocks] == [1, 2, 3, 4, 5]
+    assert blocks[0]["html"].startswith('<div class="line" id="L201">')
+    assert '<span class="nf">f599</span>' in blocks[-1]["html"]
+    assert 'id="L1200"' in blocks[-1]["html"]
+    again = ui.get("/file/demo/pkg/long.py")  # now from the cache: coloured throughout
+    assert "data-colour=" not in again.body and '<span class="nf">f599</span>' in again.body
+    cached = ui.get(f"/api/colour/{key.group(1)}?from=4")  # asked late: from the cache
+    assert [json.loads(line)["block"] for line in cached.body.splitlines()] == [4, 5]
+    for bad in ("0" * 32, "nope", "../" + key.group(1)):
+        assert ui.get(f"/api/colour/{bad}").status == 404
+    assert request(f"{ui.base}/api/colour/{key.group(1)}").status == 401
