@@ -57,6 +57,7 @@ from ctxd.indexer.chunk.chunker import ChunkOptions
 from ctxd.indexer.chunk.languages import detect_language
 from ctxd.indexer.embedder import Embedder
 from ctxd.indexer.errors import ValidationError
+from ctxd.indexer.graph.model import EXTRACTION as GRAPH_EXTRACTION
 from ctxd.indexer.graph.specs import SPECS as GRAPH_LANGUAGES
 from ctxd.indexer.models import (
     Chunk,
@@ -145,6 +146,10 @@ COMPACT_AFTER_TEXTS = 1000
 """A full run whose walk wrote at least this many texts, and at least half of all the
 index's, merges the trigram index's segments after phase 1 (`TextFirst.compact_text`;
 its walk left them unmerged: `bulk_text`)."""
+GRAPH_KEY = "graph_extraction"
+"""The repository option that records which extractor made its code graphs
+(`indexer.graph.model.EXTRACTION`): another one makes the next full run extract them all
+again."""
 TEXT_RULE_KEYS = ("lexical_only_rules", "lexical_only_patterns", "embed_allow",
                   "rules_version")
 """Walk options that decide a file's role (and the version of the built-in rules): a
@@ -424,6 +429,7 @@ class Indexer:
             "lexical_only_patterns": list(options.lexical_only_patterns),
             "embed_allow": list(options.embed_allow),
             "rules_version": RULES_VERSION,
+            GRAPH_KEY: GRAPH_EXTRACTION,
             EXPLICIT_KEY: sorted(set(explicit)),
         }
         run = _FileRun(FileJudge(root_path, options), recheck=existing is not None
@@ -432,6 +438,9 @@ class Indexer:
             # A partial run re-decides only its own files: the rules it stores stay the old
             # ones, so that the next full run re-decides every other file too.
             opts_json.update({k: existing.options.get(k) for k in TEXT_RULE_KEYS})
+        regraph = existing is not None and existing.options.get(GRAPH_KEY) != GRAPH_EXTRACTION
+        if regraph and only_paths is not None and existing is not None:
+            opts_json[GRAPH_KEY] = existing.options.get(GRAPH_KEY)  # the next full run's
         first_run = False
         if dry_run:
             repo_id, repo_name = (existing.id, existing.name) if existing else (-1, root_path.name)
@@ -462,7 +471,7 @@ class Indexer:
         else:
             if not stats.stopped and only_paths is None:
                 self.backfill_summaries(repo_id)
-                self.backfill_graphs(repo_id, should_stop=stop)
+                self.backfill_graphs(repo_id, should_stop=stop, every=regraph)
             if embed and not stats.stopped:
                 self.embed_pending(repo_id, progress=report, stats=stats, should_stop=stop,
                                    budget=self.embed_budget)
@@ -825,12 +834,14 @@ class Indexer:
         return len(todo), tokens
 
     def backfill_graphs(self, repo_id: int, *,
-                        should_stop: Callable[[], bool] = lambda: False) -> int:
-        """Write the code graphs of files indexed before the graph existed, parsed again
-        from their stored text, `CHUNK_READ_BATCH` files a transaction; returns how many
-        files got a row. Full runs only (a stop request ends it between batches; the next
-        full run goes on)."""
-        todo = self.store.files_without_graph(repo_id, sorted(GRAPH_LANGUAGES))
+                        should_stop: Callable[[], bool] = lambda: False,
+                        every: bool = False) -> int:
+        """Write the code graphs of files indexed before the graph existed (`every`: of
+        every file, indexed by an older extractor: `GRAPH_EXTRACTION`), parsed again from
+        their stored text, `CHUNK_READ_BATCH` files a transaction; returns how many files
+        got a row. Full runs only (a stop request ends it between batches; the next full
+        run goes on with the files that have no row)."""
+        todo = self.store.files_without_graph(repo_id, sorted(GRAPH_LANGUAGES), every=every)
         done = 0
         for start in range(0, len(todo), CHUNK_READ_BATCH):
             if should_stop():

@@ -21,10 +21,16 @@ import zlib
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-__all__ = ["Def", "FileGraph", "Import", "Role", "Site", "decode", "encode", "link_keys"]
+__all__ = ["EXTRACTION", "Def", "FileGraph", "Import", "Role", "Site", "decode", "encode",
+           "link_keys"]
 
 FORMAT = 1
 """The blob's format version (its first element); an unknown one decodes to nothing."""
+EXTRACTION = 2
+"""What the extractor records (bumped when it records new facts in the same format: 2 =
+list element types, `cast`/`as` values, `this:` parameters, `__all__` entries, JS/Go
+re-assignments, `import a.b` keyed `a`). A repository indexed by an older one gets every
+graph extracted again by its next full `ctxd index` (`Indexer.backfill_graphs`)."""
 
 
 class Role(IntEnum):

@@ -235,16 +235,17 @@ class Lookups:
                 part))
         return out
 
-    def files_without_graph(self: Connection, repo_id: int, languages: Sequence[str]
-                            ) -> list[tuple[int, str, str]]:
+    def files_without_graph(self: Connection, repo_id: int, languages: Sequence[str], *,
+                            every: bool = False) -> list[tuple[int, str, str]]:
         """(id, path, language) of a repository's embedded files in `languages` that have
-        no graph row, by path."""
+        no graph row (`every`: all of them), by path."""
         if not languages:
             return []
+        missing = "" if every else (
+            "AND NOT EXISTS (SELECT 1 FROM graph g WHERE g.file_id = f.id) ")
         return [(int(i), str(p), str(lang)) for i, p, lang in self.query(
             "SELECT f.id, f.path, f.language FROM files f WHERE f.repo_id = ? AND f.role = '' "
-            f"AND f.language IN ({','.join('?' * len(languages))}) AND NOT EXISTS "
-            "(SELECT 1 FROM graph g WHERE g.file_id = f.id) ORDER BY f.path",
+            f"AND f.language IN ({','.join('?' * len(languages))}) {missing}ORDER BY f.path",
             [repo_id, *languages])]
 
     def graph_linked(self: Connection, repo_id: int, keys: Sequence[str]) -> list[int]:

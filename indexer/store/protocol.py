@@ -459,10 +459,11 @@ class Lookups(Protocol):
         of `file_ids` that have one."""
         ...
 
-    def files_without_graph(self, repo_id: int, languages: Sequence[str]
-                            ) -> list[tuple[int, str, str]]:
+    def files_without_graph(self, repo_id: int, languages: Sequence[str], *,
+                            every: bool = False) -> list[tuple[int, str, str]]:
         """(id, path, language) of a repository's embedded files in `languages` that have
-        no graph row (indexed before the code graph existed), by path."""
+        no graph row (indexed before the code graph existed), by path; `every`: with a
+        graph row or not (an older extractor's rows, extracted again)."""
         ...
 
     def graph_linked(self, repo_id: int, keys: Sequence[str]) -> list[int]:

@@ -168,10 +168,13 @@ class PgFileRows(PgConnection):
             "WHERE m.file_id = s.file_id) ORDER BY file_id, line", (repo_id,)))
 
     def put_graphs(self, repo_id: int, items: Sequence[tuple[int, GraphRow]]) -> None:
-        """Store (file id, code graph) rows in one transaction (the backfill)."""
+        """Store (file id, code graph) rows in one transaction (the backfill); a query's
+        cached graphs are stale after it, so it moves the text generation."""
         with self.transaction():
             for file_id, graph in items:
                 self._put_graph(file_id, repo_id, graph)
+            if items:
+                self._text_changed()
 
     def _put_graph(self, file_id: int, repo_id: int, graph: GraphRow) -> None:
         self._rows("INSERT INTO graph(file_id, repo_id, data) VALUES (%s, %s, %s) "

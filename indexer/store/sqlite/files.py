@@ -331,10 +331,13 @@ class FileRows(Connection):
 
     def put_graphs(self, repo_id: int, items: Sequence[tuple[int, GraphRow]]) -> None:
         """Store (file id, code graph) rows in one transaction (the backfill of files
-        indexed before the graph existed)."""
+        indexed before the graph existed, or by an older extractor); a query's cached
+        graphs are stale after it, so it moves the text generation."""
         with self.transaction():
             for file_id, graph in items:
                 self._put_graph(file_id, repo_id, graph)
+            if items:
+                self._text_changed()
 
     def _put_graph(self, file_id: int, repo_id: int, graph: GraphRow) -> None:
         self.db.execute("INSERT OR REPLACE INTO graph(file_id, repo_id, data) VALUES (?, ?, ?)",
