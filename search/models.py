@@ -231,3 +231,7 @@ class FileContent:
     working_tree: bool = False
     """Read from the repository's folder on disk (its working tree; `branch` is what is
     checked out there), not from an engine's copy of a branch."""
+    index_state: str = ""
+    """The file's text against the index's copy of it: `indexed` (the same), `changed`
+    (changed on disk since the last index run or watcher update), `not indexed` (the
+    index holds no such file yet); '' where not known (a repository only Zoekt has)."""

@@ -81,7 +81,16 @@ class FileContents:
             raise refusal(repository, path, served)
         rel, text = served
         fc = line_range(repo.name, rel, text, served_branch, start_line, end_line)
-        return replace(fc, working_tree=True)
+        return replace(fc, working_tree=True, index_state=index_state(store, repo, rel, text))
+
+
+def index_state(store: IndexStore, repo: RepoRow, path: str, text: str) -> str:
+    """`FileContent.index_state` of a file read from disk: its text against the text the
+    index holds for it (as the walk admitted it: secrets masked alike)."""
+    stored = store.stored_text(repo.id, path)
+    if stored is None:
+        return "not indexed"
+    return "indexed" if stored == text else "changed"
 
 
 def stored_file_content(
@@ -105,7 +114,7 @@ def stored_file_content(
     text = store.stored_text(repo.id, rel)
     if text is None:
         raise not_found(repo.name, path, "not in the index")
-    return line_range(repo.name, rel, text, "HEAD", start, end)
+    return replace(line_range(repo.name, rel, text, "HEAD", start, end), index_state="indexed")
 
 
 def working_tree_branch(repository: str, root: str, asked: str) -> str:

@@ -185,7 +185,7 @@ def file_view(ui: Ui, request: Request) -> Response:
     cached = ui.colouring.cached(fc)
     repo_row = next((r for r in ui.service.freshness() if r["repository"] == repo), None)
     modified = None
-    if fc.working_tree:
+    if fc.working_tree and fc.index_state == "changed":
         root = ui.service.repo_roots().get(repo)
         try:
             modified = os.stat(os.path.join(root, fc.path)).st_mtime if root else None

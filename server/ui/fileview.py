@@ -170,34 +170,26 @@ def crumbs(repo: str, path: str) -> str:
 def state_line(fc: FileContent, repo_row: dict[str, Any] | None,
                modified: float | None) -> str:
     """Branch, where the text came from, when the repository was indexed, and a note when
-    the file changed on disk since."""
+    the file changed on disk since (`FileContent.index_state`: its text against the
+    index's copy; `modified` is its time on disk, shown in the note)."""
     bits = [f'branch <span class="branch">{e(fc.branch)}</span>',
             "working tree" if fc.working_tree else "indexed text",
             f"{fc.total_lines} lines", e(fc.language)]
-    note = ""
     if repo_row is not None:
-        indexed = repo_row.get("indexed_at")
-        bits.append(f"indexed {e(indexed or 'never')}")
+        bits.append(f"indexed {e(repo_row.get('indexed_at') or 'never')}")
         if repo_row.get("indexing"):
             bits.append("re-indexing now")
-        when = _parse_time(indexed)
-        # `indexed_at` has whole seconds: a file written in the second the run ended is
-        # not "changed since"
-        if modified is not None and when is not None and modified >= when + 1:
-            changed = datetime.fromtimestamp(modified, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-            note = (f'<p class="note changed" role="note">Changed on disk ({changed}) since '
-                    "the repository was indexed: search results may point at old lines "
-                    "until the watcher or a re-index catches up.</p>")
+    note = ""
+    if fc.index_state == "changed":
+        when = ("" if modified is None else " (modified " + datetime.fromtimestamp(
+            modified, UTC).strftime("%Y-%m-%d %H:%M:%S UTC") + ")")
+        note = (f'<p class="note changed" role="note">Changed on disk{when} since it was '
+                "indexed: this is the text on disk; search results may point at old lines "
+                "until the watcher or a re-index catches up.</p>")
+    elif fc.index_state == "not indexed":
+        note = ('<p class="note changed" role="note">Not in the index yet: search does not '
+                "find this file until the watcher or a re-index adds it.</p>")
     return f'<p class="state">{" · ".join(bits)}</p>{note}'
-
-
-def _parse_time(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def outline_html(items: list[OutlineItem]) -> str:

@@ -193,3 +193,28 @@ def test_file_content_serves_a_large_lockfile_and_refuses_large_code(
     assert "github.com/org39999/mod" in page.content
     with pytest.raises(FileRefused, match="larger than the repository's size limit"):
         service.file_content("repo", "gen/huge.go")
+
+
+def test_file_content_says_whether_the_file_changed_since_it_was_indexed(
+        service: Service, repo: RepoBuilder) -> None:
+    """`index_state`: the text on disk against the index's copy (the UI's file view and any
+    other edge read it from the one use case); a touched file is unchanged."""
+    import os
+
+    repo.write("app.py", "def main():\n    return 1\n")
+    from tests.server.test_secrets_served import TOKEN
+
+    repo.write("client.py", f'TOKEN = "{TOKEN}"\n')  # indexed and served masked
+    assert service.index(repo.root).masked_files == ["client.py"]
+    assert service.file_content("repo", "app.py").index_state == "indexed"
+    assert service.file_content("repo", "client.py").index_state == "indexed"
+    os.utime(repo.root / "app.py", (1, 1))
+    assert service.file_content("repo", "app.py").index_state == "indexed"
+    repo.write("app.py", "def main():\n    return 2\n")
+    part = service.file_content("repo", "app.py", start_line=2, end_line=2)
+    assert part.index_state == "changed" and part.content == "    return 2\n"
+    repo.write("new.py", "x = 1\n")
+    assert service.file_content("repo", "new.py").index_state == "not indexed"
+    service.index(repo.root)
+    assert {service.file_content("repo", p).index_state for p in ("app.py", "new.py")} == {
+        "indexed"}

@@ -164,13 +164,26 @@ def test_the_file_view_numbers_colours_and_outlines_and_escapes_content(ui: Ui) 
 
 
 def test_a_changed_file_says_so(ui: Ui) -> None:
+    """The file's text against the index's copy (`FileContent.index_state`), not its
+    time: a touched file is not "changed"; an edited one is; a new one is not indexed."""
     import os
     import time
 
     target = ui.site.repo / "README.md"
+    text = target.read_text()
     later = time.time() + 3600
     os.utime(target, (later, later))
-    assert "Changed on disk" in ui.get("/file/demo/README.md").body
+    page = ui.get("/file/demo/README.md").body
+    assert "Changed on disk" not in page and "Not in the index" not in page
+    try:
+        target.write_text(text + "\nOne more line.\n")
+        page = ui.get("/file/demo/README.md").body
+        assert "Changed on disk (modified " in page and "One more line." in page
+    finally:
+        target.write_text(text)
+    assert "Changed on disk" not in ui.get("/file/demo/README.md").body
+    (ui.site.repo / "pkg" / "fresh.py").write_text("NEW = 1\n")
+    assert "Not in the index yet" in ui.get("/file/demo/pkg/fresh.py").body
 
 
 @pytest.mark.parametrize("path,status", [
