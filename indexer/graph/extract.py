@@ -48,7 +48,7 @@ _LISTS = re.compile(r"^(?:(?:typing|t|collections\.abc|abc)\.)?(?:List|list|Sequ
 _NULLISH = re.compile(r"^(?:None|null|undefined|void)\s*\|\s*")
 
 _JS_LIKE = frozenset({"javascript", "typescript", "tsx"})
-_NAME_START = frozenset("_$abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_NAME_START = frozenset("_$#abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _DOTTED = re.compile(r"(?<![\w.])[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*")
 _NOT_BASES = frozenset({"keyword_argument", "comment", "type_arguments", "declaration_list",
                         "field_declaration_list", "line_comment", "block_comment"})
@@ -56,7 +56,8 @@ _NOT_BASES = frozenset({"keyword_argument", "comment", "type_arguments", "declar
 _REASSIGNS = frozenset({"assignment_expression", "assignment_statement"})
 """JS and Go assignments that bind no new name (`x = 1`, not `let x = 1`, `x := 1`): their
 targets' values read `+VALUE`, and the name is the one of an enclosing scope."""
-_TYPED_VALUES = frozenset({"array", "list", "as_expression", "type_assertion",
+_TYPED_VALUES = frozenset({"array", "list", "binary_expression", "boolean_operator",
+                           "as_expression", "type_assertion",
                            "non_null_expression", "satisfies_expression", "subscript",
                            "subscript_expression", "index_expression"})
 _SUBSCRIPTS = {"subscript": "value", "subscript_expression": "object",
@@ -146,6 +147,11 @@ class _Walk:
             return "" if got == "?" else "=" + got
         if t == "call" and (typed := self.cast(node)):
             return ":" + typed
+        if t in ("binary_expression", "boolean_operator") and self.text(
+                node.child_by_field_name("operator")) in ("||", "??", "or"):
+            made = {v for side in ("left", "right")  # `a ?? new X()`: the side that makes one
+                    if (v := self.value(node.child_by_field_name(side))) and v[:2] == "()"}
+            return made.pop() if len(made) == 1 else ""
         if t in ("array", "list"):  # `[new Subject()]`: a list of one class's instances
             made = {self.value(c) for c in node.named_children}
             one = made.pop() if len(made) == 1 else None
@@ -478,8 +484,9 @@ class _Walk:
         return True
 
     def class_field(self, node: tree_sitter.Node) -> None:
-        """A TS/JS class field (`private d: Sub<T>`, `x = new Y()`) and a constructor's
-        parameter property (`constructor(private s: Sched)`): `this.NAME` with a type."""
+        """A TS/JS class field (`private d: Sub<T>`, `x = new Y()`, `#d: Sub`), an
+        interface's property (`cache?: Cache`) and a constructor's parameter property
+        (`constructor(private s: Sched)`): `this.NAME` with a type."""
         if self.language not in _JS_LIKE:
             return
         if node.type == "required_parameter" or node.type == "optional_parameter":
@@ -704,6 +711,7 @@ _EXTRA = {
     "export_statement": _Walk.default_export,
     "public_field_definition": _Walk.class_field,
     "field_definition": _Walk.class_field,
+    "property_signature": _Walk.class_field,
     "required_parameter": _Walk.class_field,
     "optional_parameter": _Walk.class_field,
 }

@@ -67,7 +67,8 @@ _PY = GraphSpec(
 )
 
 _JS_NAMES = frozenset({"identifier", "property_identifier", "shorthand_property_identifier",
-                       "type_identifier", "shorthand_property_identifier_pattern"})
+                       "type_identifier", "shorthand_property_identifier_pattern",
+                       "private_property_identifier"})
 _JS_SKIP = frozenset({"comment", "string", "template_string", "regex", "html_comment"})
 _JS_DEFS = {
     "function_declaration": "name", "generator_function_declaration": "name",

@@ -27,7 +27,9 @@ from ctxd.search.graph.modules import module_name
 __all__ = ["AmbiguousSymbol", "SymbolNotFound", "name_definition", "parse_symbol"]
 
 _PLACE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+)$")
-_QUALIFIED = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*$")
+_QUALIFIED = re.compile(r"^#?[A-Za-z_$][\w$]*(?:(?:\.|::|#|\.#)[A-Za-z_$][\w$]*)*$")
+"""`fetch`, `Session.fetch`, `a::b`, `Cls#method` (Ruby's notation), `Cls.#field` (a JS
+private name)."""
 MAX_LISTED = 20
 """Candidates an ambiguous name lists."""
 
@@ -44,7 +46,8 @@ def parse_symbol(symbol: str) -> tuple[str, int] | list[str]:
             hint="Name a definition: NAME (`fetch`), a qualified name (`Session.fetch`, "
                  "`pkg.Session.fetch`) or PATH:LINE of its definition (`src/app.py:42`).",
             details={"field": "symbol", "value": symbol})
-    return re.split(r"\.|::|#", text)
+    return [p for part in re.split(r"\.|::", text)
+            for p in ([part] if part.startswith("#") else part.split("#"))]
 
 
 def _defs(store: IndexStore, where: str, params: Sequence[object]) -> list[GraphDef]:

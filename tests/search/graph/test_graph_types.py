@@ -154,6 +154,39 @@ export function shadow() {
 ''',
 }
 
+PRIVATE = {
+    "src/cache.ts": '''export class QueryCache {
+  find(key: string): void {}
+  #notify(): void {}
+  clear(): void { this.#notify(); }
+}
+export interface ClientConfig {
+  queryCache?: QueryCache
+}
+''',
+    "src/client.ts": '''import { QueryCache, ClientConfig } from "./cache";
+
+export class QueryClient {
+  #queryCache: QueryCache
+  #other = new QueryCache()
+  #fallback
+  constructor(config: ClientConfig = {}) {
+    this.#queryCache = config.queryCache || new QueryCache();
+    this.#fallback = config.queryCache ?? new QueryCache();
+  }
+  get(key: string) {
+    this.#queryCache.find(key);
+    this.#other.find(key);
+    this.#fallback.find(key);
+  }
+}
+
+export function use(config: ClientConfig) {
+  config.queryCache.find("k");
+}
+''',
+}
+
 
 @pytest.fixture
 def store(tmp_path: Path, store_url: str) -> Iterator[IndexStore]:
@@ -242,3 +275,14 @@ def test_a_full_run_extracts_again_what_an_older_extractor_made(tmp_path, repo):
         Indexer(store, FakeEmbedder()).index(repo.root, WalkOptions())
         assert store.repos()[0].options[GRAPH_KEY] == EXTRACTION
         assert all_entry in usages(store, "style")
+
+
+def test_typescript_private_fields_interface_properties_and_defaults(store, repo):
+    index(store, repo, PRIVATE)
+    assert usages(store, "QueryCache.find") == {
+        ("src/client.ts", 12, "call"),  # #queryCache: QueryCache
+        ("src/client.ts", 13, "call"),  # #other = new QueryCache()
+        ("src/client.ts", 14, "call"),  # this.#fallback = x ?? new QueryCache()
+        ("src/client.ts", 19, "call"),  # an interface's property: queryCache?: QueryCache
+    }
+    assert usages(store, "QueryCache.#notify") == {("src/cache.ts", 4, "call")}
