@@ -10,6 +10,7 @@ holder.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -17,7 +18,9 @@ from typing import Any
 
 from ctxd.indexer.errors import IndexNotFound, QueryError, ValidationError
 from ctxd.indexer.model_embedder import encoder_state_of
+from ctxd.indexer.models import IndexStats
 from ctxd.indexer.store.location import this_host
+from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.store.records import RepoRow
 from ctxd.indexer.store.storage_errors import free_bytes, last_storage_error
 from ctxd.indexer.walk.gitrefs import branch_rows
@@ -134,6 +137,7 @@ class Inventory:
                     else 1.0,
                     "indexed_at": repo.indexed_at,
                     "indexing": is_indexing(repo, writing(repo.root)),
+                    "skipped": skipped_files(store, repo),
                     "options": options_view(self.resources.settings.walk, repo.options),
                     **({"host": repo.host} if repo.host else {}),
                     **moved_root(repo.root, repo.root_id,
@@ -209,6 +213,8 @@ class Inventory:
         with self.resources.writing(root=root) as store:
             counts = store.repo_counts(repo_id)
             store.remove_repo(repo_id)
+            with store.transaction():
+                store.set_meta(SKIPPED_META.format(repo_id), "")
             store.checkpoint()  # a large delete: the WAL does not stay at its size
         return {"removed": name, "root": root, "files": counts["files"],
                 "checkpoints": counts["checkpoints"], "size_bytes": store.file_bytes(),
@@ -240,6 +246,41 @@ class Inventory:
                 row["embedding_backlog"] = int(backlog)
             out.append(row)
         return out
+
+
+SKIPPED_META = "skipped_files:{}"
+"""The meta key of a repository's (by id) skipped files, as its last whole run counted
+them (`remember_skipped`)."""
+
+
+def remember_skipped(store: IndexStore, stats: IndexStats) -> None:
+    """Keep the skipped files by reason of a run that walked the whole repository (not a
+    watcher's paths, not a stopped run), so the status and the page show them without a
+    new walk (`skipped_files`)."""
+    repo = store.repo_by_name(stats.repository)
+    if repo is None:
+        return
+    value = json.dumps({"root": repo.root, "at": repo.indexed_at,
+                        "counts": dict(sorted(stats.files_skipped.items()))})
+    with store.transaction():
+        store.set_meta(SKIPPED_META.format(repo.id), value)
+
+
+def skipped_files(store: IndexStore, repo: RepoRow) -> dict[str, Any] | None:
+    """`{"counts": {reason: files}, "at": when}` from the repository's last whole run
+    (`remember_skipped`); None when no run since this was kept, or the id now names
+    another folder."""
+    raw = store.get_meta(SKIPPED_META.format(repo.id))
+    try:
+        data = json.loads(raw) if raw else None
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or data.get("root") != repo.root:
+        return None
+    counts = data.get("counts")
+    if not isinstance(counts, dict):
+        return None
+    return {"counts": {str(k): int(v) for k, v in counts.items()}, "at": data.get("at")}
 
 
 def is_indexing(repo: RepoRow, writing: bool) -> bool:

@@ -50,7 +50,7 @@ from ctxd.search.zoekt.client import ZoektClient
 from ctxd.server.config import Settings
 from ctxd.server.file_contents import FileContents
 from ctxd.server.graph_cases import GraphCases
-from ctxd.server.inventory import Inventory
+from ctxd.server.inventory import Inventory, remember_skipped
 from ctxd.server.resources import LockedEmbedder, Resources
 from ctxd.server.search_cases import SearchCases
 from ctxd.server.use_cases import UseCases
@@ -256,9 +256,12 @@ class Service(UseCases):
             return indexer.index(path, walk, progress=progress, dry_run=True)
         try:
             with self.writing(wait=lock_wait, on_wait=on_lock_wait, root=checked_root()):
-                return indexer.index(path, walk, progress=progress, only_paths=only_paths,
-                                     should_stop=should_stop, embed=embed,
-                                     explicit=sorted(pinned))
+                stats = indexer.index(path, walk, progress=progress, only_paths=only_paths,
+                                      should_stop=should_stop, embed=embed,
+                                      explicit=sorted(pinned))
+                if only_paths is None and not stats.stopped:  # a whole walk's counts
+                    remember_skipped(self.store(), stats)
+                return stats
         finally:
             release_free_memory()  # the embedding buffers' peak, back to the OS
 

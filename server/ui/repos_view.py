@@ -1,8 +1,9 @@
 """The repositories page: each repository's root, files, checkpoints, embedding coverage,
-freshness, watcher state and (after a run or a check from this page) skipped files by
-reason; the index jobs this page started, with live progress (`/api/progress`, server-sent
-events); forms to index a folder, re-index or remove a repository, each confirmed on a
-second page before anything changes."""
+freshness, watcher state and skipped files by reason (as the last whole index run counted
+them, kept in the index; or as a check from this page just did); the index jobs this page
+started, with live progress (`/api/progress`, server-sent events); forms to index a
+folder, re-index or remove a repository, each confirmed on a second page before anything
+changes."""
 
 from __future__ import annotations
 
@@ -32,13 +33,20 @@ def watch_text(ws: dict[str, Any] | None) -> str:
             f"{ws.get('last_update') or 'never'}, lag {lag}")
 
 
-def skipped_html(counts: dict[str, int] | None) -> str:
+def skipped_html(counts: dict[str, int] | None, stored: dict[str, Any] | None = None) -> str:
+    """Skipped files by reason: from a check made on this page (`counts`), else as the
+    repository's last whole index run counted them (`stored`, kept in the index)."""
+    when = ""
+    if counts is None and stored is not None:
+        counts = stored.get("counts")
+        when = (f' <span class="muted">(at the run of {e(stored.get("at") or "?")})</span>')
     if counts is None:
-        return '<span class="muted">not checked yet</span>'
+        return ('<span class="muted">not counted yet: no whole run since ctxd kept them '
+                "(re-index, or check below)</span>")
     if not counts:
-        return "none"
-    return ", ".join(f"{e(reason)} {n}" for reason, n in sorted(counts.items(),
-                                                                  key=lambda kv: -kv[1]))
+        return "none" + when
+    return ", ".join(f"{e(reason)} {n:,}" for reason, n in sorted(
+        counts.items(), key=lambda kv: (-kv[1], kv[0]))) + when
 
 
 def repo_card(r: dict[str, Any], fresh: dict[str, Any], skipped: dict[str, int] | None,
@@ -58,7 +66,7 @@ def repo_card(r: dict[str, Any], fresh: dict[str, Any], skipped: dict[str, int] 
                      + (f", {backlog} waiting" if backlog else "")),
         ("Freshness", e(state)),
         ("Watcher", e(watch_text(r.get("watch")))),
-        ("Skipped files", skipped_html(skipped)),
+        ("Skipped files", skipped_html(skipped, r.get("skipped"))),
     ]
     if moved:
         rows.append(("Root moved", f'<span class="bad">{e(moved)}</span>'))

@@ -166,6 +166,8 @@ def test_the_repositories_page(web: Browser) -> None:
     page.wait_for_selector("#repo-demo")
     text = page.locator("main").inner_text()
     assert "demo" in text and "scratch" in text and "Checkpoints" in text
+    skipped = page.locator("#repo-demo tr", has_text="Skipped files").inner_text()
+    assert "sensitive 1" in skipped and "at the run of" in skipped  # kept by the index run
     assert axe_violations(page) == []
     web.shoot(page, "repositories")
     page.set_viewport_size({"width": 420, "height": 800})
@@ -253,6 +255,7 @@ def test_a_long_files_colours_follow_its_plain_lines_and_keep_the_selection(
     web.sign_in(page)
     page.goto(web.base + "/file/demo/pkg/long_view.py#L899-L900")
     page.wait_for_selector(".code.file[data-coloured]")  # every block's colours came
+    assert "Not in the index yet" in page.locator("p.note.changed").inner_text()
     assert page.locator("#L899 span.nf").inner_text() == "g449"  # coloured in place
     assert page.locator(".code .line.sel").count() == 2  # the selection is kept
     assert page.locator("#L899.sel").count() == 1

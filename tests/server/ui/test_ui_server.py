@@ -220,6 +220,11 @@ def test_the_repositories_page_lists_each_repository(ui: Ui) -> None:
     assert page.status == 200
     for text in ("demo", "scratch", str(ui.site.repo), "Checkpoints", "Watcher", "Embedded"):
         assert text in page.body
+    # skipped files by reason, as the index run that built the site counted them (kept in
+    # the index: no check or run from this page needed)
+    demo = page.body.split('id="repo-demo"', 1)[1].split("</section>", 1)[0]
+    assert re.search(r"Skipped files</th><td>sensitive 1 <span class=\"muted\">\(at the run "
+                     r"of \d{4}-", demo), demo
 
 
 def test_state_changes_need_post_origin_and_csrf(ui: Ui) -> None:
