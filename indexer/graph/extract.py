@@ -17,11 +17,12 @@ reads the tree and the source bytes only.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import tree_sitter
 
 from ctxd.indexer.chunk.syntax import Definition, ParsedSource
+from ctxd.indexer.graph import fast
 from ctxd.indexer.graph.imports import IMPORT_NODES, imports_of, string_value
 from ctxd.indexer.graph.model import Def, FileGraph, Import, Role, Site
 from ctxd.indexer.graph.specs import SPECS, GraphSpec
@@ -56,10 +57,14 @@ _NOT_BASES = frozenset({"keyword_argument", "comment", "type_arguments", "declar
 _REASSIGNS = frozenset({"assignment_expression", "assignment_statement"})
 """JS and Go assignments that bind no new name (`x = 1`, not `let x = 1`, `x := 1`): their
 targets' values read `+VALUE`, and the name is the one of an enclosing scope."""
-_TYPED_VALUES = frozenset({"array", "list", "binary_expression", "boolean_operator",
+_TYPED_VALUES = frozenset({"object", "array", "list", "binary_expression", "boolean_operator",
                            "as_expression", "type_assertion",
                            "non_null_expression", "satisfies_expression", "subscript",
                            "subscript_expression", "index_expression"})
+MAX_SHAPE = 300
+"""The longest object shape (`{a ()X;b :Y}`) kept as a value."""
+_FIELD = re.compile(r"[A-Za-z_$#][\w$]*")
+_SHAPE_VALUE = re.compile(r"[^\s;{}]+")
 _SUBSCRIPTS = {"subscript": "value", "subscript_expression": "object",
                "index_expression": "operand"}
 """Element access node type -> the field holding the container."""
@@ -152,6 +157,13 @@ class _Walk:
             made = {v for side in ("left", "right")  # `a ?? new X()`: the side that makes one
                     if (v := self.value(node.child_by_field_name(side))) and v[:2] == "()"}
             return made.pop() if len(made) == 1 else ""
+        if t == "object" and self.language in _JS_LIKE:  # `{ request: new Manager() }`
+            return self.shape(
+                (self.text(c.child_by_field_name("key")),
+                 self.value(c.child_by_field_name("value"))) if c.type == "pair" else
+                (self.text(c), "=" + self.text(c))
+                for c in node.named_children
+                if c.type in ("pair", "shorthand_property_identifier"))
         if t in ("array", "list"):  # `[new Subject()]`: a list of one class's instances
             made = {self.value(c) for c in node.named_children}
             one = made.pop() if len(made) == 1 else None
@@ -242,6 +254,8 @@ class _Walk:
             yield node, Role.ATTR_BIND, None, value
         elif t in spec.calls or t in ("subscript", "subscript_expression", "index_expression"):
             yield node, None, None, None
+        elif t == "object_pattern" and value and value[0] in "=:" and value[:2] != "=>":
+            yield from self.fields(node, value)
         else:
             for i, child in enumerate(node.children):
                 if not child.is_named:
@@ -253,6 +267,35 @@ class _Walk:
                     continue
                 yield from self.targets(child, None)
 
+    def fields(self, pattern: tree_sitter.Node, value: str) -> Iterator[Entry]:
+        """`{ a, b: c, d: { e } } = x` (or `: T`): `a` is `x.a`, `c` is `x.b`, `e` is
+        `x.d.e` (`=x.a`, `:T.a`: a field of what `x` is, of the type `T`)."""
+        for c in pattern.named_children:
+            key = c.child_by_field_name("key") if c.type == "pair_pattern" else None
+            if c.type == "shorthand_property_identifier_pattern":
+                yield c, Role.BIND, None, f"{value}.{self.text(c)}"
+            elif key is not None and key.type == "property_identifier":
+                yield from self.targets(c.child_by_field_name("value"),
+                                        f"{value}.{self.text(key)}")
+            elif c.type == "object_assignment_pattern" and (
+                    left := c.child_by_field_name("left")) is not None:
+                yield from self.fields_default(c, left, value)
+            elif c.type != "pair_pattern":
+                yield from self.targets(c, None)
+            elif (v := c.child_by_field_name("value")) is not None:
+                yield from self.targets(v, None)
+
+    def fields_default(self, node: tree_sitter.Node, left: tree_sitter.Node,
+                       value: str) -> Iterator[Entry]:
+        """`{ a = 1 }`: `a` as `fields` says, its default read."""
+        if left.type == "shorthand_property_identifier_pattern":
+            yield left, Role.BIND, None, f"{value}.{self.text(left)}"
+        else:
+            yield from self.targets(left, None)
+        right = node.child_by_field_name("right")
+        if right is not None:
+            yield right, None, None, None
+
     def run(self, root: tree_sitter.Node) -> None:  # noqa: C901 - one loop over the tree
         stack: list[Entry] = [(root, None, None, None)]
         push = stack.append
@@ -260,6 +303,7 @@ class _Walk:
         names, skip = spec.names, spec.skip
         import_nodes = IMPORT_NODES.get(self.language, {})
         special = _special(spec)
+        plain = fast.plain_kinds(spec, self.language)
         while stack:
             node, role, recv, value = stack.pop()
             t = node.type
@@ -284,6 +328,10 @@ class _Walk:
                 kids = node.named_children
                 for k in range(len(kids) - 1, -1, -1):
                     push((kids[k], None, None, None))
+                continue
+            kind = plain.get(t)
+            if kind is not None and fast.FAST and fast.push_plain(self, node, kind, role,
+                                                                  value, push):
                 continue
             for entry in reversed(self.children(node, role, recv, value)):
                 push(entry)
@@ -432,6 +480,27 @@ class _Walk:
             elif c.type not in ("lambda", "call"):
                 stack.extend(c.named_children)
 
+    def annotation(self, type_node: tree_sitter.Node) -> str:
+        """An annotation as `Site.value`: `:T`, `:T[]`, or an object type's fields
+        (`{ subs: Subscription }` -> `{subs :Subscription}`)."""
+        inner = type_node.named_children[0] if (
+            type_node.type == "type_annotation" and type_node.named_child_count) else type_node
+        if inner.type == "object_type" and self.language in _JS_LIKE:
+            return self.shape(
+                (self.text(c.child_by_field_name("name")), ":" + type_text(self.text(ty)))
+                for c in inner.named_children if c.type == "property_signature"
+                and (ty := c.child_by_field_name("type")) is not None) or ":"
+        return ":" + type_text(self.text(type_node))
+
+    @staticmethod
+    def shape(fields: Iterable[tuple[str, str | None]]) -> str:
+        """An object's known fields as `Site.value`: `{a ()X;b :Y}` ('' when none is
+        known)."""
+        known = [f"{k} {v}" for k, v in fields if v and v not in (":", "()")
+                 and _FIELD.fullmatch(k) and _SHAPE_VALUE.fullmatch(v)]
+        text = "{" + ";".join(known) + "}"
+        return text if known and len(text) <= MAX_SHAPE else ""
+
     def param_type(self, type_node: tree_sitter.Node | None) -> str | None:
         """A parameter's annotated type as `Site.value`: `:T`, or for a callback type
         `(a: A, b: B) => R` the types of its parameters, `=>A,B` (`this:` left out)."""
@@ -440,7 +509,7 @@ class _Walk:
         inner = type_node.named_children[0] if (
             type_node.type == "type_annotation" and type_node.named_child_count) else type_node
         if inner.type != "function_type":
-            return ":" + type_text(self.text(type_node))
+            return self.annotation(type_node)
         params = inner.child_by_field_name("parameters")
         types = []
         for p in params.named_children if params is not None else []:
@@ -489,6 +558,9 @@ class _Walk:
         (`constructor(private s: Sched)`): `this.NAME` with a type."""
         if self.language not in _JS_LIKE:
             return
+        if node.type == "property_signature" and (
+                node.parent is None or node.parent.type != "interface_body"):
+            return  # a type literal's field: `Site.value` `{...}` of what it types
         if node.type == "required_parameter" or node.type == "optional_parameter":
             if self.this_param(node) or not any(
                     c.type in ("accessibility_modifier", "readonly") for c in node.children):
@@ -499,7 +571,7 @@ class _Walk:
         if name is None or name.type not in self.spec.names:
             return
         type_node = node.child_by_field_name("type")
-        value = (":" + type_text(self.text(type_node)) if type_node is not None
+        value = (self.annotation(type_node) if type_node is not None
                  else self.value(node.child_by_field_name("value")))
         if value and value not in (":", "()"):
             self.add(self.text(name), name, Role.ATTR_BIND, "this", value)
@@ -538,7 +610,7 @@ class _Walk:
         if self.language in _JS_LIKE and targets:
             self.require(value_node, targets[0])
         type_node = node.child_by_field_name("type")
-        typed = (":" + type_text(self.text(type_node))) if type_node is not None else None
+        typed = self.annotation(type_node) if type_node is not None else None
         if len(targets) == 1 and targets[0].type in ("expression_list", "pattern_list",
                                                      "tuple_pattern"):
             values = (value_node.named_children if value_node is not None
@@ -551,14 +623,6 @@ class _Walk:
             return
         summary = typed or self.value(value_node)
         for tgt in targets:
-            if tgt.type == "object_pattern" and summary and summary.startswith("="):
-                put[tgt.id] = [  # `const { a } = this`: `a` is `this.a`
-                    (c, Role.BIND, None, f"{summary}.{self.text(c)}")
-                    if c.type == "shorthand_property_identifier_pattern" else e
-                    for c in tgt.named_children for e in (
-                        [(c, None, None, None)] if c.type ==
-                        "shorthand_property_identifier_pattern" else self.targets(c, None))]
-                continue
             got = list(self.targets(tgt, summary))
             if node.type in _REASSIGNS:  # `x = ...` where `x` was declared before
                 got = [(n, r, rv, "+" + (v or "")) if r == Role.BIND else (n, r, rv, v)

@@ -54,8 +54,9 @@ _REDECLARES = frozenset({"python", "ruby", "shell"})
 @dataclass(frozen=True, slots=True)
 class Target:
     """What a name resolves to: a definition (`def`), an instance of a class (`inst`:
-    `index` is the class), a list of such instances (`elems`), or a module (`module`: its
-    files in `paths`)."""
+    `index` is the class), a list of such instances (`elems`), a module (`module`: its
+    files in `paths`), or an object of known fields (`shape`: `paths` is the `Site.value`
+    `{a ()X;b :Y}` and the line it was written at, `index` its scope)."""
 
     kind: str
     path: str = ""
@@ -131,8 +132,8 @@ class Resolver:
         if site.receiver is None:
             got = self.name(path, site.name, site.scope, site.line, 0)
         else:
-            got = self.member(self.expr(path, site.receiver, site.scope, site.line, 0),
-                              site.name, 0)
+            got = self.member(self._property(self.expr(path, site.receiver, site.scope,
+                                                       site.line, 0)), site.name, 0)
         return got if got is not None and got.kind == "def" else None
 
     # ---------------------------------------------------------------- names
@@ -237,6 +238,8 @@ class Resolver:
         value = value.removeprefix("+")
         if value.startswith("=>") or value == "{}":
             return None
+        if value.startswith("{"):  # an object's fields, read where it was written
+            return Target("shape", path, scope, (value, str(line)))
         if value.startswith("["):  # `[new X()]`
             got = self.value(path, value[1:], scope, line, depth + 1)
             return Target("elems", got.path, got.index) if got and got.kind == "inst" else None
@@ -246,6 +249,12 @@ class Resolver:
         if not text:
             return None
         got = self.expr(path, text, scope, line, depth)
+        if got is None and kind == ":" and "." in text:  # `{ a }: T`: the type of `T.a`
+            head, _, field = text.rpartition(".")
+            inst = self._instance(self.expr(path, head, scope, line, depth) or Target(""),
+                                  depth)
+            got = self.member(inst, field, depth + 1) if inst is not None else None
+            return got if got is not None and got.kind != "def" else None
         if got is None:
             return None
         if kind == "*":  # `for x in xs`: an element of the list
@@ -397,6 +406,7 @@ class Resolver:
             got = self._instance(got, depth)
         got = _element(got, indexed)
         for tok in tokens[1:]:
+            got = self._property(got, depth)
             if got is None:
                 return None
             name, called, indexed = _parts(tok)
@@ -437,6 +447,16 @@ class Resolver:
             return None
         if target.kind == "module":
             return self.export(target.paths, name, depth + 1)
+        if target.kind == "shape":  # `{request ()Manager;...}`: the field's value
+            shape, line = target.paths
+            for field in shape[1:-1].split(";"):
+                key, _, value = field.partition(" ")
+                if key == name:
+                    got = self.value(target.path, value, target.index, int(line), depth + 1)
+                    # `{ forEach }`: the field is the function; `{ a: f() }`: what it made
+                    return got if got is not None and (
+                        got.kind != "def" or value.startswith("=")) else None
+            return None
         facts = self.facts(target.path)
         if facts is None or facts.graph.defs[target.index].kind not in CLASS_KINDS:
             return None
@@ -483,8 +503,23 @@ class Resolver:
                 return got
         return None
 
+    def _property(self, got: Target | None, depth: int = 0) -> Target | None:
+        """A method read as a receiver (`self.prop.x`, `this.getter.x`): a property, whose
+        value is what the method returns."""
+        if got is None or got.kind != "def":
+            return got
+        facts = self.facts(got.path)
+        if facts is None or facts.graph.defs[got.index].kind != "method":
+            return got
+        return self._instance(got, depth)
+
     def _own_attribute(self, facts: _FileFacts, path: str, cls: int, name: str,
                        depth: int) -> Target | None:
+        for s in facts.binds.get((cls, name), ()):  # `x: Session` / `x = Session()` in
+            if s.value and s.role == Role.BIND:  # the class body
+                got = self.value(path, s.value, s.scope, s.line, depth + 1)
+                if got is not None and got.kind in ("inst", "elems"):
+                    return got
         for k, d in [(cls, None), *enumerate(facts.graph.defs)]:
             if d is not None and d.parent != cls:
                 continue

@@ -187,6 +187,52 @@ export function use(config: ClientConfig) {
 ''',
 }
 
+SHAPES = {
+    "src/manager.ts": '''export class Manager {
+  forEach(fn: () => void): void {}
+  get first(): Manager { return this; }
+}
+export interface Options {
+  manager: Manager
+}
+''',
+    "src/axios.ts": '''import { Manager, Options } from "./manager";
+
+export class Axios {
+  constructor() {
+    this.interceptors = { request: new Manager(), count: 0 };
+  }
+  run() {
+    this.interceptors.request.forEach(() => {});
+    this.interceptors.count.forEach(() => {});
+  }
+}
+
+export function buffer(record: { manager: Manager; size: number }, { manager }: Options) {
+  const { manager: mine } = record;
+  mine.forEach(() => {});
+  manager.forEach(() => {});
+  record.manager.first.forEach(() => {});
+}
+''',
+    "py/models.py": '''class Session:
+    def close(self):
+        return None
+
+
+class Client:
+    session: Session
+
+    @property
+    def current(self) -> Session:
+        return self.session
+
+    def stop(self):
+        self.session.close()
+        self.current.close()
+''',
+}
+
 
 @pytest.fixture
 def store(tmp_path: Path, store_url: str) -> Iterator[IndexStore]:
@@ -286,3 +332,17 @@ def test_typescript_private_fields_interface_properties_and_defaults(store, repo
         ("src/client.ts", 19, "call"),  # an interface's property: queryCache?: QueryCache
     }
     assert usages(store, "QueryCache.#notify") == {("src/cache.ts", 4, "call")}
+
+
+def test_object_literal_fields_type_literals_destructuring_and_properties(store, repo):
+    index(store, repo, SHAPES)
+    assert usages(store, "Manager.forEach") == {
+        ("src/axios.ts", 8, "call"),  # this.interceptors = { request: new Manager() }
+        ("src/axios.ts", 15, "call"),  # const { manager: mine } = record (a type literal)
+        ("src/axios.ts", 16, "call"),  # { manager }: Options
+        ("src/axios.ts", 17, "call"),  # a getter's value: get first(): Manager
+    }  # not line 9: `count` is a number
+    assert usages(store, "Session.close") == {
+        ("py/models.py", 14, "call"),  # session: Session in the class body
+        ("py/models.py", 15, "call"),  # @property def current(self) -> Session
+    }
