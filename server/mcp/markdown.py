@@ -493,6 +493,13 @@ def render_file(fc: FileContent, *, budget: int) -> Rendered:
     if fc.truncated:
         notes.append("> The file is larger than the server reads at once; lines past the "
                      "read limit are not shown.")
+    if fc.index_state == "changed":
+        notes.append("> Changed on disk since it was indexed: these are the lines on disk; "
+                     "search results may point at old lines until the watcher or "
+                     "`index_repository` catches up.")
+    elif fc.index_state == "not indexed":
+        notes.append("> Not in the index yet: search does not find this file until the "
+                     "watcher or `index_repository` adds it.")
     text = "\n\n".join([head, fence("\n".join(kept), fc.language), *notes])
     more = end < fc.total_lines
     data = FileContentOutput(

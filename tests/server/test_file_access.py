@@ -140,6 +140,19 @@ def test_mcp_file_content_refuses_secrets_and_binaries(indexed: Env, sample_repo
         assert "Hint: " in body and "wJalrXUtnFEMI" not in body and "PNG" not in body
 
 
+def test_mcp_file_content_notes_a_file_changed_since_it_was_indexed(
+        indexed: Env, sample_repo: RepoBuilder) -> None:
+    plain = text(indexed.call("file_content", {"repository": "sample", "path": "main.py"}))
+    assert "Changed on disk" not in plain and "Not in the index" not in plain
+    sample_repo.write("main.py", "print('edited')\n")
+    sample_repo.write("later.py", "x = 1\n")
+    edited = text(indexed.call("file_content", {"repository": "sample", "path": "main.py"}))
+    assert "print('edited')" in edited
+    assert "> Changed on disk since it was indexed: these are the lines on disk" in edited
+    new = text(indexed.call("file_content", {"repository": "sample", "path": "later.py"}))
+    assert "> Not in the index yet" in new
+
+
 def run_cli(*args: str) -> Any:
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
