@@ -7,10 +7,11 @@ ranks first. An agent asking how something works wants the code. `code_first` (t
 step of `search.hybrid.rank_hybrid`) re-orders the fused candidates:
 
 - **What the question asks for** (`wants_prose`): a usage question ("how do I ...",
-  "can I ...", "is there a way ..."), one that names the documentation (a guide, a
-  tutorial, an example, the docs, the README, install or getting started), or one asked
-  in another language than the code's (`search.translations.query_language`) is answered
-  by prose: nothing changes. Any other question about behaviour is answered by code.
+  "can I ...", "is there a way ..."), a task ("serve a directory of images"), one that
+  names the documentation (a guide, a tutorial, an example, the docs, the README,
+  install or getting started), or one asked in another language than the code's
+  (`search.translations.query_language`) is answered by prose: nothing changes. Any
+  other question about behaviour is answered by code.
 - **Prose that describes a candidate** (`describes`): every prose hit loses
   `PROSE_FACTOR` of its score, and a page whose candidate hits name an identifier that a
   code hit among the candidates defines (its symbol) or uses (a word shaped like an
@@ -21,9 +22,12 @@ step of `search.hybrid.rank_hybrid`) re-orders the fused candidates:
   under words the page does not use: hence the factor for every page.)
 - **A bounded share of the top**: at most `MAX_PROSE_TOP` prose hits among the first
   `TOP` results, so a question that code answers still shows the pages that explain it,
-  after the code, and never a first page of prose alone. When no code hit scores at
-  least `CODE_FLOOR` of the best hit, no code answers the question, and prose keeps its
-  place.
+  after the code, and never a first page of prose alone. Code in folders of examples
+  (`docs_src/`, `examples/`) counts in that share unless the question asks for an
+  example (`asks_for_examples`): it illustrates the code as a page does, and a question
+  quoting a sample (`/items/{item_id}`) otherwise fills the top with the samples that
+  hold it. When no code hit scores at least `CODE_FLOOR` of the best hit, no code
+  answers the question, and prose keeps its place.
 
 The signals are the kind of file (`is_prose`), the identifiers the candidates define or use and
 the prose names (any language), and the question's form; none is a word list alone.
@@ -33,14 +37,14 @@ Pure: hits in, hits out.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import lru_cache
 
 from ctxd.search.merge import descending
 from ctxd.search.models import Hit
-from ctxd.search.path_kinds import is_prose
-from ctxd.search.questions import wants_prose
+from ctxd.search.path_kinds import is_example, is_prose
+from ctxd.search.questions import asks_for_examples, wants_prose
 
 __all__ = ["code_first", "describes", "named"]
 
@@ -148,12 +152,20 @@ def code_first(query: str, hits: Sequence[Hit], *, factor: float = PROSE_FACTOR,
         h = replace(h, score=score)
         out.append(h)
     out.sort(key=lambda h: (-h.score, h.repository, h.path, h.start_line))
-    return _bound(out, max_prose_top, top)
+    return _bound(out, max_prose_top, top,
+                  is_prose if asks_for_examples(query) else _illustrates)
 
 
-def _bound(ranked: list[Hit], most: int, top: int) -> list[Hit]:
-    """At most `most` prose hits among the first `top` (by file): the rest move down
-    to just after the `top`-th result, in their order."""
+def _illustrates(path: str) -> bool:
+    """Prose, or code in a folder of examples (`path_kinds.is_example`): both show how to
+    use the code; neither is where it does what a behaviour question asks."""
+    return is_prose(path) or is_example(path)
+
+
+def _bound(ranked: list[Hit], most: int, top: int, bounded: Callable[[str], bool] = is_prose
+           ) -> list[Hit]:
+    """At most `most` files of the `bounded` kind (prose) among the first `top` (by
+    file): the rest move down to just after the `top`-th result, in their order."""
     head: list[Hit] = []
     held: list[Hit] = []
     files: set[tuple[str, str]] = set()
@@ -162,10 +174,10 @@ def _bound(ranked: list[Hit], most: int, top: int) -> list[Hit]:
     while rest and len(files) < top:
         h = rest.pop(0)
         f = (h.repository, h.path)
-        if is_prose(h.path) and f not in prose_files and len(prose_files) >= most:
+        if bounded(h.path) and f not in prose_files and len(prose_files) >= most:
             held.append(h)
             continue
-        if is_prose(h.path):
+        if bounded(h.path):
             prose_files.add(f)
         files.add(f)
         head.append(h)

@@ -5,13 +5,17 @@ each kind (hybrid ranking's demotions in `search.hybrid.rerank`, code before pro
 `search.prose.code_first`, the how-to case of `server.search_cases`):
 
 - `asks_where_in_code`: "where is ... decided", "which function ...", unless the question
-  names the documentation (`_DOCS_NAMED`);
-- `asks_how_to`: a user's how-to ("how do I ...", "can I ...", "is there a way ..."),
-  unless it asks where in the code;
-- `wants_prose`: a usage question, one naming the documentation or its kinds of pages
-  (`_DOCS_NAMED` and `_PAGES`: examples, install, FAQ, changelog ...), or one asked in
-  another language than the code's, unless it asks for the place in the code
-  (`_CODE_ASKED`);
+  names the documentation (`_DOCS_NAMED`); "where do I change ..." is a user's how-to;
+- `asks_how_to`: a user's how-to however phrased ("how do I ...", "can I ...", "I want
+  to ...", "need to ...", "is there a way ...", "what's the recommended way ...", "how can
+  X be done", "tutorial for ..."), unless it asks where in the code;
+- `asks_task`: a task without a question word ("serve a directory of images", "adding a
+  middleware that ..."), known by the imperative's or gerund's place, not by a list of
+  verbs; as often a description of what the code does, so weaker than a how-to;
+- `wants_prose`: a usage question, a how-to, a task, one naming the documentation or its
+  kinds of pages (`_DOCS_NAMED` and `_PAGES`: examples, install, FAQ, changelog ...), or
+  one asked in another language than the code's, unless it asks for the place in the
+  code (`_CODE_ASKED`);
 - `asks_for_tests`, `asks_for_examples`, `asks_for_types`, `asks_for_history`: the
   question names tests, examples (samples, snippets, usage), types (interfaces, options,
   declarations) or releases, so those files are not demoted.
@@ -24,7 +28,7 @@ import re
 from ctxd.search.path_kinds import EXAMPLE_WORDS
 
 __all__ = ["asks_for_examples", "asks_for_history", "asks_for_tests", "asks_for_types",
-           "asks_how_to", "asks_where_in_code", "wants_prose"]
+           "asks_how_to", "asks_task", "asks_where_in_code", "wants_prose"]
 
 _DOCS_NAMED = (r"docs?|documentation|documented|guides?|readme|tutorials?|manual")
 """Words that name the documentation itself."""
@@ -36,6 +40,11 @@ _PROSE_ASKED = re.compile(rf"\b({_DOCS_NAMED}|{_PAGES})\b", re.IGNORECASE)
 
 _WHERE_WORDS = r"\bwhere\b|\bwhich (function|method|class|module|file|code)\b"
 _WHERE = re.compile(_WHERE_WORDS, re.IGNORECASE)
+_USER_WHERE = re.compile(
+    r"\bwhere (do|can|could|should|would|must) i (?!(find|see|look|locate|spot|read)\b)",
+    re.IGNORECASE)
+""""Where do I change ...", "where should I put ...": a user's how-to, not a place in
+the code ("where do I find the retry loop?" still asks for the place)."""
 _CODE_ASKED = re.compile(
     rf"{_WHERE_WORDS}|\bimplement(ed|s|ation)?\b"
     r"|\bhow is (that|this|it) (done|achieved|decided|handled)\b", re.IGNORECASE)
@@ -43,8 +52,71 @@ _CODE_ASKED = re.compile(
 disappeared ...; where is that decided?")."""
 
 _HOW_TO = re.compile(
-    r"\b(how (do|can|should) (i|we)|(can|do|should) i|i'm|i am|is there a way|how to)\b",
+    r"\b(how (do|can|could|should|would|might) (i|we|you|one)|how to|"
+    r"how (can|could|should|might)( \S+){1,6} be \w+ed|"
+    r"(can|could|do|should|would|may|must) i|(can|should) we|(can|could) you|i'm|i am|"
+    r"i (want|need|would like|wish|tried|try)|i'd like|we (want|need|would like) to|"
+    r"(want|need|wish) to|is it possible|is it recommended|"
+    r"(is|are) there (a|an|any)? ?(way|option|setting|switch|recipe)s?|any way|"
+    r"a way to|ways to|steps to|"
+    r"what('s| is)? the (best|recommended|easiest|simplest|quickest|right|proper|correct|"
+    r"preferred|idiomatic|usual|standard|cleanest) (way|approach|practice)|"
+    r"(best|recommended|easiest|simplest|right|proper|correct|preferred|idiomatic) "
+    r"(way|approach)|"
+    r"what (should|do|can|must) i|where (do|can|could|should|must) i|"
+    r"tutorials?|guides? (to|for|on)|walkthrough|how-to|examples? (of|for|showing)|"
+    r"recipes? for)\b",
     re.IGNORECASE)
+"""A user's how-to in words: first person ("how do I", "can I", "I want to", "need to",
+"what should I do", "where do I change ..."), a way asked for ("is there a way", "any
+way", "what's the best / recommended way", "is it possible"), a modal passive ("how can
+a parameter be restricted ..."), or a guide named ("tutorial", "guide to", "example of")."""
+
+_TASK_HEAD = re.compile(r"^\W*([A-Za-z]+)\b(?: +([^\s,;:.?!]+))?(?: +([^\s,;:.?!]+))?")
+_OBJECT = frozenset(
+    """a an the my our your their its every each all any some this that these those one
+    only multiple several many no""".split())
+"""Words that open a verb's object ("serve *a* directory", "allow *my* frontend")."""
+_PARTICLE = frozenset("up off on".split())
+"""A phrasal verb's particle ("set up logging", "turn off colours")."""
+_NOT_VERBS = frozenset(
+    """how what where which why when who whom whose does do did is are was were am be been
+    can could should would will shall may might must has have had let lets i we you it
+    they he she me us them the a an my our your their its this that these those there here
+    if in on at for from with without within inside outside by of to into onto and or but
+    not no nor each every all any some one only after before while during until unless
+    since once then than as like per via through across between under over also just even
+    still so""".split())
+"""First words that do not open an imperative: question words, auxiliaries, pronouns,
+determiners, prepositions and conjunctions."""
+_ING_NOUNS = frozenset(
+    """string strings thing things something anything everything nothing ring rings
+    spring king ceiling during morning evening""".split())
+_LABEL = re.compile(r"^[^:?]{0,60}:(?!//)")
+"""A leading "topic:" ("calling a template macro: bind ...") names a subject, not a task."""
+
+
+def _task_shaped(query: str) -> bool:
+    """An imperative or a gerund at the start, with no question word: "serve a directory
+    of images", "return a 404 ...", "allow my frontend ...", "set up logging",
+    "adding a middleware ...". The verb is known by its place (a first word that is no
+    function word, then an object's determiner or a particle), not from a list of verbs."""
+    if _LABEL.match(query):
+        return False
+    m = _TASK_HEAD.match(query)
+    if m is None:
+        return False
+    first = m.group(1).lower()
+    second, third = (m.group(2) or "").lower(), (m.group(3) or "").lower()
+    if first in _NOT_VERBS or (m.group(1)[1:] != m.group(1)[1:].lower()):
+        return False  # a function word, or a name (`HTTPBasic`, `QueryParams`)
+    if first.endswith("ing") and len(first) > 5 and first not in _ING_NOUNS:
+        return bool(second)
+    if second.isdigit():
+        return True  # "return 404 ..."
+    return second in _OBJECT or (second in _PARTICLE and bool(third))
+
+
 _USAGE = re.compile(
     r"\b(how (do|can|should|would) (i|you)|how to|(can|could|do|should) i|"
     r"i'm|i am|i've|i get|i want|my|is there( a| an| any)?|is it possible|"
@@ -66,26 +138,38 @@ _HISTORY = re.compile(r"\b(release[sd]?|version(s|ed)?|changelog|history|changed
 def asks_where_in_code(query: str) -> bool:
     """"Where is ... decided", "which function ...": the answer is a place in the code,
     not a page of prose (unless the query names the documentation)."""
-    return bool(_WHERE.search(query)) and not _DOCS.search(query)
+    return bool(_WHERE.search(_USER_WHERE.sub(" ", query))) and not _DOCS.search(query)
 
 
 def asks_how_to(query: str) -> bool:
-    """A user's how-to question ("how do I turn off ...", "can I ...", "I'm running ...;
-    is there a way ..."): usage documentation answers it, unless it asks where in the
-    code (`asks_where_in_code` wins)."""
+    """A user's how-to question in words (`_HOW_TO`: "how do I turn off ...", "can I
+    ...", "I want to ...", "need to ...", "is there a way ...", "what's the recommended
+    way ...", "where do I change ..."): usage documentation answers it, unless it asks
+    where in the code (`asks_where_in_code` wins)."""
     return bool(_HOW_TO.search(query)) and not asks_where_in_code(query)
+
+
+def asks_task(query: str) -> bool:
+    """A task asked without a question word ("serve a directory of images", "return a
+    404 when an item is missing", "adding a middleware that ..."): a user's how-to as
+    often as a description of what the code does ("parse the tag syntax into spans"), so
+    weaker than `asks_how_to`: prose is not put after the code (`wants_prose`), nor
+    promoted. Not a where-in-code question, nor a "topic: ..." label."""
+    return _task_shaped(query) and not asks_where_in_code(query)
 
 
 def wants_prose(query: str) -> bool:
     """Whether prose answers `query`: one not in English, or, unless it asks where in the
-    code (`_CODE_ASKED`), a user's usage question or one naming the documentation."""
+    code (`_CODE_ASKED`), a user's usage question, a how-to (`asks_how_to`), a task
+    (`asks_task`) or one naming the documentation."""
     from ctxd.search.translations import query_language
 
     if query_language(query) is not None:
         return True
-    if _CODE_ASKED.search(query):
+    if _CODE_ASKED.search(_USER_WHERE.sub(" ", query)):
         return False
-    return bool(_PROSE_ASKED.search(query) or _USAGE.search(query))
+    return bool(_PROSE_ASKED.search(query) or _USAGE.search(query) or _HOW_TO.search(query)
+                or _task_shaped(query))
 
 
 def asks_for_tests(query: str) -> bool:

@@ -99,3 +99,32 @@ def test_a_question_in_german_finds_the_german_page_by_its_words() -> None:
                matches=(LineMatch(3, "Query-Parameter mit Standardwerten deklarieren"),))
     ranked = own_language_pages([hit("pkg/params.py", 0.8, "Query")], [page], q)
     assert max(ranked, key=lambda h: h.score).path == "docs/de/query.md"
+
+
+def test_code_in_folders_of_examples_counts_in_the_share_of_illustrations() -> None:
+    """A behaviour question quoting a sample (`/items/{item_id}`) draws the samples that
+    hold it: they share the bound with the pages, so the code that does it stays in the
+    top 5; a question asking for an example keeps them."""
+    hits = [hit(f"docs/p{i}.md", 1.4 - i / 100, text="words") for i in range(3)]
+    hits += [hit("pkg/params.py", 1.3, "Path")]
+    hits += [hit(f"docs_src/t{i}/main.py", 0.95 - i / 100, "read_item") for i in range(4)]
+    hits += [hit("pkg/utils.py", 0.87, "get_path_param_names")]
+    q = "how are the parameter names extracted from a path template like /items/{item_id}"
+    ranked = [h.path for h in code_first(q, hits)]
+    assert ranked.index("pkg/utils.py") < 5
+    assert ranked[:5] == ["pkg/params.py", "docs/p0.md", "docs/p1.md", "docs/p2.md",
+                          "pkg/utils.py"]
+    asked = [h.path for h in code_first("an example of reading a path parameter", hits)]
+    assert asked.index("pkg/utils.py") > 5  # the question names examples: they keep their place
+
+
+def test_a_task_keeps_its_guide_page_first() -> None:
+    """"Return a 404 ..." is a user's task as often as a behaviour: the guide page that
+    names `HTTPException` is not put after the code that defines it."""
+    page = "Raise an `HTTPException` with a `status_code` of 404 when the item is missing."
+    hits = [hit("docs/handling-errors.md", 1.67, text=page),
+            hit("pkg/exceptions.py", 1.48, "HTTPException")]
+    assert code_first("return a 404 error to the client when an item does not exist",
+                      hits)[0].path == "docs/handling-errors.md"
+    assert code_first("how is the 404 response for a missing item built",
+                      hits)[0].path == "pkg/exceptions.py"
