@@ -57,7 +57,8 @@ _NOT_BASES = frozenset({"keyword_argument", "comment", "type_arguments", "declar
 _REASSIGNS = frozenset({"assignment_expression", "assignment_statement"})
 """JS and Go assignments that bind no new name (`x = 1`, not `let x = 1`, `x := 1`): their
 targets' values read `+VALUE`, and the name is the one of an enclosing scope."""
-_TYPED_VALUES = frozenset({"object", "array", "list", "binary_expression", "boolean_operator",
+_TYPED_VALUES = frozenset({"ternary_expression", "conditional_expression", "object", "array",
+                           "list", "binary_expression", "boolean_operator",
                            "as_expression", "type_assertion",
                            "non_null_expression", "satisfies_expression", "subscript",
                            "subscript_expression", "index_expression"})
@@ -130,6 +131,12 @@ class _Walk:
             return self.receiver(node.named_children[0], depth + 1)
         if t == "generic_type" and node.named_child_count:
             return self.receiver(node.named_children[0], depth + 1)
+        if t == "as_expression" and node.named_child_count == 2:  # `(x as T).m()`
+            typed = type_text(self.text(node.named_children[1]))
+            return f"{typed}()" if typed and not typed.endswith("[]") else "?"
+        if t == "ternary_expression":  # the same either way
+            got = {self.receiver(c, depth + 1) for c in _choices(node)}
+            return got.pop() if len(got) == 1 else "?"
         if t in _SUBSCRIPTS:  # `xs[i]`: an element of `xs`
             inner = self.receiver(node.child_by_field_name(_SUBSCRIPTS[t]), depth + 1)
             return "?" if inner == "?" else f"{inner}[]"
@@ -138,7 +145,8 @@ class _Walk:
     def typed_value(self, node: tree_sitter.Node) -> str | None:
         """A value whose type is written: `x as Session`, `<Session>x`, `cast(Session, x)`;
         `x!` and `x satisfies T` are `x`; `xs[0]` is an element of `xs` (`=xs[]`); a
-        list of one class's instances `[new X()]` reads `[()X`.
+        list of one class's instances `[new X()]` reads `[()X`; `c ? a : b` the branch
+        that constructs, else either (`|()a|()b`: the class both give).
         None: none of these ('' : one of these, of no known type)."""
         t = node.type
         if t in ("as_expression", "type_assertion") and node.named_child_count == 2:
@@ -152,6 +160,14 @@ class _Walk:
             return "" if got == "?" else "=" + got
         if t == "call" and (typed := self.cast(node)):
             return ":" + typed
+        if t in ("ternary_expression", "conditional_expression"):
+            values = [self.value(b) for b in _choices(node)]
+            made = [v for v in values if v and v.startswith("()")]
+            if len(made) == 1:  # the branch that constructs, if one does
+                return made[0]
+            if len(values) == 2 and all(v and "|" not in v and v[0] in "(:=" for v in values):
+                return "|" + "|".join(v or "" for v in values)  # `c ? timer() : from(x)`
+            return ""
         if t in ("binary_expression", "boolean_operator") and self.text(
                 node.child_by_field_name("operator")) in ("||", "??", "or"):
             made = {v for side in ("left", "right")  # `a ?? new X()`: the side that makes one
@@ -212,11 +228,6 @@ class _Walk:
             if t == "call" and self.language == "ruby" and got.endswith(".new"):
                 got = got.removesuffix(".new")
             return "()" + got
-        if t in ("ternary_expression", "conditional_expression") and node.named_child_count >= 3:
-            kids = node.named_children  # the branch that constructs, if one does
-            branches = (kids[1], kids[2]) if t == "ternary_expression" else (kids[0], kids[2])
-            made = [v for b in branches if (v := self.value(b)) and v.startswith("()")]
-            return made[0] if len(made) == 1 else None
         if t in ("struct_expression", "composite_literal"):
             return "()" + type_text(self.text(node.child_by_field_name(
                 "name" if t == "struct_expression" else "type")))
@@ -529,8 +540,13 @@ class _Walk:
         if text == "?" or len(text) > MAX_RECEIVER:
             return
         for i, arg in enumerate(args.named_children):
-            if arg.type not in ("arrow_function", "function_expression", "function"):
-                continue
+            for fn in _branches(arg):
+                self.hint_params(fn, f"@{prefix}{text}#{i}")
+
+    def hint_params(self, fn: tree_sitter.Node, hint: str) -> None:
+        """A function argument's untyped parameters, hinted `HINT#PARAM`."""
+        if fn.type in ("arrow_function", "function_expression", "function"):
+            arg = fn
             one = arg.child_by_field_name("parameter")
             params = arg.child_by_field_name("parameters")
             names = [one] if one is not None else [
@@ -540,7 +556,7 @@ class _Walk:
                 for p in (params.named_children if params is not None else [])]
             for j, n in enumerate(names):  # typed ones keep their place, with their type
                 if n is not None and n.type in self.spec.names:
-                    self.hints[n.id] = f"@{prefix}{text}#{i}#{j}"
+                    self.hints[n.id] = f"{hint}#{j}"
 
     def this_param(self, node: tree_sitter.Node) -> bool:
         """`function (this: SchedulerAction<T>)`: a `this` parameter site with its type."""
@@ -670,6 +686,25 @@ class _Walk:
                 elif c.type == "pair_pattern":
                     key, val = c.child_by_field_name("key"), c.child_by_field_name("value")
                     self.imports.append(Import(module, self.text(key), self.text(val), 0, line))
+
+
+def _branches(node: tree_sitter.Node) -> list[tree_sitter.Node]:
+    """An argument's possible values: both branches of `c ? a : b`, inside parentheses."""
+    while node.type == "parenthesized_expression" and node.named_child_count == 1:
+        node = node.named_children[0]
+    if node.type == "ternary_expression":
+        return [b for f in ("consequence", "alternative")
+                if (c := node.child_by_field_name(f)) is not None for b in _branches(c)]
+    return [node]
+
+
+def _choices(node: tree_sitter.Node) -> list[tree_sitter.Node]:
+    """The two values of `c ? a : b` / `a if c else b` (comments between them left out)."""
+    if node.type == "ternary_expression":
+        return [c for f in ("consequence", "alternative")
+                if (c := node.child_by_field_name(f)) is not None]
+    kids = [c for c in node.named_children if c.type != "comment"]
+    return [kids[0], kids[2]] if len(kids) == 3 else []
 
 
 def type_text(text: str) -> str:

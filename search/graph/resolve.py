@@ -43,7 +43,7 @@ _VARIABLES = frozenset({"variable", "constant"})
 CONSTRUCTORS = frozenset({"new", "create", "default", "open", "build", "builder",
                           "with_capacity", "from", "make", "instance", "getInstance", "of"})
 """A class's functions whose call gives an instance of it."""
-_TOKEN = re.compile(r"[^.()\[\]]+(?:\(\))?(?:\[\])*|\[\]")
+_TOKEN = re.compile(r"[^.()\[\]]+(?:\(\)|\[\])*|\[\]")
 ELEMENT_METHODS = frozenset({"shift", "pop", "at", "find", "findLast", "popleft"})
 """A list's methods whose call gives one of its elements."""
 _REDECLARES = frozenset({"python", "ruby", "shell"})
@@ -240,6 +240,10 @@ class Resolver:
             return None
         if value.startswith("{"):  # an object's fields, read where it was written
             return Target("shape", path, scope, (value, str(line)))
+        if value.startswith("|"):  # `c ? a() : b()`: what both give, when they agree
+            got = {self.value(path, v, scope, line, depth + 1) for v in value[1:].split("|")}
+            one = got.pop() if len(got) == 1 else None
+            return one if one is not None and one.kind != "def" else None
         if value.startswith("["):  # `[new X()]`
             got = self.value(path, value[1:], scope, line, depth + 1)
             return Target("elems", got.path, got.index) if got and got.kind == "inst" else None
@@ -400,26 +404,32 @@ class Resolver:
         tokens = _TOKEN.findall(text)
         if not tokens:
             return None
-        name, called, indexed = _parts(tokens[0])
-        got = self._head(path, name, called, scope, line, depth)
-        if called and got is not None and not (name == "super"):
-            got = self._instance(got, depth)
-        got = _element(got, indexed)
+        name, suffix = _parts(tokens[0])
+        got = self._head(path, name, suffix[:2] == "()", scope, line, depth)
+        got = self._suffix(got, suffix[2:] if name == "super" else suffix, depth)
         for tok in tokens[1:]:
             got = self._property(got, depth)
             if got is None:
                 return None
-            name, called, indexed = _parts(tok)
+            name, suffix = _parts(tok)
             if name == "prototype" and got.kind == "def":  # `Cls.prototype.m`: an instance's
                 got = self._instance(got, depth)
-            elif got.kind == "elems":  # `xs.shift()`: an element; other list members: unknown
-                got = Target("inst", got.path, got.index) if (
-                    called and name in ELEMENT_METHODS) else None
+            elif got.kind == "elems" and suffix[:2] == "()":  # `xs.shift()`: an element
+                got = Target("inst", got.path, got.index) if name in ELEMENT_METHODS else None
+                suffix = suffix[2:]
+            elif got.kind == "elems":  # a list's other members: unknown
+                got = None
             elif name:
                 got = self.member(got, name, depth + 1)
-                if called and got is not None:
-                    got = self._instance(got, depth)
-            got = _element(got, indexed)
+            got = self._suffix(got, suffix, depth)
+        return got
+
+    def _suffix(self, got: Target | None, suffix: str, depth: int) -> Target | None:
+        """`got` called (`()`: what it gives) and indexed (`[]`: an element), in order."""
+        for k in range(0, len(suffix), 2):
+            if got is None:
+                return None
+            got = self._instance(got, depth) if suffix[k] == "(" else _element(got, 1)
         return got
 
     def _head(self, path: str, name: str, called: bool, scope: int, line: int,
@@ -591,12 +601,11 @@ class Resolver:
         return None
 
 
-def _parts(token: str) -> tuple[str, bool, int]:
-    """A receiver chain's token (`name`, `name()`, `name[]`, `name()[]`, `[]`): the name,
-    whether it is called, and how many times the result is indexed."""
-    core = token.rstrip("[]")
-    indexed = (len(token) - len(core)) // 2
-    return core.removesuffix("()"), core.endswith("()"), indexed
+def _parts(token: str) -> tuple[str, str]:
+    """A receiver chain's token (`name`, `name()`, `name[]`, `f()()`, `name()[]`, `[]`):
+    the name and what follows it (calls `()` and indexes `[]`, in order)."""
+    core = token.rstrip("()[]")
+    return core, token[len(core):]
 
 
 def _element(got: Target | None, indexed: int) -> Target | None:

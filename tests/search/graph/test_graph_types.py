@@ -233,6 +233,39 @@ class Client:
 ''',
 }
 
+EITHER = {
+    "src/obs.ts": '''export class Subscriber<T> {
+  next(v: T): void {}
+}
+export class Observable<T> {
+  constructor(subscribe?: (subscriber: Subscriber<T>) => void) {}
+  pipe(): Observable<T> { return this; }
+}
+export function timer(n: number): Observable<number> { return new Observable(); }
+export function later(n: number): Observable<number> { return new Observable(); }
+export function factory(): () => Observable<number> { return () => new Observable(); }
+''',
+    "src/use.ts": '''import { Observable, Subscriber, timer, later, factory } from "./obs";
+
+export function range(scheduler: unknown, thing: unknown) {
+  const o = new Observable<number>(
+    scheduler
+      ? // the scheduled path
+        (subscriber) => { subscriber.next(1); }
+      : (subscriber) => { subscriber.next(2); }
+  );
+  const either = scheduler ? timer(1) : later(2);
+  either.pipe();
+  (thing as Observable<number>).pipe();
+  (scheduler ? timer(1) : timer(2)).pipe();
+  factory()().pipe();
+  const mixed = scheduler ? timer(1) : new Subscriber<number>();
+  mixed.pipe();
+  return o;
+}
+''',
+}
+
 
 @pytest.fixture
 def store(tmp_path: Path, store_url: str) -> Iterator[IndexStore]:
@@ -346,3 +379,16 @@ def test_object_literal_fields_type_literals_destructuring_and_properties(store,
         ("py/models.py", 14, "call"),  # session: Session in the class body
         ("py/models.py", 15, "call"),  # @property def current(self) -> Session
     }
+
+
+def test_either_branch_casts_in_receivers_and_calls_of_calls(store, repo):
+    index(store, repo, EITHER)
+    assert usages(store, "Subscriber.next") == {
+        ("src/use.ts", 7, "call"),  # callbacks in both branches, a comment between
+        ("src/use.ts", 8, "call"),
+    }
+    assert usages(store, "Observable.pipe") == {
+        ("src/use.ts", 11, "call"),  # c ? timer() : later(): both give an Observable
+        ("src/use.ts", 12, "call"),  # (thing as Observable<number>)
+        ("src/use.ts", 13, "call"),  # (c ? timer(1) : timer(2))
+    }  # not 14 (a function's result called: unknown) nor 16 (the branches disagree)
