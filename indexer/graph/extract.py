@@ -66,6 +66,13 @@ MAX_SHAPE = 300
 """The longest object shape (`{a ()X;b :Y}`) kept as a value."""
 _FIELD = re.compile(r"[A-Za-z_$#][\w$]*")
 _SHAPE_VALUE = re.compile(r"[^\s;{}]+")
+_TYPING_FORMS = frozenset({
+    "Union", "Optional", "List", "Dict", "Set", "FrozenSet", "Tuple", "Type", "Sequence",
+    "MutableSequence", "Mapping", "MutableMapping", "Iterable", "Iterator", "Collection",
+    "ClassVar", "Final", "Deque", "DefaultDict", "OrderedDict", "AbstractSet", "Awaitable",
+    "Generator", "AsyncIterator", "AsyncIterable", "list", "dict", "set", "frozenset",
+    "tuple", "type"})
+"""Generic types whose string arguments are forward references (`Literal` is not one)."""
 _SUBSCRIPTS = {"subscript": "value", "subscript_expression": "object",
                "index_expression": "operand"}
 """Element access node type -> the field holding the container."""
@@ -88,6 +95,8 @@ class _Walk:
         self.sites: list[tuple[str, int, int, Role, str | None, str | None]] = []
         self.imports: list[Import] = []
         self.hints: dict[int, str] = {}
+        self.forward: set[int] = set()
+        """String nodes read as forward references already (nested annotations)."""
         """Parameter node id -> `@CALLEE#ARG#PARAM`: a callback's parameter typed by the
         callee's own parameter type (`operate((src, sub) => ...)`)."""
 
@@ -486,10 +495,24 @@ class _Walk:
         stack = list(node.named_children)
         while stack:
             c = stack.pop()
-            if c.type == "string":
+            if c.type == "string" and c.id not in self.forward:
+                self.forward.add(c.id)
                 self.string_names(c)
-            elif c.type not in ("lambda", "call"):
+            elif c.type not in ("lambda", "call", "string"):
                 stack.extend(c.named_children)
+
+    def python_subscript(self, node: tree_sitter.Node) -> None:
+        """`Union["Headers", Mapping[str, str]]` outside an annotation (a type alias): its
+        strings are forward references, as in an annotation (not `Literal["x"]`'s)."""
+        head = node.child_by_field_name("value")
+        if self.language != "python" or head is None or (
+                self.text(head).rpartition(".")[2] not in _TYPING_FORMS):
+            return
+        for c in node.children_by_field_name("subscript"):
+            if c.type == "string" and c.id not in self.forward and _DOTTED.fullmatch(
+                    self.text(c).strip("'\"")):
+                self.forward.add(c.id)
+                self.string_names(c)
 
     def annotation(self, type_node: tree_sitter.Node) -> str:
         """An annotation as `Site.value`: `:T`, `:T[]`, or an object type's fields
@@ -807,6 +830,7 @@ _EXTRA = {
     "method_definition": _Walk.return_type,
     "type": _Walk.python_type,
     "augmented_assignment": _Walk.augmented,
+    "subscript": _Walk.python_subscript,
     "export_statement": _Walk.default_export,
     "public_field_definition": _Walk.class_field,
     "field_definition": _Walk.class_field,

@@ -91,6 +91,9 @@ def current():
     ctx.invoke(len)
     other = t.cast("Context", None)
     other.invoke(len)
+
+
+Source = t.Union["Context", t.Mapping[str, "Literal"], t.Literal["Context"]]
 ''',
     "tests/test_style.py": '''import pkg.core
 
@@ -309,7 +312,10 @@ def test_python_import_of_a_submodule_binds_the_package_and_all_lists_names(stor
         ("pkg/__init__.py", 7, "reference"),  # "style" in a multi-line __all__
         ("tests/test_style.py", 5, "call"),  # import pkg.core binds pkg
     }
-    assert ("pkg/__init__.py", 6, "reference") in usages(store, "pkg.core.Context")
+    context = usages(store, "pkg.core.Context")
+    assert ("pkg/__init__.py", 6, "reference") in context
+    assert [u for u in context if u[0] == "pkg/core.py" and u[1] == 61] == [
+        ("pkg/core.py", 61, "reference")]  # a type alias's forward reference, once
 
 
 def test_typescript_receivers_typed_by_unions_returns_lists_casts_and_this(store, repo):
