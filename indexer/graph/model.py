@@ -20,6 +20,7 @@ import re
 import zlib
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import NamedTuple
 
 __all__ = ["EXTRACTION", "Def", "FileGraph", "Import", "Role", "Site", "decode", "encode",
            "link_keys"]
@@ -52,8 +53,7 @@ class Role(IntEnum):
     """A name bound by an import statement."""
 
 
-@dataclass(frozen=True, slots=True)
-class Def:
+class Def(NamedTuple):
     """A definition of the file (as the chunker's symbols): name, qualified name within
     the file, kind, the line of its name and its last line."""
 
@@ -66,8 +66,7 @@ class Def:
     """Index of the enclosing definition (-1: top level)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Import:
+class Import(NamedTuple):
     """One imported name (or module).
 
     `module` as written (`os.path`, `./util`, `net/http`, `crate::a::b`, `stdio.h`);
@@ -92,8 +91,7 @@ class Import:
         return re.split(r"[./:]+", self.module.strip("./"))[0] if self.level == 0 else ""
 
 
-@dataclass(frozen=True, slots=True)
-class Site:
+class Site(NamedTuple):
     """An identifier occurrence in code."""
 
     name: str
@@ -164,8 +162,7 @@ def decode(blob: bytes) -> FileGraph | None:
                    for m, n, a, lv, ln, r in imports]
     sites: list[Site] = []
     line = 0
-    for k in range(0, len(flat), 7):
-        n, dl, col, role, recv, scope, value = flat[k : k + 7]
+    for n, dl, col, role, recv, scope, value in zip(*[iter(flat)] * 7, strict=True):
         line += dl
         sites.append(Site(str(strs[n]), line, col, _ROLES[role], strs[recv], scope - 1,
                           strs[value]))

@@ -155,6 +155,8 @@ class _Graph:
         found: list[tuple[str, int, Role]] = []
         unresolved = 0
         for path in self.candidates(t):
+            if name not in self.names(path):
+                continue  # no site bears the name: nothing to resolve there
             facts = self.resolver.facts(path)
             if facts is None:
                 continue
@@ -169,6 +171,15 @@ class _Graph:
                     found.append((path, k, site.role))
         memo[(t.path, t.index)] = (found, unresolved)
         return found, unresolved
+
+    def names(self, path: str) -> frozenset[str]:
+        """The names the sites of a file bear (kept as long as the text generation)."""
+        memo: dict[str, frozenset[str]] = self.ws.memo.setdefault("names", {})
+        got = memo.get(path)
+        if got is None:
+            graph = self.ws.graph(path)
+            got = memo[path] = frozenset(s.name for s in graph.sites) if graph else frozenset()
+        return got
 
     def overrides(self, t: Target) -> list[Target]:
         """Methods of subclasses (in the files that may use the class) that override `t`."""
