@@ -501,6 +501,41 @@ class _Walk:
             elif c.type not in ("lambda", "call", "string"):
                 stack.extend(c.named_children)
 
+    def narrowing(self, node: tree_sitter.Node) -> None:
+        """`if isinstance(x, Session):` / `if (x instanceof Session) {`: in the block, `x`
+        is a `Session` (a binding `~END()Session`, END the block's last line)."""
+        body = node.child_by_field_name("consequence")
+        cond = node.child_by_field_name("condition")
+        if body is None or cond is None or self.language not in ("python", *_JS_LIKE):
+            return
+        end = body.end_point[0] + 1
+        stack = [cond]
+        while stack:
+            c = stack.pop()
+            op = self.text(c.child_by_field_name("operator"))
+            if c.type == "parenthesized_expression" and c.named_child_count == 1:
+                stack.append(c.named_children[0])
+            elif c.type in ("binary_expression", "boolean_operator") and op in ("&&", "and"):
+                stack += [x for f in ("left", "right")
+                          if (x := c.child_by_field_name(f)) is not None]
+            elif (got := self.type_test(c, op)) is not None:
+                self.add(self.text(got[0]), body, Role.BIND, value=f"~{end}()" + got[1])
+
+    def type_test(self, node: tree_sitter.Node, op: str) -> tuple[tree_sitter.Node, str] | None:
+        """(the name, the class) of `isinstance(name, Cls)` / `name instanceof Cls`."""
+        if node.type == "binary_expression" and op == "instanceof":
+            name, cls = node.child_by_field_name("left"), node.child_by_field_name("right")
+        elif node.type == "call" and self.text(node.child_by_field_name("function")) == (
+                "isinstance") and (args := node.child_by_field_name("arguments")) is not None:
+            kids = args.named_children
+            name, cls = (kids[0], kids[1]) if len(kids) == 2 else (None, None)
+        else:
+            return None
+        if name is None or cls is None or name.type != "identifier":
+            return None
+        text = self.receiver(cls)
+        return (name, text) if text != "?" and "(" not in text else None
+
     def python_subscript(self, node: tree_sitter.Node) -> None:
         """`Union["Headers", Mapping[str, str]]` outside an annotation (a type alias): its
         strings are forward references, as in an annotation (not `Literal["x"]`'s)."""
@@ -831,6 +866,7 @@ _EXTRA = {
     "type": _Walk.python_type,
     "augmented_assignment": _Walk.augmented,
     "subscript": _Walk.python_subscript,
+    "if_statement": _Walk.narrowing,
     "export_statement": _Walk.default_export,
     "public_field_definition": _Walk.class_field,
     "field_definition": _Walk.class_field,

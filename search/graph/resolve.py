@@ -149,6 +149,9 @@ class Resolver:
         defs, lang = facts.graph.defs, facts.graph.language
         s = scope
         while True:
+            binds = facts.binds.get((s, name))
+            if binds and value and (got := self._narrowed(path, binds, line, depth)):
+                return got
             k = facts.children.get((s, name))
             if k is not None:
                 if value and defs[k].kind in _VARIABLES and facts.binds.get((s, name)):
@@ -159,10 +162,10 @@ class Resolver:
                     got = self.follow(path, imp, depth + 1)
                     if got is not None:
                         return got
-            binds = facts.binds.get((s, name))
+            binds = [b for b in binds or () if not (b.value or "").startswith("~")]
             if binds and lang not in _REDECLARES and all(
                     (b.value or "").startswith("+") for b in binds):
-                binds = None  # only assigned here: declared further out
+                binds = []  # only assigned here: declared further out
             if binds:
                 return self._bound(path, binds, scope, line, depth)
             if s == -1:
@@ -182,9 +185,24 @@ class Resolver:
                     return Target("def", other, k)
         return None
 
+    def _narrowed(self, path: str, binds: list[Site], line: int,
+                  depth: int) -> Target | None:
+        """The class a test narrowed a name to at `line` (`if isinstance(x, C):` /
+        `if (x instanceof C)`, `Site.value` `~END()C`), innermost first."""
+        for b in reversed(binds):
+            text = b.value or ""
+            if text.startswith("~") and b.line <= line:
+                end, _, made = text[1:].partition("(")
+                if end.isdigit() and line <= int(end):
+                    return self.value(path, "(" + made, b.scope, b.line, depth + 1)
+        return None
+
     def _bound(self, path: str, binds: list[Site], scope: int, line: int,
                depth: int) -> Target | None:
         """A name bound in a scope: by an import, or to a value whose class is known."""
+        binds = [b for b in binds if not (b.value or "").startswith("~")]  # (narrowings)
+        if not binds:
+            return None
         before = [b for b in binds if b.line <= line] or binds[:1]
         last = before[-1]
         if last.role == Role.IMPORT:

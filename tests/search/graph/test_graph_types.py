@@ -269,6 +269,36 @@ export function range(scheduler: unknown, thing: unknown) {
 ''',
 }
 
+NARROWED = {
+    "py/nodes.py": '''class Node:
+    pass
+
+
+class Call(Node):
+    def args(self):
+        return []
+
+
+def visit(node: Node, other):
+    if isinstance(node, Call) and other:
+        node.args()
+    node.args()
+    if isinstance(other, (Call, Node)):
+        other.args()
+''',
+    "ts/nodes.ts": '''export class Node {}
+export class Call extends Node {
+  args(): void {}
+}
+export function visit(node: Node, queue: unknown) {
+  if (queue && queue instanceof Call) {
+    queue.args();
+  }
+  queue.args();
+}
+''',
+}
+
 
 @pytest.fixture
 def store(tmp_path: Path, store_url: str) -> Iterator[IndexStore]:
@@ -398,3 +428,10 @@ def test_either_branch_casts_in_receivers_and_calls_of_calls(store, repo):
         ("src/use.ts", 12, "call"),  # (thing as Observable<number>)
         ("src/use.ts", 13, "call"),  # (c ? timer(1) : timer(2))
     }  # not 14 (a function's result called: unknown) nor 16 (the branches disagree)
+
+
+def test_isinstance_and_instanceof_narrow_a_name_inside_their_block(store, repo):
+    index(store, repo, NARROWED)
+    assert usages(store, "py/nodes.py:6") == {("py/nodes.py", 12, "call")}
+    # not 13 (after the block: a Node) nor 15 (a tuple of classes)
+    assert usages(store, "ts/nodes.ts:3") == {("ts/nodes.ts", 7, "call")}  # not 9
