@@ -22,7 +22,6 @@ from collections.abc import Iterable, Iterator, Sequence
 import tree_sitter
 
 from ctxd.indexer.chunk.syntax import Definition, ParsedSource
-from ctxd.indexer.graph import fast
 from ctxd.indexer.graph.imports import IMPORT_NODES, imports_of, string_value
 from ctxd.indexer.graph.model import Def, FileGraph, Import, Role, Site
 from ctxd.indexer.graph.specs import SPECS, GraphSpec
@@ -323,7 +322,6 @@ class _Walk:
         names, skip = spec.names, spec.skip
         import_nodes = IMPORT_NODES.get(self.language, {})
         special = _special(spec)
-        plain = fast.plain_kinds(spec, self.language)
         while stack:
             node, role, recv, value = stack.pop()
             t = node.type
@@ -348,10 +346,6 @@ class _Walk:
                 kids = node.named_children
                 for k in range(len(kids) - 1, -1, -1):
                     push((kids[k], None, None, None))
-                continue
-            kind = plain.get(t)
-            if kind is not None and fast.FAST and fast.push_plain(self, node, kind, role,
-                                                                  value, push):
                 continue
             for entry in reversed(self.children(node, role, recv, value)):
                 push(entry)
