@@ -27,10 +27,11 @@ __all__ = ["EXTRACTION", "Def", "FileGraph", "Import", "Role", "Site", "decode",
 
 FORMAT = 1
 """The blob's format version (its first element); an unknown one decodes to nothing."""
-EXTRACTION = 2
+EXTRACTION = 3
 """What the extractor records (bumped when it records new facts in the same format: 2 =
 list element types, `cast`/`as` values, `this:` parameters, `__all__` entries, JS/Go
-re-assignments, `import a.b` keyed `a`). A repository indexed by an older one gets every
+re-assignments, `import a.b` keyed `a`; 3 = JS private names, object shapes, either-branch
+values, `isinstance`/`instanceof` narrowing, type-alias forward references). A repository indexed by an older one gets every
 graph extracted again by its next full `ctxd index` (`Indexer.backfill_graphs`)."""
 
 
@@ -106,8 +107,11 @@ class Site(NamedTuple):
     value: str | None = None
     """For a binding or parameter: `()X` assigned a call of `X`, `:X` annotated `X`, `=X`
     assigned the name `X` (`=xs[]`: an element of `xs`), `:X[]` annotated a list of `X`,
-    `[()X` a list literal of `X()`s, `*xs` a loop's element of `xs`; a leading `+` marks a
-    JS/Go assignment to a name declared in an enclosing scope (`x = ...` after `let x`)."""
+    `[()X` a list literal of `X()`s, `*xs` a loop's element of `xs`, `{a ()X;b :Y}` an
+    object's known fields (a literal, a TS type literal), `|A|B` either of two values
+    (`c ? a() : b()`), `~END()X` narrowed to `X` up to line END (`isinstance`,
+    `instanceof`); a leading `+` marks a JS/Go assignment to a name declared in an
+    enclosing scope (`x = ...` after `let x`)."""
 
 
 @dataclass(frozen=True, slots=True)
