@@ -281,7 +281,7 @@ class Resolver:
             return None
         if kind == "*":  # `for x in xs`: an element of the list
             return Target("inst", got.path, got.index) if got.kind == "elems" else None
-        if kind in ("(", ":") and not (got.kind == "inst" and text in ("this", "self")):
+        if kind in ("(", ":") and not (got.kind == "inst" and text in ("this", "self", "cls")):
             got = self._instance(got, depth)  # (`new this()` is the class's own instance)
             if many and got is not None:
                 return Target("elems", got.path, got.index)
@@ -459,6 +459,9 @@ class Resolver:
         lang = facts.graph.language
         if name == "this" and not called and (typed := self._this_param(path, scope, line)):
             return self.value(path, typed, scope, line, depth + 1)
+        if called and name == "cls" and self._first_param(path, scope, name):
+            cls = self.enclosing_class(path, scope)  # `cls(...)` in a classmethod: the class
+            return None if cls is None else Target("def", path, cls)
         if (not called and (name in ("self", "this", "cls") or self._first_param(
                 path, scope, name))) or (name == "Self" and lang == "rust"):
             cls = self.enclosing_class(path, scope)

@@ -233,6 +233,14 @@ class Client:
     def stop(self):
         self.session.close()
         self.current.close()
+
+
+class Pool(Session):
+    @classmethod
+    def make(cls):
+        made = cls()
+        made.close()
+        return made
 ''',
 }
 
@@ -414,6 +422,7 @@ def test_object_literal_fields_type_literals_destructuring_and_properties(store,
     assert usages(store, "Session.close") == {
         ("py/models.py", 14, "call"),  # session: Session in the class body
         ("py/models.py", 15, "call"),  # @property def current(self) -> Session
+        ("py/models.py", 22, "call"),  # made = cls() in a classmethod
     }
 
 
