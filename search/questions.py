@@ -92,17 +92,44 @@ determiners, prepositions and conjunctions."""
 _ING_NOUNS = frozenset(
     """string strings thing things something anything everything nothing ring rings
     spring king ceiling during morning evening""".split())
+_VERBS = frozenset(
+    """accept access add allow apply attach authenticate avoid block build bundle cache call
+    cancel catch change check clean close collect combine compress configure connect
+    convert copy count create customize debug declare decode define delete deploy detect
+    disable display document download drop embed emit enable encode encrypt ensure
+    escape expose extend extract fetch filter find force format forward generate get give
+    group handle hash hide ignore import include inject install integrate intercept keep
+    limit list listen load lock log make manage map mark measure merge migrate mock modify
+    monitor mount move open override paginate parse pass patch persist pin point post
+    prevent print process protect provide publish push put query raise read receive
+    redirect refresh register reject reload remove rename render replace report require
+    reset resize restrict retry return reuse rotate route run save schedule send serve set
+    share show sign skip sort split start stop store stream subscribe support switch sync
+    throttle trace track transform translate trigger turn update upgrade upload use
+    validate verify wait watch wrap write""".split())
+"""Verbs a task commonly opens with ("stream events to the browser", "accept JSON
+requests that ..."), for a task whose object opens with no determiner."""
 _LABEL = re.compile(r"^[^:?]{0,60}:(?!//)")
 """A leading "topic:" ("calling a template macro: bind ...") names a subject, not a task."""
+
+
+_MODAL_HOW = re.compile(r"^\W*how (can|could|should|might) (?!(i|we|you|one)\b)",
+                        re.IGNORECASE)
+""""How can a path operation return 201 ...": what a user's code can do, or what the
+library can; a task, not a how-to in words."""
 
 
 def _task_shaped(query: str) -> bool:
     """An imperative or a gerund at the start, with no question word: "serve a directory
     of images", "return a 404 ...", "allow my frontend ...", "set up logging",
-    "adding a middleware ...". The verb is known by its place (a first word that is no
-    function word, then an object's determiner or a particle), not from a list of verbs."""
+    "adding a middleware ...", "stream events to the browser"; or "how can X ...". The
+    verb is known by its place (a first word that is no function word, then an object's
+    determiner or a particle), or, before an object with no determiner, as one of the
+    verbs tasks commonly open with (`_VERBS`)."""
     if _LABEL.match(query):
         return False
+    if _MODAL_HOW.match(query):
+        return True
     m = _TASK_HEAD.match(query)
     if m is None:
         return False
@@ -114,7 +141,11 @@ def _task_shaped(query: str) -> bool:
         return bool(second)
     if second.isdigit():
         return True  # "return 404 ..."
-    return second in _OBJECT or (second in _PARTICLE and bool(third))
+    if second in _OBJECT or (second in _PARTICLE and bool(third)):
+        return True
+    # a short query opening with a common verb is as often a name (`Query user`)
+    return (first in _VERBS and bool(second) and second not in _NOT_VERBS
+            and len(query.split()) >= 4)
 
 
 _USAGE = re.compile(

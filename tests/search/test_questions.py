@@ -93,7 +93,7 @@ NOT_HOW_TO = (
     "how does the pool decide to block?",
     "how are dates serialized to JSON strings",
     "how is the bearer token taken from the Authorization header",
-    "how can the parser tell a tag from text",  # no modal passive: a mechanism
+    "how can a path operation return 201 for a new item",  # a task (asks_task)
     "how long do we pause before the third attempt after two failures",
     "going through a proxy: when do we open a raw tunnel",
     "which module prints the TLS library version",
@@ -126,6 +126,9 @@ TASKS = (
     "adding a middleware that measures the processing time of every request",
     "receiving username and password as form fields instead of JSON",
     "making an endpoint answer with 201 Created",
+    "stream events to the browser",  # an object with no determiner: a common task verb
+    "Accept JSON requests that send no Content-Type header",
+    "how can a path operation return 201 for a new item but 200 for an update?",
 )
 NOT_TASKS = (
     "background thread that keeps redrawing a region of the terminal",
@@ -155,7 +158,8 @@ def test_a_task_is_known_by_the_place_of_its_verb_not_by_a_list_of_verbs() -> No
         assert wants_prose(q), q  # the page that shows it is not put after the code
     for q in NOT_TASKS:
         assert not asks_task(q), q
-    # a made-up verb is a verb by its place
+    # a made-up verb is a verb by its place, before a determiner
     assert asks_task("frobnicate the widgets before the first render")
+    assert not asks_task("frobnicate widgets before the first render")
     # where in the code wins over a task's form
     assert not wants_prose("read the config file: where is that done?")
