@@ -221,18 +221,18 @@ def file_view(ui: Ui, request: Request) -> Response:
         first = job.head()
         yield from file_chunks(itertools.chain(
             first, itertools.islice(plain_lines(fc.content), len(first), None)))
-        items = outline(fc.language, fc.content)
-        yield tail.replace(fileview.OUTLINE, fileview.outline_html(items))
-        job.finish(items)
+        yield tail.replace(fileview.OUTLINE, fileview.OUTLINE_WAIT)
+        job.finish()  # the outline, then the rest's colours
 
     return StreamingResponse(streamed() if job is None else plain_first(job),
                              media_type="text/html; charset=utf-8")
 
 
 async def api_colour(ui: Ui, request: Request) -> Response:
-    """The colouring of a long file's blocks after its first view (`fileview.ColourJob`),
-    one JSON line per block (`{"block": i, "html": ...}`) as each is made, from block
-    `?from=`; 404 when the server holds no such colouring (restarted, or dropped)."""
+    """What a long file's first view left to follow (`fileview.ColourJob`), one JSON line
+    per part as each is made: its outline (`{"outline": html}`), then its blocks' colours
+    (`{"block": i, "html": ...}`) from block `?from=`; 404 when the server holds no such
+    colouring (restarted, or dropped)."""
     key = request.path_params["key"]
     start_text = request.query_params.get("from", "1")
     start = int(start_text) if start_text.isdigit() else 1
@@ -243,6 +243,13 @@ async def api_colour(ui: Ui, request: Request) -> Response:
                              "this key: reload the page."}, status_code=404)
 
     async def blocks() -> AsyncIterator[str]:
+        if job is not None:
+            items = await anyio.to_thread.run_sync(job.outline_part)
+        else:
+            assert cached is not None
+            items = fileview.outline_html(cached[1])
+        if items is not None:
+            yield json.dumps({"outline": items}, ensure_ascii=False) + "\n"
         index = start
         while True:
             if job is not None:

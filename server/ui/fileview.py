@@ -20,7 +20,7 @@ from typing import Any
 from ctxd.search.models import FileContent, Reference
 from ctxd.server.ui.highlight import iter_highlighted
 from ctxd.server.ui.html import CHUNK_LINES, chunk_lines, e, file_url
-from ctxd.server.ui.outline import OutlineItem
+from ctxd.server.ui.outline import OutlineItem, outline
 
 CACHE_FILES = 32
 CACHE_CHARS = 32_000_000
@@ -107,16 +107,17 @@ goes out with its first block coloured and the rest plain, the rest's colouring 
 class ColourJob:
     """A long file's colouring on its first view: the page's request colours the first
     block itself (`head`), sends the rest plain and hands the lexer, mid-file, to a thread
-    (`finish`) that colours the rest; the page's script asks for the blocks (`blocks`) and
-    puts each in place as it comes. Once done, the file and its outline go to the
-    `Colouring` cache, so a later view is coloured at once."""
+    (`finish`) that parses the outline (`outline_part`; a 5,000-line file's parse is
+    ~30 ms the page need not wait for) and colours the rest; the page's script asks for
+    them (`/api/colour`) and puts each in place as it comes. Once done, the file and its
+    outline go to the `Colouring` cache, so a later view is whole at once."""
 
     def __init__(self, owner: Colouring, fc: FileContent) -> None:
         self.owner = owner
         self.fc = fc
         self.key = Colouring.key(fc)
         self.lines: list[str] = []
-        self.outline: list[OutlineItem] = []
+        self.outline: list[OutlineItem] | None = None
         self.done = False
         self._lexer = iter_highlighted(fc.content, fc.language, fc.path)
         self._changed = threading.Condition()
@@ -129,24 +130,37 @@ class ColourJob:
                 break
         return list(self.lines)
 
-    def finish(self, outline: list[OutlineItem]) -> None:
-        """Colour the rest in a thread of its own, then keep the file in the cache."""
-        self.outline = outline
+    def finish(self) -> None:
+        """Parse the outline and colour the rest in a thread of its own, then keep the file
+        in the cache."""
         threading.Thread(target=self._run, name="ctxd-ui-colour", daemon=True).start()
 
     def _run(self) -> None:
         try:
+            items = outline(self.fc.language, self.fc.content)
+            with self._changed:
+                self.outline = items
+                self._changed.notify_all()
             for line in self._lexer:
                 with self._changed:
                     self.lines.append(line)
                     if len(self.lines) % CHUNK_LINES == 0:
                         self._changed.notify_all()
-            self.owner.keep(self.fc, self.lines, self.outline)
+            self.owner.keep(self.fc, self.lines, items)
         finally:
             with self._changed:
                 self.done = True
                 self._changed.notify_all()
             self.owner.forget(self)
+
+    def outline_part(self, timeout: float = 30.0) -> str | None:
+        """The outline's HTML once parsed (None when it takes longer than `timeout`)."""
+        with self._changed:
+            if not self._changed.wait_for(lambda: self.done or self.outline is not None,
+                                          timeout):
+                return None
+            items = self.outline
+        return outline_html(items or [])
 
     def block(self, index: int, timeout: float = 30.0) -> str | None:
         """Block `index`'s numbered, coloured lines once they are made (None past the end,
@@ -203,6 +217,12 @@ def outline_html(items: list[OutlineItem]) -> str:
 
 CODE = "\0code\0"
 """Where the file view's lines go in `file_page_body` (they may come streamed)."""
+
+
+OUTLINE_WAIT = ('<p class="muted outline-wait" aria-busy="true">The outline is on its '
+                "way…</p>")
+"""The outline's place on a long file's first view, until the page's script puts the
+outline there (`ColourJob.outline_part`)."""
 
 
 OUTLINE = "\0outline\0"

@@ -102,8 +102,8 @@
     const first = document.getElementById("L" + Math.min(a, b));
     if (first && scroll !== false) first.scrollIntoView({ block: "center" });
   }
-  // a long file's first view: its lines after the first block came plain; their colours
-  // follow, one block per JSON line, each put in place as it comes
+  // a long file's first view: its lines after the first block came plain; its outline
+  // and their colours follow, one part per JSON line, each put in place as it comes
   async function colourIn(code) {
     const res = await fetch("/api/colour/" + encodeURIComponent(code.dataset.colour) +
                             "?from=" + encodeURIComponent(code.dataset.from || "1"),
@@ -121,7 +121,9 @@
       while ((end = buffered.indexOf("\n")) >= 0) {
         const msg = JSON.parse(buffered.slice(0, end));
         buffered = buffered.slice(end + 1);
-        if (blocks[msg.block]) blocks[msg.block].innerHTML = msg.html;
+        const wait = $(".outline-wait");
+        if (msg.outline !== undefined) { if (wait) wait.outerHTML = msg.outline; }
+        else if (blocks[msg.block]) blocks[msg.block].innerHTML = msg.html;
       }
       selectLines(false);
     }

@@ -256,6 +256,9 @@ def test_a_long_files_colours_follow_its_plain_lines_and_keep_the_selection(
     page.goto(web.base + "/file/demo/pkg/long_view.py#L899-L900")
     page.wait_for_selector(".code.file[data-coloured]")  # every block's colours came
     assert "Not in the index yet" in page.locator("p.note.changed").inner_text()
+    assert page.locator('nav.outline a[href="#L1199-L1200"]').count() == 1  # came after
+    assert page.locator(".outline-wait").count() == 0
+    assert axe_violations(page) == []
     assert page.locator("#L899 span.nf").inner_text() == "g449"  # coloured in place
     assert page.locator(".code .line.sel").count() == 2  # the selection is kept
     assert page.locator("#L899.sel").count() == 1

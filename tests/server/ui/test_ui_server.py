@@ -397,19 +397,22 @@ def test_a_long_files_first_view_is_plain_after_its_first_block_and_its_colours_
         '<nav class="outline"')[0]  # the lines after the first block: plain
     assert "return x + 999  # note 999" not in rest  # as text, not as coloured spans…
     assert "def f599(x):" in rest  # …but all there, escaped
-    assert 'href="#L1199-L1200"' in rest  # the outline is there at once
+    assert "The outline is on its way" in rest and 'href="#L1199-L1200"' not in rest
     colours = ui.get(f"/api/colour/{key.group(1)}?from=1")
     assert colours.status == 200
     assert colours.headers["content-type"].startswith("application/x-ndjson")
-    blocks = [json.loads(line) for line in colours.body.splitlines()]
+    outline, *blocks = [json.loads(line) for line in colours.body.splitlines()]
+    assert 'href="#L1199-L1200"' in outline["outline"]  # the outline comes first
     assert [b["block"] for b in blocks] == [1, 2, 3, 4, 5]
     assert blocks[0]["html"].startswith('<div class="line" id="L201">')
     assert '<span class="nf">f599</span>' in blocks[-1]["html"]
     assert 'id="L1200"' in blocks[-1]["html"]
     again = ui.get("/file/demo/pkg/long.py")  # now from the cache: coloured throughout
     assert "data-colour=" not in again.body and '<span class="nf">f599</span>' in again.body
+    assert 'href="#L1199-L1200"' in again.body and "on its way" not in again.body
     cached = ui.get(f"/api/colour/{key.group(1)}?from=4")  # asked late: from the cache
-    assert [json.loads(line)["block"] for line in cached.body.splitlines()] == [4, 5]
+    parts = [json.loads(line) for line in cached.body.splitlines()]
+    assert "outline" in parts[0] and [p["block"] for p in parts[1:]] == [4, 5]
     for bad in ("0" * 32, "nope", "../" + key.group(1)):
         assert ui.get(f"/api/colour/{bad}").status == 404
     assert request(f"{ui.base}/api/colour/{key.group(1)}").status == 401
