@@ -31,8 +31,9 @@ EXTRACTION = 3
 """What the extractor records (bumped when it records new facts in the same format: 2 =
 list element types, `cast`/`as` values, `this:` parameters, `__all__` entries, JS/Go
 re-assignments, `import a.b` keyed `a`; 3 = JS private names, object shapes, either-branch
-values, `isinstance`/`instanceof` narrowing, type-alias forward references). A repository indexed by an older one gets every
-graph extracted again by its next full `ctxd index` (`Indexer.backfill_graphs`)."""
+values, `isinstance`/`instanceof` narrowing, type-alias forward references). A repository
+indexed by an older one gets every graph extracted again by its next full `ctxd index`
+(`Indexer.backfill_graphs`)."""
 
 
 class Role(IntEnum):

@@ -153,6 +153,8 @@ class Resolver:
             if binds and value and (got := self._narrowed(path, binds, line, depth)):
                 return got
             k = facts.children.get((s, name))
+            if k is not None and lang == "go" and defs[k].kind == "method":
+                k = None  # a Go method is only ever named through its receiver
             if k is not None:
                 if value and defs[k].kind in _VARIABLES and facts.binds.get((s, name)):
                     return self._bound(path, facts.binds[(s, name)], scope, line, depth)
@@ -181,7 +183,8 @@ class Resolver:
         if lang in ("go", "java"):  # a package is a folder: its files see each other
             for other in self.ws.layout.same_package(path, ".go" if lang == "go" else ".java"):
                 of = self.facts(other)
-                if of is not None and (k := of.children.get((-1, name))) is not None:
+                if of is not None and (k := of.children.get((-1, name))) is not None and (
+                        of.graph.defs[k].kind != "method"):
                     return Target("def", other, k)
         return None
 

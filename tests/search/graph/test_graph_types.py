@@ -444,3 +444,53 @@ def test_isinstance_and_instanceof_narrow_a_name_inside_their_block(store, repo)
     assert usages(store, "py/nodes.py:6") == {("py/nodes.py", 12, "call")}
     # not 13 (after the block: a Node) nor 15 (a tuple of classes)
     assert usages(store, "ts/nodes.ts:3") == {("ts/nodes.ts", 7, "call")}  # not 9
+
+
+NOT_CODE = {
+    "go.mod": "module example.com/shop\n",
+    "srv/serve.go": '''package srv
+
+// Serve is called by Run: Serve()
+/* Serve(x) in a block comment */
+type Server struct{}
+
+func (s *Server) Serve() {}
+
+func Run(s *Server, other interface{ Serve() }) {
+	s.Serve()
+	_ = "Serve() in a string"
+	_ = `Serve() in a raw string`
+	_ = 'S'
+	other.Serve()
+}
+''',
+    "Cargo.toml": '[package]\nname = "shop"\n',
+    "src/lib.rs": '''//! fetch() in a crate doc
+pub struct Client;
+
+impl Client {
+    /// fetch() in a doc comment
+    pub fn fetch(&self) {}
+}
+
+pub fn run(c: &Client, other: &dyn Fetch) {
+    c.fetch(); /* fetch() */
+    let _ = r#"fetch() in a raw string"#;
+    let _ = b"fetch()";
+    other.fetch();
+}
+''',
+}
+
+
+@pytest.mark.parametrize("symbol", ["Server.Serve", "Client.fetch"])
+def test_go_and_rust_comments_and_strings_are_never_usages(store, repo, symbol):
+    """Only code is a usage; what bears the name but does not resolve is counted apart
+    as a by-name candidate (`unresolved`), never listed."""
+    index(store, repo, NOT_CODE)
+    refs = queries.references(store, name_definition(store, symbol))
+    lines = {u.line for u in refs.usages if u.kind != "override"}
+    path = "srv/serve.go" if symbol == "Server.Serve" else "src/lib.rs"
+    assert {(u.path, u.line) for u in refs.usages} == {(path, 10)}, refs.usages
+    assert lines == {10} and all(u.resolved for u in refs.usages)
+    assert refs.unresolved == 1  # other.Serve() / other.fetch(): a by-name candidate
