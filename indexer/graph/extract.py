@@ -38,7 +38,8 @@ MAX_RECEIVER = 120
 _TYPE_NAME = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*")
 _WRAPPERS = re.compile(r"^(?:(?:typing|t|te|typing_extensions)\.)?(?:Optional|Type|type|"
                        r"ClassVar|Final|Annotated|Box|Rc|Arc|Option|Ref|RefCell|Mutex|"
-                       r"Required|NotRequired|ReadOnly)\[|^(?:Box|Rc|Arc|Option|Ref|Readonly)<")
+                       r"Required|NotRequired|ReadOnly|Awaitable)\[|"
+                       r"^(?:Box|Rc|Arc|Option|Ref|Readonly|Promise|PromiseLike)<")
 _LISTS = re.compile(r"^(?:(?:typing|t|collections\.abc|abc)\.)?(?:List|list|Sequence|"
                     r"MutableSequence|Iterable|Iterator|Collection|Set|set|FrozenSet|frozenset|"
                     r"AbstractSet|MutableSet|Deque|deque|Generator|AsyncIterator|AsyncIterable|"
@@ -194,6 +195,13 @@ class _Walk:
             return "[" + one if one and one.startswith("()") else ""
         return None
 
+    def default_type(self, param: tree_sitter.Node) -> str | None:
+        """An unannotated parameter's type from its default (`def f(s=Session())`)."""
+        default = param.child_by_field_name(
+            "right" if param.type == "assignment_pattern" else "value")
+        made = self.value(default) if default is not None else None
+        return made if made and made.startswith("()") else None
+
     def elements(self, loop: tree_sitter.Node) -> str | None:
         """`for x in xs` / `for (const x of xs)`: `x` is an element of `xs` (`*xs`)."""
         if loop.type not in ("for_statement", "for_in_clause", "for_in_statement") or (
@@ -205,6 +213,21 @@ class _Walk:
             return None  # `for k, v in ...`: no element type for a tuple
         got = self.receiver(loop.child_by_field_name("right"))
         return None if got == "?" or len(got) > MAX_RECEIVER else "*" + got
+
+    def enumerated(self, loop: tree_sitter.Node, left: tree_sitter.Node) -> list[Entry]:
+        """`for i, x in enumerate(xs)`: `x` is an element of `xs` (`*xs`)."""
+        right = loop.child_by_field_name("right")
+        if left.type not in ("pattern_list", "tuple_pattern") or right is None or (
+                right.type != "call" or self.text(right.child_by_field_name("function")) != (
+                    "enumerate")) or loop.child_by_field_name("left") != left:
+            return []
+        names = left.named_children
+        args = right.child_by_field_name("arguments")
+        seq = args.named_children[0] if args is not None and args.named_child_count else None
+        got = self.receiver(seq) if seq is not None else "?"
+        if len(names) != 2 or names[1].type not in self.spec.names or got == "?":
+            return []
+        return [*self.targets(names[0], None), (names[1], Role.BIND, None, "*" + got)]
 
     def cast(self, call: tree_sitter.Node) -> str:
         """`cast(T, x)` / `t.cast("T", x)`: the class named by its first argument."""
@@ -408,7 +431,7 @@ class _Walk:
         if t in spec.param_nodes:
             name_f, type_f = spec.param_nodes[t]
             type_node = field(type_f)
-            typed = self.param_type(type_node)
+            typed = self.param_type(type_node) or self.default_type(node)
             names = node.children_by_field_name(name_f) if name_f else [
                 c for c in node.named_children if c.type in spec.names][:1]
             for n in names:
@@ -430,7 +453,7 @@ class _Walk:
             holders = node.children_by_field_name(f) if f else list(node.named_children)
             each = self.elements(node)
             for h in holders:
-                put[h.id] = list(self.targets(h, each))
+                put[h.id] = self.enumerated(node, h) or list(self.targets(h, each))
         if t in spec.not_refs:
             f = spec.not_refs[t]
             for i, c in enumerate(node.children):

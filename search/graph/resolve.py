@@ -337,7 +337,7 @@ class Resolver:
             for ret in facts.binds.get((got.index, "return"), ()):  # what it returns
                 if ret.value and depth < MAX_DEPTH:
                     back = self.value(got.path, ret.value, ret.scope, ret.line, depth + 1)
-                    if back is not None and back.kind == "inst":
+                    if back is not None and back.kind in ("inst", "elems"):
                         return back
         return None
 

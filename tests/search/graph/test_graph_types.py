@@ -307,6 +307,38 @@ export function visit(node: Node, queue: unknown) {
 ''',
 }
 
+DEFAULTS = {
+    "py/conn.py": '''import typing as t
+
+
+class Conn:
+    def close(self):
+        return None
+
+
+def all_conns() -> t.List[Conn]:
+    return []
+
+
+def shut(conn=Conn(), other=None):
+    conn.close()
+    for i, c in enumerate(all_conns()):
+        c.close()
+    for c in all_conns():
+        c.close()
+''',
+    "ts/conn.ts": '''export class Conn {
+  close(): void {}
+}
+export async function open(): Promise<Conn> { return new Conn(); }
+export async function shut(conn = new Conn()) {
+  conn.close();
+  const c = await open();
+  c.close();
+}
+''',
+}
+
 
 @pytest.fixture
 def store(tmp_path: Path, store_url: str) -> Iterator[IndexStore]:
@@ -494,3 +526,16 @@ def test_go_and_rust_comments_and_strings_are_never_usages(store, repo, symbol):
     assert {(u.path, u.line) for u in refs.usages} == {(path, 10)}, refs.usages
     assert lines == {10} and all(u.resolved for u in refs.usages)
     assert refs.unresolved == 1  # other.Serve() / other.fetch(): a by-name candidate
+
+
+def test_defaults_enumerate_returned_lists_and_promises(store, repo):
+    index(store, repo, DEFAULTS)
+    assert usages(store, "py/conn.py:5") == {
+        ("py/conn.py", 14, "call"),  # conn=Conn()
+        ("py/conn.py", 16, "call"),  # for i, c in enumerate(all_conns())
+        ("py/conn.py", 18, "call"),  # all_conns() -> t.List[Conn]
+    }
+    assert usages(store, "ts/conn.ts:2") == {
+        ("ts/conn.ts", 6, "call"),  # conn = new Conn()
+        ("ts/conn.ts", 8, "call"),  # await open(): Promise<Conn>
+    }
