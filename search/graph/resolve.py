@@ -391,7 +391,8 @@ class Resolver:
 
     def export(self, files: list[str] | tuple[str, ...], name: str,
                depth: int) -> Target | None:
-        """The definition a module (its files) exports under `name`."""
+        """The definition a module (its files) exports under `name` (or the instance a
+        module-level variable without a definition holds)."""
         if depth > MAX_DEPTH:
             return None
         for f in files:
@@ -405,6 +406,9 @@ class Resolver:
                 got = self.follow(f, imp, depth + 1)
                 if got is not None:
                     return got
+            got = self._module_value(f, facts, name, depth + 1)
+            if got is not None:
+                return got
             for imp in facts.stars:
                 got = self.export(self.ws.layout.resolve(f, imp, facts.graph.language), name,
                                   depth + 1)
@@ -415,6 +419,13 @@ class Resolver:
                 if sub:
                     return Target("module", paths=tuple(sub))
         return None
+
+    def _module_value(self, path: str, facts: _FileFacts, name: str,
+                      depth: int) -> Target | None:
+        """`export const client = new Client()` (no definition): the instance it holds."""
+        binds = [b for b in facts.binds.get((-1, name), ()) if b.role == Role.BIND]
+        got = self._bound(path, binds, -1, binds[-1].line, depth + 1) if binds else None
+        return got if got is not None and got.kind != "def" else None
 
     # ---------------------------------------------------------------- receivers
 
@@ -538,14 +549,21 @@ class Resolver:
         return None
 
     def _property(self, got: Target | None, depth: int = 0) -> Target | None:
-        """A method read as a receiver (`self.prop.x`, `this.getter.x`): a property, whose
-        value is what the method returns."""
-        if got is None or got.kind != "def":
+        """A definition read as a receiver: a method is a property (`self.prop.x`,
+        `this.getter.x`), whose value is what it returns; a variable (imported, a module's:
+        `client.fetch()`, `mod.client.fetch()`) is what it was assigned."""
+        if got is None or got.kind != "def" or depth > MAX_DEPTH:
             return got
         facts = self.facts(got.path)
-        if facts is None or facts.graph.defs[got.index].kind != "method":
+        d = facts.graph.defs[got.index] if facts is not None else None
+        if d is None or facts is None:
             return got
-        return self._instance(got, depth)
+        if d.kind == "method":
+            return self._instance(got, depth)
+        binds = facts.binds.get((d.parent, d.name))
+        if d.kind in _VARIABLES and binds:
+            return self._bound(got.path, binds, d.parent, d.end_line, depth + 1)
+        return got
 
     def _own_attribute(self, facts: _FileFacts, path: str, cls: int, name: str,
                        depth: int) -> Target | None:

@@ -339,6 +339,35 @@ export async function shut(conn = new Conn()) {
 ''',
 }
 
+SINGLETONS = {
+    "src/client.ts": '''export class QueryClient {
+  fetch(): void {}
+}
+export const client = new QueryClient();
+export const Alias = QueryClient;
+''',
+    "src/use.ts": '''import { client, Alias } from "./client";
+import * as mod from "./client";
+
+client.fetch();
+mod.client.fetch();
+Alias.fetch();
+''',
+    "py/app.py": '''class App:
+    def run(self):
+        return None
+
+
+app = App()
+''',
+    "py/main.py": '''import app as appmod
+from app import app
+
+app.run()
+appmod.app.run()
+''',
+}
+
 
 @pytest.fixture
 def store(tmp_path: Path, store_url: str) -> Iterator[IndexStore]:
@@ -539,3 +568,12 @@ def test_defaults_enumerate_returned_lists_and_promises(store, repo):
         ("ts/conn.ts", 6, "call"),  # conn = new Conn()
         ("ts/conn.ts", 8, "call"),  # await open(): Promise<Conn>
     }
+
+
+def test_module_level_instances_imported_by_name_or_through_the_module(store, repo):
+    index(store, repo, SINGLETONS)
+    assert usages(store, "QueryClient.fetch") == {
+        ("src/use.ts", 4, "call"),  # import { client }: export const client = new ...
+        ("src/use.ts", 5, "call"),  # mod.client
+    }  # not 6: `Alias` is the class itself, `fetch` an instance's method
+    assert usages(store, "App.run") == {("py/main.py", 4, "call"), ("py/main.py", 5, "call")}
