@@ -492,6 +492,10 @@ def snapshot(db: Path) -> dict[str, Any]:
                                 "WHERE e.hash = c.hash)")[0][0],
         "text": _rows(db, "SELECT f.path, t.content FROM files f JOIN file_text t "
                           "ON t.rowid = f.id ORDER BY f.path"),
+        "graph": _rows(db, "SELECT f.path, g.data FROM graph g JOIN files f "
+                           "ON f.id = g.file_id ORDER BY f.path"),
+        "graph_links": _rows(db, "SELECT f.path, l.key FROM graph_links l JOIN files f "
+                                 "ON f.id = l.file_id ORDER BY f.path, l.key"),
     }
 
 
