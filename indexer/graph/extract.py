@@ -179,9 +179,9 @@ class _Walk:
             return ""
         if t in ("binary_expression", "boolean_operator") and self.text(
                 node.child_by_field_name("operator")) in ("||", "??", "or"):
-            made = {v for side in ("left", "right")  # `a ?? new X()`: the side that makes one
-                    if (v := self.value(node.child_by_field_name(side))) and v[:2] == "()"}
-            return made.pop() if len(made) == 1 else ""
+            sides = {v for side in ("left", "right")  # `a ?? new X()`: the side that makes one
+                     if (v := self.value(node.child_by_field_name(side))) and v[:2] == "()"}
+            return sides.pop() if len(sides) == 1 else ""
         if t == "object" and self.language in _JS_LIKE:  # `{ request: new Manager() }`
             return self.shape(
                 (self.text(c.child_by_field_name("key")),
@@ -190,8 +190,8 @@ class _Walk:
                 for c in node.named_children
                 if c.type in ("pair", "shorthand_property_identifier"))
         if t in ("array", "list"):  # `[new Subject()]`: a list of one class's instances
-            made = {self.value(c) for c in node.named_children}
-            one = made.pop() if len(made) == 1 else None
+            items = {self.value(c) for c in node.named_children}
+            one = items.pop() if len(items) == 1 else None
             return "[" + one if one and one.startswith("()") else ""
         return None
 

@@ -244,10 +244,10 @@ class Resolver:
             if over is None or bf is None:
                 continue
             theirs = bf.params.get(over.index, [])
-            if 0 <= place < len(theirs) and theirs[place].name == param.name and (
-                    theirs[place].value):
-                return self.value(over.path, theirs[place].value, over.index,
-                                  theirs[place].line, depth + 1)
+            typed = theirs[place].value if 0 <= place < len(theirs) and (
+                theirs[place].name == param.name) else None
+            if typed:
+                return self.value(over.path, typed, over.index, theirs[place].line, depth + 1)
             return None
         return None
 
@@ -262,8 +262,8 @@ class Resolver:
         if value.startswith("{"):  # an object's fields, read where it was written
             return Target("shape", path, scope, (value, str(line)))
         if value.startswith("|"):  # `c ? a() : b()`: what both give, when they agree
-            got = {self.value(path, v, scope, line, depth + 1) for v in value[1:].split("|")}
-            one = got.pop() if len(got) == 1 else None
+            either = {self.value(path, v, scope, line, depth + 1) for v in value[1:].split("|")}
+            one = either.pop() if len(either) == 1 else None
             return one if one is not None and one.kind != "def" else None
         if value.startswith("["):  # `[new X()]`
             got = self.value(path, value[1:], scope, line, depth + 1)
