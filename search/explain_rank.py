@@ -15,6 +15,11 @@ options `search.hybrid.rank_hybrid` used, what each part of the ranking gave the
 - the hard rules that moved the hit to the front: a definition the query names
   (`search.definitions`), an exact phrase (`search.exact_phrase`).
 
+With the fitted ranking (`search.rank_model`, `[search] fusion = "fitted"`),
+`explain_fitted` gives instead each feature's contribution to the model's sum (its weight
+times the candidate's value, kind `weight`; `search.rank_features.FEATURES`), the bias, and
+the same hard rules; the score is the exp of that sum.
+
 Pure and off the ranking's path: it runs only when an explanation is asked for, so ranking
 time does not change.
 """
@@ -43,8 +48,10 @@ from ctxd.search.questions import (
     asks_where_in_code,
     wants_prose,
 )
+from ctxd.search.rank_features import candidates
+from ctxd.search.rank_model import RankModel
 
-__all__ = ["Contribution", "explain_hit", "explain_text"]
+__all__ = ["Contribution", "explain_fitted", "explain_hit", "explain_text"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +61,9 @@ class Contribution:
     feature: str
     value: float
     kind: str
-    """`add` (added to the score), `factor` (the score multiplied by it), `rule` (a hard
-    rule that moved the hit to the front; value 0)."""
+    """`add` (added to the score), `factor` (the score multiplied by it), `weight` (a
+    fitted model's weight times the feature's value, added to the model's sum), `rule` (a
+    hard rule that moved the hit to the front; value 0)."""
 
     def as_dict(self) -> dict[str, object]:
         return {"feature": self.feature, "value": round(self.value, 4), "kind": self.kind}
@@ -140,8 +148,42 @@ def explain_hit(
     return out
 
 
+def explain_fitted(
+    query: str, legs: Mapping[str, Sequence[Hit]], hit: Hit, model: RankModel, *,
+    unembedded: Collection[tuple[str, str, int, int]] = (),
+    generated: Collection[tuple[str, str]] = (), rules: Sequence[str] = (),
+) -> list[Contribution]:
+    """Each feature's contribution to `hit`'s fitted score (module docstring): the
+    candidate of its file that scored best within its lines (a merged hit keeps its best
+    part's score), largest contribution first, then the bias and `rules`."""
+    best: tuple[float, tuple[float, ...]] | None = None
+    for cand in candidates(query, legs, unembedded=unembedded, generated=generated):
+        h = cand.hit
+        if (h.repository, h.path) != (hit.repository, hit.path):
+            continue
+        if not (h.start_line <= hit.end_line and hit.start_line <= h.end_line):
+            continue
+        score = model.score(cand.vector)
+        if best is None or score > best[0]:
+            best = (score, cand.vector)
+    out: list[Contribution] = []
+    if best is not None:
+        out = [Contribution(f"{name} {value:.3g}", part, "weight")
+               for name, value, part in model.contributions(best[1])]
+        out.append(Contribution("bias", model.bias, "weight"))
+    return out + [Contribution(r, 0.0, "rule") for r in rules]
+
+
 def explain_text(contributions: Sequence[Contribution]) -> str:
-    """One line: `semantic 0.91 + keyword 0.33 x test or stub 0.5 + other 0.05`."""
+    """One line: `semantic 0.91 + keyword 0.33 x test or stub 0.5 + other 0.05`; for a
+    fitted score, `exp(log_hand -0.2: -0.210, test 1: -1.200, ..., bias: +0.100)`."""
+    weights = [c for c in contributions if c.kind == "weight"]
+    if weights:
+        text = "exp(" + ", ".join(f"{c.feature}: {c.value:+.3f}" for c in weights) + ")"
+        for c in contributions:
+            if c.kind == "rule":
+                text += f"; rule: {c.feature}"
+        return text
     adds = [c for c in contributions if c.kind == "add" and not c.feature.startswith("other")]
     text = " + ".join(f"{c.feature} {c.value:.3f}" for c in adds) or "no leg"
     for c in contributions:

@@ -427,6 +427,24 @@ def rank_hybrid(
     names generated files (`indexer.walk.textclass`), demoted like tests.
     """
     options = options or FusionOptions()
+    reranked = collapse_copies(
+        rerank(query, fused_hits(query, legs, options, unembedded), options, generated),
+        generated)
+    ranked = collapse_copies(merge_overlaps(reranked), generated)
+    ranked = add_summaries(ranked, legs.get("summary", ()), options.summary_weight)
+    ranked = own_language_pages(ranked, legs.get("translations", ()), query)
+    if options.code_first and not asks_for_history(query):  # changelogs answer those
+        ranked = code_first(query, ranked, factor=options.prose_factor,
+                            max_prose_top=options.max_prose_top)
+    else:
+        ranked = by_score(ranked)
+    return spread_files(ranked, options.per_file_top) if options.per_file_top else ranked
+
+
+def fused_hits(query: str, legs: Mapping[str, Sequence[Hit]], options: FusionOptions,
+               unembedded: Collection[_Key] = ()) -> list[Hit]:
+    """Steps 1-3 of `rank_hybrid`: one hit per checkpoint, scored by its legs' weighted
+    evidence and its file's lexical evidence (not yet re-ranked)."""
     w = leg_weights(query, options)
     names = [n for n in ("semantic", "keyword") if legs.get(n) and w[n] > 0]
     rankings = [list(legs[n]) for n in names]
@@ -445,17 +463,7 @@ def rank_hybrid(
     if options.method == "rrf":
         scale = max((h.score for h in fused), default=1.0) or 1.0
         fused = [replace(h, score=h.score / scale) for h in fused]
-    fused = add_lexical(fused, legs.get("lexical", ()), w["lexical"])
-    reranked = collapse_copies(rerank(query, fused, options, generated), generated)
-    ranked = collapse_copies(merge_overlaps(reranked), generated)
-    ranked = add_summaries(ranked, legs.get("summary", ()), options.summary_weight)
-    ranked = own_language_pages(ranked, legs.get("translations", ()), query)
-    if options.code_first and not asks_for_history(query):  # changelogs answer those
-        ranked = code_first(query, ranked, factor=options.prose_factor,
-                            max_prose_top=options.max_prose_top)
-    else:
-        ranked = by_score(ranked)
-    return spread_files(ranked, options.per_file_top) if options.per_file_top else ranked
+    return add_lexical(fused, legs.get("lexical", ()), w["lexical"])
 
 
 def add_summaries(hits: Sequence[Hit], summaries: Sequence[Hit], weight: float) -> list[Hit]:

@@ -22,7 +22,7 @@ from ctxd.search.cursor import decode_cursor, encode_cursor
 from ctxd.search.definitions import defining_files, definition_texts, definitions_first
 from ctxd.search.enclosing import with_enclosing_symbols
 from ctxd.search.exact_phrase import exact_files, exact_first
-from ctxd.search.explain_rank import explain_hit
+from ctxd.search.explain_rank import explain_fitted, explain_hit
 from ctxd.search.filters import SearchFilters
 from ctxd.search.hybrid import FusionOptions, is_identifier_query, leg_weights, rank_hybrid
 from ctxd.search.keyword import (
@@ -49,6 +49,7 @@ from ctxd.search.models import (
 )
 from ctxd.search.parsed import ParsedQuery
 from ctxd.search.questions import asks_how_to
+from ctxd.search.rank_model import RankModel, load_model, rank_fitted
 from ctxd.search.references import find_references
 from ctxd.search.semantic import semantic_search
 from ctxd.search.symbols import (
@@ -178,8 +179,13 @@ class SearchCases:
         options = res.leg_options()
         pending = hybrid_legs.unembedded(store, filters, legs.get("keyword", []))
         generated = hybrid_legs.generated_files(store, legs, options)
-        ranked = rank_hybrid(query.text, legs, self.fusion_options(), unembedded=pending,
-                             generated=generated)
+        model = self.fitted_model()
+        if model is not None:  # issue 42: the fitted combination of the candidates' features
+            ranked = rank_fitted(query.text, legs, model, unembedded=pending,
+                                 generated=generated)
+        else:
+            ranked = rank_hybrid(query.text, legs, self.fusion_options(), unembedded=pending,
+                                 generated=generated)
         if defs := defining_files(store, query.text, filters):  # issue 42: a hard rule
             ranked = definitions_first(ranked, defs, definition_texts(store, defs, ranked))
         phrase: list[FileMatch] = []
@@ -193,9 +199,12 @@ class SearchCases:
             moved.update({(f.repository, f.path): "exact phrase" for f in phrase})
             for h in ranked[offset : offset + n]:
                 rule = moved.get((h.repository, h.path))
-                explained.append([c.as_dict() for c in explain_hit(
-                    query.text, legs, h, self.fusion_options(), generated=generated,
-                    rules=[rule] if rule else [])])
+                rules = [rule] if rule else []
+                parts = explain_fitted(query.text, legs, h, model, unembedded=pending,
+                                       generated=generated, rules=rules) if model else \
+                    explain_hit(query.text, legs, h, self.fusion_options(),
+                                generated=generated, rules=rules)
+                explained.append([c.as_dict() for c in parts])
         return add_line_matches(store, query.text, ranked[offset : offset + n],
                                 res.postings(store), terms=query.terms)
 
@@ -210,6 +219,12 @@ class SearchCases:
         return run_legs(parsed, store, depth=depth, filters=filters or SearchFilters(),
                         options=self.resources.leg_options(),
                         sources=self.resources.leg_sources(store))
+
+    def fitted_model(self) -> RankModel | None:
+        """The shipped ranking model when `[search] fusion` is `fitted` (and it ships)."""
+        if self.resources.settings.search.fusion != "fitted":
+            return None
+        return load_model()
 
     def fusion_options(self) -> FusionOptions:
         """The hybrid ranking's options from `[search]`."""

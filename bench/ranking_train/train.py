@@ -1,0 +1,342 @@
+"""Fit the ranking model (issue 42, item 2) on every dev set's candidate pools, report
+leave-one-repository-out cross-validation against the hand ranking, and write the weights
+(`search/rank_model.json`).
+
+    .venv/bin/python bench/ranking_train/dump_pools.py --homes /work/coord/ranking-homes
+    .venv/bin/python bench/ranking_train/train.py [--write] [--table] [--c 1.0]
+
+Each question's pool (`dump_pools.py`) becomes one candidate per checkpoint with its
+feature record (`search.rank_features`), labelled 1 when its file is a gold file. A
+logistic regression (scikit-learn, the `dev` extra; fixed solver, no randomness) learns
+the weights; every question weighs the same (each candidate's sample weight is
+1 / its question's candidates of that label). Both rankings are scored the way production
+ranks: the fitted one through `search.rank_model.finish` (copies, merges, translated pages,
+spreading), the hand one through `search.hybrid.rank_hybrid` with the default options;
+then, for both, the hard rules (`search.definitions.definitions_first`,
+`search.exact_phrase.exact_first`), the first ten distinct files, and eval-dev's
+`run_eval.py` scorer (MRR@10 per question).
+
+Leave-one-repository-out: for each repository, train on the questions of every other
+repository (in every set: eval-dev's and the messy copy's questions of one repository
+leave together) and rank that repository's questions. `--write` fits on everything and
+writes the model with the cross-validation numbers in its `meta`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gzip
+import importlib.util
+import json
+import pickle
+import statistics
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from bench.corpus import eval_dir
+from bench.ranking_train.dump_pools import CACHE
+from bench.ranking_train.sets import dev_sets
+from ctxd.search.definitions import definitions_first
+from ctxd.search.exact_phrase import exact_first
+from ctxd.search.hybrid import FusionOptions, rank_hybrid
+from ctxd.search.models import Hit
+from ctxd.search.rank_features import FEATURES, candidates
+from ctxd.search.rank_model import MODEL_PATH, RankModel, finish, score_candidates
+
+Record = dict[str, Any]
+
+
+def norm_path(p: str) -> str:
+    """A gold path as eval-dev's scorer compares it (`run_eval.norm_path`)."""
+    p = p.replace("\\", "/")
+    while p.startswith("./"):
+        p = p[2:]
+    return p.lstrip("/")
+
+
+@functools.cache
+def scorer() -> Any:
+    """eval-dev's `run_eval.py` (its `norm_path` and `score_query`)."""
+    spec = importlib.util.spec_from_file_location("run_eval", eval_dir() / "run_eval.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def load(cache: Path, names: Sequence[str]) -> list[Record]:
+    out: list[Record] = []
+    for name in names:
+        path = cache / f"{name}.pickle.gz"
+        if not path.is_file():
+            print(f"{name}: no pool at {path} (run dump_pools.py); skipped", file=sys.stderr)
+            continue
+        with gzip.open(path, "rb") as f:
+            for r in pickle.load(f):
+                r["set"] = name
+                out.append(r)
+    return out
+
+
+def prepare(records: list[Record]) -> None:
+    """Each record's candidates and their labels (gold file or not)."""
+    for r in records:
+        gold = {norm_path(g) for g in r["gold"]}
+        cands = candidates(r["query"], r["legs"], unembedded=r["unembedded"],
+                           generated=r["generated"])
+        r["cands"] = cands
+        r["labels"] = [int(norm_path(c.hit.path) in gold) for c in cands]
+
+
+def top_files(r: Record, ranked: Sequence[Hit]) -> list[str]:
+    ranked = definitions_first(ranked, r["definitions"])
+    ranked = exact_first(ranked, r["phrase"])
+    files: list[str] = []
+    for h in ranked:
+        if h.path not in files:
+            files.append(h.path)
+            if len(files) == 10:
+                break
+    return files
+
+
+def mrr(r: Record, files: list[str]) -> float:
+    return float(scorer().score_query(r["gold"], files)["MRR@10"])
+
+
+def hand_files(r: Record) -> list[str]:
+    ranked = rank_hybrid(r["query"], r["legs"], FusionOptions(), unembedded=r["unembedded"],
+                         generated=r["generated"])
+    return top_files(r, ranked)
+
+
+def fitted_files(r: Record, model: RankModel) -> list[str]:
+    scored = score_candidates(model, r["cands"])
+    return top_files(r, finish(r["query"], scored, r["legs"], model,
+                               generated=r["generated"]))
+
+
+LOG_HAND = FEATURES.index("log_hand")
+def fit(records: Sequence[Record], c: float, code_first: bool, pos_weight: float = 1.0,
+        *, offset: bool = True) -> RankModel:
+    """Logistic regression over the candidates, every question weighing the same (its gold
+    candidates together weigh `pos_weight`, its others 1).
+
+    `offset` (the default): `log_hand`'s weight is held at 1 and the other weights are
+    corrections to the hand ranking, pulled towards 0 by the L2 penalty `1 / c` (with a
+    strong penalty the model is the hand ranking); solved with scipy's L-BFGS, since
+    scikit-learn's `LogisticRegression` takes no offset. Without it: scikit-learn's
+    `LogisticRegression(C=c)` over every feature."""
+    import numpy as np
+
+    xs: list[Sequence[float]] = []
+    ys: list[float] = []
+    ws: list[float] = []
+    for r in records:
+        labels = r["labels"]
+        n_pos = sum(labels)
+        if n_pos == 0 or n_pos == len(labels):
+            continue  # nothing to tell apart in this question
+        for cd, y in zip(r["cands"], labels, strict=True):
+            xs.append(cd.vector)
+            ys.append(float(y))
+            ws.append(pos_weight / n_pos if y else 1.0 / (len(labels) - n_pos))
+    x, y, sw = np.array(xs), np.array(ys), np.array(ws)
+    if not offset:
+        from sklearn.linear_model import LogisticRegression
+
+        lr = LogisticRegression(C=c, solver="lbfgs", max_iter=2000, tol=1e-6)
+        lr.fit(x, y, sample_weight=sw)
+        return RankModel(weights=tuple(float(w) for w in lr.coef_[0]),
+                         bias=float(lr.intercept_[0]), code_first=code_first)
+    from scipy.optimize import minimize
+
+    base = x[:, LOG_HAND].copy()
+    x[:, LOG_HAND] = 0.0
+    sign = 2 * y - 1
+
+    def loss(theta: Any) -> tuple[float, Any]:
+        b, w = theta[0], theta[1:]
+        z = sign * (b + base + x @ w)
+        p = np.exp(-np.logaddexp(0, z))  # sigmoid(-z)
+        value = float(np.sum(sw * np.logaddexp(0, -z)) + 0.5 / c * w @ w)
+        g = -sw * sign * p
+        return value, np.concatenate(([g.sum()], x.T @ g + w / c))
+
+    theta = minimize(loss, np.zeros(x.shape[1] + 1), jac=True, method="L-BFGS-B",
+                     options={"maxiter": 2000, "gtol": 1e-7}).x
+    weights = [float(v) for v in theta[1:]]
+    weights[LOG_HAND] = 1.0
+    return RankModel(weights=tuple(weights), bias=float(theta[0]), code_first=code_first)
+
+
+STEPS = (1.0, 0.3, 0.1)
+"""Coordinate ascent's steps for one weight, largest first."""
+L1 = 0.0005
+"""Coordinate ascent's cost per unit of weight (a correction must earn its size)."""
+
+
+def fast_pools(records: Sequence[Record]) -> list[tuple[Any, Any, Any, int]]:
+    """Per question: its vectors, each candidate's file number, which files are gold, and
+    how many files the hard rules put first (they take the first places whatever the
+    weights: definitions the query names, files holding its exact phrase)."""
+    import numpy as np
+
+    out = []
+    for r in records:
+        files: dict[str, int] = {}
+        ids = [files.setdefault(c.hit.path, len(files)) for c in r["cands"]]
+        gold_paths = {norm_path(g) for g in r["gold"]}
+        front = {d.path for d in r["definitions"]} | {f.path for f in r["phrase"]}
+        gold = np.zeros(len(files), dtype=bool)
+        for path, i in files.items():
+            gold[i] = norm_path(path) in gold_paths
+        pinned = np.zeros(len(files), dtype=bool)
+        for path in front:
+            if path in files:
+                pinned[files[path]] = True
+        gold_front = any(norm_path(p) in gold_paths for p in front)
+        out.append((np.array([c.vector for c in r["cands"]]), np.array(ids), gold,
+                    (pinned, len(front), gold_front)))
+    return out
+
+
+def fast_mrr(pools: Sequence[Any], w: Any) -> float:
+    """Mean MRR@10 at the file level: a file ranks by its best candidate's sum (without the
+    merging, copies and prose bound of `finish`), after the files the rules put first."""
+    import numpy as np
+
+    total = 0.0
+    for x, ids, gold, (pinned, n_front, gold_front) in pools:
+        if gold_front:
+            total += 1.0  # a rule puts a gold file first (approximately: its first place)
+            continue
+        z = np.full(len(gold), -np.inf)
+        np.maximum.at(z, ids, x @ w)
+        z[pinned] = -np.inf
+        g = z[gold]
+        if not len(g):
+            continue
+        rank = n_front + 1 + int(np.sum(z > g.max()))
+        total += 1.0 / rank if rank <= 10 else 0.0
+    return total / max(1, len(pools))
+
+
+def fit_ascent(records: Sequence[Record], code_first: bool = True) -> RankModel:
+    """The weights that maximise the questions' file-level MRR@10 (`fast_mrr`) less
+    `L1` per unit of weight, by coordinate ascent from the hand ranking (`log_hand` 1,
+    every other weight 0; `log_hand` stays 1): each weight in turn tries each of `STEPS`
+    up and down and keeps a change that gains; three passes. Deterministic."""
+    import numpy as np
+
+    pools = fast_pools(records)
+    w = np.zeros(len(FEATURES))
+    w[LOG_HAND] = 1.0
+
+    def objective(v: Any) -> float:
+        return fast_mrr(pools, v) - L1 * float(np.abs(np.delete(v, LOG_HAND)).sum())
+
+    best = objective(w)
+    for _pass in range(3):
+        changed = False
+        for j in range(len(FEATURES)):
+            if j == LOG_HAND:
+                continue
+            for step in STEPS:
+                for sign in (1.0, -1.0):
+                    trial = w.copy()
+                    trial[j] += sign * step
+                    value = objective(trial)
+                    if value > best + 1e-9:
+                        w, best, changed = trial, value, True
+        if not changed:
+            break
+    return RankModel(weights=tuple(float(v) for v in w), code_first=code_first)
+
+
+def per_set(records: Sequence[Record], scores: dict[str, float]) -> dict[str, float]:
+    sets: dict[str, list[float]] = {}
+    for r in records:
+        sets.setdefault(r["set"], []).append(scores[r["set"] + "/" + r["id"]])
+    out = {k: statistics.fmean(v) for k, v in sets.items()}
+    out["all"] = statistics.fmean(scores.values())
+    return out
+
+
+def loro(records: Sequence[Record], train: Callable[[Sequence[Record]], RankModel]
+         ) -> dict[str, float]:
+    """Each question's MRR@10 ranked by a model trained without its repository."""
+    out: dict[str, float] = {}
+    for repo in sorted({r["repository"] for r in records}):
+        model = train([r for r in records if r["repository"] != repo])
+        for r in records:
+            if r["repository"] == repo:
+                out[r["set"] + "/" + r["id"]] = mrr(r, fitted_files(r, model))
+    return out
+
+
+LEARNERS = ("ascent", "offset", "logistic")
+
+
+def learner(name: str, c: float) -> Callable[[Sequence[Record]], RankModel]:
+    """`ascent`: `fit_ascent`; `offset`: logistic regression correcting the hand ranking
+    (`fit`); `logistic`: scikit-learn's over every feature."""
+    if name == "ascent":
+        return lambda rs: fit_ascent(rs)
+    return lambda rs: fit(rs, c, True, offset=name == "offset")
+
+
+def rounded(row: dict[str, float]) -> dict[str, float]:
+    return {k: round(v, 4) for k, v in row.items()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cache", type=Path, default=CACHE)
+    ap.add_argument("--learner", choices=LEARNERS, default="ascent")
+    ap.add_argument("--c", type=float, default=0.01,
+                    help="logistic learners: inverse L2 penalty")
+    ap.add_argument("--write", action="store_true", help=f"write {MODEL_PATH}")
+    ap.add_argument("--out", type=Path, help="the per-set table as JSON")
+    args = ap.parse_args()
+    names = [s.name for s in dev_sets()]
+    records = load(args.cache, names)
+    prepare(records)
+    print(f"{len(records)} questions, {len({r['repository'] for r in records})} repositories,"
+          f" {sum(len(r['cands']) for r in records)} candidates, {len(FEATURES)} features")
+    hand = per_set(records, {r["set"] + "/" + r["id"]: mrr(r, hand_files(r))
+                             for r in records})
+    train = learner(args.learner, args.c)
+    model = train(records)
+    in_sample = per_set(records, {r["set"] + "/" + r["id"]: mrr(r, fitted_files(r, model))
+                                  for r in records})
+    cv = per_set(records, loro(records, train))
+    table = {"hand": rounded(hand), "in_sample": rounded(in_sample), "loro": rounded(cv)}
+    print(f"{'set':8} {'n':>4} {'hand':>6} {'in-sample':>9} {'LORO':>6}")
+    for s in [*names, "all"]:
+        if s in hand:
+            n = sum(1 for r in records if s in ("all", r["set"]))
+            print(f"{s:8} {n:>4} {hand[s]:6.3f} {in_sample[s]:9.3f} {cv[s]:6.3f}")
+    if args.out:
+        args.out.write_text(json.dumps(table, indent=1), encoding="utf-8")
+    if args.write:
+        command = f"bench/ranking_train/train.py --learner {args.learner} --write"
+        if args.learner != "ascent":
+            command += f" --c {args.c:g}"
+        meta = {"trained_by": command,
+                "sets": {s: sum(1 for r in records if r["set"] == s) for s in names},
+                "repositories": sorted({r["repository"] for r in records}),
+                "mrr10": table}
+        model = RankModel(weights=model.weights, bias=model.bias, code_first=model.code_first,
+                          meta=meta)
+        MODEL_PATH.write_text(json.dumps(model.to_json(), indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {MODEL_PATH}")
+
+
+if __name__ == "__main__":
+    main()

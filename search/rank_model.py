@@ -1,0 +1,133 @@
+"""The fitted ranking (issue 42, item 2): a linear model over each candidate's feature
+record (`search.rank_features`), learnt from every dev set by
+`bench/ranking_train/train.py`, shipped as `rank_model.json` beside this module.
+
+Evaluating it is plain Python (no scikit-learn or numpy on the search path): a
+candidate's score is `exp(bias + sum(weight_i * feature_i))`, a feature's weight being
+a factor on it. With `log_hand` weighing 1, the score is the hand ranking's
+(`search.hybrid`) times the learnt corrections. `rank_fitted` then runs the steps of
+`search.hybrid` that are not weights: identical copies answer once, overlapping hits of
+a file merge, translated pages in the question's language join, `search.prose.code_first`
+when the model says so, and at most `per_file_top` hits of one file stay in the first
+ten. The hard rules (`search.definitions`, `search.exact_phrase`) run after it, as after
+the hand ranking.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ctxd.search.copies import collapse_copies
+from ctxd.search.merge import PER_FILE_TOP, by_score, merge_overlaps, spread_files
+from ctxd.search.models import Hit
+from ctxd.search.prose import MAX_PROSE_TOP, PROSE_FACTOR, code_first
+from ctxd.search.questions import asks_for_history
+from ctxd.search.rank_features import FEATURES, Candidate, candidates
+from ctxd.search.translations import own_language_pages
+
+__all__ = ["MODEL_PATH", "RankModel", "load_model", "rank_fitted"]
+
+MODEL_PATH = Path(__file__).with_name("rank_model.json")
+
+
+@dataclass(frozen=True, slots=True)
+class RankModel:
+    """A linear model over `FEATURES` (logistic: the score is the odds, exp of the sum)."""
+
+    weights: tuple[float, ...]
+    bias: float = 0.0
+    code_first: bool = False
+    """Run `search.prose.code_first` after scoring (as the hand ranking does)."""
+    prose_factor: float = PROSE_FACTOR
+    max_prose_top: int = MAX_PROSE_TOP
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    """How it was trained (sets, command, cross-validation); not used to rank."""
+
+    def __post_init__(self) -> None:
+        if len(self.weights) != len(FEATURES):
+            raise ValueError(f"a ranking model needs {len(FEATURES)} weights (one per "
+                             f"feature of search.rank_features.FEATURES), not "
+                             f"{len(self.weights)}; rebuild it with "
+                             f"bench/ranking_train/train.py")
+
+    def logit(self, vector: Sequence[float]) -> float:
+        return self.bias + sum(w * x for w, x in zip(self.weights, vector, strict=True) if x)
+
+    def score(self, vector: Sequence[float]) -> float:
+        """`exp(logit)`: the odds, so that the kinds' weights act as factors (as the hand
+        ranking's demotions do) on a score of the hand ranking's scale when `log_hand`
+        weighs 1; `code_first`'s factors then mean what they mean there."""
+        return math.exp(max(-50.0, min(50.0, self.logit(vector))))
+
+    def contributions(self, vector: Sequence[float]) -> list[tuple[str, float, float]]:
+        """(feature, value, weight x value) for each feature with a value, largest
+        contribution first."""
+        parts = [(name, x, w * x) for name, w, x in zip(FEATURES, self.weights, vector,
+                                                         strict=True) if x and w]
+        return sorted(parts, key=lambda p: -abs(p[2]))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"features": list(FEATURES),
+                "weights": [round(w, 6) for w in self.weights], "bias": round(self.bias, 6),
+                "code_first": self.code_first, "prose_factor": self.prose_factor,
+                "max_prose_top": self.max_prose_top, "meta": dict(self.meta)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RankModel:
+        names = list(data.get("features", []))
+        if names != list(FEATURES):
+            raise ValueError("the ranking model's features differ from "
+                             "search.rank_features.FEATURES; rebuild it with "
+                             "bench/ranking_train/train.py")
+        return cls(weights=tuple(float(w) for w in data["weights"]),
+                   bias=float(data.get("bias", 0.0)),
+                   code_first=bool(data.get("code_first", False)),
+                   prose_factor=float(data.get("prose_factor", PROSE_FACTOR)),
+                   max_prose_top=int(data.get("max_prose_top", MAX_PROSE_TOP)),
+                   meta=dict(data.get("meta", {})))
+
+
+@functools.cache
+def load_model(path: Path = MODEL_PATH) -> RankModel | None:
+    """The shipped model (read once per process), or None when there is none."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    return RankModel.from_json(data)
+
+
+def score_candidates(model: RankModel, cands: Sequence[Candidate]) -> list[Hit]:
+    return [replace(c.hit, score=model.score(c.vector)) for c in cands]
+
+
+def rank_fitted(
+    query: str, legs: Mapping[str, Sequence[Hit]], model: RankModel, *,
+    unembedded: Collection[tuple[str, str, int, int]] = (),
+    generated: Collection[tuple[str, str]] = (), per_file_top: int = PER_FILE_TOP,
+) -> list[Hit]:
+    """The fitted ranking of `legs` for `query` (module docstring), best first."""
+    cands = candidates(query, legs, unembedded=unembedded, generated=generated)
+    return finish(query, score_candidates(model, cands), legs, model, generated=generated,
+                  per_file_top=per_file_top)
+
+
+def finish(query: str, scored: Sequence[Hit], legs: Mapping[str, Sequence[Hit]],
+           model: RankModel, *, generated: Collection[tuple[str, str]] = (),
+           per_file_top: int = PER_FILE_TOP) -> list[Hit]:
+    """Copies, merges, translated pages, prose bound and spreading (module docstring)."""
+    ranked = collapse_copies(scored, generated)
+    ranked = collapse_copies(merge_overlaps(ranked), generated)
+    ranked = own_language_pages(ranked, legs.get("translations", ()), query)
+    if model.code_first and not asks_for_history(query):
+        ranked = code_first(query, ranked, factor=model.prose_factor,
+                            max_prose_top=model.max_prose_top)
+    else:
+        ranked = by_score(ranked)
+    return spread_files(ranked, per_file_top) if per_file_top else ranked
