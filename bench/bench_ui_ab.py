@@ -17,13 +17,18 @@ is the page's share, the time from Enter to the painted results less the search 
   itself, the page's share; p50;
 - first views of ~900-line files (a different copy of `indexer/pipeline.py` each time, so
   each is a first view): navigation to the load event, and to all lines coloured;
-- the 5,000-line file: its first view, then two more.
+- the 5,000-line file: its first view, then two more;
+- the rendering alone (`--render-rounds`, in processes of their own, alternating): each
+  side's `results_html` over the same answers (this checkout's, to the benchmark's 24
+  queries), each page the first time (after the server's start-up warming; the before
+  side with the Python lexer made) and again.
 """
 
 from __future__ import annotations
 
 import argparse
 import io
+import json
 import os
 import statistics
 import subprocess
@@ -113,6 +118,63 @@ def measure(logins: dict[str, str], runs: int) -> dict[str, list[tuple[float, fl
     return out
 
 
+COLLECT = """
+import pickle, sys
+sys.path.insert(0, {root!r})
+from bench.bench_ui import QUERIES
+from ctxd.server.config import load_settings
+from ctxd.server.service import Service
+service = Service(load_settings({{"home": {home!r}}}))
+pages = [(m, service.search(q, mode=m, context_lines=2 if m == "lexical" else None))
+         for m, qs in QUERIES.items() for q in qs]
+service.close()
+with open({out!r}, "wb") as f:
+    pickle.dump(pages, f)
+"""
+
+RENDER = """
+import json, pickle, statistics, time
+from ctxd.server.ui import highlight
+from ctxd.server.ui.results import results_html
+if hasattr(highlight, "warm"):
+    highlight.warm()  # as `ctxd ui` does at its start
+else:
+    highlight.highlight_lines("x = 1", "python", "a.py")  # the Python lexer made
+with open({pages!r}, "rb") as f:
+    pages = pickle.load(f)
+out = {{}}
+for when in ("first", "again"):
+    for mode, page in pages:
+        params = {{"q": page.query, "mode": mode, "repo": "", "path": "", "lang": ""}}
+        started = time.perf_counter()
+        results_html(page, params, 1.0)
+        out.setdefault(when + "_" + mode, []).append((time.perf_counter() - started) * 1000)
+print(json.dumps({{k: statistics.median(v) for k, v in out.items()}}))
+"""
+
+
+def render_ab(home: Path, old: Path, rounds: int) -> dict[str, Any]:
+    """Both sides render the same answers (this checkout's, to the benchmark's queries,
+    pickled once): medians over `rounds` fresh processes a side, alternating, of each
+    side's median page rendering (ms)."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    got: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory(prefix="ctxd-ui-render-") as tmp:
+        pages = str(Path(tmp) / "pages.pickle")
+        subprocess.run([sys.executable, "-c", COLLECT.format(
+            root=str(ROOT), home=str(home / "ctxd-home"), out=pages)], env=env, check=True,
+            cwd=tmp)
+        for _ in range(rounds):
+            for side, path in (("before", old), ("after", None)):
+                side_env = {**env, **({"PYTHONPATH": str(path)} if path is not None else {})}
+                done = subprocess.run([sys.executable, "-c", RENDER.format(pages=pages)],
+                                      env=side_env, check=True, capture_output=True, text=True,
+                                      cwd=tmp)
+                for key, ms in json.loads(done.stdout.strip().splitlines()[-1]).items():
+                    got.setdefault(f"render_{key}_{side}_ms", []).append(ms)
+    return {k: round(statistics.median(v), 1) for k, v in sorted(got.items())}
+
+
 def view(page: Any, login: str, path: str) -> tuple[float, float]:
     """(navigation to the load event, to all lines coloured) in ms; a page that comes
     coloured (no `data-colour` on its lines) is coloured at its load."""
@@ -127,6 +189,7 @@ def main() -> None:
     ap.add_argument("--before", required=True, help="the commit to compare with")
     ap.add_argument("--home", type=Path, required=True, help="bench_ui.py's --home")
     ap.add_argument("--runs", type=int, default=12)
+    ap.add_argument("--render-rounds", type=int, default=3, help="0: no rendering A/B")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     info = build(args.home, 100_000)[1]
@@ -140,6 +203,7 @@ def main() -> None:
             for proc, _login in servers.values():
                 proc.terminate()
                 proc.wait(10)
+        rendering = render_ab(args.home, old, args.render_rounds) if args.render_rounds else {}
     summary: dict[str, Any] = {}
     for key, rows in raw.items():
         first, second = [r[0] for r in rows], [r[1] for r in rows]
@@ -153,7 +217,8 @@ def main() -> None:
                             "coloured_p50_ms": round(statistics.median(second), 1),
                             "samples": len(rows)}
     emit({"index": info, "before": args.before,
-          "load_average": {"start": load_before, "end": os.getloadavg()}, **summary}, args.json)
+          "load_average": {"start": load_before, "end": os.getloadavg()}, **summary,
+          "rendering": rendering}, args.json)
 
 
 if __name__ == "__main__":
