@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from operator import itemgetter
 
 import tree_sitter
 
@@ -820,6 +821,8 @@ def type_text(text: str) -> str:
 
 
 _SPECIAL: dict[int, frozenset[str]] = {}
+_POSITION = itemgetter(1, 2)
+"""A recorded site's (line, column)."""
 
 
 def _special(spec: GraphSpec) -> frozenset[str]:
@@ -866,10 +869,10 @@ def extract(language: str, parsed: ParsedSource) -> FileGraph | None:
     walk.run(parsed.tree.root_node)
     defs = _defs(parsed.definitions)
     scopes = _scopes(defs, len(walk.lines))
-    sites = [
-        Site(name, line, col, role, recv, scopes[line] if line < len(scopes) else -1, value)
-        for name, line, col, role, recv, value in sorted(walk.sites, key=lambda s: (s[1], s[2]))
-    ]
+    walk.sites.sort(key=_POSITION)
+    n = len(scopes)
+    sites = [Site(name, line, col, role, recv, scopes[line] if line < n else -1, value)
+             for name, line, col, role, recv, value in walk.sites]
     return FileGraph(language, defs, walk.imports, sites)
 
 

@@ -146,10 +146,12 @@ def encode(graph: FileGraph) -> bytes:
                for i in graph.imports]
     flat: list[int] = []
     last = 0
-    for x in graph.sites:
-        flat += [s(x.name), x.line - last, x.col, int(x.role), s(x.receiver), x.scope + 1,
-                 s(x.value)]
-        last = x.line
+    put = strings.setdefault  # `s`, inline: a file has thousands of sites
+    for name, line, col, role, recv, scope, value in graph.sites:
+        flat += (put(name, len(strings) + 1), line - last, col, int(role),
+                 0 if recv is None else put(recv, len(strings) + 1), scope + 1,
+                 0 if value is None else put(value, len(strings) + 1))
+        last = line
     body = [FORMAT, graph.language, list(strings), defs, imports, flat]
     return zlib.compress(json.dumps(body, separators=(",", ":")).encode("utf-8"), 1)
 
