@@ -47,6 +47,7 @@ _LISTS = re.compile(r"^(?:(?:typing|t|collections\.abc|abc)\.)?(?:List|list|Sequ
                     r"AsyncGenerator)\[|^(?:Array|ReadonlyArray|Set|ReadonlySet|Iterable|"
                     r"Iterator|IterableIterator|Vec|VecDeque)<")
 """Container annotations whose elements are the class named inside (`X[]` in values)."""
+_TYPING_SELF = re.compile(r"^(?:typing|t|te|typing_extensions)\.Self$")
 _NULLISH = re.compile(r"^(?:None|null|undefined|void)\s*\|\s*")
 
 _JS_LIKE = frozenset({"javascript", "typescript", "tsx"})
@@ -817,7 +818,8 @@ def type_text(text: str) -> str:
         if elements:
             return ""
         elements = True
-    return m.group(0).replace("::", ".") + ("[]" if elements else "")
+    name = _TYPING_SELF.sub("Self", m.group(0).replace("::", "."))
+    return name + ("[]" if elements else "")
 
 
 _SPECIAL: dict[int, frozenset[str]] = {}

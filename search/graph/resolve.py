@@ -44,6 +44,8 @@ CONSTRUCTORS = frozenset({"new", "create", "default", "open", "build", "builder"
                           "with_capacity", "from", "make", "instance", "getInstance", "of"})
 """A class's functions whose call gives an instance of it."""
 _TOKEN = re.compile(r"[^.()\[\]]+(?:\(\)|\[\])*|\[\]")
+_OWN = frozenset({"this", "self", "cls", "Self"})
+"""Receivers that are already the class's own instance (`new this()`, `-> Self`)."""
 ELEMENT_METHODS = frozenset({"shift", "pop", "at", "find", "findLast", "popleft"})
 """A list's methods whose call gives one of its elements."""
 _REDECLARES = frozenset({"python", "ruby", "shell"})
@@ -284,7 +286,7 @@ class Resolver:
             return None
         if kind == "*":  # `for x in xs`: an element of the list
             return Target("inst", got.path, got.index) if got.kind == "elems" else None
-        if kind in ("(", ":") and not (got.kind == "inst" and text in ("this", "self", "cls")):
+        if kind in ("(", ":") and not (got.kind == "inst" and text in _OWN):
             got = self._instance(got, depth)  # (`new this()` is the class's own instance)
             if many and got is not None:
                 return Target("elems", got.path, got.index)
@@ -477,7 +479,7 @@ class Resolver:
             cls = self.enclosing_class(path, scope)  # `cls(...)` in a classmethod: the class
             return None if cls is None else Target("def", path, cls)
         if (not called and (name in ("self", "this", "cls") or self._first_param(
-                path, scope, name))) or (name == "Self" and lang == "rust"):
+                path, scope, name))) or (name == "Self" and lang in ("rust", "python")):
             cls = self.enclosing_class(path, scope)
             return None if cls is None else Target("inst", path, cls)
         if name == "super" and (called or lang in JS_LIKE):

@@ -326,6 +326,18 @@ def shut(conn=Conn(), other=None):
         c.close()
     for c in all_conns():
         c.close()
+
+
+class Pool:
+    def copy(self) -> "t.Self":
+        return clone(self)
+
+    def drain(self):
+        return None
+
+
+def use(pool: Pool):
+    pool.copy().drain()
 ''',
     "ts/conn.ts": '''export class Conn {
   close(): void {}
@@ -564,6 +576,7 @@ def test_defaults_enumerate_returned_lists_and_promises(store, repo):
         ("py/conn.py", 16, "call"),  # for i, c in enumerate(all_conns())
         ("py/conn.py", 18, "call"),  # all_conns() -> t.List[Conn]
     }
+    assert usages(store, "Pool.drain") == {("py/conn.py", 30, "call")}  # -> "t.Self"
     assert usages(store, "ts/conn.ts:2") == {
         ("ts/conn.ts", 6, "call"),  # conn = new Conn()
         ("ts/conn.ts", 8, "call"),  # await open(): Promise<Conn>
