@@ -81,7 +81,8 @@ class Ui:
     jobs: JobManager = field(init=False)
     colouring: fileview.Colouring = field(default_factory=fileview.Colouring)
     skipped: dict[str, dict[str, int]] = field(default_factory=dict)
-    """Skipped files by reason, per repository, from runs and checks made on this page."""
+    """Skipped files by reason, per repository, from checks (dry runs) made on this page;
+    a real run's counts are kept in the index (`status()`'s `skipped`)."""
 
     def __post_init__(self) -> None:
         self.jobs = JobManager(self.service)
@@ -394,8 +395,8 @@ async def api_progress(ui: Ui, request: Request) -> Response:
             for s in snaps:
                 if seen.get(s.job_id) != s.version:
                     seen[s.job_id] = s.version
-                    if s.finished and s.stats is not None:
-                        ui.skipped[s.stats.repository] = dict(s.stats.files_skipped)
+                    if s.finished and s.stats is not None:  # the index keeps its counts
+                        ui.skipped.pop(s.stats.repository, None)
                     yield f"event: job\ndata: {json.dumps(snapshot_json(s))}\n\n"
             live = [s for s in snaps if not s.finished]
             if not live:

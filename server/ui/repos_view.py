@@ -36,11 +36,11 @@ def watch_text(ws: dict[str, Any] | None) -> str:
 def skipped_html(counts: dict[str, int] | None, stored: dict[str, Any] | None = None) -> str:
     """Skipped files by reason: from a check made on this page (`counts`), else as the
     repository's last whole index run counted them (`stored`, kept in the index)."""
-    when = ""
+    when = ' <span class="muted">(a check from this page)</span>'
     if counts is None and stored is not None:
         counts = stored.get("counts")
         when = (f' <span class="muted">(at the run of {e(stored.get("at") or "?")})</span>')
-    if counts is None:
+    elif counts is None:
         return ('<span class="muted">not counted yet: no whole run since ctxd kept them '
                 "(re-index, or check below)</span>")
     if not counts:

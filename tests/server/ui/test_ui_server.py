@@ -275,7 +275,8 @@ def test_reindex_and_skipped_files_with_live_progress(tmp_path: Path) -> None:
             checked = request(base + "/repos/skipped", "POST", cookie=cookie, headers=headers,
                               body=urlencode({**form, "name": "demo"}))
             assert checked.status == 303
-            assert "sensitive 1" in request(base + "/repos", cookie=cookie).body
+            assert "sensitive 1 <span class=\"muted\">(a check from this page)" in request(
+                base + "/repos", cookie=cookie).body
             started = request(base + "/repos/index", "POST", cookie=cookie, headers=headers,
                               body=urlencode({**form, "path": str(site.scratch)}))
             assert started.status == 303
@@ -284,6 +285,8 @@ def test_reindex_and_skipped_files_with_live_progress(tmp_path: Path) -> None:
             assert stream.rstrip().endswith("event: done\ndata: {}")
             page = request(base + "/repos", cookie=cookie).body
             assert "succeeded" in page and "binary 1" in page
+            scratch = page.split('id="repo-scratch"', 1)[1].split("</section>", 1)[0]
+            assert "binary 1 <span class=\"muted\">(at the run of" in scratch  # kept
     finally:
         service.close()
 
