@@ -47,6 +47,11 @@ _LISTS = re.compile(r"^(?:(?:typing|t|collections\.abc|abc)\.)?(?:List|list|Sequ
                     r"AsyncGenerator)\[|^(?:Array|ReadonlyArray|Set|ReadonlySet|Iterable|"
                     r"Iterator|IterableIterator|Vec|VecDeque)<")
 """Container annotations whose elements are the class named inside (`X[]` in values)."""
+_FUNCTIONS = frozenset({"function_definition", "function_declaration", "method_definition",
+                        "arrow_function", "function_expression", "function",
+                        "generator_function_declaration", "lambda"})
+_EXITS = frozenset({"return_statement", "raise_statement", "throw_statement",
+                    "continue_statement", "break_statement"})
 _TYPING_SELF = re.compile(r"^(?:typing|t|te|typing_extensions)\.Self$")
 _NULLISH = re.compile(r"^(?:None|null|undefined|void)\s*\|\s*")
 
@@ -522,12 +527,38 @@ class _Walk:
 
     def narrowing(self, node: tree_sitter.Node) -> None:
         """`if isinstance(x, Session):` / `if (x instanceof Session) {`: in the block, `x`
-        is a `Session` (a binding `~END()Session`, END the block's last line)."""
+        is a `Session` (a binding `~END()Session`, END the block's last line); after
+        `if not isinstance(x, Session): return` (no else), to the function's end."""
         body = node.child_by_field_name("consequence")
         cond = node.child_by_field_name("condition")
         if body is None or cond is None or self.language not in ("python", *_JS_LIKE):
             return
-        end = body.end_point[0] + 1
+        for name, cls in self.type_tests(cond):
+            self.add(name, body, Role.BIND, value=f"~{body.end_point[0] + 1}()" + cls)
+        negated = _negated(cond)
+        if negated is not None and node.child_by_field_name("alternative") is None and (
+                _exits(body)):
+            self.narrow_rest(node, negated, node.end_point[0] + 1)
+
+    def asserted(self, node: tree_sitter.Node) -> None:
+        """`assert isinstance(x, Session)`: `x` is a `Session` to the function's end."""
+        if self.language == "python" and node.named_child_count:
+            self.narrow_rest(node, node.named_children[0], node.start_point[0] + 1)
+
+    def narrow_rest(self, node: tree_sitter.Node, cond: tree_sitter.Node, line: int) -> None:
+        """The names `cond` tests narrowed from `line` to the end of the enclosing function."""
+        scope = node.parent
+        while scope is not None and scope.type not in _FUNCTIONS:
+            scope = scope.parent
+        end = (scope.end_point[0] if scope is not None else len(self.lines)) + 1
+        for name, cls in self.type_tests(cond):
+            self.sites.append((name, line, self.column(node), Role.BIND, None,
+                               f"~{end}()" + cls))
+
+    def type_tests(self, cond: tree_sitter.Node) -> list[tuple[str, str]]:
+        """(name, class) of each `isinstance(name, Cls)` / `name instanceof Cls` that
+        `cond` requires (alone, or within `and` / `&&`)."""
+        out: list[tuple[str, str]] = []
         stack = [cond]
         while stack:
             c = stack.pop()
@@ -538,7 +569,8 @@ class _Walk:
                 stack += [x for f in ("left", "right")
                           if (x := c.child_by_field_name(f)) is not None]
             elif (got := self.type_test(c, op)) is not None:
-                self.add(self.text(got[0]), body, Role.BIND, value=f"~{end}()" + got[1])
+                out.append((self.text(got[0]), got[1]))
+        return out
 
     def type_test(self, node: tree_sitter.Node, op: str) -> tuple[tree_sitter.Node, str] | None:
         """(the name, the class) of `isinstance(name, Cls)` / `name instanceof Cls`."""
@@ -775,6 +807,23 @@ def _branches(node: tree_sitter.Node) -> list[tree_sitter.Node]:
     return [node]
 
 
+def _negated(cond: tree_sitter.Node) -> tree_sitter.Node | None:
+    """`X` of `not X` / `!X` / `!(X)` (None: not a negation)."""
+    while cond.type == "parenthesized_expression" and cond.named_child_count == 1:
+        cond = cond.named_children[0]
+    if cond.type == "not_operator" or (cond.type == "unary_expression" and cond.child_count
+                                       and cond.children[0].type == "!"):
+        return cond.child_by_field_name("argument")
+    return None
+
+
+def _exits(body: tree_sitter.Node) -> bool:
+    """Whether a block always leaves (its last statement returns, raises, breaks)."""
+    last = [c for c in body.named_children if c.type != "comment"][-1:] if body.type in (
+        "block", "statement_block") else [body]
+    return bool(last) and last[0].type in _EXITS
+
+
 def _choices(node: tree_sitter.Node) -> list[tree_sitter.Node]:
     """The two values of `c ? a : b` / `a if c else b` (comments between them left out)."""
     if node.type == "ternary_expression":
@@ -889,6 +938,7 @@ _EXTRA = {
     "augmented_assignment": _Walk.augmented,
     "subscript": _Walk.python_subscript,
     "if_statement": _Walk.narrowing,
+    "assert_statement": _Walk.asserted,
     "export_statement": _Walk.default_export,
     "public_field_definition": _Walk.class_field,
     "field_definition": _Walk.class_field,

@@ -198,8 +198,11 @@ class Resolver:
             text = b.value or ""
             if text.startswith("~") and b.line <= line:
                 end, _, made = text[1:].partition("(")
-                if end.isdigit() and line <= int(end):
-                    return self.value(path, "(" + made, b.scope, b.line, depth + 1)
+                if not end.isdigit() or line > int(end) or any(  # (assigned since: over)
+                        b.line < o.line <= line and not (o.value or "").startswith("~")
+                        for o in binds):
+                    continue
+                return self.value(path, "(" + made, b.scope, b.line, depth + 1)
         return None
 
     def _bound(self, path: str, binds: list[Site], scope: int, line: int,

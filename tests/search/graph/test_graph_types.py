@@ -293,6 +293,16 @@ def visit(node: Node, other):
     node.args()
     if isinstance(other, (Call, Node)):
         other.args()
+
+
+def early(node: Node, other):
+    if not isinstance(node, Call):
+        return None
+    node.args()
+    assert isinstance(other, Call)
+    other.args()
+    other = Node()
+    other.args()
 ''',
     "ts/nodes.ts": '''export class Node {}
 export class Call extends Node {
@@ -303,6 +313,12 @@ export function visit(node: Node, queue: unknown) {
     queue.args();
   }
   queue.args();
+}
+export function early(node: Node) {
+  if (!(node instanceof Call)) {
+    return;
+  }
+  node.args();
 }
 ''',
 }
@@ -512,11 +528,15 @@ def test_either_branch_casts_in_receivers_and_calls_of_calls(store, repo):
     }  # not 14 (a function's result called: unknown) nor 16 (the branches disagree)
 
 
-def test_isinstance_and_instanceof_narrow_a_name_inside_their_block(store, repo):
+def test_isinstance_and_instanceof_narrow_a_name_in_their_block_or_after_it(store, repo):
     index(store, repo, NARROWED)
-    assert usages(store, "py/nodes.py:6") == {("py/nodes.py", 12, "call")}
-    # not 13 (after the block: a Node) nor 15 (a tuple of classes)
-    assert usages(store, "ts/nodes.ts:3") == {("ts/nodes.ts", 7, "call")}  # not 9
+    assert usages(store, "py/nodes.py:6") == {
+        ("py/nodes.py", 12, "call"),
+        ("py/nodes.py", 21, "call"),  # after `if not isinstance(...): return`
+        ("py/nodes.py", 23, "call"),  # after `assert isinstance(...)`
+    }  # not 13 (after the block: a Node), 15 (a tuple of classes), 25 (assigned since)
+    assert usages(store, "ts/nodes.ts:3") == {("ts/nodes.ts", 7, "call"),
+                                              ("ts/nodes.ts", 15, "call")}  # not 9
 
 
 NOT_CODE = {
