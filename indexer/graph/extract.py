@@ -53,6 +53,10 @@ _FUNCTIONS = frozenset({"function_definition", "function_declaration", "method_d
 _EXITS = frozenset({"return_statement", "raise_statement", "throw_statement",
                     "continue_statement", "break_statement"})
 _TYPING_SELF = re.compile(r"^(?:typing|t|te|typing_extensions)\.Self$")
+_MAPS = re.compile(r"^(?:(?:typing|t|collections\.abc|abc|collections)\.)?(?:Dict|dict|"
+                   r"Mapping|MutableMapping|DefaultDict|defaultdict|OrderedDict)\[|"
+                   r"^(?:Map|ReadonlyMap|WeakMap|Record)<")
+"""Mapping annotations whose values are the class named second (`X{}` in values)."""
 _NULLISH = re.compile(r"^(?:None|null|undefined|void)\s*\|\s*")
 
 _JS_LIKE = frozenset({"javascript", "typescript", "tsx"})
@@ -72,7 +76,7 @@ _TYPED_VALUES = frozenset({"ternary_expression", "conditional_expression", "obje
 MAX_SHAPE = 300
 """The longest object shape (`{a ()X;b :Y}`) kept as a value."""
 _FIELD = re.compile(r"[A-Za-z_$#][\w$]*")
-_SHAPE_VALUE = re.compile(r"[^\s;{}]+")
+_SHAPE_VALUE = re.compile(r"[^\s;{}]+(?:\{\})?")
 _TYPING_FORMS = frozenset({
     "Union", "Optional", "List", "Dict", "Set", "FrozenSet", "Tuple", "Type", "Sequence",
     "MutableSequence", "Mapping", "MutableMapping", "Iterable", "Iterator", "Collection",
@@ -835,21 +839,23 @@ def _choices(node: tree_sitter.Node) -> list[tree_sitter.Node]:
 
 def type_text(text: str) -> str:
     """The class named by an annotation: `Optional[Session]` -> `Session`, `*Server` ->
-    `Server`, `&mut Vec<T>` -> `Vec`, `: Sess` -> `Sess`, `"Session"` -> `Session`,
-    `t.Optional["Ctx"]` -> `Ctx`, `T | null` -> `T`; a list of a class's instances reads
-    `X[]`: `Sub[]`, `Array<Sub>`, `List[Cmd]`, `t.Sequence["Cmd"]` (a nested one: ``)."""
+    `Server`, `: Sess` -> `Sess`, `"Session"` -> `Session`, `t.Optional["Ctx"]` -> `Ctx`,
+    `T | null` -> `T`; a list of a class's instances reads `X[]` (`Sub[]`, `Array<Sub>`,
+    `List[Cmd]`, `&mut Vec<T>`), a mapping to them `X{}` (`Dict[str, Cmd]`,
+    `Map<string, Sub>`, `Record<K, Sub>`); a container of containers: ``."""
     text = text.strip().lstrip(":").strip()
-    elements = False
+    holder = ""
     for _ in range(8):
         text = text.strip("'\" ").lstrip("&*").strip()
         text = text.removeprefix("mut ").removeprefix("const ").removeprefix("readonly ")
         text = _NULLISH.sub("", text)
         if (m := _WRAPPERS.match(text)) is not None:
             text = text[m.end():]
-        elif (m := _LISTS.match(text)) is not None:
-            if elements:
+        elif (m := _LISTS.match(text) or _MAPS.match(text)) is not None:
+            if holder:
                 return ""
-            elements, text = True, text[m.end():]
+            holder = "[]" if m.re is _LISTS else "{}"
+            text = text[m.end():] if holder == "[]" else _after_key(text[m.end():])
         else:
             break
     m = _TYPE_NAME.match(text)
@@ -864,11 +870,23 @@ def type_text(text: str) -> str:
                 rest = rest[k + 1:]
                 break
     if rest.startswith("[]"):
-        if elements:
+        if holder:
             return ""
-        elements = True
+        holder = "[]"
     name = _TYPING_SELF.sub("Self", m.group(0).replace("::", "."))
-    return name + ("[]" if elements else "")
+    return name + holder
+
+
+def _after_key(args: str) -> str:
+    """A mapping's type arguments past the key's (`str, Cmd]` -> `Cmd]`; '' if none)."""
+    depth = 0
+    for k, ch in enumerate(args):
+        depth += (ch in "[<(") - (ch in "]>)")
+        if depth < 0:
+            return ""
+        if ch == "," and depth == 0:
+            return args[k + 1:]
+    return ""
 
 
 _SPECIAL: dict[int, frozenset[str]] = {}

@@ -48,6 +48,8 @@ _OWN = frozenset({"this", "self", "cls", "Self"})
 """Receivers that are already the class's own instance (`new this()`, `-> Self`)."""
 ELEMENT_METHODS = frozenset({"shift", "pop", "at", "find", "findLast", "popleft"})
 """A list's methods whose call gives one of its elements."""
+MAPPING_GETS = frozenset({"get", "pop", "setdefault", "__getitem__"})
+"""A mapping's methods whose call gives one of its values."""
 _REDECLARES = frozenset({"python", "ruby", "shell"})
 """Languages where assigning a name in a scope makes it that scope's own (elsewhere
 `Site.value` `+...` marks an assignment to a name declared further out)."""
@@ -56,7 +58,8 @@ _REDECLARES = frozenset({"python", "ruby", "shell"})
 @dataclass(frozen=True, slots=True)
 class Target:
     """What a name resolves to: a definition (`def`), an instance of a class (`inst`:
-    `index` is the class), a list of such instances (`elems`), a module (`module`: its
+    `index` is the class), a list of such instances (`elems`), a mapping to them (`map`),
+    a module (`module`: its
     files in `paths`), or an object of known fields (`shape`: `paths` is the `Site.value`
     `{a ()X;b :Y}` and the line it was written at, `index` its scope)."""
 
@@ -274,8 +277,8 @@ class Resolver:
             got = self.value(path, value[1:], scope, line, depth + 1)
             return Target("elems", got.path, got.index) if got and got.kind == "inst" else None
         kind, text = value[:1], value.lstrip("():=*")
-        many = kind == ":" and text.endswith("[]")
-        text = text.removesuffix("[]") if many else text
+        holder = text[-2:] if kind == ":" and text[-2:] in ("[]", "{}") else ""
+        text = text.removesuffix(holder) if holder else text
         if not text:
             return None
         got = self.expr(path, text, scope, line, depth)
@@ -291,8 +294,8 @@ class Resolver:
             return Target("inst", got.path, got.index) if got.kind == "elems" else None
         if kind in ("(", ":") and not (got.kind == "inst" and text in _OWN):
             got = self._instance(got, depth)  # (`new this()` is the class's own instance)
-            if many and got is not None:
-                return Target("elems", got.path, got.index)
+            if holder and got is not None:
+                return Target("elems" if holder == "[]" else "map", got.path, got.index)
         return got
 
     def _callback_param(self, path: str, hint: str, scope: int, line: int,
@@ -451,10 +454,10 @@ class Resolver:
             name, suffix = _parts(tok)
             if name == "prototype" and got.kind == "def":  # `Cls.prototype.m`: an instance's
                 got = self._instance(got, depth)
-            elif got.kind == "elems" and suffix[:2] == "()":  # `xs.shift()`: an element
-                got = Target("inst", got.path, got.index) if name in ELEMENT_METHODS else None
+            elif got.kind in ("elems", "map") and suffix[:2] == "()":  # `xs.shift()`,
+                got = _contained(got, name)  # `m.get(k)`, `m.values()`: what they hold
                 suffix = suffix[2:]
-            elif got.kind == "elems":  # a list's other members: unknown
+            elif got.kind in ("elems", "map"):  # a container's other members: unknown
                 got = None
             elif name:
                 got = self.member(got, name, depth + 1)
@@ -493,7 +496,7 @@ class Resolver:
 
     def member(self, target: Target | None, name: str, depth: int) -> Target | None:
         """`target.name`: a module's export, a class's (or instance's) member."""
-        if target is None or depth > MAX_DEPTH or target.kind == "elems":
+        if target is None or depth > MAX_DEPTH or target.kind in ("elems", "map"):
             return None
         if target.kind == "module":
             return self.export(target.paths, name, depth + 1)
@@ -656,9 +659,20 @@ def _parts(token: str) -> tuple[str, str]:
 
 
 def _element(got: Target | None, indexed: int) -> Target | None:
-    """`xs[i]`: an element of a list of instances (anything else indexed: unknown)."""
+    """`xs[i]` / `m[k]`: an element of a list (a value of a mapping) of instances
+    (anything else indexed: unknown)."""
     if got is None or not indexed:
         return got
-    if indexed == 1 and got.kind == "elems":
+    if indexed == 1 and got.kind in ("elems", "map"):
         return Target("inst", got.path, got.index)
     return None
+
+
+def _contained(got: Target, method: str) -> Target | None:
+    """What a container's method call gives: a list's `shift()`/`pop()` an element, a
+    mapping's `get(k)`/`pop(k)` a value and `values()` a list of them."""
+    if got.kind == "elems":
+        return Target("inst", got.path, got.index) if method in ELEMENT_METHODS else None
+    if method in MAPPING_GETS:
+        return Target("inst", got.path, got.index)
+    return Target("elems", got.path, got.index) if method == "values" else None

@@ -396,6 +396,39 @@ appmod.app.run()
 ''',
 }
 
+MAPPINGS = {
+    "py/group.py": '''import typing as t
+
+
+class Cmd:
+    def run(self):
+        return None
+
+
+class Group:
+    def __init__(self, commands: t.Dict[str, Cmd]) -> None:
+        self.commands: t.Dict[str, Cmd] = commands
+
+    def go(self, name):
+        self.commands[name].run()
+        self.commands.get(name).run()
+        for cmd in self.commands.values():
+            cmd.run()
+        for key in self.commands:
+            key.run()
+        self.commands.run()
+''',
+    "ts/group.ts": '''export class Sub {
+  run(): void {}
+}
+export function go(subs: Map<string, Sub>, byId: Record<string, Sub>) {
+  subs.get("a").run();
+  byId["b"].run();
+  subs.run();
+}
+''',
+}
+
 
 @pytest.fixture
 def store(tmp_path: Path, store_url: str) -> Iterator[IndexStore]:
@@ -610,3 +643,14 @@ def test_module_level_instances_imported_by_name_or_through_the_module(store, re
         ("src/use.ts", 5, "call"),  # mod.client
     }  # not 6: `Alias` is the class itself, `fetch` an instance's method
     assert usages(store, "App.run") == {("py/main.py", 4, "call"), ("py/main.py", 5, "call")}
+
+
+def test_mappings_give_their_values(store, repo):
+    index(store, repo, MAPPINGS)
+    assert usages(store, "py/group.py:5") == {
+        ("py/group.py", 14, "call"),  # self.commands[name] (t.Dict[str, Cmd])
+        ("py/group.py", 15, "call"),  # .get(name)
+        ("py/group.py", 17, "call"),  # for cmd in .values()
+    }  # not 19 (a key) nor 20 (the mapping's own member)
+    assert usages(store, "ts/group.ts:2") == {("ts/group.ts", 5, "call"),  # Map.get
+                                              ("ts/group.ts", 6, "call")}  # Record[k]
