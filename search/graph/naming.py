@@ -50,6 +50,12 @@ def parse_symbol(symbol: str) -> tuple[str, int] | list[str]:
             for p in ([part] if part.startswith("#") else part.split("#"))]
 
 
+_AT_PATH = ("s.file_id IN (SELECT f.id FROM files f WHERE f.repo_id IN (SELECT id FROM repos) "
+            "AND f.path = ?) AND s.path = ?")
+"""The symbols of the files at a path, found through the files' (repository, path) index
+(`symbols.path` has none: 0.5 s a lookup in a 1M-checkpoint SQLite index, under 1 ms so)."""
+
+
 def _defs(store: IndexStore, where: str, params: Sequence[object]) -> list[GraphDef]:
     rows = store.symbol_rows(where, params)
     out = [GraphDef(str(r[0]), f"{r[5]}.{r[0]}" if r[5] else str(r[0]), str(r[1]), str(r[2]),
@@ -92,8 +98,8 @@ def name_definition(store: IndexStore, symbol: str,
     scope, params = _scope(repositories)
     if isinstance(parsed, tuple):
         path, line = parsed
-        found = _defs(store, "s.path = ? AND s.line <= ? AND s.end_line >= ?" + scope,
-                      [path, line, line, *params])
+        found = _defs(store, _AT_PATH + " AND s.line <= ? AND s.end_line >= ?" + scope,
+                      [path, path, line, line, *params])
         exact = [d for d in found if d.line == line]
         if exact:
             return exact[0]
