@@ -57,6 +57,7 @@ _MAPS = re.compile(r"^(?:(?:typing|t|collections\.abc|abc|collections)\.)?(?:Dic
                    r"Mapping|MutableMapping|DefaultDict|defaultdict|OrderedDict)\[|"
                    r"^(?:Map|ReadonlyMap|WeakMap|Record)<")
 """Mapping annotations whose values are the class named second (`X{}` in values)."""
+_GENERIC_HOLDERS = frozenset({"Map", "WeakMap", "Set", "Array"})
 _NULLISH = re.compile(r"^(?:None|null|undefined|void)\s*\|\s*")
 
 _JS_LIKE = frozenset({"javascript", "typescript", "tsx"})
@@ -240,6 +241,16 @@ class _Walk:
             return []
         return [*self.targets(names[0], None), (names[1], Role.BIND, None, "*" + got)]
 
+    def generic_new(self, node: tree_sitter.Node) -> str:
+        """`new Map<K, T>()` / `new Set<T>()` / `new Array<T>()`: `T{}` / `T[]` ('' for
+        anything else)."""
+        ctor, args = node.child_by_field_name("constructor"), node.child_by_field_name(
+            "type_arguments")
+        if ctor is None or args is None or self.text(ctor) not in _GENERIC_HOLDERS:
+            return ""
+        typed = type_text(self.text(ctor) + self.text(args))
+        return typed if typed.endswith(("[]", "{}")) else ""
+
     def cast(self, call: tree_sitter.Node) -> str:
         """`cast(T, x)` / `t.cast("T", x)`: the class named by its first argument."""
         fn, args = call.child_by_field_name("function"), call.child_by_field_name("arguments")
@@ -261,6 +272,8 @@ class _Walk:
             got = self.typed_value(node)
             if got is not None or t != "call":
                 return got or None
+        if t == "new_expression" and (typed := self.generic_new(node)):
+            return ":" + typed  # `new Map<string, Query>()`: a mapping to `Query`s
         if t in self.spec.calls:
             got = self.receiver(node.child_by_field_name(self.spec.calls[t]))
             if t in self.spec.members:  # Java, Ruby: `obj.m()` as one node

@@ -48,6 +48,9 @@ _OWN = frozenset({"this", "self", "cls", "Self"})
 """Receivers that are already the class's own instance (`new this()`, `-> Self`)."""
 ELEMENT_METHODS = frozenset({"shift", "pop", "at", "find", "findLast", "popleft"})
 """A list's methods whose call gives one of its elements."""
+ELEMENT_CALLBACKS = frozenset({"forEach", "map", "filter", "find", "findLast", "findIndex",
+                               "some", "every", "flatMap", "sort"})
+"""A list's (or a Map's) methods whose callback's first parameter is an element (value)."""
 MAPPING_GETS = frozenset({"get", "pop", "setdefault", "__getitem__"})
 """A mapping's methods whose call gives one of its values."""
 _REDECLARES = frozenset({"python", "ruby", "shell"})
@@ -223,14 +226,17 @@ class Resolver:
                 if got is not None:
                     return got
             return None
-        declared = [b for b in binds if b.value and b.value.startswith(":")]
+        if last.role == Role.PARAM:  # a parameter is its own variable: its type or none
+            got = self.value(path, last.value, last.scope, last.line, depth + 1) if (
+                last.value) else None  # (an earlier one of the name: a sibling callback's)
+            return got if got is not None else self._inherited_param(path, last, depth + 1)
+        declared = [b for b in binds if b.value and b.value.startswith(":")
+                    and b.role != Role.PARAM]
         for b in declared[:1] or reversed(before):  # a declared type, else the last
             if b.value:  # binding that says what it is and resolves
                 got = self.value(path, b.value, b.scope, b.line, depth + 1)
                 if got is not None:
                     return got
-        if last.role == Role.PARAM and not last.value:
-            return self._inherited_param(path, last, depth + 1)
         return None
 
     def _inherited_param(self, path: str, param: Site, depth: int) -> Target | None:
@@ -302,10 +308,15 @@ class Resolver:
                         depth: int) -> Target | None:
         """A callback's untyped parameter, typed where the callee declares the callback
         (`operate(init: (src: Observable<T>, sub: Subscriber<R>) => void)`)."""
-        text, _, rest = hint.partition("#")
-        arg, _, param = rest.partition("#")
+        rest, _, param = hint.rpartition("#")  # (`this.#subs.forEach#0#1`: the last two)
+        text, _, arg = rest.rpartition("#")
         if not (arg.isdigit() and param.isdigit()) or depth > MAX_DEPTH:
             return None
+        recv, _, method = text.rpartition(".")
+        if method in ELEMENT_CALLBACKS and arg == param == "0" and recv:  # `xs.forEach((x)`
+            held = self.expr(path, recv, scope, line, depth + 1)
+            return Target("inst", held.path, held.index) if held is not None and (
+                held.kind in ("elems", "map")) else None
         made = text.startswith("new ")
         callee = self.expr(path, text.removeprefix("new "), scope, line, depth + 1)
         if callee is None or callee.kind == "module":

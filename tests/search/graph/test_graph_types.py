@@ -426,6 +426,16 @@ export function go(subs: Map<string, Sub>, byId: Record<string, Sub>) {
   byId["b"].run();
   subs.run();
 }
+export class Cache {
+  #subs = new Map<string, Sub>();
+  #all = new Set<Sub>();
+  each(list: Sub[]) {
+    this.#subs.get("a").run();
+    list.forEach((sub) => sub.run());
+    this.#subs.forEach((sub, key) => { sub.run(); key.run(); });
+    [...this.#all].find((sub) => sub.run());
+  }
+}
 ''',
 }
 
@@ -652,5 +662,10 @@ def test_mappings_give_their_values(store, repo):
         ("py/group.py", 15, "call"),  # .get(name)
         ("py/group.py", 17, "call"),  # for cmd in .values()
     }  # not 19 (a key) nor 20 (the mapping's own member)
-    assert usages(store, "ts/group.ts:2") == {("ts/group.ts", 5, "call"),  # Map.get
-                                              ("ts/group.ts", 6, "call")}  # Record[k]
+    assert usages(store, "ts/group.ts:2") == {
+        ("ts/group.ts", 5, "call"),  # Map.get
+        ("ts/group.ts", 6, "call"),  # Record[k]
+        ("ts/group.ts", 13, "call"),  # #subs = new Map<string, Sub>()
+        ("ts/group.ts", 14, "call"),  # list.forEach((sub) => ...)
+        ("ts/group.ts", 15, "call"),  # a Map's forEach: its values (not `key`)
+    }  # not 16: a spread array literal is not known
