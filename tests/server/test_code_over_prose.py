@@ -422,6 +422,13 @@ def test_a_behaviour_question_ranks_the_code_before_the_page_describing_it(
      "docs/en/docs/tutorial/query-params.md"),
     ("tutorial: use the JSON compatible encoder to store an item in a database",
      "docs/en/docs/tutorial/encoder.md"),
+    # issue 42: a how-to however phrased (a task, first person, "need to")
+    ("declare an optional query parameter with a default value",
+     "docs/en/docs/tutorial/query-params.md"),
+    ("I want to limit the length of a query parameter",
+     "docs/en/docs/tutorial/query-params.md"),
+    ("need to convert an item with dates to JSON compatible data before storing it",
+     "docs/en/docs/tutorial/encoder.md"),
 ])
 def test_a_usage_question_ranks_the_page_first(
         indexed: tuple[Service, IndexStats], question: str, page: str) -> None:
