@@ -592,6 +592,10 @@ def status(ctx: click.Context, as_json: bool) -> None:
                     f"{r['checkpoints']:>7} checkpoints embedded {r['coverage'] * 100:5.1f}%  "
                     f"{render.safe(state)}  {render.safe(r['root'])}")
         render.emit(render.options_text(r["options"]))
+        if (kept := r.get("skipped")) and kept["counts"]:  # as its last whole run counted
+            counts = sorted(kept["counts"].items(), key=lambda kv: (-kv[1], kv[0]))
+            render.emit("    skipped: " + ", ".join(f"{render.safe(k)} {n}" for k, n in counts)
+                        + f" (at the run of {render.safe(str(kept['at']))})")
         if moved := r.get("root_moved"):
             render.emit(f"    ROOT MOVED: {moved}; not read, watched or re-indexed")
         ws = r.get("watch")

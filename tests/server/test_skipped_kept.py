@@ -68,3 +68,21 @@ def test_a_removed_repository_leaves_no_counts_behind(
     other.write("b.py", "y = 2\n")
     service.index(other.root, embed=False)
     assert kept(service)["counts"] == {}
+
+
+def test_ctxd_status_prints_them(tmp_path: Path, repo: RepoBuilder) -> None:
+    from click.testing import CliRunner
+
+    from ctxd.server.cli.main import main
+
+    repo.write("app.py", "x = 1\n")
+    repo.write(".env", "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG\n")
+    service = Service(load_settings({"home": str(tmp_path / "ctxd-home")}),
+                      embedder=FakeEmbedder())
+    try:
+        service.index(repo.root)
+    finally:
+        service.close()
+    out = CliRunner().invoke(main, ["--home", str(tmp_path / "ctxd-home"), "--no-daemon",
+                                    "status"], catch_exceptions=False).output
+    assert "    skipped: sensitive 1 (at the run of 20" in out, out
