@@ -802,9 +802,17 @@ def cat(ctx: click.Context, repo: str, path: str, lines: str | None, as_json: bo
         render.emit_json({"repository": fc.repository, "path": fc.path, "language": fc.language,
                           "start_line": fc.start_line, "end_line": fc.end_line,
                           "total_lines": fc.total_lines, "truncated": fc.truncated,
-                          "content": fc.content})
+                          "index_state": fc.index_state, "content": fc.content})
     else:  # print() ends the line: the file's own final newline is not doubled
         render.emit(fc.content.removesuffix("\n"))
+        where = render.safe(f"{fc.repository}/{fc.path}")
+        if fc.index_state == "changed":
+            render.emit(f"note: {where} changed on disk since it was indexed: these are the "
+                        "lines on disk; search results may point at old lines until the "
+                        "watcher or `ctxd index` catches up", err=True)
+        elif fc.index_state == "not indexed":
+            render.emit(f"note: {where} is not in the index yet: search does not find it "
+                        "until the watcher or `ctxd index` adds it", err=True)
 
 
 def parse_lines(lines: str) -> tuple[int | None, int | None]:

@@ -172,6 +172,22 @@ def test_ctxd_cat_refuses_a_secret_with_the_reason_and_the_way_to_allow_it(
     assert out["error"] == "validation_error" and out["details"]["reason"] == "binary"
 
 
+def test_ctxd_cat_says_on_stderr_when_the_file_changed_since_it_was_indexed(
+        service: Service, repo: RepoBuilder) -> None:
+    repo.write("app.py", "x = 1\n")
+    service.index(repo.root)
+    same = run_cli("--no-daemon", "cat", "repo", "app.py")
+    assert same.stdout == "x = 1\n" and same.stderr == ""
+    repo.write("app.py", "x = 2\n")
+    changed = run_cli("--no-daemon", "cat", "repo", "app.py")
+    assert changed.stdout == "x = 2\n"  # the lines on disk, nothing else on stdout
+    assert "note: repo/app.py changed on disk since it was indexed" in changed.stderr
+    assert json.loads(run_cli("--no-daemon", "cat", "repo", "app.py", "--json").stdout)[
+        "index_state"] == "changed"
+    repo.write("new.py", "y = 1\n")
+    assert "is not in the index yet" in run_cli("--no-daemon", "cat", "repo", "new.py").stderr
+
+
 GITHUB_TOKEN = "gh" + "p_" + "Zq3T8rWbN1yXkLm4Vd7Pc2Hs9Jf6Ga0Ue5Ri"
 
 
