@@ -150,7 +150,9 @@ class SearchOptions:
     default_limit: int = 10
     context_lines: int = 3
     fusion: str = "score"
-    """Hybrid fusion: `score` (normalised scores, query-aware, re-ranked) or `rrf`."""
+    """Hybrid fusion: `score` (normalised scores, query-aware, re-ranked), `rrf`, or
+    `fitted` (`search.rank_model`: the shipped weights over each candidate's features,
+    issue 42)."""
     rrf_k: int = 10
     """Reciprocal-rank-fusion constant when `fusion = "rrf"`."""
     keyword_weight: float = 0.6

@@ -4,9 +4,10 @@ the features a fitted ranking (`search.rank_model`) weighs instead of hand-set c
 Pure: hits in, vectors out; nothing touches the store or the model.
 
 `candidates(query, legs, ...)` turns the legs (`semantic`, `keyword`, `lexical`,
-`summary`) into one candidate per checkpoint (a checkpoint two legs found is one
-candidate, its sources and matching lines united, as `search.hybrid` fuses them) plus one
-per file only the lexical engine found, each with its vector in `FEATURES` order:
+`summary`) into the hand ranking's fused candidates (`search.hybrid.fused_hits`: one per
+checkpoint, a checkpoint two legs found is one candidate with its sources and matching
+lines united, plus one per file only the lexical engine found), each with its vector in
+`FEATURES` order:
 
 - each leg's evidence: the checkpoint's score relative to the leg's best (`normalised`)
   and its reciprocal rank, for `semantic` and `keyword`; `lexical` and `summary` are
@@ -25,8 +26,8 @@ per file only the lexical engine found, each with its vector in `FEATURES` order
 - the file's kind (`search.path_kinds`): test or stub, generated, example, TypeScript
   type declarations, changelog, prose, data (`.json`, `.yaml`, ...), built or vendored
   (`search.copies.copy_tier` 3);
-- the question's form (`QueryForm`: identifier query, "where in the code", how-to, asks
-  for tests, examples, history, types, wants prose) enters only through its interactions
+- the question's form (`QueryForm`: identifier query, "where in the code", how-to, a
+  task, asks for tests, examples, history, types, wants prose) enters only through its interactions
   with the candidate (a form alone moves every candidate of a question alike): a leg's
   evidence in an identifier query, a test when tests are asked for, prose in a how-to, a
   "where" or a behaviour question, ...
@@ -40,7 +41,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ctxd.search.copies import copy_tier
 from ctxd.search.hybrid import (
@@ -54,8 +55,7 @@ from ctxd.search.hybrid import (
     rerank,
     word_parts,
 )
-from ctxd.search.merge import ordered_sources
-from ctxd.search.models import Hit, LineMatch, MatchSource
+from ctxd.search.models import Hit
 from ctxd.search.path_kinds import (
     is_changelog,
     is_example,
@@ -70,6 +70,7 @@ from ctxd.search.questions import (
     asks_for_tests,
     asks_for_types,
     asks_how_to,
+    asks_task,
     asks_where_in_code,
     wants_prose,
 )
@@ -91,7 +92,8 @@ FEATURES: tuple[str, ...] = (
     # the kind against the question's form
     "test_x_asks_tests", "example_x_asks_examples", "type_declarations_x_asks_types",
     "changelog_x_asks_history", "prose_x_how_to", "prose_x_where", "prose_x_wants_prose",
-    "prose_x_identifier", "prose_x_behaviour", "semantic_x_prose", "keyword_x_prose",
+    "prose_x_identifier", "prose_x_behaviour", "prose_x_task", "semantic_x_prose",
+    "keyword_x_prose",
 )
 """The record's fields, in the order of every vector (and of a model's weights)."""
 
@@ -109,6 +111,8 @@ class QueryForm:
     identifier: bool
     where: bool
     how_to: bool
+    task: bool
+    """A task asked without a question word (`search.questions.asks_task`)."""
     tests: bool
     examples: bool
     history: bool
@@ -125,7 +129,7 @@ class QueryForm:
         how_to = asks_how_to(query)
         w = leg_weights(query, FusionOptions())
         return cls(identifier=is_identifier_query(query), where=asks_where_in_code(query),
-                   how_to=how_to, tests=asks_for_tests(query),
+                   how_to=how_to, task=asks_task(query), tests=asks_for_tests(query),
                    examples=how_to or asks_for_examples(query),
                    history=asks_for_history(query), types=asks_for_types(query),
                    prose=wants_prose(query), words=frozenset(query_words(query)),
@@ -134,7 +138,7 @@ class QueryForm:
 
     def flags(self) -> dict[str, bool]:
         return {"identifier": self.identifier, "where in the code": self.where,
-                "how-to": self.how_to, "asks for tests": self.tests,
+                "how-to": self.how_to, "task": self.task, "asks for tests": self.tests,
                 "asks for examples": self.examples, "asks about history": self.history,
                 "asks about types": self.types, "wants prose": self.prose}
 
@@ -180,121 +184,92 @@ def _overlap(words: frozenset[str], text: str) -> float:
     return len(words & {_stem(w) for w in word_parts(text)}) / math.sqrt(len(words))
 
 
-def _checkpoints(
+def _leg_evidence(
     legs: Mapping[str, Sequence[Hit]], unembedded: Collection[tuple[str, str, int, int]]
-) -> tuple[dict[_Identity, dict[str, tuple[float, float]]], dict[_Identity, Hit],
-           dict[_Identity, set[MatchSource]], dict[_Identity, set[LineMatch]]]:
+) -> dict[_Identity, dict[str, tuple[float, float]]]:
     """Per checkpoint of the semantic and keyword legs: each leg's (normalised score,
-    reciprocal rank), its first hit, its sources and matching lines."""
+    reciprocal rank), the best when a leg lists it twice."""
     found: dict[_Identity, dict[str, tuple[float, float]]] = {}
-    first: dict[_Identity, Hit] = {}
-    sources: dict[_Identity, set[MatchSource]] = {}
-    matches: dict[_Identity, set[LineMatch]] = {}
     for name in ("semantic", "keyword"):
         leg = legs.get(name) or ()
         norms = normalised([h.score for h in leg])
         for rank, (h, s) in enumerate(zip(leg, norms, strict=True), 1):
-            key = _identity(h)
-            seen = found.setdefault(key, {})
+            seen = found.setdefault(_identity(h), {})
             if name not in seen or seen[name][0] < s:
                 seen[name] = (s, 1.0 / rank)
-            first.setdefault(key, h)
-            sources.setdefault(key, set()).update(h.sources)
-            matches.setdefault(key, set()).update(h.matches)
     pending = set(unembedded)
     if pending:
         for key, seen in found.items():
             if "semantic" not in seen and "keyword" in seen and key[:4] in pending:
                 seen["semantic"] = seen["keyword"]
-    return found, first, sources, matches
+    return found
 
 
 def candidates(
     query: str, legs: Mapping[str, Sequence[Hit]], *,
     unembedded: Collection[tuple[str, str, int, int]] = (),
     generated: Collection[tuple[str, str]] = (),
-    hand: Mapping[_Identity, float] | None = None,
 ) -> list[Candidate]:
-    """The candidates of `legs` with their vectors (module docstring), in the legs' order;
-    `hand`: the hand ranking's score of each checkpoint (`hand_scores`; computed here when
-    not given)."""
-    if hand is None:
-        hand = hand_scores(query, legs, unembedded, generated)
+    """The candidates of `legs` with their vectors (module docstring), in the order of
+    the hand ranking's fusion (`search.hybrid.fused_hits`, whose hits they are: one per
+    checkpoint, sources and matching lines united, scored by the hand ranking)."""
+    options = FusionOptions()
+    hand = rerank(query, fused_hits(query, legs, options, unembedded), options, generated)
     form = QueryForm.of(query)
-    found, first, sources, matches = _checkpoints(legs, unembedded)
+    found = _leg_evidence(legs, unembedded)
     lexical = legs.get("lexical") or ()
     lex = _per_file(lexical)
-    lex_hits = {(h.repository, h.path): h for h in lexical}
+    lex_lines = {(h.repository, h.path): [m.line for m in h.matches] for h in lexical}
     summ = _per_file(legs.get("summary") or ())
     best_in_file: dict[_File, dict[str, list[float]]] = {}
     for key, seen in found.items():
         per = best_in_file.setdefault(key[:2], {"semantic": [], "keyword": []})
         for name, (s, _r) in seen.items():
             per[name].append(s)
-    top2 = {f: {n: sorted(v, reverse=True)[:3] for n, v in per.items()}
+    top3 = {f: {n: sorted(v, reverse=True)[:3] for n, v in per.items()}
             for f, per in best_in_file.items()}
     generated_set = set(generated)
-    kinds: dict[tuple[str, str, str | None], tuple[float, ...]] = {}
-    out: list[Candidate] = []
-    hits: list[tuple[Hit, dict[str, tuple[float, float]], bool]] = []
-    for key, seen in found.items():
-        h = first[key]
-        f = (h.repository, h.path)
-        src = sources[key]
-        lex_hit = lex_hits.get(f)
-        line_in = bool(lex_hit and any(h.start_line <= m.line <= h.end_line
-                                       for m in lex_hit.matches))
-        if line_in and lex_hit is not None:
-            src = src | set(lex_hit.sources)
-        hit = replace(h, sources=ordered_sources(src),
-                      matches=tuple(sorted(matches[key], key=lambda m: m.line)))
-        hits.append((hit, seen, line_in))
-    known = {(h.repository, h.path) for h, _s, _l in hits}
-    for f, h in lex_hits.items():
-        if f not in known:
-            hits.append((h, {}, True))
+    kinds: dict[_File, tuple[float, ...]] = {}
+    overlaps: dict[str, float] = {}
     ident = float(form.identifier)
-    for hit, seen, line_in in hits:
+    behaviour = float(not (form.prose or form.how_to or form.identifier))
+    out: list[Candidate] = []
+    for hit in hand:
         f = (hit.repository, hit.path)
+        seen = found.get(_identity(hit), {})
+        line_in = any(hit.start_line <= n <= hit.end_line for n in lex_lines.get(f, ()))
         sem, sem_rr = seen.get("semantic", (0.0, 0.0))
         kw, kw_rr = seen.get("keyword", (0.0, 0.0))
         lx, lx_rr = lex.get(f, (0.0, 0.0))
         sm, sm_rr = summ.get(f, (0.0, 0.0))
-        best = top2.get(f, {"semantic": [], "keyword": []})
-        file_sem = _others(best["semantic"], sem)
-        file_kw = _others(best["keyword"], kw)
-        sym = _overlap(form.words, hit.symbol or "")
-        stem = hit.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-        pth = _overlap(form.words, stem)
-        kkey = (hit.repository, hit.path, hit.symbol)
-        kind = kinds.get(kkey)
+        best = top3.get(f, {"semantic": [], "keyword": []})
+        symbol = hit.symbol or ""
+        sym = overlaps.get(symbol)
+        if sym is None:
+            sym = overlaps[symbol] = _overlap(form.words, symbol)
+        kind = kinds.get(f)
         if kind is None:
-            kind = kinds[kkey] = file_kinds(hit.path, hit.symbol, f in generated_set)
-        test, gen, example, types, changelog, prose, data, built = kind
-        behaviour = float(not (form.prose or form.how_to or form.identifier))
+            stem = hit.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+            kind = kinds[f] = (*file_kinds(hit.path, None, f in generated_set),
+                               _overlap(form.words, stem))
+        test, gen, example, types, changelog, prose, data, built, pth = kind
+        if symbol and not test and is_test_symbol(symbol):
+            test = 1.0
         vector = (
             sem, sem_rr, kw, kw_rr, lx, lx_rr, float(line_in), float(not seen), sm, sm_rr,
-            file_sem, file_kw, float(len(seen) > 1), sym, pth,
+            _others(best["semantic"], sem), _others(best["keyword"], kw),
+            float(len(seen) > 1), sym, pth,
             math.log(0.01 + sem + form.keyword_weight * kw + form.lexical_weight * lx),
-            math.log(0.01 + max(0.0, hand.get(_identity(hit), 0.0)) + form.summary_weight * sm),
+            math.log(0.01 + max(0.0, hit.score) + form.summary_weight * sm),
             sem * ident, kw * ident, lx * ident, sym * ident,
             test, gen, example, types, changelog, prose, data, built,
             test * form.tests, example * form.examples, types * form.types,
             changelog * form.history, prose * form.how_to, prose * form.where,
-            prose * form.prose, prose * ident, prose * behaviour, sem * prose, kw * prose,
+            prose * form.prose, prose * ident, prose * behaviour, prose * form.task,
+            sem * prose, kw * prose,
         )
         out.append(Candidate(hit, vector))
     return out
-
-
-def hand_scores(query: str, legs: Mapping[str, Sequence[Hit]],
-                unembedded: Collection[tuple[str, str, int, int]] = (),
-                generated: Collection[tuple[str, str]] = ()) -> dict[_Identity, float]:
-    """The hand ranking's score of each checkpoint before merging (`search.hybrid`'s
-    fusion and re-ranking with its default options)."""
-    options = FusionOptions()
-    fused = fused_hits(query, legs, options, unembedded)
-    return {_identity(h): h.score for h in rerank(query, fused, options, generated)}
 
 
 def _others(best: list[float], own: float) -> float:

@@ -40,6 +40,7 @@ def dev_sets() -> list[DevSet]:
         DevSet("messy", "home-messy-after", _eval_dev()),
         DevSet("docs", "home-docs-after", BENCH / "docs_dev" / "queries.jsonl"),
         DevSet("howto", "home-docs-after", BENCH / "docs_dev" / "howto.jsonl"),
+        DevSet("howto_fresh", "home-docs-after", BENCH / "docs_dev" / "howto_fresh.jsonl"),
         DevSet("poly", "home-poly-after", BENCH / "polyglot_dev" / "queries.jsonl"),
         DevSet("poly2", "home-poly2-after", BENCH / "polyglot_dev2" / "queries.jsonl"),
     ]

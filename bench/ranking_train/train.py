@@ -29,6 +29,7 @@ import functools
 import gzip
 import importlib.util
 import json
+import math
 import pickle
 import statistics
 import sys
@@ -45,6 +46,9 @@ from ctxd.search.definitions import definitions_first
 from ctxd.search.exact_phrase import exact_first
 from ctxd.search.hybrid import FusionOptions, rank_hybrid
 from ctxd.search.models import Hit
+from ctxd.search.path_kinds import is_example, is_prose
+from ctxd.search.prose import MAX_PROSE_TOP, PROSE_FACTOR
+from ctxd.search.questions import asks_for_examples, asks_for_history, wants_prose
 from ctxd.search.rank_features import FEATURES, candidates
 from ctxd.search.rank_model import MODEL_PATH, RankModel, finish, score_candidates
 
@@ -181,53 +185,77 @@ L1 = 0.0005
 """Coordinate ascent's cost per unit of weight (a correction must earn its size)."""
 
 
-def fast_pools(records: Sequence[Record]) -> list[tuple[Any, Any, Any, int]]:
-    """Per question: its vectors, each candidate's file number, which files are gold, and
-    how many files the hard rules put first (they take the first places whatever the
-    weights: definitions the query names, files holding its exact phrase)."""
+def fast_pools(records: Sequence[Record]) -> list[tuple[Any, ...]]:
+    """Per question: its vectors, each candidate's file number, which files are gold,
+    which files the hard rules put first (definitions the query names, files holding its
+    exact phrase: they take the first places whatever the weights), and, for a behaviour
+    question (`search.prose.code_first` applies), which files are prose (x`PROSE_FACTOR`)
+    and which count towards its bound of `MAX_PROSE_TOP` in the first ten."""
     import numpy as np
 
-    out = []
+    out: list[tuple[Any, ...]] = []
     for r in records:
         files: dict[str, int] = {}
         ids = [files.setdefault(c.hit.path, len(files)) for c in r["cands"]]
         gold_paths = {norm_path(g) for g in r["gold"]}
         front = {d.path for d in r["definitions"]} | {f.path for f in r["phrase"]}
         gold = np.zeros(len(files), dtype=bool)
+        pinned = np.zeros(len(files), dtype=bool)
+        prose = np.zeros(len(files))
+        bounded = np.zeros(len(files), dtype=bool)
+        query = r["query"]
+        behaviour = not wants_prose(query) and not asks_for_history(query)
+        examples = asks_for_examples(query)
         for path, i in files.items():
             gold[i] = norm_path(path) in gold_paths
-        pinned = np.zeros(len(files), dtype=bool)
-        for path in front:
-            if path in files:
-                pinned[files[path]] = True
+            pinned[i] = path in front
+            if behaviour:
+                prose[i] = math.log(PROSE_FACTOR) if is_prose(path) else 0.0
+                bounded[i] = is_prose(path) or (not examples and is_example(path))
         gold_front = any(norm_path(p) in gold_paths for p in front)
-        out.append((np.array([c.vector for c in r["cands"]]), np.array(ids), gold,
-                    (pinned, len(front), gold_front)))
+        out.append((np.array([c.vector for c in r["cands"]]), np.array(ids), gold, pinned,
+                    len(front), gold_front, prose, bounded if behaviour else None))
     return out
 
 
-def fast_mrr(pools: Sequence[Any], w: Any) -> float:
-    """Mean MRR@10 at the file level: a file ranks by its best candidate's sum (without the
-    merging, copies and prose bound of `finish`), after the files the rules put first."""
+def fast_mrr(pools: Sequence[tuple[Any, ...]], w: Any) -> float:
+    """Mean MRR@10 at the file level: a file ranks by its best candidate's sum, after
+    the files the rules put first, with `code_first`'s prose factor and bound (not its
+    anchoring of a page below the code it names, nor merging, copies or spreading)."""
     import numpy as np
 
     total = 0.0
-    for x, ids, gold, (pinned, n_front, gold_front) in pools:
+    for x, ids, gold, pinned, n_front, gold_front, prose, bounded in pools:
         if gold_front:
             total += 1.0  # a rule puts a gold file first (approximately: its first place)
             continue
+        if not gold.any():
+            continue
         z = np.full(len(gold), -np.inf)
         np.maximum.at(z, ids, x @ w)
+        z = z + prose
         z[pinned] = -np.inf
-        g = z[gold]
-        if not len(g):
-            continue
-        rank = n_front + 1 + int(np.sum(z > g.max()))
-        total += 1.0 / rank if rank <= 10 else 0.0
+        if bounded is None:
+            rank = n_front + 1 + int(np.sum(z > z[gold].max()))
+        else:
+            rank, held, place = 0, 0, n_front
+            for i in np.argsort(-z, kind="stable"):
+                if place >= 10 or z[i] == -np.inf:
+                    break
+                if bounded[i]:
+                    held += 1
+                    if held > MAX_PROSE_TOP:
+                        continue
+                place += 1
+                if gold[i]:
+                    rank = place
+                    break
+        total += 1.0 / rank if 0 < rank <= 10 else 0.0
     return total / max(1, len(pools))
 
 
-def fit_ascent(records: Sequence[Record], code_first: bool = True) -> RankModel:
+def fit_ascent(records: Sequence[Record], code_first: bool = True, l1: float = L1
+               ) -> RankModel:
     """The weights that maximise the questions' file-level MRR@10 (`fast_mrr`) less
     `L1` per unit of weight, by coordinate ascent from the hand ranking (`log_hand` 1,
     every other weight 0; `log_hand` stays 1): each weight in turn tries each of `STEPS`
@@ -239,7 +267,7 @@ def fit_ascent(records: Sequence[Record], code_first: bool = True) -> RankModel:
     w[LOG_HAND] = 1.0
 
     def objective(v: Any) -> float:
-        return fast_mrr(pools, v) - L1 * float(np.abs(np.delete(v, LOG_HAND)).sum())
+        return fast_mrr(pools, v) - l1 * float(np.abs(np.delete(v, LOG_HAND)).sum())
 
     best = objective(w)
     for _pass in range(3):
@@ -287,7 +315,7 @@ def learner(name: str, c: float) -> Callable[[Sequence[Record]], RankModel]:
     """`ascent`: `fit_ascent`; `offset`: logistic regression correcting the hand ranking
     (`fit`); `logistic`: scikit-learn's over every feature."""
     if name == "ascent":
-        return lambda rs: fit_ascent(rs)
+        return lambda rs: fit_ascent(rs, l1=c)
     return lambda rs: fit(rs, c, True, offset=name == "offset")
 
 
@@ -299,8 +327,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cache", type=Path, default=CACHE)
     ap.add_argument("--learner", choices=LEARNERS, default="ascent")
-    ap.add_argument("--c", type=float, default=0.01,
-                    help="logistic learners: inverse L2 penalty")
+    ap.add_argument("--c", type=float, default=L1,
+                    help="ascent: the cost per unit of weight; logistic learners: the "
+                         "inverse L2 penalty")
     ap.add_argument("--write", action="store_true", help=f"write {MODEL_PATH}")
     ap.add_argument("--out", type=Path, help="the per-set table as JSON")
     args = ap.parse_args()
@@ -325,9 +354,8 @@ def main() -> None:
     if args.out:
         args.out.write_text(json.dumps(table, indent=1), encoding="utf-8")
     if args.write:
-        command = f"bench/ranking_train/train.py --learner {args.learner} --write"
-        if args.learner != "ascent":
-            command += f" --c {args.c:g}"
+        command = (f"bench/ranking_train/train.py --learner {args.learner} --c {args.c:g}"
+                   " --write")
         meta = {"trained_by": command,
                 "sets": {s: sum(1 for r in records if r["set"] == s) for s in names},
                 "repositories": sorted({r["repository"] for r in records}),
