@@ -171,7 +171,8 @@ class PgFileRows(PgConnection):
         """Store (file id, code graph) rows in one transaction (the backfill); a query's
         cached graphs are stale after it, so it moves the text generation."""
         with self.transaction():
-            for file_id, graph in items:
+            for file_id, graph in items:  # (an older extractor's keys go with its blob)
+                self._rows("DELETE FROM graph_links WHERE file_id = %s", (file_id,))
                 self._put_graph(file_id, repo_id, graph)
             if items:
                 self._text_changed()

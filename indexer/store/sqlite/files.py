@@ -334,7 +334,8 @@ class FileRows(Connection):
         indexed before the graph existed, or by an older extractor); a query's cached
         graphs are stale after it, so it moves the text generation."""
         with self.transaction():
-            for file_id, graph in items:
+            for file_id, graph in items:  # (an older extractor's keys go with its blob)
+                self.db.execute("DELETE FROM graph_links WHERE file_id = ?", (file_id,))
                 self._put_graph(file_id, repo_id, graph)
             if items:
                 self._text_changed()
