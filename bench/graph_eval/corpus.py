@@ -1,10 +1,14 @@
-"""The graph-precision corpus: real libraries from pinned registry archives.
+"""The graph-precision corpus: real libraries from pinned registry archives and commits.
 
-Each repository is one archive (a PyPI sdist or an npm tarball) named by version and
-checked against its sha256 before anything is unpacked; the archive's top folder is
-stripped, and build output that a checkout would not have is removed (sdist metadata,
-npm's compiled `dist/`). The same pins feed the gold builder and the scorer, so both
-see byte-identical trees.
+Each Python/JS/TS repository is one archive (a PyPI sdist or an npm tarball) named by
+version and checked against its sha256 before anything is unpacked; the archive's top
+folder is stripped, and build output that a checkout would not have is removed (sdist
+metadata, npm's compiled `dist/`). The Go and Rust repositories (registry `git`) are one
+commit of a local git clone or bare mirror, `git archive`d whole; their check is the
+commit's tree id (content-addressed, so the same tree whatever git wrote the archive).
+Mirrors are looked up under $GRAPH_EVAL_MIRRORS (default /work/.mirror) as
+`<owner>+<name>` (a bare mirror in its `repo/` folder, or a clone). The same pins feed
+the gold builder and the scorer, so both see byte-identical trees.
 
     fetch_all(work_dir) -> {repo name: unpacked root}
 """
@@ -12,6 +16,8 @@ see byte-identical trees.
 from __future__ import annotations
 
 import hashlib
+import io
+import os
 import shutil
 import subprocess
 import sys
@@ -23,12 +29,12 @@ from pathlib import Path
 @dataclass(frozen=True)
 class Pin:
     name: str  # the repository's name in the index and in the gold records
-    language: str  # "python" or "typescript" (TypeScript and JavaScript sources)
-    registry: str  # "pypi" or "npm"
-    package: str
-    version: str
-    sha256: str  # of the archive file
-    archive: str  # the archive's file name
+    language: str  # "python", "typescript" (TypeScript and JavaScript sources), "go", "rust"
+    registry: str  # "pypi", "npm" or "git" (a local clone or mirror of `package`)
+    package: str  # for git: the GitHub owner/name
+    version: str  # for git: the commit
+    sha256: str  # of the archive file; for git: the commit's tree id
+    archive: str  # the archive's file name (git: unused)
     prune: tuple[str, ...] = ()  # folders (relative to the root) removed after unpacking
     # "dev": its misses are written up for the graph's authors; "heldout": reported only
     # as totals, so that the figures show how the resolution does on code nobody tuned on
@@ -57,7 +63,20 @@ PINS: tuple[Pin, ...] = (
     Pin("query-core", "typescript", "npm", "@tanstack/query-core", "5.59.0",
         "2586579316ffc0957be3c4c33e2f9dfa7732b55c15013b7139244d2ab60d27fc",
         "tanstack-query-core-5.59.0.tgz", prune=("build",), set="heldout"),
+    # Go and Rust: the commits of bench/polyglot_dev{,2}/setup_corpus.sh; gold by hand,
+    # dev only (no held-out repository for these two languages)
+    Pin("gin", "go", "git", "gin-gonic/gin", "dcaa4296d111981ffb31ac3eba90bb63e1eb5ab9",
+        "b97c21f21a531fb175be721bf0fbcac3b1a38269", ""),
+    Pin("cobra", "go", "git", "spf13/cobra", "adbc8813901bba65827259daa8e22ff94ec1f30e",
+        "5a3b2c8e9af4c74e607a0a55e7910c1edb5d266f", ""),
+    Pin("axum", "rust", "git", "tokio-rs/axum", "3d78036dcac289d6c1d54934708acb6a5bd73686",
+        "96fd502a221ab84b2512add022119732e500edaf", ""),
+    Pin("ripgrep", "rust", "git", "BurntSushi/ripgrep",
+        "3fce3b5bb0236da2df6d99672afb8a719642eca7", "856ed9162d23416ee7dc5f4389975b54ca062f60", ""),
 )
+
+MIRRORS_ENV = "GRAPH_EVAL_MIRRORS"
+DEFAULT_MIRRORS = Path("/work/.mirror")
 
 
 def sha256_of(path: Path) -> str:
@@ -101,6 +120,34 @@ def _unpack(pin: Pin, archive: Path, dest: Path) -> None:
         shutil.rmtree(dest / folder, ignore_errors=True)
 
 
+def git_dir(pin: Pin) -> Path:
+    """The local clone or bare mirror holding `pin`'s commit."""
+    base = Path(os.environ.get(MIRRORS_ENV) or DEFAULT_MIRRORS) / pin.package.replace("/", "+")
+    for candidate in (base / "repo", base / ".git", base):
+        if (candidate / "HEAD").is_file() and (candidate / "objects").is_dir():
+            return candidate
+    raise SystemExit(f"no git mirror of {pin.package} at {base}: clone "
+                     f"https://github.com/{pin.package} there (or set {MIRRORS_ENV} to "
+                     "a folder holding <owner>+<name> clones)")
+
+
+def _export_git(pin: Pin, dest: Path) -> None:
+    gd = git_dir(pin)
+    tree = subprocess.run(["git", "--git-dir", str(gd), "rev-parse", f"{pin.version}^{{tree}}"],
+                          capture_output=True, text=True, check=False).stdout.strip()
+    if tree != pin.sha256:
+        raise SystemExit(f"{gd}: commit {pin.version} has tree {tree or 'none (missing)'}, "
+                         f"want {pin.sha256}; fetch the commit into the mirror")
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    archive = subprocess.run(["git", "--git-dir", str(gd), "archive", "--format=tar",
+                              pin.version], capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        members = [m for m in tar.getmembers() if m.isfile() or m.isdir()]
+        tar.extractall(dest, members=members, filter="data")
+
+
 def fetch(pin: Pin, work: Path) -> Path:
     """The unpacked tree of `pin` under `work/corpus/<name>` (reused when its stamp matches)."""
     dl = work / "archives"
@@ -108,6 +155,10 @@ def fetch(pin: Pin, work: Path) -> Path:
     dest = work / "corpus" / pin.name
     stamp = work / "corpus" / f"{pin.name}.sha256"
     if stamp.exists() and stamp.read_text().strip() == pin.sha256:
+        return dest
+    if pin.registry == "git":
+        _export_git(pin, dest)
+        stamp.write_text(pin.sha256 + "\n")
         return dest
     archive = _download(pin, dl)
     got = sha256_of(archive)

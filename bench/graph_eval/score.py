@@ -1,7 +1,7 @@
 """Score `ctxd refs` and `ctxd callers` against the analysers' gold references.
 
     .venv/bin/python -m bench.graph_eval.score [--work DIR] [--home DIR] [--out FILE]
-        [--lang python|typescript] [--repo NAME]... [--side baseline|graph]...
+        [--lang python|typescript|go|rust]... [--repo NAME]... [--side baseline|graph]...
 
 Each corpus repository (bench/graph_eval/corpus.py, the pinned archives the gold was made
 from) is indexed into one temporary home without embedding (phase 1: text, symbols and
@@ -16,7 +16,9 @@ gold is asked through the real CLI, `ctxd --no-daemon --home HOME ...`:
 
 Rows: each language over all repositories (`all`), over the `dev` ones (whose misses
 are written up for the graph's authors) and over the `heldout` ones (jinja2,
-@tanstack/query-core: totals only, code nobody tuned the resolution on).
+@tanstack/query-core: totals only, code nobody tuned the resolution on). Go (gin,
+cobra) and Rust (axum, ripgrep) have a dev set only, its gold written by hand
+(hand_gold.py; their trees come from local git mirrors, corpus.py).
 
 A site is (path, line). Per definition, precision = |answer ∩ gold| / |answer| and
 recall = |answer ∩ gold| / |gold|; the tables are macro averages over definitions, by
@@ -52,6 +54,7 @@ GOLD_DIR = HERE / "gold"
 DEFAULT_WORK = Path("/tmp/ctxd-graph-eval")
 CTXD = [str(Path(sys.executable).with_name("ctxd"))]
 NOT_USAGES = {"definition", "override"}
+LANGUAGES = ("python", "typescript", "go", "rust")  # gold/<language>.jsonl
 
 Site = tuple[str, int]
 
@@ -260,14 +263,14 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=DEFAULT_WORK)
     ap.add_argument("--home", type=Path, help="index here (kept); default: a temporary one")
     ap.add_argument("--reuse-home", action="store_true", help="do not index again")
-    ap.add_argument("--lang", choices=["python", "typescript"], action="append")
+    ap.add_argument("--lang", choices=list(LANGUAGES), action="append")
     ap.add_argument("--repo", action="append")
     ap.add_argument("--side", choices=["baseline", "graph"], action="append")
     ap.add_argument("--out", type=Path, help="per-definition results (JSON)")
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args()
 
-    gold = [json.loads(line) for lang in args.lang or ["python", "typescript"]
+    gold = [json.loads(line) for lang in args.lang or LANGUAGES
             for line in (GOLD_DIR / f"{lang}.jsonl").read_text().splitlines()]
     gold = [d for d in gold if d["references"] and (not args.repo or d["repo"] in args.repo)]
     roots = fetch_all(args.work, {d["repo"] for d in gold})
