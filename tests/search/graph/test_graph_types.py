@@ -506,32 +506,30 @@ def test_typescript_receivers_typed_by_unions_returns_lists_casts_and_this(store
     }  # not line 19: `windows.complete()` is the array's
 
 
-def test_a_full_run_extracts_again_what_an_older_extractor_made(tmp_path, repo):
+def test_a_full_run_extracts_again_what_an_older_extractor_made(store, repo):
     """A repository indexed by an older extractor (its graphs lack the new facts) gets
     every graph extracted again by the next full run, and the next query sees them."""
     from ctxd.indexer.checkpoints import graph_row
     from ctxd.indexer.graph.model import EXTRACTION
     from ctxd.indexer.pipeline import GRAPH_KEY
-    from ctxd.indexer.store.sqlite.store import Store
 
-    with Store.open(tmp_path / "index.db") as store:
-        index(store, repo, PYTHON)
-        all_entry = ("pkg/__init__.py", 7, "reference")
-        assert all_entry in usages(store, "style")
-        rid = store.repos()[0].id
-        fid = {p: i for i, p in store.file_paths_in([store.repos()[0].name])}
-        old = graph_row("python", "import bogus\nfrom .utils import style\n", 0)  # no __all__
-        options = {**store.repos()[0].options, GRAPH_KEY: EXTRACTION - 1}
-        store.upsert_repo(str(repo.root), options, "2026-01-01T00:00:00Z")
-        store.put_graphs(rid, [(fid["pkg/__init__.py"], old)])
-        assert store.graph_linked(rid, ["bogus"]) == [fid["pkg/__init__.py"]]
-        assert all_entry not in usages(store, "style")
-        Indexer(store, FakeEmbedder()).index(repo.root, WalkOptions(), only_paths=["x.py"])
-        assert store.repos()[0].options[GRAPH_KEY] == EXTRACTION - 1  # partial: not yet
-        Indexer(store, FakeEmbedder()).index(repo.root, WalkOptions())
-        assert store.repos()[0].options[GRAPH_KEY] == EXTRACTION
-        assert all_entry in usages(store, "style")
-        assert store.graph_linked(rid, ["bogus"]) == []  # the old row's keys went with it
+    index(store, repo, PYTHON)
+    all_entry = ("pkg/__init__.py", 7, "reference")
+    assert all_entry in usages(store, "style")
+    rid = store.repos()[0].id
+    fid = {p: i for i, p in store.file_paths_in([store.repos()[0].name])}
+    old = graph_row("python", "import bogus\nfrom .utils import style\n", 0)  # no __all__
+    options = {**store.repos()[0].options, GRAPH_KEY: EXTRACTION - 1}
+    store.upsert_repo(str(repo.root), options, "2026-01-01T00:00:00Z")
+    store.put_graphs(rid, [(fid["pkg/__init__.py"], old)])
+    assert store.graph_linked(rid, ["bogus"]) == [fid["pkg/__init__.py"]]
+    assert all_entry not in usages(store, "style")
+    Indexer(store, FakeEmbedder()).index(repo.root, WalkOptions(), only_paths=["x.py"])
+    assert store.repos()[0].options[GRAPH_KEY] == EXTRACTION - 1  # partial: not yet
+    Indexer(store, FakeEmbedder()).index(repo.root, WalkOptions())
+    assert store.repos()[0].options[GRAPH_KEY] == EXTRACTION
+    assert all_entry in usages(store, "style")
+    assert store.graph_linked(rid, ["bogus"]) == []  # the old row's keys went with it
 
 
 def test_typescript_private_fields_interface_properties_and_defaults(store, repo):
