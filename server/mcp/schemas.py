@@ -107,8 +107,10 @@ class ExplainPart(TypedDict):
     feature: str
     value: float
     kind: str
-    """`add` (added to the score), `factor` (the score multiplied by it), `rule` (a hard
-    rule moved the hit's file to the front)."""
+    """`add` (added to the score), `factor` (the score multiplied by it), `weight` (with
+    `[search] fusion = "fitted"`: the model's weight times the feature's value, added to
+    the sum whose exp is the score), `rule` (a hard rule moved the hit's file to the
+    front)."""
 
 
 class SemanticOutput(TypedDict):
