@@ -57,3 +57,8 @@ def test_wheel_carries_the_ui_page_files(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"ctxd/server/ui/static/ui.js", "ctxd/server/ui/static/ui.css"} <= names
     assert not [n for n in names if n.endswith("axe.min.js")]
+
+
+def test_wheel_carries_the_ranking_models_weights(wheel: Path) -> None:
+    """`[search] fusion = "fitted"` reads `search/rank_model.json` (issue 42)."""
+    assert "ctxd/search/rank_model.json" in set(zipfile.ZipFile(wheel).namelist())
