@@ -772,6 +772,19 @@ class _Walk:
             put[tgt.id] = got
         if self.language == "python" and [self.text(x) for x in targets] == ["__all__"]:
             self.exported(value_node)
+        if self.language in _JS_LIKE and len(targets) == 1 and value_node is not None:
+            self.prototype(targets[0], value_node)
+
+    def prototype(self, target: tree_sitter.Node, value: tree_sitter.Node) -> None:
+        """`Cls.prototype[name] = function () {...}`: `this` in the function is a `Cls`
+        (a `this` parameter site; `Cls.prototype.m = ...` is a method of its own)."""
+        holder = target.child_by_field_name("object")
+        if target.type != "subscript_expression" or holder is None or value.type not in (
+                "function_expression", "function"):
+            return
+        cls = self.receiver(holder)
+        if cls.endswith(".prototype") and "(" not in cls:
+            self.add("this", value, Role.PARAM, value=":" + cls.removesuffix(".prototype"))
 
     def augmented(self, node: tree_sitter.Node) -> None:
         """`__all__ += [...]`."""

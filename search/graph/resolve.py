@@ -658,6 +658,11 @@ class Resolver:
                     k = facts.children.get((-1, defs[s].name))
                     return k if k is not None else s
                 return s
+            owner, _, _ = defs[s].qualname.rpartition(".")
+            if defs[s].parent == -1 and owner and defs[s].kind == "method" and (
+                    (k := facts.qualnames.get(owner)) is not None) and (
+                    defs[k].kind in CLASS_KINDS):  # `Cls.prototype.m = function () {...}`
+                return k
             s = defs[s].parent
         return None
 

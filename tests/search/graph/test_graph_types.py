@@ -669,3 +669,27 @@ def test_mappings_give_their_values(store, repo):
         ("ts/group.ts", 14, "call"),  # list.forEach((sub) => ...)
         ("ts/group.ts", 15, "call"),  # a Map's forEach: its values (not `key`)
     }  # not 16: a spread array literal is not known
+
+
+PROTOTYPES = {
+    "lib/Axios.js": '''class Axios {
+  request(url) { return url; }
+}
+
+utils.forEach(["post", "put"], function each(method) {
+  Axios.prototype[method] = function (url) {
+    return this.request(url);
+  };
+});
+
+Axios.prototype.get = function get(url) { return this.request(url); };
+
+export default Axios;
+''',
+}
+
+
+def test_functions_assigned_to_a_class_prototype_see_it_as_this(store, repo):
+    index(store, repo, PROTOTYPES)
+    assert usages(store, "Axios.request") == {("lib/Axios.js", 7, "call"),
+                                              ("lib/Axios.js", 11, "call")}
