@@ -6,9 +6,11 @@ and the latency of its queries.
 
 Each round indexes every tree into a fresh SQLite home, phase 1 only (walk, read, chunk,
 symbols, text and keyword indexes, and the graph; no embedding, which the graph does not
-touch), once as this checkout does and once with the graph's extraction switched off
+touch; `--embed`: the whole index, embedding with the default model included), once as
+this checkout does and once with the graph's extraction switched off
 (`indexer.checkpoints._graph_row` answering `NO_GRAPH`), in turn, in this process; the
-medians compare. The graph's share of the index is the pages of `graph`, `graph_links` and
+medians compare, of wall-clock time and of the process's CPU time (steadier on a busy
+machine). The graph's share of the index is the pages of `graph`, `graph_links` and
 its index over all pages (SQLite's `dbstat`), of the phase-1 index and of the index with
 its vectors (estimated: one 384-float vector per checkpoint, what phase 2 adds). Query
 latency: `refs` and `callers` of the named definitions (`--query NAME:SYMBOL`),
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import sys
@@ -44,17 +47,20 @@ VECTOR_BYTES = 384 * 4 + 16
 its row: what phase 2 adds to the index (this bench does not embed)."""
 
 
-def index_all(home: Path, trees: dict[str, Path], *, graph: bool) -> float:
-    """Seconds to index every tree (phase 1) into `home`."""
+def index_all(home: Path, trees: dict[str, Path], *, graph: bool,
+              embed: bool = False) -> tuple[float, float]:
+    """Seconds to index every tree (phase 1) into `home`: wall clock, and this process's
+    CPU time (all its threads; what other processes on a busy machine take does not
+    count)."""
     original = checkpoints._graph_row
     if not graph:
         checkpoints._graph_row = lambda _language, _parsed: NO_GRAPH  # type: ignore[assignment]
     service = Service(load_settings({"home": str(home)}))
     try:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         for root in trees.values():
-            service.index(root, embed=False)
-        return time.perf_counter() - started
+            service.index(root, embed=embed)
+        return time.perf_counter() - started, time.process_time() - cpu
     finally:
         service.close()
         checkpoints._graph_row = original  # type: ignore[assignment]
@@ -111,29 +117,42 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--embed", action="store_true",
+                    help="whole index runs (phase 1 and the embedding with the default "
+                         "model) instead of phase 1 alone")
     args = ap.parse_args()
     trees = {t.split("=", 1)[0]: Path(t.split("=", 1)[1]) for t in args.tree}
     times: dict[str, list[float]] = {"with": [], "without": []}
+    cpu: dict[str, list[float]] = {"with": [], "without": []}
     share: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="ctxd-bench-graph-") as tmp:
         for r in range(args.rounds):
             for side in (("with", "without") if r % 2 == 0 else ("without", "with")):
                 home = Path(tmp) / f"{side}-{r}"
-                times[side].append(index_all(home, trees, graph=side == "with"))
+                wall, used = index_all(home, trees, graph=side == "with", embed=args.embed)
+                times[side].append(wall)
+                cpu[side].append(used)
+                print(f"round {r} {side} graph: {wall:.2f} s wall, {used:.2f} s CPU",
+                      file=sys.stderr, flush=True)
                 if side == "with" and not share:
                     share = graph_share(home / "index.db")
                     kept = home
         queries = [(q.split(":", 1)[0], q.split(":", 1)[1]) for q in args.query]
         lat = latency(kept, queries, args.repeat) if queries else []
     med = {k: statistics.median(v) for k, v in times.items()}
+    med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
     result = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "machine": f"{platform.machine()} {platform.processor() or ''} "
                    f"python {platform.python_version()}".strip(),
-        "trees": sorted(trees), "rounds": args.rounds,
+        "trees": sorted(trees), "rounds": args.rounds, "embed": args.embed,
         "phase1_s_with_graph": round(med["with"], 2),
         "phase1_s_without_graph": round(med["without"], 2),
         "overhead": round(med["with"] / med["without"] - 1, 3),
+        "phase1_cpu_s_with_graph": round(med_cpu["with"], 2),
+        "phase1_cpu_s_without_graph": round(med_cpu["without"], 2),
+        "overhead_cpu": round(med_cpu["with"] / med_cpu["without"] - 1, 3),
+        "load_average": " ".join(f"{x:.2f}" for x in os.getloadavg()),
         **share, "graph_share_phase1": round(share["graph_bytes"] / share["index_bytes"], 3),
         "graph_share_embedded": round(
             share["graph_bytes"] / (share["index_bytes"] + share["vector_bytes"]), 3),
