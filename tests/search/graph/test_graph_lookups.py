@@ -1,0 +1,110 @@
+"""The graph's lookups that keep large indexes fast (`bench/bench_graph_scale.py`), in both
+stores: `PATH:LINE` found through the files' (repository, path) index, in the right
+repository when several hold the same path; a definition's uses found only where a site
+bears its name, the same as resolving every candidate file; and the stored graph blob the
+same for the same file, whichever repository holds it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ctxd.indexer.errors import SymbolNotFound
+from ctxd.indexer.pipeline import Indexer
+from ctxd.indexer.store.location import StoreOptions
+from ctxd.indexer.store.open import open_store
+from ctxd.indexer.store.protocol import IndexStore
+from ctxd.indexer.walk.walker import WalkOptions
+from ctxd.search.graph import queries, workspace
+from ctxd.search.graph.naming import name_definition
+from tests.conftest import FakeEmbedder, RepoBuilder
+
+FILES = {
+    "pkg/__init__.py": "from .store import Store\n",
+    "pkg/store.py": ("class Store:\n"
+                     "    def get(self, key):\n"
+                     "        return key\n"
+                     "\n"
+                     "    def put(self, key):\n"
+                     "        return self.get(key)\n"),
+    "pkg/use.py": ("from .store import Store\n"
+                   "\n"
+                   "def run():\n"
+                   "    s = Store()\n"
+                   "    return s.get(1)\n"),
+    "pkg/other.py": ("from .store import Store\n"
+                     "\n"
+                     "def other(d):\n"
+                     "    return Store, d.items()\n"),
+}
+
+
+@pytest.fixture
+def store(tmp_path: Path, store_url: str) -> Iterator[IndexStore]:
+    with open_store(tmp_path / "index.db", StoreOptions(url=store_url)) as st:
+        yield st
+
+
+@pytest.fixture
+def two_repos(tmp_path: Path, store: IndexStore) -> tuple[str, str]:
+    """The same files in two repositories (`one`, `two`), `two`'s `use.py` calling `get`
+    twice."""
+    names = []
+    for name in ("one", "two"):
+        repo = RepoBuilder(tmp_path / name)
+        for path, text in FILES.items():
+            repo.write(path, text)
+        if name == "two":
+            repo.write("pkg/use.py", FILES["pkg/use.py"] + "\n\ndef again(s: Store):\n"
+                       "    return s.get(2)\n")
+        Indexer(store, FakeEmbedder()).index(repo.root, WalkOptions())
+        names.append(name)
+    return names[0], names[1]
+
+
+def test_path_line_names_the_definition_in_the_asked_repository(store, two_repos):
+    one, two = two_repos
+    for name in (one, two):
+        d = name_definition(store, "pkg/store.py:2", [name])
+        assert (d.qualified_name, d.repository, d.path, d.line) == (
+            "Store.get", name, "pkg/store.py", 2)
+    assert name_definition(store, "pkg/store.py:2").qualified_name == "Store.get"
+    with pytest.raises(SymbolNotFound, match=r"no definition at pkg/store\.py:4"):
+        name_definition(store, "pkg/store.py:4", [one])
+    with pytest.raises(SymbolNotFound):
+        name_definition(store, "pkg/nothing.py:2", [one])
+
+
+def test_uses_are_those_of_resolving_every_candidate_file(store, two_repos, monkeypatch):
+    """Skipping the files where no site bears the name changes no answer: the same
+    usages as with the skip turned off (every candidate file indexed and resolved)."""
+    _one, two = two_repos
+    d = name_definition(store, "pkg/store.py:2", [two])
+    workspace._cache.clear()
+    fast = queries.references(store, d)
+    workspace._cache.clear()
+    monkeypatch.setattr(queries._Graph, "names", lambda self, path: _EVERY_NAME)
+    slow = queries.references(store, d)
+    got = {(u.path, u.line, u.kind) for u in fast.usages}
+    assert got == {(u.path, u.line, u.kind) for u in slow.usages}
+    assert got == {("pkg/store.py", 6, "call"), ("pkg/use.py", 5, "call"),
+                   ("pkg/use.py", 9, "call")}
+
+
+class _Every(frozenset[str]):
+    """A name set that holds every name (the skip turned off)."""
+
+    def __contains__(self, _name: object) -> bool:
+        return True
+
+
+_EVERY_NAME = _Every()
+
+
+def test_the_same_file_is_stored_as_the_same_graph(store, two_repos):
+    ids = {name: {p: i for i, p in store.file_paths_in([name])} for name in two_repos}
+    one, two = (ids[n]["pkg/store.py"] for n in two_repos)
+    data = store.graph_data([one, two])
+    assert data[one] == data[two]
