@@ -515,6 +515,10 @@ class _Walk:
     def return_type(self, node: tree_sitter.Node) -> None:
         """`def f() -> Session:` / `f(): Session`: the type the function gives back."""
         ret = node.child_by_field_name("return_type") or node.child_by_field_name("result")
+        if ret is not None and ret.type == "parameter_list":  # Go `(c *Context, err error)`
+            first = next((c for c in ret.named_children
+                          if c.type == "parameter_declaration"), None)
+            ret = first.child_by_field_name("type") if first is not None else None
         if ret is not None and (name := type_text(self.text(ret))):
             self.add("return", ret, Role.BIND, value=":" + name)
 
@@ -758,10 +762,13 @@ class _Walk:
             values = (value_node.named_children if value_node is not None
                       and value_node.type == "expression_list" else [])
             inner = targets[0].named_children
+            given: list[tree_sitter.Node | None] = list(values)
+            if self.language == "go" and len(values) == 1 and len(inner) > 1:
+                given += [None] * (len(inner) - 1)  # `c, err := f()`: c is f's first result
             put[targets[0].id] = [
                 e for k, tgt in enumerate(inner)
-                for e in self.targets(tgt, self.value(values[k])
-                                      if len(values) == len(inner) else None)]
+                for e in self.targets(tgt, self.value(given[k])
+                                      if len(given) == len(inner) else None)]
             return
         summary = typed or self.value(value_node)
         for tgt in targets:

@@ -142,7 +142,17 @@ class Resolver:
         else:
             got = self.member(self._property(self.expr(path, site.receiver, site.scope,
                                                        site.line, 0)), site.name, 0)
+            if got is not None and site.role == Role.REF and self._rust_field(got, site):
+                return None
         return got if got is not None and got.kind == "def" else None
+
+    def _rust_field(self, got: Target, site: Site) -> bool:
+        """`self.len` in Rust is the field `len`, never the method `len()` (a method is
+        named without a call only by its path: `Self::len`, `GlobSet::len`)."""
+        facts = self.facts(got.path)
+        return facts is not None and got.kind == "def" and facts.graph.language == "rust" and (
+            facts.graph.defs[got.index].kind == "method") and bool(site.receiver) and (
+            str(site.receiver).rpartition(".")[2][:1].islower())
 
     # ---------------------------------------------------------------- names
 
@@ -348,7 +358,7 @@ class Resolver:
             if facts is None:
                 return None
             d = facts.graph.defs[got.index]
-            if d.kind in CLASS_KINDS:
+            if _classlike(facts, d.kind):
                 return Target("inst", got.path, got.index)
             if d.name in CONSTRUCTORS and d.parent >= 0 and (
                     facts.graph.defs[d.parent].kind in CLASS_KINDS):
@@ -522,7 +532,7 @@ class Resolver:
                         got.kind != "def" or value.startswith("=")) else None
             return None
         facts = self.facts(target.path)
-        if facts is None or facts.graph.defs[target.index].kind not in CLASS_KINDS:
+        if facts is None or not _classlike(facts, facts.graph.defs[target.index].kind):
             return None
         got = self.class_member(target.path, target.index, name, depth + 1)
         if got is None and target.kind == "inst":
@@ -665,6 +675,12 @@ class Resolver:
                 return k
             s = defs[s].parent
         return None
+
+
+def _classlike(facts: _FileFacts, kind: str) -> bool:
+    """Whether a definition of this kind has members (and instances): classes, structs,
+    interfaces, traits; in Go any named type (`type Params []Param` has methods)."""
+    return kind in CLASS_KINDS or (kind == "type" and facts.graph.language == "go")
 
 
 def _parts(token: str) -> tuple[str, str]:

@@ -693,3 +693,55 @@ def test_functions_assigned_to_a_class_prototype_see_it_as_this(store, repo):
     index(store, repo, PROTOTYPES)
     assert usages(store, "Axios.request") == {("lib/Axios.js", 7, "call"),
                                               ("lib/Axios.js", 11, "call")}
+
+
+GO_RUST = {
+    "go.mod": "module example.com/web\n",
+    "web/context.go": '''package web
+
+type Context struct{}
+
+func (c *Context) Next() {}
+
+type Params []Param
+
+type Param struct{}
+
+func (ps Params) Get(name string) string { return "" }
+
+func CreateTestContext(w int) (c *Context, r *Engine) { return nil, nil }
+
+type Engine struct{}
+
+func use(ps Params) {
+	c, _ := CreateTestContext(1)
+	c.Next()
+	ps.Get("a")
+}
+''',
+    "Cargo.toml": '[package]\nname = "globs"\n',
+    "src/lib.rs": '''pub struct GlobSet {
+    len: usize,
+}
+
+impl GlobSet {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+}
+
+pub fn count(set: &GlobSet) -> usize {
+    let f = GlobSet::len;
+    set.len()
+}
+''',
+}
+
+
+def test_go_results_named_types_and_rust_fields(store, repo):
+    index(store, repo, GO_RUST)
+    # c, _ := f() with f's named results (c *Context, r *Engine)
+    assert usages(store, "Context.Next") == {("web/context.go", 19, "call")}
+    assert usages(store, "Params.Get") == {("web/context.go", 20, "call")}  # type Params []Param
+    assert usages(store, "GlobSet.len") == {("src/lib.rs", 12, "reference"),
+                                            ("src/lib.rs", 13, "call")}  # not 7: the field
