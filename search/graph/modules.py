@@ -171,6 +171,17 @@ class RepoLayout:
                         and not p.endswith("_test.go")]
         return []
 
+    def go_import_tail(self, path: str) -> str:
+        """The last element of a Go file's package import path (`github.com/spf13/cobra`
+        for the module's root folder: `cobra`; '' outside every module)."""
+        folder = posixpath.dirname(path)
+        for mod, root in sorted(self.go_modules, key=lambda m: -len(m[1])):  # innermost
+            if not root or folder == root or folder.startswith(root + "/"):
+                rel = folder[len(root):].strip("/") if root else folder
+                return posixpath.basename(posixpath.join(mod, rel)) if rel else (
+                    mod.rstrip("/").rpartition("/")[2])
+        return ""
+
     def go_package(self, path: str) -> list[str]:
         """The other files of a Go file's package (its folder)."""
         return [p for p in self.by_dir.get(posixpath.dirname(path), [])

@@ -121,6 +121,7 @@ class _Graph:
             keys.add(posixpath.basename(posixpath.dirname(t.path)))
         if graph.language == "go":
             keys.add(posixpath.basename(posixpath.dirname(t.path)))
+            keys.add(self.ws.layout.go_import_tail(t.path))  # a module's root package
         files = {t.path}
         if graph.language in ("go", "java"):  # the package: the folder's files
             files.update(self.ws.layout.same_package(

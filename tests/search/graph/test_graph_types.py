@@ -745,3 +745,27 @@ def test_go_results_named_types_and_rust_fields(store, repo):
     assert usages(store, "Params.Get") == {("web/context.go", 20, "call")}  # type Params []Param
     assert usages(store, "GlobSet.len") == {("src/lib.rs", 12, "reference"),
                                             ("src/lib.rs", 13, "call")}  # not 7: the field
+
+
+GO_ROOT = {
+    "go.mod": "module github.com/spf13/cobra\n",
+    "command.go": '''package cobra
+
+type Command struct{}
+
+func (c *Command) Parent() *Command { return nil }
+''',
+    "doc/man.go": '''package doc
+
+import "github.com/spf13/cobra"
+
+func Gen(cmd *cobra.Command) {
+	cmd.Parent()
+}
+''',
+}
+
+
+def test_go_a_module_root_package_is_found_by_its_importers(store, repo):
+    index(store, repo, GO_ROOT)
+    assert usages(store, "Command.Parent") == {("doc/man.go", 6, "call")}
