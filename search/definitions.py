@@ -44,7 +44,11 @@ MAX_NAMES = 8
 SNIPPET_LINES = 30
 """A definition that enters the ranking shows at most this many of its lines."""
 
-_TOKEN = re.compile(r"[A-Za-z_$][A-Za-z0-9_$.]*[A-Za-z0-9_$]|[A-Za-z_]")
+_TOKEN = re.compile(r"[A-Za-z_$][A-Za-z0-9_$.]*[A-Za-z0-9_$][?!]?|[A-Za-z_][?!]?")
+"""A name, with Ruby's predicate or bang suffix (`copy?`, `run!`) when written."""
+_PAIR = re.compile(r"([A-Z][A-Za-z0-9_]*)\s+([a-z][a-z0-9]*[?!]?)")
+"""`Container member` of plain words (`Stream printf`, `Jar sort`): the member defined
+inside the container."""
 _CAPITALISED = re.compile(r"[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*")
 _NOT_DEFINITIONS = frozenset({"section"})
 """Symbol kinds that are not definitions in code (Markdown headings)."""
@@ -64,30 +68,50 @@ class Definition:
 
 def applies(query: str) -> bool:
     """Whether the rule runs for `query`: an identifier query that names something."""
-    return is_identifier_query(query) and bool(named(query))
+    return (is_identifier_query(query) or _lone_suffixed(query) or _pair(query) is not None
+            ) and bool(named(query))
+
+
+def _lone_suffixed(query: str) -> bool:
+    """A query of one name with Ruby's suffix (`copy?`, `valid!`): the name it writes."""
+    text = query.replace("`", " ").strip()
+    return len(text) >= 2 and text[-1] in "?!" and _TOKEN.fullmatch(text) is not None
+
+
+def _pair(query: str) -> tuple[str, str] | None:
+    """(member, container) of a `Container member` query of two plain words, else None."""
+    m = _PAIR.fullmatch(query.replace("`", " ").strip())
+    return (m.group(2), m.group(1)) if m else None
 
 
 def named(query: str) -> list[tuple[str, str | None]]:
     """(name, container or None) of what `query` names exactly, in order, distinct."""
     text = query.replace("`", " ")
+    if (pair := _pair(query)) is not None:
+        return [pair]
     out: dict[tuple[str, str | None], None] = {}
     idents = set(identifier_terms(text))
     whole = is_identifier_query(query)
     tokens = _TOKEN.findall(text)
-    if len(tokens) == 1 and whole:  # a lone name (`wheel`, `measure`) names itself
-        idents.add(tokens[0].strip(".").rstrip("()"))
+    if len(tokens) == 1 and (whole or _lone_suffixed(query)):  # a lone name (`wheel`,
+        idents.add(tokens[0].strip(".").rstrip("()?!"))  # `copy?`) names itself
     for tok in tokens:
         tok = tok.strip(".").rstrip("()")
-        if not tok:
+        base = tok.rstrip("?!")
+        if not base:
             continue
-        if tok in idents or is_identifier(tok):
-            parts = [p for p in tok.split(".") if p]
-            if len(parts) >= 2:
-                out.setdefault((parts[-1], parts[-2]), None)
-                if _CAPITALISED.fullmatch(parts[-2]):
-                    out.setdefault((parts[-2], None), None)
-            elif parts:
-                out.setdefault((parts[0], None), None)
+        if base in idents or is_identifier(base):
+            spellings = [tok]  # `valid?` as written; a question's `?` may end `load_file?`
+            if tok[-1] == "?" and is_identifier(base) and text.rstrip().endswith(tok):
+                spellings = [tok, base]
+            for spelt in spellings:
+                parts = [p for p in spelt.split(".") if p]
+                if len(parts) >= 2:
+                    out.setdefault((parts[-1], parts[-2]), None)
+                    if _CAPITALISED.fullmatch(parts[-2]):
+                        out.setdefault((parts[-2], None), None)
+                elif parts:
+                    out.setdefault((parts[0], None), None)
         elif whole and _CAPITALISED.fullmatch(tok) and len(tok) >= 3:
             out.setdefault((tok, None), None)
     return list(out)[:MAX_NAMES]

@@ -57,3 +57,22 @@ def test_a_defining_file_no_leg_found_enters_on_its_definition() -> None:
 def test_no_definition_leaves_the_ranking_alone() -> None:
     ranked = [hit("a.py", 0.9), hit("b.py", 0.5)]
     assert definitions_first(ranked, []) == ranked
+
+
+def test_ruby_predicate_and_bang_names_are_named_as_written() -> None:
+    assert named("copy?") == [("copy?", None)] and applies("copy?")
+    assert named("run!") == [("run!", None)] and applies("run!")
+    assert named("Request.copy?")[:2] == [("copy?", "Request"), ("Request", None)]
+    # a question's `?` after a name asks for the name too
+    assert named("load_config_file?") == [("load_config_file?", None),
+                                          ("load_config_file", None)]
+
+
+def test_a_container_and_a_plain_member_name_the_member_inside_the_container() -> None:
+    assert named("Stream printf") == [("printf", "Stream")] and applies("Stream printf")
+    assert named("ERBTest engine") == [("engine", "ERBTest")]
+    assert named("Request valid?") == [("valid?", "Request")]
+    # ordinary questions stay out
+    assert not applies("how does the stream printf")
+    assert not applies("why does printf fail?")
+    assert not applies("printing rows")

@@ -133,6 +133,37 @@ def check_path(path):
 '''
 
 
+STREAMING_RB = '''# Streams a response body to the client as it is written.
+module Streaming
+  class Stream
+    def printf(*args)
+      write(format(*args))
+    end
+
+    def copy?
+      false
+    end
+
+    def run!
+      @running = true
+    end
+  end
+end
+'''
+
+PRINTER_RB = '''# Prints reports: printf formats a row, run the printer to copy the report.
+class Printer
+  def print_rows(rows)
+    rows.each { |row| printf("%s\\n", row) }
+  end
+
+  def run
+    print_rows(["copy", "printf", "run"])
+  end
+end
+'''
+
+
 def tree(root: RepoBuilder) -> RepoBuilder:
     root.write("werk/__init__.py", '"""A small WSGI toolkit."""\n')
     root.write("werk/test.py", TEST_PY)
@@ -144,6 +175,8 @@ def tree(root: RepoBuilder) -> RepoBuilder:
     root.write("docs/en/testing.md", GUIDE_MD)
     root.write("docs/de/testing.md", GUIDE_DE_MD)
     root.write("mkdocs.yml", "site_name: werk\nnav:\n  - testing.md\n")
+    root.write("lib/streaming.rb", STREAMING_RB)
+    root.write("lib/printer.rb", PRINTER_RB)
     return root
 
 
@@ -169,6 +202,9 @@ def paths(service: Service, query: str, **kw: object) -> list[str]:
     ("run_wsgi_app", "werk/test.py"),
     ("CliRunner invoke catch_exceptions", "werk/testing.py"),
     ("make_app_client", "werk/conftest.py"),
+    ("copy?", "lib/streaming.rb"),  # Ruby's predicate and bang names, as written
+    ("run!", "lib/streaming.rb"),
+    ("Stream printf", "lib/streaming.rb"),  # a member asked with its container
 ])
 def test_an_exact_identifier_ranks_its_definition_first_whatever_the_files_role(
         service: Service, query: str, defined_in: str) -> None:
