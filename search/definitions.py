@@ -11,7 +11,9 @@ evidence to weigh: the definition is the answer.
 `is_exhausted`, `MAX_RETRIES`, `parseHeader`), a query of one word (`wheel`) and, in an
 identifier query (`search.hybrid.is_identifier_query`), its capitalised words (`Retry`,
 `Client`); a dotted name asks for its last part inside a container named by the part
-before it.
+before it. Ruby's predicate and bang names are named as written (`copy?`, `run!`; a lone
+one is an identifier query), and a query of a capitalised word and a plain one
+(`Stream printf`, `Jar sort`) names the member inside that container.
 `defining_files(store, query, filters)` reads their definitions (the symbol table, exact
 name and case, Markdown headings left out) within the user's filters, and counts per file
 how many of the query's names it defines; a name defined in more than `MAX_FILES` files

@@ -19,9 +19,10 @@ no embedding time:
   `/*! name vX.Y.Z` banner, a bundler's runtime);
 - certificates (`*.crt`, `*.cer`, `*.der`, PEM blocks) and data blobs (base64, hex dumps);
 - data files: tables (`*.csv`, `*.tsv`, JSON Lines), JSON / YAML / XML files of at least
-  `LARGE_DATA` characters, and plain-text files that are mostly rows of numbers (recorded
-  measurements such as a benchmark's result summaries): line windows over short dense rows
-  made a checkpoint per row or two, half of one Rust repository's checkpoints.
+  `LARGE_DATA` characters unless mostly prose (`prose_share`: jq's `manual.yml`), and
+  plain-text files that are mostly rows of numbers (recorded measurements such as a
+  benchmark's result summaries): line windows over short dense rows made a checkpoint per
+  row or two, half of one Rust repository's checkpoints.
 - translated documentation (`indexer.walk.translations`): `docs/<lang>/`, `i18n/<lang>/`,
   `README.zh-CN.md` beside `README.md`, ..., confirmed by the language of the prose;
 - diagrams saved as text (`*.drawio`, `*.excalidraw`; SVG, with text or not, is above);
@@ -69,6 +70,7 @@ __all__ = [
     "VendorDirs",
     "classify",
     "long_line_share",
+    "prose_share",
     "short_lines",
 ]
 
@@ -145,7 +147,13 @@ LARGE_DATA_SUFFIXES: tuple[str, ...] = (".json", ".yaml", ".yml", ".xml")
 """Structured data formats whose large files are data, not configuration."""
 LARGE_DATA = 100_000
 """Characters from which a JSON / YAML / XML file counts as data (configuration files are
-far smaller: a `package.json` or a CI workflow is a few KB)."""
+far smaller: a `package.json` or a CI workflow is a few KB), unless it is mostly prose."""
+PROSE_SHARE = 0.4
+"""A large JSON / YAML / XML file with at least this share of its characters in lines of
+prose (`prose_share`) is a document written in a data format (jq's `manual.yml`: 0.6; a
+`package-lock.json` or an index of results: 0.0), not data."""
+PROSE_WORDS = 6
+"""A line of prose has at least this many words, most of its blank-separated tokens."""
 DIAGRAM_PATTERNS: tuple[str, ...] = ("*.drawio", "*.dio", "*.excalidraw", "*.excalidraw.json",
                                       "*.excalidrawlib")
 """Diagrams saved as text (SVG, with or without text, is `MINIFIED_PATTERNS`)."""
@@ -211,13 +219,14 @@ _HEX_LINE = re.compile(r"(?:[0-9a-fA-F]{4,}:?\s+)?(?:[0-9a-fA-F]{2}\s?){16,}.*")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
 """A number standing alone (`0.159`, `68`; not a version such as `23.2.0`, nor `utf8`)."""
 
-RULES_VERSION = 6
+RULES_VERSION = 7
 """The version of the built-in rules (here and in `indexer.walk.secrets`): stored with a
 repository's options, so that a change of the rules re-decides unchanged files once (1:
 issue 15; 2: build output, more lockfiles, secrets by content; 3: data files; 4:
 translations; 5: diagrams, people and translation-string data, long changelogs coarse;
 6: issue 39, secrets in code layouts, base64 keys, Kubernetes Secrets, URL passwords, and
-long lines in hand-written code: `LONG_LINES`, its short lines embedded)."""
+long lines in hand-written code: `LONG_LINES`, its short lines embedded; 7: a large
+JSON / YAML / XML file that is mostly prose, such as jq's `manual.yml`, is embedded)."""
 
 LONG_LINE = 1000
 """Characters from which a line counts as very long."""
@@ -409,11 +418,31 @@ def _name_role(rel: str, name: str, vendor: VendorDirs | None) -> tuple[Role, st
     return None
 
 
+_PROSE_WORD = re.compile(r"[(\"'`]?[A-Za-z][a-z]*[,.;:!?)\"'`]*")
+"""A word of a sentence (`the`, `Returns`, `(see`, `value.`), not a key, number or path."""
+
+
+def prose_share(text: str) -> float:
+    """The share of `text`'s non-blank characters in lines of prose: at least `PROSE_WORDS`
+    words that make up at least 70% of the line's blank-separated tokens."""
+    total = prose = 0
+    for line in text.split("\n"):
+        stripped = line.strip()
+        total += len(stripped)
+        tokens = stripped.split()
+        words = sum(1 for t in tokens if _PROSE_WORD.fullmatch(t))
+        if words >= PROSE_WORDS and words >= 0.7 * len(tokens):
+            prose += len(stripped)
+    return prose / total if total else 0.0
+
+
 def _data_role(name: str, text: str, size: int) -> tuple[Role, str] | None:
-    """Large structured data, or plain text that is mostly rows of numbers."""
+    """Large structured data (not a manual written as one), or plain text that is mostly
+    rows of numbers."""
     dot = name.rfind(".")
     suffix = name[dot:].lower() if dot > 0 else ""
-    if suffix in LARGE_DATA_SUFFIXES and size >= LARGE_DATA:
+    if (suffix in LARGE_DATA_SUFFIXES and size >= LARGE_DATA
+            and prose_share(text) < PROSE_SHARE):
         return Role.DATA, f"{suffix[1:].upper()} data of {size // 1000} KB"
     if suffix in _RECORD_SUFFIXES:
         if why := _records(name, text):

@@ -45,6 +45,19 @@ WORKFLOW_YML = "name: tests\non: [push]\njobs:\n  test:\n    runs-on: ubuntu-lat
                             for i in range(30))
 
 
+MANUAL_YML = "sections:\n" + "".join(  # jq's manual: a YAML of prose, 100+ KB
+    f"  - title: Filter number {i}\n    body: |\n\n"
+    "      The filter takes its input and produces the same value as output, so that you\n"
+    "      can pipe it into the next one. Use it when you want to keep the whole input\n"
+    "      and only change how it is printed, for example with the raw output option.\n"
+    f"    examples:\n      - program: '.[{i}]'\n        input: '[1, 2, 3]'\n"
+    "        output: ['2']\n" for i in range(300))
+
+DATA_YML = "records:\n" + "".join(  # a large YAML of records: data
+    f"  - id: {i}\n    name: item_{i}\n    price: {i * 3}.50\n    tags: [a, b, c]\n"
+    f"    description: Blue widget size {i % 9}\n" for i in range(1500))
+
+
 def changelog(releases: int) -> str:
     return "# Release notes\n" + "".join(
         f"\n## 1.{n}.0\n\n- Fixed the connection pool leaking sockets in release number {n}.\n"
@@ -62,6 +75,10 @@ def changelog(releases: int) -> str:
     ("src/i18n/messages/fr.yaml", "greeting: Bonjour\n", Role.DATA),
     ("lib/l10n/app_de.arb", '{"hello": "Hallo"}', Role.DATA),
     (".github/workflows/tests.yml", WORKFLOW_YML, Role.EMBED),
+    ("docs/content/manual/manual.yml", MANUAL_YML, Role.EMBED),  # large, but prose
+    ("data/records.yml", DATA_YML, Role.DATA),
+    ("data/records.json", json.dumps([{"id": i, "name": f"item {i}", "price": i * 3.5}
+                                      for i in range(3000)], indent=2), Role.DATA),
     ("src/i18n/index.ts", "export const locale = 'en';\n", Role.EMBED),
     ("CHANGELOG.md", changelog(900), Role.CHANGELOG),
     ("docs/release-notes.md", changelog(900), Role.CHANGELOG),
