@@ -688,6 +688,16 @@ class _Walk:
                 if n is not None and n.type in self.spec.names:
                     self.hints[n.id] = f"{hint}#{j}"
 
+    def struct_field(self, node: tree_sitter.Node) -> None:
+        """A Go or Rust struct field (`writermem responseWriter`, `router: PathRouter<S>`):
+        `self.NAME` / `recv.NAME` with its type."""
+        if self.language not in ("go", "rust"):
+            return
+        typed = type_text(self.text(node.child_by_field_name("type")))
+        if typed:
+            for name in node.children_by_field_name("name"):
+                self.add(self.text(name), name, Role.ATTR_BIND, "self", ":" + typed)
+
     def this_param(self, node: tree_sitter.Node) -> bool:
         """`function (this: SchedulerAction<T>)`: a `this` parameter site with its type."""
         pattern = node.child_by_field_name("pattern")
@@ -994,6 +1004,7 @@ _EXTRA = {
     "public_field_definition": _Walk.class_field,
     "field_definition": _Walk.class_field,
     "property_signature": _Walk.class_field,
+    "field_declaration": _Walk.struct_field,
     "required_parameter": _Walk.class_field,
     "optional_parameter": _Walk.class_field,
 }

@@ -27,14 +27,14 @@ __all__ = ["EXTRACTION", "Def", "FileGraph", "Import", "Role", "Site", "decode",
 
 FORMAT = 1
 """The blob's format version (its first element); an unknown one decodes to nothing."""
-EXTRACTION = 6
+EXTRACTION = 7
 """What the extractor records (bumped when it records new facts in the same format: 2 =
 list element types, `cast`/`as` values, `this:` parameters, `__all__` entries, JS/Go
 re-assignments, `import a.b` keyed `a`; 3 = JS private names, object shapes, either-branch
 values, `isinstance`/`instanceof` narrowing, type-alias forward references; 4 = mapping
 value types, `new Map<K, T>()`, parameter defaults, `enumerate`, `Self`, narrowing after
 an early return or `assert`; 5 = `this` in `Cls.prototype[name] = function`; 6 = Go
-named results, `c, err := f()`). A
+named results, `c, err := f()`; 7 = Go and Rust struct field types). A
 repository indexed by an older one gets every graph extracted again by its next full
 `ctxd index` (`Indexer.backfill_graphs`)."""
 

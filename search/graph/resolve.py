@@ -142,7 +142,8 @@ class Resolver:
         else:
             got = self.member(self._property(self.expr(path, site.receiver, site.scope,
                                                        site.line, 0)), site.name, 0)
-            if got is not None and site.role == Role.REF and self._rust_field(got, site):
+            if got is not None and site.role in (Role.REF, Role.ATTR_BIND) and (
+                    self._rust_field(got, site)):
                 return None
         return got if got is not None and got.kind == "def" else None
 
@@ -568,9 +569,12 @@ class Resolver:
         facts = self.facts(path)
         if facts is None or depth > MAX_DEPTH:
             return None
-        got = self._own_attribute(facts, path, cls, name, depth)
-        if got is not None:
-            return got
+        defs = facts.graph.defs
+        for part in [cls, *(k for k, d in enumerate(defs) if k != cls and d.parent == -1 and (
+                d.qualname == defs[cls].qualname and d.kind in ("struct", "impl")))]:
+            got = self._own_attribute(facts, path, part, name, depth)  # (a Rust struct's
+            if got is not None:  # fields, its impls' methods)
+                return got
         for base in self.bases(path, cls, depth + 1):
             got = self._attribute(base.path, base.index, name, depth + 1)
             if got is not None:

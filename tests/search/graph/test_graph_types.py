@@ -769,3 +769,48 @@ func Gen(cmd *cobra.Command) {
 def test_go_a_module_root_package_is_found_by_its_importers(store, repo):
     index(store, repo, GO_ROOT)
     assert usages(store, "Command.Parent") == {("doc/man.go", 6, "call")}
+
+
+FIELDS = {
+    "go.mod": "module example.com/web\n",
+    "web/ctx.go": '''package web
+
+type Params []Param
+
+type Param struct{}
+
+func (ps Params) Get(name string) string { return "" }
+
+type Context struct {
+	Params Params
+}
+
+func use(c *Context) {
+	c.Params.Get("a")
+}
+''',
+    "Cargo.toml": '[package]\nname = "routes"\n',
+    "src/lib.rs": '''pub struct PathRouter;
+
+impl PathRouter {
+    pub fn merge(&mut self) {}
+}
+
+pub struct Router {
+    path_router: PathRouter,
+}
+
+impl Router {
+    pub fn merge(&mut self) {
+        self.path_router.merge();
+    }
+}
+''',
+}
+
+
+def test_go_and_rust_struct_fields_type_their_reads(store, repo):
+    index(store, repo, FIELDS)
+    assert usages(store, "Params.Get") == {("web/ctx.go", 14, "call")}
+    assert usages(store, "PathRouter.merge") == {("src/lib.rs", 13, "call")}
+    assert usages(store, "Router.merge") == set()  # not the field's merge()
