@@ -39,9 +39,15 @@ _PROSE = re.compile(r"\.(md|mdx|markdown|rst|txt|adoc|asciidoc|rdoc|textile|org|
                     re.IGNORECASE)
 
 
+_DOCS_DATA = re.compile(r"(^|/)(docs?|manual|man)/.*\.(ya?ml|json)$", re.IGNORECASE)
+"""YAML / JSON in a documentation folder: a manual written as data (jq's
+`docs/content/manual/manual.yml`, embedded when mostly prose) is a page, not code."""
+
+
 def is_prose(path: str) -> bool:
-    """Documentation pages (`.md`, `.rst`, `.txt`, `.adoc`, ...), not code or data."""
-    return bool(_PROSE.search(path))
+    """Documentation pages (`.md`, `.rst`, `.txt`, `.adoc`, ..., YAML / JSON under `docs/`),
+    not code or data."""
+    return bool(_PROSE.search(path)) or bool(_DOCS_DATA.search(path))
 
 _TEST_DIRS = frozenset({
     "test", "tests", "testing", "testdata", "test_data", "testsuite", "testsuites",
