@@ -8,19 +8,14 @@ must not resolve (a list's own methods, a name only assigned in a closure)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from ctxd.indexer.pipeline import Indexer
-from ctxd.indexer.store.location import StoreOptions
-from ctxd.indexer.store.open import open_store
-from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.walk.walker import WalkOptions
 from ctxd.search.graph import queries
 from ctxd.search.graph.naming import name_definition
-from tests.conftest import FakeEmbedder, RepoBuilder
+from tests.conftest import FakeEmbedder
+from tests.search.graph.indexed import index, usages
 
 PYTHON = {
     "pkg/__init__.py": '''from .core import Command, Context
@@ -438,24 +433,6 @@ export class Cache {
 }
 ''',
 }
-
-
-@pytest.fixture
-def store(tmp_path: Path, store_url: str) -> Iterator[IndexStore]:
-    with open_store(tmp_path / "index.db", StoreOptions(url=store_url)) as st:
-        yield st
-
-
-def index(store: IndexStore, repo: RepoBuilder, files: dict[str, str]) -> None:
-    for path, text in files.items():
-        repo.write(path, text)
-    Indexer(store, FakeEmbedder()).index(repo.root, WalkOptions())
-
-
-def usages(store: IndexStore, symbol: str) -> set[tuple[str, int, str]]:
-    refs = queries.references(store, name_definition(store, symbol))
-    assert all(u.resolved for u in refs.usages)
-    return {(u.path, u.line, u.kind) for u in refs.usages}
 
 
 def test_python_receivers_typed_by_annotations_casts_bases_and_lists(store, repo):
