@@ -427,10 +427,16 @@ def rank_hybrid(
     names generated files (`indexer.walk.textclass`), demoted like tests.
     """
     options = options or FusionOptions()
-    reranked = collapse_copies(
-        rerank(query, fused_hits(query, legs, options, unembedded), options, generated),
-        generated)
-    ranked = collapse_copies(merge_overlaps(reranked), generated)
+    reranked = rerank(query, fused_hits(query, legs, options, unembedded), options, generated)
+    return settle(query, reranked, legs, options, generated)
+
+
+def settle(query: str, scored: Sequence[Hit], legs: Mapping[str, Sequence[Hit]],
+           options: FusionOptions, generated: Collection[tuple[str, str]] = ()) -> list[Hit]:
+    """Steps 5-9 of `rank_hybrid` over hits already scored (by `rerank`, or by the fitted
+    model, `search.rank_model`): copies answer once, overlaps merge, file summaries and
+    translated pages join, code before prose, files spread over the first page."""
+    ranked = collapse_copies(merge_overlaps(collapse_copies(scored, generated)), generated)
     ranked = add_summaries(ranked, legs.get("summary", ()), options.summary_weight)
     ranked = own_language_pages(ranked, legs.get("translations", ()), query)
     if options.code_first and not asks_for_history(query):  # changelogs answer those

@@ -23,13 +23,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ctxd.search.copies import collapse_copies
-from ctxd.search.merge import PER_FILE_TOP, by_score, merge_overlaps, spread_files
+from ctxd.search.hybrid import FusionOptions, settle
+from ctxd.search.merge import PER_FILE_TOP
 from ctxd.search.models import Hit
-from ctxd.search.prose import MAX_PROSE_TOP, PROSE_FACTOR, code_first
-from ctxd.search.questions import asks_for_history
+from ctxd.search.prose import MAX_PROSE_TOP, PROSE_FACTOR
 from ctxd.search.rank_features import FEATURES, Candidate, candidates
-from ctxd.search.translations import own_language_pages
 
 __all__ = ["MODEL_PATH", "RankModel", "load_model", "rank_fitted"]
 
@@ -121,13 +119,9 @@ def rank_fitted(
 def finish(query: str, scored: Sequence[Hit], legs: Mapping[str, Sequence[Hit]],
            model: RankModel, *, generated: Collection[tuple[str, str]] = (),
            per_file_top: int = PER_FILE_TOP) -> list[Hit]:
-    """Copies, merges, translated pages, prose bound and spreading (module docstring)."""
-    ranked = collapse_copies(scored, generated)
-    ranked = collapse_copies(merge_overlaps(ranked), generated)
-    ranked = own_language_pages(ranked, legs.get("translations", ()), query)
-    if model.code_first and not asks_for_history(query):
-        ranked = code_first(query, ranked, factor=model.prose_factor,
-                            max_prose_top=model.max_prose_top)
-    else:
-        ranked = by_score(ranked)
-    return spread_files(ranked, per_file_top) if per_file_top else ranked
+    """Copies, merges, translated pages, prose bound and spreading (module docstring):
+    `search.hybrid.settle`, without file summaries (a feature of the model's)."""
+    options = FusionOptions(summary_weight=0.0, code_first=model.code_first,
+                            prose_factor=model.prose_factor,
+                            max_prose_top=model.max_prose_top, per_file_top=per_file_top)
+    return settle(query, scored, legs, options, generated)
