@@ -15,7 +15,15 @@ from collections.abc import Callable
 from itertools import groupby
 from typing import Any
 
-from ctxd.search.graph.models import CallPaths, Calls, Edge, GraphDef, Impact, Refs
+from ctxd.search.graph.models import (
+    NOTHING_RESOLVED,
+    CallPaths,
+    Calls,
+    Edge,
+    GraphDef,
+    Impact,
+    Refs,
+)
 
 __all__ = ["call_paths_json", "call_paths_text", "calls_json", "calls_text", "impact_json",
            "impact_text", "refs_json", "refs_text"]
@@ -58,6 +66,8 @@ def refs_text(r: Refs, where: Where) -> str:
     if r.unresolved:
         out.append(f"\n{r.unresolved} other sites bear the name but do not resolve to it "
                    "(`--by-name` lists every text match)")
+    elif not r.total:
+        out.append(f"\n{NOTHING_RESOLVED} (`--by-name` lists every text match)")
     if r.note:
         out.append(f"\nnote: {r.note}")
     return "\n".join(out)

@@ -14,7 +14,15 @@ from itertools import groupby
 
 from typing_extensions import TypedDict
 
-from ctxd.search.graph.models import CallPaths, Calls, Edge, GraphDef, Refs, Usage
+from ctxd.search.graph.models import (
+    NOTHING_RESOLVED,
+    CallPaths,
+    Calls,
+    Edge,
+    GraphDef,
+    Refs,
+    Usage,
+)
 from ctxd.search.models import References
 from ctxd.server.mcp.budget import fit, freshness_line, truncated_note
 from ctxd.server.mcp.schemas import Freshness, Rendered
@@ -154,6 +162,8 @@ def render_graph_refs(refs: Refs, *, offset: int, cursor_at: Callable[[int], str
         if refs.unresolved and resolved:
             notes.append(f"> {refs.unresolved} other sites bear the name but do not resolve "
                          "to this definition; `by_name: true` lists every text match.")
+        elif resolved and not refs.total:
+            notes.append(f"> {NOTHING_RESOLVED}; `by_name: true` lists every text match.")
         notes.append(freshness_line(fresh))
         return "\n".join(notes)
 

@@ -116,3 +116,11 @@ def test_bad_input_is_a_clear_error(indexed, args, code, words):
     assert r.exit_code == code, r.output
     assert words in r.stderr and "Traceback" not in r.output
     assert "hint:" in r.stderr
+
+
+def test_refs_with_nothing_resolved_points_to_the_text_matches(indexed):
+    """An empty resolved answer with nothing left unresolved (no file imports the module,
+    or only a C header reaches it) still says where the text matches are."""
+    text = run("refs", "main").stdout
+    assert text.startswith("main (function) at app/api.py:") and ": 0 references" in text
+    assert "`--by-name` lists every text match" in text
