@@ -93,6 +93,8 @@ class Calls:
     depth: int
     truncated: bool
     duration_ms: float = 0.0
+    note: str = ""
+    """Why the answer may be short (the definition's file has no code graph yet)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +107,8 @@ class CallPaths:
     """Each chain's calls in order (the first called from `source`)."""
     max_depth: int
     duration_ms: float = 0.0
+    note: str = ""
+    """Why the answer may be short (an end's file has no code graph yet)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,3 +135,5 @@ class Impact:
     tests: list[ImpactItem] = field(default_factory=list)
     truncated: bool = False
     duration_ms: float = 0.0
+    note: str = ""
+    """Why the answer may be short (a definition's file has no code graph yet)."""

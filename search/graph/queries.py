@@ -329,7 +329,8 @@ def _call_tree(store: IndexStore, d: GraphDef, direction: str, steps: _Steps, de
                 if nxt is not None and level < depth and (nxt.path, nxt.index) not in seen:
                     seen.add((nxt.path, nxt.index))
                     queue.append((nxt, level + 1, len(edges) - 1))
-    return Calls(d, direction, edges, depth, truncated, _ms(started))
+    return Calls(d, direction, edges, depth, truncated, _ms(started),
+                 "" if t is not None else NO_GRAPH_NOTE)
 
 
 def call_paths(store: IndexStore, source: GraphDef, target: GraphDef, *,
@@ -362,7 +363,8 @@ def call_paths(store: IndexStore, source: GraphDef, target: GraphDef, *,
             if paths or not nxt:
                 break
             frontier = nxt
-    return CallPaths(source, target, paths[:limit], max_depth, _ms(started))
+    return CallPaths(source, target, paths[:limit], max_depth, _ms(started),
+                     "" if s is not None and t is not None else NO_GRAPH_NOTE)
 
 
 def impact(store: IndexStore, defs: list[GraphDef], subject: str, *, depth: int = 3,
@@ -375,6 +377,7 @@ def impact(store: IndexStore, defs: list[GraphDef], subject: str, *, depth: int 
     g = _Graph(store, defs[0].repository)
     items: dict[tuple[str, int], ImpactItem] = {}
     frontier = [(t, d.qualified_name) for d in defs if (t := g.target_of(d)) is not None]
+    frontier_defs = list(frontier)
     seen = {(t.path, t.index) for t, _ in frontier}
     truncated = False
     for distance in range(1, depth + 1):
@@ -402,4 +405,5 @@ def impact(store: IndexStore, defs: list[GraphDef], subject: str, *, depth: int 
             break
     ranked = sorted(items.values(), key=lambda i: (i.distance, i.is_test, i.path, i.line))
     tests = [i for i in ranked if i.is_test]
-    return Impact(subject, defs, ranked, tests, truncated, _ms(started))
+    note = "" if len(frontier_defs) == len(defs) else NO_GRAPH_NOTE
+    return Impact(subject, defs, ranked, tests, truncated, _ms(started), note)

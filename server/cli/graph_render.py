@@ -66,7 +66,7 @@ def refs_text(r: Refs, where: Where) -> str:
     if r.unresolved:
         out.append(f"\n{r.unresolved} other sites bear the name but do not resolve to it "
                    "(`--by-name` lists every text match)")
-    elif not r.total:
+    elif not r.total and not r.note:
         out.append(f"\n{NOTHING_RESOLVED} (`--by-name` lists every text match)")
     if r.note:
         out.append(f"\nnote: {r.note}")
@@ -85,7 +85,8 @@ def edge_json(e: Edge) -> dict[str, Any]:
 
 def calls_json(c: Calls) -> dict[str, Any]:
     return {"definition": def_json(c.definition), c.direction: [edge_json(e) for e in c.edges],
-            "depth": c.depth, "truncated": c.truncated, "duration_ms": c.duration_ms}
+            "depth": c.depth, "truncated": c.truncated, "duration_ms": c.duration_ms,
+            **({"note": c.note} if c.note else {})}
 
 
 def _edge_line(e: Edge, where: Where, repository: str) -> str:
@@ -113,19 +114,23 @@ def calls_text(c: Calls, where: Where) -> str:
     walk(-1)
     if c.truncated:
         out.append(f"(cut at {len(c.edges)} calls; raise --limit or lower --depth)")
+    if c.note:
+        out.append(f"\nnote: {c.note}")
     return "\n".join(out)
 
 
 def call_paths_json(p: CallPaths) -> dict[str, Any]:
     return {"from": def_json(p.source), "to": def_json(p.target),
             "paths": [[edge_json(e) for e in chain] for chain in p.paths],
-            "max_depth": p.max_depth, "duration_ms": p.duration_ms}
+            "max_depth": p.max_depth, "duration_ms": p.duration_ms,
+            **({"note": p.note} if p.note else {})}
 
 
 def call_paths_text(p: CallPaths, where: Where) -> str:
     head = f"{p.source.qualified_name} -> {p.target.qualified_name}"
     if not p.paths:
-        return f"{head}: no call path within {p.max_depth} calls"
+        note = f"\n\nnote: {p.note}" if p.note else ""
+        return f"{head}: no call path within {p.max_depth} calls{note}"
     out = [f"{head}: {len(p.paths)} shortest paths, {len(p.paths[0])} calls each"]
     for chain in p.paths:
         steps = [p.source.qualified_name]
@@ -142,7 +147,8 @@ def impact_json(i: Impact) -> dict[str, Any]:
               "test": x.is_test, "via": x.via} for x in i.items]
     return {"subject": i.subject, "definitions": [def_json(d) for d in i.definitions],
             "dependents": items, "tests": [x for x in items if x["test"]],
-            "truncated": i.truncated, "duration_ms": i.duration_ms}
+            "truncated": i.truncated, "duration_ms": i.duration_ms,
+            **({"note": i.note} if i.note else {})}
 
 
 def impact_text(i: Impact, where: Where) -> str:
@@ -156,4 +162,6 @@ def impact_text(i: Impact, where: Where) -> str:
             out.append(f"  {name}  {_clean(where(repo, x.path))}:{x.line}  uses {x.via}{test}")
     if i.truncated:
         out.append("\n(cut; raise --limit or lower --depth)")
+    if i.note:
+        out.append(f"\nnote: {i.note}")
     return "\n".join(out)

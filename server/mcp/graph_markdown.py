@@ -162,8 +162,10 @@ def render_graph_refs(refs: Refs, *, offset: int, cursor_at: Callable[[int], str
         if refs.unresolved and resolved:
             notes.append(f"> {refs.unresolved} other sites bear the name but do not resolve "
                          "to this definition; `by_name: true` lists every text match.")
-        elif resolved and not refs.total:
+        elif resolved and not refs.total and not refs.note:
             notes.append(f"> {NOTHING_RESOLVED}; `by_name: true` lists every text match.")
+        if refs.note:
+            notes.append(f"> Note: {refs.note}.")
         notes.append(freshness_line(fresh))
         return "\n".join(notes)
 
@@ -222,6 +224,8 @@ def render_calls(calls: Calls, *, offset: int = 0,
                                         "Continue with `cursor`, or lower `depth`."))
         elif calls.truncated:
             notes.append("> The tree stopped at `limit`: lower `depth` or raise `limit`.")
+        if calls.note:
+            notes.append(f"> Note: {calls.note}.")
         notes.append(freshness_line(fresh))
         return "\n".join(notes)
 
@@ -242,7 +246,9 @@ def render_call_paths(paths: CallPaths, *, fresh: Sequence[Freshness],
     head = (f"# Call paths from `{paths.source.qualified_name}` to "
             f"`{paths.target.qualified_name}`")
     if not paths.paths:
-        text = f"{head}\nNo call path within {paths.max_depth} calls.\n{freshness_line(fresh)}"
+        note = f"> Note: {paths.note}.\n" if paths.note else ""
+        text = (f"{head}\nNo call path within {paths.max_depth} calls.\n{note}"
+                f"{freshness_line(fresh)}")
         rows: list[str] = []
     else:
         rows = []
