@@ -27,6 +27,8 @@ __all__ = ["JS_LIKE", "RepoLayout", "module_name"]
 JS_LIKE = frozenset({"javascript", "typescript", "tsx"})
 _JS_EXTS = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 _PY_EXTS = (".py", ".pyi")
+MEMO_SIZE = 200_000
+"""Python and JS module lookups a layout remembers (then it starts again)."""
 
 
 def module_name(path: str) -> str:
@@ -72,6 +74,7 @@ class RepoLayout:
             elif base.startswith(("tsconfig", "jsconfig")) and base.endswith(".json"):
                 self._ts_config(p, read(p) or "")
         self.ts_configs.sort(key=lambda c: -len(c[0]))
+        self._py_memo: dict[tuple[str, str, int], tuple[str, ...]] = {}
 
     def _ts_config(self, path: str, text: str) -> None:
         try:
@@ -96,7 +99,13 @@ class RepoLayout:
         if language == "python":
             return self._python(path, imp)
         if language in JS_LIKE:
-            return self._js(path, imp.module)
+            key = (posixpath.dirname(path), imp.module, -1)
+            got = self._py_memo.get(key)  # (memoised: see `python_module`)
+            if got is None:
+                if len(self._py_memo) >= MEMO_SIZE:
+                    self._py_memo.clear()
+                got = self._py_memo[key] = tuple(self._js(path, imp.module))
+            return list(got)
         if language == "go":
             return self._go(imp.module)
         if language == "rust":
@@ -110,19 +119,30 @@ class RepoLayout:
         return []
 
     def python_module(self, path: str, dotted: str, level: int) -> list[str]:
-        """Files of the Python module `dotted` (relative to `path` by `level` dots)."""
+        """Files of the Python module `dotted` (relative to `path` by `level` dots);
+        memoised by the importer's folder (what the answer depends on), since a monorepo
+        of many copies has many modules of one dotted name to pick the nearest from."""
+        key = (posixpath.dirname(path), dotted, level)
+        got = self._py_memo.get(key)
+        if got is None:
+            if len(self._py_memo) >= MEMO_SIZE:
+                self._py_memo.clear()
+            got = self._py_memo[key] = self._python_module(path, dotted, level)
+        return list(got)
+
+    def _python_module(self, path: str, dotted: str, level: int) -> tuple[str, ...]:
         if level:
             folder = posixpath.dirname(path)
             for _ in range(level - 1):
                 folder = posixpath.dirname(folder)
             rel = dotted.replace(".", "/")
             stem = posixpath.join(folder, rel) if rel else folder
-            return [c for c in (f"{stem}.py", f"{stem}/__init__.py", f"{stem}.pyi",
-                                f"{stem}/__init__.pyi") if c in self.paths][:1]
+            return tuple([c for c in (f"{stem}.py", f"{stem}/__init__.py", f"{stem}.pyi",
+                                      f"{stem}/__init__.pyi") if c in self.paths][:1])
         found = self.py.get(dotted, [])
         if len(found) > 1:  # the one nearest the importer, then the shortest path
-            found = sorted(found, key=lambda p: (-_shared(p, path), len(p), p))
-        return found[:1]
+            return (min(found, key=lambda p: (-_shared(p, path), len(p), p)),)
+        return tuple(found)
 
     def _python(self, path: str, imp: Import) -> list[str]:
         return self.python_module(path, imp.module, imp.level)

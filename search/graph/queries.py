@@ -34,6 +34,7 @@ from ctxd.search.graph.models import (
     Refs,
     Usage,
 )
+from ctxd.search.graph.modules import JS_LIKE
 from ctxd.search.graph.resolve import CLASS_KINDS, Resolver, Target
 from ctxd.search.graph.workspace import Workspace
 
@@ -109,6 +110,10 @@ class _Graph:
 
     def candidates(self, t: Target) -> list[str]:
         """The files that may use the definition `t` (see the module docstring)."""
+        memo: dict[tuple[str, int], list[str]] = self.ws.memo.setdefault("candidates", {})
+        got = memo.get((t.path, t.index))
+        if got is not None:
+            return got
         graph = self.ws.graph(t.path)
         assert graph is not None
         d = graph.defs[t.index]
@@ -126,22 +131,78 @@ class _Graph:
         if graph.language in ("go", "java"):  # the package: the folder's files
             files.update(self.ws.layout.same_package(
                 t.path, ".go" if graph.language == "go" else ".java"))
+        reach = set(files)  # the files an import must land in (and the packages above)
+        folder = posixpath.dirname(t.path)
+        while folder:
+            reach.update((f"{folder}/__init__.py", f"{folder}/__init__.pyi"))
+            folder = posixpath.dirname(folder)
+        pending: set[str] = set()
         seen_keys: set[str] = set()
         for _ in range(ROUNDS):
             new = sorted(k for k in keys - seen_keys if k)
             if not new:
                 break
             seen_keys.update(new)
-            found = self.ws.importers(new)
-            files.update(found)
-            for f in found:  # re-exporters: their importers name them, not the definer
+            found = [f for f in self.ws.importers(new) if f not in files]
+            self.ws.preload(found)
+            pending.update(found)
+            for f in self._landing(pending, reach):
+                files.add(f)  # re-exporters: their importers name them, not the definer
                 base = posixpath.basename(f)
                 if base.startswith(("__init__.", "index.", "mod.", "lib.")):
                     keys.add(posixpath.basename(posixpath.dirname(f)))
                 keys.add(module_tail(f.rsplit(".", 1)[0]))
-        out = sorted(files)
+        out = memo[(t.path, t.index)] = sorted(files)
         self.ws.preload(out)
         return out
+
+    def _landing(self, pending: set[str], reach: set[str]) -> list[str]:
+        """The files of `pending` (taken out of it, added to `reach`) with an import
+        that lands in `reach`, directly or through another such file: the others
+        import a module of the same name elsewhere (another package, another copy) and
+        cannot name the definition. Languages whose imports do not name files (Go, Java
+        packages) or that resolve otherwise all land."""
+        out: list[str] = []
+        moved = True
+        while moved:
+            moved = False
+            for f in sorted(pending):
+                if self._lands(f, reach):
+                    pending.discard(f)
+                    reach.add(f)
+                    out.append(f)
+                    moved = True
+        return out
+
+    def _lands(self, path: str, reach: set[str]) -> bool:
+        targets = self.targets(path)
+        return targets is None or not reach.isdisjoint(targets)
+
+    def targets(self, path: str) -> frozenset[str] | None:
+        """The files a file's imports land in (None: every file, where its language's
+        imports are not followed to files here)."""
+        memo: dict[str, frozenset[str] | None] = self.ws.memo.setdefault("targets", {})
+        if path in memo:
+            return memo[path]
+        graph = self.ws.peek(path)
+        lang = graph.language if graph is not None else ""
+        if graph is not None and lang != "python" and lang not in JS_LIKE:
+            memo[path] = None
+            return None
+        out: set[str] = set()
+        if graph is not None:
+            layout = self.ws.layout
+            for imp in graph.imports:
+                out.update(layout.resolve(path, imp, lang))
+                if lang != "python":
+                    continue
+                if imp.name and imp.name != "*":  # `from pkg import module`
+                    dotted = f"{imp.module}.{imp.name}" if imp.module else imp.name
+                    out.update(layout.python_module(path, dotted, imp.level))
+                elif imp.name is None and "." in imp.module and not imp.level:
+                    out.update(layout.python_module(path, imp.module.split(".")[0], 0))
+        got = memo[path] = frozenset(out)
+        return got
 
     def uses(self, t: Target) -> tuple[list[tuple[str, int, Role]], int]:
         """(path, site index, role) of every site resolving to `t`, and how many sites
@@ -161,7 +222,7 @@ class _Graph:
             facts = self.resolver.facts(path)
             if facts is None:
                 continue
-            for k in facts.by_name.get(name, ()):
+            for k in facts.named(name):
                 site = facts.graph.sites[k]
                 if site.role in (Role.BIND, Role.PARAM):
                     continue
@@ -174,13 +235,10 @@ class _Graph:
         return found, unresolved
 
     def names(self, path: str) -> frozenset[str]:
-        """The names the sites of a file bear (kept as long as the text generation)."""
-        memo: dict[str, frozenset[str]] = self.ws.memo.setdefault("names", {})
-        got = memo.get(path)
-        if got is None:
-            graph = self.ws.graph(path)
-            got = memo[path] = frozenset(s.name for s in graph.sites) if graph else frozenset()
-        return got
+        """The strings of a file's graph: every name its sites bear, and more (read
+        without decoding its sites)."""
+        got = self.ws.peek(path)
+        return got.strings if got is not None else frozenset()
 
     def overrides(self, t: Target) -> list[Target]:
         """Methods of subclasses (in the files that may use the class) that override `t`."""
@@ -192,6 +250,8 @@ class _Graph:
         cls = Target("def", t.path, d.parent)
         out: list[Target] = []
         for path in self.candidates(cls):
+            if d.name not in self.names(path):
+                continue
             g = self.ws.graph(path)
             if g is None:
                 continue

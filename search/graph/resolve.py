@@ -53,6 +53,7 @@ ELEMENT_CALLBACKS = frozenset({"forEach", "map", "filter", "find", "findLast", "
 """A list's (or a Map's) methods whose callback's first parameter is an element (value)."""
 MAPPING_GETS = frozenset({"get", "pop", "setdefault", "__getitem__"})
 """A mapping's methods whose call gives one of its values."""
+_BINDING = frozenset({Role.BIND, Role.PARAM, Role.IMPORT})
 _REDECLARES = frozenset({"python", "ruby", "shell"})
 """Languages where assigning a name in a scope makes it that scope's own (elsewhere
 `Site.value` `+...` marks an assignment to a name declared further out)."""
@@ -73,7 +74,8 @@ class Target:
 
 
 class _FileFacts:
-    """One file's graph indexed for lookups."""
+    """One file's graph indexed for lookups (the sites read once, the few that bind a
+    name picked out first; which sites bear a name is found per name, when asked)."""
 
     def __init__(self, graph: FileGraph) -> None:
         self.graph = graph
@@ -89,18 +91,18 @@ class _FileFacts:
         self.bases: dict[int, list[Site]] = defaultdict(list)
         self.first_params: dict[int, Site] = {}
         self.params: dict[int, list[Site]] = defaultdict(list)
-        self.by_name: dict[str, list[int]] = defaultdict(list)
-        """Site name -> the indexes of the sites that bear it."""
-        for k, s in enumerate(graph.sites):
-            self.by_name[s.name].append(k)
-            if s.role == Role.PARAM:
+        self._named: dict[str, list[int]] = {}
+        ref, call = Role.REF, Role.CALL  # most sites: they bind nothing
+        for s in [s for s in graph.sites if s.role is not ref and s.role is not call]:
+            role = s.role
+            if role == Role.PARAM:
                 self.first_params.setdefault(s.scope, s)
                 self.params[s.scope].append(s)
-            if s.role in (Role.BIND, Role.PARAM, Role.IMPORT) and s.receiver is None:
+            if role in _BINDING and s.receiver is None:
                 self.binds[(s.scope, s.name)].append(s)
-            elif s.role == Role.ATTR_BIND and s.receiver is not None:
+            elif role == Role.ATTR_BIND and s.receiver is not None:
                 self.attr_binds[(s.scope, s.name)].append(s)
-            elif s.role == Role.INHERIT and s.scope >= 0:
+            elif role == Role.INHERIT and s.scope >= 0:
                 self.bases[s.scope].append(s)
         self.imports: dict[str, list[Import]] = defaultdict(list)
         self.stars: list[Import] = []
@@ -109,6 +111,23 @@ class _FileFacts:
                 self.stars.append(imp)
             elif imp.local:
                 self.imports[imp.local].append(imp)
+
+    def named(self, name: str) -> list[int]:
+        """The indexes of the sites that bear `name`, in file order."""
+        got = self._named.get(name)
+        if got is None:
+            got = self._named[name] = [k for k, s in enumerate(self.graph.sites)
+                                       if s.name == name]
+        return got
+
+    @property
+    def by_name(self) -> dict[str, list[int]]:
+        """Site name -> the indexes of the sites that bear it (every name: prefer
+        `named`)."""
+        out: dict[str, list[int]] = defaultdict(list)
+        for k, s in enumerate(self.graph.sites):
+            out[s.name].append(k)
+        return out
 
 
 class Resolver:

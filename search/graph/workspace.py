@@ -21,6 +21,7 @@ from collections import OrderedDict
 from typing import Any
 
 from ctxd.indexer.graph import FileGraph, decode
+from ctxd.indexer.graph.model import Peek, peek
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.search.graph.modules import RepoLayout
 
@@ -29,7 +30,7 @@ __all__ = ["Workspace"]
 KEEP_WORKSPACES = 4
 """Workspaces kept per process (each holds one repository's paths and decoded graphs)."""
 KEEP_GRAPHS = 20_000
-"""Decoded graphs a workspace keeps."""
+"""Decoded graphs a workspace keeps (and as many peeks, and graphs read not decoded)."""
 BUILD_FILES = ("go.mod", "tsconfig.json", "jsconfig.json")
 
 _cache: OrderedDict[tuple[str, str, int], _Shared] = OrderedDict()
@@ -49,6 +50,9 @@ class _Shared:
             self.ids[path] = fid
             self.paths[fid] = path
         self.graphs: OrderedDict[str, FileGraph | None] = OrderedDict()
+        self.peeks: OrderedDict[str, Peek | None] = OrderedDict()
+        self.blobs: OrderedDict[str, bytes] = OrderedDict()
+        """Graphs read (`preload`) but not yet decoded."""
         self.memo: dict[str, Any] = {}
         self.lock = threading.Lock()
         self.layout = RepoLayout(self.ids, lambda path: self._build_file(store, path))
@@ -99,29 +103,61 @@ class Workspace:
         with self.shared.lock:
             if path in self.shared.graphs:
                 return self.shared.graphs[path]
-        fid = self.ids.get(path)
-        data = self.store.graph_data([fid]).get(fid) if fid is not None else None
-        graph = decode(data) if data else None
-        self._remember(path, graph)
+        blob = self._blob(path)
+        graph = decode(blob) if blob else None
+        self._remember(self.shared.graphs, path, graph)
         return graph
 
-    def preload(self, paths: list[str]) -> None:
-        """Read the graphs of many files in one go (a query's candidate files)."""
+    def peek(self, path: str) -> Peek | None:
+        """A file's language, imports and strings (`indexer.graph.model.peek`: its graph
+        short of the sites, several times cheaper to read; None: no graph)."""
         with self.shared.lock:
-            todo = [p for p in paths if p not in self.shared.graphs and p in self.ids]
+            if path in self.shared.peeks:
+                return self.shared.peeks[path]
+        blob = self._blob(path, keep=True)
+        got = peek(blob) if blob else None
+        self._remember(self.shared.peeks, path, got)
+        return got
+
+    def _blob(self, path: str, *, keep: bool = False) -> bytes | None:
+        """A file's stored graph as read by `preload` (kept for `graph` when `keep`),
+        else from the store."""
+        with self.shared.lock:
+            blob = self.shared.blobs.get(path) if keep else self.shared.blobs.pop(path, None)
+        if blob is None:
+            fid = self.ids.get(path)
+            blob = self.store.graph_data([fid]).get(fid) if fid is not None else None
+            if keep and blob:
+                self._remember(self.shared.blobs, path, blob)
+        return blob
+
+    def preload(self, paths: list[str]) -> None:
+        """Read the stored graphs of many files in one go (a query's candidate files),
+        to be peeked at or decoded when asked."""
+        shared = self.shared
+        with shared.lock:
+            todo = [p for p in paths if p not in shared.graphs and p not in shared.blobs
+                    and p in self.ids]
         if not todo:
             return
         data = self.store.graph_data([self.ids[p] for p in todo])
         for p in todo:
             blob = data.get(self.ids[p])
-            self._remember(p, decode(blob) if blob else None)
+            if blob:
+                self._remember(shared.blobs, p, blob)
+            else:
+                self._remember(shared.graphs, p, None)
 
-    def _remember(self, path: str, graph: FileGraph | None) -> None:
-        graphs = self.shared.graphs
+    def _remember(self, cache: OrderedDict[str, Any], path: str, value: Any) -> None:
         with self.shared.lock:
-            graphs[path] = graph
-            while len(graphs) > KEEP_GRAPHS:
-                graphs.popitem(last=False)
+            cache[path] = value
+            while len(cache) > KEEP_GRAPHS:
+                cache.popitem(last=False)
+
+    def defining(self, name: str) -> list[str]:
+        """Paths of the files with a definition named `name` (the symbols table)."""
+        rows = self.store.symbol_rows("s.name = ? AND r.name = ?", [name, self.repository])
+        return sorted({str(r[3]) for r in rows if str(r[3]) in self.ids})
 
     def importers(self, keys: list[str]) -> list[str]:
         """Paths of the files whose imports end in any of `keys`, by path."""
