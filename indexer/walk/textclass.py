@@ -16,7 +16,9 @@ no embedding time:
 - build output (`indexer.walk.buildout`): bundles and compiled copies, by place (a
   `dist/` named by `package.json` or mirroring `src/`, Python's `build/lib/`,
   `*.egg-info/`, a `.map` beside the file) and by text (a trailing `sourceMappingURL`, a
-  `/*! name vX.Y.Z` banner, a bundler's runtime);
+  `/*! name vX.Y.Z` banner, a bundler's runtime) and documentation sites a generator wrote
+  (jazzy, javadoc, rustdoc, Sphinx, MkDocs, Doxygen pages, by their generator tag or
+  footer);
 - certificates (`*.crt`, `*.cer`, `*.der`, PEM blocks) and data blobs (base64, hex dumps);
 - data files: tables (`*.csv`, `*.tsv`, JSON Lines), JSON / YAML / XML files of at least
   `LARGE_DATA` characters unless mostly prose (`prose_share`: jq's `manual.yml`), and
@@ -219,14 +221,15 @@ _HEX_LINE = re.compile(r"(?:[0-9a-fA-F]{4,}:?\s+)?(?:[0-9a-fA-F]{2}\s?){16,}.*")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
 """A number standing alone (`0.159`, `68`; not a version such as `23.2.0`, nor `utf8`)."""
 
-RULES_VERSION = 7
+RULES_VERSION = 8
 """The version of the built-in rules (here and in `indexer.walk.secrets`): stored with a
 repository's options, so that a change of the rules re-decides unchanged files once (1:
 issue 15; 2: build output, more lockfiles, secrets by content; 3: data files; 4:
 translations; 5: diagrams, people and translation-string data, long changelogs coarse;
 6: issue 39, secrets in code layouts, base64 keys, Kubernetes Secrets, URL passwords, and
 long lines in hand-written code: `LONG_LINES`, its short lines embedded; 7: a large
-JSON / YAML / XML file that is mostly prose, such as jq's `manual.yml`, is embedded)."""
+JSON / YAML / XML file that is mostly prose, such as jq's `manual.yml`, is embedded; 8: HTML
+pages a documentation generator wrote, such as jazzy's or javadoc's, are build output)."""
 
 LONG_LINE = 1000
 """Characters from which a line counts as very long."""
