@@ -258,3 +258,15 @@ class Lookups:
             "SELECT DISTINCT l.file_id FROM graph_links l JOIN files f ON f.id = l.file_id "
             f"WHERE l.key IN ({','.join('?' * len(wanted))}) AND f.repo_id = ? "
             "ORDER BY l.file_id", [*wanted, repo_id])]
+
+    def graph_links(self: Connection, repo_id: int, keys: Sequence[str]
+                    ) -> list[tuple[str, int]]:
+        """(key, file id) of the files of a repository found under each of `keys`, by key
+        and id."""
+        wanted = list(dict.fromkeys(keys))
+        if not wanted:
+            return []
+        return [(str(k), int(i)) for k, i in self.query(
+            "SELECT l.key, l.file_id FROM graph_links l JOIN files f ON f.id = l.file_id "
+            f"WHERE l.key IN ({','.join('?' * len(wanted))}) AND f.repo_id = ? "
+            "ORDER BY l.key, l.file_id", [*wanted, repo_id])]

@@ -74,7 +74,8 @@ class RepoLayout:
             elif base.startswith(("tsconfig", "jsconfig")) and base.endswith(".json"):
                 self._ts_config(p, read(p) or "")
         self.ts_configs.sort(key=lambda c: -len(c[0]))
-        self._py_memo: dict[tuple[str, str, int], tuple[str, ...]] = {}
+        self._py_memo: dict[tuple[str, str, str | None, int], tuple[str, ...]] = {}
+        self._files_memo: dict[tuple[str, str, str | None, int], tuple[str, ...]] = {}
 
     def _ts_config(self, path: str, text: str) -> None:
         try:
@@ -99,7 +100,7 @@ class RepoLayout:
         if language == "python":
             return self._python(path, imp)
         if language in JS_LIKE:
-            key = (posixpath.dirname(path), imp.module, -1)
+            key = (posixpath.dirname(path), imp.module, None, -1)
             got = self._py_memo.get(key)  # (memoised: see `python_module`)
             if got is None:
                 if len(self._py_memo) >= MEMO_SIZE:
@@ -118,11 +119,33 @@ class RepoLayout:
             return self._ruby(path, imp)
         return []
 
+    def import_files(self, path: str, imp: Import, language: str) -> tuple[str, ...]:
+        """Every indexed file a Python or JS/TS import may name: its module's, and for
+        Python `from pkg import mod` the module `pkg.mod`, for `import a.b` the package
+        `a` (memoised by the importer's folder; other languages: `resolve`)."""
+        python = language == "python"
+        if not python and language not in JS_LIKE:
+            return tuple(self.resolve(path, imp, language))
+        key = (posixpath.dirname(path), imp.module, imp.name if python else None,
+               imp.level if python else -2)
+        got = self._files_memo.get(key)
+        if got is None:
+            files = self.resolve(path, imp, language)
+            if python and imp.name and imp.name != "*":  # `from pkg import module`
+                dotted = f"{imp.module}.{imp.name}" if imp.module else imp.name
+                files = files + self.python_module(path, dotted, imp.level)
+            elif python and imp.name is None and "." in imp.module and not imp.level:
+                files = files + self.python_module(path, imp.module.split(".")[0], 0)
+            if len(self._files_memo) >= MEMO_SIZE:
+                self._files_memo.clear()
+            got = self._files_memo[key] = tuple(files)
+        return got
+
     def python_module(self, path: str, dotted: str, level: int) -> list[str]:
         """Files of the Python module `dotted` (relative to `path` by `level` dots);
         memoised by the importer's folder (what the answer depends on), since a monorepo
         of many copies has many modules of one dotted name to pick the nearest from."""
-        key = (posixpath.dirname(path), dotted, level)
+        key = (posixpath.dirname(path), dotted, "", level)
         got = self._py_memo.get(key)
         if got is None:
             if len(self._py_memo) >= MEMO_SIZE:

@@ -191,16 +191,8 @@ class _Graph:
             return None
         out: set[str] = set()
         if graph is not None:
-            layout = self.ws.layout
             for imp in graph.imports:
-                out.update(layout.resolve(path, imp, lang))
-                if lang != "python":
-                    continue
-                if imp.name and imp.name != "*":  # `from pkg import module`
-                    dotted = f"{imp.module}.{imp.name}" if imp.module else imp.name
-                    out.update(layout.python_module(path, dotted, imp.level))
-                elif imp.name is None and "." in imp.module and not imp.level:
-                    out.update(layout.python_module(path, imp.module.split(".")[0], 0))
+                out.update(self.ws.layout.import_files(path, imp, lang))
         got = memo[path] = frozenset(out)
         return got
 

@@ -53,6 +53,8 @@ class _Shared:
         self.peeks: OrderedDict[str, Peek | None] = OrderedDict()
         self.blobs: OrderedDict[str, bytes] = OrderedDict()
         """Graphs read (`preload`) but not yet decoded."""
+        self.linked: dict[str, tuple[int, ...]] = {}
+        """Import key -> the ids of the files found under it (`importers`)."""
         self.memo: dict[str, Any] = {}
         self.lock = threading.Lock()
         self.layout = RepoLayout(self.ids, lambda path: self._build_file(store, path))
@@ -160,6 +162,18 @@ class Workspace:
         return sorted({str(r[3]) for r in rows if str(r[3]) in self.ids})
 
     def importers(self, keys: list[str]) -> list[str]:
-        """Paths of the files whose imports end in any of `keys`, by path."""
-        ids = self.store.graph_linked(self.repo_id, keys)
+        """Paths of the files whose imports end in any of `keys`, by path (each key's
+        files read from the store once per text generation)."""
+        linked = self.shared.linked
+        with self.shared.lock:
+            todo = [k for k in dict.fromkeys(keys) if k not in linked]
+        if todo:
+            found: dict[str, list[int]] = {k: [] for k in todo}
+            for key, fid in self.store.graph_links(self.repo_id, todo):
+                found[key].append(fid)
+            with self.shared.lock:
+                for key, fids in found.items():
+                    linked[key] = tuple(fids)
+        with self.shared.lock:
+            ids = {i for k in keys for i in linked.get(k, ())}
         return sorted(self.paths[i] for i in ids if i in self.paths)
