@@ -470,6 +470,8 @@ class _Walk:
             put[one.id] = [(one, Role.PARAM, None, self.hints.get(one.id))]
         if t in spec.binds:
             self.binding(node, put)
+        if t == "token_tree":
+            self.token_tree(node, put)
         if t == "as_pattern" and self.language == "python":
             self.python_as(node, put)
         if t in spec.bind_targets:
@@ -844,6 +846,58 @@ class _Walk:
                     self.imports.append(Import(module, self.text(key), self.text(val), 0, line))
 
 
+    # ------------------------------------------------------------ C/C++ and Rust macros
+
+    def c_prototype(self, node: tree_sitter.Node) -> None:
+        """A C/C++ function prototype outside any function (`jv jv_parse(const char*);`):
+        a module-level `BIND` of its name with value `~decl` (a marker, never a value: the
+        resolver follows `#include`s to the headers that declare a name). A `static`
+        prototype is `c_static`'s."""
+        if self.language not in ("c", "cpp") or node.parent is None or (
+                node.parent.type not in _C_TOP) or any(
+                c.type == "storage_class_specifier" and self.text(c) == "static"
+                for c in node.children):
+            return
+        for name in _c_functions(node):
+            self.add(self.text(name), name, Role.BIND, value="~decl")
+
+    def c_static(self, node: tree_sitter.Node) -> None:
+        """`static` on a C/C++ function's definition or prototype: `BIND` `~static` of its
+        name (the function is the file's own; no other file's call reaches it)."""
+        owner = node.parent
+        if self.language not in ("c", "cpp") or owner is None or self.text(node) != (
+                "static") or owner.type not in ("function_definition", "declaration"):
+            return
+        for name in _c_functions(owner):
+            self.add(self.text(name), name, Role.BIND, value="~static")
+
+    def token_tree(self, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
+        """A Rust macro's arguments (`assert_eq!(x.len(), unescape(y))`: a token tree,
+        not an expression): a name followed by `(...)` is a call, and a name after
+        `a.b.` / `A::` has that receiver (`x`, `A`; `?` after anything else)."""
+        if self.language != "rust":
+            return
+        kids = node.children
+        for i, c in enumerate(kids):
+            if c.type != "identifier":
+                continue
+            after = kids[i + 1] if i + 1 < len(kids) else None
+            call = after is not None and after.type == "token_tree" and self.text(
+                after).startswith("(")
+            recv: str | None = None
+            if i and kids[i - 1].type in (".", "::"):
+                parts: list[str] = []
+                j = i - 1
+                while j >= 1 and kids[j].type in (".", "::") and kids[j - 1].type in (
+                        "identifier", "self", "crate", "super"):
+                    parts.insert(0, self.text(kids[j - 1]))
+                    j -= 2
+                complete = parts and not (j >= 0 and kids[j].type in (".", "::"))
+                recv = ".".join(parts) if complete else "?"
+            if call or recv is not None:
+                put[c.id] = [(c, Role.CALL if call else None, recv, None)]
+
+
 def _branches(node: tree_sitter.Node) -> list[tree_sitter.Node]:
     """An argument's possible values: both branches of `c ? a : b`, inside parentheses."""
     while node.type == "parenthesized_expression" and node.named_child_count == 1:
@@ -937,6 +991,28 @@ _POSITION = itemgetter(1, 2)
 """A recorded site's (line, column)."""
 
 
+_C_TOP = frozenset({"translation_unit", "preproc_if", "preproc_ifdef", "preproc_else",
+                    "preproc_elif", "preproc_elifdef", "linkage_specification",
+                    "declaration_list"})
+"""Where a C/C++ declaration is a file's own (not a function's local)."""
+
+
+def _c_functions(node: tree_sitter.Node) -> list[tree_sitter.Node]:
+    """The names of the functions a C/C++ declaration or definition declares (through
+    pointer and parenthesized declarators)."""
+    out: list[tree_sitter.Node] = []
+    for d in node.children_by_field_name("declarator"):
+        while d is not None and d.type in ("pointer_declarator", "parenthesized_declarator",
+                                           "reference_declarator"):
+            d = d.child_by_field_name("declarator") or (
+                d.named_children[-1] if d.named_child_count else None)
+        if d is not None and d.type == "function_declarator":
+            name = d.child_by_field_name("declarator")
+            if name is not None and name.type == "identifier":
+                out.append(name)
+    return out
+
+
 def _special(spec: GraphSpec) -> frozenset[str]:
     """The node types `_Walk.children` has a rule for (every other node just passes its
     children on)."""
@@ -945,7 +1021,7 @@ def _special(spec: GraphSpec) -> frozenset[str]:
         got = _SPECIAL[id(spec)] = frozenset({
             *spec.calls, *spec.members, *spec.def_names, *spec.bases, *spec.params,
             *spec.param_nodes, *spec.binds, *spec.bind_targets, *spec.not_refs,
-            "as_pattern", "function_type", "arrow_function"})
+            "as_pattern", "function_type", "arrow_function", "token_tree"})
     return got
 
 
@@ -1005,6 +1081,8 @@ _EXTRA = {
     "field_definition": _Walk.class_field,
     "property_signature": _Walk.class_field,
     "field_declaration": _Walk.struct_field,
+    "declaration": _Walk.c_prototype,
+    "storage_class_specifier": _Walk.c_static,
     "required_parameter": _Walk.class_field,
     "optional_parameter": _Walk.class_field,
 }

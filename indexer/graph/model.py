@@ -27,14 +27,16 @@ __all__ = ["EXTRACTION", "Def", "FileGraph", "Import", "Role", "Site", "decode",
 
 FORMAT = 1
 """The blob's format version (its first element); an unknown one decodes to nothing."""
-EXTRACTION = 7
+EXTRACTION = 8
 """What the extractor records (bumped when it records new facts in the same format: 2 =
 list element types, `cast`/`as` values, `this:` parameters, `__all__` entries, JS/Go
 re-assignments, `import a.b` keyed `a`; 3 = JS private names, object shapes, either-branch
 values, `isinstance`/`instanceof` narrowing, type-alias forward references; 4 = mapping
 value types, `new Map<K, T>()`, parameter defaults, `enumerate`, `Self`, narrowing after
 an early return or `assert`; 5 = `this` in `Cls.prototype[name] = function`; 6 = Go
-named results, `c, err := f()`; 7 = Go and Rust struct field types). A
+named results, `c, err := f()`; 7 = Go and Rust struct field types; 8 = C/C++
+prototypes and `static` functions (`~decl`, `~static`), Rust macro arguments' calls and
+receivers). A
 repository indexed by an older one gets every graph extracted again by its next full
 `ctxd index` (`Indexer.backfill_graphs`)."""
 
@@ -114,8 +116,9 @@ class Site(NamedTuple):
     `[()X` a list literal of `X()`s, `*xs` a loop's element of `xs`, `{a ()X;b :Y}` an
     object's known fields (a literal, a TS type literal), `|A|B` either of two values
     (`c ? a() : b()`), `~END()X` narrowed to `X` up to line END (`isinstance`,
-    `instanceof`); a leading `+` marks a JS/Go assignment to a name declared in an
-    enclosing scope (`x = ...` after `let x`)."""
+    `instanceof`); `~decl` / `~static` mark a C/C++ function's prototype outside
+    functions / its `static` (markers: never a value); a leading `+` marks a JS/Go
+    assignment to a name declared in an enclosing scope (`x = ...` after `let x`)."""
 
 
 @dataclass(frozen=True, slots=True)
