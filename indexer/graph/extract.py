@@ -1001,7 +1001,8 @@ def _c_functions(node: tree_sitter.Node) -> list[tree_sitter.Node]:
     """The names of the functions a C/C++ declaration or definition declares (through
     pointer and parenthesized declarators)."""
     out: list[tree_sitter.Node] = []
-    for d in node.children_by_field_name("declarator"):
+    for top in node.children_by_field_name("declarator"):
+        d: tree_sitter.Node | None = top
         while d is not None and d.type in ("pointer_declarator", "parenthesized_declarator",
                                            "reference_declarator"):
             d = d.child_by_field_name("declarator") or (

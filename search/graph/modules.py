@@ -164,7 +164,7 @@ class RepoLayout:
                                       f"{stem}/__init__.pyi") if c in self.paths][:1])
         found = self.py.get(dotted, [])
         if len(found) > 1:  # the one nearest the importer, then the shortest path
-            return (min(found, key=lambda p: (-_shared(p, path), len(p), p)),)
+            return (_nearest(found, path),)
         return tuple(found)
 
     def _python(self, path: str, imp: Import) -> list[str]:
@@ -305,6 +305,20 @@ class RepoLayout:
             if root + name in self.paths:
                 return [root + name]
         return []
+
+
+def _nearest(found: list[str], path: str) -> str:
+    """The path of `found` sharing the most leading folders with `path`, then the
+    shortest, then the first by name: `min(found, key=(-_shared(p, path), len(p), p))`
+    by prefix tests, deepest folder first (a monorepo has a module of one name in each
+    of its copies)."""
+    folders = path.split("/")[:-1]
+    for k in range(len(folders), 0, -1):
+        prefix = "/".join(folders[:k]) + "/"
+        hits = [p for p in found if p.startswith(prefix)]
+        if hits:
+            return min(hits, key=lambda p: (len(p), p))
+    return min(found, key=lambda p: (len(p), p))
 
 
 def _shared(a: str, b: str) -> int:

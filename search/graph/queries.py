@@ -35,7 +35,7 @@ from ctxd.search.graph.models import (
     Usage,
 )
 from ctxd.search.graph.modules import JS_LIKE
-from ctxd.search.graph.resolve import CLASS_KINDS, Resolver, Target
+from ctxd.search.graph.resolve import C_LIKE, CLASS_KINDS, Resolver, Target
 from ctxd.search.graph.workspace import Workspace
 
 __all__ = [
@@ -127,6 +127,7 @@ class _Graph:
         if graph.language == "go":
             keys.add(posixpath.basename(posixpath.dirname(t.path)))
             keys.add(self.ws.layout.go_import_tail(t.path))  # a module's root package
+        keys.update(self._other_keys(t, graph.language, d.name, d.parent))
         files = {t.path}
         if graph.language in ("go", "java"):  # the package: the folder's files
             files.update(self.ws.layout.same_package(
@@ -195,6 +196,16 @@ class _Graph:
                 out.update(self.ws.layout.import_files(path, imp, lang))
         got = memo[path] = frozenset(out)
         return got
+
+    def _other_keys(self, t: Target, language: str, name: str, parent: int) -> set[str]:
+        """Rust: the crate's name (other crates `use globset::...`); C/C++: the headers its
+        file includes that declare it (`jv.h` for `jv_parse.c`'s `jv_parse`)."""
+        if language == "rust":
+            return {self.ws.layout.rust_crate_of(t.path) or ""}
+        if language in C_LIKE and parent == -1:
+            return {module_tail(h.rsplit(".", 1)[0]) for h in self.resolver.c_includes(t.path)
+                    if self.resolver.c_declares(h, name)}
+        return set()
 
     def uses(self, t: Target) -> tuple[list[tuple[str, int, Role]], int]:
         """(path, site index, role) of every site resolving to `t`, and how many sites

@@ -33,10 +33,13 @@ from ctxd.indexer.graph import FileGraph, Import, Role, Site
 from ctxd.search.graph.modules import JS_LIKE
 from ctxd.search.graph.workspace import Workspace
 
-__all__ = ["CLASS_KINDS", "MAX_DEPTH", "Resolver", "Target"]
+__all__ = ["CLASS_KINDS", "C_LIKE", "MAX_DEPTH", "Resolver", "Target"]
 
 MAX_DEPTH = 14
 """How many imports, re-exports or bases one resolution follows."""
+MAX_INCLUDES = 200
+"""The most files one C/C++ file's `#include`s are followed to."""
+C_LIKE = frozenset({"c", "cpp"})
 
 CLASS_KINDS = frozenset({"class", "struct", "interface", "trait", "impl", "enum"})
 _VARIABLES = frozenset({"variable", "constant"})
@@ -109,7 +112,7 @@ class _FileFacts:
         for imp in graph.imports:
             if imp.name == "*" and not imp.alias:
                 self.stars.append(imp)
-            elif imp.local:
+            elif imp.local and graph.language not in C_LIKE:  # (`#include` binds no name)
                 self.imports[imp.local].append(imp)
 
     def named(self, name: str) -> list[int]:
@@ -164,6 +167,8 @@ class Resolver:
             if got is not None and site.role in (Role.REF, Role.ATTR_BIND) and (
                     self._rust_field(got, site)):
                 return None
+        if got is None and site.receiver is None and site.role in (Role.CALL, Role.REF):
+            got = self.c_global(path, site)
         return got if got is not None and got.kind == "def" else None
 
     def _rust_field(self, got: Target, site: Site) -> bool:
@@ -224,6 +229,8 @@ class Resolver:
                 if of is not None and (k := of.children.get((-1, name))) is not None and (
                         of.graph.defs[k].kind != "method"):
                     return Target("def", other, k)
+        if lang == "rust" and (lib := self.ws.layout.rust_crate(name)) is not None:
+            return Target("module", paths=(lib,))  # `globset::Glob`: a sibling crate
         return None
 
     def _narrowed(self, path: str, binds: list[Site], line: int,
@@ -406,6 +413,10 @@ class Resolver:
                 files = layout.resolve(path, imp, lang)
             return Target("module", paths=tuple(files)) if files else None
         files = layout.resolve(path, imp, lang)
+        if lang == "rust" and imp.module.partition("::")[0] == "super" and any(
+                d.kind == "module" and d.line < imp.line <= d.end_line
+                for d in facts.graph.defs):  # `mod tests { use super::f; }`: this file's
+            files = layout.rust_module(path, ["self", *imp.module.split("::")[1:]])
         if imp.name == "default" and lang in JS_LIKE:
             return self._default_export(files, imp.alias or "", depth)
         got = self.export(files, imp.name, depth + 1)
@@ -698,6 +709,97 @@ class Resolver:
                 return k
             s = defs[s].parent
         return None
+
+    # ---------------------------------------------------------------- C / C++
+
+    def c_global(self, path: str, site: Site) -> Target | None:
+        """A C/C++ file's bare name that no scope of the file defines: a function (or
+        type) its `#include`s reach. A definition in a header the file includes (directly
+        or through other headers) answers when it is the only one there; else a header
+        there must declare the name (`~decl`), and the repository's one non-`static`
+        function definition of it answers (several: the ones whose own includes reach a
+        header that declares it, when that leaves one). A local variable or parameter of
+        the name, a file-level variable, a struct's field: None."""
+        facts = self.facts(path)
+        if facts is None or facts.graph.language not in C_LIKE:
+            return None
+        defs, name = facts.graph.defs, site.name
+        s = site.scope
+        if s >= 0 and defs[s].kind in CLASS_KINDS:
+            return None  # a field of a struct, a member of a class
+        while True:  # a local, a parameter, a file-level variable of the name hides it
+            if any(not (b.value or "").startswith("~") for b in facts.binds.get((s, name), ())):
+                return None
+            if s == -1:
+                break
+            s = defs[s].parent
+        closure = self.c_includes(path)
+        inline = [Target("def", f, k) for f in closure if (ff := self.facts(f)) is not None
+                  and (k := ff.children.get((-1, name))) is not None]
+        if inline:
+            return inline[0] if len(inline) == 1 else None
+        declaring = [f for f in (path, *closure) if self.c_declares(f, name)]
+        if not declaring:
+            return None
+        found = self._c_definitions(name)
+        if len(found) > 1:  # several (platform variants): those that see a declaration
+            found = [t for t in found if any(self.c_declares(h, name)
+                                             for h in self.c_includes(t.path))]
+        return found[0] if len(found) == 1 else None
+
+    def c_includes(self, path: str) -> list[str]:
+        """The indexed files a C/C++ file's `#include`s reach, transitively, nearest
+        first (at most `MAX_INCLUDES`)."""
+        memo: dict[str, list[str]] = self.ws.memo.setdefault("c_includes", {})
+        got = memo.get(path)
+        if got is not None:
+            return got
+        out: list[str] = []
+        seen, todo = {path}, [path]
+        while todo and len(out) < MAX_INCLUDES:
+            p = todo.pop(0)
+            facts = self.facts(p)
+            if facts is None or facts.graph.language not in C_LIKE:
+                continue
+            for imp in facts.graph.imports:
+                for f in self.ws.layout.resolve(p, imp, facts.graph.language):
+                    if f not in seen:
+                        seen.add(f)
+                        out.append(f)
+                        todo.append(f)
+        memo[path] = out[:MAX_INCLUDES]
+        return memo[path]
+
+    def c_declares(self, path: str, name: str) -> bool:
+        """Whether a C/C++ file has a prototype of `name` outside functions."""
+        facts = self.facts(path)
+        return facts is not None and any(facts.graph.sites[k].value == "~decl"
+                                         for k in facts.named(name))
+
+    def c_static(self, path: str, name: str) -> bool:
+        """Whether a C/C++ file declares its function `name` `static` (its own)."""
+        facts = self.facts(path)
+        return facts is not None and any(facts.graph.sites[k].value == "~static"
+                                         for k in facts.named(name))
+
+    def _c_definitions(self, name: str) -> list[Target]:
+        """The repository's non-`static` top-level C/C++ function definitions of `name`
+        (found through the symbols table)."""
+        memo: dict[str, list[Target]] = self.ws.memo.setdefault("c_definitions", {})
+        if name in memo:
+            return memo[name]
+        out: list[Target] = []
+        for f in self.ws.defining(name):
+            facts = self.facts(f)
+            if facts is None or facts.graph.language not in C_LIKE:
+                continue
+            k = facts.children.get((-1, name))
+            if k is not None and facts.graph.defs[k].kind == "function" and not (
+                    self.c_static(f, name)):
+                out.append(Target("def", f, k))
+        memo[name] = out
+        return out
+
 
 
 def _classlike(facts: _FileFacts, kind: str) -> bool:

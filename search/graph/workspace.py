@@ -31,7 +31,7 @@ KEEP_WORKSPACES = 4
 """Workspaces kept per process (each holds one repository's paths and decoded graphs)."""
 KEEP_GRAPHS = 20_000
 """Decoded graphs a workspace keeps (and as many peeks, and graphs read not decoded)."""
-BUILD_FILES = ("go.mod", "tsconfig.json", "jsconfig.json")
+BUILD_FILES = ("go.mod", "tsconfig.json", "jsconfig.json", "Cargo.toml")
 
 _cache: OrderedDict[tuple[str, str, int], _Shared] = OrderedDict()
 _lock = threading.Lock()

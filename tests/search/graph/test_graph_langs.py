@@ -1,0 +1,147 @@
+"""Resolution outside Python and TypeScript, through the store (both engines): C calls
+across files through `#include` (a header's prototype, transitive includes, an include
+folder; `static` functions stay their file's own; a local variable hides a function),
+Rust `use` of a Cargo workspace's sibling crate and calls inside macro arguments, and Go
+calls through an interface that a concrete method implements."""
+
+from __future__ import annotations
+
+from ctxd.search.graph import queries
+from ctxd.search.graph.naming import name_definition
+from tests.search.graph.indexed import index, usages
+
+C = {
+    "include/jv.h": '''#ifndef JV_H
+#define JV_H
+typedef struct { int k; } jv;
+void jv_free(jv);
+jv jv_parse(const char* s);
+int jv_shadowed(int);
+#endif
+''',
+    "src/util.h": '#include "jv.h"\nint count(void);\n',
+    "src/jv.c": '''#include "jv.h"
+static int helper(int x) { return x + 1; }
+void jv_free(jv j) { helper(j.k); }
+int jv_shadowed(int x) { return x; }
+''',
+    "src/jv_parse.c": '''#include "jv.h"
+jv jv_parse(const char* s) {
+  jv r;
+  jv_free(r);
+  return r;
+}
+''',
+    "src/main.c": '''#include <stdio.h>
+#include "util.h"
+static int helper(int x) { return x; }
+int main(void) {
+  int jv_shadowed = 2;
+  jv j = jv_parse("1");
+  jv_free(j);
+  helper(jv_shadowed);
+  printf("jv_free(x)"); /* jv_free(y) */
+  return count();
+}
+''',
+    "src/other.c": '''static int helper(int x);
+int other(void) { return helper(1); }
+static int helper(int x) { return x * 2; }
+''',
+    "src/nodecl.c": "int call_undeclared(void) { return helper(3); }\n",
+}
+
+
+def test_c_calls_resolve_through_includes_and_statics_stay_in_their_file(store, repo):
+    index(store, repo, C)
+    # through jv.h, directly and through util.h (main.c), never in a comment or string
+    assert usages(store, "jv_free") == {("src/jv_parse.c", 4, "call"),
+                                        ("src/main.c", 7, "call")}
+    assert usages(store, "jv_parse") == {("src/main.c", 6, "call")}
+    # a struct typedef'd in a header, used in the files that include it
+    assert ("src/main.c", 6, "reference") in usages(store, "jv")
+    # each static helper has its own file's calls only; nodecl.c sees no declaration
+    assert usages(store, "src/jv.c:2") == {("src/jv.c", 3, "call")}
+    assert usages(store, "src/main.c:3") == {("src/main.c", 8, "call")}
+    assert usages(store, "src/other.c:3") == {("src/other.c", 2, "call")}
+    # a local variable of the name is not the function
+    assert usages(store, "jv_shadowed") == set()
+    refs = queries.references(store, name_definition(store, "jv_shadowed"))
+    assert refs.unresolved == 1
+    callers = queries.callers(store, name_definition(store, "jv_free"))
+    assert {(e.site_path, e.site_line, e.name) for e in callers.edges} == {
+        ("src/jv_parse.c", 4, "jv_parse"), ("src/main.c", 7, "main")}
+
+
+RUST = {
+    "Cargo.toml": '[workspace]\nmembers = ["crates/*"]\n',
+    "crates/globset/Cargo.toml": '[package]\nname = "globset"\n',
+    "crates/globset/src/lib.rs": '''mod glob;
+pub use crate::glob::Glob;
+
+pub struct Candidate {}
+
+impl Candidate {
+    pub fn new(path: &str) -> Candidate {
+        Candidate {}
+    }
+}
+
+pub fn escape(s: &str) -> String {
+    s.to_string()
+}
+''',
+    "crates/globset/src/glob.rs": '''pub struct Glob {}
+
+impl Glob {
+    pub fn matches(&self, c: &str) -> bool {
+        true
+    }
+}
+''',
+    "crates/grep-cli/Cargo.toml": '[package]\nname = "grep-cli"\n',
+    "crates/grep-cli/src/lib.rs": '''use globset::{Candidate, Glob};
+
+pub fn unescape(s: &str) -> String {
+    s.to_string()
+}
+
+pub fn run(g: &Glob) -> bool {
+    let c = Candidate::new("a");
+    let e = globset::escape("x");
+    g.matches("b")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unescape;
+
+    #[test]
+    fn t() {
+        assert_eq!("a", unescape("a"));
+        assert!(globset::Candidate::new("b").is_ok());
+    }
+}
+''',
+    "crates/ignore/Cargo.toml": '[package]\nname = "ignore"\n',
+    "crates/ignore/src/lib.rs": '''use grep_cli::unescape;
+
+pub fn clean(s: &str) -> String {
+    unescape(s)
+}
+''',
+}
+
+
+def test_rust_sibling_crates_of_a_workspace_and_calls_in_macro_arguments(store, repo):
+    index(store, repo, RUST)
+    lib = "crates/grep-cli/src/lib.rs"
+    assert usages(store, "Candidate.new") == {(lib, 8, "call"), (lib, 20, "call")}
+    assert usages(store, "escape") == {(lib, 9, "call")}
+    assert usages(store, "Glob.matches") == {(lib, 10, "call")}
+    assert usages(store, "unescape") == {
+        (lib, 15, "import"), (lib, 19, "call"), ("crates/ignore/src/lib.rs", 1, "import"),
+        ("crates/ignore/src/lib.rs", 4, "call")}
+    callers = queries.callers(store, name_definition(store, "unescape"))
+    assert {(e.site_path, e.site_line) for e in callers.edges} == {
+        (lib, 19), ("crates/ignore/src/lib.rs", 4)}
