@@ -5,7 +5,8 @@ modules by every dotted suffix of their path (so `src/` layouts and nested roots
 resolve: `src/pkg/models.py` is `pkg.models`, `pkg/__init__.py` is `pkg`); JS/TS
 relative paths with their extensions and `index` files, `tsconfig.json` `baseUrl` and
 `paths`; Go import paths under `go.mod`'s module path (a package is a folder); Rust
-`crate::`/`self::`/`super::` paths and `mod x;` over `src/` trees; Java `import a.b.C`
+`crate::`/`self::`/`super::` paths and `mod x;` over `src/` trees, a Cargo workspace's
+sibling library crates by name (`use globset::Glob`: its `Cargo.toml`); Java `import a.b.C`
 by path suffix (a package is a folder); Ruby `require_relative`; C/C++ `#include "x.h"` by
 path suffix. What names no indexed file
 resolves to nothing (a standard library, a dependency): the caller treats the name as
@@ -17,6 +18,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+import tomllib
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 
@@ -63,6 +65,7 @@ class RepoLayout:
                 for k in range(len(parts)):
                     self.py[".".join(parts[k:])].append(p)
         self.go_modules: list[tuple[str, str]] = []  # (module path, folder)
+        self.rust_crates: dict[str, str] = {}  # library crate name -> its root file
         self.ts_configs: list[tuple[str, str, dict[str, list[str]]]] = []
         for p in sorted(self.paths):
             base = posixpath.basename(p)
@@ -73,9 +76,61 @@ class RepoLayout:
                     self.go_modules.append((m.group(1), posixpath.dirname(p)))
             elif base.startswith(("tsconfig", "jsconfig")) and base.endswith(".json"):
                 self._ts_config(p, read(p) or "")
+            elif base == "Cargo.toml":
+                self._cargo(p, read(p) or "")
         self.ts_configs.sort(key=lambda c: -len(c[0]))
+        self.by_base: dict[str, list[str]] = defaultdict(list)
+        """A file's name -> its paths (`#include "x.h"` by path suffix)."""
+        for p in self.paths:
+            self.by_base[posixpath.basename(p)].append(p)
         self._py_memo: dict[tuple[str, str, str | None, int], tuple[str, ...]] = {}
         self._files_memo: dict[tuple[str, str, str | None, int], tuple[str, ...]] = {}
+
+    def _cargo(self, path: str, text: str) -> None:
+        """A Cargo package's library crate: its name (`[lib] name`, else the package's,
+        `-` read as `_`) -> its root file (`[lib] path`, else `src/lib.rs`)."""
+        try:
+            data = tomllib.loads(text)
+        except (tomllib.TOMLDecodeError, ValueError):
+            return
+        package, lib = data.get("package"), data.get("lib")
+        lib = lib if isinstance(lib, dict) else {}
+        name = lib.get("name") or (package.get("name") if isinstance(package, dict) else None)
+        if not isinstance(name, str) or not name:
+            return
+        folder = posixpath.dirname(path)
+        given = lib.get("path")
+        root = posixpath.normpath(posixpath.join(
+            folder, given if isinstance(given, str) else "src/lib.rs"))
+        if root in self.paths:
+            self.rust_crates[name.replace("-", "_")] = root
+
+    def rust_crate(self, name: str) -> str | None:
+        """The root file of the repository's library crate `name` (a Cargo workspace's
+        sibling crate), or None."""
+        return self.rust_crates.get(name)
+
+    def _sibling_crate(self, path: str, parts: list[str]) -> list[str]:
+        """The file a Rust path that starts with a sibling library crate's name names
+        (`globset::glob` in a Cargo workspace: `crates/globset/src/glob.rs`); [] when
+        it does not (no such crate, or a module of that name beside `path`)."""
+        lib = self.rust_crates.get(parts[0]) if parts else None
+        stem = posixpath.join(posixpath.dirname(path), parts[0]) if parts else ""
+        if lib is None or lib == path or f"{stem}.rs" in self.paths or (
+                f"{stem}/mod.rs" in self.paths):
+            return []
+        return [lib] if len(parts) == 1 else self.rust_module(lib, parts[1:])
+
+    def rust_crate_of(self, path: str) -> str | None:
+        """The name of the library crate whose folder holds `path` (the innermost)."""
+        best: tuple[int, str] | None = None
+        for name, root in self.rust_crates.items():
+            folder = posixpath.dirname(posixpath.dirname(root)) if root.endswith(
+                "/src/lib.rs") or root == "src/lib.rs" else posixpath.dirname(root)
+            if (not folder or path.startswith(folder + "/")) and (
+                    best is None or len(folder) > best[0]):
+                best = (len(folder), name)
+        return best[1] if best else None
 
     def _ts_config(self, path: str, text: str) -> None:
         try:
@@ -271,13 +326,15 @@ class RepoLayout:
     def _rust(self, path: str, imp: Import) -> list[str]:
         if imp.module == "self" and imp.name:  # `mod x;`
             return self.rust_module(path, ["self", imp.name])
-        return self.rust_module(path, imp.module.split("::"))
+        parts = imp.module.split("::")
+        return self._sibling_crate(path, parts) or self.rust_module(path, parts)
 
     def _suffix(self, path: str, include: str) -> list[str]:
         local = posixpath.normpath(posixpath.join(posixpath.dirname(path), include))
         if local in self.paths:
             return [local]
-        hits = sorted((p for p in self.paths if p.endswith("/" + include) or p == include),
+        hits = sorted((p for p in self.by_base.get(posixpath.basename(include), ())
+                       if p.endswith("/" + include) or p == include),
                       key=lambda p: (-_shared(p, path), len(p)))
         return hits[:1]
 
