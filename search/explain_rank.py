@@ -170,7 +170,7 @@ def explain_fitted(
     if best is not None:
         out = [Contribution(f"{name} {value:.3g}", part, "weight")
                for name, value, part in model.contributions(best[1])]
-        out.append(Contribution("bias", model.bias, "weight"))
+        out.append(Contribution("bias", model.base, "weight"))
     return out + [Contribution(r, 0.0, "rule") for r in rules]
 
 

@@ -2,15 +2,18 @@
 record (`search.rank_features`), learnt from every dev set by
 `bench/ranking_train/train.py`, shipped as `rank_model.json` beside this module.
 
-Evaluating it is plain Python (no scikit-learn or numpy on the search path): a
-candidate's score is `exp(bias + sum(weight_i * feature_i))`, a feature's weight being
-a factor on it. With `log_hand` weighing 1, the score is the hand ranking's
-(`search.hybrid`) times the learnt corrections. `rank_fitted` then runs the steps of
-`search.hybrid` that are not weights: identical copies answer once, overlapping hits of
-a file merge, translated pages in the question's language join, `search.prose.code_first`
-when the model says so, and at most `per_file_top` hits of one file stay in the first
-ten. The hard rules (`search.definitions`, `search.exact_phrase`) run after it, as after
-the hand ranking.
+Evaluating it is plain Python (no scikit-learn, LightGBM or numpy on the search path):
+a candidate's score is `exp(bias + sum(weight_i * feature_i) + sum(tree_j(features)))`,
+a feature's weight being a factor on it. The trees (optional, from LightGBM's LambdaMART,
+`train.py --learner trees`) are small regression trees whose leaves add to the logit:
+corrections learnt on top of the linear part; each is evaluated here by walking its
+nodes (`feature <= threshold` goes left, as LightGBM decides). With `log_hand` weighing
+1, the score is the hand ranking's (`search.hybrid`) times the learnt corrections.
+`rank_fitted` then runs the steps of `search.hybrid` that are not weights: identical
+copies answer once, overlapping hits of a file merge, translated pages in the question's
+language join, `search.prose.code_first` when the model says so, and at most
+`per_file_top` hits of one file stay in the first ten. The hard rules
+(`search.definitions`, `search.exact_phrase`) run after it, as after the hand ranking.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from ctxd.search.hybrid import FusionOptions, settle
 from ctxd.search.merge import PER_FILE_TOP
@@ -32,6 +35,50 @@ from ctxd.search.rank_features import FEATURES, Candidate, candidates
 __all__ = ["MODEL_PATH", "RankModel", "load_model", "rank_fitted"]
 
 MODEL_PATH = Path(__file__).with_name("rank_model.json")
+
+Node: TypeAlias = "float | tuple[int, float, Node, Node, float]"
+"""A tree: a leaf's value, or (feature index, threshold, left, right, the node's value:
+its training examples' mean output, for `path_contributions`)."""
+
+
+def tree_value(node: Node, vector: Sequence[float]) -> float:
+    """The leaf `vector` reaches: left while `vector[feature] <= threshold`."""
+    while isinstance(node, tuple):
+        node = node[2] if vector[node[0]] <= node[1] else node[3]
+    return node
+
+
+def node_value(node: Node) -> float:
+    return node if not isinstance(node, tuple) else node[4]
+
+
+def path_contributions(node: Node, vector: Sequence[float], out: dict[int, float]) -> None:
+    """Add to `out[feature]` each split's change of value along `vector`'s path (the
+    path attribution of a tree: the root's value plus these changes is the leaf's)."""
+    while isinstance(node, tuple):
+        child = node[2] if vector[node[0]] <= node[1] else node[3]
+        out[node[0]] = out.get(node[0], 0.0) + node_value(child) - node[4]
+        node = child
+
+
+def tree_to_json(node: Node) -> dict[str, Any]:
+    if not isinstance(node, tuple):
+        return {"value": round(node, 6)}
+    feature, threshold, left, right, value = node
+    return {"feature": FEATURES[feature], "threshold": threshold, "value": round(value, 6),
+            "left": tree_to_json(left), "right": tree_to_json(right)}
+
+
+def tree_from_json(data: Mapping[str, Any]) -> Node:
+    if "feature" not in data:
+        return float(data["value"])
+    name = data["feature"]
+    if name not in FEATURES:
+        raise ValueError(f"a tree of the ranking model splits on {name!r}, which is not in "
+                         f"search.rank_features.FEATURES; rebuild it with "
+                         f"bench/ranking_train/train.py")
+    return (FEATURES.index(name), float(data["threshold"]), tree_from_json(data["left"]),
+            tree_from_json(data["right"]), float(data["value"]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +93,8 @@ class RankModel:
     max_prose_top: int = MAX_PROSE_TOP
     meta: Mapping[str, Any] = field(default_factory=dict)
     """How it was trained (sets, command, cross-validation); not used to rank."""
+    trees: tuple[Node, ...] = ()
+    """Regression trees whose values add to the logit (`tree_value`)."""
 
     def __post_init__(self) -> None:
         if len(self.weights) != len(FEATURES):
@@ -55,7 +104,15 @@ class RankModel:
                              f"bench/ranking_train/train.py")
 
     def logit(self, vector: Sequence[float]) -> float:
-        return self.bias + sum(w * x for w, x in zip(self.weights, vector, strict=True) if x)
+        linear = self.bias + sum(w * x for w, x in zip(self.weights, vector, strict=True)
+                                 if x)
+        return linear + sum(tree_value(t, vector) for t in self.trees)
+
+    @property
+    def base(self) -> float:
+        """The logit before any feature: the bias plus each tree's root value (what
+        `contributions` are added to)."""
+        return self.bias + sum(node_value(t) for t in self.trees)
 
     def score(self, vector: Sequence[float]) -> float:
         """`exp(logit)`: the odds, so that the kinds' weights act as factors (as the hand
@@ -64,17 +121,25 @@ class RankModel:
         return math.exp(max(-50.0, min(50.0, self.logit(vector))))
 
     def contributions(self, vector: Sequence[float]) -> list[tuple[str, float, float]]:
-        """(feature, value, weight x value) for each feature with a value, largest
-        contribution first."""
-        parts = [(name, x, w * x) for name, w, x in zip(FEATURES, self.weights, vector,
-                                                         strict=True) if x and w]
+        """(feature, value, contribution) for each feature that moves the logit: its
+        weight x value, plus its splits' changes along the trees' paths
+        (`path_contributions`); largest first. `base` plus them is the logit."""
+        by_tree: dict[int, float] = {}
+        for t in self.trees:
+            path_contributions(t, vector, by_tree)
+        parts = []
+        for j, (name, w, x) in enumerate(zip(FEATURES, self.weights, vector, strict=True)):
+            part = w * x + by_tree.get(j, 0.0)
+            if part or (x and w):
+                parts.append((name, x, part))
         return sorted(parts, key=lambda p: -abs(p[2]))
 
     def to_json(self) -> dict[str, Any]:
         return {"features": list(FEATURES),
                 "weights": [round(w, 6) for w in self.weights], "bias": round(self.bias, 6),
                 "code_first": self.code_first, "prose_factor": self.prose_factor,
-                "max_prose_top": self.max_prose_top, "meta": dict(self.meta)}
+                "max_prose_top": self.max_prose_top, "meta": dict(self.meta),
+                "trees": [tree_to_json(t) for t in self.trees]}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RankModel:
@@ -88,7 +153,8 @@ class RankModel:
                    code_first=bool(data.get("code_first", False)),
                    prose_factor=float(data.get("prose_factor", PROSE_FACTOR)),
                    max_prose_top=int(data.get("max_prose_top", MAX_PROSE_TOP)),
-                   meta=dict(data.get("meta", {})))
+                   meta=dict(data.get("meta", {})),
+                   trees=tuple(tree_from_json(t) for t in data.get("trees", [])))
 
 
 @functools.cache

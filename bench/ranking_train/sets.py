@@ -47,6 +47,9 @@ def dev_sets() -> list[DevSet]:
     dev3 = BENCH / "ranking_dev3" / "queries.jsonl"
     if dev3.is_file():
         out.append(DevSet("dev3", "home-dev3", dev3))
+    dev4 = BENCH / "ranking_dev4" / "queries.jsonl"
+    if dev4.is_file():
+        out.append(DevSet("dev4", "home-dev4", dev4))
     return out
 
 

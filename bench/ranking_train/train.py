@@ -50,7 +50,7 @@ from ctxd.search.path_kinds import is_example, is_prose
 from ctxd.search.prose import MAX_PROSE_TOP, PROSE_FACTOR
 from ctxd.search.questions import asks_for_examples, asks_for_history, wants_prose
 from ctxd.search.rank_features import FEATURES, candidates
-from ctxd.search.rank_model import MODEL_PATH, RankModel, finish, score_candidates
+from ctxd.search.rank_model import MODEL_PATH, Node, RankModel, finish, score_candidates
 
 Record = dict[str, Any]
 
@@ -287,6 +287,142 @@ def fit_ascent(records: Sequence[Record], code_first: bool = True, l1: float = L
     return RankModel(weights=tuple(float(v) for v in w), code_first=code_first)
 
 
+TREES = 40
+"""The most trees the tree learner may keep (inner cross-validation picks how many)."""
+TREE_CHOICES = (0, 5, 10, 20, 40)
+"""The numbers of trees inner cross-validation compares (0: the hand ranking)."""
+
+
+def tree_groups(records: Sequence[Record]) -> tuple[Any, Any, Any, list[int], list[str]]:
+    """LambdaMART's training data: per question, each file's best candidate by the hand
+    ranking (the metric ranks files), without the files a hard rule puts first (and
+    without the questions whose gold file a rule puts first: the ranking cannot change
+    them), labelled 1 for a gold file. The initial score is `log_hand` plus, for a
+    behaviour question, `code_first`'s prose factor, so the trees learn corrections to
+    what the hand ranking and its rules would rank. Returns features, labels, initial
+    scores, group sizes and each group's repository."""
+    import numpy as np
+
+    xs: list[Sequence[float]] = []
+    ys: list[int] = []
+    init: list[float] = []
+    groups: list[int] = []
+    repos: list[str] = []
+    for r in records:
+        front = {d.path for d in r["definitions"]} | {f.path for f in r["phrase"]}
+        gold = {norm_path(g) for g in r["gold"]}
+        if any(norm_path(p) in gold for p in front):
+            continue
+        best: dict[str, tuple[Any, int]] = {}
+        for cd, label in zip(r["cands"], r["labels"], strict=True):
+            if cd.hit.path in front:
+                continue
+            seen = best.get(cd.hit.path)
+            if seen is None or cd.vector[LOG_HAND] > seen[0].vector[LOG_HAND]:
+                best[cd.hit.path] = (cd, label)
+        labels = [label for _cd, label in best.values()]
+        if not any(labels) or all(labels):
+            continue
+        query = r["query"]
+        behaviour = not wants_prose(query) and not asks_for_history(query)
+        for cd, label in best.values():
+            prose = math.log(PROSE_FACTOR) if behaviour and is_prose(cd.hit.path) else 0.0
+            xs.append(cd.vector)
+            ys.append(label)
+            init.append(cd.vector[LOG_HAND] + prose)
+        groups.append(len(best))
+        repos.append(r["repository"])
+    return np.array(xs), np.array(ys), np.array(init), groups, repos
+
+
+def group_mrr(scores: Any, labels: Any, groups: Sequence[int]) -> list[float]:
+    """Each group's reciprocal rank of its best gold row in the first ten (0 below)."""
+    import numpy as np
+
+    out: list[float] = []
+    start = 0
+    for size in groups:
+        s, y = scores[start:start + size], labels[start:start + size]
+        start += size
+        rank = 1 + int(np.sum(s > s[y == 1].max()))
+        out.append(1.0 / rank if rank <= 10 else 0.0)
+    return out
+
+
+def lambdamart(x: Any, y: Any, init: Any, groups: Sequence[int], trees: int, leaves: int,
+               rate: float, min_leaf: int) -> Any:
+    """LightGBM's LambdaMART from the initial scores `init` (deterministic, one
+    thread)."""
+    import lightgbm
+
+    params = {"objective": "lambdarank", "num_leaves": leaves, "learning_rate": rate,
+              "min_data_in_leaf": min_leaf, "lambda_l2": 10.0, "max_bin": 63,
+              "lambdarank_truncation_level": 10, "deterministic": True, "num_threads": 1,
+              "seed": 1, "verbose": -1, "feature_pre_filter": False}
+    data = lightgbm.Dataset(x, y, group=list(groups), init_score=init)
+    return lightgbm.train(params, data, num_boost_round=trees)
+
+
+def booster_trees(booster: Any, count: int) -> tuple[Node, ...]:
+    """The first `count` trees of a LightGBM booster as `search.rank_model` nodes."""
+
+    def node(n: dict[str, Any]) -> Node:
+        if "leaf_value" in n:
+            return float(n["leaf_value"])
+        if n.get("decision_type", "<=") != "<=":
+            raise ValueError(f"unsupported split {n.get('decision_type')!r}")
+        return (int(n["split_feature"]), float(n["threshold"]), node(n["left_child"]),
+                node(n["right_child"]), float(n["internal_value"]))
+
+    info = booster.dump_model(num_iteration=count)["tree_info"]
+    return tuple(node(t["tree_structure"]) for t in info[:count])
+
+
+def fit_trees(records: Sequence[Record], *, trees: int = TREES, leaves: int = 2,
+              rate: float = 0.2, min_leaf: int = 200, folds: int = 3,
+              margin: float = 0.002) -> RankModel:
+    """LambdaMART corrections to the hand ranking (`log_hand` weighs 1; the trees add
+    to the logit). How many trees (`TREE_CHOICES` up to `trees`, 0 = none) is chosen by
+    cross-validation over the training repositories only (`folds` groups of them, in
+    turn held out; the held-out questions' file-level MRR@10, `group_mrr`); more trees
+    must gain `margin` over fewer. Stumps (`leaves` 2) make each tree one feature's
+    step."""
+    import numpy as np
+
+    x, y, init, groups, repos = tree_groups(records)
+    names = sorted(set(repos))
+    fold_of = {name: i % folds for i, name in enumerate(names)}
+    choices = [k for k in TREE_CHOICES if k <= trees]
+    gains = dict.fromkeys(choices, 0.0)
+    starts = np.cumsum([0, *groups])
+    for fold in range(folds):
+        held = [fold_of[name] == fold for name in repos]
+        rows_of = [np.arange(starts[g], starts[g + 1]) for g in range(len(groups))]
+        train_rows = np.concatenate([rows_of[g] for g, h in enumerate(held) if not h])
+        test_rows = np.concatenate([rows_of[g] for g, h in enumerate(held) if h])
+        booster = lambdamart(x[train_rows], y[train_rows], init[train_rows],
+                             [groups[g] for g, h in enumerate(held) if not h], max(choices),
+                             leaves, rate, min_leaf)
+        test_groups = [groups[g] for g, h in enumerate(held) if h]
+        for k in choices:
+            extra = booster.predict(x[test_rows], raw_score=True, num_iteration=k) if k \
+                else 0.0
+            gains[k] += sum(group_mrr(init[test_rows] + extra, y[test_rows], test_groups))
+    chosen = 0
+    for k in choices:
+        if gains[k] > gains[chosen] + margin * len(groups):
+            chosen = k
+    weights = [0.0] * len(FEATURES)
+    weights[LOG_HAND] = 1.0
+    kept: tuple[Node, ...] = ()
+    if chosen:
+        booster = lambdamart(x, y, init, groups, chosen, leaves, rate, min_leaf)
+        kept = booster_trees(booster, chosen)
+    return RankModel(weights=tuple(weights), code_first=True, trees=kept,
+                     meta={"inner_cv": {str(k): round(v / len(groups), 4)
+                                        for k, v in gains.items()}, "trees": chosen})
+
+
 def per_set(records: Sequence[Record], scores: dict[str, float]) -> dict[str, float]:
     sets: dict[str, list[float]] = {}
     for r in records:
@@ -302,13 +438,15 @@ def loro(records: Sequence[Record], train: Callable[[Sequence[Record]], RankMode
     out: dict[str, float] = {}
     for repo in sorted({r["repository"] for r in records}):
         model = train([r for r in records if r["repository"] != repo])
+        if model.meta:
+            print(f"  without {repo}: {dict(model.meta)}", file=sys.stderr)
         for r in records:
             if r["repository"] == repo:
                 out[r["set"] + "/" + r["id"]] = mrr(r, fitted_files(r, model))
     return out
 
 
-LEARNERS = ("ascent", "offset", "logistic")
+LEARNERS = ("ascent", "offset", "logistic", "trees")
 
 
 def learner(name: str, c: float) -> Callable[[Sequence[Record]], RankModel]:
@@ -316,6 +454,8 @@ def learner(name: str, c: float) -> Callable[[Sequence[Record]], RankModel]:
     (`fit`); `logistic`: scikit-learn's over every feature."""
     if name == "ascent":
         return lambda rs: fit_ascent(rs, l1=c)
+    if name == "trees":
+        return lambda rs: fit_trees(rs, margin=c)
     return lambda rs: fit(rs, c, True, offset=name == "offset")
 
 
@@ -329,7 +469,8 @@ def main() -> None:
     ap.add_argument("--learner", choices=LEARNERS, default="ascent")
     ap.add_argument("--c", type=float, default=L1,
                     help="ascent: the cost per unit of weight; logistic learners: the "
-                         "inverse L2 penalty")
+                         "inverse L2 penalty; trees: the MRR@10 more trees must gain in "
+                         "inner cross-validation")
     ap.add_argument("--write", action="store_true", help=f"write {MODEL_PATH}")
     ap.add_argument("--out", type=Path, help="the per-set table as JSON")
     args = ap.parse_args()
@@ -361,7 +502,7 @@ def main() -> None:
                 "repositories": sorted({r["repository"] for r in records}),
                 "mrr10": table}
         model = RankModel(weights=model.weights, bias=model.bias, code_first=model.code_first,
-                          meta=meta)
+                          meta={**model.meta, **meta}, trees=model.trees)
         MODEL_PATH.write_text(json.dumps(model.to_json(), indent=1) + "\n", encoding="utf-8")
         print(f"wrote {MODEL_PATH}")
 

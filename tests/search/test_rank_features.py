@@ -158,3 +158,52 @@ def test_the_learner_corrects_the_hand_ranking_where_the_questions_disagree() ->
     assert model.weights[FEATURES.index("test")] > 0  # the hand ranking halves tests
     assert model.weights[LOG_HAND] == 1.0
     assert fit_ascent(records).weights == model.weights  # deterministic
+
+
+# -- trees: the plain-Python evaluator of LambdaMART's corrections --------------------------
+
+
+def vec(**named: float) -> tuple[float, ...]:
+    return tuple(named.get(f, 0.0) for f in FEATURES)
+
+
+def test_trees_add_to_the_logit_and_explain_by_their_paths() -> None:
+    t, s = FEATURES.index("test"), FEATURES.index("semantic")
+    stump = (t, 0.5, 0.1, -0.4, 0.0)  # a test file: -0.4, else +0.1; root value 0
+    deep = (s, 0.7, -0.2, (t, 0.5, 0.3, -0.1, 0.2), 0.05)
+    model = RankModel(weights=weights(log_hand=1.0), bias=0.0, trees=(stump, deep))
+    code, test = vec(log_hand=0.5, semantic=0.9), vec(log_hand=0.5, semantic=0.9, test=1.0)
+    assert model.logit(code) == pytest.approx(0.5 + 0.1 + 0.3)
+    assert model.logit(test) == pytest.approx(0.5 - 0.4 - 0.1)
+    assert model.logit(vec(semantic=0.2)) == pytest.approx(0.1 - 0.2)  # left of 0.7
+    for v in (code, test, vec(semantic=0.2, test=1.0)):
+        parts = model.contributions(v)
+        assert model.base + sum(p for _f, _x, p in parts) == pytest.approx(model.logit(v))
+    parts = {f: p for f, _x, p in model.contributions(test)}
+    assert parts["test"] == pytest.approx(-0.4 + (-0.1 - 0.2))
+    assert parts["semantic"] == pytest.approx(0.2 - 0.05)
+    assert model.base == pytest.approx(0.05)
+    again = RankModel.from_json(json.loads(json.dumps(model.to_json())))
+    assert again.trees == model.trees and again.logit(test) == pytest.approx(model.logit(test))
+    bad = model.to_json()
+    bad["trees"][0]["feature"] = "no_such_feature"
+    with pytest.raises(ValueError, match="no_such_feature"):
+        RankModel.from_json(bad)
+
+
+def test_the_tree_evaluator_matches_lightgbm() -> None:
+    lightgbm = pytest.importorskip("lightgbm")
+    import numpy as np
+
+    from bench.ranking_train.train import booster_trees, lambdamart
+
+    rng = np.random.default_rng(7)
+    x = rng.random((400, len(FEATURES)))
+    y = (x[:, 0] + 0.3 * x[:, 5] > 0.8).astype(int)
+    init = x[:, FEATURES.index("log_hand")].copy()
+    booster = lambdamart(x, y, init, [20] * 20, 8, 4, 0.3, 10)
+    assert isinstance(booster, lightgbm.Booster)
+    model = RankModel(weights=weights(log_hand=1.0), trees=booster_trees(booster, 8))
+    want = init + booster.predict(x, raw_score=True)
+    got = [model.logit(tuple(row)) for row in x]
+    assert np.allclose(got, want, atol=1e-6)
