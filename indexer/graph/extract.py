@@ -871,6 +871,28 @@ class _Walk:
         for name in _c_functions(owner):
             self.add(self.text(name), name, Role.BIND, value="~static")
 
+    def c_macro_calls(self, node: tree_sitter.Node) -> None:
+        """A C/C++ macro's body (`#define F(x) ... jv_free(x) ...`: raw text to the
+        grammar): each name followed by `(` is a call site at its place, unless it is a
+        parameter of the macro, a keyword, a member (`p->f(`, `s.f(`) or pasted (`a ## f(`);
+        comments and string literals in the body are skipped."""
+        owner = node.parent
+        if self.language not in ("c", "cpp") or owner is None or owner.type not in (
+                "preproc_def", "preproc_function_def"):
+            return
+        params = owner.child_by_field_name("parameters")
+        own = {self.text(c) for c in params.named_children} if params is not None else set()
+        body = _C_MACRO_NOISE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), self.text(node))
+        row, col = node.start_point[0] + 1, self.column(node)
+        for m in _C_MACRO_CALL.finditer(body):
+            name = m.group(1)
+            before = body[:m.start()].rstrip(" \t")
+            if name in own or name in _C_KEYWORDS or before.endswith((".", "->", "#")):
+                continue
+            lines = body.count("\n", 0, m.start())
+            at = m.start() - body.rfind("\n", 0, m.start()) if lines else col + m.start()
+            self.sites.append((name, row + lines, at, Role.CALL, None, None))
+
     def token_tree(self, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
         """A Rust macro's arguments (`assert_eq!(x.len(), unescape(y))`: a token tree,
         not an expression): a name followed by `(...)` is a call, and a name after
@@ -997,6 +1019,16 @@ _C_TOP = frozenset({"translation_unit", "preproc_if", "preproc_ifdef", "preproc_
 """Where a C/C++ declaration is a file's own (not a function's local)."""
 
 
+_C_MACRO_NOISE = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'',
+                            re.DOTALL)
+_C_MACRO_CALL = re.compile(r"(?<![\w$])([A-Za-z_]\w*)\s*\(")
+_C_KEYWORDS = frozenset({"if", "while", "for", "switch", "return", "sizeof", "defined",
+                         "do", "case", "else", "typeof", "__typeof__", "_Alignof", "alignof",
+                         "_Generic", "__attribute__", "__declspec", "static_assert",
+                         "_Static_assert", "decltype", "__builtin_expect"})
+"""Names followed by `(` in a macro body that call nothing."""
+
+
 def _c_functions(node: tree_sitter.Node) -> list[tree_sitter.Node]:
     """The names of the functions a C/C++ declaration or definition declares (through
     pointer and parenthesized declarators)."""
@@ -1082,6 +1114,7 @@ _EXTRA = {
     "field_definition": _Walk.class_field,
     "property_signature": _Walk.class_field,
     "field_declaration": _Walk.struct_field,
+    "preproc_arg": _Walk.c_macro_calls,
     "declaration": _Walk.c_prototype,
     "storage_class_specifier": _Walk.c_static,
     "required_parameter": _Walk.class_field,

@@ -167,7 +167,8 @@ _C = GraphSpec(
     names=frozenset({"identifier", "field_identifier", "type_identifier",
                      "namespace_identifier"}),
     skip=frozenset({"comment", "string_literal", "raw_string_literal", "char_literal",
-                    "system_lib_string", "preproc_include", "concatenated_string"}),
+                    "system_lib_string", "preproc_include", "concatenated_string",
+                    "preproc_params"}),  # (a macro's parameters name nothing)
     calls={"call_expression": "function"},
     members={"field_expression": ("argument", "field"),
              "qualified_identifier": ("scope", "name")},

@@ -1,6 +1,7 @@
 """Resolution outside Python and TypeScript, through the store (both engines): C calls
 across files through `#include` (a header's prototype, transitive includes, an include
-folder; `static` functions stay their file's own; a local variable hides a function),
+folder, calls in macro bodies; `static` functions stay their file's own; a local variable
+hides a function),
 Rust `use` of a Cargo workspace's sibling crate and calls inside macro arguments, and Go
 calls through an interface that a concrete method implements."""
 
@@ -19,7 +20,8 @@ jv jv_parse(const char* s);
 int jv_shadowed(int);
 #endif
 ''',
-    "src/util.h": '#include "jv.h"\nint count(void);\n',
+    "src/util.h": '#include "jv.h"\nint count(void);\n'
+                  "#define FREE2(a, jv_parse) do { jv_free(a); jv_parse(1); } while (0)\n",
     "src/jv.c": '''#include "jv.h"
 static int helper(int x) { return x + 1; }
 void jv_free(jv j) { helper(j.k); }
@@ -56,8 +58,9 @@ def test_c_calls_resolve_through_includes_and_statics_stay_in_their_file(store, 
     index(store, repo, C)
     # through jv.h, directly and through util.h (main.c), never in a comment or string
     assert usages(store, "jv_free") == {("src/jv_parse.c", 4, "call"),
-                                        ("src/main.c", 7, "call")}
-    assert usages(store, "jv_parse") == {("src/main.c", 6, "call")}
+                                        ("src/main.c", 7, "call"),
+                                        ("src/util.h", 3, "call")}  # in a macro's body
+    assert usages(store, "jv_parse") == {("src/main.c", 6, "call")}  # (not the parameter)
     # a struct typedef'd in a header, used in the files that include it
     assert ("src/main.c", 6, "reference") in usages(store, "jv")
     # each static helper has its own file's calls only; nodecl.c sees no declaration
@@ -70,7 +73,8 @@ def test_c_calls_resolve_through_includes_and_statics_stay_in_their_file(store, 
     assert refs.unresolved == 1
     callers = queries.callers(store, name_definition(store, "jv_free"))
     assert {(e.site_path, e.site_line, e.name) for e in callers.edges} == {
-        ("src/jv_parse.c", 4, "jv_parse"), ("src/main.c", 7, "main")}
+        ("src/jv_parse.c", 4, "jv_parse"), ("src/main.c", 7, "main"),
+        ("src/util.h", 3, "<module>")}
 
 
 RUST = {
