@@ -54,7 +54,11 @@ from ctxd.indexer.checkpoints import (
     summary_of,
 )
 from ctxd.indexer.chunk.chunker import ChunkOptions
-from ctxd.indexer.chunk.languages import detect_language
+from ctxd.indexer.chunk.languages import (
+    PARSED_BEFORE_RECORD,
+    detect_language,
+    parsed_languages,
+)
 from ctxd.indexer.embedder import Embedder
 from ctxd.indexer.errors import ValidationError
 from ctxd.indexer.graph.model import EXTRACTION as GRAPH_EXTRACTION
@@ -146,6 +150,11 @@ COMPACT_AFTER_TEXTS = 1000
 """A full run whose walk wrote at least this many texts, and at least half of all the
 index's, merges the trigram index's segments after phase 1 (`TextFirst.compact_text`;
 its walk left them unmerged: `bulk_text`)."""
+PARSED_KEY = "parsed_languages"
+"""The repository option that records which languages were cut by their syntax
+(`indexer.chunk.languages.parsed_languages`): a full run chunks the files of a language
+parsed since (a new grammar) again, so that they get symbols and definition-aligned
+checkpoints without being edited."""
 GRAPH_KEY = "graph_extraction"
 """The repository option that records which extractor made its code graphs
 (`indexer.graph.model.EXTRACTION`): another one makes the next full run extract them all
@@ -178,6 +187,9 @@ class _FileRun:
     judge: FileJudge
     recheck: bool
     """The text rules changed since the last run: ignore the stat shortcut."""
+    rechunk: frozenset[str] = frozenset()
+    """Languages parsed now but not when the repository was last indexed (`PARSED_KEY`):
+    their files are chunked again even where unchanged."""
 
 
 class _CommitBatch:
@@ -430,10 +442,18 @@ class Indexer:
             "embed_allow": list(options.embed_allow),
             "rules_version": RULES_VERSION,
             GRAPH_KEY: GRAPH_EXTRACTION,
+            PARSED_KEY: parsed_languages(),
             EXPLICIT_KEY: sorted(set(explicit)),
         }
+        rechunk: frozenset[str] = frozenset()
+        if existing is not None:
+            before = existing.options.get(PARSED_KEY, sorted(PARSED_BEFORE_RECORD))
+            rechunk = frozenset(parsed_languages()) - frozenset(before)
+            if rechunk and only_paths is not None:
+                opts_json[PARSED_KEY] = before  # the next full run re-chunks the others
         run = _FileRun(FileJudge(root_path, options), recheck=existing is not None
-                       and any(existing.options.get(k) != opts_json[k] for k in TEXT_RULE_KEYS))
+                       and any(existing.options.get(k) != opts_json[k] for k in TEXT_RULE_KEYS),
+                       rechunk=rechunk)
         if run.recheck and only_paths is not None and existing is not None:
             # A partial run re-decides only its own files: the rules it stores stay the old
             # ones, so that the next full run re-decides every other file too.
@@ -660,7 +680,9 @@ class Indexer:
         walk."""
         text_first = self._text_first(dry_run)
         old = stored.get(entry.path)
-        if (old is not None and not run.recheck and old.size == entry.size
+        rechunk = (old is not None and bool(run.rechunk)
+                   and detect_language(entry.path) in run.rechunk)
+        if (old is not None and not run.recheck and not rechunk and old.size == entry.size
                 and old.mtime_ns == entry.mtime_ns):
             return False
         judged = run.judge.judge(entry)
@@ -668,7 +690,7 @@ class Indexer:
             return judged
         text, role, why = judged.text, judged.role, judged.why
         digest = judged.digest  # == content_hash(text), hashed as read
-        if old is not None and old.hash == digest and old.role == role.value:
+        if old is not None and old.hash == digest and old.role == role.value and not rechunk:
             if not dry_run:
                 batch.add(partial(self.store.touch_file, old.id, entry.size, entry.mtime_ns))
             return False

@@ -42,8 +42,8 @@ CTAGS_KINDS = {
 
 SYMBOL_KINDS = frozenset(
     {kind for table in SYNTAX.values() for kind in table.defs.values()}
-    | {"class", "constant", "constructor", "function", "interface", "method", "section",
-       "struct", "variable"}
+    | {"class", "constant", "constructor", "extension", "function", "interface", "method",
+       "section", "struct", "variable"}
 )
 """Every kind ctxd's own index gives a symbol (the syntax tables' kinds, plus those the
 extractors and the Markdown heading reader assign)."""

@@ -6,7 +6,8 @@ it returns `Extracted` `(name, kind, outer node, scope)` or None to skip the nod
 rules cover what the grammars leave implicit: JS/TS `const f = () => ...`, CommonJS
 and prototype assignments; Go receivers, single-spec `type`/`const` declarations;
 Rust `impl` blocks; C/C++ declarator chains, `A::f` scopes and typedef'd structs;
-Ruby `A::B` names; Python 3.12 `type` aliases. `python_module_variables(root, nav)` lists
+Ruby `A::B` names; Python 3.12 `type` aliases (C#, PHP, Kotlin, Swift, Scala and Lua:
+`indexer.chunk.extractors_more`). `python_module_variables(root, nav)` lists
 a Python module's top-level assignments. `node_text` / `node_field` / `outer_node` are
 the small node accessors the rules (and `indexer.chunk.syntax`) share.
 
@@ -28,6 +29,7 @@ from typing import TypeAlias
 
 import tree_sitter
 
+from ctxd.indexer.chunk.extractors_more import MORE_EXTRACTORS
 from ctxd.indexer.chunk.languages import SyntaxTable
 from ctxd.indexer.chunk.treenav import TreeNav
 
@@ -346,7 +348,7 @@ _EXTRACTORS: dict[str, Extractor] = {
 
 def extractor_for(language: str) -> Extractor:
     """The language's extractor; the generic one (the `name` field) when it has no rules."""
-    return _EXTRACTORS.get(language, _default)
+    return _EXTRACTORS.get(language) or MORE_EXTRACTORS.get(language, _default)
 
 
 def python_module_variables(

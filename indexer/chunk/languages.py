@@ -115,13 +115,13 @@ LANGUAGES: dict[str, LanguageInfo] = {
         _lang("shell", "Shell", _CODE, ("tree_sitter_bash", "language"), "bash"),
         _lang("markdown", "Markdown", Family.MARKDOWN),
         _lang("rst", "reStructuredText", Family.RST),
-        _lang("csharp", "C#", _CODE),
-        _lang("kotlin", "Kotlin", _CODE),
-        _lang("scala", "Scala", _CODE),
-        _lang("swift", "Swift", _CODE),
-        _lang("php", "PHP", _CODE),
+        _lang("csharp", "C#", _CODE, ("tree_sitter_c_sharp", "language"), "csharp"),
+        _lang("kotlin", "Kotlin", _CODE, ("tree_sitter_kotlin", "language"), "kotlin"),
+        _lang("scala", "Scala", _CODE, ("tree_sitter_scala", "language"), "scala"),
+        _lang("swift", "Swift", _CODE, ("tree_sitter_swift", "language"), "swift"),
+        _lang("php", "PHP", _CODE, ("tree_sitter_php", "language_php"), "php"),
         _lang("perl", "Perl", _CODE),
-        _lang("lua", "Lua", _CODE),
+        _lang("lua", "Lua", _CODE, ("tree_sitter_lua", "language"), "lua"),
         _lang("r", "R", _CODE),
         _lang("dart", "Dart", _CODE),
         _lang("elixir", "Elixir", _CODE),
@@ -372,6 +372,83 @@ SYNTAX: dict[str, SyntaxTable] = {
         attached=frozenset({"comment"}),
         method_containers=frozenset(),
     ),
+    # The rules for the tables below: `indexer.chunk.extractors_more`.
+    "csharp": SyntaxTable(
+        defs={
+            "class_declaration": "class",
+            "record_declaration": "class",
+            "struct_declaration": "struct",
+            "interface_declaration": "interface",
+            "enum_declaration": "enum",
+            "method_declaration": "method",
+            "constructor_declaration": "constructor",
+            "property_declaration": "property",
+            "variable_declarator": "constant",
+            "delegate_declaration": "type",
+        },
+        attached=frozenset({"comment"}),
+        method_containers=frozenset({"class", "struct", "interface"}),
+    ),
+    "php": SyntaxTable(
+        defs={
+            "class_declaration": "class",
+            "interface_declaration": "interface",
+            "trait_declaration": "trait",
+            "enum_declaration": "enum",
+            "function_definition": "function",
+            "method_declaration": "method",
+            "const_element": "constant",
+        },
+        attached=frozenset({"comment"}),
+        method_containers=frozenset({"class", "interface", "trait", "enum"}),
+    ),
+    "kotlin": SyntaxTable(
+        defs={
+            "class_declaration": "class",
+            "object_declaration": "class",
+            "companion_object": "class",
+            "function_declaration": "function",
+            "secondary_constructor": "constructor",
+            "property_declaration": "property",
+            "type_alias": "type",
+        },
+        attached=frozenset({"line_comment", "block_comment"}),
+        method_containers=frozenset({"class", "interface", "enum"}),
+    ),
+    "swift": SyntaxTable(
+        defs={
+            "class_declaration": "class",
+            "protocol_declaration": "interface",
+            "function_declaration": "function",
+            "protocol_function_declaration": "method",
+            "init_declaration": "constructor",
+            "property_declaration": "property",
+            "protocol_property_declaration": "property",
+            "typealias_declaration": "type",
+        },
+        attached=frozenset({"comment", "multiline_comment"}),
+        method_containers=frozenset({"class", "struct", "enum", "interface", "extension"}),
+    ),
+    "scala": SyntaxTable(
+        defs={
+            "class_definition": "class",
+            "object_definition": "class",
+            "trait_definition": "trait",
+            "enum_definition": "enum",
+            "function_definition": "function",
+            "function_declaration": "function",
+            "val_definition": "constant",
+            "var_definition": "variable",
+            "type_definition": "type",
+        },
+        attached=frozenset({"comment", "block_comment"}),
+        method_containers=frozenset({"class", "trait", "enum"}),
+    ),
+    "lua": SyntaxTable(
+        defs={"function_declaration": "function"},
+        attached=frozenset({"comment"}),
+        method_containers=frozenset(),
+    ),
 }
 
 _CPP_HINTS = ("class ", "namespace ", "template<", "template <", "public:", "private:", "::")
@@ -501,6 +578,19 @@ def load_grammar(language: str) -> tree_sitter.Language | None:
                 _grammar_sources[language] = source
         _grammars[language] = grammar
         return grammar
+
+
+PARSED_BEFORE_RECORD = frozenset({"python", "javascript", "typescript", "tsx", "go", "rust",
+                                  "java", "c", "cpp", "ruby", "shell"})
+"""The languages ctxd parsed by tree-sitter before an index recorded which it parses
+(`parsed_languages`): what an index without that record was chunked with."""
+
+
+def parsed_languages() -> list[str]:
+    """The languages whose files are cut by their syntax here (a table and a grammar that
+    loads), sorted: what the pipeline records per repository, so that a later ctxd that
+    parses more of them re-chunks those files (`indexer.pipeline`)."""
+    return sorted(lang for lang in SYNTAX if load_grammar(lang) is not None)
 
 
 def grammar_status() -> dict[str, str]:

@@ -11,7 +11,9 @@ RST) come back as the same `Definition` shape from `indexer.chunk.headings`.
 `iter_definitions(defs)` flattens a forest.
 
 Long `#` comment runs are blanked before the parse, offsets kept
-(`indexer.chunk.comment_runs`: Python's grammar is quadratic in them). Parents and previous
+(`indexer.chunk.comment_runs`: Python's grammar is quadratic in them); a C# file whose
+parse has errors is parsed again with its `#else` branches blanked
+(`indexer.chunk.conditionals`), and the parse with fewer errors is kept. Parents and previous
 siblings come from `indexer.chunk.treenav` (tree-sitter's own accessors cost time in the
 number of siblings, quadratic under long comment runs). Pure apart from cached grammars,
 queries and per-thread parsers (a tree-sitter `Parser` is not shared between threads) and
@@ -39,6 +41,7 @@ from dataclasses import dataclass, field
 import tree_sitter
 
 from ctxd.indexer.chunk.comment_runs import attach_runs, blank_long_runs
+from ctxd.indexer.chunk.conditionals import PREPROCESSED, first_branches
 from ctxd.indexer.chunk.extractors import extractor_for, node_field, python_module_variables
 from ctxd.indexer.chunk.languages import SYNTAX, SyntaxTable, load_grammar
 from ctxd.indexer.chunk.treenav import ParseBudgetExceeded, TreeNav
@@ -382,7 +385,14 @@ def parse_source(
     tree = _parse(_parser(language, grammar), source, clock)
     root = tree.root_node
     if root.has_error:
-        fraction = _error_fraction(root, errors_query, text.count("\n") + 1, clock)
+        n_lines = text.count("\n") + 1
+        fraction = _error_fraction(root, errors_query, n_lines, clock)
+        if language in PREPROCESSED and (other := first_branches(source)) is not source:
+            other_tree = _parse(_parser(language, grammar), other, clock)
+            other_fraction = _error_fraction(other_tree.root_node, errors_query, n_lines, clock)
+            if other_fraction < fraction:
+                source, tree, root, fraction = other, other_tree, other_tree.root_node, \
+                    other_fraction
         if fraction > MAX_ERROR_FRACTION:
             logger.debug("%s parse mostly errors (%.0f%%): windows", language, fraction * 100)
             return None

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ctxd.indexer.chunk.languages import SYNTAX
 from ctxd.indexer.errors import AmbiguousSymbol, SymbolNotFound, ValidationError
 from ctxd.indexer.graph.specs import SPECS
 from ctxd.indexer.store.protocol import IndexStore
@@ -32,6 +33,10 @@ _QUALIFIED = re.compile(r"^#?[A-Za-z_$][\w$]*(?:(?:\.|::|#|\.#)[A-Za-z_$][\w$]*)
 private name)."""
 MAX_LISTED = 20
 """Candidates an ambiguous name lists."""
+_PARSED = frozenset(SPECS) | frozenset(SYNTAX)
+"""The languages whose definitions a name may answer: those the graph reads, and those
+only the chunker parses (C#, PHP, ...: their queries answer with a note that says so,
+`search.graph.queries.no_graph_note`); never document sections."""
 
 
 def parse_symbol(symbol: str) -> tuple[str, int] | list[str]:
@@ -59,7 +64,7 @@ _AT_PATH = ("s.file_id IN (SELECT f.id FROM files f WHERE f.repo_id IN (SELECT i
 def _defs(store: IndexStore, where: str, params: Sequence[object]) -> list[GraphDef]:
     rows = store.symbol_rows(where, params)
     out = [GraphDef(str(r[0]), f"{r[5]}.{r[0]}" if r[5] else str(r[0]), str(r[1]), str(r[2]),
-                    str(r[3]), int(r[4]), int(r[7])) for r in rows if str(r[6]) in SPECS]
+                    str(r[3]), int(r[4]), int(r[7])) for r in rows if str(r[6]) in _PARSED]
     seen: dict[tuple[str, str, str], GraphDef] = {}
     for d in sorted(out, key=lambda d: (d.repository, d.path, d.line)):
         seen.setdefault((d.repository, d.path, d.qualified_name), d)

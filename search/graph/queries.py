@@ -22,7 +22,9 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 
+from ctxd.indexer.chunk.languages import detect_language, linguist_name
 from ctxd.indexer.graph import Role, module_tail
+from ctxd.indexer.graph.specs import SPECS as GRAPH_LANGUAGES
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.search.graph.models import (
     CallPaths,
@@ -56,6 +58,18 @@ ROUNDS = 3
 """Rounds of re-exporting files followed to find importers."""
 NO_GRAPH_NOTE = ("the definition's file has no code graph yet (indexed before ctxd had one): "
                  "run `ctxd index` on the repository once, then ask again")
+
+
+def no_graph_note(*defs: GraphDef) -> str:
+    """Why these definitions have no graph: their language is one the graph does not read
+    (C#, PHP, Kotlin, ...: `indexer.graph.specs`), or `NO_GRAPH_NOTE`."""
+    for d in defs:
+        language = detect_language(d.path)
+        if language not in GRAPH_LANGUAGES:
+            return (f"the code graph does not read {linguist_name(language)} yet, so no use "
+                    "resolves to this definition: `ctxd refs --by-name` (MCP: `by_name: "
+                    "true`) lists the lines that mention the name")
+    return NO_GRAPH_NOTE
 
 _KIND = {Role.CALL: "call", Role.IMPORT: "import", Role.INHERIT: "inherit"}
 _TEST = re.compile(r"(^|/)(tests?|__tests__|spec)/|(^|/)test_[^/]*$|_test\.\w+$|"
@@ -298,7 +312,7 @@ def references(store: IndexStore, d: GraphDef, *, limit: int = 200) -> Refs:
     g = _Graph(store, d.repository)
     t = g.target_of(d)
     if t is None:
-        return Refs([d], [], 0, False, duration_ms=_ms(started), note=NO_GRAPH_NOTE)
+        return Refs([d], [], 0, False, duration_ms=_ms(started), note=no_graph_note(d))
     found, unresolved = g.uses(t)
     sites: list[tuple[str, int, int, str, str | None]] = []
     for path, k, role in found:
@@ -393,7 +407,7 @@ def _call_tree(store: IndexStore, d: GraphDef, direction: str, steps: _Steps, de
                     seen.add((nxt.path, nxt.index))
                     queue.append((nxt, level + 1, len(edges) - 1))
     return Calls(d, direction, edges, depth, truncated, _ms(started),
-                 "" if t is not None else NO_GRAPH_NOTE)
+                 "" if t is not None else no_graph_note(d))
 
 
 def call_paths(store: IndexStore, source: GraphDef, target: GraphDef, *,
@@ -427,7 +441,7 @@ def call_paths(store: IndexStore, source: GraphDef, target: GraphDef, *,
                 break
             frontier = nxt
     return CallPaths(source, target, paths[:limit], max_depth, _ms(started),
-                     "" if s is not None and t is not None else NO_GRAPH_NOTE)
+                     "" if s is not None and t is not None else no_graph_note(source, target))
 
 
 def impact(store: IndexStore, defs: list[GraphDef], subject: str, *, depth: int = 3,
@@ -468,5 +482,5 @@ def impact(store: IndexStore, defs: list[GraphDef], subject: str, *, depth: int 
             break
     ranked = sorted(items.values(), key=lambda i: (i.distance, i.is_test, i.path, i.line))
     tests = [i for i in ranked if i.is_test]
-    note = "" if len(frontier_defs) == len(defs) else NO_GRAPH_NOTE
+    note = "" if len(frontier_defs) == len(defs) else no_graph_note(*defs)
     return Impact(subject, defs, ranked, tests, truncated, _ms(started), note)

@@ -1,0 +1,99 @@
+"""C# end to end: `ctxd symbols` finds a class, `ctxd refs` on it says that the code graph
+does not read C# (and points to `--by-name`), and an index made before ctxd parsed C#
+gets its C# files chunked again by the next full run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ctxd.indexer.chunk import languages
+from ctxd.indexer.chunk.languages import SYNTAX
+from ctxd.server.config import load_settings
+from ctxd.server.service import Service
+from tests.conftest import FakeEmbedder, RepoBuilder
+from tests.server.cli.test_cli_hardening import run
+
+LOGGER_CONFIGURATION = """\
+namespace Serilog;
+
+/// <summary>
+/// Configuration object for creating <see cref="ILogger"/> instances.
+/// </summary>
+public class LoggerConfiguration
+{
+    readonly List<ILogEventSink> _logEventSinks = new();
+
+    public LoggerSinkConfiguration WriteTo { get; internal set; }
+
+    public Logger CreateLogger()
+    {
+        return new Logger(_logEventSinks);
+    }
+}
+"""
+
+PROGRAM = """\
+using Serilog;
+
+var log = new LoggerConfiguration().CreateLogger();
+"""
+
+
+def index(root: Path) -> dict[str, int]:
+    service = Service(load_settings({}), embedder=FakeEmbedder())
+    try:
+        stats = service.index(root)
+    finally:
+        service.close()
+    return {"files_updated": stats.files_updated}
+
+
+@pytest.fixture
+def serilog(isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> RepoBuilder:
+    repo = RepoBuilder(tmp_path / "serilog")
+    repo.write("src/Serilog/LoggerConfiguration.cs", LOGGER_CONFIGURATION)
+    repo.write("samples/Program.cs", PROGRAM)
+    repo.write("README.md", "# Serilog\n\nStructured logging.\n")
+    monkeypatch.chdir(repo.root)
+    return repo
+
+
+def test_symbols_finds_a_csharp_class_and_refs_says_the_graph_does_not_read_csharp(
+    serilog: RepoBuilder,
+) -> None:
+    index(serilog.root)
+    out = json.loads(run("symbols", "LoggerConfiguration", "--json").stdout)
+    assert out["items"][0] == {"name": "LoggerConfiguration", "kind": "class",
+                               "path": "src/Serilog/LoggerConfiguration.cs", "line": 6,
+                               "container": None, "repository": "serilog"}
+    out = json.loads(run("symbols", "CreateLogger", "--json").stdout)
+    assert [(i["kind"], i["container"], i["line"]) for i in out["items"]] == [
+        ("method", "LoggerConfiguration", 12)]
+
+    r = run("refs", "LoggerConfiguration")
+    assert r.exit_code == 0, r.output
+    assert "the code graph does not read C# yet" in r.stdout
+    assert "--by-name" in r.stdout and "ctxd index" not in r.stdout
+    out = json.loads(run("refs", "LoggerConfiguration", "--json").stdout)
+    assert out["total"] == 0 and out["note"].startswith("the code graph does not read C#")
+    out = json.loads(run("refs", "LoggerConfiguration", "--by-name", "--json").stdout)
+    assert ("samples/Program.cs", 3) in {(u["path"], u["line"]) for u in out["usages"]}
+    r = run("callers", "CreateLogger")
+    assert r.exit_code == 0 and "does not read C# yet" in r.stdout, r.output
+
+
+def test_an_index_made_before_csharp_was_parsed_chunks_csharp_again(
+    serilog: RepoBuilder, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with monkeypatch.context() as older:  # a ctxd without the C# grammar
+        older.delitem(SYNTAX, "csharp")
+        older.setattr(languages, "_grammars", {})
+        assert index(serilog.root)["files_updated"] == 3
+        assert run("symbols", "LoggerConfiguration").exit_code == 1
+    assert index(serilog.root)["files_updated"] == 2  # the two .cs files, not README.md
+    out = json.loads(run("symbols", "LoggerConfiguration", "--json").stdout)
+    assert out["items"][0]["path"] == "src/Serilog/LoggerConfiguration.cs"
+    assert index(serilog.root)["files_updated"] == 0  # recorded: not chunked a third time
