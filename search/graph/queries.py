@@ -76,6 +76,10 @@ _TEST = re.compile(r"(^|/)(tests?|__tests__|spec)/|(^|/)test_[^/]*$|_test\.\w+$|
                    r"\.(test|spec)\.\w+$|(^|/)conftest\.py$")
 
 
+_GO_METHOD = re.compile(r"\s*([A-Za-z_]\w*)\s*\(")
+"""A method line of a Go interface (`Size() int`)."""
+
+
 def is_test_path(path: str) -> bool:
     """Whether a path is a test file (`tests/`, `test_x.py`, `x_test.go`, `x.test.ts`)."""
     return bool(_TEST.search(path))
@@ -233,6 +237,7 @@ class _Graph:
         name = graph.defs[t.index].name
         found: list[tuple[str, int, Role]] = []
         unresolved = 0
+        via = self.interfaces(t)
         for path in self.candidates(t):
             if name not in self.names(path):
                 continue  # no site bears the name: nothing to resolve there
@@ -244,12 +249,49 @@ class _Graph:
                 if site.role in (Role.BIND, Role.PARAM):
                     continue
                 got = self.resolver.resolve(path, site)
-                if got is None:
+                if got is None and via and (r := self.resolver.receiver(path, site)) and (
+                        r.kind == "inst" and (r.path, r.index) in via):
+                    found.append((path, k, site.role))  # through an interface it implements
+                elif got is None:
                     unresolved += 1
                 elif self.same(got, t):
                     found.append((path, k, site.role))
         memo[(t.path, t.index)] = (found, unresolved)
         return found, unresolved
+
+    def interfaces(self, t: Target) -> set[tuple[str, int]]:
+        """Go: the interfaces of a concrete method's package that its type implements and
+        that declare the method, as (path, definition index). A call through one of them
+        (`w := ResponseWriter(writer); w.Size()`) is a use of the method, as gopls counts
+        references. Implements: the type has a method of every name the interface declares
+        (its embedded interfaces are not followed)."""
+        graph = self.ws.graph(t.path)
+        assert graph is not None
+        d = graph.defs[t.index]
+        owner = d.qualname.rpartition(".")[0]
+        if graph.language != "go" or d.kind != "method" or not owner:
+            return set()
+        files = [t.path, *self.ws.layout.go_package(t.path)]
+        self.ws.preload(files)
+        graphs = [(f, g) for f in files if (g := self.ws.graph(f)) is not None]
+        methods = {x.name for _, g in graphs for x in g.defs
+                   if x.kind == "method" and x.qualname.rpartition(".")[0] == owner}
+        out: set[tuple[str, int]] = set()
+        for f, g in graphs:
+            for k, x in enumerate(g.defs):
+                if x.kind == "interface" and x.parent == -1 and (
+                        declared := self._declared(f, x.line, x.end_line)) and (
+                        d.name in declared and declared <= methods):
+                    out.add((f, k))
+        return out
+
+    def _declared(self, path: str, first: int, last: int) -> set[str]:
+        """The method names a Go interface declares on lines `first`..`last` of `path`
+        (`Size() int`; embedded interfaces and comments are not methods)."""
+        fid = self.ws.ids.get(path)
+        text = self.ws.store.file_texts([fid]).get(fid, "") if fid is not None else ""
+        lines = text.split("\n")[first:max(first, last - 1)]  # (between the braces)
+        return {m.group(1) for line in lines if (m := _GO_METHOD.match(line))}
 
     def names(self, path: str) -> frozenset[str]:
         """The strings of a file's graph: every name its sites bear, and more (read

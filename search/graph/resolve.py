@@ -86,9 +86,12 @@ class _FileFacts:
         # implementation; a later definition replaces an earlier one when it runs).
         self.children: dict[tuple[int, str], int] = {}
         self.qualnames: dict[str, int] = {}
+        self.members: dict[int, list[int]] = defaultdict(list)
+        """A definition -> the definitions directly inside it, in file order."""
         for k, d in enumerate(graph.defs):
             self.children[(d.parent, d.name)] = k
             self.qualnames[d.qualname] = k
+            self.members[d.parent].append(k)
         self.binds: dict[tuple[int, str], list[Site]] = defaultdict(list)
         self.attr_binds: dict[tuple[int, str], list[Site]] = defaultdict(list)
         self.bases: dict[int, list[Site]] = defaultdict(list)
@@ -170,6 +173,13 @@ class Resolver:
         if got is None and site.receiver is None and site.role in (Role.CALL, Role.REF):
             got = self.c_global(path, site)
         return got if got is not None and got.kind == "def" else None
+
+    def receiver(self, path: str, site: Site) -> Target | None:
+        """What the receiver of a `recv.name` site evaluates to (an instance, a class, a
+        module), or None."""
+        if site.receiver is None:
+            return None
+        return self._property(self.expr(path, site.receiver, site.scope, site.line, 0))
 
     def _rust_field(self, got: Target, site: Site) -> bool:
         """`self.len` in Rust is the field `len`, never the method `len()` (a method is
@@ -635,9 +645,7 @@ class Resolver:
                 got = self.value(path, s.value, s.scope, s.line, depth + 1)
                 if got is not None and got.kind in ("inst", "elems"):
                     return got
-        for k, d in [(cls, None), *enumerate(facts.graph.defs)]:
-            if d is not None and d.parent != cls:
-                continue
+        for k in (cls, *facts.members.get(cls, ())):  # the class, then its methods
             for s in facts.attr_binds.get((k, name), ()):
                 if s.receiver in ("self", "this") and s.value:
                     got = self.value(path, s.value, s.scope, s.line, depth + 1)

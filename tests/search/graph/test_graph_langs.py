@@ -149,3 +149,60 @@ def test_rust_sibling_crates_of_a_workspace_and_calls_in_macro_arguments(store, 
     callers = queries.callers(store, name_definition(store, "unescape"))
     assert {(e.site_path, e.site_line) for e in callers.edges} == {
         (lib, 19), ("crates/ignore/src/lib.rs", 4)}
+
+
+GO = {
+    "go.mod": "module example.com/web\n",
+    "web/writer.go": '''package web
+
+type ResponseWriter interface {
+	// Size is the bytes written.
+	Size() int
+	Written() bool
+}
+
+type Sizer interface {
+	Size() int
+	Missing() bool
+}
+
+type responseWriter struct{ size int }
+
+func (w *responseWriter) Size() int { return w.size }
+
+func (w *responseWriter) Written() bool { return w.size > 0 }
+
+type other struct{}
+
+func (o other) Size() int { return 0 }
+''',
+    "web/context.go": '''package web
+
+type Context struct {
+	Writer    ResponseWriter
+	writermem responseWriter
+}
+
+func (c *Context) Len(s Sizer) int {
+	w := ResponseWriter(&c.writermem)
+	n := w.Size()
+	n += c.Writer.Size()
+	n += c.writermem.Size()
+	var o other
+	n += o.Size()
+	return n + s.Size()
+}
+''',
+}
+
+
+def test_go_calls_through_an_interface_the_concrete_method_implements(store, repo):
+    index(store, repo, GO)
+    # direct (c.writermem) and through ResponseWriter (w, c.Writer); never other.Size,
+    # never Sizer (responseWriter has no Missing method, so it does not implement it)
+    assert usages(store, "responseWriter.Size") == {("web/context.go", 10, "call"),
+                                                    ("web/context.go", 11, "call"),
+                                                    ("web/context.go", 12, "call")}
+    assert usages(store, "responseWriter.Written") == set()
+    # the other type's method (it implements no interface): only its own direct call
+    assert usages(store, "other.Size") == {("web/context.go", 14, "call")}
