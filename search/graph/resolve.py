@@ -208,6 +208,8 @@ class Resolver:
             k = facts.children.get((s, name))
             if k is not None and lang == "go" and defs[k].kind == "method":
                 k = None  # a Go method is only ever named through its receiver
+            if k is not None and lang == "rust" and defs[k].kind == "impl":
+                k = _rust_type(facts, s, name)  # `impl From<X> for Router`: not a definition
             if k is not None:
                 if value and defs[k].kind in _VARIABLES and facts.binds.get((s, name)):
                     return self._bound(path, facts.binds[(s, name)], scope, line, depth)
@@ -334,7 +336,7 @@ class Resolver:
         text = text.removesuffix(holder) if holder else text
         if not text:
             return None
-        got = self.expr(path, text, scope, line, depth)
+        got = self.expr(path, text, scope, line, depth, called=kind == "(")
         if got is None and kind == ":" and "." in text:  # `{ a }: T`: the type of `T.a`
             head, _, field = text.rpartition(".")
             inst = self._instance(self.expr(path, head, scope, line, depth) or Target(""),
@@ -499,8 +501,10 @@ class Resolver:
 
     # ---------------------------------------------------------------- receivers
 
-    def expr(self, path: str, text: str, scope: int, line: int, depth: int) -> Target | None:
-        """What a receiver chain (`self.s`, `mod.Cls()`, `super()`, `xs[].s`) evaluates to."""
+    def expr(self, path: str, text: str, scope: int, line: int, depth: int,
+             called: bool = False) -> Target | None:
+        """What a receiver chain (`self.s`, `mod.Cls()`, `super()`, `xs[].s`) evaluates to
+        (`called`: the chain's last name is called, as in a value `()Client.new`)."""
         if text == "?" or depth > MAX_DEPTH:
             return None
         tokens = _TOKEN.findall(text)
@@ -509,7 +513,7 @@ class Resolver:
         name, suffix = _parts(tokens[0])
         got = self._head(path, name, suffix[:2] == "()", scope, line, depth)
         got = self._suffix(got, suffix[2:] if name == "super" else suffix, depth)
-        for tok in tokens[1:]:
+        for n, tok in enumerate(tokens[1:], 2):
             got = self._property(got, depth)
             if got is None:
                 return None
@@ -522,9 +526,22 @@ class Resolver:
             elif got.kind in ("elems", "map"):  # a container's other members: unknown
                 got = None
             elif name:
-                got = self.member(got, name, depth + 1)
+                got = self._field(got, self.member(got, name, depth + 1), name,
+                                  suffix or ("(" if called and n == len(tokens) else ""),
+                                  depth)
             got = self._suffix(got, suffix, depth)
         return got
+
+    def _field(self, holder: Target, got: Target | None, name: str, suffix: str,
+               depth: int) -> Target | None:
+        """Rust: `x.name` not called is the field `name`, never a method of the name
+        (`self.fallback.merge()` with a `fallback` field and a `fallback()` method)."""
+        facts = self.facts(got.path) if got is not None and got.kind == "def" else None
+        if got is None or facts is None or suffix[:1] == "(" or (
+                facts.graph.language != "rust") or facts.graph.defs[got.index].kind != "method":
+            return got
+        return self._attribute(holder.path, holder.index, name, depth + 1) if (
+            holder.kind == "inst") else None
 
     def _suffix(self, got: Target | None, suffix: str, depth: int) -> Target | None:
         """`got` called (`()`: what it gives) and indexed (`[]`: an element), in order."""
@@ -808,6 +825,14 @@ class Resolver:
         memo[name] = out
         return out
 
+
+
+def _rust_type(facts: _FileFacts, scope: int, name: str) -> int | None:
+    """The last definition named `name` in `scope` that is not an `impl` block (the
+    struct or enum the block implements, when this file defines it), else None."""
+    found = [k for k in facts.members.get(scope, ()) if facts.graph.defs[k].name == name
+             and facts.graph.defs[k].kind != "impl"]
+    return found[-1] if found else None
 
 
 def _classlike(facts: _FileFacts, kind: str) -> bool:

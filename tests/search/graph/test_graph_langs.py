@@ -206,3 +206,58 @@ def test_go_calls_through_an_interface_the_concrete_method_implements(store, rep
     assert usages(store, "responseWriter.Written") == set()
     # the other type's method (it implements no interface): only its own direct call
     assert usages(store, "other.Size") == {("web/context.go", 14, "call")}
+
+
+RUST_FIELDS = {
+    "crates/globset/Cargo.toml": '[package]\nname = "globset"\n',
+    "crates/globset/src/lib.rs": '''pub struct Fallback {}
+
+impl Fallback {
+    pub fn merge(self) -> Fallback {
+        self
+    }
+}
+
+pub struct Router {
+    fallback: Fallback,
+}
+
+impl Router {
+    pub fn make() -> Router {
+        Router { fallback: Fallback {} }
+    }
+
+    pub fn fallback(self) -> Router {
+        self
+    }
+
+    pub fn merge(self) -> Router {
+        self.fallback.merge();
+        self
+    }
+}
+''',
+    "crates/web/Cargo.toml": '[package]\nname = "web"\n',
+    "crates/web/src/lib.rs": '''use globset::Router;
+
+impl From<u8> for Router {
+    fn from(x: u8) -> Router {
+        Router::make()
+    }
+}
+
+pub fn app(r: Router) {
+    r.merge();
+}
+''',
+}
+
+
+def test_rust_a_field_is_not_its_namesake_method_and_an_impl_is_not_its_type(store, repo):
+    index(store, repo, RUST_FIELDS)
+    web = "crates/web/src/lib.rs"
+    # self.fallback (a field) is a Fallback, not what the method fallback() returns
+    assert usages(store, "Fallback.merge") == {("crates/globset/src/lib.rs", 23, "call")}
+    assert usages(store, "Router.merge") == {(web, 10, "call")}
+    # `impl From<u8> for Router` defines no Router: the name is still the imported one
+    assert usages(store, "Router.make") == {(web, 5, "call")}
