@@ -1,12 +1,15 @@
 """Everything but embedding: chunking throughput and phase 1 of indexing.
 
     .venv/bin/python bench/bench_chunk.py [--stdlib DIR] [--json out.json]
+    .venv/bin/python bench/bench_chunk.py --languages DIR [DIR ...] [--runs N]
 
 1. The chunker alone (tree-sitter + real word-piece counting) over the Python standard
    library of this interpreter: files/s, chunks/s, chunk sizes in word pieces.
 2. Phase 1 of indexing the eval-dev corpus (walk, read, hash, chunk, full text, symbols,
    checkpoints committed; no embedding): the part of an index run that is not the model,
    and the moment lexical and symbol search start working.
+
+`--languages` runs only the chunker, per language with a syntax table, over given trees.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.corpus import ensure_corpus
 from bench.stats import emit, percentile
 from ctxd.indexer.chunk.chunker import ChunkOptions, chunk_file
+from ctxd.indexer.chunk.languages import SYNTAX, detect_language
 from ctxd.indexer.chunk.tokens import load_token_counter
 from ctxd.indexer.embedder import EmbedOptions, SentenceTransformerEmbedder
 from ctxd.indexer.pipeline import Indexer
@@ -46,6 +50,37 @@ def bench_chunker(root: Path, emb: SentenceTransformerEmbedder) -> dict[str, obj
             "chunks_per_s": round(len(chunks) / seconds),
             "tokens_p50": statistics.median(sizes), "tokens_p95": percentile(sizes, 0.95),
             "tokens_max": max(sizes)}
+
+
+def bench_languages(roots: list[Path], emb: SentenceTransformerEmbedder,
+                    runs: int) -> dict[str, dict[str, object]]:
+    """The chunker per language over real trees (`--languages DIR ...`): files, KB, ms and
+    KB/s (median of `runs`), symbols, checkpoints, and files without any symbol (no
+    definitions, or cut into line windows: a parse mostly errors, or over its budget)."""
+    by_lang: dict[str, list[tuple[str, str]]] = {}
+    for root in roots:
+        for p in sorted(root.rglob("*")):
+            if not p.is_file() or ".git" in p.parts or p.stat().st_size > 1 << 20:
+                continue
+            lang = detect_language(p.name)
+            if lang in SYNTAX:
+                text = p.read_text(encoding="utf-8", errors="replace")
+                by_lang.setdefault(lang, []).append((str(p.relative_to(root)), text))
+    opts = ChunkOptions()
+    out: dict[str, dict[str, object]] = {}
+    for lang, texts in sorted(by_lang.items()):
+        secs: list[float] = []
+        for _ in range(max(runs, 1)):
+            t = time.perf_counter()
+            results = [chunk_file(path, text, opts, emb.count_tokens) for path, text in texts]
+            secs.append(time.perf_counter() - t)
+        kb = sum(len(text.encode()) for _, text in texts) / 1024
+        sec = statistics.median(secs)
+        out[lang] = {"files": len(texts), "kb": round(kb), "ms": round(sec * 1000),
+                     "kb_per_s": round(kb / sec), "symbols": sum(len(r.symbols) for r in results),
+                     "checkpoints": sum(len(r.chunks) for r in results),
+                     "files_without_symbols": sum(1 for r in results if not r.symbols)}
+    return out
 
 
 def bench_phase1(emb: SentenceTransformerEmbedder) -> dict[str, object]:
@@ -92,8 +127,14 @@ def main() -> None:
     ap.add_argument("--tree", type=Path, help="a large real tree: phase 1 and dry run, "
                     "tokenizer vs fast counter")
     ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--languages", type=Path, nargs="+", metavar="DIR",
+                    help="only the chunker, per language, over these trees")
     args = ap.parse_args()
     emb = SentenceTransformerEmbedder(EmbedOptions())  # counts tokens; never loads torch here
+    if args.languages:
+        emit({"date": time.strftime("%Y-%m-%d"),
+              "chunker_by_language": bench_languages(args.languages, emb, args.runs)}, args.json)
+        return
     out = {"date": time.strftime("%Y-%m-%d"), "chunker_stdlib": bench_chunker(args.stdlib, emb),
            "phase1_eval_corpus": bench_phase1(emb)}
     if args.tree:

@@ -1,4 +1,4 @@
-"""What a definition is called in C#, PHP, Kotlin, Swift, Scala and Lua.
+"""What a definition is called in C#, PHP, Kotlin, Swift, Scala, Lua and Elixir.
 
 The same contract as `indexer.chunk.extractors` (which hands these languages to
 `MORE_EXTRACTORS`): given a node matched by the definition query of
@@ -21,6 +21,7 @@ grammars leave implicit:
 - Scala: `def this(...)` is a constructor; `val`/`var` of a class, object or trait body,
   or of the file, are definitions (locals are left out).
 - Lua: `function M.f()` / `M:f()` have `M` as their scope (`:` makes a method).
+- Elixir: definitions are calls (`defmodule`, `def`, ...): see `_elixir`.
 
 Namespaces and packages (C# `namespace`, PHP `namespace`, Kotlin/Scala `package`) are not
 definitions, as Java's `package` is not: a file is their unit, and they would wrap every
@@ -318,6 +319,47 @@ def _lua(node: tree_sitter.Node, kind: str, table: SyntaxTable, nav: TreeNav) ->
     return (name, kind, node, None) if name else None
 
 
+# ---------------------------------------------------------------- Elixir
+
+_EX_MODULES = {"defmodule": "module", "defprotocol": "interface", "defimpl": "impl"}
+_EX_FUNCTIONS = frozenset({"def", "defp", "defmacro", "defmacrop", "defguard", "defguardp",
+                           "defdelegate", "defn", "defnp"})
+
+
+def _elixir_head(args: tree_sitter.Node, nav: TreeNav) -> str:
+    """The name of `def name(args) when guard`, `def name, do: ...`, `def a + b`."""
+    head = args.named_children[0] if args.named_child_count else None
+    if head is not None and head.type == "binary_operator":  # `name(x) when is_atom(x)`
+        head = _field(head, "left")
+    if head is not None and head.type == "call":
+        head = _field(head, "target")
+    return _text(head, nav) if head is not None and head.type == "identifier" else ""
+
+
+def _elixir(node: tree_sitter.Node, kind: str, table: SyntaxTable, nav: TreeNav) -> _Extracted:
+    """`defmodule A.B` (module `B` in scope `A`), `defprotocol` (interface), `defimpl P,
+    for: T` (impl named after `T`, else `P`), and `def`/`defp`/`defmacro`/... (functions)."""
+    target = _text(_field(node, "target"), nav)
+    if target not in _EX_MODULES and target not in _EX_FUNCTIONS:
+        return None
+    args = _child(node, "arguments")
+    if args is None or not args.named_child_count:
+        return None
+    if target in _EX_FUNCTIONS:
+        name = _elixir_head(args, nav)
+        return (name, "function", node, None) if name else None
+    alias = args.named_children[0]
+    if target == "defimpl":
+        for pair in (p for k in args.named_children if k.type == "keywords"
+                     for p in k.named_children):
+            if _text(_field(pair, "key"), nav).rstrip(": ") == "for":
+                alias = _field(pair, "value") or alias
+    if alias.type != "alias":
+        return None
+    scope, _, name = _text(alias, nav).rpartition(".")
+    return name, _EX_MODULES[target], node, (scope or None)
+
+
 MORE_EXTRACTORS: dict[str, _Extractor] = {
     "csharp": _csharp,
     "php": _php,
@@ -325,5 +367,6 @@ MORE_EXTRACTORS: dict[str, _Extractor] = {
     "swift": _swift,
     "scala": _scala,
     "lua": _lua,
+    "elixir": _elixir,
 }
 """The extractor of each language this module covers."""

@@ -124,7 +124,7 @@ LANGUAGES: dict[str, LanguageInfo] = {
         _lang("lua", "Lua", _CODE, ("tree_sitter_lua", "language"), "lua"),
         _lang("r", "R", _CODE),
         _lang("dart", "Dart", _CODE),
-        _lang("elixir", "Elixir", _CODE),
+        _lang("elixir", "Elixir", _CODE, ("tree_sitter_elixir", "language"), "elixir"),
         _lang("erlang", "Erlang", _CODE),
         _lang("haskell", "Haskell", _CODE),
         _lang("ocaml", "OCaml", _CODE),
@@ -447,6 +447,11 @@ SYNTAX: dict[str, SyntaxTable] = {
     "lua": SyntaxTable(
         defs={"function_declaration": "function"},
         attached=frozenset({"comment"}),
+        method_containers=frozenset(),
+    ),
+    "elixir": SyntaxTable(
+        defs={"call": "function"},
+        attached=frozenset({"comment", "unary_operator"}),  # `@doc`, `@spec` above a `def`
         method_containers=frozenset(),
     ),
 }

@@ -33,6 +33,7 @@ REQUIRED_GRAMMARS = [
     "swift",
     "scala",
     "lua",
+    "elixir",
 ]
 
 

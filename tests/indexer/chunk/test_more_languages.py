@@ -1,5 +1,5 @@
-"""C#, PHP, Kotlin, Swift, Scala and Lua definitions (trimmed from serilog, guzzle, clikt,
-Alamofire, akka-style Scala and lazy.nvim): kinds, containers and line ranges."""
+"""C#, PHP, Kotlin, Swift, Scala, Lua and Elixir definitions (trimmed from serilog, guzzle,
+clikt, Alamofire, akka-style Scala, lazy.nvim and plug): kinds, containers, line ranges."""
 
 from __future__ import annotations
 
@@ -366,6 +366,50 @@ def test_lua_module_functions_have_their_table_as_container() -> None:
         ("function", "M.setup", 3, 4, 6),
         ("method", "M.load", 8, 8, 8),
         ("function", "resolve", 10, 10, 12),
+    ]
+
+
+ELIXIR = '''\
+defmodule Plug.Conn do
+  @moduledoc """
+  The Plug connection.
+  """
+
+  defstruct adapter: nil, halted: false
+
+  @doc "Assigns a value to a key in the connection."
+  @spec assign(t, atom, term) :: t
+  def assign(%Conn{assigns: assigns} = conn, key, value) when is_atom(key) do
+    %{conn | assigns: Map.put(assigns, key, value)}
+  end
+
+  defp run_before_send(conn), do: conn
+
+  defmodule Unfetched do
+    defstruct [:aspect]
+  end
+end
+
+defprotocol Plug.Exception do
+  def status(exception)
+end
+
+defimpl Inspect, for: Plug.Conn do
+  def inspect(conn, opts), do: conn
+end
+'''
+
+
+def test_elixir_modules_protocols_impls_and_functions() -> None:
+    assert rows("elixir", ELIXIR) == [
+        ("module", "Plug.Conn", 1, 1, 19),
+        ("function", "Plug.Conn.assign", 8, 10, 12),
+        ("function", "Plug.Conn.run_before_send", 14, 14, 14),
+        ("module", "Plug.Conn.Unfetched", 16, 16, 18),
+        ("interface", "Plug.Exception", 21, 21, 23),
+        ("function", "Plug.Exception.status", 22, 22, 22),
+        ("impl", "Plug.Conn", 25, 25, 27),
+        ("function", "Plug.Conn.inspect", 26, 26, 26),
     ]
 
 
