@@ -29,7 +29,8 @@ from pathlib import Path
 @dataclass(frozen=True)
 class Pin:
     name: str  # the repository's name in the index and in the gold records
-    language: str  # "python", "typescript" (TypeScript and JavaScript sources), "go", "rust"
+    language: str  # "python", "typescript" (TypeScript and JavaScript sources), "go", "rust",
+    # "c"
     registry: str  # "pypi", "npm" or "git" (a local clone or mirror of `package`)
     package: str  # for git: the GitHub owner/name
     version: str  # for git: the commit
@@ -73,6 +74,9 @@ PINS: tuple[Pin, ...] = (
         "96fd502a221ab84b2512add022119732e500edaf", ""),
     Pin("ripgrep", "rust", "git", "BurntSushi/ripgrep",
         "3fce3b5bb0236da2df6d99672afb8a719642eca7", "856ed9162d23416ee7dc5f4389975b54ca062f60", ""),
+    # C: the commit of bench/ranking_dev3/setup_corpus.sh; gold by hand and grep (dev only)
+    Pin("jq", "c", "git", "jqlang/jq", "579e6f76cffd7643ba4002a2c3618a5ea710589a",
+        "4fa48550438b0ff89c64a58804c0a342e2f92891", ""),
 )
 
 MIRRORS_ENV = "GRAPH_EVAL_MIRRORS"

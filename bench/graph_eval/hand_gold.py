@@ -1,4 +1,5 @@
-"""The Go and Rust gold of bench/graph_eval, written by hand (no gopls or rust-analyzer here).
+"""The Go, Rust and C gold of bench/graph_eval, written by hand (no gopls, rust-analyzer or
+clangd here).
 
     .venv/bin/python -m bench.graph_eval.hand_gold [--work DIR]
 
@@ -6,8 +7,9 @@ Each target below lists every reference site of one definition, decided by readi
 code at the pinned commit (corpus.py): `grep -rnw NAME` gave the candidates, and each
 was kept or dropped by the language's rules (the receiver's declared type, the `use`
 path, the impl block), as gopls / rust-analyzer would answer `references` with the
-declaration excluded (bench/graph_eval/README.md, "Go and Rust by hand"). This module
-writes gold/go.jsonl and gold/rust.jsonl in the same record format as the analysers'
+declaration excluded (bench/graph_eval/README.md, "Go and Rust by hand"); the C targets
+(`C_TARGETS`) by a stated rule over every code occurrence of the name. This module writes
+gold/go.jsonl, gold/rust.jsonl and gold/c.jsonl in the same record format as the analysers'
 gold, with `"analyser": "hand"`; a site's column is the name's first whole-word
 occurrence on its line and its kind is `call` when the name is followed by `(` (or
 `::<`), unless the entry says `import`/`reference`. `via` notes why a site that is not
@@ -191,6 +193,64 @@ TARGETS: list[dict[str, Any]] = [
 ]
 
 
+# C (jq): no function of these names is defined twice where one file sees both, and no
+# local variable or field bears them, so every occurrence of the name in code (comments
+# and string literals stripped, macro bodies kept) in the .c/.h/.cpp files under `roots` is a
+# reference, less the definition and the prototypes (`exclude`); `_c_sites` lists them
+# and the build prints how many, to check against `grep -rnw NAME --include=*.[ch]`.
+C_TARGETS: list[dict[str, Any]] = [
+    {"repo": "jq", "name": "jv_parse", "qualified_name": "jv_parse", "category": "distinctive",
+     "definition": "src/jv_parse.c:913",
+     "rule": "extern function declared in src/jv.h (the prototype at jv.h:245 is a "
+             "declaration, not a reference); every caller includes jv.h",
+     "grep": ("src", "tests"), "exclude": ["src/jv.h:245"]},
+    {"repo": "jq", "name": "jv_free", "qualified_name": "jv_free", "category": "common",
+     "definition": "src/jv.c:2014",
+     "rule": "extern function declared in src/jv.h:55, called from most files (also in "
+             "generated lexer.c/parser.c and in macro bodies)",
+     "grep": ("src", "tests"), "exclude": ["src/jv.h:55"]},
+    {"repo": "jq", "name": "jv_string", "qualified_name": "jv_string", "category": "common",
+     "definition": "src/jv.c:1323",
+     "rule": "extern function declared in src/jv.h:124",
+     "grep": ("src", "tests"), "exclude": ["src/jv.h:124"]},
+    {"repo": "jq", "name": "make_error", "qualified_name": "make_error",
+     "category": "distinctive", "definition": "src/jv_parse.c:762",
+     "rule": "static function of jv_parse.c (its static prototype at 760 is a declaration)",
+     "grep": ("src",), "exclude": ["src/jv_parse.c:760"]},
+    {"repo": "jq", "name": "my_mktime", "qualified_name": "my_mktime",
+     "category": "distinctive", "definition": "src/builtin.c:1537",
+     "rule": "static function of builtin.c", "grep": ("src",), "exclude": []},
+    {"repo": "jq", "name": "strptime", "qualified_name": "strptime", "category": "common",
+     "definition": "src/util.c:617",
+     "rule": "named like libc's: jq defines it (util.c) and declares it in util.h:63 "
+             "(#ifndef HAVE_STRPTIME), which builtin.c includes, so builtin.c's call is "
+             "read as a call of it (as a build without HAVE_STRPTIME links it); "
+             "f_strptime and the \"strptime\" string are other names",
+     "grep": ("src",), "exclude": ["src/util.h:63"]},
+]
+
+_C_NOISE = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'',
+                      re.DOTALL)
+
+
+def _c_sites(root: Path, name: str, roots: tuple[str, ...], skip: set[str]) -> list[str]:
+    """`path:line` of each line of the .c/.h files under `roots` where `name` occurs as
+    a whole word in code (comments and string/char literals blanked, newlines kept)."""
+    word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
+    out: list[str] = []
+    for top in roots:
+        for f in sorted((root / top).rglob("*")):
+            if f.suffix not in (".c", ".h", ".cpp", ".cc") or not f.is_file():
+                continue
+            text = f.read_text(encoding="utf-8", errors="replace")
+            code = _C_NOISE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+            rel = f.relative_to(root).as_posix()
+            for n, line in enumerate(code.split("\n"), 1):
+                if word.search(line) and f"{rel}:{n}" not in skip:
+                    out.append(f"{rel}:{n}")
+    return out
+
+
 def _site(spec: str) -> tuple[str, int, str | None, str | None]:
     spec, _, via = spec.partition("@")
     parts = spec.split(":")
@@ -207,11 +267,15 @@ def _column_and_kind(text: str, name: str) -> tuple[int, str]:
 
 
 def build(work: Path) -> dict[str, list[dict[str, Any]]]:
-    out: dict[str, list[dict[str, Any]]] = {"go": [], "rust": []}
+    out: dict[str, list[dict[str, Any]]] = {"go": [], "rust": [], "c": []}
     roots: dict[str, Path] = {}
-    for t in TARGETS:
+    for t in [*TARGETS, *C_TARGETS]:
         pin = pin_named(t["repo"])
         root = roots.setdefault(pin.name, fetch(pin, work))
+        if "grep" in t:
+            t = {**t, "references": _c_sites(root, t["name"], t["grep"],
+                                             {t["definition"], *t["exclude"]})}
+            print(f"{t['repo']} {t['name']}: {len(t['references'])} lines")
         cache: dict[str, list[str]] = {}
 
         def line_of(path: str, n: int, root: Path = root,

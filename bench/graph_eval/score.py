@@ -1,7 +1,7 @@
 """Score `ctxd refs` and `ctxd callers` against the analysers' gold references.
 
     .venv/bin/python -m bench.graph_eval.score [--work DIR] [--home DIR] [--out FILE]
-        [--lang python|typescript|go|rust]... [--repo NAME]... [--side baseline|graph]...
+        [--lang python|typescript|go|rust|c]... [--repo NAME]... [--side baseline|graph]...
 
 Each corpus repository (bench/graph_eval/corpus.py, the pinned archives the gold was made
 from) is indexed into one temporary home without embedding (phase 1: text, symbols and
@@ -17,7 +17,7 @@ gold is asked through the real CLI, `ctxd --no-daemon --home HOME ...`:
 Rows: each language over all repositories (`all`), over the `dev` ones (whose misses
 are written up for the graph's authors) and over the `heldout` ones (jinja2,
 @tanstack/query-core: totals only, code nobody tuned the resolution on). Go (gin,
-cobra) and Rust (axum, ripgrep) have a dev set only, its gold written by hand
+cobra), Rust (axum, ripgrep) and C (jq) have a dev set only, its gold written by hand
 (hand_gold.py; their trees come from local git mirrors, corpus.py).
 
 A site is (path, line). Per definition, precision = |answer ∩ gold| / |answer| and
@@ -54,7 +54,7 @@ GOLD_DIR = HERE / "gold"
 DEFAULT_WORK = Path("/tmp/ctxd-graph-eval")
 CTXD = [str(Path(sys.executable).with_name("ctxd"))]
 NOT_USAGES = {"definition", "override"}
-LANGUAGES = ("python", "typescript", "go", "rust")  # gold/<language>.jsonl
+LANGUAGES = ("python", "typescript", "go", "rust", "c")  # gold/<language>.jsonl
 
 Site = tuple[str, int]
 

@@ -1,5 +1,5 @@
-"""bench/graph_eval's hand-written Go and Rust gold is well formed and matches its source
-(hand_gold.TARGETS), without the corpus."""
+"""bench/graph_eval's hand-written Go, Rust and C gold is well formed and matches its
+source (hand_gold.TARGETS, C_TARGETS), without the corpus."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from bench.graph_eval.corpus import git_dir, pin_named
-from bench.graph_eval.hand_gold import HERE, TARGETS, _site, build
+from bench.graph_eval.hand_gold import C_TARGETS, HERE, TARGETS, _site, build
 
 FIELDS = {"analyser", "archive_sha256", "category", "definition", "language", "name",
           "package", "qualified_name", "references", "repo", "rule", "set", "version"}
@@ -21,10 +21,10 @@ def _records(lang: str) -> list[dict[str, Any]]:
             for line in (HERE / "gold" / f"{lang}.jsonl").read_text().splitlines()]
 
 
-@pytest.mark.parametrize("lang", ["go", "rust"])
+@pytest.mark.parametrize("lang", ["go", "rust", "c"])
 def test_hand_gold_records_are_well_formed(lang: str) -> None:
     records = _records(lang)
-    assert len(records) >= 10
+    assert len(records) >= (6 if lang == "c" else 10)
     for r in records:
         assert set(r) == FIELDS, r["qualified_name"]
         pin = pin_named(r["repo"])
@@ -50,11 +50,19 @@ def test_hand_gold_files_match_their_source() -> None:
             (x["path"], x["line"]) for x in r["references"]}
         assert _site(t["definition"])[:2] == (r["definition"]["path"],
                                               r["definition"]["line"])
+    c = {r["qualified_name"]: r for r in _records("c")}
+    assert set(c) == {t["qualified_name"] for t in C_TARGETS}
+    for t in C_TARGETS:  # (their sites come from the tree: see the rebuild below)
+        r = c[t["qualified_name"]]
+        assert _site(t["definition"])[:2] == (r["definition"]["path"],
+                                              r["definition"]["line"])
+        assert not {(x["path"], x["line"]) for x in r["references"]} & {
+            _site(e)[:2] for e in t["exclude"]}
 
 
 def test_hand_gold_rebuilds_identically_from_the_mirrors(tmp_path: Path) -> None:
     """Every site's line holds the name at the pinned commit (needs the git mirrors)."""
-    for repo in {t["repo"] for t in TARGETS}:
+    for repo in {t["repo"] for t in [*TARGETS, *C_TARGETS]}:
         try:
             git_dir(pin_named(repo))
         except SystemExit as e:
