@@ -165,6 +165,7 @@ class Workspace:
         """Paths of the files whose imports end in any of `keys`, by path (each key's
         files read from the store once per text generation)."""
         linked = self.shared.linked
+        ids: set[int] = set()
         with self.shared.lock:
             todo = [k for k in dict.fromkeys(keys) if k not in linked]
         if todo:
@@ -172,8 +173,11 @@ class Workspace:
             for key, fid in self.store.graph_links(self.repo_id, todo):
                 found[key].append(fid)
             with self.shared.lock:
+                if len(linked) + len(found) > KEEP_GRAPHS:
+                    linked.clear()
                 for key, fids in found.items():
                     linked[key] = tuple(fids)
+            ids.update(i for fids in found.values() for i in fids)
         with self.shared.lock:
-            ids = {i for k in keys for i in linked.get(k, ())}
+            ids.update(i for k in keys for i in linked.get(k, ()))
         return sorted(self.paths[i] for i in ids if i in self.paths)

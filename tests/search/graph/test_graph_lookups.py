@@ -108,3 +108,43 @@ def test_the_same_file_is_stored_as_the_same_graph(store, two_repos):
     one, two = (ids[n]["pkg/store.py"] for n in two_repos)
     data = store.graph_data([one, two])
     assert data[one] == data[two]
+
+
+JS_FILES = {
+    "web/store.ts": "export class Store {\n  get(key: string) { return key; }\n}\n",
+    "web/use.ts": ("import { Store } from './store';\n"
+                   "export function run() { return new Store().get('a'); }\n"),
+}
+
+
+def test_candidates_are_the_files_whose_imports_reach_the_definition(store, tmp_path,
+                                                                     monkeypatch):
+    """A monorepo of two copies of a package, and an unrelated package with a module of
+    the same name: the files searched for the copy's `Store.get` are the copy's own (the
+    others import a `store` module, but not this one), and the answer is the same as with
+    every file whose imports end in `store` searched."""
+    repo = RepoBuilder(tmp_path / "mono")
+    files = {f"{copy}/{path}": text for copy in ("a", "b")
+             for path, text in {**FILES, **JS_FILES}.items()}
+    files["c/other/store.py"] = "class Thing:\n    def get(self):\n        return 1\n"
+    files["c/other/main.py"] = "from .store import Thing\n\nThing().get()\n"
+    for path, text in files.items():
+        repo.write(path, text)
+    Indexer(store, FakeEmbedder()).index(repo.root, WalkOptions())
+    for symbol, own in (("a/pkg/store.py:2", {"a/pkg/store.py", "a/pkg/__init__.py",
+                                               "a/pkg/use.py", "a/pkg/other.py"}),
+                        ("a/web/store.ts:2", {"a/web/store.ts", "a/web/use.ts"})):
+        d = name_definition(store, symbol, ["mono"])
+        workspace._cache.clear()
+        graph = queries._Graph(store, "mono")
+        target = graph.target_of(d)
+        assert target is not None and set(graph.candidates(target)) == own
+        fast = queries.references(store, d)
+        workspace._cache.clear()
+        with monkeypatch.context() as m:
+            m.setattr(queries._Graph, "_lands", lambda self, path, reach: True)
+            slow = queries.references(store, d)
+        got = {(u.path, u.line, u.kind) for u in fast.usages}
+        assert got == {(u.path, u.line, u.kind) for u in slow.usages}
+        assert got and all(path.startswith("a/") for path, _, _ in got)
+        workspace._cache.clear()
