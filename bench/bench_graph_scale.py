@@ -23,8 +23,12 @@ Timed: the query part, through `GraphCases` as the service (and the daemon) runs
 `read`, `close`, `subscribe`, ...) and distinctive ones, each named by `PATH:LINE` in
 one copy (c000): `cold` (the workspace of the repository read from the store: the first
 query after an edit) and `warm` (the next query at the same text generation, as a
-daemon answers; its memo cleared between runs so each run resolves again: `warm`),
-p50 / p90 over `--repeat` runs.
+daemon answers; its memo cleared between runs so each run resolves again: `warm`; what
+the workspace keeps per text generation stays: decoded graphs, peeks, the files of each
+import key, the layout's module lookups), p50 / p90 over `--repeat` runs, wall clock and
+this process's CPU time (`cpu_*`: less disturbed by other processes' load; PostgreSQL's
+own work is not in it), and how many files' graphs the cold query decoded or only
+peeked at (`graphs_decoded`, `graphs_peeked`).
 """
 
 from __future__ import annotations
@@ -288,27 +292,44 @@ def latency(service: Service, symbols: list[tuple[str, bool]], repeat: int,
                            else service.graph.calls)
             cold: list[float] = []
             warm: list[float] = []
+            cpu_cold: list[float] = []
+            cpu_warm: list[float] = []
             size = 0
+            read: dict[str, int] = {}
             for r in range(repeat):
                 if r < 3:  # the first query after an edit: the workspace read again
                     workspace._cache.clear()
-                    t0 = time.perf_counter()
+                    t0, c0 = time.perf_counter(), time.process_time()
                     answer(request)
                     cold.append((time.perf_counter() - t0) * 1000)
+                    cpu_cold.append((time.process_time() - c0) * 1000)
+                    read = graphs_read()
                 for shared in workspace._cache.values():
                     shared.memo.clear()  # each run resolves again (graphs stay decoded)
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 result = answer(request)
                 warm.append((time.perf_counter() - t0) * 1000)
+                cpu_warm.append((time.process_time() - c0) * 1000)
                 size = len(getattr(result, "usages", None) or getattr(result, "edges", []))
                 if sum(cold) + sum(warm) > budget_s * 1000:
                     break  # slow: fewer runs
             row = {"symbol": symbol, "common": common, "query": what, "answers": size,
                    "runs": len(warm),
                    "cold_p50_ms": pct(cold, 0.5), "warm_p50_ms": pct(warm, 0.5),
-                   "warm_p90_ms": pct(warm, 0.9)}
+                   "warm_p90_ms": pct(warm, 0.9), "cpu_cold_p50_ms": pct(cpu_cold, 0.5),
+                   "cpu_warm_p50_ms": pct(cpu_warm, 0.5), **read}
             log(json.dumps(row))
             out.append(row)
+    return out
+
+
+def graphs_read() -> dict[str, int]:
+    """How many files' graphs the last cold query decoded, and how many more it only
+    peeked at (imports and strings: `Workspace.peek`), from the workspace it left."""
+    out = {"graphs_decoded": 0, "graphs_peeked": 0}
+    for shared in workspace._cache.values():
+        out["graphs_decoded"] += sum(1 for g in shared.graphs.values() if g is not None)
+        out["graphs_peeked"] += len(getattr(shared, "peeks", {}))
     return out
 
 
