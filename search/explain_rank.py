@@ -152,12 +152,14 @@ def explain_fitted(
     query: str, legs: Mapping[str, Sequence[Hit]], hit: Hit, model: RankModel, *,
     unembedded: Collection[tuple[str, str, int, int]] = (),
     generated: Collection[tuple[str, str]] = (), rules: Sequence[str] = (),
+    options: FusionOptions | None = None,
 ) -> list[Contribution]:
     """Each feature's contribution to `hit`'s fitted score (module docstring): the
     candidate of its file that scored best within its lines (a merged hit keeps its best
     part's score), largest contribution first, then the bias and `rules`."""
     best: tuple[float, tuple[float, ...]] | None = None
-    for cand in candidates(query, legs, unembedded=unembedded, generated=generated):
+    for cand in candidates(query, legs, unembedded=unembedded, generated=generated,
+                           options=options):
         h = cand.hit
         if (h.repository, h.path) != (hit.repository, hit.path):
             continue

@@ -22,10 +22,12 @@ lines united, plus one per file only the lexical engine found), each with its ve
   files), so that the fitted model starts from the hand ranking's evidence and corrects
   it;
 - agreement (both checkpoint legs found it), words of the query in the checkpoint's
-  symbol and in the file's name (`search.hybrid.query_words`);
+  symbol, in the file's name and in its folders (with the repository's name:
+  `dir_words`) (`search.hybrid.query_words`);
 - the file's kind (`search.path_kinds`): test or stub, generated, example, TypeScript
   type declarations, changelog, prose, data (`.json`, `.yaml`, ...), built or vendored
-  (`search.copies.copy_tier` 3);
+  (`search.copies.copy_tier` 3), plain text that is not prose (language `text`: a
+  prebuilt man page, an API dump, a `.txt`);
 - the question's form (`QueryForm`: identifier query, "where in the code", how-to, a
   task, asks for tests, examples, history, types, wants prose) enters only through its interactions
   with the candidate (a form alone moves every candidate of a question alike): a leg's
@@ -41,7 +43,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ctxd.search.copies import copy_tier
 from ctxd.search.hybrid import (
@@ -81,14 +83,15 @@ FEATURES: tuple[str, ...] = (
     # the legs
     "semantic", "semantic_rr", "keyword", "keyword_rr", "lexical", "lexical_rr",
     "lexical_line", "lexical_only", "summary", "summary_rr",
-    "file_semantic", "file_keyword", "agreement", "symbol_words", "path_words", "log_legs",
+    "file_semantic", "file_keyword", "agreement", "symbol_words", "path_words", "dir_words",
+    "log_legs",
     "log_hand",
     # the legs in an identifier query
     "semantic_x_identifier", "keyword_x_identifier", "lexical_x_identifier",
     "symbol_words_x_identifier",
     # the file's kind
     "test", "generated", "example", "type_declarations", "changelog", "prose", "data",
-    "built",
+    "built", "plain_text",
     # the kind against the question's form
     "test_x_asks_tests", "example_x_asks_examples", "type_declarations_x_asks_types",
     "changelog_x_asks_history", "prose_x_how_to", "prose_x_where", "prose_x_wants_prose",
@@ -125,16 +128,17 @@ class QueryForm:
     summary_weight: float
 
     @classmethod
-    def of(cls, query: str) -> QueryForm:
+    def of(cls, query: str, options: FusionOptions | None = None) -> QueryForm:
+        options = options or FusionOptions()
         how_to = asks_how_to(query)
-        w = leg_weights(query, FusionOptions())
+        w = leg_weights(query, options)
         return cls(identifier=is_identifier_query(query), where=asks_where_in_code(query),
                    how_to=how_to, task=asks_task(query), tests=asks_for_tests(query),
                    examples=how_to or asks_for_examples(query),
                    history=asks_for_history(query), types=asks_for_types(query),
                    prose=wants_prose(query), words=frozenset(query_words(query)),
                    keyword_weight=w["keyword"], lexical_weight=w["lexical"],
-                   summary_weight=FusionOptions().summary_weight)
+                   summary_weight=options.summary_weight)
 
     def flags(self) -> dict[str, bool]:
         return {"identifier": self.identifier, "where in the code": self.where,
@@ -208,14 +212,16 @@ def _leg_evidence(
 def candidates(
     query: str, legs: Mapping[str, Sequence[Hit]], *,
     unembedded: Collection[tuple[str, str, int, int]] = (),
-    generated: Collection[tuple[str, str]] = (),
+    generated: Collection[tuple[str, str]] = (), options: FusionOptions | None = None,
 ) -> list[Candidate]:
     """The candidates of `legs` with their vectors (module docstring), in the order of
     the hand ranking's fusion (`search.hybrid.fused_hits`, whose hits they are: one per
-    checkpoint, sources and matching lines united, scored by the hand ranking)."""
-    options = FusionOptions()
+    checkpoint, sources and matching lines united, scored by the hand ranking with
+    `options`' weights, score fusion: the `[search]` weights; default `FusionOptions()`,
+    as the model was trained)."""
+    options = replace(options or FusionOptions(), method="score")
     hand = rerank(query, fused_hits(query, legs, options, unembedded), options, generated)
-    form = QueryForm.of(query)
+    form = QueryForm.of(query, options)
     found = _leg_evidence(legs, unembedded)
     lexical = legs.get("lexical") or ()
     lex = _per_file(lexical)
@@ -250,19 +256,21 @@ def candidates(
         kind = kinds.get(f)
         if kind is None:
             stem = hit.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+            folders = hit.repository + "/" + hit.path.rpartition("/")[0]
             kind = kinds[f] = (*file_kinds(hit.path, None, f in generated_set),
-                               _overlap(form.words, stem))
-        test, gen, example, types, changelog, prose, data, built, pth = kind
+                               _overlap(form.words, stem), _overlap(form.words, folders),
+                               float(hit.language == "text"))
+        test, gen, example, types, changelog, prose, data, built, pth, dirs, text = kind
         if symbol and not test and is_test_symbol(symbol):
             test = 1.0
         vector = (
             sem, sem_rr, kw, kw_rr, lx, lx_rr, float(line_in), float(not seen), sm, sm_rr,
             _others(best["semantic"], sem), _others(best["keyword"], kw),
-            float(len(seen) > 1), sym, pth,
+            float(len(seen) > 1), sym, pth, dirs,
             math.log(0.01 + sem + form.keyword_weight * kw + form.lexical_weight * lx),
             math.log(0.01 + max(0.0, hit.score) + form.summary_weight * sm),
             sem * ident, kw * ident, lx * ident, sym * ident,
-            test, gen, example, types, changelog, prose, data, built,
+            test, gen, example, types, changelog, prose, data, built, text * (1.0 - prose),
             test * form.tests, example * form.examples, types * form.types,
             changelog * form.history, prose * form.how_to, prose * form.where,
             prose * form.prose, prose * ident, prose * behaviour, prose * form.task,

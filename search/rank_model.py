@@ -22,7 +22,7 @@ import functools
 import json
 import math
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeAlias
 
@@ -95,6 +95,8 @@ class RankModel:
     """How it was trained (sets, command, cross-validation); not used to rank."""
     trees: tuple[Node, ...] = ()
     """Regression trees whose values add to the logit (`tree_value`)."""
+    _terms: tuple[tuple[int, float], ...] = field(init=False, repr=False, compare=False)
+    """(feature index, weight) of the non-zero weights: what `logit` sums."""
 
     def __post_init__(self) -> None:
         if len(self.weights) != len(FEATURES):
@@ -102,11 +104,16 @@ class RankModel:
                              f"feature of search.rank_features.FEATURES), not "
                              f"{len(self.weights)}; rebuild it with "
                              f"bench/ranking_train/train.py")
+        object.__setattr__(self, "_terms",
+                           tuple((j, w) for j, w in enumerate(self.weights) if w))
 
     def logit(self, vector: Sequence[float]) -> float:
-        linear = self.bias + sum(w * x for w, x in zip(self.weights, vector, strict=True)
-                                 if x)
-        return linear + sum(tree_value(t, vector) for t in self.trees)
+        linear = self.bias
+        for j, w in self._terms:
+            linear += w * vector[j]
+        for t in self.trees:
+            linear += tree_value(t, vector)
+        return linear
 
     @property
     def base(self) -> float:
@@ -167,17 +174,31 @@ def load_model(path: Path = MODEL_PATH) -> RankModel | None:
     return RankModel.from_json(data)
 
 
+_HIT_FIELDS = tuple(f.name for f in fields(Hit))
+_SCORE = _HIT_FIELDS.index("score")
+
+
 def score_candidates(model: RankModel, cands: Sequence[Candidate]) -> list[Hit]:
-    return [replace(c.hit, score=model.score(c.vector)) for c in cands]
+    """Each candidate's hit with the model's score (`dataclasses.replace`, made cheaper:
+    it is called for every candidate of every search)."""
+    out: list[Hit] = []
+    for c in cands:
+        values = [getattr(c.hit, name) for name in _HIT_FIELDS]
+        values[_SCORE] = model.score(c.vector)
+        out.append(Hit(*values))
+    return out
 
 
 def rank_fitted(
     query: str, legs: Mapping[str, Sequence[Hit]], model: RankModel, *,
     unembedded: Collection[tuple[str, str, int, int]] = (),
     generated: Collection[tuple[str, str]] = (), per_file_top: int = PER_FILE_TOP,
+    options: FusionOptions | None = None,
 ) -> list[Hit]:
-    """The fitted ranking of `legs` for `query` (module docstring), best first."""
-    cands = candidates(query, legs, unembedded=unembedded, generated=generated)
+    """The fitted ranking of `legs` for `query` (module docstring), best first; `options`:
+    the hand ranking's weights that `log_hand` reads (`search.rank_features.candidates`)."""
+    cands = candidates(query, legs, unembedded=unembedded, generated=generated,
+                       options=options)
     return finish(query, score_candidates(model, cands), legs, model, generated=generated,
                   per_file_top=per_file_top)
 

@@ -182,7 +182,7 @@ class SearchCases:
         model = self.fitted_model()
         if model is not None:  # issue 42: the fitted combination of the candidates' features
             ranked = rank_fitted(query.text, legs, model, unembedded=pending,
-                                 generated=generated)
+                                 generated=generated, options=self.fusion_options())
         else:
             ranked = rank_hybrid(query.text, legs, self.fusion_options(), unembedded=pending,
                                  generated=generated)
@@ -201,7 +201,8 @@ class SearchCases:
                 rule = moved.get((h.repository, h.path))
                 rules = [rule] if rule else []
                 parts = explain_fitted(query.text, legs, h, model, unembedded=pending,
-                                       generated=generated, rules=rules) if model else \
+                                       generated=generated, rules=rules,
+                                       options=self.fusion_options()) if model else \
                     explain_hit(query.text, legs, h, self.fusion_options(),
                                 generated=generated, rules=rules)
                 explained.append([c.as_dict() for c in parts])

@@ -254,12 +254,13 @@ def fast_mrr(pools: Sequence[tuple[Any, ...]], w: Any) -> float:
     return total / max(1, len(pools))
 
 
-def fit_ascent(records: Sequence[Record], code_first: bool = True, l1: float = L1
-               ) -> RankModel:
+def fit_ascent(records: Sequence[Record], code_first: bool = True, l1: float = L1,
+               free: Sequence[str] = ()) -> RankModel:
     """The weights that maximise the questions' file-level MRR@10 (`fast_mrr`) less
     `L1` per unit of weight, by coordinate ascent from the hand ranking (`log_hand` 1,
     every other weight 0; `log_hand` stays 1): each weight in turn tries each of `STEPS`
-    up and down and keeps a change that gains; three passes. Deterministic."""
+    up and down and keeps a change that gains; three passes. Deterministic. `free`: the
+    only features whose weights may move (default: all)."""
     import numpy as np
 
     pools = fast_pools(records)
@@ -273,7 +274,7 @@ def fit_ascent(records: Sequence[Record], code_first: bool = True, l1: float = L
     for _pass in range(3):
         changed = False
         for j in range(len(FEATURES)):
-            if j == LOG_HAND:
+            if j == LOG_HAND or (free and FEATURES[j] not in free):
                 continue
             for step in STEPS:
                 for sign in (1.0, -1.0):
@@ -449,11 +450,13 @@ def loro(records: Sequence[Record], train: Callable[[Sequence[Record]], RankMode
 LEARNERS = ("ascent", "offset", "logistic", "trees")
 
 
-def learner(name: str, c: float) -> Callable[[Sequence[Record]], RankModel]:
-    """`ascent`: `fit_ascent`; `offset`: logistic regression correcting the hand ranking
-    (`fit`); `logistic`: scikit-learn's over every feature."""
+def learner(name: str, c: float, free: Sequence[str] = ()
+            ) -> Callable[[Sequence[Record]], RankModel]:
+    """`ascent`: `fit_ascent` (over the `free` features only, when named); `offset`:
+    logistic regression correcting the hand ranking (`fit`); `logistic`: scikit-learn's
+    over every feature; `trees`: `fit_trees`."""
     if name == "ascent":
-        return lambda rs: fit_ascent(rs, l1=c)
+        return lambda rs: fit_ascent(rs, l1=c, free=free)
     if name == "trees":
         return lambda rs: fit_trees(rs, margin=c)
     return lambda rs: fit(rs, c, True, offset=name == "offset")
@@ -471,6 +474,9 @@ def main() -> None:
                     help="ascent: the cost per unit of weight; logistic learners: the "
                          "inverse L2 penalty; trees: the MRR@10 more trees must gain in "
                          "inner cross-validation")
+    ap.add_argument("--free", default="",
+                    help="ascent: comma-separated features whose weights may move (default: "
+                         "all)")
     ap.add_argument("--write", action="store_true", help=f"write {MODEL_PATH}")
     ap.add_argument("--out", type=Path, help="the per-set table as JSON")
     args = ap.parse_args()
@@ -481,7 +487,12 @@ def main() -> None:
           f" {sum(len(r['cands']) for r in records)} candidates, {len(FEATURES)} features")
     hand = per_set(records, {r["set"] + "/" + r["id"]: mrr(r, hand_files(r))
                              for r in records})
-    train = learner(args.learner, args.c)
+    free = [f for f in args.free.split(",") if f]
+    unknown = [f for f in free if f not in FEATURES]
+    if unknown:
+        ap.error(f"--free names {', '.join(unknown)}, which are not features "
+                 f"(search.rank_features.FEATURES)")
+    train = learner(args.learner, args.c, free)
     model = train(records)
     in_sample = per_set(records, {r["set"] + "/" + r["id"]: mrr(r, fitted_files(r, model))
                                   for r in records})
@@ -496,7 +507,7 @@ def main() -> None:
         args.out.write_text(json.dumps(table, indent=1), encoding="utf-8")
     if args.write:
         command = (f"bench/ranking_train/train.py --learner {args.learner} --c {args.c:g}"
-                   " --write")
+                   + (f" --free {','.join(free)}" if free else "") + " --write")
         meta = {"trained_by": command,
                 "sets": {s: sum(1 for r in records if r["set"] == s) for s in names},
                 "repositories": sorted({r["repository"] for r in records}),

@@ -210,3 +210,24 @@ def test_the_tree_evaluator_matches_lightgbm() -> None:
     want = init + booster.predict(x, raw_score=True)
     got = [model.logit(tuple(row)) for row in x]
     assert np.allclose(got, want, atol=1e-6)
+
+
+def test_folders_the_query_names_and_plain_text_that_is_not_prose() -> None:
+    from dataclasses import replace
+
+    from ctxd.search.hybrid import FusionOptions
+
+    legs = {"semantic": [hit("src/retry/policy.py", 0.8, S),
+                         replace(hit("man/tool.1.prebuilt", 0.9, S, 2), language="text"),
+                         replace(hit("NOTES.md", 0.7, S, 3), language="text")]}
+    cands = candidates("how does the retry policy back off", legs)
+    code, built, notes = (by_path(cands, p) for p in ("src/retry/policy.py",
+                                                       "man/tool.1.prebuilt", "NOTES.md"))
+    assert code["dir_words"] > 0 and code["path_words"] > 0 and code["plain_text"] == 0.0
+    assert built["plain_text"] == 1.0 and built["dir_words"] == 0.0
+    assert notes["prose"] == 1.0 and notes["plain_text"] == 0.0  # a page of prose
+    # the hand ranking's weights that log_hand reads follow the [search] options
+    legs["keyword"] = [hit("src/other.py", 5.0, K, 4)]
+    low = candidates("retry policy", legs, options=FusionOptions(keyword_weight=0.01))
+    usual = candidates("retry policy", legs)
+    assert by_path(low, "src/other.py")["log_hand"] < by_path(usual, "src/other.py")["log_hand"]
