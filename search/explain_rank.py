@@ -17,8 +17,10 @@ options `search.hybrid.rank_hybrid` used, what each part of the ranking gave the
 
 With the fitted ranking (`search.rank_model`, `[search] fusion = "fitted"`),
 `explain_fitted` gives instead each feature's contribution to the model's sum (its weight
-times the candidate's value, kind `weight`; `search.rank_features.FEATURES`), the bias, and
-the same hard rules; the score is the exp of that sum.
+times the candidate's value, plus its splits' changes along the model's trees, kind
+`weight`; `search.rank_features.FEATURES`), the bias, then, when the model builds on the
+hand ranking (`log_hand`), the hand ranking's own parts as above (what `log_hand` is made
+of), and the same hard rules; the score is the exp of that sum.
 
 Pure and off the ranking's path: it runs only when an explanation is asked for, so ranking
 time does not change.
@@ -48,7 +50,7 @@ from ctxd.search.questions import (
     asks_where_in_code,
     wants_prose,
 )
-from ctxd.search.rank_features import candidates
+from ctxd.search.rank_features import FEATURES, candidates
 from ctxd.search.rank_model import RankModel
 
 __all__ = ["Contribution", "explain_fitted", "explain_hit", "explain_text"]
@@ -173,6 +175,9 @@ def explain_fitted(
         out = [Contribution(f"{name} {value:.3g}", part, "weight")
                for name, value, part in model.contributions(best[1])]
         out.append(Contribution("bias", model.base, "weight"))
+        if model.weights[FEATURES.index("log_hand")]:
+            out += explain_hit(query, legs, hit, options or FusionOptions(),
+                               generated=generated)
     return out + [Contribution(r, 0.0, "rule") for r in rules]
 
 
@@ -182,10 +187,22 @@ def explain_text(contributions: Sequence[Contribution]) -> str:
     weights = [c for c in contributions if c.kind == "weight"]
     if weights:
         text = "exp(" + ", ".join(f"{c.feature}: {c.value:+.3f}" for c in weights) + ")"
+        hand = [c for c in contributions if c.kind in ("add", "factor")]
+        if hand:
+            text += "; log_hand = log(" + _hand_text(hand) + ")"
         for c in contributions:
             if c.kind == "rule":
                 text += f"; rule: {c.feature}"
         return text
+    text = _hand_text(contributions)
+    for c in contributions:
+        if c.kind == "rule":
+            text += f"; rule: {c.feature}"
+    return text
+
+
+def _hand_text(contributions: Sequence[Contribution]) -> str:
+    """The hand ranking's parts: `semantic 0.91 + keyword 0.33, x0.5 (test or stub)`."""
     adds = [c for c in contributions if c.kind == "add" and not c.feature.startswith("other")]
     text = " + ".join(f"{c.feature} {c.value:.3f}" for c in adds) or "no leg"
     for c in contributions:
@@ -194,6 +211,4 @@ def explain_text(contributions: Sequence[Contribution]) -> str:
     for c in contributions:
         if c.kind == "add" and c.feature.startswith("other"):
             text += f", {c.value:+.3f} {c.feature}"
-        elif c.kind == "rule":
-            text += f"; rule: {c.feature}"
     return text

@@ -231,3 +231,17 @@ def test_folders_the_query_names_and_plain_text_that_is_not_prose() -> None:
     low = candidates("retry policy", legs, options=FusionOptions(keyword_weight=0.01))
     usual = candidates("retry policy", legs)
     assert by_path(low, "src/other.py")["log_hand"] < by_path(usual, "src/other.py")["log_hand"]
+
+
+def test_explain_of_a_model_on_the_hand_ranking_shows_what_log_hand_is_made_of() -> None:
+    legs = {"semantic": [hit("tests/test_retry.py", 0.9, S), hit("src/retry.py", 0.8, S, 2)]}
+    query = "where is the retry decided"
+    model = RankModel(weights=weights(log_hand=1.0, dir_words=0.1))
+    ranked = rank_fitted(query, legs, model)
+    parts = explain_fitted(query, legs, ranked[0], model, rules=["exact phrase"])
+    kinds = [p.kind for p in parts]
+    assert kinds[0] == "weight" and "add" in kinds and kinds[-1] == "rule"
+    assert parts[0].feature.startswith("log_hand")
+    text = explain_text(parts)
+    assert "; log_hand = log(semantic " in text and text.endswith("; rule: exact phrase")
+    assert text.count("rule:") == 1
