@@ -16,6 +16,7 @@ reads the tree and the source bytes only.
 
 from __future__ import annotations
 
+import gc
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from operator import itemgetter
@@ -99,12 +100,16 @@ Entry = tuple[tree_sitter.Node, Role | None, str | None, str | None]
 class _Walk:
     """One file's walk: the source, the spec, and what it found."""
 
-    def __init__(self, language: str, spec: GraphSpec, source: bytes) -> None:
+    def __init__(self, language: str, spec: GraphSpec, source: bytes,
+                 scopes: Sequence[int]) -> None:
         self.language = language
         self.spec = spec
         self.source = source
         self.lines = source.split(b"\n")
-        self.sites: list[tuple[str, int, int, Role, str | None, str | None]] = []
+        self.ascii = source.isascii()
+        self.scopes = scopes
+        """Line -> the index of the innermost definition holding it (`_scopes`)."""
+        self.sites: list[Site] = []
         self.imports: list[Import] = []
         self.hints: dict[int, str] = {}
         self.forward: set[int] = set()
@@ -304,10 +309,15 @@ class _Walk:
         if recv is not None and len(recv) > MAX_RECEIVER:
             recv = "?"
         row, byte = node.start_point
-        line = self.lines[row] if row < len(self.lines) else b""
-        col = byte + 1 if line.isascii() else len(line[:byte].decode("utf-8", "replace")) + 1
-        self.sites.append((name, row + 1, col, role if role is not None else Role.REF, recv,
-                           value))
+        self.record(name, row + 1, byte + 1 if self.ascii else self.column(node),
+                    role if role is not None else Role.REF, recv, value)
+
+    def record(self, name: str, line: int, col: int, role: Role, recv: str | None,
+               value: str | None) -> None:
+        """A site, with the definition that encloses its line."""
+        scopes = self.scopes
+        self.sites.append(_new_site(Site, (name, line, col, role, recv,
+                                           scopes[line] if line < len(scopes) else -1, value)))
 
     def targets(self, node: tree_sitter.Node | None, value: str | None) -> Iterator[Entry]:
         """The entries of a binding's target: names bound, attributes bound, the rest read."""
@@ -362,16 +372,49 @@ class _Walk:
         if right is not None:
             yield right, None, None, None
 
-    def run(self, root: tree_sitter.Node) -> None:  # noqa: C901 - one loop over the tree
-        stack: list[Entry] = [(root, None, None, None)]
-        push = stack.append
+    def run(self, root: tree_sitter.Node,  # noqa: C901 - one loop over the tree
+            grammar: tree_sitter.Language) -> None:
+        """Every node once, parents before children, in file order. The stack holds
+        entries, or bare nodes for the commonest one (a node its parent imposes nothing
+        on, `(node, None, None, None)`): those, unless of a type with a rule (told by
+        the grammar's numeric kind, cheaper than the type's name), are an identifier's
+        plain reference or just pass their children on."""
+        stack: list[Entry | tree_sitter.Node] = [root]
+        pop, push, extend = stack.pop, stack.append, stack.extend
         spec = self.spec
-        names, skip = spec.names, spec.skip
+        names, skip, self_names = spec.names, spec.skip, spec.self_names
         import_nodes = IMPORT_NODES.get(self.language, {})
         special = _special(spec)
+        name_kinds, ruled_kinds = _kinds(self.language, grammar)
+        marks = _CODE_MARKS.get(self.language) if spec.code_inside else ()
+        source, sites, scopes, ascii_only = self.source, self.sites, self.scopes, self.ascii
+        n_scopes = len(scopes)
         while stack:
-            node, role, recv, value = stack.pop()
-            t = node.type
+            item = pop()
+            if isinstance(item, tuple):
+                node, role, recv, value = item
+                t = node.type
+            else:
+                node, role, recv, value = item, None, None, None
+                kind = node.kind_id
+                if kind in name_kinds:  # `site(node, None, None, None)`, inline
+                    raw = source[node.start_byte : node.end_byte]
+                    name = raw.decode("ascii") if raw.isascii() else raw.decode(
+                        "utf-8", "replace")
+                    if name and (name[0] in _NAME_START or name[0].isalpha()) and (
+                            name not in self_names):
+                        row, byte = node.start_point
+                        sites.append(_new_site(Site, (
+                            name, row + 1, byte + 1 if ascii_only else self.column(node),
+                            Role.REF, None, scopes[row + 1] if row + 1 < n_scopes else -1,
+                            None)))
+                    continue
+                if kind not in ruled_kinds:
+                    kids = node.named_children
+                    kids.reverse()
+                    extend(kids)
+                    continue
+                t = node.type
             if t in names:
                 self.site(node, role, recv, value)
                 continue
@@ -385,32 +428,42 @@ class _Walk:
             if t in _EXTRA:
                 _EXTRA[t](self, node)
             if t in skip:
-                for child in node.named_children:
-                    if child.type in spec.code_inside:
-                        push((child, None, None, None))
+                if marks is None or (marks and any(
+                        source.find(m, node.start_byte, node.end_byte) >= 0 for m in marks)):
+                    for child in node.named_children:
+                        if child.type in spec.code_inside:
+                            push(child)
                 continue
             if t not in special and role != Role.INHERIT:  # most nodes: nothing to say
                 kids = node.named_children
-                for k in range(len(kids) - 1, -1, -1):
-                    push((kids[k], None, None, None))
+                kids.reverse()
+                extend(kids)
                 continue
-            for entry in reversed(self.children(node, role, recv, value)):
-                push(entry)
+            got = self.children(node, role, recv, value)
+            got.reverse()
+            extend(got)
 
     def children(  # noqa: C901 - one table-driven rule per kind of node, read top-down
         self, node: tree_sitter.Node, role: Role | None, recv: str | None, value: str | None
-    ) -> list[Entry]:
-        """The entries of a node's children, with what the node imposes on them."""
+    ) -> list[Entry | tree_sitter.Node] | list[tree_sitter.Node]:
+        """The entries of a node's children, with what the node imposes on them (a bare
+        node: nothing)."""
         spec, t = self.spec, node.type
         put: dict[int, list[Entry]] = {}  # child id -> the entries in its place ([]: skip)
-
-        def field(name: str) -> tree_sitter.Node | None:
-            return node.child_by_field_name(name) if name else None
+        field = node.child_by_field_name
 
         if t in spec.members and (t != "call" or field("receiver") is not None):
             obj_f, name_f = spec.members[t]
-            obj, name = field(obj_f), field(name_f)
+            obj = field(obj_f) if obj_f else None
+            name = field(name_f) if name_f else None
             if name is not None and name.type in spec.names:
+                if t in _member_only(spec) and role is None:  # the commonest: `a.b`
+                    of = self.receiver(obj) if obj is not None else None
+                    name_id = name.id
+                    plain: list[Entry | tree_sitter.Node] = [
+                        (c, Role.REF, of, value) if c.id == name_id else c
+                        for c in node.named_children]
+                    return plain
                 own = Role.CALL if t in spec.calls else role
                 if own == Role.BIND:
                     own = Role.ATTR_BIND
@@ -432,7 +485,8 @@ class _Walk:
                 self.require(node, None)
             if self.language in _JS_LIKE and callee is not None:
                 self.callback_hints(node, callee, "new " if t == "new_expression" else "")
-        if t in spec.def_names and (name := field(spec.def_names[t])) is not None:
+        if t in spec.def_names and spec.def_names[t] and (
+                name := field(spec.def_names[t])) is not None:
             put[name.id] = []
         if t in spec.bases:
             holder = field(spec.bases[t]) if spec.bases[t] else node
@@ -454,7 +508,7 @@ class _Walk:
                     put[c.id] = [(c, Role.PARAM, None, None)]
         if t in spec.param_nodes:
             name_f, type_f = spec.param_nodes[t]
-            type_node = field(type_f)
+            type_node = field(type_f) if type_f else None
             typed = self.param_type(type_node) or self.default_type(node)
             names = node.children_by_field_name(name_f) if name_f else [
                 c for c in node.named_children if c.type in spec.names][:1]
@@ -488,15 +542,18 @@ class _Walk:
                     put[c.id] = []
                     break
         inherit = role == Role.INHERIT and t not in spec.members
-        out: list[Entry] = []
-        for c in node.named_children:
-            got = put.get(c.id)
+        kids = node.named_children
+        if not put and not inherit:
+            return kids
+        out: list[Entry | tree_sitter.Node] = []
+        for c in kids:
+            got = put.get(c.id) if put else None
             if got is not None:
                 out.extend(got)
             elif inherit:
                 out.append((c, Role.INHERIT, None, None))
             else:
-                out.append((c, None, None, None))
+                out.append(c)
             inherit = False
         return out
 
@@ -504,8 +561,8 @@ class _Walk:
             value: str | None = None, offset: int = 0) -> None:
         """A site that is not an identifier node of its own (a return value, the names in a
         string annotation)."""
-        self.sites.append((name, node.start_point[0] + 1, self.column(node) + offset, role,
-                           recv, value))
+        self.record(name, node.start_point[0] + 1, self.column(node) + offset, role, recv,
+                    value)
 
     def returns(self, node: tree_sitter.Node) -> None:
         """`return X(...)` / `return self`: what the enclosing function gives back."""
@@ -575,8 +632,7 @@ class _Walk:
             scope = scope.parent
         end = (scope.end_point[0] if scope is not None else len(self.lines)) + 1
         for name, cls in self.type_tests(cond):
-            self.sites.append((name, line, self.column(node), Role.BIND, None,
-                               f"~{end}()" + cls))
+            self.record(name, line, self.column(node), Role.BIND, None, f"~{end}()" + cls)
 
     def type_tests(self, cond: tree_sitter.Node) -> list[tuple[str, str]]:
         """(name, class) of each `isinstance(name, Cls)` / `name instanceof Cls` that
@@ -891,7 +947,7 @@ class _Walk:
                 continue
             lines = body.count("\n", 0, m.start())
             at = m.start() - body.rfind("\n", 0, m.start()) if lines else col + m.start()
-            self.sites.append((name, row + lines, at, Role.CALL, None, None))
+            self.record(name, row + lines, at, Role.CALL, None, None)
 
     def token_tree(self, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
         """A Rust macro's arguments (`assert_eq!(x.len(), unescape(y))`: a token tree,
@@ -1011,6 +1067,8 @@ def _after_key(args: str) -> str:
 _SPECIAL: dict[int, frozenset[str]] = {}
 _POSITION = itemgetter(1, 2)
 """A recorded site's (line, column)."""
+_new_site = tuple.__new__
+"""`Site`'s own constructor without its Python-level `__new__` (a file has thousands)."""
 
 
 _C_TOP = frozenset({"translation_unit", "preproc_if", "preproc_ifdef", "preproc_else",
@@ -1058,6 +1116,46 @@ def _special(spec: GraphSpec) -> frozenset[str]:
     return got
 
 
+_MEMBER_ONLY: dict[int, frozenset[str]] = {}
+
+
+def _member_only(spec: GraphSpec) -> frozenset[str]:
+    """Member access node types with no rule but `spec.members`' (`a.b` in Python, JS,
+    Go): `_Walk.children` answers them at once."""
+    got = _MEMBER_ONLY.get(id(spec))
+    if got is None:
+        others = {*spec.calls, *spec.def_names, *spec.bases, *spec.params, *spec.param_nodes,
+                  *spec.binds, *spec.bind_targets, *spec.not_refs, "as_pattern",
+                  "function_type", "arrow_function", "token_tree"}
+        got = _MEMBER_ONLY[id(spec)] = frozenset(t for t in spec.members if t not in others)
+    return got
+
+
+_KINDS: dict[str, tuple[frozenset[int], frozenset[int]]] = {}
+
+_CODE_MARKS: dict[str, tuple[bytes, ...]] = {
+    "python": (b"{",), "javascript": (b"${",), "typescript": (b"${",), "tsx": (b"${",),
+    "ruby": (b"#{",), "shell": (b"$", b"`")}
+"""What a string or comment of the language holds when code is inside it (`f"{x}"`,
+`${x}`, `#{x}`, `$(x)`): one without any is not looked into. A language with code
+inside its strings but not listed here: every one is."""
+
+
+def _kinds(language: str, grammar: tree_sitter.Language) -> tuple[frozenset[int],
+                                                                   frozenset[int]]:
+    """The grammar's numeric kinds of the identifier types, and of the types `_Walk.run`
+    does more with than pass their children on (rules, imports, `_EXTRA`'s, subtrees
+    that are not code)."""
+    got = _KINDS.get(language)
+    if got is None:
+        spec = SPECS[language]
+        ruled = {*_special(spec), *spec.skip, *IMPORT_NODES.get(language, {}), *_EXTRA}
+        types = [(k, grammar.node_kind_for_id(k)) for k in range(grammar.node_kind_count)]
+        got = _KINDS[language] = (frozenset(k for k, t in types if t in spec.names),
+                                  frozenset(k for k, t in types if t in ruled))
+    return got
+
+
 def _defs(forest: Sequence[Definition]) -> list[Def]:
     out: list[Def] = []
 
@@ -1086,15 +1184,19 @@ def extract(language: str, parsed: ParsedSource) -> FileGraph | None:
     spec = SPECS.get(language)
     if spec is None:
         return None
-    walk = _Walk(language, spec, parsed.source)
-    walk.run(parsed.tree.root_node)
+    source = parsed.source
     defs = _defs(parsed.definitions)
-    scopes = _scopes(defs, len(walk.lines))
+    walk = _Walk(language, spec, source, _scopes(defs, source.count(b"\n") + 1))
+    enabled = gc.isenabled()  # its many short-lived tuples hold no cycles: no collections
+    if enabled:
+        gc.disable()
+    try:
+        walk.run(parsed.tree.root_node, parsed.tree.language)
+    finally:
+        if enabled:
+            gc.enable()
     walk.sites.sort(key=_POSITION)
-    n = len(scopes)
-    sites = [Site(name, line, col, role, recv, scopes[line] if line < n else -1, value)
-             for name, line, col, role, recv, value in walk.sites]
-    return FileGraph(language, defs, walk.imports, sites)
+    return FileGraph(language, defs, walk.imports, walk.sites)
 
 
 _EXTRA = {
