@@ -905,17 +905,27 @@ class _Walk:
     # ------------------------------------------------------------ C/C++ and Rust macros
 
     def c_prototype(self, node: tree_sitter.Node) -> None:
-        """A C/C++ function prototype outside any function (`jv jv_parse(const char*);`):
-        a module-level `BIND` of its name with value `~decl` (a marker, never a value: the
-        resolver follows `#include`s to the headers that declare a name). A `static`
-        prototype is `c_static`'s."""
-        if self.language not in ("c", "cpp") or node.parent is None or (
-                node.parent.type not in _C_TOP) or any(
+        """A C/C++ declaration. A function prototype outside any function (`jv
+        jv_parse(const char*);`): a module-level `BIND` of its name with value `~decl` (a
+        marker, never a value: the resolver follows `#include`s to the headers that
+        declare a name; a `static` prototype is `c_static`'s). A variable declared without
+        a value (`int count;`, `jv x;`, `util::Box b;`): a `BIND` of its name (`:Type` for
+        a named type), so that the name is the variable's, never a function's."""
+        if self.language not in ("c", "cpp") or node.parent is None:
+            return
+        if node.parent.type in _C_TOP and not any(
                 c.type == "storage_class_specifier" and self.text(c) == "static"
                 for c in node.children):
-            return
-        for name in _c_functions(node):
-            self.add(self.text(name), name, Role.BIND, value="~decl")
+            for name in _c_functions(node):
+                self.add(self.text(name), name, Role.BIND, value="~decl")
+        kind = node.child_by_field_id(self.fids["type"])
+        if kind is not None and kind.type in ("struct_specifier", "union_specifier",
+                                              "class_specifier", "enum_specifier"):
+            kind = kind.child_by_field_id(self.fids["name"])
+        typed = self.text(kind).replace("::", ".") if kind is not None and kind.type in (
+            "type_identifier", "qualified_identifier") else ""
+        for name in _c_variables(node):
+            self.add(self.text(name), name, Role.BIND, value=":" + typed if typed else None)
 
     def c_static(self, node: tree_sitter.Node) -> None:
         """`static` on a C/C++ function's definition or prototype: `BIND` `~static` of its
@@ -1085,6 +1095,22 @@ _C_KEYWORDS = frozenset({"if", "while", "for", "switch", "return", "sizeof", "de
                          "_Generic", "__attribute__", "__declspec", "static_assert",
                          "_Static_assert", "decltype", "__builtin_expect"})
 """Names followed by `(` in a macro body that call nothing."""
+
+
+def _c_variables(node: tree_sitter.Node) -> list[tree_sitter.Node]:
+    """The names a C/C++ declaration declares as variables without a value (`int a, *b,
+    c[4];`; `int d = 1;` is an `init_declarator`: a binding of its own)."""
+    out: list[tree_sitter.Node] = []
+    for top in node.children_by_field_name("declarator"):
+        d: tree_sitter.Node | None = top
+        while d is not None and d.type in ("pointer_declarator", "array_declarator",
+                                           "parenthesized_declarator",
+                                           "reference_declarator"):
+            d = d.child_by_field_name("declarator") or (
+                d.named_children[-1] if d.named_child_count else None)
+        if d is not None and d.type == "identifier":
+            out.append(d)
+    return out
 
 
 def _c_functions(node: tree_sitter.Node) -> list[tree_sitter.Node]:

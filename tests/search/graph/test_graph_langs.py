@@ -51,6 +51,8 @@ int other(void) { return helper(1); }
 static int helper(int x) { return x * 2; }
 ''',
     "src/nodecl.c": "int call_undeclared(void) { return helper(3); }\n",
+    "src/vars.c": '#include "util.h"\nvoid shadow(void) {\n  jv jv_parse;\n'
+                  "  jv_free(jv_parse);\n}\n",
 }
 
 
@@ -59,8 +61,10 @@ def test_c_calls_resolve_through_includes_and_statics_stay_in_their_file(store, 
     # through jv.h, directly and through util.h (main.c), never in a comment or string
     assert usages(store, "jv_free") == {("src/jv_parse.c", 4, "call"),
                                         ("src/main.c", 7, "call"),
-                                        ("src/util.h", 3, "call")}  # in a macro's body
-    assert usages(store, "jv_parse") == {("src/main.c", 6, "call")}  # (not the parameter)
+                                        ("src/util.h", 3, "call"),  # in a macro's body
+                                        ("src/vars.c", 4, "call")}
+    # not the macro's parameter, not vars.c's local variable (declared without a value)
+    assert usages(store, "jv_parse") == {("src/main.c", 6, "call")}
     # a struct typedef'd in a header, used in the files that include it
     assert ("src/main.c", 6, "reference") in usages(store, "jv")
     # each static helper has its own file's calls only; nodecl.c sees no declaration
@@ -74,7 +78,7 @@ def test_c_calls_resolve_through_includes_and_statics_stay_in_their_file(store, 
     callers = queries.callers(store, name_definition(store, "jv_free"))
     assert {(e.site_path, e.site_line, e.name) for e in callers.edges} == {
         ("src/jv_parse.c", 4, "jv_parse"), ("src/main.c", 7, "main"),
-        ("src/util.h", 3, "<module>")}
+        ("src/util.h", 3, "<module>"), ("src/vars.c", 4, "shadow")}
 
 
 RUST = {
