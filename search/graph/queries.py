@@ -220,7 +220,9 @@ class _Graph:
         file includes that declare it (`jv.h` for `jv_parse.c`'s `jv_parse`)."""
         if language == "rust":
             return {self.ws.layout.rust_crate_of(t.path) or ""}
-        if language in C_LIKE and parent == -1:
+        graph = self.ws.graph(t.path)
+        if language in C_LIKE and graph is not None and (
+                parent == -1 or graph.defs[parent].kind == "namespace"):
             return {module_tail(h.rsplit(".", 1)[0]) for h in self.resolver.c_includes(t.path)
                     if self.resolver.c_declares(h, name)}
         return set()

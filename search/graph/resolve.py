@@ -40,6 +40,8 @@ MAX_DEPTH = 14
 MAX_INCLUDES = 200
 """The most files one C/C++ file's `#include`s are followed to."""
 C_LIKE = frozenset({"c", "cpp"})
+_NAMESPACE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+"""A C++ qualified name's scope as a site's receiver (`util`, `a.b` for `a::b::f`)."""
 
 CLASS_KINDS = frozenset({"class", "struct", "interface", "trait", "impl", "enum"})
 _VARIABLES = frozenset({"variable", "constant"})
@@ -170,7 +172,7 @@ class Resolver:
             if got is not None and site.role in (Role.REF, Role.ATTR_BIND) and (
                     self._rust_field(got, site)):
                 return None
-        if got is None and site.receiver is None and site.role in (Role.CALL, Role.REF):
+        if got is None and site.role in (Role.CALL, Role.REF):
             got = self.c_global(path, site)
         return got if got is not None and got.kind == "def" else None
 
@@ -738,39 +740,51 @@ class Resolver:
     # ---------------------------------------------------------------- C / C++
 
     def c_global(self, path: str, site: Site) -> Target | None:
-        """A C/C++ file's bare name that no scope of the file defines: a function (or
-        type) its `#include`s reach. A definition in a header the file includes (directly
-        or through other headers) answers when it is the only one there; else a header
-        there must declare the name (`~decl`), and the repository's one non-`static`
+        """A C/C++ file's bare name that no scope of the file defines (or a C++
+        namespace-qualified one, `util::add(..)`): a function (or type) its `#include`s
+        reach. A definition in a header the file includes (directly or through other
+        headers) answers when it is the only one there; else a header there must declare
+        the name (`~decl`; in that namespace), and the repository's one non-`static`
         function definition of it answers (several: the ones whose own includes reach a
         header that declares it, when that leaves one). A local variable or parameter of
-        the name, a file-level variable, a struct's field: None."""
+        the name (of a qualified name's head), a file-level variable, a struct's field:
+        None."""
         facts = self.facts(path)
         if facts is None or facts.graph.language not in C_LIKE:
             return None
-        defs, name = facts.graph.defs, site.name
-        s = site.scope
-        if s >= 0 and defs[s].kind in CLASS_KINDS:
-            return None  # a field of a struct, a member of a class
-        while True:  # a local, a parameter, a file-level variable of the name hides it
-            if any(not (b.value or "").startswith("~") for b in facts.binds.get((s, name), ())):
-                return None
-            if s == -1:
-                break
-            s = defs[s].parent
+        owner = site.receiver or ""
+        if owner and (facts.graph.language != "cpp" or not _NAMESPACE.fullmatch(owner)):
+            return None  # (`obj.f()`, `p->f()`: a member, not a namespace's function)
+        if self._c_local(facts, site.scope, owner.partition(".")[0] or site.name):
+            return None
+        name, qual = site.name, f"{owner}.{site.name}" if owner else site.name
         closure = self.c_includes(path)
         inline = [Target("def", f, k) for f in closure if (ff := self.facts(f)) is not None
-                  and (k := ff.children.get((-1, name))) is not None]
+                  and (k := ff.qualnames.get(qual)) is not None]
         if inline:
             return inline[0] if len(inline) == 1 else None
-        declaring = [f for f in (path, *closure) if self.c_declares(f, name)]
-        if not declaring:
+        if not any(self.c_declares(f, name, owner) for f in (path, *closure)):
             return None
-        found = self._c_definitions(name)
+        found = [t for t in self._c_definitions(name) if (tf := self.facts(t.path)) is not None
+                 and tf.graph.defs[t.index].qualname == qual]
         if len(found) > 1:  # several (platform variants): those that see a declaration
-            found = [t for t in found if any(self.c_declares(h, name)
+            found = [t for t in found if any(self.c_declares(h, name, owner)
                                              for h in self.c_includes(t.path))]
         return found[0] if len(found) == 1 else None
+
+    @staticmethod
+    def _c_local(facts: _FileFacts, scope: int, name: str) -> bool:
+        """Whether `name` at `scope` is a variable or parameter of the file (or a struct's
+        field: the site is in a struct), not a function."""
+        defs, s = facts.graph.defs, scope
+        if s >= 0 and defs[s].kind in CLASS_KINDS:
+            return True
+        while True:
+            if any(not (b.value or "").startswith("~") for b in facts.binds.get((s, name), ())):
+                return True
+            if s == -1:
+                return False
+            s = defs[s].parent
 
     def c_includes(self, path: str) -> list[str]:
         """The indexed files a C/C++ file's `#include`s reach, transitively, nearest
@@ -795,11 +809,16 @@ class Resolver:
         memo[path] = out[:MAX_INCLUDES]
         return memo[path]
 
-    def c_declares(self, path: str, name: str) -> bool:
-        """Whether a C/C++ file has a prototype of `name` outside functions."""
+    def c_declares(self, path: str, name: str, owner: str = "") -> bool:
+        """Whether a C/C++ file has a prototype of `name` outside functions (in the
+        namespace or class `owner`, when given: `util` for `util::add`)."""
         facts = self.facts(path)
-        return facts is not None and any(facts.graph.sites[k].value == "~decl"
-                                         for k in facts.named(name))
+        if facts is None:
+            return False
+        defs = facts.graph.defs
+        return any(site.value == "~decl" and (not owner or (
+            site.scope >= 0 and defs[site.scope].qualname == owner))
+            for site in (facts.graph.sites[k] for k in facts.named(name)))
 
     def c_static(self, path: str, name: str) -> bool:
         """Whether a C/C++ file declares its function `name` `static` (its own)."""
@@ -818,10 +837,11 @@ class Resolver:
             facts = self.facts(f)
             if facts is None or facts.graph.language not in C_LIKE:
                 continue
-            k = facts.children.get((-1, name))
-            if k is not None and facts.graph.defs[k].kind == "function" and not (
-                    self.c_static(f, name)):
-                out.append(Target("def", f, k))
+            for k, d in enumerate(facts.graph.defs):  # (top-level, or in a namespace)
+                if d.name == name and d.kind == "function" and (
+                        d.parent == -1 or facts.graph.defs[d.parent].kind == "namespace") and (
+                        not self.c_static(f, name)):
+                    out.append(Target("def", f, k))
         memo[name] = out
         return out
 

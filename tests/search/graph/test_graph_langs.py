@@ -1,9 +1,9 @@
 """Resolution outside Python and TypeScript, through the store (both engines): C calls
 across files through `#include` (a header's prototype, transitive includes, an include
 folder, calls in macro bodies; `static` functions stay their file's own; a local variable
-hides a function),
-Rust `use` of a Cargo workspace's sibling crate and calls inside macro arguments, and Go
-calls through an interface that a concrete method implements."""
+hides a function), C++ namespace-qualified calls (`util::add`), Rust `use` of a Cargo
+workspace's sibling crate and calls inside macro arguments, and Go calls through an
+interface that a concrete method implements."""
 
 from __future__ import annotations
 
@@ -265,3 +265,23 @@ def test_rust_a_field_is_not_its_namesake_method_and_an_impl_is_not_its_type(sto
     assert usages(store, "Router.merge") == {(web, 10, "call")}
     # `impl From<u8> for Router` defines no Router: the name is still the imported one
     assert usages(store, "Router.make") == {(web, 5, "call")}
+
+
+CPP = {
+    "include/util.h": "namespace util {\nint add(int a, int b);\n}\n",
+    "src/util.cpp": '#include "util.h"\nnamespace util {\n'
+                    "int add(int a, int b) { return a + b; }\n}\n",
+    "src/other.cpp": "namespace other {\nint add(int a, int b) { return 0; }\n}\n",
+    "src/main.cpp": '''#include "util.h"
+int main() {
+  int x = util::add(1, 2);
+  return x + other::add(1, 2);
+}
+''',
+}
+
+
+def test_cpp_namespace_qualified_calls_resolve_through_includes(store, repo):
+    index(store, repo, CPP)
+    assert usages(store, "util.add") == {("src/main.cpp", 3, "call")}
+    assert usages(store, "other.add") == set()  # no header main.cpp includes declares it
