@@ -53,6 +53,11 @@ static int helper(int x) { return x * 2; }
     "src/nodecl.c": "int call_undeclared(void) { return helper(3); }\n",
     "src/vars.c": '#include "util.h"\nvoid shadow(void) {\n  jv jv_parse;\n'
                   "  jv_free(jv_parse);\n}\n",
+    # a function named like libc's, defined and declared by the repository
+    "compat/compat.h": "char *strdup(const char *s);\n",
+    "compat/compat.c": '#include "compat.h"\nchar *strdup(const char *s) { return 0; }\n',
+    "src/uses_libc.c": '#include <string.h>\nchar *a(void) { return strdup("x"); }\n',
+    "src/uses_compat.c": '#include "compat.h"\nchar *b(void) { return strdup("y"); }\n',
 }
 
 
@@ -71,6 +76,8 @@ def test_c_calls_resolve_through_includes_and_statics_stay_in_their_file(store, 
     assert usages(store, "src/jv.c:2") == {("src/jv.c", 3, "call")}
     assert usages(store, "src/main.c:3") == {("src/main.c", 8, "call")}
     assert usages(store, "src/other.c:3") == {("src/other.c", 2, "call")}
+    # libc's strdup where only <string.h> is included; the repository's where its header is
+    assert usages(store, "strdup") == {("src/uses_compat.c", 2, "call")}
     # a local variable of the name is not the function
     assert usages(store, "jv_shadowed") == set()
     refs = queries.references(store, name_definition(store, "jv_shadowed"))
