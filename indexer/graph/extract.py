@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gc
 import re
+from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from operator import itemgetter
 
@@ -101,12 +102,14 @@ class _Walk:
     """One file's walk: the source, the spec, and what it found."""
 
     def __init__(self, language: str, spec: GraphSpec, source: bytes,
-                 scopes: Sequence[int]) -> None:
+                 scopes: Sequence[int], fids: dict[str, int]) -> None:
         self.language = language
         self.spec = spec
         self.source = source
         self.lines = source.split(b"\n")
         self.ascii = source.isascii()
+        self.fids = fids
+        """The grammar's field ids by name (0: a field it lacks, which finds nothing)."""
         self.scopes = scopes
         """Line -> the index of the innermost definition holding it (`_scopes`)."""
         self.sites: list[Site] = []
@@ -140,8 +143,8 @@ class _Walk:
             return self.text(node)
         if t in spec.members:
             obj_f, name_f = spec.members[t]
-            obj = node.child_by_field_name(obj_f) if obj_f else None
-            name = node.child_by_field_name(name_f) if name_f else None
+            obj = node.child_by_field_id(self.fids[obj_f]) if obj_f else None
+            name = node.child_by_field_id(self.fids[name_f]) if name_f else None
             if name is None:
                 return "?"
             if obj is None:
@@ -149,7 +152,7 @@ class _Walk:
             inner = self.receiver(obj, depth + 1)
             return "?" if inner == "?" else f"{inner}.{self.text(name)}"
         if t in spec.calls:
-            callee = node.child_by_field_name(spec.calls[t])
+            callee = node.child_by_field_id(self.fids[spec.calls[t]])
             inner = self.receiver(callee, depth + 1)
             return "?" if inner == "?" else f"{inner}()"
         if t in ("parenthesized_expression", "await", "await_expression",
@@ -164,7 +167,7 @@ class _Walk:
             got = {self.receiver(c, depth + 1) for c in _choices(node)}
             return got.pop() if len(got) == 1 else "?"
         if t in _SUBSCRIPTS:  # `xs[i]`: an element of `xs`
-            inner = self.receiver(node.child_by_field_name(_SUBSCRIPTS[t]), depth + 1)
+            inner = self.receiver(node.child_by_field_id(self.fids[_SUBSCRIPTS[t]]), depth + 1)
             return "?" if inner == "?" else f"{inner}[]"
         return "?"
 
@@ -195,14 +198,15 @@ class _Walk:
                 return "|" + "|".join(v or "" for v in values)  # `c ? timer() : from(x)`
             return ""
         if t in ("binary_expression", "boolean_operator") and self.text(
-                node.child_by_field_name("operator")) in ("||", "??", "or"):
+                node.child_by_field_id(self.fids["operator"])) in ("||", "??", "or"):
             sides = {v for side in ("left", "right")  # `a ?? new X()`: the side that makes one
-                     if (v := self.value(node.child_by_field_name(side))) and v[:2] == "()"}
+                     if (v := self.value(node.child_by_field_id(self.fids[side])))
+                     and v[:2] == "()"}
             return sides.pop() if len(sides) == 1 else ""
         if t == "object" and self.language in _JS_LIKE:  # `{ request: new Manager() }`
             return self.shape(
-                (self.text(c.child_by_field_name("key")),
-                 self.value(c.child_by_field_name("value"))) if c.type == "pair" else
+                (self.text(c.child_by_field_id(self.fids["key"])),
+                 self.value(c.child_by_field_id(self.fids["value"]))) if c.type == "pair" else
                 (self.text(c), "=" + self.text(c))
                 for c in node.named_children
                 if c.type in ("pair", "shorthand_property_identifier"))
@@ -214,8 +218,8 @@ class _Walk:
 
     def default_type(self, param: tree_sitter.Node) -> str | None:
         """An unannotated parameter's type from its default (`def f(s=Session())`)."""
-        default = param.child_by_field_name(
-            "right" if param.type == "assignment_pattern" else "value")
+        default = param.child_by_field_id(self.fids[
+            "right" if param.type == "assignment_pattern" else "value"])
         made = self.value(default) if default is not None else None
         return made if made and made.startswith("()") else None
 
@@ -223,23 +227,24 @@ class _Walk:
         """`for x in xs` / `for (const x of xs)`: `x` is an element of `xs` (`*xs`)."""
         if loop.type not in ("for_statement", "for_in_clause", "for_in_statement") or (
                 loop.type == "for_in_statement" and self.text(
-                    loop.child_by_field_name("operator")) != "of"):
+                    loop.child_by_field_id(self.fids["operator"])) != "of"):
             return None
-        left = loop.child_by_field_name("left")
+        left = loop.child_by_field_id(self.fids["left"])
         if left is None or left.type not in self.spec.names:
             return None  # `for k, v in ...`: no element type for a tuple
-        got = self.receiver(loop.child_by_field_name("right"))
+        got = self.receiver(loop.child_by_field_id(self.fids["right"]))
         return None if got == "?" or len(got) > MAX_RECEIVER else "*" + got
 
     def enumerated(self, loop: tree_sitter.Node, left: tree_sitter.Node) -> list[Entry]:
         """`for i, x in enumerate(xs)`: `x` is an element of `xs` (`*xs`)."""
-        right = loop.child_by_field_name("right")
+        right = loop.child_by_field_id(self.fids["right"])
         if left.type not in ("pattern_list", "tuple_pattern") or right is None or (
-                right.type != "call" or self.text(right.child_by_field_name("function")) != (
-                    "enumerate")) or loop.child_by_field_name("left") != left:
+                right.type != "call" or self.text(right.child_by_field_id(
+                    self.fids["function"])) != "enumerate") or loop.child_by_field_id(
+                        self.fids["left"]) != left:
             return []
         names = left.named_children
-        args = right.child_by_field_name("arguments")
+        args = right.child_by_field_id(self.fids["arguments"])
         seq = args.named_children[0] if args is not None and args.named_child_count else None
         got = self.receiver(seq) if seq is not None else "?"
         if len(names) != 2 or names[1].type not in self.spec.names or got == "?":
@@ -249,8 +254,8 @@ class _Walk:
     def generic_new(self, node: tree_sitter.Node) -> str:
         """`new Map<K, T>()` / `new Set<T>()` / `new Array<T>()`: `T{}` / `T[]` ('' for
         anything else)."""
-        ctor, args = node.child_by_field_name("constructor"), node.child_by_field_name(
-            "type_arguments")
+        ctor = node.child_by_field_id(self.fids["constructor"])
+        args = node.child_by_field_id(self.fids["type_arguments"])
         if ctor is None or args is None or self.text(ctor) not in _GENERIC_HOLDERS:
             return ""
         typed = type_text(self.text(ctor) + self.text(args))
@@ -258,7 +263,8 @@ class _Walk:
 
     def cast(self, call: tree_sitter.Node) -> str:
         """`cast(T, x)` / `t.cast("T", x)`: the class named by its first argument."""
-        fn, args = call.child_by_field_name("function"), call.child_by_field_name("arguments")
+        fn = call.child_by_field_id(self.fids["function"])
+        args = call.child_by_field_id(self.fids["arguments"])
         if fn is None or args is None or not args.named_child_count or (
                 self.text(fn) not in ("cast", "t.cast", "typing.cast")):
             return ""
@@ -280,7 +286,7 @@ class _Walk:
         if t == "new_expression" and (typed := self.generic_new(node)):
             return ":" + typed  # `new Map<string, Query>()`: a mapping to `Query`s
         if t in self.spec.calls:
-            got = self.receiver(node.child_by_field_name(self.spec.calls[t]))
+            got = self.receiver(node.child_by_field_id(self.fids[self.spec.calls[t]]))
             if t in self.spec.members:  # Java, Ruby: `obj.m()` as one node
                 got = self.receiver(node)
             if got == "?" or len(got) > MAX_RECEIVER:
@@ -289,8 +295,8 @@ class _Walk:
                 got = got.removesuffix(".new")
             return "()" + got
         if t in ("struct_expression", "composite_literal"):
-            return "()" + type_text(self.text(node.child_by_field_name(
-                "name" if t == "struct_expression" else "type")))
+            return "()" + type_text(self.text(node.child_by_field_id(self.fids[
+                "name" if t == "struct_expression" else "type"])))
         if t in self.spec.names or t in self.spec.members or t == "this":
             got = self.receiver(node)
             return None if got == "?" else "=" + got
@@ -347,18 +353,18 @@ class _Walk:
         """`{ a, b: c, d: { e } } = x` (or `: T`): `a` is `x.a`, `c` is `x.b`, `e` is
         `x.d.e` (`=x.a`, `:T.a`: a field of what `x` is, of the type `T`)."""
         for c in pattern.named_children:
-            key = c.child_by_field_name("key") if c.type == "pair_pattern" else None
+            key = c.child_by_field_id(self.fids["key"]) if c.type == "pair_pattern" else None
             if c.type == "shorthand_property_identifier_pattern":
                 yield c, Role.BIND, None, f"{value}.{self.text(c)}"
             elif key is not None and key.type == "property_identifier":
-                yield from self.targets(c.child_by_field_name("value"),
+                yield from self.targets(c.child_by_field_id(self.fids["value"]),
                                         f"{value}.{self.text(key)}")
             elif c.type == "object_assignment_pattern" and (
-                    left := c.child_by_field_name("left")) is not None:
+                    left := c.child_by_field_id(self.fids["left"])) is not None:
                 yield from self.fields_default(c, left, value)
             elif c.type != "pair_pattern":
                 yield from self.targets(c, None)
-            elif (v := c.child_by_field_name("value")) is not None:
+            elif (v := c.child_by_field_id(self.fids["value"])) is not None:
                 yield from self.targets(v, None)
 
     def fields_default(self, node: tree_sitter.Node, left: tree_sitter.Node,
@@ -368,7 +374,7 @@ class _Walk:
             yield left, Role.BIND, None, f"{value}.{self.text(left)}"
         else:
             yield from self.targets(left, None)
-        right = node.child_by_field_name("right")
+        right = node.child_by_field_id(self.fids["right"])
         if right is not None:
             yield right, None, None, None
 
@@ -450,12 +456,12 @@ class _Walk:
         node: nothing)."""
         spec, t = self.spec, node.type
         put: dict[int, list[Entry]] = {}  # child id -> the entries in its place ([]: skip)
-        field = node.child_by_field_name
+        fids, by_id = self.fids, node.child_by_field_id
 
-        if t in spec.members and (t != "call" or field("receiver") is not None):
+        if t in spec.members and (t != "call" or by_id(fids["receiver"]) is not None):
             obj_f, name_f = spec.members[t]
-            obj = field(obj_f) if obj_f else None
-            name = field(name_f) if name_f else None
+            obj = by_id(fids[obj_f]) if obj_f else None
+            name = by_id(fids[name_f]) if name_f else None
             if name is not None and name.type in spec.names:
                 if t in _member_only(spec) and role is None:  # the commonest: `a.b`
                     of = self.receiver(obj) if obj is not None else None
@@ -472,7 +478,7 @@ class _Walk:
                 put[name.id] = [(name, own, self.receiver(obj) if obj is not None else None,
                                  value)]
         elif t in spec.calls:
-            callee = field(spec.calls[t])
+            callee = by_id(fids[spec.calls[t]])
             if callee is not None:
                 if callee.type in spec.names or callee.type in spec.members:
                     put[callee.id] = [(callee, Role.CALL, None, None)]
@@ -486,10 +492,10 @@ class _Walk:
             if self.language in _JS_LIKE and callee is not None:
                 self.callback_hints(node, callee, "new " if t == "new_expression" else "")
         if t in spec.def_names and spec.def_names[t] and (
-                name := field(spec.def_names[t])) is not None:
+                name := by_id(fids[spec.def_names[t]])) is not None:
             put[name.id] = []
         if t in spec.bases:
-            holder = field(spec.bases[t]) if spec.bases[t] else node
+            holder = by_id(fids[spec.bases[t]]) if spec.bases[t] else node
             if holder is not None and holder is not node and holder.type not in _BASE_LISTS:
                 put[holder.id] = [(holder, Role.INHERIT, None, None)]
             elif holder is not None:
@@ -508,18 +514,18 @@ class _Walk:
                     put[c.id] = [(c, Role.PARAM, None, None)]
         if t in spec.param_nodes:
             name_f, type_f = spec.param_nodes[t]
-            type_node = field(type_f) if type_f else None
+            type_node = by_id(fids[type_f]) if type_f else None
             typed = self.param_type(type_node) or self.default_type(node)
-            names = node.children_by_field_name(name_f) if name_f else [
+            names = node.children_by_field_id(self.fids[name_f]) if name_f else [
                 c for c in node.named_children if c.type in spec.names][:1]
             for n in names:
                 hint = typed or self.hints.get(n.id)
                 put[n.id] = [(e[0], Role.PARAM if e[1] == Role.BIND else e[1], e[2], e[3])
                              for e in self.targets(n, hint)]
-        if t == "function_type" and (ps := field("parameters")) is not None:
+        if t == "function_type" and (ps := by_id(fids["parameters"])) is not None:
             put[ps.id] = [(ty, None, None, None) for p in ps.named_children
-                          if (ty := p.child_by_field_name("type")) is not None]
-        if t == "arrow_function" and (one := field("parameter")) is not None and (
+                          if (ty := p.child_by_field_id(self.fids["type"])) is not None]
+        if t == "arrow_function" and (one := by_id(fids["parameter"])) is not None and (
                 one.type in spec.names):
             put[one.id] = [(one, Role.PARAM, None, self.hints.get(one.id))]
         if t in spec.binds:
@@ -530,7 +536,7 @@ class _Walk:
             self.python_as(node, put)
         if t in spec.bind_targets:
             f = spec.bind_targets[t]
-            holders = node.children_by_field_name(f) if f else list(node.named_children)
+            holders = node.children_by_field_id(self.fids[f]) if f else list(node.named_children)
             each = self.elements(node)
             for h in holders:
                 put[h.id] = self.enumerated(node, h) or list(self.targets(h, each))
@@ -573,11 +579,12 @@ class _Walk:
 
     def return_type(self, node: tree_sitter.Node) -> None:
         """`def f() -> Session:` / `f(): Session`: the type the function gives back."""
-        ret = node.child_by_field_name("return_type") or node.child_by_field_name("result")
+        ret = node.child_by_field_id(self.fids["return_type"]) or node.child_by_field_id(
+            self.fids["result"])
         if ret is not None and ret.type == "parameter_list":  # Go `(c *Context, err error)`
             first = next((c for c in ret.named_children
                           if c.type == "parameter_declaration"), None)
-            ret = first.child_by_field_name("type") if first is not None else None
+            ret = first.child_by_field_id(self.fids["type"]) if first is not None else None
         if ret is not None and (name := type_text(self.text(ret))):
             self.add("return", ret, Role.BIND, value=":" + name)
 
@@ -609,14 +616,14 @@ class _Walk:
         """`if isinstance(x, Session):` / `if (x instanceof Session) {`: in the block, `x`
         is a `Session` (a binding `~END()Session`, END the block's last line); after
         `if not isinstance(x, Session): return` (no else), to the function's end."""
-        body = node.child_by_field_name("consequence")
-        cond = node.child_by_field_name("condition")
+        body = node.child_by_field_id(self.fids["consequence"])
+        cond = node.child_by_field_id(self.fids["condition"])
         if body is None or cond is None or self.language not in ("python", *_JS_LIKE):
             return
         for name, cls in self.type_tests(cond):
             self.add(name, body, Role.BIND, value=f"~{body.end_point[0] + 1}()" + cls)
         negated = _negated(cond)
-        if negated is not None and node.child_by_field_name("alternative") is None and (
+        if negated is not None and node.child_by_field_id(self.fids["alternative"]) is None and (
                 _exits(body)):
             self.narrow_rest(node, negated, node.end_point[0] + 1)
 
@@ -641,12 +648,12 @@ class _Walk:
         stack = [cond]
         while stack:
             c = stack.pop()
-            op = self.text(c.child_by_field_name("operator"))
+            op = self.text(c.child_by_field_id(self.fids["operator"]))
             if c.type == "parenthesized_expression" and c.named_child_count == 1:
                 stack.append(c.named_children[0])
             elif c.type in ("binary_expression", "boolean_operator") and op in ("&&", "and"):
                 stack += [x for f in ("left", "right")
-                          if (x := c.child_by_field_name(f)) is not None]
+                          if (x := c.child_by_field_id(self.fids[f])) is not None]
             elif (got := self.type_test(c, op)) is not None:
                 out.append((self.text(got[0]), got[1]))
         return out
@@ -654,9 +661,11 @@ class _Walk:
     def type_test(self, node: tree_sitter.Node, op: str) -> tuple[tree_sitter.Node, str] | None:
         """(the name, the class) of `isinstance(name, Cls)` / `name instanceof Cls`."""
         if node.type == "binary_expression" and op == "instanceof":
-            name, cls = node.child_by_field_name("left"), node.child_by_field_name("right")
-        elif node.type == "call" and self.text(node.child_by_field_name("function")) == (
-                "isinstance") and (args := node.child_by_field_name("arguments")) is not None:
+            name = node.child_by_field_id(self.fids["left"])
+            cls = node.child_by_field_id(self.fids["right"])
+        elif node.type == "call" and self.text(node.child_by_field_id(self.fids["function"])) == (
+                "isinstance") and (args := node.child_by_field_id(
+                    self.fids["arguments"])) is not None:
             kids = args.named_children
             name, cls = (kids[0], kids[1]) if len(kids) == 2 else (None, None)
         else:
@@ -669,11 +678,11 @@ class _Walk:
     def python_subscript(self, node: tree_sitter.Node) -> None:
         """`Union["Headers", Mapping[str, str]]` outside an annotation (a type alias): its
         strings are forward references, as in an annotation (not `Literal["x"]`'s)."""
-        head = node.child_by_field_name("value")
+        head = node.child_by_field_id(self.fids["value"])
         if self.language != "python" or head is None or (
                 self.text(head).rpartition(".")[2] not in _TYPING_FORMS):
             return
-        for c in node.children_by_field_name("subscript"):
+        for c in node.children_by_field_id(self.fids["subscript"]):
             if c.type == "string" and c.id not in self.forward and _DOTTED.fullmatch(
                     self.text(c).strip("'\"")):
                 self.forward.add(c.id)
@@ -686,9 +695,9 @@ class _Walk:
             type_node.type == "type_annotation" and type_node.named_child_count) else type_node
         if inner.type == "object_type" and self.language in _JS_LIKE:
             return self.shape(
-                (self.text(c.child_by_field_name("name")), ":" + type_text(self.text(ty)))
+                (self.text(c.child_by_field_id(self.fids["name"])), ":" + type_text(self.text(ty)))
                 for c in inner.named_children if c.type == "property_signature"
-                and (ty := c.child_by_field_name("type")) is not None) or ":"
+                and (ty := c.child_by_field_id(self.fids["type"])) is not None) or ":"
         return ":" + type_text(self.text(type_node))
 
     @staticmethod
@@ -709,19 +718,19 @@ class _Walk:
             type_node.type == "type_annotation" and type_node.named_child_count) else type_node
         if inner.type != "function_type":
             return self.annotation(type_node)
-        params = inner.child_by_field_name("parameters")
+        params = inner.child_by_field_id(self.fids["parameters"])
         types = []
         for p in params.named_children if params is not None else []:
-            if self.text(p.child_by_field_name("pattern")) == "this":
+            if self.text(p.child_by_field_id(self.fids["pattern"])) == "this":
                 continue
-            types.append(type_text(self.text(p.child_by_field_name("type"))))
+            types.append(type_text(self.text(p.child_by_field_id(self.fids["type"]))))
         return "=>" + ",".join(types)
 
     def callback_hints(self, call: tree_sitter.Node, callee: tree_sitter.Node,
                        prefix: str) -> None:
         """The untyped parameters of functions passed to a call, each hinted with where
         its type is written: the callee's parameter (`Site.value` `@CALLEE#ARG#PARAM`)."""
-        args = call.child_by_field_name("arguments")
+        args = call.child_by_field_id(self.fids["arguments"])
         if args is None:
             return
         text = self.receiver(callee)
@@ -735,12 +744,12 @@ class _Walk:
         """A function argument's untyped parameters, hinted `HINT#PARAM`."""
         if fn.type in ("arrow_function", "function_expression", "function"):
             arg = fn
-            one = arg.child_by_field_name("parameter")
-            params = arg.child_by_field_name("parameters")
+            one = arg.child_by_field_id(self.fids["parameter"])
+            params = arg.child_by_field_id(self.fids["parameters"])
             names = [one] if one is not None else [
                 p if p.type in self.spec.names else (
-                    p.child_by_field_name("pattern") if p.child_by_field_name("type") is None
-                    else None)
+                    p.child_by_field_id(self.fids["pattern"])
+                    if p.child_by_field_id(self.fids["type"]) is None else None)
                 for p in (params.named_children if params is not None else [])]
             for j, n in enumerate(names):  # typed ones keep their place, with their type
                 if n is not None and n.type in self.spec.names:
@@ -751,17 +760,17 @@ class _Walk:
         `self.NAME` / `recv.NAME` with its type."""
         if self.language not in ("go", "rust"):
             return
-        typed = type_text(self.text(node.child_by_field_name("type")))
+        typed = type_text(self.text(node.child_by_field_id(self.fids["type"])))
         if typed:
-            for name in node.children_by_field_name("name"):
+            for name in node.children_by_field_id(self.fids["name"]):
                 self.add(self.text(name), name, Role.ATTR_BIND, "self", ":" + typed)
 
     def this_param(self, node: tree_sitter.Node) -> bool:
         """`function (this: SchedulerAction<T>)`: a `this` parameter site with its type."""
-        pattern = node.child_by_field_name("pattern")
+        pattern = node.child_by_field_id(self.fids["pattern"])
         if pattern is None or pattern.type != "this":
             return False
-        typed = type_text(self.text(node.child_by_field_name("type")))
+        typed = type_text(self.text(node.child_by_field_id(self.fids["type"])))
         if typed:
             self.add("this", pattern, Role.PARAM, value=":" + typed)
         return True
@@ -779,14 +788,15 @@ class _Walk:
             if self.this_param(node) or not any(
                     c.type in ("accessibility_modifier", "readonly") for c in node.children):
                 return
-            name = node.child_by_field_name("pattern")
+            name = node.child_by_field_id(self.fids["pattern"])
         else:
-            name = node.child_by_field_name("name") or node.child_by_field_name("property")
+            name = node.child_by_field_id(self.fids["name"]) or node.child_by_field_id(
+                self.fids["property"])
         if name is None or name.type not in self.spec.names:
             return
-        type_node = node.child_by_field_name("type")
+        type_node = node.child_by_field_id(self.fids["type"])
         value = (self.annotation(type_node) if type_node is not None
-                 else self.value(node.child_by_field_name("value")))
+                 else self.value(node.child_by_field_id(self.fids["value"])))
         if value and value not in (":", "()"):
             self.add(self.text(name), name, Role.ATTR_BIND, "this", value)
 
@@ -796,8 +806,9 @@ class _Walk:
         object of the module's own names)."""
         if self.language not in _JS_LIKE or not any(c.type == "default" for c in node.children):
             return
-        decl, value = node.child_by_field_name("declaration"), node.child_by_field_name("value")
-        name = decl.child_by_field_name("name") if decl is not None else None
+        decl = node.child_by_field_id(self.fids["declaration"])
+        value = node.child_by_field_id(self.fids["value"])
+        name = decl.child_by_field_id(self.fids["name"]) if decl is not None else None
         if name is not None:
             self.add("default", node, Role.BIND, value="=" + self.text(name))
         elif value is not None and value.type == "identifier":
@@ -807,7 +818,7 @@ class _Walk:
 
     def python_as(self, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
         """`with Session() as s`: `s` is given what the `with` opened."""
-        alias = node.child_by_field_name("alias")
+        alias = node.child_by_field_id(self.fids["alias"])
         kids = [c for c in node.named_children if alias is None or c.id != alias.id]
         if alias is None or not kids:
             return
@@ -819,11 +830,11 @@ class _Walk:
     def binding(self, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
         """The targets of an assignment or declarator, each with the value it is given."""
         target_f, value_f = self.spec.binds[node.type]
-        targets = node.children_by_field_name(target_f)
-        value_node = node.child_by_field_name(value_f)
+        targets = node.children_by_field_id(self.fids[target_f])
+        value_node = node.child_by_field_id(self.fids[value_f])
         if self.language in _JS_LIKE and targets:
             self.require(value_node, targets[0])
-        type_node = node.child_by_field_name("type")
+        type_node = node.child_by_field_id(self.fids["type"])
         typed = self.annotation(type_node) if type_node is not None else None
         if len(targets) == 1 and targets[0].type in ("expression_list", "pattern_list",
                                                      "tuple_pattern"):
@@ -853,7 +864,7 @@ class _Walk:
     def prototype(self, target: tree_sitter.Node, value: tree_sitter.Node) -> None:
         """`Cls.prototype[name] = function () {...}`: `this` in the function is a `Cls`
         (a `this` parameter site; `Cls.prototype.m = ...` is a method of its own)."""
-        holder = target.child_by_field_name("object")
+        holder = target.child_by_field_id(self.fids["object"])
         if target.type != "subscript_expression" or holder is None or value.type not in (
                 "function_expression", "function"):
             return
@@ -863,9 +874,9 @@ class _Walk:
 
     def augmented(self, node: tree_sitter.Node) -> None:
         """`__all__ += [...]`."""
-        if self.language == "python" and self.text(node.child_by_field_name("left")) == (
+        if self.language == "python" and self.text(node.child_by_field_id(self.fids["left"])) == (
                 "__all__"):
-            self.exported(node.child_by_field_name("right"))
+            self.exported(node.child_by_field_id(self.fids["right"]))
 
     def exported(self, node: tree_sitter.Node | None) -> None:
         """The names listed in `__all__ = [...]` / `(...)`: each string is a reference."""
@@ -878,10 +889,10 @@ class _Walk:
         """`const x = require("m")`, `const {a, b: c} = require("m")`, `require("m")`."""
         if value is None or value.type != "call_expression":
             return
-        fn = value.child_by_field_name("function")
+        fn = value.child_by_field_id(self.fids["function"])
         if fn is None or self.text(fn) != "require":
             return
-        args = value.child_by_field_name("arguments")
+        args = value.child_by_field_id(self.fids["arguments"])
         strings = [c for c in (args.named_children if args else []) if c.type == "string"]
         if not strings:
             return
@@ -898,7 +909,8 @@ class _Walk:
                 if c.type == "shorthand_property_identifier_pattern":
                     self.imports.append(Import(module, self.text(c), None, 0, line))
                 elif c.type == "pair_pattern":
-                    key, val = c.child_by_field_name("key"), c.child_by_field_name("value")
+                    key = c.child_by_field_id(self.fids["key"])
+                    val = c.child_by_field_id(self.fids["value"])
                     self.imports.append(Import(module, self.text(key), self.text(val), 0, line))
 
 
@@ -946,7 +958,7 @@ class _Walk:
         if self.language not in ("c", "cpp") or owner is None or owner.type not in (
                 "preproc_def", "preproc_function_def"):
             return
-        params = owner.child_by_field_name("parameters")
+        params = owner.child_by_field_id(self.fids["parameters"])
         own = {self.text(c) for c in params.named_children} if params is not None else set()
         body = _C_MACRO_NOISE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), self.text(node))
         row, col = node.start_point[0] + 1, self.column(node)
@@ -1157,6 +1169,21 @@ def _member_only(spec: GraphSpec) -> frozenset[str]:
     return got
 
 
+_FIELD_IDS: dict[str, defaultdict[str, int]] = {}
+
+
+def _field_ids(language: str, grammar: tree_sitter.Language) -> defaultdict[str, int]:
+    """The grammar's field ids by name (`child_by_field_id` is cheaper than
+    `child_by_field_name`); a name it lacks reads 0, which finds no child."""
+    got = _FIELD_IDS.get(language)
+    if got is None:
+        got = _FIELD_IDS[language] = defaultdict(int)
+        for k in range(1, grammar.field_count + 1):
+            if (name := grammar.field_name_for_id(k)) is not None:
+                got[name] = k
+    return got
+
+
 _KINDS: dict[str, tuple[frozenset[int], frozenset[int]]] = {}
 
 _CODE_MARKS: dict[str, tuple[bytes, ...]] = {
@@ -1212,7 +1239,8 @@ def extract(language: str, parsed: ParsedSource) -> FileGraph | None:
         return None
     source = parsed.source
     defs = _defs(parsed.definitions)
-    walk = _Walk(language, spec, source, _scopes(defs, source.count(b"\n") + 1))
+    walk = _Walk(language, spec, source, _scopes(defs, source.count(b"\n") + 1),
+                 _field_ids(language, parsed.tree.language))
     enabled = gc.isenabled()  # its many short-lived tuples hold no cycles: no collections
     if enabled:
         gc.disable()
