@@ -4,8 +4,11 @@ Each takes the store, the definition named by `search.graph.naming`, and limits,
 reads one repository's `Workspace`. The files searched for uses of a definition are its
 own file, the files whose imports end in its module's name or in its own (or its
 class's) name (`graph_links`), the same Go package, and, round by round, the files that
-import those that re-export it (`__init__.py`, `index.ts`). Every site there that bears
-the name is resolved (`search.graph.resolve`); the sites that resolve to the definition
+import those that re-export it (`__init__.py`, `index.ts`); in Python and JS/TS only
+those of them with an import that lands in the definition's file, a package above it or
+a file already kept (another package's or another copy's module of the same name does
+not count). Every site there that bears the name (its strings peeked at before it is
+decoded) is resolved (`search.graph.resolve`); the sites that resolve to the definition
 are its usages, labelled `call`, `import`, `inherit` or `reference`, plus the methods
 that override it (`override`). Sites that bear the name but resolve nowhere are counted
 as by-name candidates, never mixed in.
@@ -220,9 +223,7 @@ class _Graph:
         file includes that declare it (`jv.h` for `jv_parse.c`'s `jv_parse`)."""
         if language == "rust":
             return {self.ws.layout.rust_crate_of(t.path) or ""}
-        graph = self.ws.graph(t.path)
-        if language in C_LIKE and graph is not None and (
-                parent == -1 or graph.defs[parent].kind == "namespace"):
+        if language in C_LIKE and parent == -1:
             return {module_tail(h.rsplit(".", 1)[0]) for h in self.resolver.c_includes(t.path)
                     if self.resolver.c_declares(h, name)}
         return set()

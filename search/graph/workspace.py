@@ -1,14 +1,16 @@
 """One repository's code graph as the resolver reads it: `Workspace`.
 
 `Workspace.open(store, repository)` holds the repository's file list (path <-> id), its
-`RepoLayout` (`search.graph.modules`) and the decoded graphs it has read, and finds the
+`RepoLayout` (`search.graph.modules`) and the graphs it has read: decoded (`graph`), or
+only peeked at (`peek`: a file's language, imports and strings, several times cheaper, so
+that a query's many candidate files are sorted out before any is decoded); and finds the
 files that may use another file's definitions (`importers`: the files whose imports end
-in the given keys, from the store's `graph_links`). What it reads stays valid while the
-store's text generation does not move: `Workspace.open` keeps the state of the last few
-(store location, repository, text generation) and hands each query a `Workspace` over it
-with the query's own connection (a daemon's worker threads never share one), so a warm
-daemon answers the next query from memory, and an edit (which moves the generation) is
-seen by the next query.
+in the given keys, from the store's `graph_links`, each key read once). What it reads
+stays valid while the store's text generation does not move: `Workspace.open` keeps the
+state of the last few (store location, repository, text generation) and hands each query
+a `Workspace` over it with the query's own connection (a daemon's worker threads never
+share one), so a warm daemon answers the next query from memory, and an edit (which
+moves the generation) is seen by the next query.
 
 Invariants: reads only; a file without a stored graph (not code, lexical-only, indexed
 before the graph existed) reads as None.
@@ -30,7 +32,9 @@ __all__ = ["Workspace"]
 KEEP_WORKSPACES = 4
 """Workspaces kept per process (each holds one repository's paths and decoded graphs)."""
 KEEP_GRAPHS = 20_000
-"""Decoded graphs a workspace keeps (and as many peeks, and graphs read not decoded)."""
+"""Decoded graphs a workspace keeps (and as many peeks, and import keys' files)."""
+KEEP_BLOBS = 5_000
+"""Stored graphs a workspace keeps read but not decoded (`preload`, `peek`)."""
 BUILD_FILES = ("go.mod", "tsconfig.json", "jsconfig.json", "Cargo.toml")
 
 _cache: OrderedDict[tuple[str, str, int], _Shared] = OrderedDict()
@@ -151,9 +155,10 @@ class Workspace:
                 self._remember(shared.graphs, p, None)
 
     def _remember(self, cache: OrderedDict[str, Any], path: str, value: Any) -> None:
+        keep = KEEP_BLOBS if cache is self.shared.blobs else KEEP_GRAPHS
         with self.shared.lock:
             cache[path] = value
-            while len(cache) > KEEP_GRAPHS:
+            while len(cache) > keep:
                 cache.popitem(last=False)
 
     def defining(self, name: str) -> list[str]:
