@@ -259,10 +259,14 @@ class Lookups:
             f"WHERE l.key IN ({','.join('?' * len(wanted))}) AND f.repo_id = ? "
             "ORDER BY l.file_id", [*wanted, repo_id])]
 
-    def graph_links(self: Connection, repo_id: int, keys: Sequence[str]
+    def graph_links(self: Connection, repo_id: int, keys: Sequence[str] | None
                     ) -> list[tuple[str, int]]:
-        """(key, file id) of the files of a repository found under each of `keys`, by key
-        and id."""
+        """(key, file id) of the files of a repository found under each of `keys` (None:
+        under every key), by key and id."""
+        if keys is None:
+            return [(str(k), int(i)) for k, i in self.query(
+                "SELECT l.key, l.file_id FROM files f JOIN graph_links l ON l.file_id = f.id "
+                "WHERE f.repo_id = ? ORDER BY l.key, l.file_id", [repo_id])]
         wanted = list(dict.fromkeys(keys))
         if not wanted:
             return []

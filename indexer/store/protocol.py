@@ -471,9 +471,10 @@ class Lookups(Protocol):
         of the modules they import: `indexer.graph.model.link_keys`), by id."""
         ...
 
-    def graph_links(self, repo_id: int, keys: Sequence[str]) -> list[tuple[str, int]]:
+    def graph_links(self, repo_id: int, keys: Sequence[str] | None
+                    ) -> list[tuple[str, int]]:
         """(key, file id) of the files of a repository found under each of `keys` (as
-        `graph_linked`, each key's files apart), by key and id."""
+        `graph_linked`, each key's files apart; None: under every key), by key and id."""
         ...
 
 

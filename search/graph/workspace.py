@@ -19,7 +19,7 @@ before the graph existed) reads as None.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict
 from typing import Any
 
 from ctxd.indexer.graph import FileGraph, decode
@@ -33,6 +33,9 @@ KEEP_WORKSPACES = 4
 """Workspaces kept per process (each holds one repository's paths and decoded graphs)."""
 KEEP_GRAPHS = 20_000
 """Decoded graphs a workspace keeps (and as many peeks, and import keys' files)."""
+LINK_ALL_FILES = 20_000
+"""A repository of at most this many files has all its import keys read at once (one
+read of its `graph_links`, a few ms); a larger one has each key read when asked."""
 KEEP_BLOBS = 5_000
 """Stored graphs a workspace keeps read but not decoded (`preload`, `peek`)."""
 BUILD_FILES = ("go.mod", "tsconfig.json", "jsconfig.json", "Cargo.toml")
@@ -59,6 +62,8 @@ class _Shared:
         """Graphs read (`preload`) but not yet decoded."""
         self.linked: dict[str, tuple[int, ...]] = {}
         """Import key -> the ids of the files found under it (`importers`)."""
+        self.all_linked = False
+        """Whether `linked` holds every key of the repository (read at once)."""
         self.memo: dict[str, Any] = {}
         self.lock = threading.Lock()
         self.layout = RepoLayout(self.ids, lambda path: self._build_file(store, path))
@@ -172,7 +177,17 @@ class Workspace:
         linked = self.shared.linked
         ids: set[int] = set()
         with self.shared.lock:
-            todo = [k for k in dict.fromkeys(keys) if k not in linked]
+            todo = [] if self.shared.all_linked else [
+                k for k in dict.fromkeys(keys) if k not in linked]
+        if todo and len(self.ids) <= LINK_ALL_FILES:  # every key at once: one cheap read
+            every: dict[str, list[int]] = defaultdict(list)
+            for key, fid in self.store.graph_links(self.repo_id, None):
+                every[key].append(fid)
+            with self.shared.lock:
+                linked.clear()
+                linked.update((k, tuple(v)) for k, v in every.items())
+                self.shared.all_linked = True
+            todo = []
         if todo:
             found: dict[str, list[int]] = {k: [] for k in todo}
             for key, fid in self.store.graph_links(self.repo_id, todo):
