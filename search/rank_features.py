@@ -100,6 +100,18 @@ FEATURES: tuple[str, ...] = (
 )
 """The record's fields, in the order of every vector (and of a model's weights)."""
 
+LEG_FEATURES: frozenset[str] = frozenset({
+    "semantic", "semantic_rr", "keyword", "keyword_rr", "lexical", "lexical_rr",
+    "lexical_line", "lexical_only", "file_semantic", "file_keyword", "agreement",
+    "symbol_words", "log_legs", "semantic_x_identifier", "keyword_x_identifier",
+    "lexical_x_identifier", "symbol_words_x_identifier", "semantic_x_prose",
+    "keyword_x_prose"})
+"""The features read from each leg's checkpoints (and the symbol): `candidates` does
+not compute them (0, `lexical_only` and `log_legs` meaningless) when the model asking
+weighs none of them (`needed`); every other feature but `log_hand` is then the file's,
+computed once per file, which spares their cost on every search."""
+_LOG_HAND = FEATURES.index("log_hand")
+
 _DATA = re.compile(r"\.(json|jsonc|json5|ya?ml|toml|csv|tsv|xml|ini|cfg|conf|lock|properties|"
                    r"plist|xliff|xlf|arb|po|pot|ipynb)$", re.IGNORECASE)
 
@@ -213,17 +225,20 @@ def candidates(
     query: str, legs: Mapping[str, Sequence[Hit]], *,
     unembedded: Collection[tuple[str, str, int, int]] = (),
     generated: Collection[tuple[str, str]] = (), options: FusionOptions | None = None,
+    needed: Collection[str] | None = None,
 ) -> list[Candidate]:
     """The candidates of `legs` with their vectors (module docstring), in the order of
     the hand ranking's fusion (`search.hybrid.fused_hits`, whose hits they are: one per
     checkpoint, sources and matching lines united, scored by the hand ranking with
     `options`' weights, score fusion: the `[search]` weights; default `FusionOptions()`,
-    as the model was trained)."""
+    as the model was trained). `needed`: the features the caller weighs; when none of
+    `LEG_FEATURES` is among them, those stay 0 (not computed)."""
     options = replace(options or FusionOptions(), method="score")
     hand = rerank(query, fused_hits(query, legs, options, unembedded), options, generated)
     form = QueryForm.of(query, options)
-    found = _leg_evidence(legs, unembedded)
-    lexical = legs.get("lexical") or ()
+    light = needed is not None and LEG_FEATURES.isdisjoint(needed)
+    found = {} if light else _leg_evidence(legs, unembedded)
+    lexical = () if light else (legs.get("lexical") or ())
     lex = _per_file(lexical)
     lex_lines = {(h.repository, h.path): [m.line for m in h.matches] for h in lexical}
     summ = _per_file(legs.get("summary") or ())
@@ -239,9 +254,23 @@ def candidates(
     overlaps: dict[str, float] = {}
     ident = float(form.identifier)
     behaviour = float(not (form.prose or form.how_to or form.identifier))
+    test_symbols: dict[str, bool] = {}
+    templates: dict[tuple[_File, bool], tuple[float, ...]] = {}
     out: list[Candidate] = []
     for hit in hand:
         f = (hit.repository, hit.path)
+        symbol = hit.symbol or ""
+        test_symbol = test_symbols.get(symbol)
+        if test_symbol is None:
+            test_symbol = test_symbols[symbol] = bool(symbol) and is_test_symbol(symbol)
+        if light:  # every feature but log_hand is the file's: one vector per file
+            template = templates.get((f, test_symbol))
+            if template is not None:
+                sm = summ.get(f, (0.0, 0.0))[0]
+                own = math.log(0.01 + max(0.0, hit.score) + form.summary_weight * sm)
+                out.append(Candidate(hit, (*template[:_LOG_HAND], own,
+                                           *template[_LOG_HAND + 1:])))
+                continue
         seen = found.get(_identity(hit), {})
         line_in = any(hit.start_line <= n <= hit.end_line for n in lex_lines.get(f, ()))
         sem, sem_rr = seen.get("semantic", (0.0, 0.0))
@@ -249,19 +278,21 @@ def candidates(
         lx, lx_rr = lex.get(f, (0.0, 0.0))
         sm, sm_rr = summ.get(f, (0.0, 0.0))
         best = top3.get(f, {"semantic": [], "keyword": []})
-        symbol = hit.symbol or ""
-        sym = overlaps.get(symbol)
+        sym = 0.0 if light else overlaps.get(symbol)
         if sym is None:
             sym = overlaps[symbol] = _overlap(form.words, symbol)
         kind = kinds.get(f)
         if kind is None:
             stem = hit.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
             folders = hit.repository + "/" + hit.path.rpartition("/")[0]
+            dirs = overlaps.get(folders)
+            if dirs is None:
+                dirs = overlaps[folders] = _overlap(form.words, folders)
             kind = kinds[f] = (*file_kinds(hit.path, None, f in generated_set),
-                               _overlap(form.words, stem), _overlap(form.words, folders),
+                               _overlap(form.words, stem), dirs,
                                float(hit.language == "text"))
         test, gen, example, types, changelog, prose, data, built, pth, dirs, text = kind
-        if symbol and not test and is_test_symbol(symbol):
+        if test_symbol:
             test = 1.0
         vector = (
             sem, sem_rr, kw, kw_rr, lx, lx_rr, float(line_in), float(not seen), sm, sm_rr,
@@ -276,6 +307,8 @@ def candidates(
             prose * form.prose, prose * ident, prose * behaviour, prose * form.task,
             sem * prose, kw * prose,
         )
+        if light:
+            templates[(f, test_symbol)] = vector
         out.append(Candidate(hit, vector))
     return out
 

@@ -107,6 +107,18 @@ class RankModel:
         object.__setattr__(self, "_terms",
                            tuple((j, w) for j, w in enumerate(self.weights) if w))
 
+    @property
+    def needed(self) -> frozenset[str]:
+        """The features the model reads: a non-zero weight's, a tree split's."""
+        out = {FEATURES[j] for j, _w in self._terms}
+        stack = list(self.trees)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, tuple):
+                out.add(FEATURES[node[0]])
+                stack += [node[2], node[3]]
+        return frozenset(out)
+
     def logit(self, vector: Sequence[float]) -> float:
         linear = self.bias
         for j, w in self._terms:
@@ -198,7 +210,7 @@ def rank_fitted(
     """The fitted ranking of `legs` for `query` (module docstring), best first; `options`:
     the hand ranking's weights that `log_hand` reads (`search.rank_features.candidates`)."""
     cands = candidates(query, legs, unembedded=unembedded, generated=generated,
-                       options=options)
+                       options=options, needed=model.needed)
     return finish(query, score_candidates(model, cands), legs, model, generated=generated,
                   per_file_top=per_file_top)
 

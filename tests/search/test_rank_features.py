@@ -245,3 +245,25 @@ def test_explain_of_a_model_on_the_hand_ranking_shows_what_log_hand_is_made_of()
     text = explain_text(parts)
     assert "; log_hand = log(semantic " in text and text.endswith("; rule: exact phrase")
     assert text.count("rule:") == 1
+
+
+def test_a_model_without_leg_features_ranks_the_same_from_file_level_vectors() -> None:
+    from ctxd.search.rank_model import finish, score_candidates
+
+    legs = {"semantic": [hit("src/retry/policy.py", 0.8, S), hit("tests/test_retry.py", 0.9, S, 2),
+                         hit("src/retry/policy.py", 0.7, S, 3, start=30, end=40,
+                             symbol="test_backoff")],
+            "keyword": [hit("src/retry/policy.py", 4.0, K, 3, start=30, end=40),
+                        hit("docs/retry.md", 3.0, K, 5)],
+            "lexical": [hit("src/other.py", 2.0, L, checkpoint=None,
+                            matches=(LineMatch(3, "retry"),))]}
+    query = "how does the retry policy back off"
+    model = RankModel(weights=weights(log_hand=1.0, dir_words=0.1, plain_text=-0.2, test=-0.3))
+    assert model.needed == {"log_hand", "dir_words", "plain_text", "test"}
+    light = candidates(query, legs, needed=model.needed)
+    full = candidates(query, legs)
+    assert [c.hit for c in light] == [c.hit for c in full]
+    for a, b in zip(light, full, strict=True):
+        assert model.logit(a.vector) == pytest.approx(model.logit(b.vector))
+    ranked = rank_fitted(query, legs, model)
+    assert ranked == finish(query, score_candidates(model, full), legs, model)
