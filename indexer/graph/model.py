@@ -4,7 +4,10 @@
 (`Def`), imports (`Import`), and every identifier occurrence that is code (`Site`: calls,
 references, bindings, parameters, bases; never a comment, docstring or string). `encode`
 turns it into one zlib-compressed blob (strings interned once, sites as small integers,
-lines as deltas) that the stores keep per file; `decode` reads it back exactly.
+lines as deltas: a JSON head, a newline, the sites' integers as little-endian int32s,
+field by field)
+that the stores keep per file; `decode` reads it back exactly (and reads the blobs of
+format 1, all JSON, as well).
 `link_keys(graph)` are the short keys a file is found by when another file's definition
 may be used in it (the last part of each module it imports).
 
@@ -17,16 +20,23 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import zlib
+from array import array
 from dataclasses import dataclass, field
 from enum import IntEnum
+from functools import partial
+from itertools import accumulate, repeat
+from operator import sub
 from typing import NamedTuple
 
 __all__ = ["EXTRACTION", "Def", "FileGraph", "Import", "Role", "Site", "decode", "encode",
            "link_keys"]
 
-FORMAT = 1
-"""The blob's format version (its first element); an unknown one decodes to nothing."""
+FORMAT = 2
+"""The blob's format version (its first element); an unknown one decodes to nothing.
+1: one JSON list, the sites' integers its last element (read still); 2: the sites'
+integers in binary after the JSON head (several times cheaper to write and read)."""
 EXTRACTION = 8
 """What the extractor records (bumped when it records new facts in the same format: 2 =
 list element types, `cast`/`as` values, `this:` parameters, `__all__` entries, JS/Go
@@ -132,54 +142,81 @@ class FileGraph:
 
 
 _ROLES = list(Role)
+_BIG_ENDIAN = sys.byteorder == "big"
+_new_site = partial(tuple.__new__, Site)
+"""`Site` from a tuple of its fields, without its Python-level `__new__`."""
+
+
+class _Numbers(dict[str | None, int]):
+    """Strings numbered from 1 in the order first met (None is 0)."""
+
+    def __missing__(self, key: str | None) -> int:
+        got = self[key] = len(self)
+        return got
 
 
 def encode(graph: FileGraph) -> bytes:
     """The graph as one compact blob."""
-    strings: dict[str, int] = {}
-
-    def s(text: str | None) -> int:
-        if text is None:
-            return 0
-        got = strings.get(text)
-        if got is None:
-            got = strings[text] = len(strings) + 1
-        return got
-
-    defs = [[s(d.name), s(d.qualname), s(d.kind), d.line, d.end_line - d.line, d.parent]
+    ids = _Numbers({None: 0})
+    defs = [[ids[d.name], ids[d.qualname], ids[d.kind], d.line, d.end_line - d.line, d.parent]
             for d in graph.defs]
-    imports = [[s(i.module), s(i.name), s(i.alias), i.level, i.line, int(i.reexport)]
+    imports = [[ids[i.module], ids[i.name], ids[i.alias], i.level, i.line, int(i.reexport)]
                for i in graph.imports]
     flat: list[int] = []
     last = 0
-    put = strings.setdefault  # `s`, inline: a file has thousands of sites
     for name, line, col, role, recv, scope, value in graph.sites:
-        flat += (put(name, len(strings) + 1), line - last, col, int(role),
-                 0 if recv is None else put(recv, len(strings) + 1), scope + 1,
-                 0 if value is None else put(value, len(strings) + 1))
+        flat += (ids[name], line - last, col, role, ids[recv], scope + 1, ids[value])
         last = line
-    body = [FORMAT, graph.language, list(strings), defs, imports, flat]
-    return zlib.compress(json.dumps(body, separators=(",", ":")).encode("utf-8"), 1)
+    del ids[None]
+    numbers = array("i", flat)
+    if _BIG_ENDIAN:
+        numbers.byteswap()
+    head = json.dumps([FORMAT, graph.language, list(ids), defs, imports],
+                      separators=(",", ":")).encode("utf-8")
+    columns = b"".join(numbers[k::7].tobytes() for k in range(7))  # alike values together
+    return zlib.compress(head + b"\n" + columns, 1)
+
+
+def _body(text: bytes) -> tuple[list[object], array[int] | list[int]] | None:
+    """A decompressed blob's JSON head and its sites' integers (None: another format)."""
+    cut = text.find(b"\n")  # JSON escapes every newline inside its strings
+    if cut < 0:  # format 1: one JSON list, the sites last
+        body = json.loads(text)
+        if not body or body[0] != 1 or len(body) != 6:
+            return None
+        return body[:5], body[5]
+    head = json.loads(text[:cut])
+    if not head or head[0] != FORMAT or len(head) != 5:
+        return None
+    numbers = array("i")
+    numbers.frombytes(text[cut + 1:])
+    if _BIG_ENDIAN:
+        numbers.byteswap()
+    return head, numbers
 
 
 def decode(blob: bytes) -> FileGraph | None:
     """The graph of a blob made by `encode` (None: another format)."""
-    body = json.loads(zlib.decompress(blob))
-    if not body or body[0] != FORMAT:
+    got = _body(zlib.decompress(blob))
+    if got is None:
         return None
-    _, language, table, defs, imports, flat = body
-    strs: list[str | None] = [None, *table]
+    (_, language, table, defs, imports), flat = got
+    strs: list[str | None] = [None, *table]  # type: ignore[misc]
     out_defs = [Def(str(strs[a]), str(strs[b]), str(strs[c]), ln, ln + n, p)
-                for a, b, c, ln, n, p in defs]
+                for a, b, c, ln, n, p in defs]  # type: ignore[attr-defined]
     out_imports = [Import(str(strs[m]), strs[n], strs[a], lv, ln, bool(r))
-                   for m, n, a, lv, ln, r in imports]
-    sites: list[Site] = []
-    line = 0
-    for n, dl, col, role, recv, scope, value in zip(*[iter(flat)] * 7, strict=True):
-        line += dl
-        sites.append(Site(str(strs[n]), line, col, _ROLES[role], strs[recv], scope - 1,
-                          strs[value]))
-    return FileGraph(language, out_defs, out_imports, sites)
+                   for m, n, a, lv, ln, r in imports]  # type: ignore[attr-defined]
+    if len(flat) % 7:
+        raise ValueError(f"a code graph's sites hold {len(flat)} numbers, not 7 each")
+    n = len(flat) // 7
+    names, lines, cols, roles, recvs, scopes, values = (
+        [flat[k::7] for k in range(7)] if isinstance(flat, list)  # format 1: site by site
+        else [flat[k * n:(k + 1) * n] for k in range(7)])  # format 2: column by column
+    name = strs.__getitem__
+    sites: list[Site] = list(map(_new_site, zip(
+        map(name, names), accumulate(lines), cols, map(_ROLES.__getitem__, roles),
+        map(name, recvs), map(sub, scopes, repeat(1)), map(name, values), strict=True)))
+    return FileGraph(str(language), out_defs, out_imports, sites)
 
 
 class Peek(NamedTuple):
@@ -196,13 +233,17 @@ def peek(blob: bytes) -> Peek | None:
     """The language, imports and strings of a blob made by `encode`, without building
     its sites (several times cheaper than `decode`; None: another format)."""
     text = zlib.decompress(blob)
-    cut = text.rfind(b"[")  # the sites: the last list, of integers only
-    if cut < 0:
-        return None
-    body = json.loads(text[:cut] + b"0]")
-    if not body or body[0] != FORMAT or len(body) != 6:
-        return None
-    _, language, table, _, imports, _ = body
+    cut = text.find(b"\n")
+    if cut >= 0:
+        head = json.loads(text[:cut])
+        if not head or head[0] != FORMAT or len(head) != 5:
+            return None
+    else:  # format 1: one JSON list, its last element the sites, of integers only
+        cut = text.rfind(b"[")
+        head = json.loads(text[:cut] + b"0]") if cut >= 0 else None
+        if not head or head[0] != 1 or len(head) != 6:
+            return None
+    _, language, table, _, imports = head[:5]
     strs: list[str | None] = [None, *table]
     return Peek(language, [Import(str(strs[m]), strs[n], strs[a], lv, ln, bool(r))
                            for m, n, a, lv, ln, r in imports], frozenset(table))
