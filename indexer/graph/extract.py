@@ -392,7 +392,7 @@ class _Walk:
         import_nodes = IMPORT_NODES.get(self.language, {})
         special = _special(spec)
         name_kinds, ruled_kinds = _kinds(self.language, grammar)
-        marks = _CODE_MARKS.get(self.language) if spec.code_inside else ()
+        inside, marks = bool(spec.code_inside), _CODE_MARKS.get(self.language)
         source, sites, scopes, ascii_only = self.source, self.sites, self.scopes, self.ascii
         n_scopes = len(scopes)
         while stack:
@@ -434,8 +434,8 @@ class _Walk:
             if t in _EXTRA:
                 _EXTRA[t](self, node)
             if t in skip:
-                if marks is None or (marks and any(
-                        source.find(m, node.start_byte, node.end_byte) >= 0 for m in marks)):
+                if inside and (marks is None or marks.search(source, node.start_byte,
+                                                             node.end_byte)):
                     for child in node.named_children:
                         if child.type in spec.code_inside:
                             push(child)
@@ -1186,9 +1186,10 @@ def _field_ids(language: str, grammar: tree_sitter.Language) -> defaultdict[str,
 
 _KINDS: dict[str, tuple[frozenset[int], frozenset[int]]] = {}
 
-_CODE_MARKS: dict[str, tuple[bytes, ...]] = {
-    "python": (b"{",), "javascript": (b"${",), "typescript": (b"${",), "tsx": (b"${",),
-    "ruby": (b"#{",), "shell": (b"$", b"`")}
+_CODE_MARKS: dict[str, re.Pattern[bytes]] = {
+    "python": re.compile(rb"\{"), "javascript": re.compile(rb"\$\{"),
+    "typescript": re.compile(rb"\$\{"), "tsx": re.compile(rb"\$\{"),
+    "ruby": re.compile(rb"#\{"), "shell": re.compile(rb"[$`]")}
 """What a string or comment of the language holds when code is inside it (`f"{x}"`,
 `${x}`, `#{x}`, `$(x)`): one without any is not looked into. A language with code
 inside its strings but not listed here: every one is."""
