@@ -18,9 +18,10 @@ options `search.hybrid.rank_hybrid` used, what each part of the ranking gave the
 With the fitted ranking (`search.rank_model`, `[search] fusion = "fitted"`),
 `explain_fitted` gives instead each feature's contribution to the model's sum (its weight
 times the candidate's value, plus its splits' changes along the model's trees, kind
-`weight`; `search.rank_features.FEATURES`), the bias, then, when the model builds on the
-hand ranking (`log_hand`), the hand ranking's own parts as above (what `log_hand` is made
-of), and the same hard rules; the score is the exp of that sum.
+`weight`; `search.rank_features.FEATURES`) and the bias, preceded, when the model builds
+on the hand ranking (`log_hand`), by the hand ranking's own parts as above (what
+`log_hand` is made of), and followed by the same hard rules; the score is the exp of the
+weights' sum.
 
 Pure and off the ranking's path: it runs only when an explanation is asked for, so ranking
 time does not change.
@@ -172,12 +173,12 @@ def explain_fitted(
             best = (score, cand.vector)
     out: list[Contribution] = []
     if best is not None:
-        out = [Contribution(f"{name} {value:.3g}", part, "weight")
-               for name, value, part in model.contributions(best[1])]
-        out.append(Contribution("bias", model.base, "weight"))
         if model.weights[FEATURES.index("log_hand")]:
-            out += explain_hit(query, legs, hit, options or FusionOptions(),
-                               generated=generated)
+            out = explain_hit(query, legs, hit, options or FusionOptions(),
+                              generated=generated)
+        out += [Contribution(f"{name} {value:.3g}", part, "weight")
+                for name, value, part in model.contributions(best[1])]
+        out.append(Contribution("bias", model.base, "weight"))
     return out + [Contribution(r, 0.0, "rule") for r in rules]
 
 

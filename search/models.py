@@ -149,10 +149,10 @@ class SearchOptions:
     zoekt_timeout_ms: int = 30000
     default_limit: int = 10
     context_lines: int = 3
-    fusion: str = "score"
-    """Hybrid fusion: `score` (normalised scores, query-aware, re-ranked), `rrf`, or
-    `fitted` (`search.rank_model`: the shipped weights over each candidate's features,
-    issue 42)."""
+    fusion: str = "fitted"
+    """Hybrid fusion: `fitted` (the default; `search.rank_model`: the shipped weights over
+    each candidate's features, on top of `score`'s ranking, issue 42), `score`
+    (normalised scores, query-aware, re-ranked: the hand-set weights alone) or `rrf`."""
     rrf_k: int = 10
     """Reciprocal-rank-fusion constant when `fusion = "rrf"`."""
     keyword_weight: float = 0.6

@@ -49,6 +49,7 @@ from ctxd.search.models import (
 )
 from ctxd.search.parsed import ParsedQuery
 from ctxd.search.questions import asks_how_to
+from ctxd.search.rank_features import FEATURES
 from ctxd.search.rank_model import RankModel, load_model, rank_fitted
 from ctxd.search.references import find_references
 from ctxd.search.semantic import semantic_search
@@ -280,10 +281,18 @@ class SearchCases:
             lexical_query = hybrid_lexical_query(parsed, SearchFilters(),
                                                  questions=bool(zoekt_url))
             engine = "zoekt" if zoekt_url else "lexical (embedded)"
+            model = self.fitted_model()
+            method = "score" if model is not None else o.method
             lines.append(
-                f"fusion: {o.method} over {HYBRID_DEPTH} hits per leg; {kind} query: weights "
+                f"fusion: {method} over {HYBRID_DEPTH} hits per leg; {kind} query: weights "
                 f"semantic {w['semantic']:g} / keyword {w['keyword']:g} / {engine} "
                 f"{w['lexical']:g}")
+            if model is not None:
+                weighed = ", ".join(f"{name} {w:+g}" for name, w in
+                                    zip(FEATURES, model.weights, strict=True) if w)
+                trees = f", {len(model.trees)} trees" if model.trees else ""
+                lines.append(f"fitted ranking (search/rank_model.json) over it: exp of "
+                             f"{weighed}{trees}")
             if not zoekt_url and not hybrid_legs.embedded_lexical_fits(store):
                 lines.append(f"{engine} leg: left out above "
                              f"{hybrid_legs.EMBEDDED_LEXICAL_MAX_CHECKPOINTS:,}"

@@ -240,8 +240,9 @@ def test_explain_of_a_model_on_the_hand_ranking_shows_what_log_hand_is_made_of()
     ranked = rank_fitted(query, legs, model)
     parts = explain_fitted(query, legs, ranked[0], model, rules=["exact phrase"])
     kinds = [p.kind for p in parts]
-    assert kinds[0] == "weight" and "add" in kinds and kinds[-1] == "rule"
-    assert parts[0].feature.startswith("log_hand")
+    assert kinds[0] == "add" and "weight" in kinds and kinds[-1] == "rule"
+    assert parts[0].feature == "semantic"  # the hand ranking's parts first
+    assert next(p for p in parts if p.kind == "weight").feature.startswith("log_hand")
     text = explain_text(parts)
     assert "; log_hand = log(semantic " in text and text.endswith("; rule: exact phrase")
     assert text.count("rule:") == 1
