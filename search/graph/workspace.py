@@ -18,9 +18,11 @@ before the graph existed) reads as None.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict, defaultdict
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 from ctxd.indexer.graph import FileGraph, decode
 from ctxd.indexer.graph.model import Peek, peek
@@ -40,8 +42,32 @@ KEEP_BLOBS = 5_000
 """Stored graphs a workspace keeps read but not decoded (`preload`, `peek`)."""
 BUILD_FILES = ("go.mod", "tsconfig.json", "jsconfig.json", "Cargo.toml")
 
+KEEP_READ = 20_000
+"""Decoded graphs and peeks kept by their blob's content across text generations."""
+
 _cache: OrderedDict[tuple[str, str, int], _Shared] = OrderedDict()
 _lock = threading.Lock()
+_read_cache: OrderedDict[tuple[bytes, Callable[[bytes], object]], object] = OrderedDict()
+"""(blob digest, reader) -> what the reader made of it: an edit moves the text generation
+and so starts a new workspace, but the files it did not change have the same blobs, whose
+decoded graphs (and peeks) are taken from here instead of being decoded again."""
+
+_T = TypeVar("_T")
+
+
+def _read(blob: bytes, reader: Callable[[bytes], _T]) -> _T:
+    """`reader(blob)`, kept by the blob's content (a graph is immutable)."""
+    key = (hashlib.blake2b(blob, digest_size=16).digest(), reader)
+    with _lock:
+        if key in _read_cache:
+            _read_cache.move_to_end(key)
+            return cast(_T, _read_cache[key])
+    got = reader(blob)
+    with _lock:
+        _read_cache[key] = got
+        while len(_read_cache) > KEEP_READ:
+            _read_cache.popitem(last=False)
+    return got
 
 
 class _Shared:
@@ -115,7 +141,7 @@ class Workspace:
             if path in self.shared.graphs:
                 return self.shared.graphs[path]
         blob = self._blob(path)
-        graph = decode(blob) if blob else None
+        graph = _read(blob, decode) if blob else None
         self._remember(self.shared.graphs, path, graph)
         return graph
 
@@ -126,7 +152,7 @@ class Workspace:
             if path in self.shared.peeks:
                 return self.shared.peeks[path]
         blob = self._blob(path, keep=True)
-        got = peek(blob) if blob else None
+        got = _read(blob, peek) if blob else None
         self._remember(self.shared.peeks, path, got)
         return got
 

@@ -148,3 +148,27 @@ def test_candidates_are_the_files_whose_imports_reach_the_definition(store, tmp_
         assert got == {(u.path, u.line, u.kind) for u in slow.usages}
         assert got and all(path.startswith("a/") for path, _, _ in got)
         workspace._cache.clear()
+
+
+def test_an_edit_decodes_only_the_files_it_changed(store, tmp_path):
+    """The first query after an edit reads a new workspace (the text generation moved),
+    but the files the edit left alone keep their decoded graphs (the same blob: the same
+    graph), and the edited file's graph is its new one."""
+    repo = RepoBuilder(tmp_path / "r")
+    for path, text in FILES.items():
+        repo.write(path, text)
+    indexer = Indexer(store, FakeEmbedder())
+    indexer.index(repo.root, WalkOptions())
+    workspace._cache.clear()
+    before = workspace.Workspace.open(store, "r")
+    kept, edited = before.graph("pkg/store.py"), before.graph("pkg/use.py")
+    repo.write("pkg/use.py", FILES["pkg/use.py"] + "\n\ndef more():\n    return Store().get(3)\n")
+    indexer.index(repo.root, WalkOptions())
+    after = workspace.Workspace.open(store, "r")
+    assert after.shared is not before.shared
+    assert after.graph("pkg/store.py") is kept
+    new = after.graph("pkg/use.py")
+    assert new is not edited and new is not None and len(new.sites) > len(edited.sites)
+    d = name_definition(store, "pkg/store.py:2", ["r"])
+    assert {(u.path, u.line) for u in queries.references(store, d).usages} == {
+        ("pkg/store.py", 6), ("pkg/use.py", 5), ("pkg/use.py", 9)}
