@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import posixpath
 
+from ctxd.indexer.chunk.languages import SYNTAX, detect_language
 from ctxd.indexer.errors import SymbolNotFound, ValidationError
 from ctxd.indexer.graph.specs import SPECS
 from ctxd.search.graph import queries
@@ -107,7 +108,9 @@ class GraphCases:
         defs = self._file_definitions(subject, request.repositories)
         if defs is None:
             defs = [self._definition(subject, request.repositories, "subject")]
-        return queries.impact(store, defs, subject, depth=depth, limit=limit)
+            return queries.impact(store, defs, subject, depth=depth, limit=limit)
+        return queries.impact(store, defs, subject, depth=depth, limit=limit,
+                              file=defs[0].path)
 
     def _file_definitions(self, subject: str, repositories: list[str] | None
                           ) -> list[GraphDef] | None:
@@ -115,7 +118,8 @@ class GraphCases:
         path = subject.removeprefix("./")
         if "/" not in path and "." not in path:
             return None
-        if not path.endswith(tuple(f".{e}" for e in _CODE_EXTENSIONS)):
+        if not path.endswith(tuple(f".{e}" for e in _CODE_EXTENSIONS)) and (
+                detect_language(path) not in SYNTAX):  # C#, PHP, ...: answered with a note
             return None
         store = self.resources.store()
         check_repositories(store, tuple(repositories or ()), lambda: None)
@@ -123,7 +127,7 @@ class GraphCases:
         rows = store.symbol_rows("s.path = ? AND s.container IS NULL" + scope,
                                  [path, *(repositories or [])])
         defs = [GraphDef(str(r[0]), str(r[0]), str(r[1]), str(r[2]), str(r[3]), int(r[4]),
-                         int(r[7])) for r in rows if str(r[6]) in SPECS]
+                         int(r[7])) for r in rows if str(r[6]) in SPECS or str(r[6]) in SYNTAX]
         if not defs:
             raise SymbolNotFound(
                 f"no definitions in {path}: not an indexed code file, or it defines nothing",

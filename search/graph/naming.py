@@ -128,14 +128,17 @@ def name_definition(store: IndexStore, symbol: str,
     if len(candidates) > 1 and len(exact) == 1:  # `request`: the function, not X.request
         return exact[0]
     if len(candidates) > 1:
-        listed = "; ".join(f"{d.qualified_name} ({d.kind}) at {d.path}:{d.line}"
+        several = len({d.repository for d in candidates}) > 1  # name the repositories too
+        listed = "; ".join(f"{d.qualified_name} ({d.kind}) at "
+                           f"{f'{d.repository}/' if several else ''}{d.path}:{d.line}"
                            for d in candidates[:MAX_LISTED])
         more = len(candidates) - MAX_LISTED
         raise AmbiguousSymbol(
             f"{symbol!r} names {len(candidates)} definitions: {listed}"
             + (f"; and {more} more" if more > 0 else ""),
             hint="Say which: a qualified name (`Class.method`, `module.name`) or PATH:LINE "
-                 "of the definition.",
+                 "of the definition" + (" (with the repository: --repo NAME)" if several
+                                        else "") + ".",
             details={"field": "symbol", "value": symbol,
                      "candidates": [f"{d.path}:{d.line}" for d in candidates[:MAX_LISTED]]})
     return candidates[0]

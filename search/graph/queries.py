@@ -490,9 +490,12 @@ def call_paths(store: IndexStore, source: GraphDef, target: GraphDef, *,
 
 
 def impact(store: IndexStore, defs: list[GraphDef], subject: str, *, depth: int = 3,
-           limit: int = 200) -> Impact:
+           limit: int = 200, file: str | None = None) -> Impact:
     """What depends on `defs`, transitively: the definitions (or module-level code) whose
-    code uses them, then what uses those, nearest first; the test files among them."""
+    code uses them, then what uses those, nearest first; the test files among them.
+    `file`: the subject is that whole file, so code inside it is never its dependent (a
+    method or module-level line that uses the file's definitions is followed as part of
+    the subject, at the same distance)."""
     started = time.perf_counter()
     if not defs:
         return Impact(subject, defs, [])
@@ -511,6 +514,12 @@ def impact(store: IndexStore, defs: list[GraphDef], subject: str, *, depth: int 
                 assert graph is not None
                 s = graph.sites[k]
                 key = (path, s.scope)
+                if path == file:  # the subject's own code: followed, never listed
+                    if s.scope >= 0 and key not in seen:
+                        seen.add(key)
+                        frontier.append((Target("def", path, s.scope),
+                                         graph.defs[s.scope].qualname))
+                    continue
                 if key in items or ((path, s.scope) in seen and s.scope >= 0):
                     continue
                 if len(items) >= limit:

@@ -48,8 +48,9 @@ def graph_commands(service_for: ServiceFor, scope_for: ScopeFor,
                     all_repos: bool, limit: int, as_json: bool) -> None:
             service = service_for(ctx)
             scope = scope_for(service, repos, all_repos)
+            symbol, repositories = scope.place(symbol)
             result = service.calls(symbol, direction=direction, depth=depth,
-                                   repositories=scope.repositories, limit=limit)
+                                   repositories=repositories, limit=limit)
             if as_json:
                 render.emit_json(graph_render.calls_json(result))
             else:
@@ -91,8 +92,10 @@ def graph_commands(service_for: ServiceFor, scope_for: ScopeFor,
         """
         service = service_for(ctx)
         scope = scope_for(service, repos, all_repos)
+        (source, in_source), (target, in_target) = scope.place(source), scope.place(target)
         result = service.call_path(source, target, depth=depth,
-                                   repositories=scope.repositories)
+                                   repositories=in_target if in_source == scope.repositories
+                                   else in_source)
         if as_json:
             render.emit_json(graph_render.call_paths_json(result))
         else:
@@ -118,7 +121,8 @@ def graph_commands(service_for: ServiceFor, scope_for: ScopeFor,
         """
         service = service_for(ctx)
         scope = scope_for(service, repos, all_repos)
-        result = service.impact(subject, depth=depth, repositories=scope.repositories,
+        subject, repositories = scope.place(subject)
+        result = service.impact(subject, depth=depth, repositories=repositories,
                                 limit=limit)
         if as_json:
             render.emit_json(graph_render.impact_json(result))

@@ -737,7 +737,8 @@ def refs(ctx: click.Context, symbol: str, by_name: bool, lang: str | None,
     service = _service(ctx)
     scope = _scope(service, repos, all_repos)
     if not by_name:
-        graph = service.graph_refs(symbol, repositories=scope.repositories, limit=limit)
+        symbol, repositories = scope.place(symbol)
+        graph = service.graph_refs(symbol, repositories=repositories, limit=limit)
         if as_json:
             render.emit_json(graph_render.refs_json(graph))
         else:

@@ -1,0 +1,105 @@
+"""Graph commands given files the way the CLI prints them, and `impact` of a whole file.
+
+Found by trying the commands on real trees (jq, gin, guzzle): `callers jv.c:2014` from
+`jq/src` and `refs gin/logger.go:224` (the CLI's own `REPO/PATH`) were NOT_FOUND; `impact
+context.go` listed the file's own methods as its dependents; `impact src/Client.php` was
+'not a symbol'; an ambiguous name across repositories listed paths without them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ctxd.server.config import load_settings
+from ctxd.server.service import Service
+from tests.conftest import FakeEmbedder, RepoBuilder
+from tests.server.cli.test_cli_hardening import run
+
+SHOP = {
+    "app/models.py": '''class Store:
+    def get(self, key):
+        return self.load(key)
+
+    def load(self, key):
+        return key
+
+
+def make():
+    return Store()
+
+
+DEFAULT = make()
+''',
+    "app/api.py": '''from app.models import Store
+
+
+def handler(key):
+    return Store().get(key)
+''',
+    "app/Client.php": '''<?php
+class Client
+{
+    public function send($request)
+    {
+        return $request;
+    }
+}
+''',
+}
+OTHER = {"lib/tool.py": "def make():\n    return 1\n"}
+
+
+@pytest.fixture
+def two(isolated_env: Path, tmp_path: Path) -> tuple[RepoBuilder, RepoBuilder]:
+    shop, other = RepoBuilder(tmp_path / "shop"), RepoBuilder(tmp_path / "other")
+    for repo, files in ((shop, SHOP), (other, OTHER)):
+        for path, text in files.items():
+            repo.write(path, text)
+    service = Service(load_settings({}), embedder=FakeEmbedder())
+    service.index(shop.root)
+    service.index(other.root)
+    service.close()
+    return shop, other
+
+
+def test_paths_as_printed_name_the_definition(two, monkeypatch):
+    shop, _ = two
+    monkeypatch.chdir(shop.root / "app")  # cwd-relative, as the CLI prints them here
+    r = run("callers", "models.py:5")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith("Store.load (method) at models.py:5: 1 direct callers")
+    assert run("callers", "app/models.py:5").exit_code == 0  # root-relative still works
+    assert run("impact", "./models.py", "--json").exit_code == 0
+    monkeypatch.chdir(shop.root.parent)  # REPO/PATH, from the folder above
+    out = json.loads(run("refs", "shop/app/models.py:1", "--json").stdout)
+    assert out["definitions"][0]["qualified_name"] == "Store"
+    monkeypatch.chdir("/")  # REPO/PATH from anywhere: the repository's name
+    path = json.loads(run("path", "shop/app/api.py:4", "Store.load", "--json").stdout)
+    assert [[e["qualified_name"] for e in p] for p in path["paths"]] == [
+        ["Store.get", "Store.load"]]  # the chain after the source
+
+
+def test_impact_of_a_file_lists_only_code_outside_it(two, monkeypatch):
+    shop, _ = two
+    monkeypatch.chdir(shop.root)
+    out = json.loads(run("impact", "app/models.py", "--json").stdout)
+    assert {(d["path"], d["name"]) for d in out["dependents"]} == {
+        ("app/api.py", None), ("app/api.py", "handler")}  # not make, DEFAULT, Store.get
+
+
+def test_impact_of_a_file_the_graph_does_not_read_says_so(two, monkeypatch):
+    monkeypatch.chdir(two[0].root)
+    r = run("impact", "app/Client.php")
+    assert r.exit_code == 0, r.output
+    assert "0 dependents" in r.stdout and "does not read PHP" in r.stdout
+
+
+def test_an_ambiguous_name_across_repositories_names_them(two, monkeypatch):
+    monkeypatch.chdir("/")
+    r = run("refs", "make")
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert "make (function) at other/lib/tool.py:1" in r.stderr
+    assert "make (function) at shop/app/models.py:9" in r.stderr
+    assert "--repo NAME" in r.stderr
