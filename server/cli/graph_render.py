@@ -91,8 +91,9 @@ def calls_json(c: Calls) -> dict[str, Any]:
 
 def _edge_line(e: Edge, where: Where, repository: str) -> str:
     site = f"{_clean(where(repository, e.site_path))}:{e.site_line}"
-    if e.definition is None:
-        return f"{'  ' * e.depth}{e.name}  (unresolved)  at {site}"
+    if e.definition is None:  # a caller at module level is resolved, it is just no definition
+        what = "(module level)" if e.resolved else f"{e.name}  (unresolved)"
+        return f"{'  ' * e.depth}{what}  at {site}"
     d = e.definition
     return f"{'  ' * e.depth}{d.qualified_name}  at {site}"
 

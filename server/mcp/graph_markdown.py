@@ -187,6 +187,8 @@ def render_graph_refs(refs: Refs, *, offset: int, cursor_at: Callable[[int], str
 def _edge_row(e: Edge) -> str:
     pad = "  " * (e.depth - 1)
     site = f"{e.site_path}:{e.site_line}"
+    if e.definition is None and e.resolved:  # a call from module-level code
+        return f"{pad}- (module level) — call at {site}"
     if e.definition is None:
         return f"{pad}- `{e.name}` (unresolved) — called at {site}"
     d = e.definition

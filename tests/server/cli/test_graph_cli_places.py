@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from ctxd.search.graph.models import Edge
 from ctxd.server.config import load_settings
+from ctxd.server.mcp.graph_markdown import _edge_row
 from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder, RepoBuilder
 from tests.server.cli.test_cli_hardening import run
@@ -103,3 +105,15 @@ def test_an_ambiguous_name_across_repositories_names_them(two, monkeypatch):
     assert "make (function) at other/lib/tool.py:1" in r.stderr
     assert "make (function) at shop/app/models.py:9" in r.stderr
     assert "--repo NAME" in r.stderr
+
+
+def test_a_call_from_module_level_code_is_resolved_not_unresolved(two, monkeypatch):
+    """jq's `#define BINOP(name) ... jv_free(input)`: the caller is module-level code,
+    and the call resolves; it read '<module>  (unresolved)'."""
+    monkeypatch.chdir(two[0].root)
+    text = run("callers", "make", "--repo", "shop").stdout
+    assert "  (module level)  at app/models.py:13" in text.splitlines()
+    assert "unresolved" not in text
+    edge = Edge("app/models.py", 13, 11, None, "<module>", 1)
+    assert _edge_row(edge) == "- (module level) — call at app/models.py:13"
+    assert "`len` (unresolved)" in _edge_row(Edge("a.py", 1, 0, None, "len", 1, False))
