@@ -315,8 +315,11 @@ class _Walk:
         if recv is not None and len(recv) > MAX_RECEIVER:
             recv = "?"
         row, byte = node.start_point
-        self.record(name, row + 1, byte + 1 if self.ascii else self.column(node),
-                    role if role is not None else Role.REF, recv, value)
+        scopes = self.scopes  # `record`, inline
+        self.sites.append(_new_site(Site, (
+            name, row + 1, byte + 1 if self.ascii else self.column(node),
+            role if role is not None else Role.REF, recv,
+            scopes[row + 1] if row + 1 < len(scopes) else -1, value)))
 
     def record(self, name: str, line: int, col: int, role: Role, recv: str | None,
                value: str | None) -> None:
