@@ -8,7 +8,8 @@ Pools: the ranking step alone (`search.hybrid.rank_hybrid` against
 `search.rank_model.rank_fitted` with the shipped model), on the same legs, interleaved
 per question, `--rounds` times; p50 and p90 per side in ms. `--home`: the whole search
 (`Service.search`, hybrid, limit 10, warm, in process) with `[search] fusion` `score`
-against `fitted`, interleaved per question, for the share of a search the step is.
+against `fitted`, interleaved per question (each side first in turn), for the share of
+a search the step is.
 """
 
 from __future__ import annotations
@@ -69,9 +70,12 @@ def searches(args: argparse.Namespace) -> None:
         sides[fusion].search("warm up", mode="hybrid")
     ms: dict[str, list[float]] = {k: [] for k in sides}
     questions = load_questions(args.queries)
+    order = list(sides.items())
     for _round in range(args.rounds):
-        for q in questions:
-            for fusion, svc in sides.items():
+        for i, q in enumerate(questions):
+            # alternate which side runs first: the second search of a question finds
+            # warmer caches (its query's embedding, pages of the index)
+            for fusion, svc in (order if (i + _round) % 2 == 0 else order[::-1]):
                 t0 = time.perf_counter()
                 svc.search(q["query"], mode="hybrid", limit=10)
                 ms[fusion].append((time.perf_counter() - t0) * 1000)
