@@ -465,6 +465,7 @@ def call_paths(store: IndexStore, source: GraphDef, target: GraphDef, *,
     if s is not None and t is not None:
         frontier: list[tuple[Target, list[Edge]]] = [(s, [])]
         seen = {(s.path, s.index)}
+        last: set[tuple[str, int]] = set()  # one path per chain, not per call site
         for level in range(1, max_depth + 1):
             nxt: list[tuple[Target, list[Edge]]] = []
             for node, chain in frontier:
@@ -478,7 +479,9 @@ def call_paths(store: IndexStore, source: GraphDef, target: GraphDef, *,
                                 level)
                     key = (callee.path, callee.index)
                     if g.same(callee, t):
-                        paths.append([*chain, edge])
+                        if (node.path, node.index) not in last:
+                            last.add((node.path, node.index))
+                            paths.append([*chain, edge])
                     elif key not in seen and len(seen) < MAX_NODES:
                         seen.add(key)
                         nxt.append((callee, [*chain, edge]))

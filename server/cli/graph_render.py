@@ -132,7 +132,9 @@ def call_paths_text(p: CallPaths, where: Where) -> str:
     if not p.paths:
         note = f"\n\nnote: {p.note}" if p.note else ""
         return f"{head}: no call path within {p.max_depth} calls{note}"
-    out = [f"{head}: {len(p.paths)} shortest paths, {len(p.paths[0])} calls each"]
+    count, calls = len(p.paths), len(p.paths[0])
+    out = [f"{head}: {count} shortest path{'s' * (count != 1)}, {calls} call{'s' * (calls != 1)}"
+           + " each" * (count != 1)]
     for chain in p.paths:
         steps = [p.source.qualified_name]
         for e in chain:

@@ -39,6 +39,11 @@ DEFAULT = make()
 
 def handler(key):
     return Store().get(key)
+
+
+def twice(key):
+    Store().get(key)
+    return Store().get(key)
 ''',
     "app/Client.php": '''<?php
 class Client
@@ -88,7 +93,7 @@ def test_impact_of_a_file_lists_only_code_outside_it(two, monkeypatch):
     monkeypatch.chdir(shop.root)
     out = json.loads(run("impact", "app/models.py", "--json").stdout)
     assert {(d["path"], d["name"]) for d in out["dependents"]} == {
-        ("app/api.py", None), ("app/api.py", "handler")}  # not make, DEFAULT, Store.get
+        ("app/api.py", None), ("app/api.py", "handler"), ("app/api.py", "twice")}  # not Store.get
 
 
 def test_impact_of_a_file_the_graph_does_not_read_says_so(two, monkeypatch):
@@ -117,3 +122,14 @@ def test_a_call_from_module_level_code_is_resolved_not_unresolved(two, monkeypat
     edge = Edge("app/models.py", 13, 11, None, "<module>", 1)
     assert _edge_row(edge) == "- (module level) — call at app/models.py:13"
     assert "`len` (unresolved)" in _edge_row(Edge("a.py", 1, 0, None, "len", 1, False))
+
+
+def test_a_path_is_one_chain_not_one_per_call_site(two, monkeypatch):
+    """jq's `path jq_next jv_free` printed the one chain five times (five call sites of
+    jv_free in jq_next), '5 shortest paths, 1 calls each'."""
+    monkeypatch.chdir(two[0].root)
+    text = run("path", "twice", "Store.get").stdout
+    assert text.splitlines() == ["twice -> Store.get: 1 shortest path, 1 call", "  twice",
+                                 "    -> Store.get (called at app/api.py:9)"]
+    two_ways = run("path", "handler", "Store.load").stdout
+    assert two_ways.splitlines()[0] == "handler -> Store.load: 1 shortest path, 2 calls"
