@@ -5,7 +5,8 @@ worse words; `indexer.walk.textclass` keeps what this module recognises greppabl
 of the embeddings (`Role.BUILT`). Two parts:
 
 - `BuildDirs(root).built(rel)`: by place, with a few cached `stat`s and directory
-  listings per repository: a file under `*.egg-info/` or `*.dist-info/`; Python's
+  listings per repository: a file under `*.egg-info/` or `*.dist-info/`, or under a
+  `*.docset/` (a documentation generator's copy of its site for Dash); Python's
   `build/lib/` (`build/lib.<platform>/`, `build/bdist.*/`) beside a `setup.py`,
   `pyproject.toml` or `setup.cfg`, or mirroring the project's own modules; a `dist/`,
   `build/` or `out/` folder that the `package.json` beside it names (`main`, `module`,
@@ -154,6 +155,8 @@ class BuildDirs:
         for i, seg in enumerate(parts[:-1]):
             if seg.endswith(_METADATA_SUFFIXES):
                 return f"Python package metadata ({seg}/)"
+            if seg.endswith(".docset"):
+                return f"documentation docset ({seg}/)"
             if seg not in BUILD_DIR_NAMES:
                 continue
             parent, rest = parts[:i], parts[i + 1 :]

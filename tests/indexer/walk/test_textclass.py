@@ -465,3 +465,24 @@ def test_hand_written_html_stays_embedded(tmp_path: Path, text: str) -> None:
     role, found = classify("site/index.html", text, TextRules(), VendorDirs(tmp_path),
                            BuildDirs(tmp_path))
     assert role is Role.EMBED, found
+
+
+@pytest.mark.parametrize(
+    ("rel", "role", "why"),
+    [
+        ("Alamofire.xcodeproj/project.pbxproj", Role.DATA, "IDE project file"),
+        ("Example/Base.lproj/Main.storyboard", Role.DATA, "IDE project file"),
+        ("App.sln", Role.DATA, "IDE project file"),
+        ("docs/docsets/Alamofire.docset/Contents/Resources/Documents/js/jazzy.js", Role.BUILT,
+         "documentation docset (Alamofire.docset/)"),
+    ],
+)
+def test_ide_project_files_and_docsets_are_not_embedded(tmp_path: Path, rel: str, role: Role,
+                                                        why: str) -> None:
+    """What an IDE or a documentation generator writes stays greppable, out of the
+    embeddings, and says why (`ctxd index --dry-run`)."""
+    from ctxd.indexer.walk.buildout import BuildDirs
+
+    text = "\t\t8035DB621BAB492500466CB7 /* Alamofire.framework */ = {isa = PBXFileReference;\n"
+    found = classify(rel, text * 40, TextRules(), VendorDirs(tmp_path), BuildDirs(tmp_path))
+    assert found[0] is role and found[1].startswith(why), found
