@@ -85,6 +85,7 @@ class RepoLayout:
             self.by_base[posixpath.basename(p)].append(p)
         self._py_memo: dict[tuple[str, str, str | None, int], tuple[str, ...]] = {}
         self._files_memo: dict[tuple[str, str, str | None, int], tuple[str, ...]] = {}
+        self._java_packages: dict[tuple[str, str], list[str]] | None = None
 
     def _cargo(self, path: str, text: str) -> None:
         """A Cargo package's library crate: its name (`[lib] name`, else the package's,
@@ -349,9 +350,30 @@ class RepoLayout:
 
     def same_package(self, path: str, extension: str) -> list[str]:
         """The other files of the folder of `path` with the same extension (a Go or Java
-        package)."""
-        return [p for p in self.by_dir.get(posixpath.dirname(path), [])
+        package); for Java also the package's folders in the module's other source sets
+        (Maven's and Gradle's `src/test/java/a/b` beside `src/main/java/a/b`: a test sees
+        the package's classes without an import)."""
+        folder = posixpath.dirname(path)
+        folders = [folder]
+        if extension == ".java":
+            folders += [d for d in self._java_source_sets(folder) if d != folder]
+        return [p for d in folders for p in self.by_dir.get(d, [])
                 if p.endswith(extension) and p != path]
+
+    def _java_source_sets(self, folder: str) -> list[str]:
+        """The folders of one Java package across a module's source sets
+        (`.../src/<set>/java/<package>`), `folder`'s included; [] outside that layout."""
+        if self._java_packages is None:
+            self._java_packages = defaultdict(list)
+            for d in self.by_dir:
+                if m := _JAVA_SOURCE_SET.search(d + "/"):
+                    key = (d[:m.start("set")], (d + "/")[m.end():].rstrip("/"))
+                    self._java_packages[key].append(d)
+        m = _JAVA_SOURCE_SET.search(folder + "/")
+        if m is None:
+            return []
+        return self._java_packages.get(
+            (folder[:m.start("set")], (folder + "/")[m.end():].rstrip("/")), [])
 
     def _ruby(self, path: str, imp: Import) -> list[str]:
         name = imp.module if imp.module.endswith(".rb") else imp.module + ".rb"
@@ -362,6 +384,10 @@ class RepoLayout:
             if root + name in self.paths:
                 return [root + name]
         return []
+
+
+_JAVA_SOURCE_SET = re.compile(r"(?:^|/)src/(?P<set>[^/]+)/java/")
+"""A Maven or Gradle source set's Java root (`src/main/java/`, `src/test/java/`)."""
 
 
 def _nearest(found: list[str], path: str) -> str:

@@ -133,3 +133,29 @@ def test_a_path_is_one_chain_not_one_per_call_site(two, monkeypatch):
                                  "    -> Store.get (called at app/api.py:9)"]
     two_ways = run("path", "handler", "Store.load").stdout
     assert two_ways.splitlines()[0] == "handler -> Store.load: 1 shortest path, 2 calls"
+
+
+JAVA = {
+    "src/main/java/com/x/Foo.java": "package com.x;\n\npublic class Foo {\n"
+                                    "  public static Foo make() {\n    return new Foo();\n  }\n}\n",
+    "src/test/java/com/x/FooTest.java": "package com.x;\n\npublic class FooTest {\n"
+                                        "  void makes() {\n    Foo.make();\n  }\n}\n",
+    "src/test/java/com/y/BarTest.java": "package com.y;\n\npublic class BarTest {\n"
+                                        "  void makes() {\n    Foo.make();\n  }\n}\n",
+}
+
+
+def test_java_tests_see_their_package_without_an_import(isolated_env, tmp_path, monkeypatch):
+    """JavaPoet: `TypeSpec.classBuilder` had 1 reference of 172, every test in
+    src/test/java/com/squareup/javapoet/ calls it without an import (same package, other
+    source set)."""
+    repo = RepoBuilder(tmp_path / "poet")
+    for path, text in JAVA.items():
+        repo.write(path, text)
+    service = Service(load_settings({}), embedder=FakeEmbedder())
+    service.index(repo.root)
+    service.close()
+    monkeypatch.chdir(repo.root)
+    out = json.loads(run("refs", "Foo.make", "--json").stdout)
+    assert [(u["path"], u["line"]) for u in out["usages"]] == [
+        ("src/test/java/com/x/FooTest.java", 5)]  # not com.y's, which would need an import
