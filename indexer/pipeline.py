@@ -153,8 +153,8 @@ its walk left them unmerged: `bulk_text`)."""
 PARSED_KEY = "parsed_languages"
 """The repository option that records which languages were cut by their syntax
 (`indexer.chunk.languages.parsed_languages`): a full run chunks the files of a language
-parsed since (a new grammar) again, so that they get symbols and definition-aligned
-checkpoints without being edited."""
+parsed since (a new grammar) or parsed otherwise since (`PARSE_REVISIONS`) again, so that
+they get symbols and definition-aligned checkpoints without being edited."""
 GRAPH_KEY = "graph_extraction"
 """The repository option that records which extractor made its code graphs
 (`indexer.graph.model.EXTRACTION`): another one makes the next full run extract them all
@@ -448,7 +448,8 @@ class Indexer:
         rechunk: frozenset[str] = frozenset()
         if existing is not None:
             before = existing.options.get(PARSED_KEY, sorted(PARSED_BEFORE_RECORD))
-            rechunk = frozenset(parsed_languages()) - frozenset(before)
+            rechunk = frozenset(lang.partition("@")[0]  # `c@2`: the language is `c`
+                                for lang in set(parsed_languages()) - set(before))
             if rechunk and only_paths is not None:
                 opts_json[PARSED_KEY] = before  # the next full run re-chunks the others
         run = _FileRun(FileJudge(root_path, options), recheck=existing is not None

@@ -591,11 +591,20 @@ PARSED_BEFORE_RECORD = frozenset({"python", "javascript", "typescript", "tsx", "
 (`parsed_languages`): what an index without that record was chunked with."""
 
 
+PARSE_REVISIONS: dict[str, int] = {"c": 2, "cpp": 2}
+"""Languages whose files are now parsed otherwise than at first, and how many times that
+changed (2: C and C++ files whose `#ifdef` branches broke the parse are read through their
+first branches, `indexer.chunk.conditionals`): recorded as `c@2`, so that an index made
+before re-chunks those files once."""
+
+
 def parsed_languages() -> list[str]:
     """The languages whose files are cut by their syntax here (a table and a grammar that
-    loads), sorted: what the pipeline records per repository, so that a later ctxd that
-    parses more of them re-chunks those files (`indexer.pipeline`)."""
-    return sorted(lang for lang in SYNTAX if load_grammar(lang) is not None)
+    loads), sorted, each with its `PARSE_REVISIONS` suffix (`c@2`): what the pipeline
+    records per repository, so that a later ctxd that parses more of them, or parses one
+    of them otherwise, re-chunks those files (`indexer.pipeline`)."""
+    return sorted(f"{lang}@{PARSE_REVISIONS[lang]}" if lang in PARSE_REVISIONS else lang
+                  for lang in SYNTAX if load_grammar(lang) is not None)
 
 
 def grammar_status() -> dict[str, str]:

@@ -456,3 +456,37 @@ def test_definitions_nest_inside_their_parents() -> None:
 
         for d in defs:
             check(d)
+
+
+C_IFDEF = """\
+#include "jv.h"
+
+#ifdef WIN32
+int umain(int argc, wchar_t* argv[]) {
+#else
+int main(int argc, char* argv[]) {
+#endif
+  jv_free(jv_null());
+#  if defined(HAVE_SETLOCALE) && \\
+     defined(HAVE_LOCALE_H)
+  setlocale(LC_ALL, "");
+#  endif
+  return 0;
+}
+
+static int helper(void) {
+  return 1;
+}
+"""
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_c_conditional_compilation_reads_the_first_branches(language: str) -> None:
+    """jq's main.c: `#ifdef WIN32` around a function's head made the parse mostly errors
+    (no symbols, no code graph); the first branches parse, with every offset kept."""
+    blanked = first_branches(C_IFDEF.encode())
+    assert len(blanked) == len(C_IFDEF.encode())
+    assert b"defined(HAVE_LOCALE_H)" not in blanked and b"char* argv" not in blanked
+    assert b'setlocale(LC_ALL, "");' in blanked
+    assert [(kind, name) for kind, name, *_ in rows(language, C_IFDEF)] == [
+        ("function", "umain"), ("function", "helper")]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxd.indexer.chunk import languages
+from ctxd.indexer.chunk import conditionals, languages, syntax
 from ctxd.indexer.chunk.languages import SYNTAX
 from ctxd.server.config import load_settings
 from ctxd.server.service import Service
@@ -97,3 +97,38 @@ def test_an_index_made_before_csharp_was_parsed_chunks_csharp_again(
     out = json.loads(run("symbols", "LoggerConfiguration", "--json").stdout)
     assert out["items"][0]["path"] == "src/Serilog/LoggerConfiguration.cs"
     assert index(serilog.root)["files_updated"] == 0  # recorded: not chunked a third time
+
+
+MAIN_C = """\
+#include <stdio.h>
+
+#ifdef WIN32
+int umain(int argc, char* argv[]) {
+#else
+int main(int argc, char* argv[]) {
+#endif
+  return 0;
+}
+"""
+
+
+def test_an_index_made_before_c_ifdefs_were_read_chunks_c_again(
+    isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """jq's main.c: `#ifdef WIN32` around a function's head broke the parse (no symbols);
+    the next full run of a newer ctxd chunks the C files again, once."""
+    repo = RepoBuilder(tmp_path / "jq")
+    repo.write("src/main.c", MAIN_C)
+    repo.write("src/util.c", "static int twice(int x) { return 2 * x; }\n")
+    repo.write("README.md", "# jq\n")
+    monkeypatch.chdir(repo.root)
+    with monkeypatch.context() as older:  # a ctxd that read C as written
+        older.setattr(languages, "PARSE_REVISIONS", {})
+        older.setattr(conditionals, "PREPROCESSED", frozenset({"csharp"}))
+        older.setattr(syntax, "PREPROCESSED", frozenset({"csharp"}))
+        assert index(repo.root)["files_updated"] == 3
+        assert run("symbols", "umain").exit_code == 1
+    assert index(repo.root)["files_updated"] == 2  # the two .c files, not README.md
+    out = json.loads(run("symbols", "umain", "--json").stdout)
+    assert out["items"][0]["path"] == "src/main.c"
+    assert index(repo.root)["files_updated"] == 0  # recorded: not chunked a third time
