@@ -87,7 +87,8 @@ def _matches(d: GraphDef, parts: list[str]) -> bool:
         return False
     lead = parts[: len(parts) - len(qual)]
     module = module_name(d.path).split(".")
-    return any(module[k : k + len(lead)] == lead for k in range(len(module)))
+    crate = [p.replace("-", "_") for p in module if p != "src"]  # Rust: crate::mod::Type
+    return any(m[k : k + len(lead)] == lead for m in (module, crate) for k in range(len(m)))
 
 
 def name_definition(store: IndexStore, symbol: str,

@@ -159,3 +159,21 @@ def test_java_tests_see_their_package_without_an_import(isolated_env, tmp_path, 
     out = json.loads(run("refs", "Foo.make", "--json").stdout)
     assert [(u["path"], u["line"]) for u in out["usages"]] == [
         ("src/test/java/com/x/FooTest.java", 5)]  # not com.y's, which would need an import
+
+
+def test_a_rust_path_names_the_definition(isolated_env, tmp_path, monkeypatch):
+    """axum: `ctxd refs axum::routing::Router::merge` was NOT_FOUND (the file is
+    axum/src/routing/mod.rs, a crate named axum-core is `axum_core` in paths)."""
+    repo = RepoBuilder(tmp_path / "ws")
+    repo.write("my-core/src/routing/mod.rs",
+               "pub struct Router;\n\nimpl Router {\n    pub fn merge(self) -> Self {\n"
+               "        self\n    }\n}\n")
+    service = Service(load_settings({}), embedder=FakeEmbedder())
+    service.index(repo.root)
+    service.close()
+    monkeypatch.chdir(repo.root)
+    for name in ("my_core::routing::Router::merge", "routing::Router::merge"):
+        r = run("refs", name, "--json")
+        assert r.exit_code == 0, r.output
+        assert json.loads(r.stdout)["definitions"][0]["path"] == "my-core/src/routing/mod.rs"
+    assert run("refs", "other::Router::merge").exit_code == 1
