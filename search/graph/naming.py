@@ -138,8 +138,8 @@ def name_definition(store: IndexStore, symbol: str,
             f"{symbol!r} names {len(candidates)} definitions: {listed}"
             + (f"; and {more} more" if more > 0 else ""),
             hint="Say which: a qualified name (`Class.method`, `module.name`) or PATH:LINE "
-                 "of the definition" + (" (with the repository: --repo NAME)" if several
-                                        else "") + ".",
+                 "of the definition" + (" and its repository (--repo NAME; MCP: `repository`)"
+                                        if several else "") + ".",
             details={"field": "symbol", "value": symbol,
                      "candidates": [f"{d.path}:{d.line}" for d in candidates[:MAX_LISTED]]})
     return candidates[0]
