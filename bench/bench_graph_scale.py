@@ -23,7 +23,8 @@ Timed: the query part, through `GraphCases` as the service (and the daemon) runs
 `read`, `close`, `subscribe`, ...) and distinctive ones, each named by `PATH:LINE` in
 one copy (c000): `cold` (a new process: the workspace of the repository read from the store,
 nothing decoded yet), `edit` (the first query after an edit elsewhere: a new workspace,
-the unchanged files' decoded graphs kept by their content) and `warm` (the next query at
+the unchanged files' decoded graphs kept by their content, the layout kept while the
+paths and build files are the same) and `warm` (the next query at
 the same text generation, as a
 daemon answers; its memo cleared between runs so each run resolves again: `warm`; what
 the workspace keeps per text generation stays: decoded graphs, peeks, the files of each
@@ -304,6 +305,7 @@ def latency(service: Service, symbols: list[tuple[str, bool]], repeat: int,
                 if r < 3:  # a new process: the workspace read again, nothing decoded yet
                     workspace._cache.clear()
                     getattr(workspace, "_read_cache", {}).clear()
+                    getattr(workspace, "_layouts", {}).clear()
                     t0, c0 = time.perf_counter(), time.process_time()
                     answer(request)
                     cold.append((time.perf_counter() - t0) * 1000)

@@ -52,6 +52,10 @@ _read_cache: OrderedDict[tuple[bytes, Callable[[bytes], object]], object] = Orde
 and so starts a new workspace, but the files it did not change have the same blobs, whose
 decoded graphs (and peeks) are taken from here instead of being decoded again."""
 
+_layouts: OrderedDict[tuple[str, str], tuple[RepoLayout, dict[str, str]]] = OrderedDict()
+"""(store location, repository) -> its last layout and the build files it read (path ->
+text), kept for the next text generation (`_Shared._layout`)."""
+
 _T = TypeVar("_T")
 
 
@@ -92,7 +96,36 @@ class _Shared:
         """Whether `linked` holds every key of the repository (read at once)."""
         self.memo: dict[str, Any] = {}
         self.lock = threading.Lock()
-        self.layout = RepoLayout(self.ids, lambda path: self._build_file(store, path))
+        self.layout = self._layout(store)
+
+    def _layout(self, store: IndexStore) -> RepoLayout:
+        """The repository's layout: the one of its last text generation when the edit
+        between left its paths and build files as they were (most edits: its module
+        lookups stay true), else a new one."""
+        key = (store.location, self.repository)
+        with _lock:
+            last = _layouts.get(key)
+        if last is not None:
+            layout, builds = last
+            ids = [self.ids[p] for p in builds if p in self.ids]
+            texts = store.file_texts(ids) if ids else {}
+            if layout.paths == self.ids.keys() and all(
+                    p in self.ids and texts.get(self.ids[p]) == text
+                    for p, text in builds.items()):
+                return layout
+        read: dict[str, str | None] = {}
+
+        def build_file(path: str) -> str | None:
+            got = read[path] = self._build_file(store, path)
+            return got
+
+        layout = RepoLayout(self.ids, build_file)
+        with _lock:
+            _layouts[key] = (layout, {p: t for p, t in read.items() if t is not None})
+            _layouts.move_to_end(key)
+            while len(_layouts) > KEEP_WORKSPACES:
+                _layouts.popitem(last=False)
+        return layout
 
     def _build_file(self, store: IndexStore, path: str) -> str | None:
         base = path.rsplit("/", 1)[-1]

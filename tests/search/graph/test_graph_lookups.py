@@ -165,10 +165,37 @@ def test_an_edit_decodes_only_the_files_it_changed(store, tmp_path):
     repo.write("pkg/use.py", FILES["pkg/use.py"] + "\n\ndef more():\n    return Store().get(3)\n")
     indexer.index(repo.root, WalkOptions())
     after = workspace.Workspace.open(store, "r")
-    assert after.shared is not before.shared
+    assert after.shared is not before.shared and after.layout is before.layout  # same paths
     assert after.graph("pkg/store.py") is kept
     new = after.graph("pkg/use.py")
     assert new is not edited and new is not None and len(new.sites) > len(edited.sites)
     d = name_definition(store, "pkg/store.py:2", ["r"])
     assert {(u.path, u.line) for u in queries.references(store, d).usages} == {
         ("pkg/store.py", 6), ("pkg/use.py", 5), ("pkg/use.py", 9)}
+    repo.write("pkg/extra.py", "from .store import Store\n\nStore().get(4)\n")
+    indexer.index(repo.root, WalkOptions())  # a new file: a new layout that knows it
+    again = workspace.Workspace.open(store, "r")
+    assert again.layout is not after.layout and "pkg/extra.py" in again.layout.paths
+    assert ("pkg/extra.py", 3) in {(u.path, u.line)
+                                   for u in queries.references(store, d).usages}
+
+
+def test_an_edited_build_file_makes_a_new_layout(store, tmp_path):
+    """The layout is kept across an edit only while the build files it read are as
+    they were: a changed tsconfig.json (its `paths`) makes a new one."""
+    repo = RepoBuilder(tmp_path / "t")
+    config = '{"compilerOptions": {"baseUrl": ".", "paths": {"@a/*": ["web/*"]}}}\n'
+    for path, text in {**JS_FILES, "tsconfig.json": config}.items():
+        repo.write(path, text)
+    indexer = Indexer(store, FakeEmbedder())
+    indexer.index(repo.root, WalkOptions())
+    workspace._cache.clear()
+    before = workspace.Workspace.open(store, "t").layout
+    repo.write("web/use.ts", JS_FILES["web/use.ts"] + "export const x = 1;\n")
+    indexer.index(repo.root, WalkOptions())
+    same = workspace.Workspace.open(store, "t").layout
+    repo.write("tsconfig.json", config.replace("@a/*", "@b/*"))
+    indexer.index(repo.root, WalkOptions())
+    changed = workspace.Workspace.open(store, "t").layout
+    assert same is before and changed is not before
+    assert [m for _, _, m in changed.ts_configs] == [{"@b/*": ["web/*"]}]
