@@ -534,8 +534,10 @@ def impact(store: IndexStore, defs: list[GraphDef], subject: str, *, depth: int 
                 if s.scope >= 0:
                     seen.add(key)
                     nxt.append((Target("def", path, s.scope), name or path))
+            if truncated:  # full: no further node's uses can be listed
+                break
         frontier = nxt
-        if not frontier:
+        if truncated or not frontier:
             break
     ranked = sorted(items.values(), key=lambda i: (i.distance, i.is_test, i.path, i.line))
     tests = [i for i in ranked if i.is_test]
