@@ -159,8 +159,11 @@ _IN_CHUNK = 5_000
 
 
 def split_query(query: str) -> tuple[str, str]:
-    """(container part, name part) of a query: `Console.print` -> (`Console`, `print`)."""
+    """(container part, name part) of a query: `Console.print` -> (`Console`, `print`);
+    Rust's, C++'s and PHP's `Router::merge` the same."""
     query = query.strip()
+    if "::" in query.strip(":") and " " not in query:  # not a heading's words
+        query = query.replace("::", ".")
     if "." in query.strip("."):
         container, _, name = query.rpartition(".")
         return container, name

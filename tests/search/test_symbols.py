@@ -76,6 +76,8 @@ def test_kind_filter_and_container(store):
 
 def test_qualified_query_uses_the_container(store):
     assert [i.name for i in search_symbols(store, "Cart.recalc")] == ["recalculate"]
+    # Rust/C++/PHP notation (axum's `Router::merge` found only Markdown headings)
+    assert [i.name for i in search_symbols(store, "Cart::recalc")] == ["recalculate"]
 
 
 def test_like_wildcards_in_the_query_are_literal(store):
