@@ -46,10 +46,17 @@ def parse_symbol(symbol: str) -> tuple[str, int] | list[str]:
     if m:
         return m.group("path").removeprefix("./"), int(m.group("line"))
     if not _QUALIFIED.match(text):
-        raise ValidationError(
-            f"not a symbol: {symbol!r}",
-            hint="Name a definition: NAME (`fetch`), a qualified name (`Session.fetch`, "
-                 "`pkg.Session.fetch`) or PATH:LINE of its definition (`src/app.py:42`).",
+        folder, path = text.endswith(("/", "\\")), "/" in text or "\\" in text
+        raise ValidationError(  # a file or folder where a definition goes: say so
+            f"not a symbol: {symbol!r}" + (" (a folder)" if folder else
+                                           " (a path without :LINE)" if path else ""),
+            hint=(f"Name a file in it with the line of a definition (`ctxd files "
+                  f"'{text}**'` lists them); `ctxd impact` also takes a whole file."
+                  if folder else
+                  f"Add the line of a definition in the file (`{text}:12`; `ctxd symbols "
+                  "NAME` lists them); `ctxd impact` also takes a whole file." if path else
+                  "Name a definition: NAME (`fetch`), a qualified name (`Session.fetch`, "
+                  "`pkg.Session.fetch`) or PATH:LINE of its definition (`src/app.py:42`)."),
             details={"field": "symbol", "value": symbol})
     return [p for part in re.split(r"\.|::", text)
             for p in ([part] if part.startswith("#") else part.split("#"))]

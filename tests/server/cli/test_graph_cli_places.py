@@ -177,3 +177,16 @@ def test_a_rust_path_names_the_definition(isolated_env, tmp_path, monkeypatch):
         assert r.exit_code == 0, r.output
         assert json.loads(r.stdout)["definitions"][0]["path"] == "my-core/src/routing/mod.rs"
     assert run("refs", "other::Router::merge").exit_code == 1
+
+
+@pytest.mark.parametrize(("args", "words", "hint"), [
+    (("callers", "app/models.py"), "not a symbol: 'app/models.py' (a path without :LINE)",
+     "`app/models.py:12`"),
+    (("impact", "app/"), "not a symbol: 'app/' (a folder)", "ctxd files 'app/**'"),
+])
+def test_a_path_where_a_definition_goes_says_what_is_missing(two, monkeypatch, args, words,
+                                                              hint):
+    monkeypatch.chdir(two[0].root)
+    r = run(*args)
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert words in r.stderr and hint in r.stderr
