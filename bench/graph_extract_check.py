@@ -9,9 +9,10 @@ parsed once as the chunker parses it (`parse_source`); then the extraction of al
 (`extract`) and their encoding (`encode`) are timed, process time, the minimum of
 `--rounds` passes (the steadiest figure on a busy machine). `--save` writes every file's
 graph (`encode`d, with its link keys); `--compare` reads such a file and reports every
-file whose graph differs (the first differing definition, import or site of each): the
-check that a faster extraction records exactly the same facts. Exit status 1 when any
-file differs or is missing.
+file whose graph (decoded: blobs of either format) or link keys differ (the first
+differing definition, import or site of each): the check that a faster extraction
+records exactly the same facts (over the files of the trees given). Exit status 1 when
+any file differs or is missing.
 """
 
 from __future__ import annotations
@@ -106,16 +107,18 @@ def main() -> int:
     if args.compare:
         old: dict[str, tuple[bytes, tuple[str, ...]]] = pickle.loads(args.compare.read_bytes())
         bad = 0
-        for path in sorted(set(old) | set(graphs)):
+        roots = tuple(str(t) for t in args.tree)
+        for path in sorted(set(graphs) | {p for p in old if p.startswith(roots)}):
             if path not in old or path not in graphs:
                 print(f"{path}: only in {'new' if path in graphs else 'old'}")
                 bad += 1
                 continue
-            if old[path] == graphs[path]:
+            a, b = decode(old[path][0]), decode(graphs[path][0])  # either blob format
+            if a is not None and a == b and old[path][1] == graphs[path][1]:
                 continue
             bad += 1
-            a, b = decode(old[path][0]), decode(graphs[path][0])
-            why = (first_difference(a, b) if a is not None and b is not None else "") or (
+            why = (first_difference(a, b) if a is not None and b is not None else
+                   "a blob that does not decode") or (
                 f"link keys {old[path][1]} != {graphs[path][1]}")
             print(f"{path}: {why}")
         print(f"{len(graphs) - bad} of {len(graphs)} graphs equal, {bad} differ")
