@@ -14,11 +14,13 @@ from collections.abc import Sequence
 
 from ctxd.indexer.errors import ValidationError
 from ctxd.indexer.store.protocol import IndexStore
+from ctxd.search.graph.naming import name_definition
 from ctxd.search.models import LexicalBackend, Reference, References, SymbolItem
 from ctxd.search.symbols import search_symbols
 from ctxd.search.zoekt.query import scoped_query
 
 _IDENT = re.compile(r"^[A-Za-z_$][\w$]*$")
+_PLACE = re.compile(r"^[^:\s]+:\d+$")
 
 
 def _definitions_from_store(
@@ -63,8 +65,9 @@ def find_references(
     """
     started = time.perf_counter()
     name = symbol.strip()
-    if "." in name:
-        name = name.rsplit(".", 1)[1]
+    if _PLACE.match(name):  # PATH:LINE of a definition, as `refs` without --by-name takes
+        name = name_definition(store, name, repositories).name
+    name = re.split(r"\.|::|#", name)[-1]  # Class.method, Router::merge, Cls#method
     if not _IDENT.match(name):
         raise ValidationError(
             f"not a symbol name: {symbol!r}",

@@ -736,15 +736,15 @@ def refs(ctx: click.Context, symbol: str, by_name: bool, lang: str | None,
     """
     service = _service(ctx)
     scope = _scope(service, repos, all_repos)
+    symbol, repositories = scope.place(symbol)
     if not by_name:
-        symbol, repositories = scope.place(symbol)
         graph = service.graph_refs(symbol, repositories=repositories, limit=limit)
         if as_json:
             render.emit_json(graph_render.refs_json(graph))
         else:
             render.emit(graph_render.refs_text(graph, scope.names))
         return
-    result = service.references(symbol, language=lang, repositories=scope.repositories,
+    result = service.references(symbol, language=lang, repositories=repositories,
                                 limit=limit)
     if as_json:
         render.emit_json(render.references_json(result))

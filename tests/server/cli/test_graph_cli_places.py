@@ -190,3 +190,15 @@ def test_a_path_where_a_definition_goes_says_what_is_missing(two, monkeypatch, a
     r = run(*args)
     assert r.exit_code == 2 and "Traceback" not in r.output
     assert words in r.stderr and hint in r.stderr
+
+
+def test_by_name_takes_what_refs_takes(two, monkeypatch):
+    """`refs src/jv.c:2014 --by-name` and `refs Router::merge --by-name` were 'not a symbol
+    name'."""
+    monkeypatch.chdir(two[0].root / "app")
+    for symbol in ("models.py:5", "app/models.py:5", "Store::load"):
+        r = run("refs", symbol, "--by-name", "--json")
+        assert r.exit_code == 0, (symbol, r.output)
+        out = json.loads(r.stdout)
+        assert out["symbol"] == "load"
+        assert [(d["path"], d["line"]) for d in out["definitions"]] == [("app/models.py", 5)]
