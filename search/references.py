@@ -42,6 +42,16 @@ def _definition_context(store: IndexStore, item: SymbolItem) -> tuple[int, str]:
     return (m.start() + 1 if m else 1), text.strip()
 
 
+def symbol_name(store: IndexStore, symbol: str, repositories: Sequence[str] | None) -> str:
+    """The name a by-name search looks for: the last part of `Class.method`,
+    `Router::merge` or `Cls#method`, or the name of the definition at `PATH:LINE` (as
+    `refs` without --by-name takes it; `SymbolNotFound` when none is there)."""
+    name = symbol.strip()
+    if _PLACE.match(name):
+        name = name_definition(store, name, repositories).name
+    return re.split(r"\.|::|#", name)[-1]
+
+
 def find_references(
     store: IndexStore,
     backend: LexicalBackend,
@@ -64,10 +74,7 @@ def find_references(
         ValidationError: `symbol` is not an identifier.
     """
     started = time.perf_counter()
-    name = symbol.strip()
-    if _PLACE.match(name):  # PATH:LINE of a definition, as `refs` without --by-name takes
-        name = name_definition(store, name, repositories).name
-    name = re.split(r"\.|::|#", name)[-1]  # Class.method, Router::merge, Cls#method
+    name = symbol_name(store, symbol, repositories)
     if not _IDENT.match(name):
         raise ValidationError(
             f"not a symbol name: {symbol!r}",

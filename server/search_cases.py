@@ -51,7 +51,7 @@ from ctxd.search.parsed import ParsedQuery
 from ctxd.search.questions import asks_how_to
 from ctxd.search.rank_features import FEATURES
 from ctxd.search.rank_model import RankModel, load_model, rank_fitted
-from ctxd.search.references import find_references
+from ctxd.search.references import find_references, symbol_name
 from ctxd.search.semantic import semantic_search
 from ctxd.search.symbols import (
     SYMBOL_KINDS,
@@ -389,7 +389,7 @@ class SearchCases:
         backend = self.lexical_backend()
         definitions = None
         if isinstance(backend, ZoektClient):
-            name = symbol.rsplit(".", 1)[-1]
+            name = symbol_name(store, symbol, repositories)  # PATH:LINE, Router::merge too
             definitions = [s for s in backend.symbols(f"sym:^{escape_regex(name)}$")
                            if s.name == name]
         return find_references(store, backend, symbol, language=language,
