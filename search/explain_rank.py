@@ -43,6 +43,7 @@ from ctxd.search.path_kinds import (
     is_type_declarations,
 )
 from ctxd.search.questions import (
+    asks_about_tests,
     asks_for_examples,
     asks_for_history,
     asks_for_tests,
@@ -92,6 +93,9 @@ def _factors(query: str, hit: Hit, options: FusionOptions,
     prose = is_prose(hit.path)
     if not asks_for_tests(query) and (is_test_or_stub(hit.path) or is_test_symbol(hit.symbol)):
         out.append(Contribution("test or stub", options.demote_tests, "factor"))
+    elif asks_about_tests(query) and is_test_or_stub(hit.path):
+        out.append(Contribution("test, the question is about tests", options.promote_tests,
+                                "factor"))
     elif (hit.repository, hit.path) in generated:
         out.append(Contribution("generated code", options.demote_generated, "factor"))
     elif not (how_to or asks_for_examples(query)) and is_example(hit.path) and not prose:

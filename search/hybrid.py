@@ -20,7 +20,8 @@ Everything here is pure (hits in, hits out); nothing touches the store or the mo
    and path, for agreement between legs, and for other strong checkpoints of the same
    file (`file_evidence`); tests (`search.path_kinds`, by each language's conventions:
    `x_test.go`, `x.spec.ts`, `XTest.java`; Rust's `mod tests`), type stubs and generated
-   code are demoted unless the query asks for tests, code in folders of examples and
+   code are demoted unless the query asks for tests (and tests promoted when they are its
+   subject: "tests for X", `asks_about_tests`), code in folders of examples and
    demos unless it asks for an example or a usage, TypeScript's modules of type
    declarations (`types.ts`, `types/`) unless it asks about types, interfaces or
    options, changelogs unless it asks about releases; prose files (`.md`, `.rst`, ...)
@@ -68,6 +69,7 @@ from ctxd.search.path_kinds import (
 )
 from ctxd.search.prose import code_first
 from ctxd.search.questions import (
+    asks_about_tests,
     asks_for_examples,
     asks_for_history,
     asks_for_tests,
@@ -107,6 +109,10 @@ class FusionOptions:
     agreement_bonus: float = 0.05
     demote_tests: float = 0.5
     """Score factor for tests and type stubs (1.0 = off) unless the query asks for tests."""
+    promote_tests: float = 1.3
+    """Score factor for test files when the tests are the question's subject ("tests for
+    X", "tests that ...": `asks_about_tests`), so they go before the code they test
+    (1.0 = off)."""
     demote_changelogs: float = 0.5
     """Score factor for changelogs (1.0 = off) unless the query asks about releases."""
     demote_generated: float = 0.5
@@ -353,6 +359,7 @@ def rerank(query: str, hits: Sequence[Hit], options: FusionOptions,
     `generated` names (repository, path) of generated code, demoted like tests."""
     words = query_words(query) if options.rerank else set()
     tests_ok = asks_for_tests(query)
+    tests_about = asks_about_tests(query)
     history_ok = asks_for_history(query)
     code_wanted = asks_where_in_code(query)
     how_to = asks_how_to(query)
@@ -360,17 +367,11 @@ def rerank(query: str, hits: Sequence[Hit], options: FusionOptions,
     types_ok = asks_for_types(query)
     out: list[Hit] = []
     for h in hits:
-        score = h.score
-        if options.rerank and words:
-            sym = {_stem(w) for w in word_parts(h.symbol or "")}
-            stem = h.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-            path = {_stem(w) for w in word_parts(stem)}
-            score += options.symbol_bonus * len(words & sym) / len(words) ** 0.5
-            score += options.path_bonus * len(words & path) / len(words) ** 0.5
-        if options.rerank and len({s for s in h.sources if s is not MatchSource.SYMBOL}) > 1:
-            score += options.agreement_bonus
+        score = _bonuses(h.score, h, words, options) if options.rerank else h.score
         if not tests_ok and (is_test_or_stub(h.path) or is_test_symbol(h.symbol)):
             score *= options.demote_tests
+        elif tests_about and is_test_or_stub(h.path):
+            score *= options.promote_tests
         elif (h.repository, h.path) in generated:
             score *= options.demote_generated
         elif not examples_ok and is_example(h.path) and not is_prose(h.path):
@@ -387,6 +388,20 @@ def rerank(query: str, hits: Sequence[Hit], options: FusionOptions,
     if options.file_evidence > 0:
         out = file_evidence(out, options.file_evidence)
     return out
+
+
+def _bonuses(score: float, h: Hit, words: set[str], options: FusionOptions) -> float:
+    """`score` plus `rerank`'s additive part: the query's words in the symbol and the
+    file name, and agreement between legs."""
+    if words:
+        sym = {_stem(w) for w in word_parts(h.symbol or "")}
+        stem = h.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        path = {_stem(w) for w in word_parts(stem)}
+        score += options.symbol_bonus * len(words & sym) / len(words) ** 0.5
+        score += options.path_bonus * len(words & path) / len(words) ** 0.5
+    if len({s for s in h.sources if s is not MatchSource.SYMBOL}) > 1:
+        score += options.agreement_bonus
+    return score
 
 
 def file_evidence(hits: Sequence[Hit], weight: float) -> list[Hit]:

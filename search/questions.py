@@ -18,7 +18,10 @@ each kind (hybrid ranking's demotions in `search.hybrid.rerank`, code before pro
   code (`_CODE_ASKED`);
 - `asks_for_tests`, `asks_for_examples`, `asks_for_types`, `asks_for_history`: the
   question names tests, examples (samples, snippets, usage), types (interfaces, options,
-  declarations) or releases, so those files are not demoted.
+  declarations) or releases, so those files are not demoted;
+- `asks_about_tests`: the tests are the question's subject ("tests for X", "tests that
+  ...", "where are the tests of ...", "which tests ..."), so test files go before the
+  code they test.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ import re
 
 from ctxd.search.path_kinds import EXAMPLE_WORDS
 
-__all__ = ["asks_for_examples", "asks_for_history", "asks_for_tests", "asks_for_types",
+__all__ = ["asks_about_tests", "asks_for_examples", "asks_for_history", "asks_for_tests",
+           "asks_for_types",
            "asks_how_to", "asks_task", "asks_where_in_code", "wants_prose"]
 
 _DOCS_NAMED = (r"docs?|documentation|documented|guides?|readme|tutorials?|manual")
@@ -159,6 +163,14 @@ than `_HOW_TO`, which lets examples and usage pages rank among the code."""
 
 _TESTS = re.compile(r"\b(tests?|testing|unittests?|pytest|fixtures?|stubs?|pyi|d\.ts|typings?)\b",
                     re.IGNORECASE)
+_ABOUT_TESTS = re.compile(
+    r"^\W*(?:the\s+)?(?:unit\s+|integration\s+|end-to-end\s+|e2e\s+)?tests?\s+"
+    r"(?:for|of|that|which|checking|covering|verifying|about|on|exercising|asserting)\b"
+    r"|\bwhere\s+are\s+(?:the\s+)?(?:unit\s+)?tests\b|\bwhich\s+tests\b",
+    re.IGNORECASE)
+"""A question whose subject is the tests: it starts with "tests for/of/that ..." or asks
+"where are the tests" / "which tests"; not a how-to that names testing ("testing my
+routes", "mock X in a component test") nor a question about code used in tests."""
 _EXAMPLES = re.compile(rf"\b({EXAMPLE_WORDS}|recipes?|usages?)\b", re.IGNORECASE)
 _TYPES = re.compile(r"\b(types?|typings?|typed|interfaces?|declar\w*|signatures?|schemas?|"
                     r"options?|props|fields?|shapes?|defin(ed|es|itions?))\b", re.IGNORECASE)
@@ -206,6 +218,12 @@ def wants_prose(query: str) -> bool:
 def asks_for_tests(query: str) -> bool:
     """The question names tests, fixtures or type stubs (`.pyi`, `.d.ts`, typings)."""
     return bool(_TESTS.search(query))
+
+
+def asks_about_tests(query: str) -> bool:
+    """The tests are what the question is about (`_ABOUT_TESTS`): test files answer it,
+    before the code they test (hybrid ranking promotes them)."""
+    return bool(_ABOUT_TESTS.search(query))
 
 
 def asks_for_examples(query: str) -> bool:

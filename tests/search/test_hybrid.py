@@ -196,6 +196,25 @@ def test_tests_beside_the_code_yield_to_it_in_every_language():
     assert [h.symbol for h in out] == ["Deserializer.parse", "tests.parses_a_struct"]
 
 
+def test_tests_go_before_the_code_they_test_when_they_are_the_subject():
+    """'tests for X' wants the test file first, even when the code under test scores
+    higher; a question that only names tests keeps the scores as they are."""
+    from ctxd.search.explain_rank import explain_hit
+    from ctxd.search.hybrid import FusionOptions, rank_hybrid
+
+    legs = {"semantic": [scored("lua/lazy/core/handler/keys.lua", 1, 9, SEM, 0.70),
+                         scored("tests/handlers/keys_spec.lua", 1, 9, SEM, 0.60)]}
+    about = rank_hybrid("tests for keymap ids like <C-h>", legs)
+    assert [h.path for h in about] == ["tests/handlers/keys_spec.lua",
+                                       "lua/lazy/core/handler/keys.lua"]
+    parts = explain_hit("tests for keymap ids like <C-h>", legs, about[0], FusionOptions())
+    assert ("test, the question is about tests", 1.3) in [(p.feature, p.value) for p in parts]
+    named = rank_hybrid("which test case checks keymap ids", legs)
+    assert named[0].path == "lua/lazy/core/handler/keys.lua"
+    off = rank_hybrid("tests for keymap ids", legs, FusionOptions(promote_tests=1.0))
+    assert off[0].path == "lua/lazy/core/handler/keys.lua"
+
+
 def test_examples_yield_to_the_library_code_unless_an_example_is_asked_for():
     from ctxd.search.hybrid import rank_hybrid
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ctxd.search.questions import (
+    asks_about_tests,
     asks_for_examples,
     asks_for_history,
     asks_for_tests,
@@ -22,6 +23,21 @@ def test_tests_and_type_stubs_are_asked_for_by_name() -> None:
     for q in ("how are hooks run before a request", "where is the latest release parsed",
               "contest scoring", "what does the type of a hook say"):
         assert not asks_for_tests(q), q
+
+
+def test_tests_as_the_subject_of_a_question_are_told_from_a_question_naming_testing() -> None:
+    for q in ("tests for keymap ids like <C-h>", "tests that the retry policy retries",
+              "unit tests for cookie domain and path matching", "Tests of version ranges",
+              "test that the public API surface has not changed",
+              "where are the tests for the parser", "which tests cover redirects"):
+        assert asks_about_tests(q), q
+        assert asks_for_tests(q), q
+    for q in ("testing my plugs without starting a web server",
+              "mock a getter's value in a component test",
+              "in tests, where are all store actions replaced by spies",
+              "how do I test my app with the TestClient?", "the contest results",
+              "where are the retry tests"):
+        assert not asks_about_tests(q), q
 
 
 def test_the_documentation_named_turns_a_where_question_to_prose() -> None:
