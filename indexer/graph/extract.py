@@ -494,6 +494,18 @@ class _Walk:
                 self.require(node, None)
             if self.language in _JS_LIKE and callee is not None:
                 self.callback_hints(node, callee, "new " if t == "new_expression" else "")
+            if role is None and t in _call_only(spec):  # the commonest: `f(x)`, `a.b(x)`
+                kids = node.named_children
+                if not put:
+                    return kids
+                ((callee_id, in_place),) = put.items()
+                out_call: list[Entry | tree_sitter.Node] = []
+                for c in kids:
+                    if c.id == callee_id:
+                        out_call.extend(in_place)
+                    else:
+                        out_call.append(c)
+                return out_call
         if t in spec.def_names and spec.def_names[t] and (
                 name := by_id(fids[spec.def_names[t]])) is not None:
             put[name.id] = []
@@ -1158,6 +1170,19 @@ def _special(spec: GraphSpec) -> frozenset[str]:
 
 
 _MEMBER_ONLY: dict[int, frozenset[str]] = {}
+_CALL_ONLY: dict[int, frozenset[str]] = {}
+
+
+def _call_only(spec: GraphSpec) -> frozenset[str]:
+    """Call node types with no rule but `spec.calls`' (not member accesses too, as
+    Ruby's `call`): `_Walk.children` answers them once their callee is read."""
+    got = _CALL_ONLY.get(id(spec))
+    if got is None:
+        others = {*spec.members, *spec.def_names, *spec.bases, *spec.params,
+                  *spec.param_nodes, *spec.binds, *spec.bind_targets, *spec.not_refs,
+                  "as_pattern", "function_type", "arrow_function", "token_tree"}
+        got = _CALL_ONLY[id(spec)] = frozenset(t for t in spec.calls if t not in others)
+    return got
 
 
 def _member_only(spec: GraphSpec) -> frozenset[str]:
@@ -1231,8 +1256,9 @@ def _scopes(defs: Sequence[Def], n_lines: int) -> list[int]:
     for k, d in enumerate(defs):  # parents come before their children
         if d.kind not in SCOPE_KINDS:
             continue
-        for line in range(max(d.line, 1), min(d.end_line, n_lines + 1) + 1):
-            table[line] = k
+        first, last = max(d.line, 1), min(d.end_line, n_lines + 1)
+        if first <= last:
+            table[first:last + 1] = [k] * (last + 1 - first)
     return table
 
 
