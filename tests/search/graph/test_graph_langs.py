@@ -292,3 +292,11 @@ def test_cpp_namespace_qualified_calls_resolve_through_includes(store, repo):
     index(store, repo, CPP)
     assert usages(store, "util.add") == {("src/main.cpp", 3, "call")}
     assert usages(store, "other.add") == set()  # no header main.cpp includes declares it
+
+
+def test_a_cpp_namespace_function_named_at_its_definition_is_found_through_its_header(
+        store, repo):
+    """Named by PATH:LINE of its body in a .cpp (not the header's declaration), a function
+    inside `namespace util` is looked for in the files that include a header declaring it."""
+    index(store, repo, CPP)
+    assert usages(store, "src/util.cpp:3") == {("src/main.cpp", 3, "call")}
