@@ -16,8 +16,8 @@
 # Each *_GIT is a clone (or bare mirror) holding the commit below. Whole trees are checked
 # out through a temporary index (not `git archive`, which honours export-ignore), except
 # Alamofire's docs/: jazzy's generated HTML reference, twice (docs/ and a docset copy,
-# 300 pages, 48,000 chunks to embed against 13,900 for the rest of the corpus), which
-# ctxd does not recognise as built output and would spend hours embedding.
+# 341 pages, 48,000 chunks to embed against 13,900 for the rest of the corpus), which
+# ctxd before ead1a57 did not recognise as built output and spent hours embedding.
 # https://github.com/elixir-plug/plug, folke/lazy.nvim, Alamofire/Alamofire, vuejs/pinia,
 # square/javapoet, dart-lang/args.
 # Then: CTXD_EMBEDDING_RUN_BUDGET=0 .venv/bin/ctxd --home HOME index OUT_DIR
