@@ -447,18 +447,62 @@ def loro(records: Sequence[Record], train: Callable[[Sequence[Record]], RankMode
     return out
 
 
-LEARNERS = ("ascent", "offset", "logistic", "trees")
+GRID = (-0.3, -0.2, -0.1, 0.0, 0.1, 0.2, 0.3)
+"""The grid learner's values for each free feature's weight."""
+
+
+def grid_learner(free: Sequence[str], cost: float
+                 ) -> Callable[[Sequence[Record]], RankModel]:
+    """Every combination of `GRID` values for the `free` features' weights on top of the
+    hand ranking (`log_hand` 1), each scored exactly (production's ranking steps, the
+    rules, `run_eval`'s MRR@10: `fitted_files`), the best mean over the training
+    questions less `cost` per unit of weight kept (ties: the smaller weights). Each
+    question's score per combination is computed once and shared by every fold."""
+    import itertools
+
+    if not free:
+        raise ValueError("the grid learner needs --free (a few features)")
+    combos = list(itertools.product(GRID, repeat=len(free)))
+    memo: dict[tuple[str, tuple[float, ...]], float] = {}
+
+    def model(values: tuple[float, ...]) -> RankModel:
+        weights = [0.0] * len(FEATURES)
+        weights[LOG_HAND] = 1.0
+        for name, v in zip(free, values, strict=True):
+            weights[FEATURES.index(name)] = v
+        return RankModel(weights=tuple(weights), code_first=True)
+
+    def score(r: Record, values: tuple[float, ...]) -> float:
+        key = (r["set"] + "/" + r["id"], values)
+        if key not in memo:
+            memo[key] = mrr(r, fitted_files(r, model(values)))
+        return memo[key]
+
+    def train(records: Sequence[Record]) -> RankModel:
+        def objective(values: tuple[float, ...]) -> tuple[float, float]:
+            size = sum(abs(v) for v in values)
+            return (statistics.fmean(score(r, values) for r in records) - cost * size,
+                    -size)
+
+        return model(max(combos, key=objective))
+
+    return train
+
+
+LEARNERS = ("ascent", "offset", "logistic", "trees", "grid")
 
 
 def learner(name: str, c: float, free: Sequence[str] = ()
             ) -> Callable[[Sequence[Record]], RankModel]:
     """`ascent`: `fit_ascent` (over the `free` features only, when named); `offset`:
     logistic regression correcting the hand ranking (`fit`); `logistic`: scikit-learn's
-    over every feature; `trees`: `fit_trees`."""
+    over every feature; `trees`: `fit_trees`; `grid`: `grid_learner` over `free`."""
     if name == "ascent":
         return lambda rs: fit_ascent(rs, l1=c, free=free)
     if name == "trees":
         return lambda rs: fit_trees(rs, margin=c)
+    if name == "grid":
+        return grid_learner(free, c)
     return lambda rs: fit(rs, c, True, offset=name == "offset")
 
 
