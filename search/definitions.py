@@ -52,6 +52,10 @@ _PAIR = re.compile(r"([A-Z][A-Za-z0-9_]*)\s+([a-z][a-z0-9]*[?!]?)")
 """`Container member` of plain words (`Stream printf`, `Jar sort`): the member defined
 inside the container."""
 _CAPITALISED = re.compile(r"[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*")
+_QUOTED_NAME = re.compile(r"(?:([A-Z][A-Za-z0-9_]*)\.?\s*)?(`[^`\n]*\s[^`\n]*`)")
+"""A name quoted in backticks because it holds blanks, as Kotlin (and Scala, F#) write test
+functions (`` OptionTest.`default option` ``), with the container written before it: the
+symbol's name keeps its backticks."""
 _NOT_DEFINITIONS = frozenset({"section"})
 """Symbol kinds that are not definitions in code (Markdown headings)."""
 
@@ -71,7 +75,7 @@ class Definition:
 def applies(query: str) -> bool:
     """Whether the rule runs for `query`: an identifier query that names something."""
     return (is_identifier_query(query) or _lone_suffixed(query) or _pair(query) is not None
-            ) and bool(named(query))
+            or _QUOTED_NAME.search(query) is not None) and bool(named(query))
 
 
 def _lone_suffixed(query: str) -> bool:
@@ -86,12 +90,22 @@ def _pair(query: str) -> tuple[str, str] | None:
     return (m.group(2), m.group(1)) if m else None
 
 
+def _quoted_names(query: str) -> tuple[dict[tuple[str, str | None], None], str]:
+    """The (name, container) of each `_QUOTED_NAME` in `query`, and the query's text with
+    those names and every backtick blanked (what the other names are read from)."""
+    out: dict[tuple[str, str | None], None] = {}
+    text = query
+    for container, quoted in _QUOTED_NAME.findall(query):
+        out.setdefault((quoted, container or None), None)
+        text = text.replace(quoted, " ")
+    return out, text.replace("`", " ")
+
+
 def named(query: str) -> list[tuple[str, str | None]]:
     """(name, container or None) of what `query` names exactly, in order, distinct."""
-    text = query.replace("`", " ")
     if (pair := _pair(query)) is not None:
         return [pair]
-    out: dict[tuple[str, str | None], None] = {}
+    out, text = _quoted_names(query)
     idents = set(identifier_terms(text))
     whole = is_identifier_query(query)
     tokens = _TOKEN.findall(text)

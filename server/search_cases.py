@@ -187,17 +187,20 @@ class SearchCases:
         else:
             ranked = rank_hybrid(query.text, legs, self.fusion_options(), unembedded=pending,
                                  generated=generated)
-        if defs := defining_files(store, query.text, filters):  # issue 42: a hard rule
-            ranked = definitions_first(ranked, defs, definition_texts(store, defs, ranked))
         phrase: list[FileMatch] = []
         if res.settings.search.zoekt_url or hybrid_legs.embedded_lexical_fits(store):
             phrase = exact_files(query.text, filters, lambda q, k: self._lexical_search(
                 q, offset=0, max_files=k, context_lines=0), store.file_roles)
             ranked = exact_first(ranked, phrase)
+        # Issue 42's hard rules. A name the query names exactly goes before a phrase it
+        # quotes: Kotlin's `` OptionTest.`default option` `` is both, and the phrase is
+        # also written in files that merely say "default option".
+        if defs := defining_files(store, query.text, filters):
+            ranked = definitions_first(ranked, defs, definition_texts(store, defs, ranked))
         if explained is not None:
-            moved = {(d.repository, d.path): "its file defines a name the query names"
-                     for d in defs}
-            moved.update({(f.repository, f.path): "exact phrase" for f in phrase})
+            moved = {(f.repository, f.path): "exact phrase" for f in phrase}
+            moved.update({(d.repository, d.path): "its file defines a name the query names"
+                          for d in defs})
             for h in ranked[offset : offset + n]:
                 rule = moved.get((h.repository, h.path))
                 rules = [rule] if rule else []

@@ -76,3 +76,14 @@ def test_a_container_and_a_plain_member_name_the_member_inside_the_container() -
     assert not applies("how does the stream printf")
     assert not applies("why does printf fail?")
     assert not applies("printing rows")
+
+
+def test_a_name_quoted_in_backticks_because_it_holds_blanks_is_named_as_written() -> None:
+    """Kotlin test functions (`` fun `default option`() ``) keep their backticks as symbols;
+    the container written before the name narrows it; a code span in prose is not a name
+    unless it holds blanks."""
+    assert named("OptionTest.`default option`") == [("`default option`", "OptionTest"),
+                                                    ("OptionTest", None)]
+    assert named("OptionTest `two options`")[0] == ("`two options`", "OptionTest")
+    assert applies("OptionTest.`default option`") and applies("`eager options`")
+    assert named("how does `parse_args` work") == [("parse_args", None)]
