@@ -164,6 +164,26 @@ end
 '''
 
 
+OPTION_TEST_KT = '''package werk
+
+import kotlin.test.Test
+import kotlin.test.assertEquals
+
+class OptionTest {
+    @Test
+    fun `default option`() {
+        assertEquals("8080", parse(emptyList()).port)
+    }
+}
+'''
+
+OPTIONS_MD = """# Options
+
+Every option has a default option value: the port's is 8080. A default option can be
+overridden on the command line, or from the environment.
+"""
+
+
 def tree(root: RepoBuilder) -> RepoBuilder:
     root.write("werk/__init__.py", '"""A small WSGI toolkit."""\n')
     root.write("werk/test.py", TEST_PY)
@@ -177,6 +197,10 @@ def tree(root: RepoBuilder) -> RepoBuilder:
     root.write("mkdocs.yml", "site_name: werk\nnav:\n  - testing.md\n")
     root.write("lib/streaming.rb", STREAMING_RB)
     root.write("lib/printer.rb", PRINTER_RB)
+    root.write("test/OptionTest.kt", OPTION_TEST_KT)
+    root.write("docs/en/options.md", OPTIONS_MD)
+    root.write("werk/options.py", '"""Reads a default option from the environment."""\n'
+               "PORT = 8080\n")
     return root
 
 
@@ -205,6 +229,8 @@ def paths(service: Service, query: str, **kw: object) -> list[str]:
     ("copy?", "lib/streaming.rb"),  # Ruby's predicate and bang names, as written
     ("run!", "lib/streaming.rb"),
     ("Stream printf", "lib/streaming.rb"),  # a member asked with its container
+    # a Kotlin name with blanks, also an exact phrase that a guide page writes twice
+    ("OptionTest.`default option`", "test/OptionTest.kt"),
 ])
 def test_an_exact_identifier_ranks_its_definition_first_whatever_the_files_role(
         service: Service, query: str, defined_in: str) -> None:
