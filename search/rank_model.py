@@ -30,7 +30,13 @@ from ctxd.search.hybrid import FusionOptions, settle
 from ctxd.search.merge import PER_FILE_TOP
 from ctxd.search.models import Hit
 from ctxd.search.prose import MAX_PROSE_TOP, PROSE_FACTOR
-from ctxd.search.rank_features import FEATURES, Candidate, candidates
+from ctxd.search.rank_features import (
+    FEATURES,
+    LIGHT_FEATURES,
+    Candidate,
+    candidates,
+    light_values,
+)
 
 __all__ = ["MODEL_PATH", "RankModel", "load_model", "rank_fitted"]
 
@@ -193,12 +199,13 @@ _SCORE = _HIT_FIELDS.index("score")
 def score_candidates(model: RankModel, cands: Sequence[Candidate]) -> list[Hit]:
     """Each candidate's hit with the model's score (`dataclasses.replace`, made cheaper:
     it is called for every candidate of every search)."""
-    out: list[Hit] = []
-    for c in cands:
-        values = [getattr(c.hit, name) for name in _HIT_FIELDS]
-        values[_SCORE] = model.score(c.vector)
-        out.append(Hit(*values))
-    return out
+    return [_with_score(c.hit, model.score(c.vector)) for c in cands]
+
+
+def _with_score(hit: Hit, score: float) -> Hit:
+    values = [getattr(hit, name) for name in _HIT_FIELDS]
+    values[_SCORE] = score
+    return Hit(*values)
 
 
 def rank_fitted(
@@ -209,6 +216,16 @@ def rank_fitted(
 ) -> list[Hit]:
     """The fitted ranking of `legs` for `query` (module docstring), best first; `options`:
     the hand ranking's weights that `log_hand` reads (`search.rank_features.candidates`)."""
+    if not model.trees and model.needed <= LIGHT_FEATURES:  # the shipped model
+        w = dict(zip(FEATURES, model.weights, strict=True))
+        scored = []
+        for hit, own, dirs, text in light_values(query, legs, unembedded=unembedded,
+                                                 generated=generated, options=options):
+            logit = (model.bias + w["log_hand"] * own + w["dir_words"] * dirs
+                     + w["plain_text"] * text)
+            scored.append(_with_score(hit, math.exp(max(-50.0, min(50.0, logit)))))
+        return finish(query, scored, legs, model, generated=generated,
+                      per_file_top=per_file_top)
     cands = candidates(query, legs, unembedded=unembedded, generated=generated,
                        options=options, needed=model.needed)
     return finish(query, score_candidates(model, cands), legs, model, generated=generated,

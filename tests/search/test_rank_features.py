@@ -268,3 +268,22 @@ def test_a_model_without_leg_features_ranks_the_same_from_file_level_vectors() -
         assert model.logit(a.vector) == pytest.approx(model.logit(b.vector))
     ranked = rank_fitted(query, legs, model)
     assert ranked == finish(query, score_candidates(model, full), legs, model)
+
+
+def test_the_shipped_models_features_alone_rank_as_the_full_vectors_do() -> None:
+    """A model that reads only log_hand, dir_words and plain_text (the shipped one) is
+    scored from those three values (`light_values`), with the same order and scores as
+    from every candidate's whole vector."""
+    from ctxd.search.rank_model import finish, score_candidates
+
+    legs = {"semantic": [hit("src/retry/policy.py", 0.8, S), hit("man/retry.1.prebuilt", 0.9,
+                                                                 S, 2),
+                         hit("src/retry/policy.py", 0.7, S, 3, start=30, end=40)],
+            "keyword": [hit("src/retry/policy.py", 4.0, K, 3, start=30, end=40),
+                        hit("docs/retry.md", 3.0, K, 5)]}
+    query = "retry policy back off"
+    model = RankModel(weights=weights(log_hand=1.0, dir_words=0.1, plain_text=-0.2))
+    ranked = rank_fitted(query, legs, model)
+    assert ranked == finish(query, score_candidates(model, candidates(query, legs)), legs,
+                            model)
+    assert ranked[0].path == "src/retry/policy.py"
