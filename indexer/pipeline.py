@@ -164,6 +164,12 @@ TEXT_RULE_KEYS = ("lexical_only_rules", "lexical_only_patterns", "embed_allow",
 """Walk options that decide a file's role (and the version of the built-in rules): a
 repository whose stored values differ is re-read (`Role`s and secrets re-decided) even
 where the stat is unchanged."""
+REDECIDE_KEYS = (*TEXT_RULE_KEYS, GRAPH_KEY, PARSED_KEY)
+"""Options whose change makes a full run decide every file again (its role, its chunks,
+its code graph). A run records the new values only once it has gone through every file
+and the backfills (a full run, not stopped); a partial run (the watcher's), a stopped or a
+killed one keeps the old ones, so that the next full run re-decides the files it did not
+reach."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -445,28 +451,23 @@ class Indexer:
             PARSED_KEY: parsed_languages(),
             EXPLICIT_KEY: sorted(set(explicit)),
         }
+        held = dict(opts_json)  # what the repository records until this run has gone through
         rechunk: frozenset[str] = frozenset()
         if existing is not None:
-            before = existing.options.get(PARSED_KEY, sorted(PARSED_BEFORE_RECORD))
+            held.update({k: existing.options.get(k) for k in REDECIDE_KEYS})
+            before: list[str] = existing.options.get(PARSED_KEY, sorted(PARSED_BEFORE_RECORD))
+            held[PARSED_KEY] = before
             rechunk = frozenset(lang.partition("@")[0]  # `c@2`: the language is `c`
                                 for lang in set(parsed_languages()) - set(before))
-            if rechunk and only_paths is not None:
-                opts_json[PARSED_KEY] = before  # the next full run re-chunks the others
         run = _FileRun(FileJudge(root_path, options), recheck=existing is not None
-                       and any(existing.options.get(k) != opts_json[k] for k in TEXT_RULE_KEYS),
+                       and any(held[k] != opts_json[k] for k in TEXT_RULE_KEYS),
                        rechunk=rechunk)
-        if run.recheck and only_paths is not None and existing is not None:
-            # A partial run re-decides only its own files: the rules it stores stay the old
-            # ones, so that the next full run re-decides every other file too.
-            opts_json.update({k: existing.options.get(k) for k in TEXT_RULE_KEYS})
-        regraph = existing is not None and existing.options.get(GRAPH_KEY) != GRAPH_EXTRACTION
-        if regraph and only_paths is not None and existing is not None:
-            opts_json[GRAPH_KEY] = existing.options.get(GRAPH_KEY)  # the next full run's
+        regraph = existing is not None and held[GRAPH_KEY] != GRAPH_EXTRACTION
         first_run = False
         if dry_run:
             repo_id, repo_name = (existing.id, existing.name) if existing else (-1, root_path.name)
         else:
-            repo = self.store.upsert_repo(str(root_path), opts_json, now, root_id)
+            repo = self.store.upsert_repo(str(root_path), held, now, root_id)
             repo_id, repo_name = repo.id, repo.name
             first_run = repo.indexed_at is None
         stats = IndexStats(
@@ -493,6 +494,8 @@ class Indexer:
             if not stats.stopped and only_paths is None:
                 self.backfill_summaries(repo_id)
                 self.backfill_graphs(repo_id, should_stop=stop, every=regraph)
+                if held != opts_json and not stop():  # every file re-decided: record why
+                    self.store.upsert_repo(str(root_path), opts_json, now, root_id)
             if embed and not stats.stopped:
                 self.embed_pending(repo_id, progress=report, stats=stats, should_stop=stop,
                                    budget=self.embed_budget)

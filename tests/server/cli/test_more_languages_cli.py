@@ -5,6 +5,7 @@ gets its C# files chunked again by the next full run."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -42,13 +43,13 @@ var log = new LoggerConfiguration().CreateLogger();
 """
 
 
-def index(root: Path) -> dict[str, int]:
+def index(root: Path, should_stop: Callable[[], bool] | None = None) -> dict[str, int]:
     service = Service(load_settings({}), embedder=FakeEmbedder())
     try:
-        stats = service.index(root)
+        stats = service.index(root, should_stop=should_stop)
     finally:
         service.close()
-    return {"files_updated": stats.files_updated}
+    return {"files_updated": stats.files_updated, "stopped": stats.stopped}
 
 
 @pytest.fixture
@@ -132,3 +133,27 @@ def test_an_index_made_before_c_ifdefs_were_read_chunks_c_again(
     out = json.loads(run("symbols", "umain", "--json").stdout)
     assert out["items"][0]["path"] == "src/main.c"
     assert index(repo.root)["files_updated"] == 0  # recorded: not chunked a third time
+
+
+def test_a_run_stopped_part_way_leaves_the_rest_to_chunk_again(
+    isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A full run that stops (or is killed) before it has been through every file records
+    nothing of what it would re-decide: the next full run still chunks the C files it did
+    not reach (pipeline.REDECIDE_KEYS)."""
+    repo = RepoBuilder(tmp_path / "jq")
+    for name in ("a", "b", "c"):
+        repo.write(f"src/{name}.c", MAIN_C.replace("umain(", f"umain_{name}("))
+    monkeypatch.chdir(repo.root)
+    with monkeypatch.context() as older:  # a ctxd that read C as written
+        older.setattr(languages, "PARSE_REVISIONS", {})
+        older.setattr(conditionals, "PREPROCESSED", frozenset({"csharp"}))
+        older.setattr(syntax, "PREPROCESSED", frozenset({"csharp"}))
+        assert index(repo.root)["files_updated"] == 3
+    polls = iter(range(100))
+    assert index(repo.root, should_stop=lambda: next(polls) >= 1)["stopped"]
+    assert index(repo.root)["files_updated"] >= 2  # the files the stopped run left
+    for name in ("a", "b", "c"):
+        out = json.loads(run("symbols", f"umain_{name}", "--json").stdout)
+        assert out["items"][0]["path"] == f"src/{name}.c"
+    assert index(repo.root)["files_updated"] == 0
