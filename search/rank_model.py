@@ -103,6 +103,8 @@ class RankModel:
     """Regression trees whose values add to the logit (`tree_value`)."""
     _terms: tuple[tuple[int, float], ...] = field(init=False, repr=False, compare=False)
     """(feature index, weight) of the non-zero weights: what `logit` sums."""
+    _needed: frozenset[str] = field(init=False, repr=False, compare=False)
+    """`needed`, worked out once (every search asks)."""
 
     def __post_init__(self) -> None:
         if len(self.weights) != len(FEATURES):
@@ -112,10 +114,6 @@ class RankModel:
                              f"bench/ranking_train/train.py")
         object.__setattr__(self, "_terms",
                            tuple((j, w) for j, w in enumerate(self.weights) if w))
-
-    @property
-    def needed(self) -> frozenset[str]:
-        """The features the model reads: a non-zero weight's, a tree split's."""
         out = {FEATURES[j] for j, _w in self._terms}
         stack = list(self.trees)
         while stack:
@@ -123,7 +121,12 @@ class RankModel:
             if isinstance(node, tuple):
                 out.add(FEATURES[node[0]])
                 stack += [node[2], node[3]]
-        return frozenset(out)
+        object.__setattr__(self, "_needed", frozenset(out))
+
+    @property
+    def needed(self) -> frozenset[str]:
+        """The features the model reads: a non-zero weight's, a tree split's."""
+        return self._needed
 
     def logit(self, vector: Sequence[float]) -> float:
         linear = self.bias
