@@ -21,29 +21,34 @@ by-name candidates.
 Invariants: never guesses between two definitions; recursion is bounded (`MAX_DEPTH`),
 so cycles of re-exports or bases end; pure over the workspace's graphs (memoised per
 resolver).
+
+The per-file facts and one-file lookups are `facts.py`; C/C++ `#include`
+resolution is `c_family.py` (`Resolver` inherits both).
 """
 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
-from dataclasses import dataclass
 
-from ctxd.indexer.graph import FileGraph, Import, Role, Site
+from ctxd.indexer.graph import Import, Role, Site
+from ctxd.search.graph.c_family import CFamily
+from ctxd.search.graph.facts import (
+    C_LIKE,
+    CLASS_KINDS,
+    MAX_DEPTH,
+    FileFacts,
+    Target,
+    classlike,
+    contained,
+    element,
+    parts,
+    rust_type,
+)
 from ctxd.search.graph.modules import JS_LIKE
 from ctxd.search.graph.workspace import Workspace
 
 __all__ = ["CLASS_KINDS", "C_LIKE", "MAX_DEPTH", "Resolver", "Target"]
 
-MAX_DEPTH = 14
-"""How many imports, re-exports or bases one resolution follows."""
-MAX_INCLUDES = 200
-"""The most files one C/C++ file's `#include`s are followed to."""
-C_LIKE = frozenset({"c", "cpp"})
-_NAMESPACE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
-"""A C++ qualified name's scope as a site's receiver (`util`, `a.b` for `a::b::f`)."""
-
-CLASS_KINDS = frozenset({"class", "struct", "interface", "trait", "impl", "enum"})
 _VARIABLES = frozenset({"variable", "constant"})
 CONSTRUCTORS = frozenset({"new", "create", "default", "open", "build", "builder",
                           "with_capacity", "from", "make", "instance", "getInstance", "of"})
@@ -51,106 +56,20 @@ CONSTRUCTORS = frozenset({"new", "create", "default", "open", "build", "builder"
 _TOKEN = re.compile(r"[^.()\[\]]+(?:\(\)|\[\])*|\[\]")
 _OWN = frozenset({"this", "self", "cls", "Self"})
 """Receivers that are already the class's own instance (`new this()`, `-> Self`)."""
-ELEMENT_METHODS = frozenset({"shift", "pop", "at", "find", "findLast", "popleft"})
-"""A list's methods whose call gives one of its elements."""
 ELEMENT_CALLBACKS = frozenset({"forEach", "map", "filter", "find", "findLast", "findIndex",
                                "some", "every", "flatMap", "sort"})
 """A list's (or a Map's) methods whose callback's first parameter is an element (value)."""
-MAPPING_GETS = frozenset({"get", "pop", "setdefault", "__getitem__"})
-"""A mapping's methods whose call gives one of its values."""
-_BINDING = frozenset({Role.BIND, Role.PARAM, Role.IMPORT})
 _REDECLARES = frozenset({"python", "ruby", "shell"})
 """Languages where assigning a name in a scope makes it that scope's own (elsewhere
 `Site.value` `+...` marks an assignment to a name declared further out)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Target:
-    """What a name resolves to: a definition (`def`), an instance of a class (`inst`:
-    `index` is the class), a list of such instances (`elems`), a mapping to them (`map`),
-    a module (`module`: its
-    files in `paths`), or an object of known fields (`shape`: `paths` is the `Site.value`
-    `{a ()X;b :Y}` and the line it was written at, `index` its scope)."""
-
-    kind: str
-    path: str = ""
-    index: int = -1
-    paths: tuple[str, ...] = ()
-
-
-class _FileFacts:
-    """One file's graph indexed for lookups (the sites read once, the few that bind a
-    name picked out first; which sites bear a name is found per name, when asked)."""
-
-    def __init__(self, graph: FileGraph) -> None:
-        self.graph = graph
-        # The last declaration of a name wins (overload stubs come before the
-        # implementation; a later definition replaces an earlier one when it runs).
-        self.children: dict[tuple[int, str], int] = {}
-        self.qualnames: dict[str, int] = {}
-        self.members: dict[int, list[int]] = defaultdict(list)
-        """A definition -> the definitions directly inside it, in file order."""
-        for k, d in enumerate(graph.defs):
-            self.children[(d.parent, d.name)] = k
-            self.qualnames[d.qualname] = k
-            self.members[d.parent].append(k)
-        self.binds: dict[tuple[int, str], list[Site]] = defaultdict(list)
-        self.attr_binds: dict[tuple[int, str], list[Site]] = defaultdict(list)
-        self.bases: dict[int, list[Site]] = defaultdict(list)
-        self.first_params: dict[int, Site] = {}
-        self.params: dict[int, list[Site]] = defaultdict(list)
-        self._named: dict[str, list[int]] = {}
-        ref, call = Role.REF, Role.CALL  # most sites: they bind nothing
-        for s in [s for s in graph.sites if s.role is not ref and s.role is not call]:
-            role = s.role
-            if role == Role.PARAM:
-                self.first_params.setdefault(s.scope, s)
-                self.params[s.scope].append(s)
-            if role in _BINDING and s.receiver is None:
-                self.binds[(s.scope, s.name)].append(s)
-            elif role == Role.ATTR_BIND and s.receiver is not None:
-                self.attr_binds[(s.scope, s.name)].append(s)
-            elif role == Role.INHERIT and s.scope >= 0:
-                self.bases[s.scope].append(s)
-        self.imports: dict[str, list[Import]] = defaultdict(list)
-        self.stars: list[Import] = []
-        for imp in graph.imports:
-            if imp.name == "*" and not imp.alias:
-                self.stars.append(imp)
-            elif imp.local and graph.language not in C_LIKE:  # (`#include` binds no name)
-                self.imports[imp.local].append(imp)
-
-    def named(self, name: str) -> list[int]:
-        """The indexes of the sites that bear `name`, in file order."""
-        got = self._named.get(name)
-        if got is None:
-            got = self._named[name] = [k for k, s in enumerate(self.graph.sites)
-                                       if s.name == name]
-        return got
-
-    @property
-    def by_name(self) -> dict[str, list[int]]:
-        """Site name -> the indexes of the sites that bear it (every name: prefer
-        `named`)."""
-        out: dict[str, list[int]] = defaultdict(list)
-        for k, s in enumerate(self.graph.sites):
-            out[s.name].append(k)
-        return out
-
-
-class Resolver:
+class Resolver(CFamily):
     """Resolves sites of one repository's files (`Workspace`), memoising per file."""
 
     def __init__(self, workspace: Workspace) -> None:
-        self.ws = workspace
-        self._facts: dict[str, _FileFacts | None] = workspace.memo.setdefault("facts", {})
+        super().__init__(workspace)
         self._bases: dict[tuple[str, int], list[Target]] = {}
-
-    def facts(self, path: str) -> _FileFacts | None:
-        if path not in self._facts:
-            graph = self.ws.graph(path)
-            self._facts[path] = _FileFacts(graph) if graph is not None else None
-        return self._facts[path]
 
     # ---------------------------------------------------------------- sites
 
@@ -183,14 +102,6 @@ class Resolver:
             return None
         return self._property(self.expr(path, site.receiver, site.scope, site.line, 0))
 
-    def _rust_field(self, got: Target, site: Site) -> bool:
-        """`self.len` in Rust is the field `len`, never the method `len()` (a method is
-        named without a call only by its path: `Self::len`, `GlobSet::len`)."""
-        facts = self.facts(got.path)
-        return facts is not None and got.kind == "def" and facts.graph.language == "rust" and (
-            facts.graph.defs[got.index].kind == "method") and bool(site.receiver) and (
-            str(site.receiver).rpartition(".")[2][:1].islower())
-
     # ---------------------------------------------------------------- names
 
     def name(  # noqa: C901 - Python's scope rules, in their order
@@ -211,7 +122,7 @@ class Resolver:
             if k is not None and lang == "go" and defs[k].kind == "method":
                 k = None  # a Go method is only ever named through its receiver
             if k is not None and lang == "rust" and defs[k].kind == "impl":
-                k = _rust_type(facts, s, name)  # `impl From<X> for Router`: not a definition
+                k = rust_type(facts, s, name)  # `impl From<X> for Router`: not a definition
             if k is not None:
                 if value and defs[k].kind in _VARIABLES and facts.binds.get((s, name)):
                     return self._bound(path, facts.binds[(s, name)], scope, line, depth)
@@ -399,7 +310,7 @@ class Resolver:
             if facts is None:
                 return None
             d = facts.graph.defs[got.index]
-            if _classlike(facts, d.kind):
+            if classlike(facts, d.kind):
                 return Target("inst", got.path, got.index)
             if d.name in CONSTRUCTORS and d.parent >= 0 and (
                     facts.graph.defs[d.parent].kind in CLASS_KINDS):
@@ -494,7 +405,7 @@ class Resolver:
                     return Target("module", paths=tuple(sub))
         return None
 
-    def _module_value(self, path: str, facts: _FileFacts, name: str,
+    def _module_value(self, path: str, facts: FileFacts, name: str,
                       depth: int) -> Target | None:
         """`export const client = new Client()` (no definition): the instance it holds."""
         binds = [b for b in facts.binds.get((-1, name), ()) if b.role == Role.BIND]
@@ -512,18 +423,18 @@ class Resolver:
         tokens = _TOKEN.findall(text)
         if not tokens:
             return None
-        name, suffix = _parts(tokens[0])
+        name, suffix = parts(tokens[0])
         got = self._head(path, name, suffix[:2] == "()", scope, line, depth)
         got = self._suffix(got, suffix[2:] if name == "super" else suffix, depth)
         for n, tok in enumerate(tokens[1:], 2):
             got = self._property(got, depth)
             if got is None:
                 return None
-            name, suffix = _parts(tok)
+            name, suffix = parts(tok)
             if name == "prototype" and got.kind == "def":  # `Cls.prototype.m`: an instance's
                 got = self._instance(got, depth)
             elif got.kind in ("elems", "map") and suffix[:2] == "()":  # `xs.shift()`,
-                got = _contained(got, name)  # `m.get(k)`, `m.values()`: what they hold
+                got = contained(got, name)  # `m.get(k)`, `m.values()`: what they hold
                 suffix = suffix[2:]
             elif got.kind in ("elems", "map"):  # a container's other members: unknown
                 got = None
@@ -550,7 +461,7 @@ class Resolver:
         for k in range(0, len(suffix), 2):
             if got is None:
                 return None
-            got = self._instance(got, depth) if suffix[k] == "(" else _element(got, 1)
+            got = self._instance(got, depth) if suffix[k] == "(" else element(got, 1)
         return got
 
     def _head(self, path: str, name: str, called: bool, scope: int, line: int,
@@ -592,7 +503,7 @@ class Resolver:
                         got.kind != "def" or value.startswith("=")) else None
             return None
         facts = self.facts(target.path)
-        if facts is None or not _classlike(facts, facts.graph.defs[target.index].kind):
+        if facts is None or not classlike(facts, facts.graph.defs[target.index].kind):
             return None
         got = self.class_member(target.path, target.index, name, depth + 1)
         if got is None and target.kind == "inst":
@@ -657,7 +568,7 @@ class Resolver:
             return self._bound(got.path, binds, d.parent, d.end_line, depth + 1)
         return got
 
-    def _own_attribute(self, facts: _FileFacts, path: str, cls: int, name: str,
+    def _own_attribute(self, facts: FileFacts, path: str, cls: int, name: str,
                        depth: int) -> Target | None:
         for s in facts.binds.get((cls, name), ()):  # `x: Session` / `x = Session()` in
             if s.value and s.role == Role.BIND:  # the class body
@@ -694,195 +605,3 @@ class Resolver:
                         out.append(got)
         self._bases[key] = out
         return out
-
-    def _first_param(self, path: str, scope: int, name: str) -> bool:
-        """Whether `name` is the first parameter of the Python method `scope` (its `self`,
-        whatever it is called: click's `__self`)."""
-        facts = self.facts(path)
-        if facts is None or scope < 0 or facts.graph.language != "python":
-            return False
-        d = facts.graph.defs[scope]
-        if d.kind not in ("method", "constructor"):
-            return False
-        first = facts.first_params.get(scope)
-        return first is not None and first.name == name and first.line >= d.line
-
-    def _this_param(self, path: str, scope: int, line: int) -> str | None:
-        """The type of a `this` parameter declared in the scope before `line`
-        (`function (this: SchedulerAction<T>) {...}`), as `Site.value`."""
-        facts = self.facts(path)
-        if facts is None or facts.graph.language not in JS_LIKE:
-            return None
-        typed = [s for s in facts.params.get(scope, ()) if s.name == "this" and s.line <= line]
-        return typed[-1].value if typed and typed[-1].value else None
-
-    def enclosing_class(self, path: str, scope: int) -> int | None:
-        """The innermost class-like definition holding `scope`."""
-        facts = self.facts(path)
-        if facts is None:
-            return None
-        defs = facts.graph.defs
-        s = scope
-        while s != -1:
-            if defs[s].kind in CLASS_KINDS:
-                if defs[s].kind == "impl":  # Rust: methods of the type implemented
-                    k = facts.children.get((-1, defs[s].name))
-                    return k if k is not None else s
-                return s
-            owner, _, _ = defs[s].qualname.rpartition(".")
-            if defs[s].parent == -1 and owner and defs[s].kind == "method" and (
-                    (k := facts.qualnames.get(owner)) is not None) and (
-                    defs[k].kind in CLASS_KINDS):  # `Cls.prototype.m = function () {...}`
-                return k
-            s = defs[s].parent
-        return None
-
-    # ---------------------------------------------------------------- C / C++
-
-    def c_global(self, path: str, site: Site) -> Target | None:
-        """A C/C++ file's bare name that no scope of the file defines (or a C++
-        namespace-qualified one, `util::add(..)`): a function (or type) its `#include`s
-        reach. A definition in a header the file includes (directly or through other
-        headers) answers when it is the only one there; else a header there must declare
-        the name (`~decl`; in that namespace), and the repository's one non-`static`
-        function definition of it answers (several: the ones whose own includes reach a
-        header that declares it, when that leaves one). A local variable or parameter of
-        the name (of a qualified name's head), a file-level variable, a struct's field:
-        None."""
-        facts = self.facts(path)
-        if facts is None or facts.graph.language not in C_LIKE:
-            return None
-        owner = site.receiver or ""
-        if owner and (facts.graph.language != "cpp" or not _NAMESPACE.fullmatch(owner)):
-            return None  # (`obj.f()`, `p->f()`: a member, not a namespace's function)
-        if self._c_local(facts, site.scope, owner.partition(".")[0] or site.name):
-            return None
-        name, qual = site.name, f"{owner}.{site.name}" if owner else site.name
-        closure = self.c_includes(path)
-        inline = [Target("def", f, k) for f in closure if (ff := self.facts(f)) is not None
-                  and (k := ff.qualnames.get(qual)) is not None]
-        if inline:
-            return inline[0] if len(inline) == 1 else None
-        if not any(self.c_declares(f, name, owner) for f in (path, *closure)):
-            return None
-        found = [t for t in self._c_definitions(name) if (tf := self.facts(t.path)) is not None
-                 and tf.graph.defs[t.index].qualname == qual]
-        if len(found) > 1:  # several (platform variants): those that see a declaration
-            found = [t for t in found if any(self.c_declares(h, name, owner)
-                                             for h in self.c_includes(t.path))]
-        return found[0] if len(found) == 1 else None
-
-    @staticmethod
-    def _c_local(facts: _FileFacts, scope: int, name: str) -> bool:
-        """Whether `name` at `scope` is a variable or parameter of the file (or a struct's
-        field: the site is in a struct), not a function."""
-        defs, s = facts.graph.defs, scope
-        if s >= 0 and defs[s].kind in CLASS_KINDS:
-            return True
-        while True:
-            if any(not (b.value or "").startswith("~") for b in facts.binds.get((s, name), ())):
-                return True
-            if s == -1:
-                return False
-            s = defs[s].parent
-
-    def c_includes(self, path: str) -> list[str]:
-        """The indexed files a C/C++ file's `#include`s reach, transitively, nearest
-        first (at most `MAX_INCLUDES`)."""
-        memo: dict[str, list[str]] = self.ws.memo.setdefault("c_includes", {})
-        got = memo.get(path)
-        if got is not None:
-            return got
-        out: list[str] = []
-        seen, todo = {path}, [path]
-        while todo and len(out) < MAX_INCLUDES:
-            p = todo.pop(0)
-            facts = self.facts(p)
-            if facts is None or facts.graph.language not in C_LIKE:
-                continue
-            for imp in facts.graph.imports:
-                for f in self.ws.layout.resolve(p, imp, facts.graph.language):
-                    if f not in seen:
-                        seen.add(f)
-                        out.append(f)
-                        todo.append(f)
-        memo[path] = out[:MAX_INCLUDES]
-        return memo[path]
-
-    def c_declares(self, path: str, name: str, owner: str = "") -> bool:
-        """Whether a C/C++ file has a prototype of `name` outside functions (in the
-        namespace or class `owner`, when given: `util` for `util::add`)."""
-        facts = self.facts(path)
-        if facts is None:
-            return False
-        defs = facts.graph.defs
-        return any(site.value == "~decl" and (not owner or (
-            site.scope >= 0 and defs[site.scope].qualname == owner))
-            for site in (facts.graph.sites[k] for k in facts.named(name)))
-
-    def c_static(self, path: str, name: str) -> bool:
-        """Whether a C/C++ file declares its function `name` `static` (its own)."""
-        facts = self.facts(path)
-        return facts is not None and any(facts.graph.sites[k].value == "~static"
-                                         for k in facts.named(name))
-
-    def _c_definitions(self, name: str) -> list[Target]:
-        """The repository's non-`static` top-level C/C++ function definitions of `name`
-        (found through the symbols table)."""
-        memo: dict[str, list[Target]] = self.ws.memo.setdefault("c_definitions", {})
-        if name in memo:
-            return memo[name]
-        out: list[Target] = []
-        for f in self.ws.defining(name):
-            facts = self.facts(f)
-            if facts is None or facts.graph.language not in C_LIKE:
-                continue
-            for k, d in enumerate(facts.graph.defs):  # (top-level, or in a namespace)
-                if d.name == name and d.kind == "function" and (
-                        d.parent == -1 or facts.graph.defs[d.parent].kind == "namespace") and (
-                        not self.c_static(f, name)):
-                    out.append(Target("def", f, k))
-        memo[name] = out
-        return out
-
-
-
-def _rust_type(facts: _FileFacts, scope: int, name: str) -> int | None:
-    """The last definition named `name` in `scope` that is not an `impl` block (the
-    struct or enum the block implements, when this file defines it), else None."""
-    found = [k for k in facts.members.get(scope, ()) if facts.graph.defs[k].name == name
-             and facts.graph.defs[k].kind != "impl"]
-    return found[-1] if found else None
-
-
-def _classlike(facts: _FileFacts, kind: str) -> bool:
-    """Whether a definition of this kind has members (and instances): classes, structs,
-    interfaces, traits; in Go any named type (`type Params []Param` has methods)."""
-    return kind in CLASS_KINDS or (kind == "type" and facts.graph.language == "go")
-
-
-def _parts(token: str) -> tuple[str, str]:
-    """A receiver chain's token (`name`, `name()`, `name[]`, `f()()`, `name()[]`, `[]`):
-    the name and what follows it (calls `()` and indexes `[]`, in order)."""
-    core = token.rstrip("()[]")
-    return core, token[len(core):]
-
-
-def _element(got: Target | None, indexed: int) -> Target | None:
-    """`xs[i]` / `m[k]`: an element of a list (a value of a mapping) of instances
-    (anything else indexed: unknown)."""
-    if got is None or not indexed:
-        return got
-    if indexed == 1 and got.kind in ("elems", "map"):
-        return Target("inst", got.path, got.index)
-    return None
-
-
-def _contained(got: Target, method: str) -> Target | None:
-    """What a container's method call gives: a list's `shift()`/`pop()` an element, a
-    mapping's `get(k)`/`pop(k)` a value and `values()` a list of them."""
-    if got.kind == "elems":
-        return Target("inst", got.path, got.index) if method in ELEMENT_METHODS else None
-    if method in MAPPING_GETS:
-        return Target("inst", got.path, got.index)
-    return Target("elems", got.path, got.index) if method == "values" else None
