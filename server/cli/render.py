@@ -412,6 +412,8 @@ def references_text(r: References, where: Where) -> str:
             for d in r.definitions]
     out += [f"use   {safe(where(u.repository, u.path))}:{u.line}:{u.column}  {safe(u.context)}"
             for u in r.usages]
+    if r.truncated:  # said in text too, as the resolved answer says it
+        out += ["", f"(cut at {len(r.usages)} usages; raise --limit to see more)"]
     return "\n".join(out)
 
 
