@@ -114,20 +114,35 @@ class GraphCases:
 
     def _file_definitions(self, subject: str, repositories: list[str] | None
                           ) -> list[GraphDef] | None:
-        """The top-level definitions of the file `subject` names (None: not a file)."""
+        """The top-level definitions of the file `subject` names, and those inside its
+        top-level modules and namespaces (Ruby's `module Sinatra`, a TS namespace), where
+        a file's code usually lives (None: not a file)."""
         path = subject.removeprefix("./")
         if "/" not in path and "." not in path:
             return None
         if not path.endswith(tuple(f".{e}" for e in _CODE_EXTENSIONS)) and (
                 detect_language(path) not in SYNTAX):  # C#, PHP, ...: answered with a note
+            if "/" in path and not path.endswith(("/", "\\")):  # a file the graph cannot read
+                raise _not_a_code_file(subject, path)
             return None
         store = self.resources.store()
         check_repositories(store, tuple(repositories or ()), lambda: None)
         scope = f" AND r.name IN ({','.join('?' * len(repositories))})" if repositories else ""
-        rows = store.symbol_rows("s.path = ? AND s.container IS NULL" + scope,
-                                 [path, *(repositories or [])])
-        defs = [GraphDef(str(r[0]), str(r[0]), str(r[1]), str(r[2]), str(r[3]), int(r[4]),
-                         int(r[7])) for r in rows if str(r[6]) in SPECS or str(r[6]) in SYNTAX]
+        rows = sorted(store.symbol_rows("s.path = ?" + scope, [path, *(repositories or [])]),
+                      key=lambda r: (str(r[5] or "").count(".") + bool(r[5]), int(r[4])))
+        outer: set[tuple[str, str]] = set()  # (repository, qualified name) of the namespaces
+        defs: list[GraphDef] = []
+        for r in rows:
+            if str(r[6]) not in SPECS and str(r[6]) not in SYNTAX:
+                continue
+            container = str(r[5]) if r[5] else ""
+            if container and (str(r[2]), container) not in outer:
+                continue  # inside a class or function: reached through it
+            qualified = f"{container}.{r[0]}" if container else str(r[0])
+            if str(r[1]) in _NAMESPACE_KINDS:
+                outer.add((str(r[2]), qualified))
+            defs.append(GraphDef(str(r[0]), qualified, str(r[1]), str(r[2]), str(r[3]),
+                                 int(r[4]), int(r[7])))
         if not defs:
             raise SymbolNotFound(
                 f"no definitions in {path}: not an indexed code file, or it defines nothing",
@@ -136,6 +151,23 @@ class GraphCases:
                 details={"field": "subject", "value": subject,
                          "basename": posixpath.basename(path)})
         return defs[:200]
+
+
+_NAMESPACE_KINDS = frozenset({"module", "namespace", "package"})
+"""Definitions that only hold others (a file's code lives inside them): `impact FILE`
+follows what is inside them as the file's own top level."""
+
+
+def _not_a_code_file(subject: str, path: str) -> ValidationError:
+    language = detect_language(path)
+    return ValidationError(
+        f"impact takes a definition or a code file, and {path} is "
+        + (f"{language}, a language the code graph does not read" if language != "text"
+           else "not a code file the code graph reads"),
+        hint="For a file in another language, `ctxd refs NAME --by-name` (MCP: `by_name: "
+             "true`) lists the lines that mention one of its names; `ctxd search` finds what "
+             "uses it by meaning.",
+        details={"field": "subject", "value": subject, "language": language})
 
 
 _CODE_EXTENSIONS = ("py", "pyi", "js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts", "go",

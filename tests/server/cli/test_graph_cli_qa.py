@@ -42,3 +42,39 @@ def test_a_cut_by_name_list_says_so_in_text(shop: RepoBuilder) -> None:
     assert r.stdout.rstrip().endswith("(cut at 3 usages; raise --limit to see more)")
     whole = run("refs", "Store.get", "--by-name").stdout
     assert "cut" not in whole and "8 usages of get" in whole
+
+
+@pytest.fixture
+def cpp(isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> RepoBuilder:
+    repo = RepoBuilder(tmp_path / "calc")
+    repo.write("src/util.h", "#pragma once\nnamespace util {\nint add(int a, int b);\n}\n")
+    repo.write("src/util.cpp", '#include "util.h"\n\nnamespace util {\n'
+               "int add(int a, int b) {\n    return a + b;\n}\n}\n")
+    repo.write("src/main.cpp", '#include "util.h"\n\nint main() {\n'
+               "    return util::add(1, 2);\n}\n")
+    repo.write("tests/test_util.cpp", '#include "../src/util.h"\n\nvoid test_add() {\n'
+               "    util::add(2, 2);\n}\n")
+    repo.write("lib/args.dart", "class ArgParser {\n  void addOption() {}\n}\n")
+    index(repo.root)
+    monkeypatch.chdir(repo.root)
+    return repo
+
+
+def test_impact_of_a_file_whose_code_is_inside_a_namespace(cpp: RepoBuilder) -> None:
+    """A file's code inside `namespace util { ... }` (C++; Ruby's `module`, a TS namespace)
+    is the file's code: `impact src/util.cpp` followed only the namespace and answered
+    "0 dependents" while main() and a test call util::add."""
+    r = run("impact", "src/util.cpp")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines()[0] == "src/util.cpp: 2 dependents, 1 of them in tests"
+    assert "  main  src/main.cpp:3  uses util.add" in r.stdout
+    assert "  test_add  tests/test_util.cpp:3  uses util.add  [test]" in r.stdout
+
+
+def test_impact_of_a_file_in_a_language_the_graph_does_not_read(cpp: RepoBuilder) -> None:
+    """`impact lib/args.dart` said "not a symbol (a path without :LINE)" and that `ctxd
+    impact` also takes a whole file: the command the user had just run."""
+    r = run("impact", "lib/args.dart")
+    assert r.exit_code == 2, r.output
+    assert "lib/args.dart is dart, a language the code graph does not read" in r.output
+    assert "--by-name" in r.output and "without :LINE" not in r.output
