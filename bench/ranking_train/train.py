@@ -451,10 +451,11 @@ GRID = (-0.3, -0.2, -0.1, 0.0, 0.1, 0.2, 0.3)
 """The grid learner's values for each free feature's weight."""
 
 
-def grid_learner(free: Sequence[str], cost: float
+def grid_learner(free: Sequence[str], cost: float, start: RankModel | None = None
                  ) -> Callable[[Sequence[Record]], RankModel]:
     """Every combination of `GRID` values for the `free` features' weights on top of the
-    hand ranking (`log_hand` 1), each scored exactly (production's ranking steps, the
+    hand ranking (`log_hand` 1; `start`: on top of that model's weights, those of the
+    `free` features replaced), each scored exactly (production's ranking steps, the
     rules, `run_eval`'s MRR@10: `fitted_files`), the best mean over the training
     questions less `cost` per unit of weight kept (ties: the smaller weights). Each
     question's score per combination is computed once and shared by every fold."""
@@ -468,6 +469,8 @@ def grid_learner(free: Sequence[str], cost: float
     def model(values: tuple[float, ...]) -> RankModel:
         weights = [0.0] * len(FEATURES)
         weights[LOG_HAND] = 1.0
+        if start is not None:
+            weights = list(start.weights)
         for name, v in zip(free, values, strict=True):
             weights[FEATURES.index(name)] = v
         return RankModel(weights=tuple(weights), code_first=True)
@@ -492,17 +495,18 @@ def grid_learner(free: Sequence[str], cost: float
 LEARNERS = ("ascent", "offset", "logistic", "trees", "grid")
 
 
-def learner(name: str, c: float, free: Sequence[str] = ()
+def learner(name: str, c: float, free: Sequence[str] = (), start: RankModel | None = None
             ) -> Callable[[Sequence[Record]], RankModel]:
     """`ascent`: `fit_ascent` (over the `free` features only, when named); `offset`:
     logistic regression correcting the hand ranking (`fit`); `logistic`: scikit-learn's
-    over every feature; `trees`: `fit_trees`; `grid`: `grid_learner` over `free`."""
+    over every feature; `trees`: `fit_trees`; `grid`: `grid_learner` over `free` (on top
+    of `start`'s other weights, when given)."""
     if name == "ascent":
         return lambda rs: fit_ascent(rs, l1=c, free=free)
     if name == "trees":
         return lambda rs: fit_trees(rs, margin=c)
     if name == "grid":
-        return grid_learner(free, c)
+        return grid_learner(free, c, start)
     return lambda rs: fit(rs, c, True, offset=name == "offset")
 
 
@@ -521,6 +525,9 @@ def main() -> None:
     ap.add_argument("--free", default="",
                     help="ascent: comma-separated features whose weights may move (default: "
                          "all)")
+    ap.add_argument("--from-shipped", action="store_true",
+                    help="grid: keep the shipped model's other weights (only the --free "
+                         "features' weights move)")
     ap.add_argument("--write", action="store_true", help=f"write {MODEL_PATH}")
     ap.add_argument("--out", type=Path, help="the per-set table as JSON")
     args = ap.parse_args()
@@ -536,7 +543,10 @@ def main() -> None:
     if unknown:
         ap.error(f"--free names {', '.join(unknown)}, which are not features "
                  f"(search.rank_features.FEATURES)")
-    train = learner(args.learner, args.c, free)
+    start = None
+    if args.from_shipped:
+        start = RankModel.from_json(json.loads(MODEL_PATH.read_text(encoding="utf-8")))
+    train = learner(args.learner, args.c, free, start)
     model = train(records)
     in_sample = per_set(records, {r["set"] + "/" + r["id"]: mrr(r, fitted_files(r, model))
                                   for r in records})
@@ -551,11 +561,16 @@ def main() -> None:
         args.out.write_text(json.dumps(table, indent=1), encoding="utf-8")
     if args.write:
         command = (f"bench/ranking_train/train.py --learner {args.learner} --c {args.c:g}"
-                   + (f" --free {','.join(free)}" if free else "") + " --write")
+                   + (f" --free {','.join(free)}" if free else "")
+                   + (" --from-shipped" if args.from_shipped else "") + " --write")
         meta = {"trained_by": command,
                 "sets": {s: sum(1 for r in records if r["set"] == s) for s in names},
                 "repositories": sorted({r["repository"] for r in records}),
                 "mrr10": table}
+        if start is not None:  # the weights it kept, and how they were chosen
+            meta["started_from"] = start.meta.get("trained_by", "")
+            if "started_from" in start.meta:
+                meta["started_from"] += " <- " + str(start.meta["started_from"])
         model = RankModel(weights=model.weights, bias=model.bias, code_first=model.code_first,
                           meta={**model.meta, **meta}, trees=model.trees)
         MODEL_PATH.write_text(json.dumps(model.to_json(), indent=1) + "\n", encoding="utf-8")
