@@ -1,0 +1,230 @@
+"""What the graph walk does for C#, PHP, Kotlin, Swift, Scala, Lua and Elixir beyond their
+node tables (`indexer.graph.specs_more`).
+
+- `node_at(node, path, fids)`: the child a spec's field path names (`#0`, `@a|b`,
+  `f@a|b`, `f#-1`, `^`, steps joined by `.`; see `indexer.graph.specs_base`).
+- `package(walk, node)`: a C# or PHP namespace block (`namespace A.B { ... }`, `namespace
+  A\\B;`) as the file's package record (Kotlin's and Scala's `package` lines are import
+  statements: `indexer.graph.imports_more`).
+- `elixir_call(walk, node, put)`: an Elixir `def name(a, b)` / `defp` / `defmacro` head
+  names the definition (not a call) and binds its parameters; `alias`/`if`/`case`/...
+  name nothing.
+- `finish(walk)`: in Elixir a bare name that is not called is a variable (a function
+  without parentheses is called only through a pipe or a capture), so such sites are
+  dropped rather than read as references to a function of that name.
+
+Pure: reads the tree and the source; writes the walk's imports and sites only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Protocol
+
+import tree_sitter
+
+from ctxd.indexer.graph.imports_more import package_of
+from ctxd.indexer.graph.model import Import, Role, Site
+from ctxd.indexer.graph.specs_base import GraphSpec
+
+__all__ = [
+    "FINISH",
+    "PACKAGES",
+    "RULES",
+    "is_path",
+    "named_receiver",
+    "node_at",
+    "package",
+    "spec_paths",
+]
+
+Entry = tuple[tree_sitter.Node, Role | None, str | None, str | None]
+
+
+class Walk(Protocol):
+    """What these rules read of the walk (`indexer.graph.extract`)."""
+
+    language: str
+    imports: list[Import]
+    sites: list[Site]
+
+    def text(self, node: tree_sitter.Node | None) -> str: ...
+
+
+def is_path(field: str) -> bool:
+    """Whether a spec's field is a path rather than one grammar field."""
+    return any(c in field for c in "#@^.")
+
+
+_PATHS: dict[int, frozenset[str]] = {}
+
+
+def spec_paths(spec: GraphSpec) -> frozenset[str]:
+    """The fields of a spec that are paths, not grammar fields (memoised per spec)."""
+    got = _PATHS.get(id(spec))
+    if got is None:
+        fields = [*spec.calls.values(), *(f for pair in spec.members.values() for f in pair),
+                  *spec.def_names.values(), *(f for pair in spec.param_nodes.values()
+                                              for f in pair),
+                  *(f for pair in spec.binds.values() for f in pair), *spec.bind_types.values(),
+                  *spec.bind_targets.values(), *spec.bases.values(), *spec.not_refs.values()]
+        got = _PATHS[id(spec)] = frozenset(f for f in fields if is_path(f))
+    return got
+
+
+_KEYWORDS = frozenset({"this", "self", "super", "crate", "base", "cls"})
+
+
+def named_receiver(spec: GraphSpec, node: tree_sitter.Node,
+                   text: Callable[[tree_sitter.Node | None], str]) -> str | None:
+    """A receiver node as `spec.receivers` renames it (its type, or its text: PHP `$this`
+    is `this`, C#'s `base` and Kotlin's `super_expression` are `super()`, the class's
+    base); None: not one it renames."""
+    t = node.type
+    mapped = spec.receivers.get(t)
+    if mapped is not None and mapped != "=":
+        return mapped
+    if mapped == "=" or t in spec.names or t in _KEYWORDS:
+        raw = text(node)
+        return spec.receivers.get(raw, raw if mapped == "=" else None)
+    return None
+
+
+def _step(node: tree_sitter.Node, step: str, fids: Mapping[str, int]) -> tree_sitter.Node | None:
+    if step == "^":
+        return node.parent
+    field, at, types = step.partition("@")
+    field, hash_, place = field.partition("#")
+    if field:
+        kids = node.children_by_field_id(fids[field])
+        kids = [c for c in kids if c.is_named] if hash_ or at else kids
+    else:
+        kids = node.named_children
+    if at:
+        wanted = types.split("|")
+        kids = [c for c in kids if c.type in wanted]
+    if not kids:
+        return None
+    if hash_:
+        k = int(place)
+        return kids[k] if -len(kids) <= k < len(kids) else None
+    return kids[0]
+
+
+def node_at(node: tree_sitter.Node | None, path: str,
+            fids: Mapping[str, int]) -> tree_sitter.Node | None:
+    """The node a field path names from `node` (None: none there)."""
+    for step in path.split("."):
+        if node is None:
+            return None
+        node = _step(node, step, fids)
+    return node
+
+
+def package(walk: Walk, node: tree_sitter.Node) -> None:
+    """A C# namespace or PHP namespace: the file's package record (its first)."""
+    if walk.language not in ("csharp", "php"):
+        return
+    got = package_of(node, walk.text)
+    if got is not None and not any(i.level == got.level for i in walk.imports):
+        walk.imports.append(got)
+
+
+PACKAGES: dict[str, Callable[[Walk, tree_sitter.Node], None]] = {
+    "namespace_declaration": package, "file_scoped_namespace_declaration": package,
+    "namespace_definition": package,
+}
+"""Node type -> the package rule (beside the node's children, which stay code)."""
+
+_EX_DEFS = frozenset({"def", "defp", "defmacro", "defmacrop", "defguard", "defguardp",
+                      "defdelegate", "defn", "defnp"})
+_EX_FORMS = frozenset({"defmodule", "defprotocol", "defimpl", "defstruct", "defexception",
+                       "defoverridable", "if", "unless", "case", "cond", "with", "for",
+                       "receive", "try", "quote", "unquote", "fn", "raise", "reraise",
+                       "throw", "import", "alias", "require", "use", "describe", "test",
+                       "setup", "doctest", "assert", "refute", "not", "and", "or", "in",
+                       "when", "is_nil"})
+"""Call targets that are language forms (or the test DSL), not functions of the project."""
+
+
+def _params(walk: Walk, node: tree_sitter.Node, out: list[Entry]) -> None:
+    """The identifiers of a head's argument patterns, as parameters (`%{a: b}`, `[h | t]`,
+    `x \\\\ 1`: the default is code)."""
+    stack = [node]
+    while stack:
+        c = stack.pop()
+        if c.type == "identifier":
+            out.append((c, Role.PARAM, None, None))
+        elif c.type == "binary_operator" and walk.text(c.child_by_field_name("operator")) == (
+                "\\\\"):
+            left, right = c.child_by_field_name("left"), c.child_by_field_name("right")
+            if left is not None:
+                stack.append(left)
+            if right is not None:
+                out.append((right, None, None, None))
+        elif c.type not in ("string", "charlist", "sigil", "comment"):
+            stack.extend(reversed(c.named_children))
+
+
+def elixir_call(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
+    """`def name(a, b) when guard` heads and language forms (see the module docstring)."""
+    if walk.language != "elixir":
+        return
+    target = node.child_by_field_name("target")
+    if target is None or target.type != "identifier":
+        return
+    verb = walk.text(target)
+    if verb in _EX_FORMS or verb in _EX_DEFS:
+        put[target.id] = []
+    if verb not in _EX_DEFS:
+        return
+    args = next((c for c in node.named_children if c.type == "arguments"), None)
+    head = args.named_children[0] if args is not None and args.named_child_count else None
+    if head is None:
+        return
+    entries: list[Entry] = []
+    call = head
+    if head.type == "binary_operator" and walk.text(
+            head.child_by_field_name("operator")) == "when":
+        call = head.child_by_field_name("left") or head
+        guard = head.child_by_field_name("right")
+        if guard is not None:
+            entries.append((guard, None, None, None))
+    if call.type == "call":
+        for c in call.named_children:
+            if c.type == "arguments":
+                _params(walk, c, entries)
+    elif call.type != "identifier":  # `def a + b`: an operator's operands
+        _params(walk, call, entries)
+    put[args.id] = [*entries, *((c, None, None, None) for c in args.named_children[1:])]
+
+
+def elixir_attribute(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
+    """`@doc "..."`, `@spec f(t) :: t`, `@attr`: a module attribute, not a call of a
+    function named like it (its value is code)."""
+    operand = node.child_by_field_name("operand")
+    if walk.language != "elixir" or operand is None or walk.text(
+            node.child_by_field_name("operator")) != "@":
+        return
+    if operand.type == "identifier":
+        put[operand.id] = []
+    elif operand.type == "call":
+        target = operand.child_by_field_name("target")
+        put[operand.id] = [(c, None, None, None) for c in operand.named_children
+                           if target is None or c.id != target.id]
+
+
+RULES: dict[str, dict[str, Callable[[Walk, tree_sitter.Node, dict[int, list[Entry]]], None]]] = {
+    "elixir": {"call": elixir_call, "unary_operator": elixir_attribute},
+}
+"""Language -> node type -> a rule that says what the node's children are (`put`, as the
+walk's own rules)."""
+
+
+def _elixir_finish(walk: Walk) -> None:
+    walk.sites[:] = [s for s in walk.sites if not (
+        s.role == Role.REF and s.receiver is None and s.name[:1].islower())]
+
+
+FINISH: dict[str, Callable[[Walk], None]] = {"elixir": _elixir_finish}
+"""Language -> what is done with the walk's sites once it ends."""

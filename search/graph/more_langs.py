@@ -1,0 +1,252 @@
+"""Resolution for C#, PHP, Kotlin, Swift, Scala, Lua and Elixir: what their files see of
+each other without naming a file.
+
+- C#, Kotlin, Scala, PHP: a package (namespace) spans files and folders. A bare name no
+  scope of its file defines is a top-level definition of the file's own package (C#:
+  also the namespaces enclosing it), of a package it imports whole (`using A.B;`,
+  `import a.b.*`), or the class it imports by name (`import a.b.C`, `use A\\B\\C`): the
+  files of a package are those whose package record (`indexer.graph.imports_more`) names
+  it (the files defining the name, from the symbols table, that declare the package).
+- Swift: a module's files see each other's top-level definitions; a type's members may be
+  declared in extensions in other files (`extension Session { func f() }`), as C#'s
+  partial classes and Kotlin's extension functions (`fun Session.f()`) are.
+- Lua: `X.f()` / `X:f()` with `X` a table of the file (`local X = {}`) is the file's
+  `function X.f` (`X:f`); `self` in `function X:m()` is `X`; `require("a.b")` is the file
+  `a/b.lua` (under `lua/` too, or `a/b/init.lua`), whose functions `M.f` it exports.
+- Elixir: a module is named in full anywhere (`Plug.Conn.f()`), or by the last part an
+  `alias` binds (`Conn.f()`), `__MODULE__` being the enclosing one; `import A` makes A's
+  functions bare names.
+
+`MoreLanguages` is a mixin of `search.graph.resolve.Resolver`. Invariants: never guesses
+between two definitions of different qualified names (several: None); reads only; memoised
+per workspace (`ws.memo`).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from ctxd.indexer.graph import Import, Site
+from ctxd.indexer.graph.imports_more import PACKAGE_LEVEL
+from ctxd.indexer.graph.model import module_tail
+from ctxd.search.graph.facts import FactsBase, Target
+
+__all__ = ["MORE_LANGUAGES", "PACKAGED", "MoreLanguages", "package_keys"]
+
+PACKAGED = frozenset({"csharp", "kotlin", "scala", "php"})
+"""Languages whose files see their package's definitions (and imported packages')."""
+MORE_LANGUAGES = frozenset({*PACKAGED, "swift", "lua", "elixir"})
+_ALIAS = re.compile(r"[A-Z]\w*(?:\.[A-Z]\w*)*")
+"""An Elixir module name (`Plug.Conn`)."""
+_TYPE_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "type", "module",
+                         "function", "constant", "variable"})
+"""Top-level definitions a package shows to its other files."""
+
+
+def package_keys(imports: list[Import], language: str) -> set[str]:
+    """The `graph_links` keys under which the files that may use a definition of a file
+    with these imports are found: its package's last part (the package's other files and
+    its importers are keyed by it)."""
+    if language not in MORE_LANGUAGES:
+        return set()
+    return {module_tail(i.module) for i in imports if i.level == PACKAGE_LEVEL}
+
+
+class MoreLanguages(FactsBase):
+    """The seven languages' lookups of a resolver (over `FactsBase`'s per-file facts)."""
+
+    # ---------------------------------------------------------------- packages
+
+    def package_of(self, path: str) -> str | None:
+        """The package (namespace) a file declares (its first), None: none."""
+        facts = self.facts(path)
+        if facts is None:
+            return None
+        return next((i.module for i in facts.graph.imports if i.level == PACKAGE_LEVEL), None)
+
+    def _visible_packages(self, path: str, name: str) -> list[tuple[str, str | None]]:
+        """(package, the one name it is searched for or None: any) that a bare `name` of
+        the file may come from, nearest first."""
+        facts = self.facts(path)
+        if facts is None:
+            return []
+        lang = facts.graph.language
+        out: list[tuple[str, str | None]] = [  # `import a.b.C` / `use A\B\C as D`
+            (imp.module, imp.name) for imp in facts.imports.get(name, ())
+            if imp.level == 0 and imp.name]
+        own = [i.module for i in facts.graph.imports if i.level == PACKAGE_LEVEL]
+        for pkg in own:
+            out.append((pkg, None))
+            if lang == "csharp":  # code in `A.B.C` sees `A.B` and `A`
+                parts = pkg.split(".")
+                out += [(".".join(parts[:k]), None) for k in range(len(parts) - 1, 0, -1)]
+        out += [(i.module, None) for i in facts.stars]
+        if lang == "csharp":  # `using A.B;` inside `namespace X.Y` may name `X.Y.A.B`
+            out += [(f"{pkg}.{i.module}", None) for pkg in own for i in facts.stars]
+        return out
+
+    def more_name(self, path: str, name: str, depth: int) -> Target | None:
+        """A bare name that no scope or import of its file resolved (see the module
+        docstring), or None."""
+        facts = self.facts(path)
+        if facts is None:
+            return None
+        lang = facts.graph.language
+        if lang in PACKAGED:
+            for pkg, wanted in self._visible_packages(path, name):
+                got = self._in_package(pkg, wanted or name, lang, path)
+                if got is not None:
+                    return got
+            return None
+        if lang == "swift":
+            return self._one(self._swift_top(name, path))
+        if lang == "elixir":
+            for imp in facts.stars:  # `import Plug.Conn`: its functions by their names
+                module = self.elixir_module(path, imp.module, -1)
+                if module is not None and (got := self.member_of(module, name)) is not None:
+                    return got
+        return None
+
+    def _in_package(self, package: str, name: str, language: str,
+                    path: str) -> Target | None:
+        """The top-level definition `name` of the files of `language` that declare
+        `package` (the files come from the symbols table: those defining `name`)."""
+        ext = posixpath.splitext(path)[1]
+        found = []
+        for f in self.ws.defining(name):
+            ff = self.facts(f) if f.endswith(ext) else None
+            if ff is not None and ff.graph.language == language and (
+                    k := ff.children.get((-1, name))) is not None and (
+                    ff.graph.defs[k].kind in _TYPE_KINDS) and self.package_of(f) == package:
+                found.append(Target("def", f, k))
+        return self._one(found, prefer=path)
+
+    def _one(self, found: list[Target], prefer: str = "") -> Target | None:
+        """The one definition of `found` (several of one qualified name, a partial class
+        in several files: the first; of different names: None)."""
+        quals = {self._qual(t) for t in found}
+        if len(quals) != 1:
+            return None
+        mine = [t for t in found if t.path == prefer]
+        return (mine or sorted(found, key=lambda t: (t.path, t.index)))[0]
+
+    def _qual(self, t: Target) -> str:
+        facts = self.facts(t.path)
+        return facts.graph.defs[t.index].qualname if facts is not None else ""
+
+    def _swift_top(self, name: str, path: str) -> list[Target]:
+        out = []
+        for f in self.ws.defining(name):
+            ff = self.facts(f) if f.endswith(".swift") else None
+            if ff is not None and (k := ff.children.get((-1, name))) is not None and (
+                    ff.graph.defs[k].kind != "extension"):
+                out.append(Target("def", f, k))
+        return out
+
+    # ---------------------------------------------------------------- members
+
+    def more_places(self, path: str, cls: int) -> list[str]:
+        """Other files that may declare members of the class `cls` of `path`: a Swift
+        extension, a C# partial class, a Kotlin extension function (files with a
+        definition of the class's name)."""
+        facts = self.facts(path)
+        if facts is None or facts.graph.language not in MORE_LANGUAGES:
+            return []
+        ext = posixpath.splitext(path)[1]
+        name = facts.graph.defs[cls].name
+        return [f for f in self.ws.defining(name) if f != path and f.endswith(ext)]
+
+    def member_of(self, holder: Target, name: str) -> Target | None:
+        """A definition's member by name (a module's function, a class's method)."""
+        facts = self.facts(holder.path)
+        if facts is None:
+            return None
+        k = facts.children.get((holder.index, name))
+        return Target("def", holder.path, k) if k is not None else None
+
+    def more_site(self, path: str, site: Site) -> Target | None:
+        """A Lua or Elixir `recv.name` site whose receiver is a table or a module (None:
+        resolve it as any other)."""
+        facts = self.facts(path)
+        if facts is None or site.receiver is None:
+            return None
+        lang = facts.graph.language
+        if lang == "lua":
+            return self._lua_member(path, site)
+        if lang == "elixir":
+            module = self.elixir_module(path, site.receiver, site.scope)
+            return self.member_of(module, site.name) if module is not None else None
+        return None
+
+    def _lua_member(self, path: str, site: Site) -> Target | None:
+        facts = self.facts(path)
+        if facts is None:
+            return None
+        table = str(site.receiver)
+        if table == "self":  # `function X:m()`: `self` is `X`
+            s = site.scope
+            while s >= 0 and facts.graph.defs[s].kind != "method":
+                s = facts.graph.defs[s].parent
+            if s < 0:
+                return None
+            table = facts.graph.defs[s].qualname.rpartition(".")[0]
+        k = facts.qualnames.get(f"{table}.{site.name}")
+        if k is not None:
+            return Target("def", path, k)
+        head = table.partition(".")[0]
+        for imp in facts.imports.get(head, ()):  # `local util = require("a.util")`
+            for f in self.lua_module(path, imp.module):
+                got = self._lua_export(f, table.partition(".")[2], site.name)
+                if got is not None:
+                    return got
+        return None
+
+    def _lua_export(self, path: str, inner: str, name: str) -> Target | None:
+        """`M.name` of a Lua module file (the table it returns: any table of the file
+        holding `name` when one does)."""
+        facts = self.facts(path)
+        if facts is None:
+            return None
+        found = [k for k, d in enumerate(facts.graph.defs) if d.name == name and d.parent == -1
+                 and (not inner or d.qualname.endswith(f"{inner}.{name}"))]
+        return Target("def", path, found[0]) if len(found) == 1 else None
+
+    def lua_module(self, path: str, module: str) -> list[str]:
+        """The files `require("a.b")` may name: `a/b.lua`, `a/b/init.lua`, under `lua/`
+        or any folder (the nearest to `path` first)."""
+        stem = module.replace(".", "/")
+        paths = self.ws.ids
+        found = [p for p in paths if p.endswith((f"/{stem}.lua", f"/{stem}/init.lua"))
+                 or p in (f"{stem}.lua", f"{stem}/init.lua")] if stem else []
+        return sorted(found, key=lambda p: (not p.startswith(("lua/", f"{stem}")), len(p)))[:2]
+
+    def elixir_module(self, path: str, text: str, scope: int) -> Target | None:
+        """The module an Elixir receiver names: `__MODULE__` (the enclosing one), an
+        alias's last part (`Conn` after `alias Plug.Conn`), or a full name."""
+        facts = self.facts(path)
+        if facts is None:
+            return None
+        if text == "__MODULE__":
+            s = scope
+            while s >= 0 and facts.graph.defs[s].kind != "module":
+                s = facts.graph.defs[s].parent
+            return Target("def", path, s) if s >= 0 else None
+        if not _ALIAS.fullmatch(text):
+            return None
+        head, _, rest = text.partition(".")
+        full = text
+        for imp in facts.imports.get(head, ()):
+            if imp.level == 0 and imp.name is None:
+                full = f"{imp.module}.{rest}" if rest else imp.module
+                break
+        k = facts.qualnames.get(full)
+        if k is not None and facts.graph.defs[k].kind == "module":
+            return Target("def", path, k)
+        found = []
+        for f in self.ws.defining(full.rpartition(".")[2]):
+            ff = self.facts(f) if f.endswith((".ex", ".exs")) else None
+            if ff is not None and (k := ff.qualnames.get(full)) is not None and (
+                    ff.graph.defs[k].kind == "module"):
+                found.append(Target("def", f, k))
+        return self._one(found)
