@@ -20,7 +20,7 @@ import tree_sitter
 
 from ctxd.indexer.graph.model import Import
 
-__all__ = ["MORE_IMPORT_NODES", "PACKAGE_LEVEL", "package_of"]
+__all__ = ["GLOBAL_LEVEL", "MORE_IMPORT_NODES", "PACKAGE_LEVEL", "package_of"]
 
 Found = tuple[list[Import], list[tree_sitter.Node]]
 Text = Callable[[tree_sitter.Node | None], str]
@@ -28,6 +28,8 @@ Handler = Callable[[tree_sitter.Node, Text], "Found | None"]
 
 PACKAGE_LEVEL = -1
 """`Import.level` of a file's own package or namespace record."""
+GLOBAL_LEVEL = -2
+"""`Import.level` of a C# `global using A.B;` (every file of the project sees `A.B`)."""
 
 
 def _line(node: tree_sitter.Node) -> int:
@@ -60,7 +62,8 @@ def _csharp(node: tree_sitter.Node, text: Text) -> Found:
     if alias is not None:
         module, _, name = full.rpartition(".")
         return [Import(module, name, text(alias), 0, _line(node))], [alias]
-    return [Import(full, "*", None, 0, _line(node))], []
+    level = GLOBAL_LEVEL if any(c.type == "global" for c in node.children) else 0
+    return [Import(full, "*", None, level, _line(node))], []
 
 
 def _php_clause(clause: tree_sitter.Node, prefix: str, line: int, text: Text,

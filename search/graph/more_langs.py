@@ -28,7 +28,7 @@ import posixpath
 import re
 
 from ctxd.indexer.graph import Import, Site
-from ctxd.indexer.graph.imports_more import PACKAGE_LEVEL
+from ctxd.indexer.graph.imports_more import GLOBAL_LEVEL, PACKAGE_LEVEL
 from ctxd.indexer.graph.model import module_tail
 from ctxd.search.graph.facts import FactsBase, Target
 
@@ -84,15 +84,62 @@ class MoreLanguages(FactsBase):
         out += [(i.module, None) for i in facts.stars]
         if lang == "csharp":  # `using A.B;` inside `namespace X.Y` may name `X.Y.A.B`
             out += [(f"{pkg}.{i.module}", None) for pkg in own for i in facts.stars]
+            out += [(m, None) for m in self.global_usings(path)]
         return out
 
-    def more_name(self, path: str, name: str, depth: int) -> Target | None:
+    def _global_files(self) -> dict[str, list[str]]:
+        """C# files with `global using`s: their folder -> the namespaces they import
+        (every .cs file peeked at once per workspace)."""
+        memo: dict[str, dict[str, list[str]]] = self.ws.memo.setdefault("global_usings", {})
+        if "" not in memo:
+            files = [p for p in self.ws.ids if p.endswith(".cs")]
+            self.ws.preload(files)
+            found: dict[str, list[str]] = {}
+            for f in files:
+                got = self.ws.peek(f)
+                mods = [i.module for i in got.imports if i.level == GLOBAL_LEVEL] if got else []
+                if mods:
+                    found.setdefault(posixpath.dirname(f), []).extend(mods)
+            memo[""] = found
+        return memo[""]
+
+    def global_usings(self, path: str) -> list[str]:
+        """The namespaces the `global using`s of `path`'s project import (those of the
+        files in a folder above it)."""
+        out: list[str] = []
+        for folder, mods in self._global_files().items():
+            if not folder or path.startswith(folder + "/"):
+                out += mods
+        return out
+
+    def more_files(self, path: str) -> list[str]:
+        """Files that may use a definition of `path` without an import naming it: a Swift
+        module's other files; C# files under a project whose `global using`s import the
+        file's namespace ([] for other languages)."""
+        if path.endswith(".swift"):
+            return [p for p in self.ws.ids if p.endswith(".swift")]
+        if not path.endswith(".cs"):
+            return []
+        own = self.package_of(path)
+        folders = [d for d, mods in self._global_files().items() if own in mods]
+        return [p for p in self.ws.ids if p.endswith(".cs") and any(
+            not d or p.startswith(d + "/") for d in folders)]
+
+    def class_member(self, path: str, cls: int, name: str, depth: int) -> Target | None:
+        """A class's member (`search.graph.resolve.Resolver` answers)."""
+        return None
+
+    def more_name(self, path: str, name: str, scope: int, depth: int) -> Target | None:
         """A bare name that no scope or import of its file resolved (see the module
-        docstring), or None."""
+        docstring), or None: in a method, a member of its class declared elsewhere (a
+        base's, an extension's, another part's); else a package's or module's."""
         facts = self.facts(path)
         if facts is None:
             return None
         lang = facts.graph.language
+        if lang not in ("lua", "elixir") and (cls := self.enclosing_class(path, scope)) is not (
+                None) and (got := self.class_member(path, cls, name, depth)) is not None:
+            return got
         if lang in PACKAGED:
             for pkg, wanted in self._visible_packages(path, name):
                 got = self._in_package(pkg, wanted or name, lang, path)
@@ -210,6 +257,10 @@ class MoreLanguages(FactsBase):
             return None
         found = [k for k, d in enumerate(facts.graph.defs) if d.name == name and d.parent == -1
                  and (not inner or d.qualname.endswith(f"{inner}.{name}"))]
+        if len(found) > 1:  # several tables' `name`: the one the module returns
+            table = next((b.value[1:] for b in facts.binds.get((-1, "return"), ())
+                          if (b.value or "").startswith("=")), "")
+            found = [k for k in found if facts.graph.defs[k].qualname == f"{table}.{name}"]
         return Target("def", path, found[0]) if len(found) == 1 else None
 
     def lua_module(self, path: str, module: str) -> list[str]:
