@@ -32,7 +32,13 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from ctxd.search.hybrid import FusionOptions, file_norms, leg_weights, normalised
+from ctxd.search.hybrid import (
+    FusionOptions,
+    file_norms,
+    leg_weights,
+    normalised,
+    version_factor,
+)
 from ctxd.search.models import Hit
 from ctxd.search.path_kinds import (
     is_changelog,
@@ -54,6 +60,7 @@ from ctxd.search.questions import (
 )
 from ctxd.search.rank_features import FEATURES, candidates
 from ctxd.search.rank_model import RankModel
+from ctxd.search.versions import query_versions
 
 __all__ = ["Contribution", "explain_fitted", "explain_hit", "explain_text"]
 
@@ -112,6 +119,12 @@ def _factors(query: str, hit: Hit, options: FusionOptions,
     elif how_to and prose:
         out.append(Contribution("prose, a how-to question", options.promote_prose_for_how_to,
                                 "factor"))
+    version = version_factor(query_versions(query), hit.path, options)
+    if version != 1.0:
+        out.append(Contribution("its path names a version the question names"
+                                if version == options.promote_named_version
+                                else "its path names another version than the question",
+                                version, "factor"))
     if prose and options.code_first and not history and not wants_prose(query):
         out.append(Contribution("prose, a behaviour question (code first)",
                                 options.prose_factor, "factor"))

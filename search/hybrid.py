@@ -78,6 +78,7 @@ from ctxd.search.questions import (
     asks_where_in_code,
 )
 from ctxd.search.translations import own_language_pages
+from ctxd.search.versions import query_versions, version_match
 
 _Key = tuple[str, str, int, int]
 _Identity = tuple[str, str, int, int, int | None]
@@ -131,6 +132,13 @@ class FusionOptions:
     promote_prose_for_how_to: float = 1.4
     """Score factor for prose files when the query is a user's how-to question
     (`asks_how_to`: "how do I ...", "can I ...", "is there a way ..."; 1.0 = off)."""
+    promote_named_version: float = 1.3
+    """Score factor for a file whose path names a version the question names
+    (`search.versions`: "breaking changes in Alamofire 5" and `Alamofire 5.0 Migration
+    Guide.md`; 1.0 = off)."""
+    demote_other_version: float = 0.8
+    """Score factor for a file whose path names only other versions than the question
+    names (the 4.0 and 3.0 guides beside the 5.0 one; 1.0 = off)."""
     code_first: bool = True
     """For a question about behaviour, code before the prose that describes it, and a
     bounded share of prose in the top 10 (`search.prose.code_first`)."""
@@ -365,6 +373,7 @@ def rerank(query: str, hits: Sequence[Hit], options: FusionOptions,
     how_to = asks_how_to(query)
     examples_ok = how_to or asks_for_examples(query)
     types_ok = asks_for_types(query)
+    versions = query_versions(query)
     out: list[Hit] = []
     for h in hits:
         score = _bonuses(h.score, h, words, options) if options.rerank else h.score
@@ -384,10 +393,22 @@ def rerank(query: str, hits: Sequence[Hit], options: FusionOptions,
             score *= options.demote_prose_for_where
         elif how_to and is_prose(h.path):
             score *= options.promote_prose_for_how_to
+        if versions:
+            score *= version_factor(versions, h.path, options)
         out.append(replace(h, score=score))
     if options.file_evidence > 0:
         out = file_evidence(out, options.file_evidence)
     return out
+
+
+def version_factor(versions: Sequence[tuple[int, ...]], path: str,
+                   options: FusionOptions) -> float:
+    """`rerank`'s factor for a file whose path names a version, when the question names
+    `versions` (`search.versions`): the same one, or only others; 1.0 otherwise."""
+    named = version_match(tuple(versions), path)
+    if named is None:
+        return 1.0
+    return options.promote_named_version if named else options.demote_other_version
 
 
 def _bonuses(score: float, h: Hit, words: set[str], options: FusionOptions) -> float:

@@ -175,7 +175,28 @@ _EXAMPLES = re.compile(rf"\b({EXAMPLE_WORDS}|recipes?|usages?)\b", re.IGNORECASE
 _TYPES = re.compile(r"\b(types?|typings?|typed|interfaces?|declar\w*|signatures?|schemas?|"
                     r"options?|props|fields?|shapes?|defin(ed|es|itions?))\b", re.IGNORECASE)
 _HISTORY = re.compile(r"\b(release[sd]?|version(s|ed)?|changelog|history|changed|"
-                      r"deprecated|removed|introduced|since)\b", re.IGNORECASE)
+                      r"deprecated|removed|introduced|since|breaking( \w+)? changes?|what's new|"
+                      r"what is new|migration guides?|"
+                      r"(migrat|upgrad)(e|es|ed|ing) (from|to) (v|version )?\d)\b",
+                      re.IGNORECASE)
+_REQUIREMENTS = re.compile(
+    r"\b(minimum|min|oldest|lowest|supported|required|requires?|compatible)"
+    r"( [\w.+-]+){0,4}? versions?\b|\bversions? (\w+ ){0,3}(supported|required)\b"
+    r"|\b(system )?requirements\b|\bsupported (platforms|versions|os|systems)\b"
+    r"|\bcompatib(le|ility) with\b", re.IGNORECASE)
+"""What a project needs or runs on ("the minimum Python version", "minimum iOS and Swift
+versions required", "supported platforms", "requirements"): the README or the install
+page says it, not the changelog (so not `asks_for_history` for its "versions")."""
+_OVERVIEW = re.compile(
+    r"^\W*((give|show) me |what is |what's |is there )?(a |an |the )?(full |complete |short )?"
+    r"(list|overview|summary|comparison) of\b"
+    r"|\bwhich \w+( \w+)? (ship|come|are (included|bundled|available|provided|built in))"
+    r"\b|\bwhat does each( one)?\b"
+    r"|\bwhy (use|choose|pick|prefer|should (i|we) (use|choose|pick))\b",
+    re.IGNORECASE)
+"""A question about the project as a whole, which its README or guide answers: "list of
+attacks X defends against", "which extensions ship with X and what does each one add",
+"why use X instead of Y"."""
 
 
 def asks_where_in_code(query: str) -> bool:
@@ -212,6 +233,7 @@ def wants_prose(query: str) -> bool:
     if _CODE_ASKED.search(_USER_WHERE.sub(" ", query)):
         return False
     return bool(_PROSE_ASKED.search(query) or _USAGE.search(query) or _HOW_TO.search(query)
+                or _REQUIREMENTS.search(query) or _OVERVIEW.search(query)
                 or _task_shaped(query))
 
 
@@ -240,5 +262,7 @@ def asks_for_types(query: str) -> bool:
 
 
 def asks_for_history(query: str) -> bool:
-    """The question is about releases or changes (changelogs answer it)."""
-    return bool(_HISTORY.search(query))
+    """The question is about releases or changes (changelogs and migration guides answer
+    it: "what changed in 1.19", "breaking changes in 5"); not about what a version
+    requires ("the minimum Python version": `_REQUIREMENTS`)."""
+    return bool(_HISTORY.search(_REQUIREMENTS.sub(" ", query)))
