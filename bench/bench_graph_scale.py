@@ -189,6 +189,68 @@ def repos_layout(mono: Path, path: Path, copies: int) -> float:
     return time.perf_counter() - t0
 
 
+def _graph_sources(files: list[SourceFile]) -> tuple[list[tuple[str, bytes]],
+                                                     list[tuple[str, str]]]:
+    """(path in a copy, graph blob) and (path in a copy, import key) of every file with a
+    graph, as this checkout's extractor makes them."""
+    graphs = [(f.path, f.graph.data) for f in files if f.graph.data]
+    links = [(f.path, k) for f in files if f.graph.data for k in dict.fromkeys(f.graph.keys)]
+    return graphs, links
+
+
+def refresh_sqlite(path: Path, files: list[SourceFile]) -> float:
+    """Every copy's `graph` and `graph_links` rows in the SQLite index at `path` written
+    again from `files` (this checkout's extraction and blob format: a store built by an
+    older one answers as a fresh index would), the text generation moved; seconds."""
+    graphs, links = _graph_sources(files)
+    t0 = time.perf_counter()
+    store = Store.open(path)
+    try:
+        with store.transaction():
+            db = store.db
+            db.execute("CREATE TEMP TABLE src(rel TEXT PRIMARY KEY, data BLOB)")
+            db.execute("CREATE TEMP TABLE src_links(rel TEXT, key TEXT)")
+            db.executemany("INSERT INTO src VALUES (?, ?)", graphs)
+            db.executemany("INSERT INTO src_links VALUES (?, ?)", links)
+            db.execute("DELETE FROM graph_links")
+            db.execute("DELETE FROM graph")
+            db.execute("INSERT INTO graph(file_id, repo_id, data) SELECT f.id, f.repo_id, "
+                       "s.data FROM files f JOIN src s ON s.rel = substr(f.path, 6)")
+            db.execute("INSERT OR IGNORE INTO graph_links(key, file_id) SELECT l.key, f.id "
+                       "FROM files f JOIN src_links l ON l.rel = substr(f.path, 6)")
+            db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 "
+                       "WHERE key = 'text_generation'")
+    finally:
+        store.close()
+    return time.perf_counter() - t0
+
+
+def refresh_pg(url: str, files: list[SourceFile]) -> float:
+    """`refresh_sqlite` for the PostgreSQL database at `url`; seconds."""
+    import psycopg
+
+    graphs, links = _graph_sources(files)
+    t0 = time.perf_counter()
+    with psycopg.connect(url) as conn, conn.transaction():
+        conn.execute("CREATE TEMP TABLE src(rel TEXT PRIMARY KEY, data BYTEA)")
+        conn.execute("CREATE TEMP TABLE src_links(rel TEXT, key TEXT)")
+        with conn.cursor().copy("COPY src(rel, data) FROM STDIN") as cp:
+            cp.write("".join(_line(r, d) for r, d in graphs))
+        with conn.cursor().copy("COPY src_links(rel, key) FROM STDIN") as cp:
+            cp.write("".join(_line(r, k) for r, k in links))
+        conn.execute("DELETE FROM graph_links")
+        conn.execute("DELETE FROM graph")
+        conn.execute("INSERT INTO graph(file_id, repo_id, data) SELECT f.id, f.repo_id, "
+                     "s.data FROM files f JOIN src s ON s.rel = substr(f.path, 6)")
+        conn.execute("INSERT INTO graph_links(key, file_id) SELECT DISTINCT l.key, f.id "
+                     "FROM files f JOIN src_links l ON l.rel = substr(f.path, 6)")
+        conn.execute("SELECT nextval('ctxd_text_generation')")
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE graph")
+        conn.execute("VACUUM ANALYZE graph_links")
+    return time.perf_counter() - t0
+
+
 def _esc(value: object) -> str:
     if value is None:
         return "\\N"
@@ -392,6 +454,27 @@ def prepare(args: argparse.Namespace, files: list[SourceFile], copies: int,
     return stores
 
 
+def refresh(args: argparse.Namespace, files: list[SourceFile], result: dict[str, Any],
+            log: Callable[[str], None]) -> None:
+    """`--refresh-graphs`: the kept stores' graph rows written again (`refresh_sqlite`,
+    `refresh_pg`; the stores not built yet are left to `prepare`)."""
+    n = args.checkpoints
+    if not args.no_sqlite:
+        for db in (args.folder / f"graph-scale-{n}.db", args.folder / f"graph-scale-{n}-repos.db"):
+            if (args.folder / f"{db.name}.done").is_file():
+                result[f"refresh_{db.name}_s"] = round(refresh_sqlite(db, files), 1)
+                log(f"{db.name}: graphs refreshed")
+    if args.pg:
+        from bench.pg_helpers import database_url, local_server
+
+        base = local_server(args.folder / "pg")
+        for layout in ("mono", "repos"):
+            if (args.folder / f"pg-graph-{n}-{layout}.done").is_file():
+                url = database_url(base, f"graph{n}{layout}")
+                result[f"refresh_pg_{layout}_s"] = round(refresh_pg(url, files), 1)
+                log(f"postgresql graph{n}{layout}: graphs refreshed")
+
+
 def main() -> None:
     from bench.graph_eval.corpus import fetch_all
 
@@ -408,6 +491,11 @@ def main() -> None:
     ap.add_argument("--only", action="append", default=[],
                     help="time only these definitions (qualified names of QUERIES)")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--refresh-graphs", action="store_true",
+                    help="write the kept stores' graph rows again from this checkout's "
+                         "extraction (after an EXTRACTION or blob format change) instead of "
+                         "building the stores again")
+    ap.add_argument("--no-query", action="store_true", help="prepare the stores only")
     args = ap.parse_args()
 
     def log(msg: str) -> None:
@@ -425,8 +513,10 @@ def main() -> None:
         "files": copies * len(files),
         "checkpoints": copies * sum(len(f.chunks) for f in files),
         "graph_files": copies * sum(1 for f in files if f.graph.data)}
+    if args.refresh_graphs:
+        refresh(args, files, result, log)
     stores = prepare(args, files, copies, result, log)
-    for name, layout, settings in stores:
+    for name, layout, settings in [] if args.no_query else stores:
         service = Service(load_settings(settings), long_lived=True)
         try:
             log(f"{name} {layout}: load average {load_average()}")

@@ -19,12 +19,15 @@ import json
 import posixpath
 import re
 import tomllib
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from functools import cached_property
 
 from ctxd.indexer.graph import Import
 
-__all__ = ["JS_LIKE", "RepoLayout", "module_name"]
+__all__ = ["BUILD_ENDS", "JS_LIKE", "RepoLayout", "file_tails", "import_tails", "is_build_file",
+           "module_name"]
 
 JS_LIKE = frozenset({"javascript", "typescript", "tsx"})
 _JS_EXTS = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
@@ -54,38 +57,80 @@ class RepoLayout:
     """One repository's files, indexed for import resolution."""
 
     def __init__(self, paths: Iterable[str], read: Callable[[str], str | None]) -> None:
-        """`read(path)`: a build file's indexed text (`go.mod`, `tsconfig.json`), or None."""
+        """`read(path)`: a build file's indexed text (`go.mod`, `tsconfig.json`), or None
+        (asked for the files `is_build_file` names, in path order, here and only here).
+        What a lookup needs of the paths (by folder, by name, Python modules by name,
+        the tsconfig files' options) is indexed at its first use: a monorepo's 80,000
+        paths cost a set here, and a Python question does not build Go's index."""
         self.paths = set(paths)
-        self.by_dir: dict[str, list[str]] = defaultdict(list)
-        self.py: dict[str, list[str]] = defaultdict(list)
-        for p in sorted(self.paths):
-            self.by_dir[posixpath.dirname(p)].append(p)
-            if p.endswith(_PY_EXTS):
-                parts = module_name(p).split(".")
-                for k in range(len(parts)):
-                    self.py[".".join(parts[k:])].append(p)
         self.go_modules: list[tuple[str, str]] = []  # (module path, folder)
         self.rust_crates: dict[str, str] = {}  # library crate name -> its root file
-        self.ts_configs: list[tuple[str, str, dict[str, list[str]]]] = []
-        for p in sorted(self.paths):
+        self._ts_texts: list[tuple[str, str]] = []
+        for p in sorted(p for p in self.paths if p.endswith(BUILD_ENDS) and is_build_file(p)):
             base = posixpath.basename(p)
             if base == "go.mod":
                 text = read(p) or ""
                 m = re.search(r"(?m)^module\s+(\S+)", text)
                 if m:
                     self.go_modules.append((m.group(1), posixpath.dirname(p)))
-            elif base.startswith(("tsconfig", "jsconfig")) and base.endswith(".json"):
-                self._ts_config(p, read(p) or "")
             elif base == "Cargo.toml":
                 self._cargo(p, read(p) or "")
-        self.ts_configs.sort(key=lambda c: -len(c[0]))
-        self.by_base: dict[str, list[str]] = defaultdict(list)
-        """A file's name -> its paths (`#include "x.h"` by path suffix)."""
-        for p in self.paths:
-            self.by_base[posixpath.basename(p)].append(p)
+            else:
+                self._ts_texts.append((p, read(p) or ""))
         self._py_memo: dict[tuple[str, str, str | None, int], tuple[str, ...]] = {}
         self._files_memo: dict[tuple[str, str, str | None, int], tuple[str, ...]] = {}
+        self._named_memo: dict[str, list[str]] = {}
         self._java_packages: dict[tuple[str, str], list[str]] | None = None
+
+    @cached_property
+    def by_dir(self) -> dict[str, list[str]]:
+        """A folder -> its files, by path (folders in the order of their first file)."""
+        out: dict[str, list[str]] = defaultdict(list)
+        for p in sorted(self.paths):
+            out[posixpath.dirname(p)].append(p)
+        return out
+
+    @cached_property
+    def by_base(self) -> dict[str, list[str]]:
+        """A file's name -> its paths (`#include "x.h"` by path suffix)."""
+        out: dict[str, list[str]] = defaultdict(list)
+        for p in self.paths:
+            out[posixpath.basename(p)].append(p)
+        return out
+
+    @cached_property
+    def _py_tails(self) -> dict[str, list[str]]:
+        """The last part of a Python file's module name (`module_name`) -> its paths."""
+        out: dict[str, list[str]] = defaultdict(list)
+        for p in self.paths:
+            if p.endswith(_PY_EXTS):
+                out[_py_tail(p)].append(p)
+        return out
+
+    def py_named(self, dotted: str) -> list[str]:
+        """The Python files whose dotted module name (`module_name`) is `dotted` or ends
+        in `.dotted` (`pkg.models` finds `src/pkg/models.py`), by path."""
+        got = self._named_memo.get(dotted)
+        if got is None:
+            if len(self._named_memo) >= MEMO_SIZE:
+                self._named_memo.clear()
+            tail = dotted.rpartition(".")[2]
+            got = self._named_memo[dotted] = sorted(
+                p for p in self._py_tails.get(tail, ())
+                if (m := module_name(p)) == dotted or m.endswith("." + dotted))
+        return got
+
+    @cached_property
+    def ts_configs(self) -> list[tuple[str, str, dict[str, list[str]]]]:
+        """(folder, base folder, `paths`) of each tsconfig/jsconfig file, innermost
+        first."""
+        out: list[tuple[str, str, dict[str, list[str]]]] = []
+        for p, text in self._ts_texts:
+            got = _ts_config(p, text)
+            if got is not None:
+                out.append(got)
+        out.sort(key=lambda c: -len(c[0]))
+        return out
 
     def _cargo(self, path: str, text: str) -> None:
         """A Cargo package's library crate: its name (`[lib] name`, else the package's,
@@ -132,22 +177,6 @@ class RepoLayout:
                     best is None or len(folder) > best[0]):
                 best = (len(folder), name)
         return best[1] if best else None
-
-    def _ts_config(self, path: str, text: str) -> None:
-        try:
-            data = json.loads(_strip_json_comments(text))
-        except ValueError:
-            return
-        opts = data.get("compilerOptions") if isinstance(data, dict) else None
-        if not isinstance(opts, dict):
-            return
-        folder = posixpath.dirname(path)
-        base = posixpath.normpath(posixpath.join(folder, str(opts.get("baseUrl") or ".")))
-        base = "" if base == "." else base
-        paths = opts.get("paths") if isinstance(opts.get("paths"), dict) else {}
-        mapping = {str(k): [str(v) for v in vs] for k, vs in (paths or {}).items()
-                   if isinstance(vs, list)}
-        self.ts_configs.append((folder, base, mapping))
 
     # ---------------------------------------------------------------- per language
 
@@ -218,7 +247,7 @@ class RepoLayout:
             stem = posixpath.join(folder, rel) if rel else folder
             return tuple([c for c in (f"{stem}.py", f"{stem}/__init__.py", f"{stem}.pyi",
                                       f"{stem}/__init__.pyi") if c in self.paths][:1])
-        found = self.py.get(dotted, [])
+        found = self.py_named(dotted)
         if len(found) > 1:  # the one nearest the importer, then the shortest path
             return (_nearest(found, path),)
         return tuple(found)
@@ -386,19 +415,101 @@ class RepoLayout:
         return []
 
 
+def import_tails(path: str, imp: Import, language: str) -> frozenset[str] | None:
+    """The names a file that a Python or JS/TS import of `path` may land in is called
+    by: each file of `RepoLayout.import_files` has one of them among its `file_tails`
+    (None: not known without resolving the import: a JS package or path alias). A file
+    found under an import key is searched only when one of its imports lands near the
+    definition, and the imports that cannot land there are never resolved."""
+    if language == "python":
+        if imp.level and not imp.module:  # `from . import x`: the package, then `x`
+            folder = posixpath.dirname(path)
+            for _ in range(imp.level - 1):
+                folder = posixpath.dirname(folder)
+            out = {folder.rpartition("/")[2]}
+        else:
+            out = {imp.module.rpartition(".")[2]}
+        if imp.name and imp.name != "*":  # `from pkg import module`
+            out.add(imp.name.rpartition(".")[2])
+        elif imp.name is None and "." in imp.module and not imp.level:  # `import a.b`: a
+            out.add(imp.module.split(".")[0])
+        return frozenset(out)
+    if language not in JS_LIKE or not imp.module.startswith("."):
+        return None
+    last = imp.module.rstrip("/").rpartition("/")[2]
+    if last in ("", ".", ".."):
+        return None
+    return frozenset({last, re.sub(r"\.(js|jsx|mjs|cjs)$", "", last)})
+
+
+def file_tails(path: str) -> frozenset[str]:
+    """What an import that lands in the file may call it (`import_tails`): its name,
+    that name without each extension it ends in, its module name's last part, and for
+    a package's `__init__`/`index` file the folder's name."""
+    folder, _, base = path.rpartition("/")
+    out = {base, module_name(path).rpartition(".")[2]}
+    out.update(base[:-len(e)] for e in (*_PY_EXTS, *_JS_EXTS) if base.endswith(e))
+    if base.startswith(("__init__.", "index.")):
+        out.add(folder.rpartition("/")[2])
+    return frozenset(out)
+
+
+def is_build_file(path: str) -> bool:
+    """Whether a layout reads the file: `go.mod`, `Cargo.toml`, `tsconfig*.json`,
+    `jsconfig*.json`."""
+    if not path.endswith(BUILD_ENDS):
+        return False
+    base = posixpath.basename(path)
+    return base in ("go.mod", "Cargo.toml") or (
+        base.startswith(("tsconfig", "jsconfig")) and base.endswith(".json"))
+
+
+def _ts_config(path: str, text: str) -> tuple[str, str, dict[str, list[str]]] | None:
+    """A tsconfig/jsconfig file's folder, `baseUrl` folder and `paths` (None: not JSON,
+    or no `compilerOptions`)."""
+    try:
+        data = json.loads(_strip_json_comments(text))
+    except ValueError:
+        return None
+    opts = data.get("compilerOptions") if isinstance(data, dict) else None
+    if not isinstance(opts, dict):
+        return None
+    folder = posixpath.dirname(path)
+    base = posixpath.normpath(posixpath.join(folder, str(opts.get("baseUrl") or ".")))
+    base = "" if base == "." else base
+    paths = opts.get("paths") if isinstance(opts.get("paths"), dict) else {}
+    mapping = {str(k): [str(v) for v in vs] for k, vs in (paths or {}).items()
+               if isinstance(vs, list)}
+    return folder, base, mapping
+
+
+def _py_tail(path: str) -> str:
+    """`module_name(path).rpartition(".")[2]` for a `.py`/`.pyi` path, without its
+    regular expression (the Python index of a monorepo reads ~20,000 of them)."""
+    stem = path[:-4] if path.endswith(".pyi") else path[:-3]
+    head, _, last = stem.rpartition("/")
+    if last in _PACKAGE_STEMS:
+        last = head.rpartition("/")[2]
+    if not last or "//" in path or path.startswith("/"):  # (empty parts: the long way)
+        return module_name(path).rpartition(".")[2]
+    return last.rpartition(".")[2]
+
+
+BUILD_ENDS = ("go.mod", "Cargo.toml", ".json")
+_PACKAGE_STEMS = frozenset({"__init__", "index", "mod", "lib"})
 _JAVA_SOURCE_SET = re.compile(r"(?:^|/)src/(?P<set>[^/]+)/java/")
 """A Maven or Gradle source set's Java root (`src/main/java/`, `src/test/java/`)."""
 
 
 def _nearest(found: list[str], path: str) -> str:
-    """The path of `found` sharing the most leading folders with `path`, then the
-    shortest, then the first by name: `min(found, key=(-_shared(p, path), len(p), p))`
-    by prefix tests, deepest folder first (a monorepo has a module of one name in each
-    of its copies)."""
+    """The path of `found` (sorted) sharing the most leading folders with `path`, then
+    the shortest, then the first by name: `min(found, key=(-_shared(p, path), len(p),
+    p))`, by a binary search per folder, deepest first (a monorepo has a module of one
+    name in each of its copies)."""
     folders = path.split("/")[:-1]
     for k in range(len(folders), 0, -1):
-        prefix = "/".join(folders[:k]) + "/"
-        hits = [p for p in found if p.startswith(prefix)]
+        prefix = "/".join(folders[:k]) + "/"  # (the paths under it sort before `...0`)
+        hits = found[bisect_left(found, prefix):bisect_left(found, prefix[:-1] + "0")]
         if hits:
             return min(hits, key=lambda p: (len(p), p))
     return min(found, key=lambda p: (len(p), p))

@@ -7,26 +7,30 @@ class's) name (`graph_links`), the same Go package, and, round by round, the fil
 import those that re-export it (`__init__.py`, `index.ts`); in Python and JS/TS only
 those of them with an import that lands in the definition's file, a package above it or
 a file already kept (another package's or another copy's module of the same name does
-not count). Every site there that bears the name (its strings peeked at before it is
+not count; an import is followed only once it may name one of those files:
+`modules.import_tails`). Every site there that bears the name (its strings peeked at before it is
 decoded) is resolved (`search.graph.resolve`); the sites that resolve to the definition
 are its usages, labelled `call`, `import`, `inherit` or `reference`, plus the methods
 that override it (`override`). Sites that bear the name but resolve nowhere are counted
 as by-name candidates, never mixed in.
 
 Invariants: answers are sorted (by path, line, column; trees parents first); every
-limit that cuts an answer says so (`truncated`); reads only.
+limit that cuts an answer says so (`truncated`); reads only; each query runs with the
+garbage collector paused (`workspace.collector_paused`).
 """
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar, cast
 
 from ctxd.indexer.chunk.languages import detect_language, linguist_name
-from ctxd.indexer.graph import Role, module_tail
+from ctxd.indexer.graph import Import, Role, module_tail
 from ctxd.indexer.graph.specs import SPECS as GRAPH_LANGUAGES
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.search.graph.models import (
@@ -39,9 +43,9 @@ from ctxd.search.graph.models import (
     Refs,
     Usage,
 )
-from ctxd.search.graph.modules import JS_LIKE
+from ctxd.search.graph.modules import JS_LIKE, RepoLayout, file_tails, import_tails
 from ctxd.search.graph.resolve import C_LIKE, CLASS_KINDS, Resolver, Target
-from ctxd.search.graph.workspace import Workspace
+from ctxd.search.graph.workspace import Workspace, collector_paused
 
 __all__ = [
     "MAX_DEPTH",
@@ -74,6 +78,7 @@ def no_graph_note(*defs: GraphDef) -> str:
                     "true`) lists the lines that mention the name")
     return NO_GRAPH_NOTE
 
+_Q = TypeVar("_Q", bound=Callable[..., Any])
 _KIND = {Role.CALL: "call", Role.IMPORT: "import", Role.INHERIT: "inherit"}
 _TEST = re.compile(r"(^|/)(tests?|__tests__|spec)/|(^|/)test_[^/]*$|_test\.\w+$|"
                    r"\.(test|spec)\.\w+$|(^|/)conftest\.py$")
@@ -86,6 +91,41 @@ _GO_METHOD = re.compile(r"\s*([A-Za-z_]\w*)\s*\(")
 def is_test_path(path: str) -> bool:
     """Whether a path is a test file (`tests/`, `test_x.py`, `x_test.go`, `x.test.ts`)."""
     return bool(_TEST.search(path))
+
+
+def _collector_paused(query: _Q) -> _Q:
+    """`query` run with the garbage collector off (`workspace.collector_paused`)."""
+    @functools.wraps(query)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with collector_paused():
+            return query(*args, **kwargs)
+    return cast(_Q, run)
+
+
+class _Imports:
+    """A Python or JS/TS file's imports as `_Graph._lands` follows them: those not
+    followed yet, with their `import_tails` (`names`: all of these; `unknown`: one's are
+    not known), and the files the followed ones land in (`landed`)."""
+
+    def __init__(self, path: str, language: str, imports: list[Import]) -> None:
+        self.path = path
+        self.language = language
+        self.waiting = [(import_tails(path, imp, language), imp) for imp in imports]
+        self.names: frozenset[str] = frozenset().union(*(n for n, _ in self.waiting if n))
+        self.unknown = any(n is None for n, _ in self.waiting)
+        self.landed: set[str] = set()
+
+    def follow(self, layout: RepoLayout, tails: set[str]) -> None:
+        """Follow the waiting imports that may name one of `tails` (they only grow)."""
+        still: list[tuple[frozenset[str] | None, Import]] = []
+        for names, imp in self.waiting:
+            if names is None or not names.isdisjoint(tails):
+                self.landed.update(layout.import_files(self.path, imp, self.language))
+            else:
+                still.append((names, imp))
+        self.waiting = still
+        self.names = frozenset().union(*(n for n, _ in still if n))
+        self.unknown = False
 
 
 class _Graph:
@@ -158,6 +198,7 @@ class _Graph:
         while folder:
             reach.update((f"{folder}/__init__.py", f"{folder}/__init__.pyi"))
             folder = posixpath.dirname(folder)
+        tails = {n for f in reach for n in file_tails(f)}
         pending: set[str] = set()
         seen_keys: set[str] = set()
         for _ in range(ROUNDS):
@@ -168,7 +209,7 @@ class _Graph:
             found = [f for f in self.ws.importers(new) if f not in files]
             self.ws.preload(found)
             pending.update(found)
-            for f in self._landing(pending, reach):
+            for f in self._landing(pending, reach, tails):
                 files.add(f)  # re-exporters: their importers name them, not the definer
                 base = posixpath.basename(f)
                 if base.startswith(("__init__.", "index.", "mod.", "lib.")):
@@ -178,45 +219,40 @@ class _Graph:
         self.ws.preload(out)
         return out
 
-    def _landing(self, pending: set[str], reach: set[str]) -> list[str]:
-        """The files of `pending` (taken out of it, added to `reach`) with an import
-        that lands in `reach`, directly or through another such file: the others
-        import a module of the same name elsewhere (another package, another copy) and
-        cannot name the definition. Languages whose imports do not name files (Go, Java
-        packages) or that resolve otherwise all land."""
+    def _landing(self, pending: set[str], reach: set[str], tails: set[str]) -> list[str]:
+        """The files of `pending` (taken out of it, added to `reach`, their names to
+        `tails`) with an import that lands in `reach`, directly or through another such
+        file: the others import a module of the same name elsewhere (another package,
+        another copy) and cannot name the definition. Languages whose imports do not
+        name files (Go, Java packages) or that resolve otherwise all land."""
         out: list[str] = []
         moved = True
         while moved:
             moved = False
             for f in sorted(pending):
-                if self._lands(f, reach):
+                if self._lands(f, reach, tails):
                     pending.discard(f)
                     reach.add(f)
+                    tails.update(file_tails(f))
                     out.append(f)
                     moved = True
         return out
 
-    def _lands(self, path: str, reach: set[str]) -> bool:
-        targets = self.targets(path)
-        return targets is None or not reach.isdisjoint(targets)
-
-    def targets(self, path: str) -> frozenset[str] | None:
-        """The files a file's imports land in (None: every file, where its language's
-        imports are not followed to files here)."""
-        memo: dict[str, frozenset[str] | None] = self.ws.memo.setdefault("targets", {})
-        if path in memo:
-            return memo[path]
-        graph = self.ws.peek(path)
-        lang = graph.language if graph is not None else ""
-        if graph is not None and lang != "python" and lang not in JS_LIKE:
-            memo[path] = None
-            return None
-        out: set[str] = set()
-        if graph is not None:
-            for imp in graph.imports:
-                out.update(self.ws.layout.import_files(path, imp, lang))
-        got = memo[path] = frozenset(out)
-        return got
+    def _lands(self, path: str, reach: set[str], tails: set[str]) -> bool:
+        """Whether an import of the file lands in `reach` (an import is followed once it
+        may name one of `tails`, the names of the files of `reach`: `import_tails`)."""
+        memo: dict[str, _Imports | None] = self.ws.memo.setdefault("imports", {})
+        if path not in memo:
+            peek = self.ws.peek(path)
+            lang = peek.language if peek is not None else ""
+            memo[path] = None if peek is not None and lang != "python" and (
+                lang not in JS_LIKE) else _Imports(path, lang, peek.imports if peek else [])
+        got = memo[path]
+        if got is None:
+            return True
+        if got.unknown or not got.names.isdisjoint(tails):
+            got.follow(self.ws.layout, tails)
+        return not reach.isdisjoint(got.landed)
 
     def _other_keys(self, t: Target, language: str, name: str, parent: int) -> set[str]:
         """Rust: the crate's name (other crates `use globset::...`); C/C++: the headers its
@@ -351,6 +387,7 @@ def _line_texts(store: IndexStore, ws: Workspace, paths: Iterable[str]) -> dict[
     return {ids[i]: text.split("\n") for i, text in store.file_texts(list(ids)).items()}
 
 
+@_collector_paused
 def references(store: IndexStore, d: GraphDef, *, limit: int = 200) -> Refs:
     """The resolved usages of a definition (overrides included), by path and line."""
     started = time.perf_counter()
@@ -429,6 +466,7 @@ def _callee_steps(g: _Graph, node: Target, level: int, parent: int
                     level, callee is not None, parent), callee)
 
 
+@_collector_paused
 def _call_tree(store: IndexStore, d: GraphDef, direction: str, steps: _Steps, depth: int,
                limit: int) -> Calls:
     """Breadth first from `d` in one direction, each definition expanded once, at most
@@ -455,6 +493,7 @@ def _call_tree(store: IndexStore, d: GraphDef, direction: str, steps: _Steps, de
                  "" if t is not None else no_graph_note(d))
 
 
+@_collector_paused
 def call_paths(store: IndexStore, source: GraphDef, target: GraphDef, *,
                max_depth: int = 5, limit: int = 5) -> CallPaths:
     """The shortest call chains (breadth first over callees) from `source` to `target`."""
@@ -492,6 +531,7 @@ def call_paths(store: IndexStore, source: GraphDef, target: GraphDef, *,
                      "" if s is not None and t is not None else no_graph_note(source, target))
 
 
+@_collector_paused
 def impact(store: IndexStore, defs: list[GraphDef], subject: str, *, depth: int = 3,
            limit: int = 200, file: str | None = None) -> Impact:
     """What depends on `defs`, transitively: the definitions (or module-level code) whose

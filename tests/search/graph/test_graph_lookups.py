@@ -142,7 +142,7 @@ def test_candidates_are_the_files_whose_imports_reach_the_definition(store, tmp_
         fast = queries.references(store, d)
         workspace._cache.clear()
         with monkeypatch.context() as m:
-            m.setattr(queries._Graph, "_lands", lambda self, path, reach: True)
+            m.setattr(queries._Graph, "_lands", lambda self, path, reach, tails: True)
             slow = queries.references(store, d)
         got = {(u.path, u.line, u.kind) for u in fast.usages}
         assert got == {(u.path, u.line, u.kind) for u in slow.usages}
