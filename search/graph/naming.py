@@ -6,7 +6,8 @@ containers), or `PATH:LINE` of a definition (the path relative to the repository
 the line of its name or any line of its header up to the name). Several definitions of
 one qualified name in one file (overloads, a property's getter and setter) count as one,
 the first. A name that is exactly one definition's whole qualified name is that one
-(`request` is the function `request`, not `Session.request`); more than one left is an
+(`request` is the function `request`, not `Session.request`), and a type's name is the
+type, not its Rust impls or Swift extensions; more than one left is an
 `AmbiguousSymbol` listing them; none is a `SymbolNotFound` naming what was looked for.
 
 Invariants: only definitions of files that have a code graph are named (not document
@@ -33,6 +34,9 @@ _QUALIFIED = re.compile(r"^#?[A-Za-z_$][\w$]*(?:(?:\.|::|#|\.#)[A-Za-z_$][\w$]*)
 private name)."""
 MAX_LISTED = 20
 """Candidates an ambiguous name lists."""
+_EXTENDS = frozenset({"impl", "extension"})
+"""Kinds that add to a type defined elsewhere under its name (Rust `impl Router`, Swift
+`extension Session`): a name that also names the type itself names the type."""
 _PARSED = frozenset(SPECS) | frozenset(SYNTAX)
 """The languages whose definitions a name may answer: those the graph reads, and those
 only the chunker parses (C#, PHP, ...: their queries answer with a note that says so,
@@ -132,6 +136,9 @@ def name_definition(store: IndexStore, symbol: str,
             hint="Check the spelling and case (`ctxd symbols NAME` lists definitions), or "
                  "index the repository that defines it.",
             details={"field": "symbol", "value": symbol})
+    types = [d for d in candidates if d.kind not in _EXTENDS]
+    if types and len(types) < len(candidates):  # `Router`: the struct, not its impls
+        candidates = types
     exact = [d for d in candidates if d.qualified_name == ".".join(parsed)]
     if len(candidates) > 1 and len(exact) == 1:  # `request`: the function, not X.request
         return exact[0]

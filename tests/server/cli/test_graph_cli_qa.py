@@ -78,3 +78,26 @@ def test_impact_of_a_file_in_a_language_the_graph_does_not_read(cpp: RepoBuilder
     assert r.exit_code == 2, r.output
     assert "lib/args.dart is dart, a language the code graph does not read" in r.output
     assert "--by-name" in r.output and "without :LINE" not in r.output
+
+
+def test_a_type_is_named_by_its_name_beside_its_impls(isolated_env: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """axum: `refs Router` was "'Router' names 4 definitions: Router (impl) ..., Router
+    (struct) ..." (Alamofire's `refs Session`: the class and three extensions); the impls
+    share the type's qualified name, so only PATH:LINE could name it. The type is named; an
+    impl alone (of a type defined elsewhere) still is."""
+    repo = RepoBuilder(tmp_path / "web")
+    repo.write("Cargo.toml", '[package]\nname = "web"\nversion = "0.1.0"\n')
+    repo.write("src/lib.rs", "pub struct Router;\n\nimpl Router {\n    pub fn new() -> Self {\n"
+               "        Router\n    }\n}\n\npub mod ext;\n\npub fn app() -> Router {\n"
+               "    Router::new()\n}\n")
+    repo.write("src/ext.rs", "use crate::Router;\n\nimpl Router {\n    pub fn extra(&self) {}\n"
+               "}\n\nimpl Clone for Router {\n    fn clone(&self) -> Self {\n        Router\n"
+               "    }\n}\n\nimpl std::fmt::Debug for Outside {}\n")
+    index(repo.root)
+    monkeypatch.chdir(repo.root)
+    r = run("refs", "Router")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith("Router (struct) at src/lib.rs:1: ")
+    assert run("callers", "Router::new").stdout.startswith("Router.new (method) at src/lib.rs:4")
+    assert run("refs", "Outside").stdout.startswith("Outside (impl) at src/ext.rs:13")
