@@ -60,8 +60,11 @@ class GraphCases:
         check_repositories(store, tuple(repositories or ()), lambda: None)
         try:
             return name_definition(store, symbol, repositories)
-        except ValidationError as exc:
-            exc.details.setdefault("field", field)
+        except (ValidationError, SymbolNotFound) as exc:
+            exc.details["field"] = field
+            if field in ("source", "target"):  # `path A B`: say which of the two it is
+                exc.message = f"{field}: {exc.message}"
+                exc.args = (exc.message,)
             raise
 
     def graph_refs(self, request: GraphRefsRequest) -> Refs:

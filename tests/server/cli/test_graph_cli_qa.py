@@ -4,6 +4,7 @@ real index."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,17 @@ def test_a_type_is_named_by_its_name_beside_its_impls(isolated_env: Path, tmp_pa
     assert r.stdout.startswith("Router (struct) at src/lib.rs:1: ")
     assert run("callers", "Router::new").stdout.startswith("Router.new (method) at src/lib.rs:4")
     assert run("refs", "Outside").stdout.startswith("Outside (impl) at src/ext.rs:13")
+
+
+def test_path_says_which_of_its_two_names_is_wrong(shop: RepoBuilder) -> None:
+    """`path handler Nope` said "no definition named 'Nope'" with `field: symbol`: which of
+    SOURCE and TARGET is not said by the field (an agent reads the field)."""
+    r = run("path", "handler", "Nope", "--json")
+    assert r.exit_code == 1, r.output
+    out = json.loads(r.stdout)
+    assert out["message"] == "target: no definition named 'Nope' in shop"
+    assert out["details"] == {"field": "target", "value": "Nope"}
+    r = run("path", "Nope.x", "handler")
+    assert "error: NOT_FOUND: source: no definition named 'Nope.x' in shop" in r.output
+    out = json.loads(run("impact", "Nope", "--json").stdout)
+    assert out["details"]["field"] == "subject" and out["message"].startswith("no definition")
