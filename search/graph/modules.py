@@ -38,11 +38,12 @@ MEMO_SIZE = 200_000
 
 def module_name(path: str) -> str:
     """A file's dotted module name from its path (`src/pkg/models.py` -> `src.pkg.models`,
-    `pkg/__init__.py` -> `pkg`, `a/b.ts` -> `a.b`)."""
+    `pkg/__init__.py` -> `pkg`, `a/b.ts` -> `a.b`, `a/index.ts` -> `a`, `src/mod.rs` ->
+    `src`; Python's `pkg/lib.py` is `pkg.lib`: only `__init__` names its package there)."""
     stem = re.sub(r"\.(py|pyi|d\.ts|ts|tsx|js|jsx|mjs|cjs|go|rs|java|rb|c|h|cc|cpp|hpp)$",
                   "", path)
     parts = [p for p in stem.split("/") if p]
-    if parts and parts[-1] in ("__init__", "index", "mod", "lib"):
+    if parts and parts[-1] in (("__init__",) if path.endswith(_PY_EXTS) else _PACKAGE_STEMS):
         parts.pop()
     return ".".join(parts)
 
@@ -488,7 +489,7 @@ def _py_tail(path: str) -> str:
     regular expression (the Python index of a monorepo reads ~20,000 of them)."""
     stem = path[:-4] if path.endswith(".pyi") else path[:-3]
     head, _, last = stem.rpartition("/")
-    if last in _PACKAGE_STEMS:
+    if last == "__init__":
         last = head.rpartition("/")[2]
     if not last or "//" in path or path.startswith("/"):  # (empty parts: the long way)
         return module_name(path).rpartition(".")[2]

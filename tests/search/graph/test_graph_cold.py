@@ -191,7 +191,21 @@ def test_followed_imports_give_the_candidates_of_every_import_followed(
     assert answers[0] == answers[1]
     files, usages = answers[0]
     assert all(f.startswith("a/") for f in files) and len(usages) >= 2
+    if symbol.endswith(".py:2"):  # (through the package, not its `lib.py` module)
+        assert {("a/pkg/use.py", 4, "call"), ("a/pkg/use.py", 5, "call"),
+                ("a/app/main.py", 3, "call")} <= set(usages)
     workspace._cache.clear()
+
+
+def test_a_python_lib_module_is_not_its_package() -> None:
+    """Python's `pkg/lib.py` (or `index.py`, `mod.py`) is the module `pkg.lib`; only
+    `__init__` stands for its package (JS `index` and Rust `mod`/`lib` files still do)."""
+    assert module_name("pkg/lib.py") == "pkg.lib" and module_name("pkg/index.pyi") == "pkg.index"
+    assert module_name("pkg/__init__.py") == "pkg" and module_name("web/index.ts") == "web"
+    assert module_name("src/mod.rs") == "src" and module_name("a/src/lib.rs") == "a.src"
+    layout = RepoLayout(PATHS, lambda p: None)
+    assert layout.python_module("top.py", "pkg", 0) == ["pkg/__init__.py"]
+    assert layout.python_module("top.py", "pkg.lib", 0) == ["pkg/lib.py"]
 
 
 def test_a_query_pauses_the_collector_and_puts_it_back(store: IndexStore, tmp_path) -> None:
