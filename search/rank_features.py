@@ -314,7 +314,7 @@ def candidates(
     return out
 
 
-LIGHT_FEATURES = frozenset({"log_hand", "dir_words", "plain_text"})
+LIGHT_FEATURES = frozenset({"log_hand", "dir_words", "plain_text", "prose_x_task"})
 """The features `light_values` gives: a model that reads no others (the shipped one) is
 scored without building any candidate's vector."""
 
@@ -323,26 +323,28 @@ def light_values(
     query: str, legs: Mapping[str, Sequence[Hit]], *,
     unembedded: Collection[tuple[str, str, int, int]] = (),
     generated: Collection[tuple[str, str]] = (), options: FusionOptions | None = None,
-) -> list[tuple[Hit, float, float, float]]:
+) -> list[tuple[Hit, float, float, float, float]]:
     """Each candidate of `candidates` (the same hits, in the same order) with the values of
-    `LIGHT_FEATURES` only (log_hand, dir_words, plain_text), as `candidates` computes
-    them; the other features cost the shipped model's searches ~1 ms for nothing."""
+    `LIGHT_FEATURES` only (log_hand, dir_words, plain_text, prose_x_task), as `candidates`
+    computes them; the other features cost the shipped model's searches ~1 ms for
+    nothing."""
     options = replace(options or FusionOptions(), method="score")
     hand = rerank(query, fused_hits(query, legs, options, unembedded), options, generated)
     form = QueryForm.of(query, options)
     summ = _per_file(legs.get("summary") or ())
-    per_file: dict[_File, tuple[float, float]] = {}
-    out: list[tuple[Hit, float, float, float]] = []
+    per_file: dict[_File, tuple[float, float, float]] = {}
+    out: list[tuple[Hit, float, float, float, float]] = []
     for hit in hand:
         f = (hit.repository, hit.path)
         values = per_file.get(f)
         if values is None:
             folders = hit.repository + "/" + hit.path.rpartition("/")[0]
-            text = float(hit.language == "text") * (1.0 - float(is_prose(hit.path)))
-            values = per_file[f] = (_overlap(form.words, folders), text)
+            prose = float(is_prose(hit.path))
+            text = float(hit.language == "text") * (1.0 - prose)
+            values = per_file[f] = (_overlap(form.words, folders), text, prose * form.task)
         sm = summ.get(f, (0.0, 0.0))[0]
         own = math.log(0.01 + max(0.0, hit.score) + form.summary_weight * sm)
-        out.append((hit, own, values[0], values[1]))
+        out.append((hit, own, *values))
     return out
 
 

@@ -222,10 +222,10 @@ def rank_fitted(
     if not model.trees and model.needed <= LIGHT_FEATURES:  # the shipped model
         w = dict(zip(FEATURES, model.weights, strict=True))
         scored = []
-        for hit, own, dirs, text in light_values(query, legs, unembedded=unembedded,
-                                                 generated=generated, options=options):
+        for hit, own, dirs, text, task in light_values(query, legs, unembedded=unembedded,
+                                                       generated=generated, options=options):
             logit = (model.bias + w["log_hand"] * own + w["dir_words"] * dirs
-                     + w["plain_text"] * text)
+                     + w["plain_text"] * text + w["prose_x_task"] * task)
             scored.append(_with_score(hit, math.exp(max(-50.0, min(50.0, logit)))))
         return finish(query, scored, legs, model, generated=generated,
                       per_file_top=per_file_top)

@@ -11,6 +11,7 @@ import pytest
 
 from ctxd.search.explain_rank import explain_fitted, explain_text
 from ctxd.search.models import Hit, LineMatch, MatchSource
+from ctxd.search.questions import asks_task
 from ctxd.search.rank_features import FEATURES, QueryForm, candidates
 from ctxd.search.rank_model import MODEL_PATH, RankModel, load_model, rank_fitted
 
@@ -271,9 +272,9 @@ def test_a_model_without_leg_features_ranks_the_same_from_file_level_vectors() -
 
 
 def test_the_shipped_models_features_alone_rank_as_the_full_vectors_do() -> None:
-    """A model that reads only log_hand, dir_words and plain_text (the shipped one) is
-    scored from those three values (`light_values`), with the same order and scores as
-    from every candidate's whole vector."""
+    """A model that reads only log_hand, dir_words, plain_text and prose_x_task (the
+    shipped one) is scored from those values (`light_values`), with the same order and
+    scores as from every candidate's whole vector, for a question and for a task."""
     from ctxd.search.rank_model import finish, score_candidates
 
     legs = {"semantic": [hit("src/retry/policy.py", 0.8, S), hit("man/retry.1.prebuilt", 0.9,
@@ -282,8 +283,15 @@ def test_the_shipped_models_features_alone_rank_as_the_full_vectors_do() -> None
             "keyword": [hit("src/retry/policy.py", 4.0, K, 3, start=30, end=40),
                         hit("docs/retry.md", 3.0, K, 5)]}
     query = "retry policy back off"
-    model = RankModel(weights=weights(log_hand=1.0, dir_words=0.1, plain_text=-0.2))
+    model = RankModel(weights=weights(log_hand=1.0, dir_words=0.1, plain_text=-0.2,
+                                      prose_x_task=0.1))
     ranked = rank_fitted(query, legs, model)
     assert ranked == finish(query, score_candidates(model, candidates(query, legs)), legs,
                             model)
     assert ranked[0].path == "src/retry/policy.py"
+    task = "retry a request after a timeout"
+    assert asks_task(task)
+    full = candidates(task, legs)
+    assert any(c.record()["prose_x_task"] == 1.0 for c in full)
+    assert rank_fitted(task, legs, model) == finish(task, score_candidates(model, full),
+                                                    legs, model)
