@@ -147,6 +147,18 @@ class GraphCases:
             defs.append(GraphDef(str(r[0]), qualified, str(r[1]), str(r[2]), str(r[3]),
                                  int(r[4]), int(r[7])))
         if not defs:
+            roles = {role for (repo, _p), role in store.file_roles([path]).items()
+                     if not repositories or repo in repositories}
+            if roles:  # a bundle, a vendored or minified file: greppable, never parsed
+                raise SymbolNotFound(
+                    f"{path} is kept greppable only ({', '.join(sorted(roles))}), so it has no "
+                    "code graph",
+                    hint="`ctxd refs NAME --by-name` (MCP: `by_name: true`) lists the lines "
+                         f"that mention a name; to index it as code, add it to "
+                         f"`walk.embed_allow` in the config (e.g. [\"{path}\"]) and index "
+                         "again.",
+                    details={"field": "subject", "value": subject,
+                             "roles": sorted(roles)})
             raise SymbolNotFound(
                 f"no definitions in {path}: not an indexed code file, or it defines nothing",
                 hint="Give the path relative to the repository root, of an indexed code file "

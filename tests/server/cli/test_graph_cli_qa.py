@@ -116,3 +116,23 @@ def test_path_says_which_of_its_two_names_is_wrong(shop: RepoBuilder) -> None:
     assert "error: NOT_FOUND: source: no definition named 'Nope.x' in shop" in r.output
     out = json.loads(run("impact", "Nope", "--json").stdout)
     assert out["details"]["field"] == "subject" and out["message"].startswith("no definition")
+
+
+def test_impact_of_a_bundle_says_it_is_greppable_only(isolated_env: Path, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A committed library build (`/*! lib v1.2.3 */`) is kept greppable only: `impact` of it
+    said "not an indexed code file, or it defines nothing", while `ctxd files` lists it."""
+    repo = RepoBuilder(tmp_path / "web")
+    repo.write("public/js/lib.js", "/*! lib v1.2.3 | MIT */\n" + "".join(
+        f"function helper{n}(a) {{\n  return a + {n};\n}}\n" for n in range(40)))
+    repo.write("src/app.js", "function main() {\n  return 1;\n}\n")
+    index(repo.root)
+    monkeypatch.chdir(repo.root)
+    r = run("impact", "public/js/lib.js", "--json")
+    assert r.exit_code == 1, r.output
+    out = json.loads(r.stdout)
+    assert out["message"] == ("public/js/lib.js is kept greppable only (built), so it has no "
+                              "code graph")
+    assert "--by-name" in out["hint"] and "walk.embed_allow" in out["hint"]
+    r = run("impact", "src/nothere.js")
+    assert "no definitions in src/nothere.js: not an indexed code file" in r.output
