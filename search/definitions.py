@@ -23,6 +23,12 @@ enters on its definition.
 
 Only identifier queries get the rule (`applies`): "where is MaxRetryError raised" asks for
 the raise, not the class.
+
+Without a symbol table's definition (a language chunked without symbols, such as Dart, or
+a file indexed before its language had them), `shaped_definitions(query, lexical)` reads
+the lexical leg's matching lines instead: a line that declares the name by its shape
+(`class Name`, `def name`, `fn name`, `function M.name`, `bool wasParsed(String name) {`),
+not a call, a use as a type or a sentence of prose, is its definition.
 """
 
 from __future__ import annotations
@@ -35,9 +41,10 @@ from ctxd.indexer.store.protocol import IndexStore
 from ctxd.search.filters import SearchFilters
 from ctxd.search.hybrid import identifier_terms, is_identifier, is_identifier_query
 from ctxd.search.models import Hit, MatchSource
+from ctxd.search.path_kinds import is_prose
 
 __all__ = ["MAX_FILES", "Definition", "applies", "defining_files", "definitions_first",
-           "named"]
+           "named", "shaped_definitions"]
 
 MAX_FILES = 5
 """A name defined in more files than this is common (`get`, `run`): no evidence."""
@@ -173,6 +180,51 @@ def defining_files(store: IndexStore, query: str, filters: SearchFilters) -> lis
            for (repo, path), n in counts.items()]
     out.sort(key=lambda d: -d.names)
     return out
+
+
+_KEYWORD_DEF = (r"(?:class|struct|enum|interface|trait|mixin|extension|typedef|record|"
+                r"protocol|actor|object|module|defmodule|def|defp|defmacro|fun|func|fn|"
+                r"function|sub|proc|type|get|set)\s+(?:<[^<>]*>\s*)?(?:\([^()]*\)\s*)?"
+                r"(?:[\w$]+[.:])*")
+"""A definition's keyword, then the name (after Kotlin's type parameters, Go's receiver,
+Lua's `M.` / Ruby's `self.`; Dart's `get`/`set` for accessors)."""
+_NOT_TYPES = (r"return|new|await|throw|yield|else|case|in|is|as|not|and|or|if|while|for|"
+              r"print|echo|goto|delete|typeof|sizeof|do|assert|then|when|catch|raise")
+"""Words before a name and a `(` that make a call, not a declaration's type."""
+_TYPED_DEF = (r"^\s*(?:@[\w.]+(?:\([^()]*\))?\s+)*(?:[a-z]+\s+)*?"
+              rf"(?!(?:{_NOT_TYPES})\b)[\w$<>\[\]?,.*&:]+\s+\*?")
+"""A declaration with its type first (`bool wasParsed(String name) {`, `static int
+count(`): annotations and modifiers, a type, then the name and a `(`."""
+
+
+def shaped_definitions(query: str, lexical: Sequence[Hit]) -> list[Definition]:
+    """The files whose lines found by the lexical engine (`lexical`: its hits and their
+    matching lines) declare a name the query names, by the shape of the line (`class
+    Name`, `def name`, `fn name`, `bool name(`): the definitions of a language without
+    a symbol table (Dart, Erlang, ...) or of files indexed before it had one. For
+    `definitions_first` when the symbol table has none (`defining_files` is empty); a
+    name declared so in more than `MAX_FILES` files is common."""
+    if not lexical or not applies(query):
+        return []
+    found: dict[tuple[str, str], Definition] = {}
+    for name in dict.fromkeys(n for n, _c in named(query)):
+        bare = re.escape(name)
+        shape = re.compile(rf"(?<![\w$.])(?:{_KEYWORD_DEF}){bare}(?![\w$])"
+                           rf"|{_TYPED_DEF}{bare}\s*(?:<[^<>()]*>)?\s*\(")
+        files: dict[tuple[str, str], Definition] = {}
+        for h in lexical:
+            if is_prose(h.path):  # "use the wasParsed() method" is a sentence
+                continue
+            line = next((m.line for m in h.matches if shape.search(m.text)), None)
+            key = (h.repository, h.path)
+            if line is not None and key not in files:
+                files[key] = Definition(h.repository, h.path, h.language, 1, line, line)
+        if len(files) > MAX_FILES:
+            continue
+        for key, d in files.items():
+            seen = found.get(key)
+            found[key] = d if seen is None else replace(seen, names=seen.names + 1)
+    return sorted(found.values(), key=lambda d: -d.names)
 
 
 def definitions_first(ranked: Sequence[Hit], files: Sequence[Definition],

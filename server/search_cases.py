@@ -19,7 +19,12 @@ from ctxd.indexer.store.protocol import IndexStore
 from ctxd.search import legs as hybrid_legs
 from ctxd.search.copies import collapse_copies, distinct_texts
 from ctxd.search.cursor import decode_cursor, encode_cursor
-from ctxd.search.definitions import defining_files, definition_texts, definitions_first
+from ctxd.search.definitions import (
+    defining_files,
+    definition_texts,
+    definitions_first,
+    shaped_definitions,
+)
 from ctxd.search.enclosing import with_enclosing_symbols
 from ctxd.search.exact_phrase import exact_files, exact_first
 from ctxd.search.explain_rank import explain_fitted, explain_hit
@@ -195,7 +200,10 @@ class SearchCases:
         # Issue 42's hard rules. A name the query names exactly goes before a phrase it
         # quotes: Kotlin's `` OptionTest.`default option` `` is both, and the phrase is
         # also written in files that merely say "default option".
-        if defs := defining_files(store, query.text, filters):
+        # Without a symbol table's definition (Dart, a file indexed before its language
+        # had one), the lexical leg's lines that declare the name (`bool wasParsed(`).
+        if defs := (defining_files(store, query.text, filters)
+                    or shaped_definitions(query.text, legs.get("lexical", ()))):
             ranked = definitions_first(ranked, defs, definition_texts(store, defs, ranked))
         if explained is not None:
             moved = {(f.repository, f.path): "exact phrase" for f in phrase}

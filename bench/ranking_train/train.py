@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.corpus import eval_dir
 from bench.ranking_train.dump_pools import CACHE
 from bench.ranking_train.sets import dev_sets
-from ctxd.search.definitions import definitions_first
+from ctxd.search.definitions import definitions_first, shaped_definitions
 from ctxd.search.exact_phrase import exact_first
 from ctxd.search.hybrid import FusionOptions, rank_hybrid
 from ctxd.search.models import Hit
@@ -98,7 +98,8 @@ def prepare(records: list[Record]) -> None:
 
 
 def top_files(r: Record, ranked: Sequence[Hit]) -> list[str]:
-    ranked = definitions_first(ranked, r["definitions"])
+    defs = r["definitions"] or shaped_definitions(r["query"], r["legs"].get("lexical", []))
+    ranked = definitions_first(ranked, defs)
     ranked = exact_first(ranked, r["phrase"])
     files: list[str] = []
     for h in ranked:

@@ -1,12 +1,15 @@
-"""A version the question names picks that version's page (`search.versions`), and
+"""A version the question names picks that version's page (`search.versions`);
 questions about the project as a whole, or what it requires, are answered by its prose
-(`search.questions`). Pure: strings and hits in, order out."""
+(`search.questions`); a name without a symbol table's definition is defined by the line
+that declares it (`search.definitions.shaped_definitions`). Pure: strings and hits in,
+order out."""
 
 from __future__ import annotations
 
+from ctxd.search.definitions import definitions_first, shaped_definitions
 from ctxd.search.explain_rank import explain_hit
 from ctxd.search.hybrid import FusionOptions, rank_hybrid
-from ctxd.search.models import Hit, MatchSource
+from ctxd.search.models import Hit, LineMatch, MatchSource
 from ctxd.search.questions import asks_for_history, wants_prose
 from ctxd.search.versions import path_versions, query_versions, version_match
 
@@ -81,3 +84,42 @@ def test_what_a_release_requires_is_not_its_history_but_what_changed_is() -> Non
               "which version deprecated the flag"):
         assert asks_for_history(q), q
     assert not asks_for_history("where are database migrations applied")
+
+
+def lexical(path: str, *lines: str, language: str = "dart") -> Hit:
+    return Hit("r", path, language, 1, 1, 1.0, (MatchSource.LEXICAL,),
+               matches=tuple(LineMatch(i, t) for i, t in enumerate(lines, 1)))
+
+
+def test_a_line_that_declares_the_name_is_its_definition_without_a_symbol_table() -> None:
+    """Dart has no symbol table here: the lexical leg's line `bool wasParsed(String name)`
+    declares the name; calls, uses as a type, `throw X(`, `return x(` and prose do not."""
+    legs = [lexical("lib/src/parser.dart", "} on ArgParserException catch (error) {",
+                    "throw ArgParserException(", "return wasParsed(name);"),
+            lexical("test/args_test.dart", "group('.wasParsed()', () {",
+                    "expect(results.wasParsed('fast'), isTrue);"),
+            lexical("README.md", "call the wasParsed() method", language="markdown"),
+            lexical("lib/src/arg_results.dart", "/// Whether", "  bool wasParsed(String name) {"),
+            lexical("lib/src/arg_parser_exception.dart",
+                    "class ArgParserException extends FormatException {")]
+    found = shaped_definitions("wasParsed", legs)
+    assert [(d.path, d.line) for d in found] == [("lib/src/arg_results.dart", 2)]
+    assert [d.path for d in shaped_definitions("ArgParserException", legs)] == [
+        "lib/src/arg_parser_exception.dart"]
+    ranked = definitions_first([lexical(h.path) for h in legs], found)
+    assert ranked[0].path == "lib/src/arg_results.dart"
+    # keyword-introduced definitions of other languages; a question is no identifier query
+    other = [lexical("lua/m.lua", "function M.setup(opts)", language="lua"),
+             lexical("x.go", "func (c *Client) Dial(addr string) error {", language="go"),
+             lexical("Log.cs", "public interface ILogEventEnricher", language="csharp"),
+             lexical("Stack.cs", "class EnricherStack : IEnumerable<ILogEventEnricher>",
+                     "readonly ILogEventEnricher? _top;", language="csharp")]
+    assert [d.path for d in shaped_definitions("setup", other)] == ["lua/m.lua"]
+    assert [d.path for d in shaped_definitions("Dial", other)] == ["x.go"]
+    assert [d.path for d in shaped_definitions("ILogEventEnricher", other)] == ["Log.cs"]
+    assert shaped_definitions("how is the setup of a plugin done", other) == []
+
+
+def test_a_name_declared_in_many_files_is_common() -> None:
+    many = [lexical(f"lib/m{i}.dart", "  void run() {") for i in range(7)]
+    assert shaped_definitions("run", many) == []
