@@ -19,8 +19,29 @@ from ctxd.search.models import LexicalBackend, Reference, References, SymbolItem
 from ctxd.search.symbols import search_symbols
 from ctxd.search.zoekt.query import scoped_query
 
-_IDENT = re.compile(r"^[A-Za-z_$][\w$]*$")
+_IDENT = re.compile(r"^(?:[^\W\d]|\$)[\w$]*$")  # a Unicode letter, `_` or `$` first
 _PLACE = re.compile(r"^[^:\s]+:\d+$")
+
+
+def _word_pattern(name: str) -> str:
+    """The regular expression of `name` as a whole word. `\\b` (ASCII in RE2 and Zoekt)
+    only stands beside an ASCII letter, digit or `_`: a name that begins with `$`
+    (`$patch`) or a non-ASCII letter (`λ`) gets none on that side (`_whole_word` then
+    checks the matches)."""
+    def edge(ch: str) -> str:
+        return "\\b" if ch.isascii() and (ch.isalnum() or ch == "_") else ""
+    return f"{edge(name[0])}{re.escape(name)}{edge(name[-1])}"
+
+
+def _whole_word(text: str, column: int, name: str) -> bool:
+    """Whether the match of `name` at `column` (1-based) of `text` is not part of a longer
+    identifier (Unicode letters, digits, `_` and `$` are identifier characters)."""
+    at = column - 1
+    if text[at : at + len(name)] != name:
+        return True  # columns counted otherwise: keep the engine's answer
+    before = text[at - 1] if at > 0 else " "
+    after = text[at + len(name)] if at + len(name) < len(text) else " "
+    return not any(ch.isalnum() or ch in "_$" for ch in (before, after))
 
 
 def _definitions_from_store(
@@ -38,7 +59,7 @@ def _definition_context(store: IndexStore, item: SymbolItem) -> tuple[int, str]:
         return 1, ""
     lines = next(iter(texts.values())).split("\n")
     text = lines[item.line - 1] if 0 < item.line <= len(lines) else ""
-    m = re.search(rf"\b{re.escape(item.name)}\b", text)
+    m = re.search(rf"(?<![\w$]){re.escape(item.name)}(?![\w$])", text)
     return (m.start() + 1 if m else 1), text.strip()
 
 
@@ -94,7 +115,7 @@ def find_references(
         def_refs.append(Reference("definition", d.repository, d.path, d.line, col, ctx,
                                   d.language))
         def_sites.add((d.repository, d.path, d.line))
-    query = scoped_query(f"case:yes \\b{name}\\b", repositories or (), language)
+    query = scoped_query(f"case:yes {_word_pattern(name)}", repositories or (), language)
     result = backend.search(query, max_files=limit, context_lines=0)
     usages: list[Reference] = []
     for fm in result.files:
@@ -102,6 +123,8 @@ def find_references(
             if (fm.repository, fm.path, m.line) in def_sites:
                 continue
             for start, _end in m.ranges or ((1, 1),):
+                if not _whole_word(m.text, start, name):
+                    continue  # `$patchAll`, `λx`: part of another identifier
                 usages.append(
                     Reference("usage", fm.repository, fm.path, m.line, start, m.text.strip(),
                               fm.language)

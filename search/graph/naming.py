@@ -29,9 +29,10 @@ from ctxd.search.graph.modules import module_name
 __all__ = ["AmbiguousSymbol", "SymbolNotFound", "name_definition", "parse_symbol"]
 
 _PLACE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+)$")
-_QUALIFIED = re.compile(r"^#?[A-Za-z_$][\w$]*(?:(?:\.|::|#|\.#)[A-Za-z_$][\w$]*)*$")
+_QUALIFIED = re.compile(r"^#?(?:[^\W\d]|\$)[\w$]*(?:(?:\.|::|#|\.#)(?:[^\W\d]|\$)[\w$]*)*$")
 """`fetch`, `Session.fetch`, `a::b`, `Cls#method` (Ruby's notation), `Cls.#field` (a JS
-private name)."""
+private name); a letter is any Unicode letter (`größe`, `λ`, `名前`: identifiers in Python,
+JS, Go, Rust, Java, ...)."""
 MAX_LISTED = 20
 """Candidates an ambiguous name lists."""
 _EXTENDS = frozenset({"impl", "extension"})

@@ -136,3 +136,44 @@ def test_impact_of_a_bundle_says_it_is_greppable_only(isolated_env: Path, tmp_pa
     assert "--by-name" in out["hint"] and "walk.embed_allow" in out["hint"]
     r = run("impact", "src/nothere.js")
     assert "no definitions in src/nothere.js: not an indexed code file" in r.output
+
+
+@pytest.fixture
+def unicode_names(isolated_env: Path, tmp_path: Path,
+                  monkeypatch: pytest.MonkeyPatch) -> RepoBuilder:
+    repo = RepoBuilder(tmp_path / "uni")
+    repo.write("m.py", "def größe(x):\n    return x\n\n\ndef λ(y):\n    return größe(y)\n\n\n"
+               "class Ünit:\n    def méthode(self):\n        return λ(1) + λx\n\n\nλx = 2\n")
+    repo.write("store.js", "function $patch(s) {\n  return s;\n}\n\nfunction 呼ぶ() {\n"
+               "  return $patch(1) + $patchAll;\n}\n\nconst $patchAll = 呼ぶ;\n")
+    index(repo.root)
+    monkeypatch.chdir(repo.root)
+    return repo
+
+
+def test_names_that_are_not_ascii_are_names(unicode_names: RepoBuilder) -> None:
+    """`refs λ`, `refs Ünit.méthode`, `callers 呼ぶ` were "not a symbol" (the name's first
+    letter had to be ASCII), though Python, JS, Go, Rust, Java, ... allow any letter."""
+    r = run("refs", "λ")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith("λ (function) at m.py:5: 1 references")
+    assert "11:16  call      return λ(1) + λx  in Ünit.méthode" in r.stdout
+    assert run("refs", "Ünit.méthode").stdout.startswith("Ünit.méthode (method) at m.py:10")
+    assert "$patch  at store.js:5" not in run("callers", "呼ぶ").stdout
+    assert run("callers", "$patch").stdout.splitlines()[1] == "  呼ぶ  at store.js:6"
+
+
+def test_by_name_finds_names_that_begin_with_a_dollar_or_a_letter_not_ascii(
+        unicode_names: RepoBuilder) -> None:
+    """pinia: `refs '$patch' --by-name` listed 0 usages ("44 other sites bear the name",
+    said the resolved answer): the search was `\\b$patch\\b`, `$` unescaped and no word
+    boundary before it. `\\bλ\\b` found nothing either (RE2's `\\b` is ASCII). Neither may
+    match inside a longer name (`$patchAll`, `λx`)."""
+    out = json.loads(run("refs", "$patch", "--by-name", "--json").stdout)
+    assert [(u["path"], u["line"], u["column"]) for u in out["usages"]] == [
+        ("store.js", 6, 10)]
+    assert [(d["line"], d["column"]) for d in out["definitions"]] == [(1, 10)]
+    out = json.loads(run("refs", "λ", "--by-name", "--json").stdout)
+    assert [(u["path"], u["line"], u["column"]) for u in out["usages"]] == [("m.py", 11, 16)]
+    out = json.loads(run("refs", "größe", "--by-name", "--json").stdout)
+    assert [(u["line"], u["column"]) for u in out["usages"]] == [(6, 12)]
