@@ -77,6 +77,23 @@ PINS: tuple[Pin, ...] = (
     # C: the commit of bench/ranking_dev3/setup_corpus.sh; gold by hand and grep (dev only)
     Pin("jq", "c", "git", "jqlang/jq", "579e6f76cffd7643ba4002a2c3618a5ea710589a",
         "4fa48550438b0ff89c64a58804c0a342e2f92891", ""),
+    # C#, PHP, Kotlin (bench/ranking_dev3), Swift, Lua, Elixir (bench/ranking_dev4) at their
+    # setup_corpus.sh commits, and scopt (Scala); gold by hand, dev only
+    Pin("serilog", "csharp", "git", "serilog/serilog", "60935b4d7abad71cf6157b45a10f5c3c65ead527",
+        "4ca602e516115a132d58581e6d6419ee1cf321fd", ""),
+    Pin("guzzle", "php", "git", "guzzle/guzzle", "2779e868a00289e1b1fd854af030c43a06f4bcb4",
+        "c75b6afdecde2beb25c5287a5017e61ccd475b08", ""),
+    Pin("clikt", "kotlin", "git", "ajalt/clikt", "fa2e48c54995a88d492f05568a64889d99994877",
+        "f764a4eb3ec43e994b45f9b92c3c024ed401c6aa", ""),
+    Pin("alamofire", "swift", "git", "Alamofire/Alamofire",
+        "7595cbcf59809f9977c5f6378500de2ad73b7ddb", "957dba498fb621b51176ebf6c89f80c444b0b446",
+        ""),
+    Pin("scopt", "scala", "git", "scopt/scopt", "75cd14c9e1f517e9d1beb8de9e3427e40630f1cb",
+        "043a89a792959613a20adb3ff0ee71a7168bbbe6", ""),
+    Pin("lazy.nvim", "lua", "git", "folke/lazy.nvim", "306a05526ada86a7b30af95c5cc81ffba93fef97",
+        "e34493b6c87511edffefa6418d5f4270a2c606f5", ""),
+    Pin("plug", "elixir", "git", "elixir-plug/plug", "a898c454a04ca5ffad306bd751a15c7ac9ff6927",
+        "7b39499b0224aefd8905b3b30ef00e53927ab15a", ""),
 )
 
 MIRRORS_ENV = "GRAPH_EVAL_MIRRORS"
@@ -127,7 +144,7 @@ def _unpack(pin: Pin, archive: Path, dest: Path) -> None:
 def git_dir(pin: Pin) -> Path:
     """The local clone or bare mirror holding `pin`'s commit."""
     base = Path(os.environ.get(MIRRORS_ENV) or DEFAULT_MIRRORS) / pin.package.replace("/", "+")
-    for candidate in (base / "repo", base / ".git", base):
+    for candidate in (base / "repo", base / "repo" / ".git", base / ".git", base):
         if (candidate / "HEAD").is_file() and (candidate / "objects").is_dir():
             return candidate
     raise SystemExit(f"no git mirror of {pin.package} at {base}: clone "

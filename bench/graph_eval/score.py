@@ -1,7 +1,8 @@
 """Score `ctxd refs` and `ctxd callers` against the analysers' gold references.
 
     .venv/bin/python -m bench.graph_eval.score [--work DIR] [--home DIR] [--out FILE]
-        [--lang python|typescript|go|rust|c]... [--repo NAME]... [--side baseline|graph]...
+        [--lang python|typescript|go|rust|c|csharp|php|kotlin|swift|scala|lua|elixir]...
+        [--repo NAME]... [--side baseline|graph]...
 
 Each corpus repository (bench/graph_eval/corpus.py, the pinned archives the gold was made
 from) is indexed into one temporary home without embedding (phase 1: text, symbols and
@@ -18,7 +19,9 @@ Rows: each language over all repositories (`all`), over the `dev` ones (whose mi
 are written up for the graph's authors) and over the `heldout` ones (jinja2,
 @tanstack/query-core: totals only, code nobody tuned the resolution on). Go (gin,
 cobra), Rust (axum, ripgrep) and C (jq) have a dev set only, its gold written by hand
-(hand_gold.py; their trees come from local git mirrors, corpus.py).
+(hand_gold.py; their trees come from local git mirrors, corpus.py); so have C# (serilog),
+PHP (guzzle), Kotlin (clikt), Swift (Alamofire), Scala (scopt), Lua (lazy.nvim) and Elixir
+(plug) (hand_gold_more.py).
 
 A site is (path, line). Per definition, precision = |answer ∩ gold| / |answer| and
 recall = |answer ∩ gold| / |gold|; the tables are macro averages over definitions, by
@@ -54,7 +57,8 @@ GOLD_DIR = HERE / "gold"
 DEFAULT_WORK = Path("/tmp/ctxd-graph-eval")
 CTXD = [str(Path(sys.executable).with_name("ctxd"))]
 NOT_USAGES = {"definition", "override"}
-LANGUAGES = ("python", "typescript", "go", "rust", "c")  # gold/<language>.jsonl
+LANGUAGES = ("python", "typescript", "go", "rust", "c", "csharp", "php", "kotlin", "swift",
+             "scala", "lua", "elixir")  # gold/<language>.jsonl (the last 7: hand_gold_more)
 
 Site = tuple[str, int]
 

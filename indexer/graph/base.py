@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 import tree_sitter
 
+from ctxd.indexer.graph.langs_more import node_at, spec_paths
 from ctxd.indexer.graph.model import Import, Role, Site
 from ctxd.indexer.graph.specs import GraphSpec
 
@@ -55,6 +56,8 @@ class WalkBase:
         callee's own parameter type (`operate((src, sub) => ...)`)."""
         self.forward: set[int] = set()
         """String nodes read as forward references already (nested annotations)."""
+        self.paths = spec_paths(spec)
+        """The spec's fields that are paths (`specs_base`; none in most grammars)."""
 
     # ------------------------------------------------------------ text helpers
 
@@ -62,6 +65,12 @@ class WalkBase:
         if node is None:
             return ""
         return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+    def part(self, node: tree_sitter.Node, field: str) -> tree_sitter.Node | None:
+        """The child a spec's field names: a grammar field, or a path (`specs_base`)."""
+        if field in self.paths:
+            return node_at(node, field, self.fids)
+        return node.child_by_field_id(self.fids[field]) if field else None
 
     def column(self, node: tree_sitter.Node) -> int:
         row, byte = node.start_point

@@ -29,9 +29,12 @@ import tree_sitter
 from ctxd.indexer.chunk.syntax import Definition, ParsedSource
 from ctxd.indexer.graph.base import JS_LIKE, MAX_RECEIVER, Entry, new_site
 from ctxd.indexer.graph.cfamily import CFamily
+from ctxd.indexer.graph.cpp import cpp_qualified
 from ctxd.indexer.graph.facts import Facts
 from ctxd.indexer.graph.imports import IMPORT_NODES, imports_of
+from ctxd.indexer.graph.langs_more import FINISH, PACKAGES, RULES, node_at, spec_paths
 from ctxd.indexer.graph.model import Def, FileGraph, Role, Site
+from ctxd.indexer.graph.rust_macros import RustMacros, with_made
 from ctxd.indexer.graph.specs import SPECS, GraphSpec
 
 __all__ = ["SCOPE_KINDS", "extract"]
@@ -43,13 +46,14 @@ SCOPE_KINDS = frozenset({"function", "method", "constructor", "class", "struct",
 
 _NAME_START = frozenset("_$#abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _NOT_BASES = frozenset({"keyword_argument", "comment", "type_arguments", "declaration_list",
-                        "field_declaration_list", "line_comment", "block_comment"})
+                        "field_declaration_list", "line_comment", "block_comment",
+                        "arguments"})  # (Scala's `extends Base(x)`: `x` is no base)
 
 _BASE_LISTS = frozenset({"argument_list", "type_list", "interface_type_list",
                          "superclasses"})
 
 
-class _Walk(Facts, CFamily):
+class _Walk(Facts, CFamily, RustMacros):
     """One file's walk: every node once, each rule where its node type is (the rules
     themselves: `Values`, `Facts`, `CFamily`)."""
 
@@ -70,7 +74,6 @@ class _Walk(Facts, CFamily):
             role if role is not None else Role.REF, recv,
             scopes[row + 1] if row + 1 < len(scopes) else -1, value)))
 
-
     def run(self, root: tree_sitter.Node,  # noqa: C901 - one loop over the tree
             grammar: tree_sitter.Language) -> None:
         """Every node once, parents before children, in file order. The stack holds
@@ -88,6 +91,8 @@ class _Walk(Facts, CFamily):
         inside, marks = bool(spec.code_inside), _CODE_MARKS.get(self.language)
         source, sites, scopes, ascii_only = self.source, self.sites, self.scopes, self.ascii
         n_scopes = len(scopes)
+        member_fast, call_fast = _fast(self.language, grammar)
+        site, receiver = self.site, self.receiver
         while stack:
             item = pop()
             if isinstance(item, tuple):
@@ -113,6 +118,36 @@ class _Walk(Facts, CFamily):
                     kids.reverse()
                     extend(kids)
                     continue
+                if kind in member_fast:  # `a.b`: `b` read with receiver `a`
+                    obj_fid, name_fid = member_fast[kind]
+                    kids = node.named_children
+                    name_node = node.child_by_field_id(name_fid)
+                    if name_node is not None and name_node.kind_id in name_kinds and (
+                            rest := _without(kids, name_node.id)) is not None:
+                        obj = node.child_by_field_id(obj_fid) if obj_fid else None
+                        site(name_node, Role.REF, receiver(obj) if obj is not None else None,
+                             None)
+                        kids = rest
+                    kids.reverse()
+                    extend(kids)
+                    continue
+                if kind in call_fast:  # `f(x)`, `a.b(x)`: the callee read as a call
+                    callee_fid, js_call = call_fast[kind]
+                    callee = node.child_by_field_id(callee_fid)
+                    kids = node.named_children
+                    at = _index(kids, callee)
+                    if at < 0 or callee.kind_id in name_kinds or (  # type: ignore[union-attr]
+                            callee.kind_id in member_fast):  # type: ignore[union-attr]
+                        if js_call:
+                            if js_call == 1:
+                                self.require(node, None)
+                            if callee is not None:
+                                self.callback_hints(node, callee, "new " if js_call == 2 else "")
+                        if at >= 0:
+                            kids[at:at + 1] = self.called(kids[at], name_kinds, member_fast)
+                        kids.reverse()
+                        extend(kids)
+                        continue
                 t = node.type
             if t in names:
                 self.site(node, role, recv, value)
@@ -142,6 +177,25 @@ class _Walk(Facts, CFamily):
             got.reverse()
             extend(got)
 
+    def called(self, callee: tree_sitter.Node, name_kinds: frozenset[int],
+               member_fast: dict[int, tuple[int, int]]) -> list[tree_sitter.Node]:
+        """A plain call's callee, a name or a member access with no other rule, read as
+        `children` would (its call site recorded at once): the nodes left to walk in its
+        place."""
+        kind = callee.kind_id
+        if kind in name_kinds:
+            self.site(callee, Role.CALL, None, None)
+            return []
+        obj_fid, name_fid = member_fast[kind]
+        kids = callee.named_children
+        name = callee.child_by_field_id(name_fid)
+        if name is None or name.kind_id not in name_kinds or (
+                rest := _without(kids, name.id)) is None:
+            return kids
+        obj = callee.child_by_field_id(obj_fid) if obj_fid else None
+        self.site(name, Role.CALL, self.receiver(obj) if obj is not None else None, None)
+        return rest
+
     def children(  # noqa: C901 - one table-driven rule per kind of node, read top-down
         self, node: tree_sitter.Node, role: Role | None, recv: str | None, value: str | None
     ) -> list[Entry | tree_sitter.Node] | list[tree_sitter.Node]:
@@ -151,16 +205,21 @@ class _Walk(Facts, CFamily):
         put: dict[int, list[Entry]] = {}  # child id -> the entries in its place ([]: skip)
         fids, by_id = self.fids, node.child_by_field_id
 
+        paths = self.paths  # (fields that are paths: `specs_base`; most grammars none)
         if t in spec.members and (t != "call" or by_id(fids["receiver"]) is not None):
             obj_f, name_f = spec.members[t]
-            obj = by_id(fids[obj_f]) if obj_f else None
-            name = by_id(fids[name_f]) if name_f else None
+            if paths:
+                obj, name = self.part(node, obj_f), self.part(node, name_f)
+            else:
+                obj = by_id(fids[obj_f]) if obj_f else None
+                name = by_id(fids[name_f]) if name_f else None
             if name is not None and name.type in spec.names:
+                slot = name if not paths else _slot(node, name)  # (Swift: in a suffix)
                 if t in _member_only(spec) and role is None:  # the commonest: `a.b`
                     of = self.receiver(obj) if obj is not None else None
-                    name_id = name.id
+                    name_id = slot.id
                     plain: list[Entry | tree_sitter.Node] = [
-                        (c, Role.REF, of, value) if c.id == name_id else c
+                        (name, Role.REF, of, value) if c.id == name_id else c
                         for c in node.named_children]
                     return plain
                 own = Role.CALL if t in spec.calls else role
@@ -168,14 +227,15 @@ class _Walk(Facts, CFamily):
                     own = Role.ATTR_BIND
                 if own not in (Role.CALL, Role.ATTR_BIND, Role.INHERIT):
                     own = Role.REF
-                put[name.id] = [(name, own, self.receiver(obj) if obj is not None else None,
+                put[slot.id] = [(name, own, self.receiver(obj) if obj is not None else None,
                                  value)]
         elif t in spec.calls:
-            callee = by_id(fids[spec.calls[t]])
+            callee = by_id(fids[spec.calls[t]]) if not paths else self.part(node, spec.calls[t])
             if callee is not None:
                 if callee.type in spec.names or callee.type in spec.members:
                     put[callee.id] = [(callee, Role.CALL, None, None)]
-                elif callee.type == "generic_type" and callee.named_child_count:
+                elif callee.type in ("generic_type", "generic_function") and (
+                        callee.named_child_count):  # (Scala's `f[T](x)`)
                     first = callee.named_children[0]
                     rest: list[Entry] = [(c, None, None, None)
                                          for c in callee.named_children[1:]]
@@ -200,7 +260,7 @@ class _Walk(Facts, CFamily):
                 name := by_id(fids[spec.def_names[t]])) is not None:
             put[name.id] = []
         if t in spec.bases:
-            holder = by_id(fids[spec.bases[t]]) if spec.bases[t] else node
+            holder = self.part(node, spec.bases[t]) if spec.bases[t] else node
             if holder is not None and holder is not node and holder.type not in _BASE_LISTS:
                 put[holder.id] = [(holder, Role.INHERIT, None, None)]
             elif holder is not None:
@@ -213,15 +273,19 @@ class _Walk(Facts, CFamily):
                         put[c.id] = [e]
                 else:
                     put[holder.id] = entries
+        if t in spec.rules:  # a language's own rule (Elixir `def` heads: `langs_more`)
+            RULES[self.language][t](self, node, put)
         if t in spec.params:
             for c in node.named_children:
                 if c.type in spec.names:
                     put[c.id] = [(c, Role.PARAM, None, None)]
         if t in spec.param_nodes:
             name_f, type_f = spec.param_nodes[t]
-            type_node = by_id(fids[type_f]) if type_f else None
+            type_node = self.part(node, type_f)
             typed = self.param_type(type_node) or self.default_type(node)
-            names = node.children_by_field_id(self.fids[name_f]) if name_f else [
+            names = node.children_by_field_id(self.fids[name_f]) if name_f and (
+                name_f not in paths) else [n for n in (node_at(node, name_f, fids),) if (
+                    n is not None)] if name_f else [
                 c for c in node.named_children if c.type in spec.names][:1]
             for n in names:
                 hint = typed or self.hints.get(n.id)
@@ -241,7 +305,9 @@ class _Walk(Facts, CFamily):
             self.python_as(node, put)
         if t in spec.bind_targets:
             f = spec.bind_targets[t]
-            holders = node.children_by_field_id(self.fids[f]) if f else list(node.named_children)
+            holders = (node.children_by_field_id(self.fids[f]) if f not in paths else [
+                h for h in (node_at(node, f, fids),) if h is not None]) if f else list(
+                    node.named_children)
             each = self.elements(node)
             for h in holders:
                 put[h.id] = self.enumerated(node, h) or list(self.targets(h, each))
@@ -282,7 +348,7 @@ def _special(spec: GraphSpec) -> frozenset[str]:
     if got is None:
         got = _SPECIAL[id(spec)] = frozenset({
             *spec.calls, *spec.members, *spec.def_names, *spec.bases, *spec.params,
-            *spec.param_nodes, *spec.binds, *spec.bind_targets, *spec.not_refs,
+            *spec.param_nodes, *spec.binds, *spec.bind_targets, *spec.not_refs, *spec.rules,
             "as_pattern", "function_type", "arrow_function", "token_tree"})
     return got
 
@@ -298,7 +364,7 @@ def _call_only(spec: GraphSpec) -> frozenset[str]:
     if got is None:
         others = {*spec.members, *spec.def_names, *spec.bases, *spec.params,
                   *spec.param_nodes, *spec.binds, *spec.bind_targets, *spec.not_refs,
-                  "as_pattern", "function_type", "arrow_function", "token_tree"}
+                  *spec.rules, "as_pattern", "function_type", "arrow_function", "token_tree"}
         got = _CALL_ONLY[id(spec)] = frozenset(t for t in spec.calls if t not in others)
     return got
 
@@ -309,7 +375,7 @@ def _member_only(spec: GraphSpec) -> frozenset[str]:
     got = _MEMBER_ONLY.get(id(spec))
     if got is None:
         others = {*spec.calls, *spec.def_names, *spec.bases, *spec.params, *spec.param_nodes,
-                  *spec.binds, *spec.bind_targets, *spec.not_refs, "as_pattern",
+                  *spec.binds, *spec.bind_targets, *spec.not_refs, *spec.rules, "as_pattern",
                   "function_type", "arrow_function", "token_tree"}
         got = _MEMBER_ONLY[id(spec)] = frozenset(t for t in spec.members if t not in others)
     return got
@@ -331,6 +397,60 @@ def _field_ids(language: str, grammar: tree_sitter.Language) -> defaultdict[str,
 
 
 _KINDS: dict[str, tuple[frozenset[int], frozenset[int]]] = {}
+_FAST: dict[str, tuple[dict[int, tuple[int, int]], dict[int, tuple[int, int]]]] = {}
+
+
+def _fast(language: str, grammar: tree_sitter.Language) -> tuple[
+        dict[int, tuple[int, int]], dict[int, tuple[int, int]]]:
+    """The grammar's numeric kinds that `_Walk.run` answers itself when its parent imposes
+    nothing: member accesses with no other rule (kind -> (object field id or 0, name
+    field id)) and calls with no other rule (kind -> (callee field id, 1 for a JS call,
+    2 for a JS `new`, else 0)), of types no import, `_EXTRA` or skip rule is about."""
+    got = _FAST.get(language)
+    if got is None:
+        spec, fids = SPECS[language], _field_ids(language, grammar)
+        other = {*spec.names, *spec.skip, *IMPORT_NODES.get(language, {}), *_EXTRA}
+        paths = spec_paths(spec)  # (a path is read by `children`, not by a field id)
+        members = {t: (fids[o] if o else 0, fids[n] if n else 0)
+                   for t, (o, n) in spec.members.items()
+                   if t in _member_only(spec) and t != "call" and t not in other
+                   and o not in paths and n not in paths}
+        calls = {t: (fids[spec.calls[t]], 0 if language not in JS_LIKE else
+                     1 if t == "call_expression" else 2 if t == "new_expression" else 0)
+                 for t in _call_only(spec) if t not in other and t not in spec.members
+                 and spec.calls[t] not in paths}
+        kinds = [(k, grammar.node_kind_for_id(k)) for k in range(grammar.node_kind_count)]
+        got = _FAST[language] = ({k: members[t] for k, t in kinds if t in members},
+                                 {k: calls[t] for k, t in kinds if t in calls})
+    return got
+
+
+def _slot(node: tree_sitter.Node, inner: tree_sitter.Node) -> tree_sitter.Node:
+    """The child of `node` that holds `inner` (a path's node may lie deeper: Swift's
+    `x.name` keeps `name` in a `navigation_suffix`)."""
+    while inner.parent is not None and inner.parent.id != node.id:
+        inner = inner.parent
+    return inner
+
+
+def _without(nodes: list[tree_sitter.Node], node_id: int) -> list[tree_sitter.Node] | None:
+    """`nodes` but the one of `node_id` (None: none is; a field can name a node of
+    another parent, as `typeof A.b.c`'s `property` in TypeScript's grammar)."""
+    if nodes and nodes[-1].id == node_id:
+        nodes.pop()
+        return nodes
+    rest = [c for c in nodes if c.id != node_id]
+    return rest if len(rest) < len(nodes) else None
+
+
+def _index(nodes: list[tree_sitter.Node], node: tree_sitter.Node | None) -> int:
+    """Where `node` is in `nodes` (-1: nowhere, or None)."""
+    if node is not None:
+        node_id = node.id
+        for k, c in enumerate(nodes):
+            if c.id == node_id:
+                return k
+    return -1
 
 _CODE_MARKS: dict[str, re.Pattern[bytes]] = {
     "python": re.compile(rb"\{"), "javascript": re.compile(rb"\$\{"),
@@ -397,6 +517,11 @@ def extract(language: str, parsed: ParsedSource) -> FileGraph | None:
     finally:
         if enabled:
             gc.enable()
+    if language in FINISH:
+        FINISH[language](walk)
+    defs = with_made(walk, defs)  # (functions a Rust `macro_rules!` makes)
+    if language == "cpp":
+        cpp_qualified(walk)  # (`util::Box::make()`: one name, the whole qualifier)
     walk.sites.sort(key=_POSITION)
     return FileGraph(language, defs, walk.imports, walk.sites)
 
@@ -424,4 +549,7 @@ _EXTRA: dict[str, Callable[[_Walk, tree_sitter.Node], None]] = {
     "required_parameter": _Walk.class_field,
     "optional_parameter": _Walk.class_field,
 }
+_EXTRA["macro_definition"] = _Walk.rust_macro_rules
+_EXTRA["macro_invocation"] = _Walk.rust_macro_call
+_EXTRA.update(PACKAGES)  # C# and PHP namespaces: the file's package (`langs_more`)
 """Node type -> what the walk records of it besides its children's identifiers."""

@@ -18,6 +18,7 @@ import re
 import tree_sitter
 
 from ctxd.indexer.graph.base import JS_LIKE, MAX_RECEIVER, Entry
+from ctxd.indexer.graph.cpp import cpp_class_member
 from ctxd.indexer.graph.imports import string_value
 from ctxd.indexer.graph.model import Import, Role
 from ctxd.indexer.graph.typetext import type_text
@@ -31,6 +32,17 @@ _FUNCTIONS = frozenset({"function_definition", "function_declaration", "method_d
 _EXITS = frozenset({"return_statement", "raise_statement", "throw_statement",
                     "continue_statement", "break_statement"})
 _DOTTED = re.compile(r"(?<![\w.])[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*")
+_DECLARATIONS = {"java": frozenset({"local_variable_declaration", "field_declaration",
+                                     "constant_declaration"}),
+                 "cpp": frozenset({"declaration"})}
+"""Declarations whose `type` types each of their declarators (`Builder b = ...`,
+`util::Box b(1);`; not `var` / `auto`)."""
+_DECLARED_TYPES = frozenset({"type_identifier", "scoped_type_identifier", "generic_type",
+                             "qualified_identifier", "template_type", "array_type"})
+_WRITTEN_RETURNS = frozenset({("java", "method_declaration"), ("cpp", "function_definition")})
+"""Definitions whose return type is their `type` field."""
+_JAVA_PRIMITIVES = frozenset({"void", "int", "long", "short", "byte", "char", "boolean",
+                              "float", "double", "var"})
 _REASSIGNS = frozenset({"assignment_expression", "assignment_statement"})
 """JS and Go assignments that bind no new name (`x = 1`, not `let x = 1`, `x := 1`): their
 targets' values read `+VALUE`, and the name is the one of an enclosing scope."""
@@ -61,8 +73,22 @@ class Facts(Values):
             first = next((c for c in ret.named_children
                           if c.type == "parameter_declaration"), None)
             ret = first.child_by_field_id(self.fids["type"]) if first is not None else None
+        if ret is None and (self.language, node.type) in _WRITTEN_RETURNS:
+            ret = self.java_return(node)  # `public Builder addMethod(...)`, `Box Box::make()`
         if ret is not None and (name := type_text(self.text(ret))):
             self.add("return", ret, Role.BIND, value=":" + name)
+
+    def java_return(self, method: tree_sitter.Node) -> tree_sitter.Node | None:
+        """A Java method's (a C++ function's) declared return type (None: `void`, a
+        primitive, `auto`, or one of the method's own type parameters, `<T> T get()`)."""
+        ret = method.child_by_field_id(self.fids["type"])
+        if ret is None or ret.type not in _DECLARED_TYPES or (
+                self.text(ret) in _JAVA_PRIMITIVES):
+            return None
+        params = method.child_by_field_id(self.fids["type_parameters"])
+        own = {self.text(p.named_children[0]) for p in (
+            params.named_children if params is not None else ()) if p.named_child_count}
+        return None if type_text(self.text(ret)).partition(".")[0] in own else ret
 
     def string_names(self, node: tree_sitter.Node, role: Role = Role.REF) -> None:
         """The names written in a string that is code: a forward-reference annotation
@@ -196,7 +222,9 @@ class Facts(Values):
 
     def struct_field(self, node: tree_sitter.Node) -> None:
         """A Go or Rust struct field (`writermem responseWriter`, `router: PathRouter<S>`):
-        `self.NAME` / `recv.NAME` with its type."""
+        `self.NAME` / `recv.NAME` with its type (C++: `indexer.graph.cpp`)."""
+        if self.language == "cpp":
+            cpp_class_member(self, node)
         if self.language not in ("go", "rust"):
             return
         typed = type_text(self.text(node.child_by_field_id(self.fids["type"])))
@@ -266,17 +294,43 @@ class Facts(Values):
             value = "()" + value[1:] if kids[0].type == "call" else value
         put[alias.id] = [e for c in alias.named_children for e in self.targets(c, value)]
 
+    def bind_parts(self, node: tree_sitter.Node) -> tuple[
+            list[tree_sitter.Node], tree_sitter.Node | None, tree_sitter.Node | None]:
+        """A binding's targets, value and declared type (`spec.bind_types`: C#'s `Job j =
+        ...` types the declarator from its declaration), where the spec's fields may be
+        paths (`specs_base`; the value None where the path finds the target itself: `#-1`
+        of `val x` without a value)."""
+        target_f, value_f = self.spec.binds[node.type]
+        declared = self.part(node, self.spec.bind_types[node.type]) if (
+            node.type in self.spec.bind_types) else None
+        if not self.paths:
+            return (node.children_by_field_id(self.fids[target_f]),
+                    node.child_by_field_id(self.fids[value_f]), declared)
+        got = self.part(node, target_f)
+        value_node = self.part(node, value_f)
+        if value_node is not None and got is not None and value_node.id == got.id:
+            value_node = None
+        return ([got] if got is not None else []), value_node, declared
+
     def binding(self, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
         """The targets of an assignment or declarator, each with the value it is given."""
-        target_f, value_f = self.spec.binds[node.type]
-        targets = node.children_by_field_id(self.fids[target_f])
-        value_node = node.child_by_field_id(self.fids[value_f])
+        targets, value_node, declared = self.bind_parts(node)
         if self.language in JS_LIKE and targets:
             self.require(value_node, targets[0])
-        type_node = node.child_by_field_id(self.fids["type"])
+        type_node = node.child_by_field_id(self.fids["type"]) or declared
+        if type_node is None and node.parent is not None and (
+                node.parent.type in _DECLARATIONS.get(self.language, ())):
+            type_node = node.parent.child_by_field_id(self.fids["type"])  # `Builder b = ..`
+            if type_node is not None and (self.text(type_node) in ("var", "auto") or (
+                    type_node.type not in _DECLARED_TYPES)):
+                type_node = None
         typed = self.annotation(type_node) if type_node is not None else None
+        if not typed and node.type in ("var_spec", "const_spec") and value_node is not None and (
+                value_node.type == "expression_list"):
+            self.go_var_list(targets, value_node, put)  # `var x, y = &T{}, U{}`
+            return
         if len(targets) == 1 and targets[0].type in ("expression_list", "pattern_list",
-                                                     "tuple_pattern"):
+                                                     "tuple_pattern", "variable_list"):
             values = (value_node.named_children if value_node is not None
                       and value_node.type == "expression_list" else [])
             inner = targets[0].named_children
@@ -290,7 +344,7 @@ class Facts(Values):
             return
         summary = typed or self.value(value_node)
         for tgt in targets:
-            got = list(self.targets(tgt, summary))
+            got = list(self.targets(_pointee(tgt) if self.language == "cpp" else tgt, summary))
             if node.type in _REASSIGNS:  # `x = ...` where `x` was declared before
                 got = [(n, r, rv, "+" + (v or "")) if r == Role.BIND else (n, r, rv, v)
                        for n, r, rv, v in got]
@@ -299,6 +353,17 @@ class Facts(Values):
             self.exported(value_node)
         if self.language in JS_LIKE and len(targets) == 1 and value_node is not None:
             self.prototype(targets[0], value_node)
+
+    def go_var_list(self, names: list[tree_sitter.Node], values: tree_sitter.Node,
+                    put: dict[int, list[Entry]]) -> None:
+        """Go `var x = &T{}` / `var a, b = f(), T{}` (the value is an expression list):
+        each name is given its own value; `var c, err = f()` the first result to `c`."""
+        given: list[tree_sitter.Node | None] = list(values.named_children)
+        if len(given) == 1 and len(names) > 1:
+            given += [None] * (len(names) - 1)
+        for k, name in enumerate(names):
+            value = self.value(given[k]) if len(given) == len(names) else None
+            put[name.id] = list(self.targets(name, value))
 
     def prototype(self, target: tree_sitter.Node, value: tree_sitter.Node) -> None:
         """`Cls.prototype[name] = function () {...}`: `this` in the function is a `Cls`
@@ -380,3 +445,11 @@ def _exits(body: tree_sitter.Node) -> bool:
     return bool(last) and last[0].type in _EXITS
 
 
+
+
+def _pointee(node: tree_sitter.Node) -> tree_sitter.Node:
+    """The name a C++ declarator declares through `*` / `&` (`Box* p = ...`: `p`)."""
+    d = node
+    while d.type in ("pointer_declarator", "reference_declarator") and d.named_child_count:
+        d = d.child_by_field_name("declarator") or d.named_children[-1]
+    return d if d.type == "identifier" else node

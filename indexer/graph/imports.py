@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import tree_sitter
 
+from ctxd.indexer.graph.imports_more import MORE_IMPORT_NODES
 from ctxd.indexer.graph.model import Import
 
 __all__ = ["IMPORT_NODES", "Found", "imports_of", "string_value"]
@@ -257,6 +258,7 @@ IMPORT_NODES: dict[str, dict[str, Handler]] = {
 }
 IMPORT_NODES["typescript"] = IMPORT_NODES["tsx"] = IMPORT_NODES["javascript"]
 IMPORT_NODES["cpp"] = IMPORT_NODES["c"]
+IMPORT_NODES.update(MORE_IMPORT_NODES)  # C#, PHP, Kotlin, Swift, Scala, Lua, Elixir
 
 
 def imports_of(language: str, node: tree_sitter.Node, text: Text) -> Found | None:

@@ -8,7 +8,7 @@ node tables (`indexer.graph.specs_more`).
   statements: `indexer.graph.imports_more`).
 - `elixir_call(walk, node, put)`: an Elixir `def name(a, b)` / `defp` / `defmacro` head
   names the definition (not a call) and binds its parameters; `alias`/`if`/`case`/...
-  name nothing.
+  name nothing. `swift_extension`: `extension T {}` refers to `T`.
 - `finish(walk)`: in Elixir a bare name that is not called is a variable (a function
   without parentheses is called only through a pipe or a capture), so such sites are
   dropped rather than read as references to a function of that name.
@@ -199,6 +199,11 @@ def elixir_call(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entry]])
     put[args.id] = [*entries, *((c, None, None, None) for c in args.named_children[1:])]
 
 
+_EX_SPECS = frozenset({"spec", "callback", "macrocallback", "type", "typep", "opaque",
+                       "doc", "moduledoc", "typedoc", "impl", "deprecated", "behaviour"})
+"""Module attributes whose value is a typespec or documentation, not code that runs."""
+
+
 def elixir_attribute(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
     """`@doc "..."`, `@spec f(t) :: t`, `@attr`: a module attribute, not a call of a
     function named like it (its value is code)."""
@@ -206,16 +211,36 @@ def elixir_attribute(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Ent
     if walk.language != "elixir" or operand is None or walk.text(
             node.child_by_field_name("operator")) != "@":
         return
-    if operand.type == "identifier":
-        put[operand.id] = []
+    if operand.type == "identifier" or walk.text(
+            operand.child_by_field_name("target")) in _EX_SPECS:
+        put[operand.id] = []  # (`@spec f(t) :: t` names types, `@doc` documents)
     elif operand.type == "call":
         target = operand.child_by_field_name("target")
         put[operand.id] = [(c, None, None, None) for c in operand.named_children
                            if target is None or c.id != target.id]
 
 
+def elixir_pipe(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
+    """`conn |> halt`: a function piped into without parentheses is called."""
+    right = node.child_by_field_name("right")
+    if walk.language == "elixir" and right is not None and right.type == "identifier" and (
+            walk.text(node.child_by_field_name("operator")) == "|>"):
+        put[right.id] = [(right, Role.CALL, None, None)]
+
+
+def swift_extension(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
+    """`extension Session { ... }` names the type it extends (a reference, as Swift's
+    language server counts it), not a definition of its own."""
+    name = node.child_by_field_name("name")
+    if walk.text(node.child_by_field_name("declaration_kind")) == "extension" and (
+            name is not None):
+        put[name.id] = [(name, None, None, None)]
+
+
 RULES: dict[str, dict[str, Callable[[Walk, tree_sitter.Node, dict[int, list[Entry]]], None]]] = {
-    "elixir": {"call": elixir_call, "unary_operator": elixir_attribute},
+    "elixir": {"call": elixir_call, "unary_operator": elixir_attribute,
+               "binary_operator": elixir_pipe},
+    "swift": {"class_declaration": swift_extension},
 }
 """Language -> node type -> a rule that says what the node's children are (`put`, as the
 walk's own rules)."""

@@ -10,41 +10,10 @@ simply never met. Pure data.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from ctxd.indexer.graph.specs_base import GraphSpec
+from ctxd.indexer.graph.specs_more import MORE_SPECS
 
 __all__ = ["SPECS", "GraphSpec"]
-
-
-@dataclass(frozen=True, slots=True)
-class GraphSpec:
-    """The node types of one grammar that the graph extractor reads."""
-
-    names: frozenset[str]
-    """Identifier-like leaves (`identifier`, `property_identifier`, `type_identifier`...)."""
-    skip: frozenset[str]
-    """Subtrees that are not code: comments, strings, characters."""
-    code_inside: frozenset[str] = frozenset()
-    """Node types inside a skipped subtree that are code again (interpolations)."""
-    calls: Mapping[str, str] = field(default_factory=dict)
-    """Call node type -> the field of its callee."""
-    members: Mapping[str, tuple[str, str]] = field(default_factory=dict)
-    """Member access node type -> (object field, member name field)."""
-    def_names: Mapping[str, str] = field(default_factory=dict)
-    """Definition node type -> the field holding its name (not a reference)."""
-    params: frozenset[str] = frozenset()
-    """Parameter list node types: identifiers directly in them are parameters."""
-    param_nodes: Mapping[str, tuple[str, str]] = field(default_factory=dict)
-    """Parameter node type -> (name field, type field) (`''`: none)."""
-    binds: Mapping[str, tuple[str, str]] = field(default_factory=dict)
-    """Binding node type -> (target field, value field): assignments, declarators."""
-    bind_targets: Mapping[str, str] = field(default_factory=dict)
-    """Node type -> field whose identifiers are bound without a known value (`for x in`)."""
-    bases: Mapping[str, str] = field(default_factory=dict)
-    """Node type -> field holding base classes (`''`: every named child of the node)."""
-    not_refs: Mapping[str, str] = field(default_factory=dict)
-    """Node type -> a field whose identifier names no code (`f(x=1)`'s `x`, `{key: 1}`)."""
-    self_names: frozenset[str] = frozenset({"self", "this", "cls"})
 
 
 _PY = GraphSpec(
@@ -208,3 +177,4 @@ SPECS: dict[str, GraphSpec] = {
     "rust": _RUST, "java": _JAVA, "c": _C, "cpp": _C, "ruby": _RUBY, "shell": _SHELL,
 }
 """The graph's node tables by language id (`indexer.chunk.languages`)."""
+SPECS.update(MORE_SPECS)  # C#, PHP, Kotlin, Swift, Scala, Lua, Elixir

@@ -128,6 +128,7 @@ _SWIFT = GraphSpec(
     bases={"inheritance_specifier": "inherits_from"},
     wrappers=frozenset({"pattern", "directly_assignable_expression"}),
     target_types=frozenset({"type_annotation", "user_type", "optional_type"}),
+    rules=frozenset({"class_declaration"}),
     not_refs={"value_argument_label": "", "parameter": "external_name"},
     receivers={"self_expression": "self", "super_expression": "super()"},
     self_names=frozenset({"self"}),
@@ -145,8 +146,7 @@ _SCALA = GraphSpec(
     code_inside=frozenset({"interpolation"}),
     calls={"call_expression": "function", "instance_expression": "#0"},
     members={"field_expression": ("value", "field"),
-             "stable_type_identifier": ("#0", "#-1"),
-             "generic_function": ("", "function")},
+             "stable_type_identifier": ("#0", "#-1")},
     def_names=_SCALA_DEFS,
     param_nodes={"parameter": ("name", "type"), "class_parameter": ("name", "type"),
                  "binding": ("name", "type")},
@@ -181,7 +181,7 @@ _ELIXIR = GraphSpec(
     calls={"call": "target"},
     members={"dot": ("left", "right")},
     not_refs={"pair": "key"},
-    rules=frozenset({"call", "unary_operator"}),
+    rules=frozenset({"call", "unary_operator", "binary_operator"}),
     self_names=frozenset({"__MODULE__"}),
 )
 

@@ -1,13 +1,15 @@
 """The class an annotation or a type's text names, as `Site.value` writes it.
 
 `type_text("Optional[Session]")` is `Session`; a list of a class's instances reads
-`X[]`, a mapping to them `X{}`, a container of containers ''. Pure string work: no tree,
-no language (the patterns cover Python, TS/JS, Go, Rust, Java and C++ spellings).
+`X[]`, a mapping to them `X{}`, a container of containers ''. Pure string work (the last
+4,096 answers remembered: annotations repeat), no tree, no language (the patterns cover
+Python, TS/JS, Go, Rust, Java and C++ spellings).
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 __all__ = ["type_text"]
 
@@ -30,6 +32,7 @@ _MAPS = re.compile(r"^(?:(?:typing|t|collections\.abc|abc|collections)\.)?(?:Dic
 _NULLISH = re.compile(r"^(?:None|null|undefined|void)\s*\|\s*")
 
 
+@lru_cache(maxsize=4096)
 def type_text(text: str) -> str:
     """The class named by an annotation: `Optional[Session]` -> `Session`, `*Server` ->
     `Server`, `: Sess` -> `Sess`, `"Session"` -> `Session`, `t.Optional["Ctx"]` -> `Ctx`,

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 import tree_sitter
 
 from ctxd.indexer.graph.base import JS_LIKE, MAX_RECEIVER, Entry, WalkBase
+from ctxd.indexer.graph.langs_more import named_receiver
 from ctxd.indexer.graph.model import Role
 from ctxd.indexer.graph.typetext import type_text
 
@@ -29,6 +30,9 @@ _TYPED_VALUES = frozenset({"ternary_expression", "conditional_expression", "obje
                            "as_expression", "type_assertion",
                            "non_null_expression", "satisfies_expression", "subscript",
                            "subscript_expression", "index_expression"})
+MAX_CHAIN = 24
+"""How deep a receiver chain is read (`a.b().c()...`: two levels a link; `MAX_RECEIVER`
+bounds its text too)."""
 MAX_SHAPE = 300
 """The longest object shape (`{a ()X;b :Y}`) kept as a value."""
 _FIELD = re.compile(r"[A-Za-z_$#][\w$]*")
@@ -38,28 +42,38 @@ _SUBSCRIPTS = {"subscript": "value", "subscript_expression": "object",
 """Element access node type -> the field holding the container."""
 
 
+_MEMBER_CALLS = frozenset({"method_invocation", "member_call_expression",
+                           "nullsafe_member_call_expression", "scoped_call_expression"})
+"""Member accesses that are calls too (Java, PHP): `a.b()`'s receiver text ends in `()`."""
+
+
 class Values(WalkBase):
     """The expression readers of a file's walk."""
 
-    def receiver(self, node: tree_sitter.Node | None, depth: int = 0) -> str:
+    def receiver(  # noqa: C901 - one rule per kind of expression, read top-down
+            self, node: tree_sitter.Node | None, depth: int = 0) -> str:
         """`a.b`, `self`, `Session()`, `super()`; `?` for anything else."""
-        if node is None or depth > 12:
+        if node is None or depth > MAX_CHAIN:
             return "?"
         spec, t = self.spec, node.type
+        if spec.receivers and (own := named_receiver(spec, node, self.text)) is not None:
+            return own  # (`$this`, `this_expression`, `base`: as the resolver reads them)
         if t in spec.names or t in ("this", "self", "super", "crate", "base", "cls"):
             return self.text(node)
         if t in spec.members:
             obj_f, name_f = spec.members[t]
-            obj = node.child_by_field_id(self.fids[obj_f]) if obj_f else None
-            name = node.child_by_field_id(self.fids[name_f]) if name_f else None
+            obj = self.part(node, obj_f)
+            name = self.part(node, name_f)
             if name is None:
                 return "?"
+            called = "()" if t in _MEMBER_CALLS else ""  # Java: `a.b()` is a call
             if obj is None:
-                return self.text(name) if t == "call" else "?"
+                return self.text(name) + called if t == "call" or called else "?"
             inner = self.receiver(obj, depth + 1)
-            return "?" if inner == "?" else f"{inner}.{self.text(name)}"
+            last = self.receiver(name, depth + 1) if name.type == t else self.text(name)
+            return "?" if "?" in (inner, last) else f"{inner}.{last}{called}"  # (`a::b::c`)
         if t in spec.calls:
-            callee = node.child_by_field_id(self.fids[spec.calls[t]])
+            callee = self.part(node, spec.calls[t])
             inner = self.receiver(callee, depth + 1)
             return "?" if inner == "?" else f"{inner}()"
         if t in ("parenthesized_expression", "await", "await_expression",
@@ -159,14 +173,17 @@ class Values(WalkBase):
         return [*self.targets(names[0], None), (names[1], Role.BIND, None, "*" + got)]
 
     def generic_new(self, node: tree_sitter.Node) -> str:
-        """`new Map<K, T>()` / `new Set<T>()` / `new Array<T>()`: `T{}` / `T[]` ('' for
-        anything else)."""
+        """`new Map<K, T>()` / `new Set<T>()` / `new Array<T>()`: `:T{}` / `:T[]`; C++
+        `new util::Box(2)`: `()util.Box` ('' for anything else)."""
+        if self.language == "cpp":  # `new util::Box(2)`: an instance (`()util.Box`)
+            made = type_text(self.text(node.child_by_field_id(self.fids["type"])))
+            return "()" + made if made else ""
         ctor = node.child_by_field_id(self.fids["constructor"])
         args = node.child_by_field_id(self.fids["type_arguments"])
         if ctor is None or args is None or self.text(ctor) not in _GENERIC_HOLDERS:
             return ""
         typed = type_text(self.text(ctor) + self.text(args))
-        return typed if typed.endswith(("[]", "{}")) else ""
+        return ":" + typed if typed.endswith(("[]", "{}")) else ""
 
     def cast(self, call: tree_sitter.Node) -> str:
         """`cast(T, x)` / `t.cast("T", x)`: the class named by its first argument."""
@@ -182,20 +199,22 @@ class Values(WalkBase):
         if node is None:
             return None
         t = node.type
-        if t in ("await", "await_expression", "parenthesized_expression",
-                 "try_expression", "unary_expression", "reference_expression",
-                 "pointer_expression") and node.named_child_count:
+        if (t in ("await", "await_expression", "parenthesized_expression",
+                  "try_expression", "unary_expression", "reference_expression",
+                  "pointer_expression") or (  # Lua's `return M`, `local x = f()`:
+                t == "expression_list" and self.language == "lua" and (
+                    node.named_child_count == 1))) and node.named_child_count:
             return self.value(node.named_children[-1])  # `&Store{}`, `&mut x`, `await f()`
         if t in _TYPED_VALUES or (t == "call" and self.language == "python"):
             got = self.typed_value(node)
             if got is not None or t != "call":
                 return got or None
         if t == "new_expression" and (typed := self.generic_new(node)):
-            return ":" + typed  # `new Map<string, Query>()`: a mapping to `Query`s
+            return typed  # `new Map<string, Query>()`: a mapping to `Query`s (C++: `new X`)
         if t in self.spec.calls:
-            got = self.receiver(node.child_by_field_id(self.fids[self.spec.calls[t]]))
+            got = self.receiver(self.part(node, self.spec.calls[t]))
             if t in self.spec.members:  # Java, Ruby: `obj.m()` as one node
-                got = self.receiver(node)
+                got = self.receiver(node).removesuffix("()")  # (Java's: the call, once)
             if got == "?" or len(got) > MAX_RECEIVER:
                 return None
             if t == "call" and self.language == "ruby" and got.endswith(".new"):
@@ -223,7 +242,10 @@ class Values(WalkBase):
             yield node, None, None, None
         elif t == "object_pattern" and value and value[0] in "=:" and value[:2] != "=>":
             yield from self.fields(node, value)
+        elif t in spec.target_types:  # Kotlin's `val x: T`: `T` is read, not bound
+            yield node, None, None, None
         else:
+            inner = value if t in spec.wrappers else None  # (`x: T` wraps one name)
             for i, child in enumerate(node.children):
                 if not child.is_named:
                     continue
@@ -232,7 +254,7 @@ class Values(WalkBase):
                     continue
                 if t == "pair_pattern" and field == "key":
                     continue
-                yield from self.targets(child, None)
+                yield from self.targets(child, inner)
 
     def fields(self, pattern: tree_sitter.Node, value: str) -> Iterator[Entry]:
         """`{ a, b: c, d: { e } } = x` (or `: T`): `a` is `x.a`, `c` is `x.b`, `e` is

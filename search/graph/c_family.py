@@ -44,6 +44,10 @@ class CFamily(FactsBase):
             return None  # (`obj.f()`, `p->f()`: a member, not a namespace's function)
         if self._c_local(facts, site.scope, owner.partition(".")[0] or site.name):
             return None
+        if not owner and (cls := self.c_owner(path, site.scope)) is not None:
+            got = self.c_member(cls, site.name)  # `get()` in `int Box::set(..) {..}`
+            if got is not None:
+                return got
         name, qual = site.name, f"{owner}.{site.name}" if owner else site.name
         closure = self.c_includes(path)
         inline = [Target("def", f, k) for f in closure if (ff := self.facts(f)) is not None
@@ -106,6 +110,56 @@ class CFamily(FactsBase):
         return any(site.value == "~decl" and (not owner or (
             site.scope >= 0 and defs[site.scope].qualname == owner))
             for site in (facts.graph.sites[k] for k in facts.named(name)))
+
+    def c_type(self, path: str, qual: str, scope: int = -1) -> Target | None:
+        """The C++ class (struct) a type name written in a file means (`util.Box`, or
+        `Box` inside `namespace util`): the one class of that qualified name in the file
+        or the headers it reaches (tried within each enclosing namespace first)."""
+        facts = self.facts(path)
+        if facts is None or facts.graph.language != "cpp" or not _NAMESPACE.fullmatch(qual):
+            return None
+        defs, s, spaces = facts.graph.defs, scope, []
+        while s >= 0:
+            if defs[s].kind in ("namespace", *CLASS_KINDS):
+                spaces.append(defs[s].qualname + ".")
+            s = defs[s].parent
+        files = (path, *self.c_includes(path))
+        for space in (*spaces, ""):
+            found = {Target("def", f, k) for f in files if (ff := self.facts(f)) is not None
+                     and (k := ff.qualnames.get(space + qual)) is not None
+                     and ff.graph.defs[k].kind in ("class", "struct")}
+            if found:
+                return found.pop() if len(found) == 1 else None
+        return None
+
+    def c_owner(self, path: str, scope: int) -> Target | None:
+        """The class of a C++ method defined outside its body (`int Box::set(..) {..}`:
+        `util.Box` for the definition `util.Box.set`), from the innermost such scope."""
+        facts = self.facts(path)
+        if facts is None or facts.graph.language != "cpp":
+            return None
+        defs, s = facts.graph.defs, scope
+        while s >= 0:
+            d = defs[s]
+            owner = d.qualname.rpartition(".")[0]
+            parent = defs[d.parent].qualname if d.parent >= 0 else ""
+            if d.kind == "function" and owner and owner != parent:
+                return self.c_type(path, owner)
+            s = d.parent
+        return None
+
+    def c_member(self, cls: Target, name: str) -> Target | None:
+        """A C++ class's method `name` defined outside the class body (`int Box::get()
+        const {..}` in a `.cpp`: the one non-`static` definition of `util.Box.get`)."""
+        facts = self.facts(cls.path)
+        if facts is None or facts.graph.language != "cpp":
+            return None
+        qual = f"{facts.graph.defs[cls.index].qualname}.{name}"
+        found = {(t.path, facts_t.graph.defs[t.index].qualname): t
+                 for t in self._c_definitions(name)
+                 if (facts_t := self.facts(t.path)) is not None
+                 and facts_t.graph.defs[t.index].qualname == qual}
+        return next(iter(found.values())) if len(found) == 1 else None
 
     def c_static(self, path: str, name: str) -> bool:
         """Whether a C/C++ file declares its function `name` `static` (its own)."""

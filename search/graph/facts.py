@@ -25,7 +25,8 @@ __all__ = ["CLASS_KINDS", "C_LIKE", "ELEMENT_METHODS", "MAPPING_GETS", "MAX_DEPT
 MAX_DEPTH = 14
 """How many imports, re-exports or bases one resolution follows."""
 C_LIKE = frozenset({"c", "cpp"})
-CLASS_KINDS = frozenset({"class", "struct", "interface", "trait", "impl", "enum"})
+CLASS_KINDS = frozenset({"class", "struct", "interface", "trait", "impl", "enum",
+                         "extension"})  # (Swift's `extension T {}`: more of `T`)
 ELEMENT_METHODS = frozenset({"shift", "pop", "at", "find", "findLast", "popleft"})
 """A list's methods whose call gives one of its elements."""
 MAPPING_GETS = frozenset({"get", "pop", "setdefault", "__getitem__"})

@@ -30,7 +30,7 @@ import re
 from ctxd.indexer.graph import Import, Site
 from ctxd.indexer.graph.imports_more import GLOBAL_LEVEL, PACKAGE_LEVEL
 from ctxd.indexer.graph.model import module_tail
-from ctxd.search.graph.facts import FactsBase, Target
+from ctxd.search.graph.facts import FactsBase, FileFacts, Target
 
 __all__ = ["MORE_LANGUAGES", "PACKAGED", "MoreLanguages", "package_keys"]
 
@@ -51,6 +51,18 @@ def package_keys(imports: list[Import], language: str) -> set[str]:
     if language not in MORE_LANGUAGES:
         return set()
     return {module_tail(i.module) for i in imports if i.level == PACKAGE_LEVEL}
+
+
+def _shared(a: str, b: str) -> int:
+    """How many leading folders two paths share (the file itself counts as one more)."""
+    if a == b:
+        return 1 << 16
+    n = 0
+    for x, y in zip(a.split("/")[:-1], b.split("/")[:-1], strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 class MoreLanguages(FactsBase):
@@ -114,10 +126,12 @@ class MoreLanguages(FactsBase):
 
     def more_files(self, path: str) -> list[str]:
         """Files that may use a definition of `path` without an import naming it: a Swift
-        module's other files; C# files under a project whose `global using`s import the
-        file's namespace ([] for other languages)."""
-        if path.endswith(".swift"):
-            return [p for p in self.ws.ids if p.endswith(".swift")]
+        module's other files, every Elixir file (a module is named in full anywhere); C#
+        files under a project whose `global using`s import the file's namespace ([] for
+        other languages)."""
+        for exts in ((".swift",), (".ex", ".exs")):  # (Elixir: `Plug.Conn.f()` anywhere)
+            if path.endswith(exts):
+                return [p for p in self.ws.ids if p.endswith(exts)]
         if not path.endswith(".cs"):
             return []
         own = self.package_of(path)
@@ -171,12 +185,11 @@ class MoreLanguages(FactsBase):
 
     def _one(self, found: list[Target], prefer: str = "") -> Target | None:
         """The one definition of `found` (several of one qualified name, a partial class
-        in several files: the first; of different names: None)."""
+        in several files: the one nearest `prefer`'s folder; of different names: None)."""
         quals = {self._qual(t) for t in found}
         if len(quals) != 1:
             return None
-        mine = [t for t in found if t.path == prefer]
-        return (mine or sorted(found, key=lambda t: (t.path, t.index)))[0]
+        return min(found, key=lambda t: (-_shared(t.path, prefer), t.path, t.index))
 
     def _qual(self, t: Target) -> str:
         facts = self.facts(t.path)
@@ -186,9 +199,9 @@ class MoreLanguages(FactsBase):
         out = []
         for f in self.ws.defining(name):
             ff = self.facts(f) if f.endswith(".swift") else None
-            if ff is not None and (k := ff.children.get((-1, name))) is not None and (
-                    ff.graph.defs[k].kind != "extension"):
-                out.append(Target("def", f, k))
+            out += [Target("def", f, k) for k in (ff.members.get(-1, ()) if ff else ())
+                    if ff is not None and ff.graph.defs[k].name == name
+                    and ff.graph.defs[k].kind != "extension"]
         return out
 
     # ---------------------------------------------------------------- members
@@ -203,6 +216,21 @@ class MoreLanguages(FactsBase):
         ext = posixpath.splitext(path)[1]
         name = facts.graph.defs[cls].name
         return [f for f in self.ws.defining(name) if f != path and f.endswith(ext)]
+
+    def property_or_method(self, got: Target, called: bool) -> Target:
+        """Of a class's property and method of one name (Swift, Kotlin, C#, Scala), the
+        method when called, else the property (`got` otherwise)."""
+        facts = self.facts(got.path)
+        if facts is None or facts.graph.language not in MORE_LANGUAGES:
+            return got
+        defs = facts.graph.defs
+        d = defs[got.index]
+        if (d.kind == "property") != called:
+            return got
+        for k in facts.members.get(d.parent, ()):
+            if defs[k].name == d.name and (defs[k].kind == "property") != called:
+                return Target("def", got.path, k)
+        return got
 
     def member_of(self, holder: Target, name: str) -> Target | None:
         """A definition's member by name (a module's function, a class's method)."""
@@ -249,11 +277,12 @@ class MoreLanguages(FactsBase):
                     return got
         return None
 
-    def _lua_export(self, path: str, inner: str, name: str) -> Target | None:
+    def _lua_export(self, path: str, inner: str, name: str, depth: int = 0) -> Target | None:
         """`M.name` of a Lua module file (the table it returns: any table of the file
-        holding `name` when one does)."""
+        holding `name` when one does; else, a module it requires without binding a name,
+        as `setmetatable({}, { __index = require("a.core") })` inherits `a.core`'s)."""
         facts = self.facts(path)
-        if facts is None:
+        if facts is None or depth > 4:
             return None
         found = [k for k, d in enumerate(facts.graph.defs) if d.name == name and d.parent == -1
                  and (not inner or d.qualname.endswith(f"{inner}.{name}"))]
@@ -261,6 +290,11 @@ class MoreLanguages(FactsBase):
             table = next((b.value[1:] for b in facts.binds.get((-1, "return"), ())
                           if (b.value or "").startswith("=")), "")
             found = [k for k in found if facts.graph.defs[k].qualname == f"{table}.{name}"]
+        if not found and not inner:
+            for imp in facts.graph.imports:
+                for f in self.lua_module(path, imp.module) if imp.alias is None else ():
+                    if (got := self._lua_export(f, "", name, depth + 1)) is not None:
+                        return got
         return Target("def", path, found[0]) if len(found) == 1 else None
 
     def lua_module(self, path: str, module: str) -> list[str]:
@@ -291,13 +325,22 @@ class MoreLanguages(FactsBase):
             if imp.level == 0 and imp.name is None:
                 full = f"{imp.module}.{rest}" if rest else imp.module
                 break
-        k = facts.qualnames.get(full)
-        if k is not None and facts.graph.defs[k].kind == "module":
+        k = _module(facts, full)
+        if k is not None:
             return Target("def", path, k)
         found = []
         for f in self.ws.defining(full.rpartition(".")[2]):
             ff = self.facts(f) if f.endswith((".ex", ".exs")) else None
-            if ff is not None and (k := ff.qualnames.get(full)) is not None and (
-                    ff.graph.defs[k].kind == "module"):
+            if ff is not None and (k := _module(ff, full)) is not None:
                 found.append(Target("def", f, k))
         return self._one(found)
+
+
+def _module(facts: FileFacts, qualname: str) -> int | None:
+    """The Elixir module of a file with this qualified name (not a `defimpl ... for:` it,
+    which bears the same name)."""
+    k = facts.qualnames.get(qualname)
+    if k is not None and facts.graph.defs[k].kind == "module":
+        return k
+    return next((k for k, d in enumerate(facts.graph.defs)
+                 if d.kind == "module" and d.qualname == qualname), None)

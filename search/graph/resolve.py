@@ -45,11 +45,12 @@ from ctxd.search.graph.facts import (
     rust_type,
 )
 from ctxd.search.graph.modules import JS_LIKE
+from ctxd.search.graph.more_langs import MORE_LANGUAGES, MoreLanguages
 from ctxd.search.graph.workspace import Workspace
 
 __all__ = ["CLASS_KINDS", "C_LIKE", "MAX_DEPTH", "Resolver", "Target"]
 
-_VARIABLES = frozenset({"variable", "constant"})
+_VARIABLES = frozenset({"variable", "constant", "property"})  # (C#, Kotlin, Swift, Scala)
 CONSTRUCTORS = frozenset({"new", "create", "default", "open", "build", "builder",
                           "with_capacity", "from", "make", "instance", "getInstance", "of"})
 """A class's functions whose call gives an instance of it."""
@@ -59,12 +60,19 @@ _OWN = frozenset({"this", "self", "cls", "Self"})
 ELEMENT_CALLBACKS = frozenset({"forEach", "map", "filter", "find", "findLast", "findIndex",
                                "some", "every", "flatMap", "sort"})
 """A list's (or a Map's) methods whose callback's first parameter is an element (value)."""
-_REDECLARES = frozenset({"python", "ruby", "shell"})
+MAX_REQUIRED = 50
+"""The most files one Ruby file's `require`s are followed to."""
+_NAMESPACES = frozenset({"namespace", "module"})
+"""Definitions that only hold others (a TS namespace, a Rust inline `mod`, a Ruby module,
+a C++ namespace): `Util.area` is the member of that name."""
+_OVERLOADED = frozenset({"java", "cpp"})
+"""Languages whose classes overload a method name (the last declaration is not the one)."""
+_REDECLARES = frozenset({"python", "ruby", "shell", "php"})
 """Languages where assigning a name in a scope makes it that scope's own (elsewhere
 `Site.value` `+...` marks an assignment to a name declared further out)."""
 
 
-class Resolver(CFamily):
+class Resolver(CFamily, MoreLanguages):
     """Resolves sites of one repository's files (`Workspace`), memoising per file."""
 
     def __init__(self, workspace: Workspace) -> None:
@@ -82,7 +90,11 @@ class Resolver(CFamily):
             for imp in facts.graph.imports if facts is not None else ():
                 if imp.line == site.line and site.name in (imp.name, imp.local):
                     got = self.follow(path, imp, 0)
+                    if got is None and facts.graph.language in MORE_LANGUAGES:
+                        got = self.more_name(path, imp.local, -1, 0)  # (`use A\B\C`)
                     return got if got is not None and got.kind == "def" else None
+        if site.receiver is not None and (got := self.more_site(path, site)) is not None:
+            return got if got.kind == "def" else None  # a Lua table's, an Elixir module's
         if site.receiver is None:
             got = self.name(path, site.name, site.scope, site.line, 0)
         else:
@@ -93,7 +105,9 @@ class Resolver(CFamily):
                 return None
         if got is None and site.role in (Role.CALL, Role.REF):
             got = self.c_global(path, site)
-        return got if got is not None and got.kind == "def" else None
+        if got is not None and got.kind == "def":  # a Swift/Kotlin/C# property and method
+            return self.property_or_method(got, site.role == Role.CALL)  # of one name
+        return None
 
     def receiver(self, path: str, site: Site) -> Target | None:
         """What the receiver of a `recv.name` site evaluates to (an instance, a class, a
@@ -132,6 +146,8 @@ class Resolver(CFamily):
                     got = self.follow(path, imp, depth + 1)
                     if got is not None:
                         return got
+                if lang in MORE_LANGUAGES and facts.imports.get(name):  # (`use A\B\C`:
+                    return self.more_name(path, name, scope, depth + 1)  # no file path)
             binds = [b for b in binds or () if not (b.value or "").startswith("~")]
             if binds and lang not in _REDECLARES and all(
                     (b.value or "").startswith("+") for b in binds):
@@ -154,9 +170,36 @@ class Resolver(CFamily):
                 if of is not None and (k := of.children.get((-1, name))) is not None and (
                         of.graph.defs[k].kind != "method"):
                     return Target("def", other, k)
+        if lang == "ruby":  # a constant of a file it requires (`require_relative 'shop'`)
+            got = self.export(self._required(path), name, depth + 1)
+            if got is not None:
+                return got
         if lang == "rust" and (lib := self.ws.layout.rust_crate(name)) is not None:
             return Target("module", paths=(lib,))  # `globset::Glob`: a sibling crate
+        if lang in MORE_LANGUAGES:  # a package's other files, a Swift module's
+            return self.more_name(path, name, scope, depth + 1)
         return None
+
+    def _required(self, path: str) -> list[str]:
+        """The files a Ruby file requires, and those they require (nearest first, at most
+        `MAX_REQUIRED`): their top-level constants are the file's too."""
+        memo: dict[str, list[str]] = self.ws.memo.setdefault("ruby_required", {})
+        got = memo.get(path)
+        if got is not None:
+            return got
+        out: list[str] = []
+        seen, todo = {path}, [path]
+        while todo and len(out) < MAX_REQUIRED:
+            here = todo.pop(0)
+            facts = self.facts(here)
+            for imp in facts.graph.imports if facts is not None else ():
+                for f in self.ws.layout.resolve(here, imp, "ruby"):
+                    if f not in seen:
+                        seen.add(f)
+                        out.append(f)
+                        todo.append(f)
+        memo[path] = out[:MAX_REQUIRED]
+        return memo[path]
 
     def _narrowed(self, path: str, binds: list[Site], line: int,
                   depth: int) -> Target | None:
@@ -249,7 +292,8 @@ class Resolver(CFamily):
         text = text.removesuffix(holder) if holder else text
         if not text:
             return None
-        got = self.expr(path, text, scope, line, depth, called=kind == "(")
+        got = self.expr(path, text, scope, line, depth, called=kind == "(") or self._c_path(
+            path, text, scope, depth)  # (C++ `util.Box`, `util.Box.make`: through includes)
         if got is None and kind == ":" and "." in text:  # `{ a }: T`: the type of `T.a`
             head, _, field = text.rpartition(".")
             inst = self._instance(self.expr(path, head, scope, line, depth) or Target(""),
@@ -309,18 +353,66 @@ class Resolver(CFamily):
             facts = self.facts(got.path)
             if facts is None:
                 return None
-            d = facts.graph.defs[got.index]
+            defs = facts.graph.defs
+            d = defs[got.index]
             if classlike(facts, d.kind):
                 return Target("inst", got.path, got.index)
+            if d.kind == "constructor" and d.parent >= 0 and defs[d.parent].name == d.name:
+                return Target("inst", got.path, d.parent)  # Java/C++ `new Builder()`
+            if d.qualname.endswith(f"{d.name}.{d.name}") and (  # C++ `Box::Box(..) {..}`
+                    cls := self.c_type(got.path, d.qualname.rpartition(".")[0])) is not None:
+                return Target("inst", cls.path, cls.index)
+            if facts.graph.language in _OVERLOADED and not self._one_return(facts, got.index):
+                return None  # overloads that return different types: which one is unknown
+            returns = facts.binds.get((got.index, "return"), [])
+            declared = [r for r in returns if (r.value or "")[:1] == ":"]
+            back = self._returned(got.path, declared, depth)  # a written return type first
+            if back is not None:  # (`build()` -> `TypeSpec`, not the name rule's Builder)
+                return back
             if d.name in CONSTRUCTORS and d.parent >= 0 and (
-                    facts.graph.defs[d.parent].kind in CLASS_KINDS):
+                    defs[d.parent].kind in CLASS_KINDS):
                 return Target("inst", got.path, d.parent)
-            for ret in facts.binds.get((got.index, "return"), ()):  # what it returns
-                if ret.value and depth < MAX_DEPTH:
-                    back = self.value(got.path, ret.value, ret.scope, ret.line, depth + 1)
-                    if back is not None and back.kind in ("inst", "elems"):
-                        return back
+            return self._returned(got.path, [r for r in returns if r not in declared], depth)
         return None
+
+    def _returned(self, path: str, returns: list[Site], depth: int) -> Target | None:
+        """The first of a function's `return` bindings that gives an instance (or a
+        list of them)."""
+        for ret in returns:
+            if ret.value and depth < MAX_DEPTH:
+                back = self.value(path, ret.value, ret.scope, ret.line, depth + 1)
+                if back is not None and back.kind in ("inst", "elems"):
+                    return back
+        return None
+
+    def _c_path(self, path: str, text: str, scope: int, depth: int) -> Target | None:
+        """A C++ name written with its class (`util.Box`, `util.Box.make`): the longest
+        head that is a class the file's `#include`s reach, then its members."""
+        facts = self.facts(path)
+        if facts is None or facts.graph.language != "cpp" or depth > MAX_DEPTH or (
+                not text[:1].isalpha()):
+            return None
+        parts = text.split(".")
+        for n in range(len(parts), 0, -1):
+            got = self.c_type(path, ".".join(parts[:n]), scope)
+            if got is not None:
+                for name in parts[n:]:
+                    got = self.member(got, name, depth + 1) if got is not None else None
+                return got
+        return None
+
+    @staticmethod
+    def _one_return(facts: FileFacts, index: int) -> bool:
+        """Whether the overloads of a Java/C++ method (its class's methods of its name)
+        all declare one return type (a method without overloads: True)."""
+        defs = facts.graph.defs
+        d = defs[index]
+        same = [k for k in facts.members.get(d.parent, ()) if defs[k].name == d.name]
+        if len(same) < 2:
+            return True
+        written = {next((r.value for r in facts.binds.get((k, "return"), ())
+                         if (r.value or "")[:1] == ":"), None) for k in same}
+        return len(written) == 1 and None not in written
 
     # ---------------------------------------------------------------- imports
 
@@ -344,6 +436,8 @@ class Resolver(CFamily):
             files = layout.rust_module(path, ["self", *imp.module.split("::")[1:]])
         if imp.name == "default" and lang in JS_LIKE:
             return self._default_export(files, imp.alias or "", depth)
+        if lang == "rust" and not files:  # `use crate::geo::area` with `pub mod geo {..}`
+            return self._rust_inline(path, imp)
         got = self.export(files, imp.name, depth + 1)
         if got is None and lang == "python":
             dotted = f"{imp.module}.{imp.name}" if imp.module else imp.name
@@ -351,6 +445,21 @@ class Resolver(CFamily):
             if sub:
                 return Target("module", paths=tuple(sub))
         return got
+
+    def _rust_inline(self, path: str, imp: Import) -> Target | None:
+        """A name a Rust `use` takes from a module written inline in its parent's file
+        (`use crate::geo::area;` / `use shapes::geo::area;` with `pub mod geo { .. }` in
+        `lib.rs`): the parent module's file, its top-level `mod`, the name in it."""
+        head, _, last = imp.module.rpartition("::")
+        if not head or not imp.name:
+            return None
+        for f in self.ws.layout.resolve(path, imp._replace(module=head), "rust"):
+            facts = self.facts(f)
+            k = facts.children.get((-1, last)) if facts is not None else None
+            if facts is not None and k is not None and facts.graph.defs[k].kind == "module" and (
+                    (got := facts.children.get((k, imp.name))) is not None):
+                return Target("def", f, got)
+        return None
 
     def _default_export(self, files: list[str], alias: str, depth: int) -> Target | None:
         """What a default import binds: the module's `export default` (an object of its
@@ -479,6 +588,8 @@ class Resolver(CFamily):
         if (not called and (name in ("self", "this", "cls") or self._first_param(
                 path, scope, name))) or (name == "Self" and lang in ("rust", "python")):
             cls = self.enclosing_class(path, scope)
+            if cls is None and (owner := self.c_owner(path, scope)) is not None:
+                return Target("inst", owner.path, owner.index)  # `this` in `Box::set`
             return None if cls is None else Target("inst", path, cls)
         if name == "super" and (called or lang in JS_LIKE):
             cls = self.enclosing_class(path, scope)
@@ -503,7 +614,14 @@ class Resolver(CFamily):
                         got.kind != "def" or value.startswith("=")) else None
             return None
         facts = self.facts(target.path)
-        if facts is None or not classlike(facts, facts.graph.defs[target.index].kind):
+        kind = facts.graph.defs[target.index].kind if facts is not None else ""
+        if name == "new" and target.kind == "def" and kind == "class" and facts is not None and (
+                facts.graph.language == "ruby"):
+            return Target("inst", target.path, target.index)  # Ruby `Cart.new`
+        if facts is not None and target.kind == "def" and kind in _NAMESPACES:
+            k = facts.children.get((target.index, name))  # `Util.area()`: a TS namespace's,
+            return None if k is None else Target("def", target.path, k)  # a Rust mod's
+        if facts is None or not classlike(facts, kind):
             return None
         got = self.class_member(target.path, target.index, name, depth + 1)
         if got is None and target.kind == "inst":
@@ -523,10 +641,13 @@ class Resolver(CFamily):
         places = [path]
         if facts.graph.language == "go":
             places += self.ws.layout.go_package(path)
+        places += self.more_places(path, cls)  # Swift extensions, C# partial classes
         for p in places:
             pf = self.facts(p)
             if pf is not None and (k := pf.qualnames.get(qual)) is not None:
                 return Target("def", p, k)
+        if (out_of_line := self.c_member(Target("def", path, cls), name)) is not None:
+            return out_of_line  # C++ `int Box::get() const {..}` in a `.cpp`
         for base in self.bases(path, cls, depth + 1):
             got = self.class_member(base.path, base.index, name, depth + 1)
             if got is not None:

@@ -1,6 +1,7 @@
-"""C# end to end: `ctxd symbols` finds a class, `ctxd refs` on it says that the code graph
-does not read C# (and points to `--by-name`), and an index made before ctxd parsed C#
-gets its C# files chunked again by the next full run."""
+"""C# end to end: `ctxd symbols` finds a class, `ctxd refs` on it names its use in another
+file of the namespace's importers (`using Serilog;`), `ctxd callers` the call through a
+constructed receiver, and an index made before ctxd parsed C# gets its C# files chunked
+again by the next full run."""
 
 from __future__ import annotations
 
@@ -62,7 +63,7 @@ def serilog(isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     return repo
 
 
-def test_symbols_finds_a_csharp_class_and_refs_says_the_graph_does_not_read_csharp(
+def test_symbols_finds_a_csharp_class_and_refs_and_callers_resolve_its_uses(
     serilog: RepoBuilder,
 ) -> None:
     index(serilog.root)
@@ -76,14 +77,15 @@ def test_symbols_finds_a_csharp_class_and_refs_says_the_graph_does_not_read_csha
 
     r = run("refs", "LoggerConfiguration")
     assert r.exit_code == 0, r.output
-    assert "the code graph does not read C# yet" in r.stdout
-    assert "--by-name" in r.stdout and "ctxd index" not in r.stdout
+    assert "does not read" not in r.stdout and "samples/Program.cs" in r.stdout
     out = json.loads(run("refs", "LoggerConfiguration", "--json").stdout)
-    assert out["total"] == 0 and out["note"].startswith("the code graph does not read C#")
+    assert {(u["path"], u["line"], u["resolved"]) for u in out["usages"]} == {
+        ("samples/Program.cs", 3, True)}  # not the doc comment's <see cref="ILogger"/>
     out = json.loads(run("refs", "LoggerConfiguration", "--by-name", "--json").stdout)
     assert ("samples/Program.cs", 3) in {(u["path"], u["line"]) for u in out["usages"]}
-    r = run("callers", "CreateLogger")
-    assert r.exit_code == 0 and "does not read C# yet" in r.stdout, r.output
+    out = json.loads(run("callers", "CreateLogger", "--json").stdout)
+    assert [(e["site"]["path"], e["site"]["line"]) for e in out["callers"]] == [
+        ("samples/Program.cs", 3)]
 
 
 def test_an_index_made_before_csharp_was_parsed_chunks_csharp_again(
