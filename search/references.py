@@ -20,7 +20,7 @@ from ctxd.search.symbols import search_symbols
 from ctxd.search.zoekt.query import scoped_query
 
 _IDENT = re.compile(r"^(?:[^\W\d]|\$)[\w$]*$")  # a Unicode letter, `_` or `$` first
-_PLACE = re.compile(r"^[^:\s]+:\d+$")
+_PLACE = re.compile(r"^[^:\s]+:\d+(?::\d+)?$")  # PATH:LINE[:COLUMN]
 
 
 def _word_pattern(name: str) -> str:

@@ -28,7 +28,9 @@ from ctxd.search.graph.modules import module_name
 
 __all__ = ["AmbiguousSymbol", "SymbolNotFound", "name_definition", "parse_symbol"]
 
-_PLACE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+)$")
+_PLACE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+)(?::\d+)?$")
+"""`PATH:LINE`, or `PATH:LINE:COLUMN` as compilers, grep and `ctxd refs --by-name` print it
+(the column is not needed: a line's definition is found by its line)."""
 _QUALIFIED = re.compile(r"^#?(?:[^\W\d]|\$)[\w$]*(?:(?:\.|::|#|\.#)(?:[^\W\d]|\$)[\w$]*)*$")
 """`fetch`, `Session.fetch`, `a::b`, `Cls#method` (Ruby's notation), `Cls.#field` (a JS
 private name); a letter is any Unicode letter (`größe`, `λ`, `名前`: identifiers in Python,

@@ -65,8 +65,8 @@ class Scope:
         return found[1] + line, [found[0]]
 
 
-_PLACE = re.compile(r"^(?P<path>[^:\s]*[/.][^:\s]*?)(?P<line>:\d+)?$")
-"""A file path, perhaps with `:LINE`."""
+_PLACE = re.compile(r"^(?P<path>[^:\s]*[/.][^:\s]*?)(?P<line>:\d+(?::\d+)?)?$")
+"""A file path, perhaps with `:LINE` or `:LINE:COLUMN`."""
 
 
 def command_scope(roots: Mapping[str, str], given: Sequence[str], all_repos: bool, *,

@@ -177,3 +177,18 @@ def test_by_name_finds_names_that_begin_with_a_dollar_or_a_letter_not_ascii(
     assert [(u["path"], u["line"], u["column"]) for u in out["usages"]] == [("m.py", 11, 16)]
     out = json.loads(run("refs", "größe", "--by-name", "--json").stdout)
     assert [(u["line"], u["column"]) for u in out["usages"]] == [(6, 12)]
+
+
+def test_a_place_with_its_column_names_the_definition(shop: RepoBuilder,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """`refs --by-name` prints `def app/store.py:2:9`, compilers and grep print
+    PATH:LINE:COLUMN: `callers app/store.py:2:9` said "not a symbol (a path without :LINE)"
+    and offered `app/store.py:2:9:12`."""
+    for place in ("app/store.py:2:9", "app/store.py:2"):
+        r = run("callers", place)
+        assert r.exit_code == 0, r.output
+        assert r.stdout.startswith("Store.get (method) at app/store.py:2: 8 direct callers")
+    out = json.loads(run("refs", "app/store.py:2:9", "--by-name", "--json").stdout)
+    assert out["symbol"] == "get" and len(out["usages"]) == 8
+    monkeypatch.chdir(shop.root / "app")  # relative to the current folder, as ctxd prints
+    assert run("refs", "store.py:2:9").stdout.startswith("Store.get (method) at store.py:2")
