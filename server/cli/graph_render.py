@@ -156,7 +156,8 @@ def impact_json(i: Impact) -> dict[str, Any]:
 
 def impact_text(i: Impact, where: Where) -> str:
     repo = i.definitions[0].repository if i.definitions else ""
-    out = [f"{i.subject}: {len(i.items)} dependents, {len(i.tests)} of them in tests"]
+    cut = " (cut: there are more)" if i.truncated else ""  # the counts are of those listed
+    out = [f"{i.subject}: {len(i.items)} dependents{cut}, {len(i.tests)} of them in tests"]
     for distance, group in groupby(i.items, key=lambda x: x.distance):
         out.append(f"\ndistance {distance}")
         for x in group:

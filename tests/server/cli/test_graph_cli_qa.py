@@ -192,3 +192,19 @@ def test_a_place_with_its_column_names_the_definition(shop: RepoBuilder,
     assert out["symbol"] == "get" and len(out["usages"]) == 8
     monkeypatch.chdir(shop.root / "app")  # relative to the current folder, as ctxd prints
     assert run("refs", "store.py:2:9").stdout.startswith("Store.get (method) at store.py:2")
+
+
+def test_a_cut_impact_list_says_so_in_its_first_line(shop: RepoBuilder) -> None:
+    """`impact FILE --limit N` began "N dependents, 0 of them in tests" when the walk stopped
+    at N (rich/console.py: "200 dependents, 0 of them in tests"), read as a count of all;
+    the cut was said only at the end of a long list."""
+    shop.write("app/more.py", "".join(f"from app.store import Store\n\n\ndef use{n}():\n"
+                                      "    return Store()\n\n\n" for n in range(3)))
+    shop.write("tests/test_store.py", "from app.store import Store\n\n\ndef test_it():\n"
+               "    assert Store()\n")
+    index(shop.root)
+    first = run("impact", "app/store.py", "--limit", "2").stdout.splitlines()[0]
+    assert first == "app/store.py: 2 dependents (cut: there are more), 0 of them in tests"
+    first = run("impact", "app/store.py").stdout.splitlines()[0]
+    assert first.startswith("app/store.py: ") and "cut" not in first
+    assert first.endswith(", 2 of them in tests")  # its import line and test_it
