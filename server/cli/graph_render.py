@@ -101,8 +101,10 @@ def _edge_line(e: Edge, where: Where, repository: str) -> str:
 def calls_text(c: Calls, where: Where) -> str:
     d = c.definition
     word = "callers" if c.direction == "callers" else "callees"
+    # Breadth first: a cut among the direct calls leaves no deeper one, and their count short
+    cut = " (cut: there are more)" if c.truncated and all(e.depth == 1 for e in c.edges) else ""
     out = [f"{d.qualified_name} ({d.kind}) at {_clean(where(d.repository, d.path))}:{d.line}"
-           f": {sum(1 for e in c.edges if e.depth == 1)} direct {word}"]
+           f": {sum(1 for e in c.edges if e.depth == 1)} direct {word}{cut}"]
     children: dict[int, list[int]] = {}
     for k, e in enumerate(c.edges):
         children.setdefault(e.parent, []).append(k)

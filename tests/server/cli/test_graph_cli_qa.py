@@ -208,3 +208,17 @@ def test_a_cut_impact_list_says_so_in_its_first_line(shop: RepoBuilder) -> None:
     first = run("impact", "app/store.py").stdout.splitlines()[0]
     assert first.startswith("app/store.py: ") and "cut" not in first
     assert first.endswith(", 2 of them in tests")  # its import line and test_it
+
+
+def test_a_cut_among_direct_callers_says_so_in_the_first_line(shop: RepoBuilder) -> None:
+    """`callers X --limit 3` began "X ...: 3 direct callers" though there were more (said
+    only at the end); a cut deeper in the tree leaves the direct count whole."""
+    shop.write("app/more.py", "".join(f"from app.store import Store\n\n\ndef use{n}():\n"
+                                      "    return Store().get(1)\n\n\n" for n in range(3)))
+    index(shop.root)
+    lines = run("callers", "Store.get", "--limit", "3").stdout.splitlines()
+    assert lines[0] == ("Store.get (method) at app/store.py:2: 3 direct callers "
+                        "(cut: there are more)")
+    assert lines[-1] == "(cut at 3 calls; raise --limit or lower --depth)"
+    whole = run("callers", "Store.get").stdout.splitlines()[0]
+    assert whole == "Store.get (method) at app/store.py:2: 11 direct callers"
