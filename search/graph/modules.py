@@ -26,7 +26,7 @@ from functools import cached_property
 
 from ctxd.indexer.graph import Import
 
-__all__ = ["BUILD_ENDS", "JS_LIKE", "RepoLayout", "file_tails", "import_tails", "is_build_file",
+__all__ = ["BUILD_ENDS", "JS_LIKE", "RepoLayout", "file_keys", "import_keys", "is_build_file",
            "module_name"]
 
 JS_LIKE = frozenset({"javascript", "typescript", "tsx"})
@@ -120,6 +120,25 @@ class RepoLayout:
                 p for p in self._py_tails.get(tail, ())
                 if (m := module_name(p)) == dotted or m.endswith("." + dotted))
         return got
+
+    def _ts_applying(self, path: str) -> list[tuple[str, str, dict[str, list[str]]]]:
+        """The `ts_configs` whose folder holds `path`, innermost first (found by the
+        folders above it: a monorepo has a tsconfig in each of its packages)."""
+        by_folder = self._ts_by_folder
+        out: list[tuple[str, str, dict[str, list[str]]]] = []
+        folder = posixpath.dirname(path)
+        while True:
+            out += by_folder.get(folder, ())
+            if not folder:
+                return out
+            folder = posixpath.dirname(folder)
+
+    @cached_property
+    def _ts_by_folder(self) -> dict[str, list[tuple[str, str, dict[str, list[str]]]]]:
+        out: dict[str, list[tuple[str, str, dict[str, list[str]]]]] = defaultdict(list)
+        for config in self.ts_configs:
+            out[config[0]].append(config)
+        return out
 
     @cached_property
     def ts_configs(self) -> list[tuple[str, str, dict[str, list[str]]]]:
@@ -268,9 +287,7 @@ class RepoLayout:
         if module.startswith("."):
             stem = posixpath.normpath(posixpath.join(posixpath.dirname(path), module))
             return [c for c in self._js_candidates(stem) if c in self.paths][:1]
-        for folder, base, mapping in self.ts_configs:
-            if folder and not path.startswith(folder + "/"):
-                continue
+        for _, base, mapping in self._ts_applying(path):
             for pattern, targets in mapping.items():
                 prefix, star, suffix = pattern.partition("*")
                 if star and module.startswith(prefix) and module.endswith(suffix):
@@ -416,43 +433,57 @@ class RepoLayout:
         return []
 
 
-def import_tails(path: str, imp: Import, language: str) -> frozenset[str] | None:
-    """The names a file that a Python or JS/TS import of `path` may land in is called
-    by: each file of `RepoLayout.import_files` has one of them among its `file_tails`
-    (None: not known without resolving the import: a JS package or path alias). A file
-    found under an import key is searched only when one of its imports lands near the
-    definition, and the imports that cannot land there are never resolved."""
+def import_keys(path: str, imp: Import, language: str) -> frozenset[str] | None:
+    """What a Python or JS/TS import of `path` may land in, as keys that a file it lands
+    in (`RepoLayout.import_files`) has among its `file_keys`: a relative import, the
+    folder the files lie under and their name (`folder\0name`); a Python absolute one,
+    the dotted names its module must end in (None: not known without resolving the
+    import: a JS package or path alias). A file found under an import key is searched
+    only when one of its imports lands near the definition, and the imports that cannot
+    land there (another package's or another copy's module) are never resolved."""
     if language == "python":
-        if imp.level and not imp.module:  # `from . import x`: the package, then `x`
-            folder = posixpath.dirname(path)
-            for _ in range(imp.level - 1):
-                folder = posixpath.dirname(folder)
-            out = {folder.rpartition("/")[2]}
-        else:
-            out = {imp.module.rpartition(".")[2]}
-        if imp.name and imp.name != "*":  # `from pkg import module`
-            out.add(imp.name.rpartition(".")[2])
-        elif imp.name is None and "." in imp.module and not imp.level:  # `import a.b`: a
-            out.add(imp.module.split(".")[0])
+        if not imp.level:  # (`import a.b` binds `a`; `from pkg import module`)
+            out = {imp.module}
+            if imp.name and imp.name != "*":
+                out.add(f"{imp.module}.{imp.name}" if imp.module else imp.name)
+            elif imp.name is None and "." in imp.module:
+                out.add(imp.module.split(".")[0])
+            return frozenset(out)
+        base = posixpath.dirname(path)
+        for _ in range(imp.level - 1):
+            base = posixpath.dirname(base)
+        if imp.module:  # `base/a/b.py` or `base/a/b/__init__.py`: under `base`, named `b`
+            out = {f"{base}\0{imp.module.rpartition('.')[2]}"}
+        else:  # `from . import x`: `base.py` or `base/__init__.py`, then `base/x...`
+            out = {f"{posixpath.dirname(base)}\0{base.rpartition('/')[2]}"}
+        if imp.name and imp.name != "*":
+            out.add(f"{base}\0{imp.name.rpartition('.')[2]}")
         return frozenset(out)
     if language not in JS_LIKE or not imp.module.startswith("."):
         return None
-    last = imp.module.rstrip("/").rpartition("/")[2]
-    if last in ("", ".", ".."):
-        return None
-    return frozenset({last, re.sub(r"\.(js|jsx|mjs|cjs)$", "", last)})
+    stem = posixpath.normpath(posixpath.join(posixpath.dirname(path), imp.module))
+    folder, _, last = stem.rpartition("/")
+    return frozenset({f"{folder}\0{last}",
+                      f"{folder}\0{re.sub(r'[.](js|jsx|mjs|cjs)$', '', last)}"})
 
 
-def file_tails(path: str) -> frozenset[str]:
-    """What an import that lands in the file may call it (`import_tails`): its name,
-    that name without each extension it ends in, its module name's last part, and for
-    a package's `__init__`/`index` file the folder's name."""
+def file_keys(path: str) -> frozenset[str]:
+    """The keys of `import_keys` that name the file: each folder above it (the root
+    too) with each name an import may call it by (its name, that name without each
+    extension it ends in, its module name's last part, and for a package's
+    `__init__`/`index` file the folder's name), and every dotted ending of its module
+    name (`module_name`)."""
     folder, _, base = path.rpartition("/")
-    out = {base, module_name(path).rpartition(".")[2]}
-    out.update(base[:-len(e)] for e in (*_PY_EXTS, *_JS_EXTS) if base.endswith(e))
+    module = module_name(path)
+    names = {base, module.rpartition(".")[2]}
+    names.update(base[:-len(e)] for e in (*_PY_EXTS, *_JS_EXTS) if base.endswith(e))
     if base.startswith(("__init__.", "index.")):
-        out.add(folder.rpartition("/")[2])
-    return frozenset(out)
+        names.add(folder.rpartition("/")[2])
+    parts = folder.split("/") if folder else []
+    above = ["/".join(parts[:k]) for k in range(len(parts) + 1)]
+    dotted = module.split(".")
+    return frozenset({f"{a}\0{n}" for a in above for n in names} |
+                     {".".join(dotted[k:]) for k in range(len(dotted))})
 
 
 def is_build_file(path: str) -> bool:

@@ -8,7 +8,7 @@ import those that re-export it (`__init__.py`, `index.ts`); in Python and JS/TS 
 those of them with an import that lands in the definition's file, a package above it or
 a file already kept (another package's or another copy's module of the same name does
 not count; an import is followed only once it may name one of those files:
-`modules.import_tails`). Every site there that bears the name (its strings peeked at before it is
+`modules.import_keys`). Every site there that bears the name (its strings peeked at before it is
 decoded) is resolved (`search.graph.resolve`); the sites that resolve to the definition
 are its usages, labelled `call`, `import`, `inherit` or `reference`, plus the methods
 that override it (`override`). Sites that bear the name but resolve nowhere are counted
@@ -43,7 +43,8 @@ from ctxd.search.graph.models import (
     Refs,
     Usage,
 )
-from ctxd.search.graph.modules import JS_LIKE, RepoLayout, file_tails, import_tails
+from ctxd.search.graph.modules import JS_LIKE, RepoLayout, file_keys, import_keys
+from ctxd.search.graph.more_langs import MORE_LANGUAGES, package_keys
 from ctxd.search.graph.resolve import C_LIKE, CLASS_KINDS, Resolver, Target
 from ctxd.search.graph.workspace import Workspace, collector_paused
 
@@ -104,22 +105,22 @@ def _collector_paused(query: _Q) -> _Q:
 
 class _Imports:
     """A Python or JS/TS file's imports as `_Graph._lands` follows them: those not
-    followed yet, with their `import_tails` (`names`: all of these; `unknown`: one's are
+    followed yet, with their `import_keys` (`names`: all of these; `unknown`: one's are
     not known), and the files the followed ones land in (`landed`)."""
 
     def __init__(self, path: str, language: str, imports: list[Import]) -> None:
         self.path = path
         self.language = language
-        self.waiting = [(import_tails(path, imp, language), imp) for imp in imports]
+        self.waiting = [(import_keys(path, imp, language), imp) for imp in imports]
         self.names: frozenset[str] = frozenset().union(*(n for n, _ in self.waiting if n))
         self.unknown = any(n is None for n, _ in self.waiting)
         self.landed: set[str] = set()
 
-    def follow(self, layout: RepoLayout, tails: set[str]) -> None:
-        """Follow the waiting imports that may name one of `tails` (they only grow)."""
+    def follow(self, layout: RepoLayout, near: set[str]) -> None:
+        """Follow the waiting imports whose keys meet `near` (it only grows)."""
         still: list[tuple[frozenset[str] | None, Import]] = []
         for names, imp in self.waiting:
-            if names is None or not names.isdisjoint(tails):
+            if names is None or not names.isdisjoint(near):
                 self.landed.update(layout.import_files(self.path, imp, self.language))
             else:
                 still.append((names, imp))
@@ -145,7 +146,8 @@ class _Graph:
             return True
         graph = self.ws.graph(a.path)
         return graph is not None and graph.defs[a.index].qualname == graph.defs[
-            b.index].qualname
+            b.index].qualname and (graph.defs[a.index].kind == "property") == (
+            graph.defs[b.index].kind == "property")  # (Swift: a property and a method)
 
     def target_of(self, d: GraphDef) -> Target | None:
         graph = self.ws.graph(d.path)
@@ -193,12 +195,13 @@ class _Graph:
         if graph.language in ("go", "java"):  # the package: the folder's files
             files.update(self.ws.layout.same_package(
                 t.path, ".go" if graph.language == "go" else ".java"))
+        files.update(self.resolver.more_files(t.path))  # a Swift module's, C# global usings
         reach = set(files)  # the files an import must land in (and the packages above)
         folder = posixpath.dirname(t.path)
         while folder:
             reach.update((f"{folder}/__init__.py", f"{folder}/__init__.pyi"))
             folder = posixpath.dirname(folder)
-        tails = {n for f in reach for n in file_tails(f)}
+        near = {n for f in reach for n in file_keys(f)}  # (`import_keys` landing in reach)
         pending: set[str] = set()
         seen_keys: set[str] = set()
         for _ in range(ROUNDS):
@@ -207,9 +210,9 @@ class _Graph:
                 break
             seen_keys.update(new)
             found = [f for f in self.ws.importers(new) if f not in files]
-            self.ws.preload(found)
+            self.ws.preload(found, peeks=True)
             pending.update(found)
-            for f in self._landing(pending, reach, tails):
+            for f in self._landing(pending, reach, near):
                 files.add(f)  # re-exporters: their importers name them, not the definer
                 base = posixpath.basename(f)
                 if base.startswith(("__init__.", "index.", "mod.", "lib.")):
@@ -219,9 +222,9 @@ class _Graph:
         self.ws.preload(out)
         return out
 
-    def _landing(self, pending: set[str], reach: set[str], tails: set[str]) -> list[str]:
-        """The files of `pending` (taken out of it, added to `reach`, their names to
-        `tails`) with an import that lands in `reach`, directly or through another such
+    def _landing(self, pending: set[str], reach: set[str], near: set[str]) -> list[str]:
+        """The files of `pending` (taken out of it, added to `reach`, their `file_keys`
+        to `near`) with an import that lands in `reach`, directly or through another such
         file: the others import a module of the same name elsewhere (another package,
         another copy) and cannot name the definition. Languages whose imports do not
         name files (Go, Java packages) or that resolve otherwise all land."""
@@ -230,17 +233,17 @@ class _Graph:
         while moved:
             moved = False
             for f in sorted(pending):
-                if self._lands(f, reach, tails):
+                if self._lands(f, reach, near):
                     pending.discard(f)
                     reach.add(f)
-                    tails.update(file_tails(f))
+                    near.update(file_keys(f))
                     out.append(f)
                     moved = True
         return out
 
-    def _lands(self, path: str, reach: set[str], tails: set[str]) -> bool:
-        """Whether an import of the file lands in `reach` (an import is followed once it
-        may name one of `tails`, the names of the files of `reach`: `import_tails`)."""
+    def _lands(self, path: str, reach: set[str], near: set[str]) -> bool:
+        """Whether an import of the file lands in `reach` (an import is followed once
+        its `import_keys` meet `near`, the `file_keys` of the files of `reach`)."""
         memo: dict[str, _Imports | None] = self.ws.memo.setdefault("imports", {})
         if path not in memo:
             peek = self.ws.peek(path)
@@ -250,8 +253,8 @@ class _Graph:
         got = memo[path]
         if got is None:
             return True
-        if got.unknown or not got.names.isdisjoint(tails):
-            got.follow(self.ws.layout, tails)
+        if got.unknown or not got.names.isdisjoint(near):
+            got.follow(self.ws.layout, near)
         return not reach.isdisjoint(got.landed)
 
     def _other_keys(self, t: Target, language: str, name: str, parent: int) -> set[str]:
@@ -259,9 +262,14 @@ class _Graph:
         file includes that declare it (`jv.h` for `jv_parse.c`'s `jv_parse`)."""
         if language == "rust":
             return {self.ws.layout.rust_crate_of(t.path) or ""}
-        if language in C_LIKE and parent == -1:
+        graph = self.ws.graph(t.path)
+        if language in MORE_LANGUAGES and graph is not None:  # C#, Kotlin...: the package's
+            return package_keys(graph.imports, language)  # files and importers
+        if language in C_LIKE and graph is not None and (  # (a C++ class's `~decl`:
+                parent == -1 or graph.defs[parent].kind == "namespace"):  # `Box::get`)
+            owner = graph.defs[t.index].qualname.rpartition(".")[0]
             return {module_tail(h.rsplit(".", 1)[0]) for h in self.resolver.c_includes(t.path)
-                    if self.resolver.c_declares(h, name)}
+                    if self.resolver.c_declares(h, name, owner)}
         return set()
 
     def uses(self, t: Target) -> tuple[list[tuple[str, int, Role]], int]:
@@ -277,9 +285,9 @@ class _Graph:
         found: list[tuple[str, int, Role]] = []
         unresolved = 0
         via = self.interfaces(t)
-        for path in self.candidates(t):
-            if name not in self.names(path):
-                continue  # no site bears the name: nothing to resolve there
+        named = [p for p in self.candidates(t) if name in self.names(p)]
+        self.ws.preload(named)  # (in one read: only these are decoded)
+        for path in named:
             facts = self.resolver.facts(path)
             if facts is None:
                 continue
@@ -347,9 +355,9 @@ class _Graph:
             return []
         cls = Target("def", t.path, d.parent)
         out: list[Target] = []
-        for path in self.candidates(cls):
-            if d.name not in self.names(path):
-                continue
+        named = [p for p in self.candidates(cls) if d.name in self.names(p)]
+        self.ws.preload(named)
+        for path in named:
             g = self.ws.graph(path)
             if g is None:
                 continue

@@ -219,22 +219,26 @@ class Workspace:
                 self._remember(self.shared.blobs, path, blob)
         return blob
 
-    def preload(self, paths: list[str]) -> None:
+    def preload(self, paths: list[str], *, peeks: bool = False) -> None:
         """Read the stored graphs of many files in one go (a query's candidate files),
-        to be peeked at or decoded when asked."""
+        to be decoded when asked (`peeks`: peeked at now, so that a monorepo's thousands
+        of candidates, more than `KEEP_BLOBS`, are read once and never one by one)."""
         shared = self.shared
         with shared.lock:
             todo = [p for p in paths if p not in shared.graphs and p not in shared.blobs
-                    and p in self.ids]
+                    and not (peeks and p in shared.peeks) and p in self.ids]
         if not todo:
             return
         data = self.store.graph_data([self.ids[p] for p in todo])
         for p in todo:
             blob = data.get(self.ids[p])
             if blob:
+                if peeks:
+                    self._remember(shared.peeks, p, _read(blob, peek))
                 self._remember(shared.blobs, p, blob)
             else:
                 self._remember(shared.graphs, p, None)
+                self._remember(shared.peeks, p, None)
 
     def _remember(self, cache: OrderedDict[str, Any], path: str, value: Any) -> None:
         keep = KEEP_BLOBS if cache is self.shared.blobs else KEEP_GRAPHS

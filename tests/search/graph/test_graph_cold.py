@@ -1,6 +1,6 @@
 """What keeps a fresh process's first graph query cheap, in both stores, and answers the
 same: a candidate file's imports are followed only when they may name a file near the
-definition (`modules.import_tails` / `file_tails`), the module layout indexes its paths
+definition (`modules.import_keys` / `file_keys`), the module layout indexes its paths
 at first use (`RepoLayout.py_named`, `by_dir`, `by_base`, tsconfig options) and reads its
 build files in one go, and a query runs with the garbage collector paused
 (`workspace.collector_paused`)."""
@@ -22,8 +22,8 @@ from ctxd.search.graph.modules import (
     RepoLayout,
     _nearest,
     _py_tail,
-    file_tails,
-    import_tails,
+    file_keys,
+    import_keys,
     module_name,
 )
 from ctxd.search.graph.naming import name_definition
@@ -67,20 +67,23 @@ IMPORTS = [  # (importer, import, language)
 
 
 def test_every_file_an_import_lands_in_has_one_of_its_names() -> None:
-    """`import_tails` is a necessary condition: whatever `RepoLayout.import_files` finds
-    for an import carries one of the import's names among its `file_tails` (or the import
+    """`import_keys` is a necessary condition: whatever `RepoLayout.import_files` finds
+    for an import carries one of the import's names among its `file_keys` (or the import
     says None: follow it)."""
     layout = RepoLayout(PATHS, lambda p: None)
     landed = 0
     for path, imp, language in IMPORTS:
         files = layout.import_files(path, imp, language)
-        names = import_tails(path, imp, language)
+        names = import_keys(path, imp, language)
         landed += bool(files)
         for f in files:
-            assert names is None or not names.isdisjoint(file_tails(f)), (path, imp, f)
+            assert names is None or not names.isdisjoint(file_keys(f)), (path, imp, f)
     assert landed >= 18  # (the table exercises real landings)
-    assert import_tails("web/deep/x.tsx", IMPORTS[-1][1], "typescript") is None
-    assert import_tails("web/deep/x.tsx", IMPORTS[-4][1], "typescript") is None  # `..`
+    assert import_keys("web/deep/x.tsx", IMPORTS[-1][1], "typescript") is None
+    assert import_keys("web/deep/x.tsx", IMPORTS[-4][1], "typescript") == {"\0web"}  # `..`
+    assert import_keys("c7/pkg/a.py", Import("store", "S", None, 1, 1), "python") == {
+        "c7/pkg\0store", "c7/pkg\0S"}  # (another copy's `.store`: not `c0/pkg/store.py`)
+    assert "c7/pkg\0store" not in file_keys("c0/pkg/store.py")
 
 
 def test_python_modules_by_name_as_the_full_suffix_index() -> None:
@@ -122,20 +125,24 @@ def test_a_layout_indexes_at_first_use_and_reads_only_build_files() -> None:
     name indexes and tsconfig options are made when first asked, and answer as before."""
     asked: list[str] = []
     texts = {"web/tsconfig.json": '{"compilerOptions": {"baseUrl": ".", "paths": '
-                                  '{"@u/*": ["util/*"]}}}', "go.mod": "module example.com/m\n"}
+                                  '{"@u/*": ["util/*"]}}}', "go.mod": "module example.com/m\n",
+             "tsconfig.json": '{"compilerOptions": {"paths": {"@u/*": ["other/*"]}}}'}
 
     def read(path: str) -> str | None:
         asked.append(path)
         return texts.get(path)
 
-    layout = RepoLayout([*PATHS, *texts, "web/util/x.ts", "m/a.go", "m/b.go"], read)
-    assert sorted(asked) == ["go.mod", "web/tsconfig.json"]
+    layout = RepoLayout([*PATHS, *texts, "web/util/x.ts", "other/x.ts", "m/a.go", "m/b.go"],
+                        read)
+    assert sorted(asked) == ["go.mod", "tsconfig.json", "web/tsconfig.json"]
     assert "by_dir" not in vars(layout) and "ts_configs" not in vars(layout)
     assert layout.resolve("web/a.ts", Import("@u/x", "f", None, 0, 1), "typescript") == [
-        "web/util/x.ts"]
+        "web/util/x.ts"]  # (the innermost tsconfig first)
+    assert layout.resolve("top.ts", Import("@u/x", "f", None, 0, 1), "typescript") == [
+        "other/x.ts"]
     assert layout.resolve("x.go", Import("example.com/m/m", None, None, 0, 1), "go") == [
         "m/a.go", "m/b.go"]
-    assert layout.by_base["store.py"] and sorted(asked) == ["go.mod", "web/tsconfig.json"]
+    assert layout.by_base["store.py"] and len(asked) == 3
 
 
 SHAPES = {
