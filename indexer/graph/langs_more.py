@@ -50,6 +50,9 @@ class Walk(Protocol):
 
     def text(self, node: tree_sitter.Node | None) -> str: ...
 
+    def add(self, name: str, node: tree_sitter.Node, role: Role, recv: str | None = None,
+            value: str | None = None, offset: int = 0) -> None: ...
+
 
 def is_path(field: str) -> bool:
     """Whether a spec's field is a path rather than one grammar field."""
@@ -179,9 +182,9 @@ def elixir_call(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entry]])
     if verb not in _EX_DEFS:
         return
     args = next((c for c in node.named_children if c.type == "arguments"), None)
-    head = args.named_children[0] if args is not None and args.named_child_count else None
-    if head is None:
+    if args is None or not args.named_child_count:
         return
+    head = args.named_children[0]
     entries: list[Entry] = []
     call = head
     if head.type == "binary_operator" and walk.text(
@@ -228,6 +231,41 @@ def elixir_pipe(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entry]])
         put[right.id] = [(right, Role.CALL, None, None)]
 
 
+_ANON_BODIES = frozenset({"template_body", "class_body"})
+_ANON_TYPES = frozenset({"type_identifier", "stable_type_identifier", "generic_type",
+                         "user_type", "compound_type", "constructor_invocation",
+                         "delegation_specifiers", "delegation_specifier"})
+
+
+def _base_names(walk: Walk, node: tree_sitter.Node) -> list[str]:
+    """The class names an anonymous class's header names (`A[T] with B`, `Foo(1), Bar`)."""
+    t = node.type
+    if t in ("type_identifier", "identifier"):
+        return [walk.text(node)]
+    if t == "stable_type_identifier":  # `scopt.OptionParser`
+        return [walk.text(node.named_children[-1])] if node.named_child_count else []
+    if t in ("generic_type", "user_type", "constructor_invocation"):  # the type, not its args
+        first = node.named_children[0] if node.named_child_count else None
+        return _base_names(walk, first) if first is not None else []
+    return [n for c in node.named_children if c.type in _ANON_TYPES or c.type == "identifier"
+            for n in _base_names(walk, c)]
+
+
+def anonymous_this(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
+    """`new scopt.OptionParser[C]("x") { checkConfig(..) }` (Scala), `object : Foo(), Bar
+    { ... }` (Kotlin): a class without a name, whose body's bare names are its bases'
+    members; recorded as `this` parameters of the enclosing scope, one per base, valued
+    `~END()Base` (END: the body's last line)."""
+    body = next((c for c in node.named_children if c.type in _ANON_BODIES), None)
+    if body is None or walk.language not in ("scala", "kotlin"):
+        return
+    end = body.end_point[0] + 1
+    for c in node.named_children:
+        if c.type in _ANON_TYPES:
+            for name in _base_names(walk, c):
+                walk.add("this", body, Role.PARAM, value=f"~{end}(){name}")
+
+
 def swift_extension(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
     """`extension Session { ... }` names the type it extends (a reference, as Swift's
     language server counts it), not a definition of its own."""
@@ -241,6 +279,8 @@ RULES: dict[str, dict[str, Callable[[Walk, tree_sitter.Node, dict[int, list[Entr
     "elixir": {"call": elixir_call, "unary_operator": elixir_attribute,
                "binary_operator": elixir_pipe},
     "swift": {"class_declaration": swift_extension},
+    "scala": {"instance_expression": anonymous_this},
+    "kotlin": {"object_literal": anonymous_this},
 }
 """Language -> node type -> a rule that says what the node's children are (`put`, as the
 walk's own rules)."""

@@ -102,6 +102,7 @@ _KOTLIN = GraphSpec(
                   "lambda_parameters": ""},
     bases={"delegation_specifiers": ""},
     wrappers=frozenset({"variable_declaration"}),
+    rules=frozenset({"object_literal"}),
     target_types=frozenset({"user_type", "nullable_type", "function_type"}),
     receivers={"this_expression": "this", "super_expression": "super()"},
     self_names=frozenset({"this"}),
@@ -156,6 +157,7 @@ _SCALA = GraphSpec(
                   "case_clause": "pattern"},
     bases={"extends_clause": ""},
     not_refs={"interpolated_string_expression": "interpolator"},
+    rules=frozenset({"instance_expression"}),
     receivers={"super": "super()"},
     self_names=frozenset({"this", "super"}),
 )

@@ -68,6 +68,15 @@ def _shared(a: str, b: str) -> int:
 class MoreLanguages(FactsBase):
     """The seven languages' lookups of a resolver (over `FactsBase`'s per-file facts)."""
 
+    def defining(self, name: str) -> list[str]:
+        """The files with a definition named `name` (`Workspace.defining`, memoised: a
+        query asks it for many sites)."""
+        memo: dict[str, list[str]] = self.ws.memo.setdefault("defining", {})
+        got = memo.get(name)
+        if got is None:
+            got = memo[name] = self.ws.defining(name)
+        return got
+
     # ---------------------------------------------------------------- packages
 
     def package_of(self, path: str) -> str | None:
@@ -143,7 +152,13 @@ class MoreLanguages(FactsBase):
         """A class's member (`search.graph.resolve.Resolver` answers)."""
         return None
 
-    def more_name(self, path: str, name: str, scope: int, depth: int) -> Target | None:
+    def name(self, path: str, name: str, scope: int, line: int, depth: int, *,
+             value: bool = False) -> Target | None:
+        """What a bare name means at a scope (`search.graph.resolve.Resolver` answers)."""
+        return None
+
+    def more_name(self, path: str, name: str, scope: int, depth: int,
+                  line: int = 0) -> Target | None:
         """A bare name that no scope or import of its file resolved (see the module
         docstring), or None: in a method, a member of its class declared elsewhere (a
         base's, an extension's, another part's); else a package's or module's."""
@@ -151,6 +166,9 @@ class MoreLanguages(FactsBase):
         if facts is None:
             return None
         lang = facts.graph.language
+        for base in self._anonymous_bases(path, scope, line, depth):  # `new A { f() }`
+            if (got := self.class_member(base.path, base.index, name, depth)) is not None:
+                return got
         if lang not in ("lua", "elixir") and (cls := self.enclosing_class(path, scope)) is not (
                 None) and (got := self.class_member(path, cls, name, depth)) is not None:
             return got
@@ -169,13 +187,33 @@ class MoreLanguages(FactsBase):
                     return got
         return None
 
+    def _anonymous_bases(self, path: str, scope: int, line: int, depth: int) -> list[Target]:
+        """The bases of the anonymous classes (Scala `new A { }`, Kotlin `object : A { }`)
+        whose body holds `line` in `scope` or a scope around it (`this` parameters valued
+        `~END()A`, `indexer.graph.langs_more.anonymous_this`)."""
+        facts = self.facts(path)
+        if facts is None or not line or facts.graph.language not in ("scala", "kotlin"):
+            return []
+        out: list[Target] = []
+        s = scope
+        while True:
+            for p in facts.params.get(s, ()):
+                end, _, cls = (p.value or "")[1:].partition("()")
+                if p.name == "this" and p.line <= line <= int(end or 0) and cls and (
+                        got := self.name(path, cls, p.scope, p.line, depth + 1)) is not None and (
+                        got.kind == "def"):
+                    out.append(got)
+            if s == -1:
+                return out
+            s = facts.graph.defs[s].parent
+
     def _in_package(self, package: str, name: str, language: str,
                     path: str) -> Target | None:
         """The top-level definition `name` of the files of `language` that declare
         `package` (the files come from the symbols table: those defining `name`)."""
         ext = posixpath.splitext(path)[1]
         found = []
-        for f in self.ws.defining(name):
+        for f in self.defining(name):
             ff = self.facts(f) if f.endswith(ext) else None
             if ff is not None and ff.graph.language == language and (
                     k := ff.children.get((-1, name))) is not None and (
@@ -197,7 +235,7 @@ class MoreLanguages(FactsBase):
 
     def _swift_top(self, name: str, path: str) -> list[Target]:
         out = []
-        for f in self.ws.defining(name):
+        for f in self.defining(name):
             ff = self.facts(f) if f.endswith(".swift") else None
             out += [Target("def", f, k) for k in (ff.members.get(-1, ()) if ff else ())
                     if ff is not None and ff.graph.defs[k].name == name
@@ -215,7 +253,7 @@ class MoreLanguages(FactsBase):
             return []
         ext = posixpath.splitext(path)[1]
         name = facts.graph.defs[cls].name
-        return [f for f in self.ws.defining(name) if f != path and f.endswith(ext)]
+        return [f for f in self.defining(name) if f != path and f.endswith(ext)]
 
     def property_or_method(self, got: Target, called: bool) -> Target:
         """Of a class's property and method of one name (Swift, Kotlin, C#, Scala), the
@@ -287,7 +325,7 @@ class MoreLanguages(FactsBase):
         found = [k for k, d in enumerate(facts.graph.defs) if d.name == name and d.parent == -1
                  and (not inner or d.qualname.endswith(f"{inner}.{name}"))]
         if len(found) > 1:  # several tables' `name`: the one the module returns
-            table = next((b.value[1:] for b in facts.binds.get((-1, "return"), ())
+            table = next(((b.value or "")[1:] for b in facts.binds.get((-1, "return"), ())
                           if (b.value or "").startswith("=")), "")
             found = [k for k in found if facts.graph.defs[k].qualname == f"{table}.{name}"]
         if not found and not inner:
@@ -329,7 +367,7 @@ class MoreLanguages(FactsBase):
         if k is not None:
             return Target("def", path, k)
         found = []
-        for f in self.ws.defining(full.rpartition(".")[2]):
+        for f in self.defining(full.rpartition(".")[2]):
             ff = self.facts(f) if f.endswith((".ex", ".exs")) else None
             if ff is not None and (k := _module(ff, full)) is not None:
                 found.append(Target("def", f, k))

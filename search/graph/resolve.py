@@ -90,7 +90,8 @@ class Resolver(CFamily, MoreLanguages):
             for imp in facts.graph.imports if facts is not None else ():
                 if imp.line == site.line and site.name in (imp.name, imp.local):
                     got = self.follow(path, imp, 0)
-                    if got is None and facts.graph.language in MORE_LANGUAGES:
+                    if got is None and facts is not None and (
+                            facts.graph.language in MORE_LANGUAGES):
                         got = self.more_name(path, imp.local, -1, 0)  # (`use A\B\C`)
                     return got if got is not None and got.kind == "def" else None
         if site.receiver is not None and (got := self.more_site(path, site)) is not None:
@@ -147,7 +148,7 @@ class Resolver(CFamily, MoreLanguages):
                     if got is not None:
                         return got
                 if lang in MORE_LANGUAGES and facts.imports.get(name):  # (`use A\B\C`:
-                    return self.more_name(path, name, scope, depth + 1)  # no file path)
+                    return self.more_name(path, name, scope, depth + 1, line)  # no path)
             binds = [b for b in binds or () if not (b.value or "").startswith("~")]
             if binds and lang not in _REDECLARES and all(
                     (b.value or "").startswith("+") for b in binds):
@@ -177,7 +178,7 @@ class Resolver(CFamily, MoreLanguages):
         if lang == "rust" and (lib := self.ws.layout.rust_crate(name)) is not None:
             return Target("module", paths=(lib,))  # `globset::Glob`: a sibling crate
         if lang in MORE_LANGUAGES:  # a package's other files, a Swift module's
-            return self.more_name(path, name, scope, depth + 1)
+            return self.more_name(path, name, scope, depth + 1, line)
         return None
 
     def _required(self, path: str) -> list[str]:

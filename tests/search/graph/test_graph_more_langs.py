@@ -1,7 +1,8 @@
 """The code graph of C#, PHP, Kotlin, Swift, Scala, Lua and Elixir, through the store
 (both engines): in each language two classes (modules, tables) define a method of the same
 name; a comment and a string mention it; one call goes through a typed or constructed
-receiver (or the class's own `this`/`self`), one through a package's other file. `refs`
+receiver (or the class's own `this`/`self`, or an anonymous subclass's body), one through a
+package's other file. `refs`
 names the calls of one method only, never the comment or the string, and `callers` lists
 the calling definitions; what the graph cannot resolve stays unresolved (by name)."""
 
@@ -173,6 +174,9 @@ class Planner {
     val made = new Runner()
     made.run(3)
   }
+  val anonymous = new Runner {
+    run(4)
+  }
 }
 ''',
 }
@@ -250,7 +254,9 @@ CASES = [
         id="swift"),
     pytest.param(SCALA, "src/main/scala/demo/jobs/Runner.scala:5", {
         ("src/main/scala/demo/jobs/Planner.scala", 5, "call"),
-        ("src/main/scala/demo/jobs/Planner.scala", 7, "call")}, {"Planner.plan"}, id="scala"),
+        ("src/main/scala/demo/jobs/Planner.scala", 7, "call"),
+        ("src/main/scala/demo/jobs/Planner.scala", 10, "call")},  # in `new Runner { }`
+        {"Planner.plan", "Planner"}, id="scala"),
     pytest.param(LUA, "lua/jobs/runner.lua:5", {
         ("lua/jobs/runner.lua", 12, "call"), ("lua/jobs/runner.lua", 13, "call"),
         ("lua/jobs/plan.lua", 5, "call")}, {"Runner.twice", "M.plan"}, id="lua"),
