@@ -234,6 +234,8 @@ def dots(rows: npt.NDArray[np.floating], v: npt.NDArray[np.float32]
     operation instead of 0.05: hybrid questions on the eval-dev index took 100 ms, not
     12 (docs/BENCHMARKS.md). One pool, torch's, does both."""
     torch = sys.modules.get("torch")
+    if torch is not None and getattr(getattr(torch, "__spec__", None), "_initializing", False):
+        torch = None  # another thread is importing it (the watcher loading the model): numpy
     if torch is None or rows.dtype != np.float32 or not rows.flags.writeable:
         return (rows @ v.astype(rows.dtype)).astype(np.float32, copy=False)
     with torch.inference_mode():
