@@ -2,7 +2,7 @@
 to `indexer.graph.extract` kept every file's graph exactly as it was.
 
     .venv/bin/python bench/graph_extract_check.py --tree DIR [--tree DIR ...] \
-        [--save ref.pickle | --compare ref.pickle] [--rounds 5]
+        [--save ref.pickle | --compare ref.pickle] [--rounds 5] [--plain]
 
 Every file of the trees whose language has graph rules (`indexer.graph.specs.SPECS`) is
 parsed once as the chunker parses it (`parse_source`); then the extraction of all of them
@@ -83,7 +83,11 @@ def main() -> int:
     ap.add_argument("--save", type=Path)
     ap.add_argument("--compare", type=Path)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--plain", action="store_true",
+                    help="the walk without its fast paths (extract.PLAIN): save a reference "
+                         "with it and --compare without, to check the fast paths")
     args = ap.parse_args()
+    sys.modules["ctxd.indexer.graph.extract"].PLAIN = args.plain  # type: ignore[attr-defined]
     files = parsed_files(args.tree)
     langs = Counter(lang for _, lang, _ in files)
     print(f"{len(files)} files: " + ", ".join(f"{k} {v}" for k, v in sorted(langs.items())))

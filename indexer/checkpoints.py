@@ -18,10 +18,11 @@ import xxhash
 
 from ctxd.indexer.chunk.chunker import ChunkOptions, chunk_file, split_chunk
 from ctxd.indexer.chunk.summary import file_summary
-from ctxd.indexer.chunk.syntax import ParseBudgetExceeded, parse_source
+from ctxd.indexer.chunk.syntax import ParseBudgetExceeded, ParsedSource, parse_source
 from ctxd.indexer.chunk.tokens import TokenCounter
 from ctxd.indexer.graph import FileGraph, encode, graph_of, link_keys
 from ctxd.indexer.graph.specs import SPECS
+from ctxd.indexer.graph.worker import GraphWorker, Pending
 from ctxd.indexer.models import Chunk, Symbol
 from ctxd.indexer.store.records import NO_GRAPH, NO_SUMMARY, GraphRow, Summary
 
@@ -72,12 +73,14 @@ class ChunkedFile:
     checkpoints: list[Checkpoint]
     symbols: list[Symbol]
     windows_reason: str | None = None
-    graph: GraphRow = NO_GRAPH
-    """The file's code graph, encoded (`indexer.graph`; `NO_GRAPH` for a file without)."""
+    graph: GraphRow | Pending = NO_GRAPH
+    """The file's code graph, encoded (`indexer.graph`; `NO_GRAPH` for a file without), or
+    on its way from the graph helper (`indexer.graph.worker`: `Pending.row()` gives it)."""
 
 
 def checkpoints_of(path: str, text: str, options: ChunkOptions, count_tokens: TokenCounter,
-                   input_limit: int, *, tokens_add_up: bool) -> ChunkedFile:
+                   input_limit: int, *, tokens_add_up: bool,
+                   graphs: GraphWorker | None = None) -> ChunkedFile:
     """Chunk a file (`FileChunks`) and make sure every embedding input fits `input_limit`.
 
     The chunker keeps each chunk's text within `options.max_tokens`, and word-piece counts
@@ -85,7 +88,7 @@ def checkpoints_of(path: str, text: str, options: ChunkOptions, count_tokens: To
     re-split only when its header could push it over the limit. Each `Checkpoint`'s word
     pieces are the header's plus the chunker's when the counter adds up over lines
     (`tokens_add_up`; None otherwise, and for a re-split part: a dry run counts those
-    itself).
+    itself). `graphs`: the code graph is made by that helper process, when it is ready.
     """
     fc = chunk_file(path, text, options, count_tokens)
     heads = [embedding_input(path, c).split("\n", 1)[0] for c in fc.chunks]
@@ -103,7 +106,18 @@ def checkpoints_of(path: str, text: str, options: ChunkOptions, count_tokens: To
             tokens = n_head + n if tokens_add_up and n is not None else None
             out.append(Checkpoint(part, content_hash(inp), inp, tokens))
     return ChunkedFile(fc.language, out, fc.symbols, fc.windows_reason,
-                       _graph_row(fc.language, fc.parsed))
+                       _file_graph(fc.language, fc.parsed, text, graphs))
+
+
+def _file_graph(language: str, parsed: object | None, text: str,
+                graphs: GraphWorker | None) -> GraphRow | Pending:
+    """A chunked file's graph row: made by the graph helper where there is one, ready,
+    and the chunker parsed the file (it parses the same text again), else here."""
+    if graphs is not None and language in SPECS and isinstance(parsed, ParsedSource):
+        pending = graphs.submit(language, text)
+        if pending is not None:
+            return pending
+    return _graph_row(language, parsed)
 
 
 def _graph_row(language: str, parsed: object | None) -> GraphRow:

@@ -63,6 +63,7 @@ from ctxd.indexer.embedder import Embedder
 from ctxd.indexer.errors import ValidationError
 from ctxd.indexer.graph.model import EXTRACTION as GRAPH_EXTRACTION
 from ctxd.indexer.graph.specs import SPECS as GRAPH_LANGUAGES
+from ctxd.indexer.graph.worker import GraphWorker, Pending, shared_worker
 from ctxd.indexer.models import (
     Chunk,
     FileEntry,
@@ -79,7 +80,7 @@ from ctxd.indexer.models import (
     now_rfc3339,
 )
 from ctxd.indexer.store.protocol import IndexStore, TextFirst
-from ctxd.indexer.store.records import RepoRow
+from ctxd.indexer.store.records import GraphRow, RepoRow
 from ctxd.indexer.store.sqlite.store import (
     NO_SUMMARY,
     FileRecord,
@@ -143,6 +144,10 @@ third of phase 1, mostly FTS5 flushing and merging one small segment per file
 (docs/BENCHMARKS.md, "Phase 1, continued")."""
 CHUNK_READ_BATCH = 64
 """Texts read back per statement by phase 1's chunking pass."""
+GRAPH_HELPER_FILES = 64
+"""A full run with this many files to chunk has their code graphs made by a helper process
+(`indexer.graph.worker`, on another core, started while the walk goes on) instead of in
+the chunking loop; a smaller one (an edit, a small repository) makes them in-process."""
 COMMIT_EVERY_S = 1.0
 """... or the files that have waited this long (seconds), so that search sees new files
 soon."""
@@ -253,6 +258,21 @@ class _CommitBatch:
         finally:
             if self._thread is not None:
                 self._thread.close(drop=kind is not None)
+
+
+def _defer(deferred: list[_Deferred], item: _Deferred) -> None:
+    """A file to chunk after the walk; at the `GRAPH_HELPER_FILES`th, the graph helper
+    starts (while the walk goes on: it is ready when the chunking begins)."""
+    deferred.append(item)
+    if len(deferred) == GRAPH_HELPER_FILES:
+        shared_worker()
+
+
+def _replace_pending(replace_file: Callable[[GraphRow], object], pending: Pending) -> object:
+    """`replace_file(graph)` once the graph helper has made the file's graph row (made
+    in-process if the helper failed)."""
+    data, keys = pending.row()
+    return replace_file(GraphRow(data, keys))
 
 
 def removal_reasons(
@@ -368,6 +388,8 @@ class Indexer:
         self.embed_commit_every = embed_commit_every
         self.files_per_commit = files_per_commit
         self.text_first = text_first
+        self._graphs: GraphWorker | None = None
+        """The graph helper of the chunking pass under way (`_chunk_deferred`), if any."""
 
     # -- phase 1 -------------------------------------------------------------------------
 
@@ -710,7 +732,7 @@ class Indexer:
                                 hash=digest, language=detect_language(entry.path, text),
                                 lines=_line_count(text), role=role.value)
             batch.add(partial(text_first.put_file_text, repo_id, record, text, now))
-            deferred.append(_Deferred(entry, digest, role.value))
+            _defer(deferred, _Deferred(entry, digest, role.value))
             return True
         else:
             found = self._chunk_reporting(entry.path, text, stats, role.value)
@@ -759,13 +781,16 @@ class Indexer:
             lines=_line_count(text),
             role=role,
         )
-        rows = ([(c.chunk, c.hash) for c in chunks.checkpoints], chunks.symbols, now, summary,
-                chunks.graph)
+        rows = ([(c.chunk, c.hash) for c in chunks.checkpoints], chunks.symbols, now, summary)
         if text_written:
             assert isinstance(self.store, TextFirst)
-            batch.add(partial(self.store.replace_file, repo_id, record, None, *rows))
+            replace = partial(self.store.replace_file, repo_id, record, None, *rows)
         else:
-            batch.add(partial(self.store.replace_file, repo_id, record, text, *rows))
+            replace = partial(self.store.replace_file, repo_id, record, text, *rows)
+        if isinstance(chunks.graph, Pending):  # the row taken when the batch is written
+            batch.add(partial(_replace_pending, replace, chunks.graph))
+        else:
+            batch.add(partial(replace, chunks.graph))
         return True
 
     def _chunk_deferred(
@@ -788,6 +813,26 @@ class Indexer:
         ids = {path: f.id for path, f in self.store.stored_files(repo_id).items()}
         total = len(deferred)
         report(Progress("chunk", 0, total, "every file is searchable as text; chunking"))
+        self._graphs = shared_worker() if total >= GRAPH_HELPER_FILES else None
+        try:
+            return self._chunk_texts(deferred, ids, repo_id, now, stats, report,
+                                     should_stop, refused)
+        finally:
+            self._graphs = None
+
+    def _chunk_texts(
+        self,
+        deferred: list[_Deferred],
+        ids: dict[str, int],
+        repo_id: int,
+        now: str,
+        stats: IndexStats,
+        report: ProgressFn,
+        should_stop: Callable[[], bool],
+        refused: list[tuple[str, Skipped]],
+    ) -> list[tuple[str, Skipped]]:
+        """`_chunk_deferred`'s loop: read the texts back in slices, chunk and write them."""
+        total = len(deferred)
         with _CommitBatch(self.store, self.files_per_commit, COMMIT_EVERY_S) as batch:
             for start in range(0, total, CHUNK_READ_BATCH):
                 part = deferred[start : start + CHUNK_READ_BATCH]
@@ -836,7 +881,8 @@ class Indexer:
         """The file's checkpoints, each embedding input fitting the model
         (`indexer.checkpoints.checkpoints_of`)."""
         return checkpoints_of(path, text, self.chunk_options, self.embedder.count_tokens,
-                              self.input_limit, tokens_add_up=self._tokens_add_up)
+                              self.input_limit, tokens_add_up=self._tokens_add_up,
+                              graphs=self._graphs)
 
     def _dry_run_plan(
         self, inputs: dict[str, tuple[str, int | None]], report: ProgressFn | None = None

@@ -37,7 +37,12 @@ from ctxd.indexer.graph.model import Def, FileGraph, Role, Site
 from ctxd.indexer.graph.rust_macros import RustMacros, with_made
 from ctxd.indexer.graph.specs import SPECS, GraphSpec
 
-__all__ = ["SCOPE_KINDS", "extract"]
+__all__ = ["PLAIN", "SCOPE_KINDS", "extract"]
+
+PLAIN = False
+"""True: `_Walk.run` answers no node itself (`_fast`'s member accesses and calls go to
+`_Walk.children` like every other rule): the same graphs, slower; what the fast paths
+are checked against (tests/indexer/graph/test_fast_walk.py)."""
 
 SCOPE_KINDS = frozenset({"function", "method", "constructor", "class", "struct",
                          "interface", "trait", "impl", "module", "namespace", "enum"})
@@ -91,7 +96,7 @@ class _Walk(Facts, CFamily, RustMacros):
         inside, marks = bool(spec.code_inside), _CODE_MARKS.get(self.language)
         source, sites, scopes, ascii_only = self.source, self.sites, self.scopes, self.ascii
         n_scopes = len(scopes)
-        member_fast, call_fast = _fast(self.language, grammar)
+        member_fast, call_fast = _fast(self.language, grammar) if not PLAIN else ({}, {})
         site, receiver = self.site, self.receiver
         while stack:
             item = pop()

@@ -1,0 +1,233 @@
+"""Code graphs made in a helper process while the pipeline chunks the next files.
+
+The graph's extraction is Python walking every node of a file's tree, on the core that
+also chunks and writes; a full run over many code files leaves another core idle.
+`GraphWorker` hands a file's text to one helper process (`serve`: this module run by the
+same interpreter, reading jobs on its stdin and answering on its stdout, pickled), which
+parses it as the chunker did (`parse_source`, no budget: the chunker's parse of the same
+text passed it) and extracts and encodes its graph (`row_of`); the pipeline takes the row
+when it writes the file (`Pending.row`), so the graph still goes in the file's own
+transaction.
+
+Invariants: a row made by the helper is the row made in-process (the same parse of the
+same text, the same extraction); a helper that is still starting, has failed or died
+makes nothing worse: the file's graph is made in-process instead (`submit` gives None
+while the helper is not ready or is gone; `Pending.row` falls back on any error); one
+helper per process at most (`shared_worker`), only on a machine with two cores or more,
+ended by `close_all` (at interpreter exit too) or when its parent dies (its stdin ends).
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import threading
+from concurrent.futures import Future
+from typing import IO
+
+from ctxd.indexer.chunk.syntax import ParseBudgetExceeded, parse_source
+from ctxd.indexer.graph import FileGraph, encode, graph_of, link_keys
+
+__all__ = ["GraphWorker", "Pending", "close_all", "row_of", "serve", "shared_worker"]
+
+log = logging.getLogger(__name__)
+
+Row = tuple[bytes, tuple[str, ...]]
+"""An encoded graph and its link keys (`indexer.store.records.GraphRow`'s fields)."""
+
+READY = -1
+"""The job number of the helper's first answer: started, its imports done."""
+
+
+def row_of(language: str, text: str) -> Row:
+    """The graph row of a file's text, parsed as the chunker parses it (an empty graph
+    when it does not parse). What the helper runs; also the in-process fallback."""
+    try:
+        parsed = parse_source(language, text)
+    except (ParseBudgetExceeded, ValueError, RuntimeError, RecursionError):
+        parsed = None
+    graph = graph_of(language, parsed) or FileGraph(language)
+    return encode(graph), tuple(link_keys(graph))
+
+
+def serve() -> None:
+    """The helper's loop: `(job, language, text)` in, `(job, row, error)` out, until its
+    stdin ends. Whatever else writes to stdout goes to stderr (the answers own it); ^C is
+    its parent's to handle (the helper ends with its stdin), and it logs nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    logging.getLogger().addHandler(logging.NullHandler())
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    jobs = sys.stdin.buffer
+    pickle.dump((READY, None, None), answers)
+    answers.flush()
+    while True:
+        try:
+            job, language, text = pickle.load(jobs)
+        except (EOFError, OSError):
+            return
+        try:
+            answer: tuple[int, Row | None, str | None] = (job, row_of(language, text), None)
+        except Exception as exc:  # the parent makes this file's graph itself
+            answer = (job, None, f"{type(exc).__name__}: {exc}")
+        pickle.dump(answer, answers)
+        answers.flush()
+
+
+class Pending:
+    """A file's graph row on its way from the helper."""
+
+    __slots__ = ("future", "language", "text")
+
+    def __init__(self, future: Future[Row], language: str, text: str) -> None:
+        self.future = future
+        self.language = language
+        self.text = text
+
+    def row(self) -> Row:
+        """The helper's row, waited for; made in-process if the helper failed."""
+        try:
+            return self.future.result()
+        except Exception as exc:  # a dead or broken helper: the graph is made here
+            log.warning("the graph helper failed (%s); extracting in-process", exc)
+            return row_of(self.language, self.text)
+
+
+class GraphWorker:
+    """One helper process making graph rows (`submit`), started at construction."""
+
+    def __init__(self) -> None:
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        self._proc = subprocess.Popen(
+            [sys.executable, "-c", "from ctxd.indexer.graph.worker import serve; serve()"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True)
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._jobs: IO[bytes] = self._proc.stdin
+        self._lock = threading.Lock()
+        self._writing = threading.Lock()
+        self._waiting: dict[int, Future[Row]] = {}
+        self._next = 0
+        self._ready = False
+        self._gone = False
+        self._answered = threading.Event()
+        """Set at the helper's first answer, or at its end."""
+        self._reader = threading.Thread(target=self._read, args=(self._proc.stdout,),
+                                        name="ctxd-graph-helper", daemon=True)
+        self._reader.start()
+
+    @property
+    def ready(self) -> bool:
+        """Whether the helper has started and answered (a starting one takes a moment)."""
+        return self._ready and not self._gone
+
+    def wait_ready(self, timeout: float) -> bool:
+        """Wait until the helper has started (or ended); whether it is ready."""
+        self._answered.wait(timeout)
+        return self.ready
+
+    def submit(self, language: str, text: str) -> Pending | None:
+        """The file's graph row, made by the helper (None: not ready, or gone: make it
+        in-process)."""
+        if not self.ready:
+            return None
+        future: Future[Row] = Future()
+        with self._lock:  # (not held while writing: the reader needs it meanwhile)
+            job, self._next = self._next, self._next + 1
+            self._waiting[job] = future
+        try:
+            with self._writing:
+                pickle.dump((job, language, text), self._jobs)
+                self._jobs.flush()
+        except (OSError, ValueError) as exc:  # the helper died, or was closed
+            with self._lock:
+                self._waiting.pop(job, None)
+            self._gone = True
+            log.warning("the graph helper is gone (%s); extracting in-process", exc)
+            return None
+        return Pending(future, language, text)
+
+    def _read(self, answers: IO[bytes]) -> None:
+        """The answers, each to its job's future; at the helper's end, every job still
+        waiting fails (its graph is then made in-process)."""
+        try:
+            while True:
+                job, row, error = pickle.load(answers)
+                if job == READY:
+                    self._ready = True
+                    self._answered.set()
+                    continue
+                with self._lock:
+                    future = self._waiting.pop(job)
+                if error is None:
+                    future.set_result(row)
+                else:
+                    future.set_exception(RuntimeError(error))
+        except Exception:  # EOF: the helper ended (or died)
+            pass
+        finally:
+            answers.close()
+            self._gone = True
+            self._answered.set()
+            with self._lock:
+                waiting, self._waiting = self._waiting, {}
+            for future in waiting.values():
+                future.set_exception(RuntimeError("the graph helper ended"))
+
+    def close(self) -> None:
+        """End the helper: it finishes the jobs it has, then sees its stdin end."""
+        self._gone = True
+        with self._writing:
+            try:
+                self._jobs.close()
+            except OSError:
+                pass
+        try:
+            self._proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        self._reader.join(timeout=5)
+
+
+_LOCK = threading.Lock()
+_SHARED: list[GraphWorker] = []
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def shared_worker() -> GraphWorker | None:
+    """The process's one helper, started at the first call (None on a one-core machine,
+    where a helper only adds the second parse, or where it cannot start)."""
+    if cores() < 2:
+        return None
+    with _LOCK:
+        if _SHARED and _SHARED[0]._gone:
+            _SHARED.pop().close()
+        if not _SHARED:
+            try:
+                _SHARED.append(GraphWorker())
+            except OSError as exc:
+                log.warning("no graph helper (%s); extracting in-process", exc)
+                return None
+        return _SHARED[0]
+
+
+def close_all() -> None:
+    """End the process's helper, if one was started."""
+    with _LOCK:
+        while _SHARED:
+            _SHARED.pop().close()
+
+
+atexit.register(close_all)

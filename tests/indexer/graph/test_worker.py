@@ -1,0 +1,106 @@
+"""The graph helper process (`indexer.graph.worker`): the rows it makes are the rows made
+in-process, a dead helper costs nothing but the helper, and a full run that hands its
+graphs to it stores the same graphs as one that does not."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ctxd.indexer import pipeline
+from ctxd.indexer.checkpoints import _graph_row
+from ctxd.indexer.chunk.syntax import parse_source
+from ctxd.indexer.graph import decode
+from ctxd.indexer.graph.worker import GraphWorker, close_all, row_of, shared_worker
+from ctxd.indexer.pipeline import Indexer
+from ctxd.indexer.store.sqlite.store import Store
+from ctxd.indexer.walk.walker import WalkOptions
+
+FILES = {
+    "python": "from a import b\n\nclass C(b.Base):\n    def f(self, s: 'Session'):\n"
+              "        x = Session()\n        return x.get(self.url).json()\n",
+    "typescript": "import { Observable } from './o';\nexport class A extends B {\n"
+                  "  run(): void { this.x.pipe(map((v) => v.y)).subscribe(); }\n}\n",
+    "go": "package p\n\nimport \"fmt\"\n\nfunc (s *S) Run() { fmt.Println(s.cfg.Name) }\n",
+    "rust": "use std::fmt;\nfn main() { let v = Vec::new(); v.iter().map(|x| x.len()); }\n",
+}
+
+
+def in_process(language: str, text: str) -> tuple[bytes, tuple[str, ...]]:
+    row = _graph_row(language, parse_source(language, text))
+    return row.data, row.keys
+
+
+@pytest.fixture(scope="module")
+def worker() -> Iterator[GraphWorker]:
+    w = GraphWorker()
+    assert w.wait_ready(60), "the graph helper did not start"
+    yield w
+    w.close()
+
+
+def test_the_helper_makes_the_rows_made_in_process(worker: GraphWorker) -> None:
+    pending = {lang: worker.submit(lang, text) for lang, text in FILES.items()}
+    for lang, text in FILES.items():
+        got = pending[lang]
+        assert got is not None
+        data, keys = got.row()
+        want = in_process(lang, text)
+        assert decode(data) == decode(want[0]) and keys == want[1]
+        assert (data, keys) == row_of(lang, text)
+
+
+def test_a_dead_helper_leaves_the_graphs_to_the_pipeline() -> None:
+    w = GraphWorker()
+    assert w.wait_ready(60)
+    w._proc.kill()
+    w._reader.join(30)  # its answers end with it
+    assert not w.ready
+    assert w.submit("python", FILES["python"]) is None  # made in-process instead
+    w.close()
+    assert w._proc.returncode is not None
+
+
+def test_a_job_the_helper_never_answers_is_made_in_process() -> None:
+    w = GraphWorker()
+    assert w.wait_ready(60)
+    got = w.submit("python", FILES["python"])
+    assert got is not None
+    w._proc.kill()  # before or after it answers: either way the row is the same
+    assert got.row() == row_of("python", FILES["python"])
+    w.close()
+
+
+def test_a_full_run_with_the_helper_stores_the_same_graphs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_embedder) -> None:
+    root = tmp_path / "repo"
+    for k in range(6):
+        for lang, ext in (("python", "py"), ("typescript", "ts"), ("go", "go")):
+            (root / f"m{k}").mkdir(parents=True, exist_ok=True)
+            (root / f"m{k}" / f"f.{ext}").write_text(FILES[lang].replace("run", f"run{k}"))
+    monkeypatch.setattr(pipeline, "GRAPH_HELPER_FILES", 4)  # a helper for this small run
+    close_all()  # a fresh helper: its jobs are this run's
+    helper = shared_worker()
+    assert helper is not None and helper.wait_ready(60)  # ready before the chunking
+    graphs = {}
+    for side in ("helper", "in-process"):
+        if side == "in-process":
+            close_all()
+            monkeypatch.setattr(pipeline, "shared_worker", lambda: None)
+        store = Store.open(tmp_path / f"{side}.db")
+        try:
+            Indexer(store, fake_embedder).index(root, WalkOptions())
+            if side == "helper":
+                assert helper._next == 18  # every code file's graph went to the helper
+            graphs[side] = {
+                path: (decode(data), keys) for path, data, keys in store.query(
+                    "SELECT f.path, g.data, (SELECT group_concat(key, ',') FROM "
+                    "(SELECT key FROM graph_links l WHERE l.file_id = g.file_id ORDER BY key))"
+                    " FROM graph g JOIN files f ON f.id = g.file_id")}
+        finally:
+            store.close()
+    close_all()
+    assert len(graphs["helper"]) == 18
+    assert graphs["helper"] == graphs["in-process"]
