@@ -70,7 +70,7 @@ def symbol_name(store: IndexStore, symbol: str, repositories: Sequence[str] | No
     name = symbol.strip()
     if _PLACE.match(name):
         name = name_definition(store, name, repositories).name
-    return re.split(r"\.|::|#", name)[-1]
+    return re.split(r"\.|::|#|\\", name)[-1]  # `\\`: PHP's GuzzleHttp\\Client
 
 
 def find_references(

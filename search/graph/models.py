@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 __all__ = ["NOTHING_RESOLVED", "CallPaths", "Calls", "Edge", "GraphDef", "Impact", "ImpactItem",
            "Refs", "Usage"]
 
-NOTHING_RESOLVED = ("No use resolves to it from the files that import its module (a call that "
-                    "reaches it only through a C/C++ header, or dynamically, is not followed)")
+NOTHING_RESOLVED = ("No use resolves to it from the files that import its module (a dynamic "
+                    "call, or one the graph cannot follow to it, is not counted)")
 """What `refs` says when nothing resolved and no site bearing the name was left
 unresolved: the text matches may still exist elsewhere."""
 

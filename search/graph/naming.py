@@ -1,9 +1,10 @@
 """Naming one definition: `name_definition(store, symbol, repositories)`.
 
 A symbol is `NAME`, a qualified name (`Session.fetch`, `pkg.Session.fetch`,
-`fmt.Println`: the leading parts may name the module, the trailing ones the
-containers), or `PATH:LINE` of a definition (the path relative to the repository root,
-the line of its name or any line of its header up to the name). Several definitions of
+`fmt.Println`, PHP's `GuzzleHttp\\Client`: the leading parts may name the module, or the
+namespace or package its file declares, the trailing ones the containers), or
+`PATH:LINE` of a definition (the path relative to the repository root, the line of its
+name or any line of its header up to the name). Several definitions of
 one qualified name in one file (overloads, a property's getter and setter) count as one,
 the first. A name that is exactly one definition's whole qualified name is that one
 (`request` is the function `request`, not `Session.request`), and a type's name is the
@@ -52,6 +53,9 @@ def parse_symbol(symbol: str) -> tuple[str, int] | list[str]:
     m = _PLACE.match(text)
     if m:
         return m.group("path").removeprefix("./"), int(m.group("line"))
+    if "\\" in text and "/" not in text and _QUALIFIED.match(
+            php := text.lstrip("\\").replace("\\", ".")):
+        text = php  # PHP's `GuzzleHttp\Client`, `\Foo\bar()`'s namespace notation
     if not _QUALIFIED.match(text):
         folder, path = text.endswith(("/", "\\")), "/" in text or "\\" in text
         raise ValidationError(  # a file or folder where a definition goes: say so
@@ -89,6 +93,25 @@ def _scope(repositories: Sequence[str] | None) -> tuple[str, list[object]]:
     if not repositories:
         return "", []
     return f" AND r.name IN ({','.join('?' * len(repositories))})", list(repositories)
+
+
+_DECLARED = re.compile(r"^[ \t]*(?:namespace|package)[ \t]+([\w.\\]+)", re.MULTILINE)
+"""A file's namespace or package declaration (PHP, C#, Java, Kotlin, Scala): the module
+part of a qualified name where the folders do not spell it (PSR-4's `src/` for
+`GuzzleHttp`)."""
+
+
+def _declared_in(store: IndexStore, d: GraphDef, parts: list[str]) -> bool:
+    """Whether `parts` is the namespace or package `d`'s file declares, then `d`'s
+    qualified name."""
+    qual = d.qualified_name.split(".")
+    if len(parts) <= len(qual) or parts[-len(qual):] != qual:
+        return False
+    file_id = store.file_id(d.repository, d.path)
+    text = next(iter(store.file_texts([file_id]).values()), "") if file_id is not None else ""
+    lead = ".".join(parts[: len(parts) - len(qual)])
+    return any(m.group(1).replace("\\", ".").strip(".") == lead
+               for m in _DECLARED.finditer(text[:20000]))
 
 
 def _matches(d: GraphDef, parts: list[str]) -> bool:
@@ -130,8 +153,10 @@ def name_definition(store: IndexStore, symbol: str,
         raise SymbolNotFound(f"no definition at {path}:{line}", hint=hint,
                              details={"field": "symbol", "value": symbol})
     name = parsed[-1]
-    candidates = [d for d in _defs(store, "s.name = ?" + scope, [name, *params])
-                  if _matches(d, parsed)]
+    named = _defs(store, "s.name = ?" + scope, [name, *params])
+    candidates = [d for d in named if _matches(d, parsed)]
+    if not candidates and len(parsed) > 1:  # `GuzzleHttp.Client`: src/Client.php says so
+        candidates = [d for d in named if _declared_in(store, d, parsed)]
     if not candidates:
         raise SymbolNotFound(
             f"no definition named {symbol!r}" + (f" in {', '.join(repositories)}"

@@ -222,3 +222,26 @@ def test_a_cut_among_direct_callers_says_so_in_the_first_line(shop: RepoBuilder)
     assert lines[-1] == "(cut at 3 calls; raise --limit or lower --depth)"
     whole = run("callers", "Store.get").stdout.splitlines()[0]
     assert whole == "Store.get (method) at app/store.py:2: 11 direct callers"
+
+
+def test_php_names_with_their_namespace(isolated_env: Path, tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """guzzle: `refs 'GuzzleHttp\\Client'` (PHP's own notation) was "not a symbol (a path
+    without :LINE)", and `GuzzleHttp.Client` not found: composer maps the namespace to
+    src/, so the folders do not spell it; the file's `namespace GuzzleHttp;` does."""
+    repo = RepoBuilder(tmp_path / "guzzle")
+    repo.write("src/Client.php", "<?php\n\nnamespace Acme;\n\nclass Client\n{\n"
+               "    public function send($r)\n    {\n        return $r;\n    }\n}\n")
+    repo.write("tests/ClientTest.php", "<?php\n\nnamespace Acme\\Tests;\n\nuse Acme\\Client;\n\n"
+               "class ClientTest\n{\n    public function testSend()\n    {\n"
+               "        $c = new Client();\n        return $c->send(1);\n    }\n}\n")
+    index(repo.root)
+    monkeypatch.chdir(repo.root)
+    for name in ("Acme\\Client", "\\Acme\\Client", "Acme.Client"):
+        r = run("refs", name)
+        assert r.exit_code == 0, r.output
+        assert r.stdout.startswith("Client (class) at src/Client.php:5: ")
+    r = run("callers", "Acme\\Client::send")
+    assert r.stdout.startswith("Client.send (method) at src/Client.php:7: 1 direct callers")
+    r = run("refs", "Other\\Client")
+    assert r.exit_code == 1 and "no definition named 'Other\\\\Client'" in r.output
