@@ -202,8 +202,9 @@ TARGETS: list[dict[str, Any]] = [
      "rule": "bare calls in the bodies of anonymous `new scopt.OptionParser[Config](...) "
              "{ ... }` subclasses; OParserBuilder.checkConfig (`import builder._`) is another "
              "method; Scaladoc examples are comments",
-     "references": _lines("shared/src/test/scala/scopttest/ImmutableParserSpec.scala", 618, 719,
-                          792, 881)},
+     "references": ["shared/src/test/scala/scopttest/ImmutableParserSpec.scala:618:call",
+                    *_lines("shared/src/test/scala/scopttest/ImmutableParserSpec.scala", 719, 792,
+                            881)]},  # (618: `checkConfig { c => .. }`, a block argument)
     {"repo": "scopt", "name": "checkConfig", "qualified_name": "OParserBuilder.checkConfig",
      "category": "common", "definition": f"{_SC}/OParser.scala:43",
      "rule": "a bare call after `import builder._` (`builder = OParser.builder[Config]`)",

@@ -242,8 +242,8 @@ def _base_names(walk: Walk, node: tree_sitter.Node) -> list[str]:
     t = node.type
     if t in ("type_identifier", "identifier"):
         return [walk.text(node)]
-    if t == "stable_type_identifier":  # `scopt.OptionParser`
-        return [walk.text(node.named_children[-1])] if node.named_child_count else []
+    if t == "stable_type_identifier":  # `scopt.OptionParser`: in full
+        return ["".join(walk.text(node).split())]
     if t in ("generic_type", "user_type", "constructor_invocation"):  # the type, not its args
         first = node.named_children[0] if node.named_child_count else None
         return _base_names(walk, first) if first is not None else []

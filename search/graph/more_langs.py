@@ -37,6 +37,8 @@ __all__ = ["MORE_LANGUAGES", "PACKAGED", "MoreLanguages", "package_keys"]
 PACKAGED = frozenset({"csharp", "kotlin", "scala", "php"})
 """Languages whose files see their package's definitions (and imported packages')."""
 MORE_LANGUAGES = frozenset({*PACKAGED, "swift", "lua", "elixir"})
+MAX_ALL_FILES = 3000
+"""The most Scala or Kotlin files a query reads for a class named in full."""
 _ALIAS = re.compile(r"[A-Z]\w*(?:\.[A-Z]\w*)*")
 """An Elixir module name (`Plug.Conn`)."""
 _TYPE_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "type", "module",
@@ -135,12 +137,15 @@ class MoreLanguages(FactsBase):
 
     def more_files(self, path: str) -> list[str]:
         """Files that may use a definition of `path` without an import naming it: a Swift
-        module's other files, every Elixir file (a module is named in full anywhere); C#
-        files under a project whose `global using`s import the file's namespace ([] for
-        other languages)."""
-        for exts in ((".swift",), (".ex", ".exs")):  # (Elixir: `Plug.Conn.f()` anywhere)
+        module's other files, every Elixir file (a module is named in full anywhere), the
+        Scala and Kotlin files of a repository of at most `MAX_ALL_FILES` of them (a class
+        named in full, `new scopt.OptionParser`); C# files under a project whose `global
+        using`s import the file's namespace ([] for other languages)."""
+        for exts in ((".swift",), (".ex", ".exs"), (".scala",), (".kt", ".kts")):
             if path.endswith(exts):
-                return [p for p in self.ws.ids if p.endswith(exts)]
+                files = [p for p in self.ws.ids if p.endswith(exts)]
+                return files if exts[0] in (".swift", ".ex") or len(
+                    files) <= MAX_ALL_FILES else []
         if not path.endswith(".cs"):
             return []
         own = self.package_of(path)
@@ -200,12 +205,21 @@ class MoreLanguages(FactsBase):
             for p in facts.params.get(s, ()):
                 end, _, cls = (p.value or "")[1:].partition("()")
                 if p.name == "this" and p.line <= line <= int(end or 0) and cls and (
-                        got := self.name(path, cls, p.scope, p.line, depth + 1)) is not None and (
-                        got.kind == "def"):
+                        got := self._type_named(path, cls, p.scope, p.line, depth)) is not None:
                     out.append(got)
             if s == -1:
                 return out
             s = facts.graph.defs[s].parent
+
+    def _type_named(self, path: str, text: str, scope: int, line: int,
+                    depth: int) -> Target | None:
+        """The class a type's text names: a name in scope, or `pkg.Class` in full."""
+        facts = self.facts(path)
+        pkg, _, last = text.rpartition(".")
+        if pkg and facts is not None:
+            return self._in_package(pkg, last, facts.graph.language, path)
+        got = self.name(path, text, scope, line, depth + 1)
+        return got if got is not None and got.kind == "def" else None
 
     def _in_package(self, package: str, name: str, language: str,
                     path: str) -> Target | None:
