@@ -52,7 +52,7 @@ _PHP_DEFS = dict.fromkeys((
 _PHP = GraphSpec(
     names=frozenset({"name", "variable_name"}),
     skip=frozenset({"comment", "string", "encapsed_string", "heredoc", "nowdoc",
-                    "namespace_use_declaration"}),
+                    "namespace_use_declaration", "namespace_name"}),  # (`\A\B\C`'s `A\B`)
     code_inside=frozenset({"variable_name", "member_call_expression",
                            "member_access_expression", "subscript_expression",
                            "heredoc_body"}),
@@ -66,7 +66,7 @@ _PHP = GraphSpec(
              "scoped_call_expression": ("scope", "name"),
              "class_constant_access_expression": ("#0", "#-1"),
              "scoped_property_access_expression": ("scope", "name"),
-             "qualified_name": ("", "name")},
+             "qualified_name": ("prefix@namespace_name", "#-1")},
     def_names=_PHP_DEFS,
     param_nodes={"simple_parameter": ("name", "type"),
                  "variadic_parameter": ("name", "type"),
@@ -75,8 +75,8 @@ _PHP = GraphSpec(
     bind_targets={"foreach_statement": "#-2", "catch_clause": "name"},
     bases={"base_clause": "", "class_interface_clause": ""},
     not_refs={"argument": "name"},
-    receivers={"relative_scope": "=", "$this": "this", "self": "self", "static": "self",
-               "parent": "super()"},
+    receivers={"relative_scope": "=", "namespace_name": "=", "$this": "this", "self": "self",
+               "static": "self", "parent": "super()"},
     self_names=frozenset({"$this"}),
 )
 

@@ -38,7 +38,7 @@ PACKAGED = frozenset({"csharp", "kotlin", "scala", "php"})
 """Languages whose files see their package's definitions (and imported packages')."""
 MORE_LANGUAGES = frozenset({*PACKAGED, "swift", "lua", "elixir"})
 MAX_ALL_FILES = 3000
-"""The most Scala or Kotlin files a query reads for a class named in full."""
+"""The most Scala, Kotlin, C# or PHP files a query reads for a class named in full."""
 _ALIAS = re.compile(r"[A-Z]\w*(?:\.[A-Z]\w*)*")
 """An Elixir module name (`Plug.Conn`)."""
 _TYPE_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "type", "module",
@@ -53,6 +53,11 @@ def package_keys(imports: list[Import], language: str) -> set[str]:
     if language not in MORE_LANGUAGES:
         return set()
     return {module_tail(i.module) for i in imports if i.level == PACKAGE_LEVEL}
+
+
+def _dotted(namespace: str) -> str:
+    """A PHP namespace path as a package (`\\A\\B` -> `A.B`)."""
+    return ".".join(p for p in namespace.split("\\") if p)
 
 
 def _shared(a: str, b: str) -> int:
@@ -138,15 +143,17 @@ class MoreLanguages(FactsBase):
     def more_files(self, path: str) -> list[str]:
         """Files that may use a definition of `path` without an import naming it: a Swift
         module's other files, every Elixir file (a module is named in full anywhere), the
-        Scala and Kotlin files of a repository of at most `MAX_ALL_FILES` of them (a class
-        named in full, `new scopt.OptionParser`); C# files under a project whose `global
-        using`s import the file's namespace ([] for other languages)."""
-        for exts in ((".swift",), (".ex", ".exs"), (".scala",), (".kt", ".kts")):
+        Scala, Kotlin, C# and PHP files of a repository of at most `MAX_ALL_FILES` of them
+        (a class named in full, `new scopt.OptionParser`, `\\GuzzleHttp\\Client`; C#
+        code sees its enclosing namespaces); in a larger one, C# files under a project
+        whose `global using`s import the file's namespace ([] for other languages)."""
+        for exts in ((".swift",), (".ex", ".exs"), (".scala",), (".kt", ".kts"), (".cs",),
+                     (".php",)):
             if path.endswith(exts):
                 files = [p for p in self.ws.ids if p.endswith(exts)]
                 return files if exts[0] in (".swift", ".ex") or len(
                     files) <= MAX_ALL_FILES else []
-        if not path.endswith(".cs"):
+        if not path.endswith(".cs"):  # (a larger C# repository: its global usings)
             return []
         own = self.package_of(path)
         folders = [d for d, mods in self._global_files().items() if own in mods]
@@ -301,6 +308,8 @@ class MoreLanguages(FactsBase):
         lang = facts.graph.language
         if lang == "lua":
             return self._lua_member(path, site)
+        if lang == "php" and "\\" in site.receiver:  # `\A\B\C::f()`, `new \A\B\C`
+            return self._in_package(_dotted(site.receiver), site.name, lang, path)
         if lang == "elixir":
             module = self.elixir_module(path, site.receiver, site.scope)
             return self.member_of(module, site.name) if module is not None else None
