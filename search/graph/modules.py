@@ -81,6 +81,9 @@ class RepoLayout:
         self._py_memo: dict[tuple[str, str, str | None, int], tuple[str, ...]] = {}
         self._files_memo: dict[tuple[str, str, str | None, int], tuple[str, ...]] = {}
         self._named_memo: dict[str, list[str]] = {}
+        self._keys_memo: dict[tuple[str, Import, str], frozenset[str] | None] = {}
+        self._file_keys_memo: dict[str, frozenset[str]] = {}
+        self._above_memo: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         self._java_packages: dict[tuple[str, str], list[str]] | None = None
 
     @cached_property
@@ -244,6 +247,42 @@ class RepoLayout:
             if len(self._files_memo) >= MEMO_SIZE:
                 self._files_memo.clear()
             got = self._files_memo[key] = tuple(files)
+        return got
+
+    def import_keys(self, path: str, imp: Import, language: str) -> frozenset[str] | None:
+        """`import_keys(path, imp, language)`, memoised."""
+        key = (path, imp, language)
+        if key not in self._keys_memo:
+            if len(self._keys_memo) >= MEMO_SIZE:
+                self._keys_memo.clear()
+            self._keys_memo[key] = import_keys(path, imp, language)
+        return self._keys_memo[key]
+
+    def file_keys(self, path: str) -> frozenset[str]:
+        """`file_keys(path)`, memoised (a depth-3 tree asks for the same files' keys once
+        per definition it expands)."""
+        got = self._file_keys_memo.get(path)
+        if got is None:
+            if len(self._file_keys_memo) >= MEMO_SIZE:
+                self._file_keys_memo.clear()
+            got = self._file_keys_memo[path] = file_keys(path)
+        return got
+
+    def packages_above(self, path: str) -> tuple[frozenset[str], frozenset[str]]:
+        """The `__init__.py`/`.pyi` files of every folder above `path` (whether they
+        exist or not) and their `file_keys`, memoised by folder."""
+        folder = posixpath.dirname(path)
+        got = self._above_memo.get(folder)
+        if got is None:
+            files: set[str] = set()
+            f = folder
+            while f:
+                files.update((f"{f}/__init__.py", f"{f}/__init__.pyi"))
+                f = posixpath.dirname(f)
+            if len(self._above_memo) >= MEMO_SIZE:
+                self._above_memo.clear()
+            got = self._above_memo[folder] = (frozenset(files), frozenset().union(
+                *(self.file_keys(p) for p in files)))
         return got
 
     def python_module(self, path: str, dotted: str, level: int) -> list[str]:

@@ -43,7 +43,7 @@ from ctxd.search.graph.models import (
     Refs,
     Usage,
 )
-from ctxd.search.graph.modules import JS_LIKE, RepoLayout, file_keys, import_keys
+from ctxd.search.graph.modules import JS_LIKE, RepoLayout
 from ctxd.search.graph.more_langs import MORE_LANGUAGES, package_keys
 from ctxd.search.graph.resolve import C_LIKE, CLASS_KINDS, Resolver, Target
 from ctxd.search.graph.workspace import Workspace, collector_paused
@@ -63,6 +63,8 @@ MAX_DEPTH = 6
 MAX_NODES = 400
 """Definitions one tree, path search or impact visits at most."""
 ROUNDS = 3
+KEEP_IMPORTS = 50_000
+"""Files whose imports a workspace keeps followed (`_Graph._lands`)."""
 """Rounds of re-exporting files followed to find importers."""
 NO_GRAPH_NOTE = ("the definition's file has no code graph yet (indexed before ctxd had one): "
                  "run `ctxd index` on the repository once, then ask again")
@@ -108,10 +110,11 @@ class _Imports:
     followed yet, with their `import_keys` (`names`: all of these; `unknown`: one's are
     not known), and the files the followed ones land in (`landed`)."""
 
-    def __init__(self, path: str, language: str, imports: list[Import]) -> None:
+    def __init__(self, path: str, language: str, imports: list[Import],
+                 layout: RepoLayout) -> None:
         self.path = path
         self.language = language
-        self.waiting = [(import_keys(path, imp, language), imp) for imp in imports]
+        self.waiting = [(layout.import_keys(path, imp, language), imp) for imp in imports]
         self.names: frozenset[str] = frozenset().union(*(n for n, _ in self.waiting if n))
         self.unknown = any(n is None for n, _ in self.waiting)
         self.landed: set[str] = set()
@@ -196,12 +199,9 @@ class _Graph:
             files.update(self.ws.layout.same_package(
                 t.path, ".go" if graph.language == "go" else ".java"))
         files.update(self.resolver.more_files(t.path))  # a Swift module's, C# global usings
-        reach = set(files)  # the files an import must land in (and the packages above)
-        folder = posixpath.dirname(t.path)
-        while folder:
-            reach.update((f"{folder}/__init__.py", f"{folder}/__init__.pyi"))
-            folder = posixpath.dirname(folder)
-        near = {n for f in reach for n in file_keys(f)}  # (`import_keys` landing in reach)
+        above, near_above = self.ws.layout.packages_above(t.path)
+        reach = files | above  # the files an import must land in (and the packages above)
+        near = {n for f in files for n in self.ws.layout.file_keys(f)} | near_above
         pending: set[str] = set()
         seen_keys: set[str] = set()
         for _ in range(ROUNDS):
@@ -236,7 +236,7 @@ class _Graph:
                 if self._lands(f, reach, near):
                     pending.discard(f)
                     reach.add(f)
-                    near.update(file_keys(f))
+                    near.update(self.ws.layout.file_keys(f))
                     out.append(f)
                     moved = True
         return out
@@ -244,12 +244,15 @@ class _Graph:
     def _lands(self, path: str, reach: set[str], near: set[str]) -> bool:
         """Whether an import of the file lands in `reach` (an import is followed once
         its `import_keys` meet `near`, the `file_keys` of the files of `reach`)."""
-        memo: dict[str, _Imports | None] = self.ws.memo.setdefault("imports", {})
+        memo: dict[str, _Imports | None] = self.ws.imports
         if path not in memo:
+            if len(memo) >= KEEP_IMPORTS:
+                memo.clear()
             peek = self.ws.peek(path)
             lang = peek.language if peek is not None else ""
             memo[path] = None if peek is not None and lang != "python" and (
-                lang not in JS_LIKE) else _Imports(path, lang, peek.imports if peek else [])
+                lang not in JS_LIKE) else _Imports(path, lang, peek.imports if peek else [],
+                                                   self.ws.layout)
         got = memo[path]
         if got is None:
             return True

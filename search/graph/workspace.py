@@ -124,6 +124,9 @@ class _Shared:
         self.all_linked = False
         """Whether `linked` holds every key of the repository (read at once)."""
         self.memo: dict[str, Any] = {}
+        self.imports: dict[str, Any] = {}
+        """A file's imports as `queries` follows them (what they land in: facts of the
+        paths, kept like the peeks they come from, not with the per-query `memo`)."""
         self.lock = threading.Lock()
         self.layout = self._layout(store)
 
@@ -167,6 +170,7 @@ class Workspace:
         self.paths = shared.paths
         self.layout = shared.layout
         self.memo = shared.memo
+        self.imports = shared.imports
         """What readers derive from the graphs, kept as long as the text generation (the
         resolver's per-file lookups)."""
 
