@@ -116,8 +116,22 @@ def _declared_in(store: IndexStore, d: GraphDef, parts: list[str]) -> bool:
 
 def _matches(d: GraphDef, parts: list[str]) -> bool:
     """Whether a definition answers a qualified name: its trailing parts are the
-    definition's qualified name's, and any leading ones name its module."""
+    definition's qualified name's, and any leading ones name its module. A Lua module's
+    functions hang on a local table (`local M = {}; function M.setup()`, `return M`):
+    `lazy.core.config.setup` names lua/lazy/core/config.lua's `M.setup`, as `require` does."""
     qual = d.qualified_name.split(".")
+    if _answers(d, qual, parts):
+        return True
+    rest = qual[1:]
+    if not d.path.endswith(".lua") or not rest or len(parts) <= len(rest) or (
+            parts[-len(rest):] != rest):
+        return False
+    lead = parts[: len(parts) - len(rest)]  # what `require` names: the file, a/b/init.lua a.b
+    module = d.path.removesuffix(".lua").removesuffix("/init").split("/")
+    return module[-len(lead):] == lead
+
+
+def _answers(d: GraphDef, qual: list[str], parts: list[str]) -> bool:
     if len(parts) <= len(qual):
         return qual[-len(parts):] == parts
     if parts[-len(qual):] != qual:

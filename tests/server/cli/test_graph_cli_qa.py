@@ -245,3 +245,24 @@ def test_php_names_with_their_namespace(isolated_env: Path, tmp_path: Path,
     assert r.stdout.startswith("Client.send (method) at src/Client.php:7: 1 direct callers")
     r = run("refs", "Other\\Client")
     assert r.exit_code == 1 and "no definition named 'Other\\\\Client'" in r.output
+
+
+def test_a_lua_module_function_is_named_as_require_names_it(
+        isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """lazy.nvim: every module is `local M = {} ... return M`, so `refs M.setup` names 8
+    definitions and `refs lazy.core.config.setup` (how `require` names it) was not found."""
+    repo = RepoBuilder(tmp_path / "nvim")
+    setup = "local M = {}\n\nfunction M.setup(opts)\n  return opts\nend\n\nreturn M\n"
+    repo.write("lua/app/init.lua", setup)
+    repo.write("lua/app/core/config.lua", setup)
+    repo.write("lua/app/core/loader.lua", setup)
+    index(repo.root)
+    monkeypatch.chdir(repo.root)
+    for name, path in (("app.core.config.setup", "lua/app/core/config.lua"),
+                       ("config.setup", "lua/app/core/config.lua"),
+                       ("app.setup", "lua/app/init.lua")):
+        r = run("refs", name)
+        assert r.exit_code == 0, (name, r.output)
+        assert r.stdout.startswith(f"M.setup (function) at {path}:3: "), (name, r.stdout)
+    assert "names 3 definitions" in run("refs", "M.setup").output
+    assert run("refs", "app.nope.setup").exit_code == 1
