@@ -178,7 +178,8 @@ class MoreLanguages(FactsBase):
         if facts is None:
             return None
         lang = facts.graph.language
-        for base in self._anonymous_bases(path, scope, line, depth):  # `new A { f() }`
+        for base in [*self._anonymous_bases(path, scope, line, depth),  # `new A { f() }`
+                     *self._extended(path, scope, depth)]:  # `fun A.g() { f() }`
             if (got := self.class_member(base.path, base.index, name, depth)) is not None:
                 return got
         if lang not in ("lua", "elixir") and (cls := self.enclosing_class(path, scope)) is not (
@@ -217,6 +218,20 @@ class MoreLanguages(FactsBase):
             if s == -1:
                 return out
             s = facts.graph.defs[s].parent
+
+    def _extended(self, path: str, scope: int, depth: int) -> list[Target]:
+        """The class a Kotlin extension function holding `scope` extends (`fun
+        CliktCommand.test()`: a top-level function named `CliktCommand.test`)."""
+        facts = self.facts(path)
+        if facts is None or facts.graph.language != "kotlin":
+            return []
+        s = scope
+        while s >= 0 and facts.graph.defs[s].parent >= 0:
+            s = facts.graph.defs[s].parent
+        d = facts.graph.defs[s] if s >= 0 else None
+        owner = d.qualname.rpartition(".")[0] if d is not None and d.kind == "function" else ""
+        got = self._type_named(path, owner, -1, d.line, depth) if owner and d else None
+        return [got] if got is not None else []
 
     def _type_named(self, path: str, text: str, scope: int, line: int,
                     depth: int) -> Target | None:

@@ -121,6 +121,7 @@ import demo.jobs.Planner
 import demo.jobs.Runner
 
 fun main() { Planner().plan(Runner()) }
+fun Runner.twice() { run(5) }
 ''',
 }
 
@@ -245,8 +246,9 @@ CASES = [
         ("app/Planner.php", 10, "call"), ("app/Planner.php", 12, "call")},
         {"Planner.plan"}, id="php"),
     pytest.param(KOTLIN, "src/demo/jobs/Runner.kt:5", {
-        ("src/demo/jobs/Planner.kt", 5, "call"), ("src/demo/jobs/Planner.kt", 7, "call")},
-        {"Planner.plan"}, id="kotlin"),
+        ("src/demo/jobs/Planner.kt", 5, "call"), ("src/demo/jobs/Planner.kt", 7, "call"),
+        ("app/Main.kt", 7, "call")},  # in an extension function of Runner
+        {"Planner.plan", "Runner.twice"}, id="kotlin"),
     pytest.param(SWIFT, "Sources/Jobs/Runner.swift:5", {
         ("Sources/Jobs/Planner.swift", 4, "call"), ("Sources/Jobs/Planner.swift", 6, "call"),
         ("Sources/Jobs/Planner.swift", 7, "call"),
