@@ -61,7 +61,7 @@ def index_all(home: Path, trees: dict[str, Path], *, graph: bool,
     if not graph:
         checkpoints._graph_row = lambda _language, _parsed: NO_GRAPH  # type: ignore[assignment]
         checkpoints._file_graph = (  # type: ignore[assignment]
-            lambda _language, _parsed, _text, _graphs: NO_GRAPH)
+            lambda _language, _parsed, _graphs: NO_GRAPH)
         pipeline.shared_worker = lambda: None  # type: ignore[assignment]
     service = Service(load_settings({"home": str(home)}))
     try:

@@ -106,15 +106,15 @@ def checkpoints_of(path: str, text: str, options: ChunkOptions, count_tokens: To
             tokens = n_head + n if tokens_add_up and n is not None else None
             out.append(Checkpoint(part, content_hash(inp), inp, tokens))
     return ChunkedFile(fc.language, out, fc.symbols, fc.windows_reason,
-                       _file_graph(fc.language, fc.parsed, text, graphs))
+                       _file_graph(fc.language, fc.parsed, graphs))
 
 
-def _file_graph(language: str, parsed: object | None, text: str,
+def _file_graph(language: str, parsed: object | None,
                 graphs: GraphWorker | None) -> GraphRow | Pending:
     """A chunked file's graph row: made by the graph helper where there is one, ready,
-    and the chunker parsed the file (it parses the same text again), else here."""
+    and the chunker parsed the file, else here."""
     if graphs is not None and language in SPECS and isinstance(parsed, ParsedSource):
-        pending = graphs.submit(language, text)
+        pending = graphs.submit(language, parsed)
         if pending is not None:
             return pending
     return _graph_row(language, parsed)

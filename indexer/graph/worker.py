@@ -2,19 +2,20 @@
 
 The graph's extraction is Python walking every node of a file's tree, on the core that
 also chunks and writes; a full run over many code files leaves another core idle.
-`GraphWorker` hands a file's text to one helper process (`serve`: this module run by the
+`GraphWorker` hands a parsed file's definitions and the bytes its tree was parsed from
+(`ParsedSource`, less the tree) to one helper process (`serve`: this module run by the
 same interpreter, reading jobs on its stdin and answering on its stdout, pickled), which
-parses it as the chunker did (`parse_source`, no budget: the chunker's parse of the same
-text passed it) and extracts and encodes its graph (`row_of`); the pipeline takes the row
-when it writes the file (`Pending.row`), so the graph still goes in the file's own
-transaction.
+parses the bytes again (tree-sitter alone: the chunker's definitions come along) and
+extracts and encodes the graph (`row_of`); the pipeline takes the row when it writes the
+file (`Pending.row`), so the graph still goes in the file's own transaction.
 
-Invariants: a row made by the helper is the row made in-process (the same parse of the
-same text, the same extraction); a helper that is still starting, has failed or died
-makes nothing worse: the file's graph is made in-process instead (`submit` gives None
-while the helper is not ready or is gone; `Pending.row` falls back on any error); one
-helper per process at most (`shared_worker`), only on a machine with two cores or more,
-ended by `close_all` (at interpreter exit too) or when its parent dies (its stdin ends).
+Invariants: a row made by the helper is the row made in-process (the same bytes give the
+same tree; the same definitions, the same extraction); a helper that is still starting,
+has failed or died makes nothing worse: the file's graph is made in-process instead
+(`submit` gives None while the helper is not ready or is gone; `Pending.row` falls back
+on any error); one helper per process at most (`shared_worker`), only on a machine with
+two cores or more, ended by `close_all` (at interpreter exit too) or when its parent dies
+(its stdin ends).
 """
 
 from __future__ import annotations
@@ -30,10 +31,14 @@ import threading
 from concurrent.futures import Future
 from typing import IO
 
-from ctxd.indexer.chunk.syntax import ParseBudgetExceeded, parse_source
+import tree_sitter
+
+from ctxd.indexer.chunk.languages import load_grammar
+from ctxd.indexer.chunk.syntax import Definition, ParsedSource
 from ctxd.indexer.graph import FileGraph, encode, graph_of, link_keys
 
-__all__ = ["GraphWorker", "Pending", "close_all", "row_of", "serve", "shared_worker"]
+__all__ = ["GraphWorker", "Job", "Pending", "close_all", "job_of", "row_of", "serve",
+           "shared_worker"]
 
 log = logging.getLogger(__name__)
 
@@ -44,19 +49,33 @@ READY = -1
 """The job number of the helper's first answer: started, its imports done."""
 
 
-def row_of(language: str, text: str) -> Row:
-    """The graph row of a file's text, parsed as the chunker parses it (an empty graph
-    when it does not parse). What the helper runs; also the in-process fallback."""
-    try:
-        parsed = parse_source(language, text)
-    except (ParseBudgetExceeded, ValueError, RuntimeError, RecursionError):
-        parsed = None
+Job = tuple[str, list[Definition], bytes]
+"""A parsed file less its tree: the language, the chunker's definitions, the bytes parsed."""
+
+_PARSERS: dict[str, tree_sitter.Parser] = {}
+
+
+def row_of(language: str, definitions: list[Definition], source: bytes) -> Row:
+    """The graph row of a file the chunker parsed, from its definitions and the bytes it
+    parsed (parsed again here). What the helper runs; also the in-process fallback."""
+    parser = _PARSERS.get(language)
+    if parser is None:
+        grammar = load_grammar(language)
+        if grammar is None:
+            raise ValueError(f"no grammar for {language!r}")
+        parser = _PARSERS[language] = tree_sitter.Parser(grammar)
+    parsed = ParsedSource(definitions, parser.parse(source), source)
     graph = graph_of(language, parsed) or FileGraph(language)
     return encode(graph), tuple(link_keys(graph))
 
 
+def job_of(language: str, parsed: ParsedSource) -> Job:
+    """What the helper is sent of a parsed file."""
+    return language, parsed.definitions, parsed.source
+
+
 def serve() -> None:
-    """The helper's loop: `(job, language, text)` in, `(job, row, error)` out, until its
+    """The helper's loop: `(number, job)` in, `(number, row, error)` out, until its
     stdin ends. Whatever else writes to stdout goes to stderr (the answers own it); ^C is
     its parent's to handle (the helper ends with its stdin), and it logs nothing."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -68,13 +87,13 @@ def serve() -> None:
     answers.flush()
     while True:
         try:
-            job, language, text = pickle.load(jobs)
+            number, job = pickle.load(jobs)
         except (EOFError, OSError):
             return
         try:
-            answer: tuple[int, Row | None, str | None] = (job, row_of(language, text), None)
+            answer: tuple[int, Row | None, str | None] = (number, row_of(*job), None)
         except Exception as exc:  # the parent makes this file's graph itself
-            answer = (job, None, f"{type(exc).__name__}: {exc}")
+            answer = (number, None, f"{type(exc).__name__}: {exc}")
         pickle.dump(answer, answers)
         answers.flush()
 
@@ -82,12 +101,11 @@ def serve() -> None:
 class Pending:
     """A file's graph row on its way from the helper."""
 
-    __slots__ = ("future", "language", "text")
+    __slots__ = ("future", "job")
 
-    def __init__(self, future: Future[Row], language: str, text: str) -> None:
+    def __init__(self, future: Future[Row], job: Job) -> None:
         self.future = future
-        self.language = language
-        self.text = text
+        self.job = job
 
     def row(self) -> Row:
         """The helper's row, waited for; made in-process if the helper failed."""
@@ -95,7 +113,7 @@ class Pending:
             return self.future.result()
         except Exception as exc:  # a dead or broken helper: the graph is made here
             log.warning("the graph helper failed (%s); extracting in-process", exc)
-            return row_of(self.language, self.text)
+            return row_of(*self.job)
 
 
 class GraphWorker:
@@ -130,39 +148,40 @@ class GraphWorker:
         self._answered.wait(timeout)
         return self.ready
 
-    def submit(self, language: str, text: str) -> Pending | None:
-        """The file's graph row, made by the helper (None: not ready, or gone: make it
-        in-process)."""
+    def submit(self, language: str, parsed: ParsedSource) -> Pending | None:
+        """The parsed file's graph row, made by the helper (None: not ready, or gone: make
+        it in-process)."""
         if not self.ready:
             return None
         future: Future[Row] = Future()
+        job = job_of(language, parsed)
         with self._lock:  # (not held while writing: the reader needs it meanwhile)
-            job, self._next = self._next, self._next + 1
-            self._waiting[job] = future
+            number, self._next = self._next, self._next + 1
+            self._waiting[number] = future
         try:
             with self._writing:
-                pickle.dump((job, language, text), self._jobs)
+                pickle.dump((number, job), self._jobs)
                 self._jobs.flush()
         except (OSError, ValueError) as exc:  # the helper died, or was closed
             with self._lock:
-                self._waiting.pop(job, None)
+                self._waiting.pop(number, None)
             self._gone = True
             log.warning("the graph helper is gone (%s); extracting in-process", exc)
             return None
-        return Pending(future, language, text)
+        return Pending(future, job)
 
     def _read(self, answers: IO[bytes]) -> None:
         """The answers, each to its job's future; at the helper's end, every job still
         waiting fails (its graph is then made in-process)."""
         try:
             while True:
-                job, row, error = pickle.load(answers)
-                if job == READY:
+                number, row, error = pickle.load(answers)
+                if number == READY:
                     self._ready = True
                     self._answered.set()
                     continue
                 with self._lock:
-                    future = self._waiting.pop(job)
+                    future = self._waiting.pop(number)
                 if error is None:
                     future.set_result(row)
                 else:

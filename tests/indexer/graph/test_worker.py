@@ -11,9 +11,9 @@ import pytest
 
 from ctxd.indexer import pipeline
 from ctxd.indexer.checkpoints import _graph_row
-from ctxd.indexer.chunk.syntax import parse_source
+from ctxd.indexer.chunk.syntax import ParsedSource, parse_source
 from ctxd.indexer.graph import decode
-from ctxd.indexer.graph.worker import GraphWorker, close_all, row_of, shared_worker
+from ctxd.indexer.graph.worker import GraphWorker, close_all, job_of, row_of, shared_worker
 from ctxd.indexer.pipeline import Indexer
 from ctxd.indexer.store.sqlite.store import Store
 from ctxd.indexer.walk.walker import WalkOptions
@@ -28,8 +28,14 @@ FILES = {
 }
 
 
+def parsed(language: str, text: str) -> ParsedSource:
+    got = parse_source(language, text)
+    assert got is not None
+    return got
+
+
 def in_process(language: str, text: str) -> tuple[bytes, tuple[str, ...]]:
-    row = _graph_row(language, parse_source(language, text))
+    row = _graph_row(language, parsed(language, text))
     return row.data, row.keys
 
 
@@ -42,14 +48,14 @@ def worker() -> Iterator[GraphWorker]:
 
 
 def test_the_helper_makes_the_rows_made_in_process(worker: GraphWorker) -> None:
-    pending = {lang: worker.submit(lang, text) for lang, text in FILES.items()}
+    pending = {lang: worker.submit(lang, parsed(lang, text)) for lang, text in FILES.items()}
     for lang, text in FILES.items():
         got = pending[lang]
         assert got is not None
         data, keys = got.row()
         want = in_process(lang, text)
         assert decode(data) == decode(want[0]) and keys == want[1]
-        assert (data, keys) == row_of(lang, text)
+        assert (data, keys) == row_of(*job_of(lang, parsed(lang, text)))
 
 
 def test_a_dead_helper_leaves_the_graphs_to_the_pipeline() -> None:
@@ -58,7 +64,7 @@ def test_a_dead_helper_leaves_the_graphs_to_the_pipeline() -> None:
     w._proc.kill()
     w._reader.join(30)  # its answers end with it
     assert not w.ready
-    assert w.submit("python", FILES["python"]) is None  # made in-process instead
+    assert w.submit("python", parsed("python", FILES["python"])) is None  # made in-process
     w.close()
     assert w._proc.returncode is not None
 
@@ -66,10 +72,11 @@ def test_a_dead_helper_leaves_the_graphs_to_the_pipeline() -> None:
 def test_a_job_the_helper_never_answers_is_made_in_process() -> None:
     w = GraphWorker()
     assert w.wait_ready(60)
-    got = w.submit("python", FILES["python"])
+    job = parsed("python", FILES["python"])
+    got = w.submit("python", job)
     assert got is not None
     w._proc.kill()  # before or after it answers: either way the row is the same
-    assert got.row() == row_of("python", FILES["python"])
+    assert got.row() == row_of(*job_of("python", job))
     w.close()
 
 
