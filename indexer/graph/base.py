@@ -23,8 +23,9 @@ from ctxd.indexer.graph.specs import GraphSpec
 
 __all__ = ["JS_LIKE", "MAX_RECEIVER", "Entry", "WalkBase", "new_site"]
 
-MAX_RECEIVER = 120
-"""A longer receiver chain is kept as `?` (not resolvable anyway)."""
+MAX_RECEIVER = 240
+"""A longer receiver chain is kept as `?` (not resolvable anyway; JavaPoet's builder
+chains reach ~200 characters)."""
 
 JS_LIKE = frozenset({"javascript", "typescript", "tsx"})
 

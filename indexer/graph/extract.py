@@ -30,7 +30,7 @@ from ctxd.indexer.chunk.syntax import Definition, ParsedSource
 from ctxd.indexer.graph.base import JS_LIKE, MAX_RECEIVER, Entry, new_site
 from ctxd.indexer.graph.cfamily import CFamily
 from ctxd.indexer.graph.cpp import cpp_qualified
-from ctxd.indexer.graph.facts import Facts
+from ctxd.indexer.graph.facts import Facts, go_inherited
 from ctxd.indexer.graph.imports import IMPORT_NODES, imports_of
 from ctxd.indexer.graph.langs_more import FINISH, PACKAGES, RULES, node_at, spec_paths
 from ctxd.indexer.graph.model import Def, FileGraph, Role, Site
@@ -527,6 +527,8 @@ def extract(language: str, parsed: ParsedSource) -> FileGraph | None:
     defs = with_made(walk, defs)  # (functions a Rust `macro_rules!` makes)
     if language == "cpp":
         cpp_qualified(walk)  # (`util::Box::make()`: one name, the whole qualifier)
+    elif language == "go":
+        go_inherited(walk)  # (an embedded field's type: a base, not also a reference)
     walk.sites.sort(key=_POSITION)
     return FileGraph(language, defs, walk.imports, walk.sites)
 

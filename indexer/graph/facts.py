@@ -227,10 +227,27 @@ class Facts(Values):
             cpp_class_member(self, node)
         if self.language not in ("go", "rust"):
             return
-        typed = type_text(self.text(node.child_by_field_id(self.fids["type"])))
+        kind = node.child_by_field_id(self.fids["type"])
+        typed = type_text(self.text(kind))
+        names = node.children_by_field_id(self.fids["name"])
         if typed:
-            for name in node.children_by_field_id(self.fids["name"]):
+            for name in names:
                 self.add(self.text(name), name, Role.ATTR_BIND, "self", ":" + typed)
+        if not names and typed and kind is not None and self.language == "go":
+            self.go_embedded(kind, typed)
+
+    def go_embedded(self, kind: tree_sitter.Node, typed: str) -> None:
+        """A Go struct's embedded field (`RouterGroup`, `*Other`, `pkg.Remote`): the type
+        is a base of the struct (its methods and fields are promoted: `engine.GET(..)` is
+        `RouterGroup.GET`), and `x.RouterGroup` is the field, of that type. Its `INHERIT`
+        site replaces the type's plain reference (`go_inherited`)."""
+        name = kind.child_by_field_id(self.fids["name"]) if kind.type == "qualified_type" else kind
+        package = kind.child_by_field_id(self.fids["package"]) if (
+            kind.type == "qualified_type") else None
+        if name is None or name.type != "type_identifier":
+            return
+        self.add(self.text(name), name, Role.INHERIT, self.text(package) if package else None)
+        self.add(self.text(name), name, Role.ATTR_BIND, "self", ":" + typed)
 
     def this_param(self, node: tree_sitter.Node) -> bool:
         """`function (this: SchedulerAction<T>)`: a `this` parameter site with its type."""
@@ -453,3 +470,12 @@ def _pointee(node: tree_sitter.Node) -> tree_sitter.Node:
     while d.type in ("pointer_declarator", "reference_declarator") and d.named_child_count:
         d = d.child_by_field_name("declarator") or d.named_children[-1]
     return d if d.type == "identifier" else node
+
+
+def go_inherited(walk: Facts) -> None:
+    """Go: an embedded field's type is an `INHERIT` site (`Facts.go_embedded`), not also a
+    plain reference at the same place."""
+    bases = {(s.line, s.col, s.name) for s in walk.sites if s.role == Role.INHERIT}
+    if bases:
+        walk.sites[:] = [s for s in walk.sites if s.role != Role.REF or (
+            (s.line, s.col, s.name) not in bases)]

@@ -30,7 +30,7 @@ _TYPED_VALUES = frozenset({"ternary_expression", "conditional_expression", "obje
                            "as_expression", "type_assertion",
                            "non_null_expression", "satisfies_expression", "subscript",
                            "subscript_expression", "index_expression"})
-MAX_CHAIN = 24
+MAX_CHAIN = 48
 """How deep a receiver chain is read (`a.b().c()...`: two levels a link; `MAX_RECEIVER`
 bounds its text too)."""
 MAX_SHAPE = 300

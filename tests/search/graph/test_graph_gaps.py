@@ -347,3 +347,32 @@ def test_members_of_inline_modules_namespaces_and_required_ruby_modules(store, r
     assert usages(store, "Util.area") == {("web/main.ts", 4, "call")}
     assert usages(store, "Cart#total") == {("lib/shop.rb", 9, "call"), ("lib/use.rb", 5, "call"),
                                            ("test/test_cart.rb", 6, "call")}
+
+
+GO_EMBEDDED = {
+    "go.mod": "module github.com/gin-gonic/gin\n",
+    "routergroup.go": "package gin\n\ntype RouterGroup struct{ basePath string }\n\n"
+                      "func (group *RouterGroup) GET(p string) {}\n\n"
+                      "func (group *RouterGroup) Use(h int) {}\n\n"
+                      "func (group *RouterGroup) Group(p string) *RouterGroup "
+                      "{ return group }\n",
+    "gin.go": "package gin\n\ntype Engine struct {\n\tRouterGroup\n\tname string\n}\n\n"
+              "func New() *Engine { return &Engine{} }\n\n"
+              "func (engine *Engine) Use(h int) {\n\tengine.RouterGroup.Use(h)\n}\n",
+    "gin_test.go": "package gin\n\nfunc TestRoutes() {\n\trouter := New()\n"
+                   '\trouter.GET("/a")\n\trouter.Use(1)\n\tv1 := router.Group("/v1")\n'
+                   '\tv1.GET("/b")\n}\n',
+}
+
+
+def test_go_methods_promoted_from_an_embedded_struct(store, repo):
+    index(store, repo, GO_EMBEDDED)
+    # `router` is an *Engine: GET is promoted from the embedded RouterGroup; Use is the
+    # Engine's own (it shadows RouterGroup.Use, which `engine.RouterGroup.Use` calls)
+    assert usages(store, "RouterGroup.GET") == {("gin_test.go", 5, "call"),
+                                                ("gin_test.go", 8, "call")}
+    assert usages(store, "RouterGroup.Use") == {("gin.go", 11, "call")}
+    assert usages(store, "Engine.Use") == {("gin_test.go", 6, "call")}
+    # the embedded field's type is a base of the struct, named once
+    named = usages(store, "RouterGroup")
+    assert ("gin.go", 4, "inherit") in named and ("gin.go", 4, "reference") not in named
