@@ -734,6 +734,11 @@ def refs(ctx: click.Context, symbol: str, by_name: bool, lang: str | None,
       ctxd refs src/app.py:42 --json
       ctxd refs increment --by-name
     """
+    if lang is not None and not by_name:  # resolved references: the definition's language
+        raise ValidationError(f"--lang {lang} goes with --by-name only",
+                              hint="Resolved references are in the definition's language; "
+                                   "add --by-name for text matches in one language.",
+                              details={"field": "lang", "value": lang})
     service = _service(ctx)
     scope = _scope(service, repos, all_repos)
     symbol, repositories = scope.place(symbol)

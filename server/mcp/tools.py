@@ -43,7 +43,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from ctxd.indexer.errors import CtxdError
+from ctxd.indexer.errors import CtxdError, ValidationError
 from ctxd.indexer.walk.walker import DEFAULT_MAX_FILE_SIZE, MAX_FILE_SIZE_LIMIT
 from ctxd.search.cursor import decode_cursor, encode_cursor, with_offset
 from ctxd.search.graph.models import Calls
@@ -509,6 +509,11 @@ class Tools:
         constructed variables: each labelled call / import / inherit / reference /
         override, grouped by file, with the definition it is in. A name several
         definitions bear is an error listing them: name one (Class.method or PATH:LINE)."""
+        if language is not None and not by_name:  # resolved: the definition's language
+            raise ValidationError(f"language {language!r} goes with by_name: true only",
+                                  hint="Resolved references are in the definition's language; "
+                                       "set by_name: true for text matches in one language.",
+                                  details={"field": "language", "value": language})
         repos = self.scope(repository, all_repos)
         params = {"symbol": symbol, "by_name": by_name, "language": language,
                   "repository": repository, "all_repos": all_repos}

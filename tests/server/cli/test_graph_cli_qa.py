@@ -266,3 +266,13 @@ def test_a_lua_module_function_is_named_as_require_names_it(
         assert r.stdout.startswith(f"M.setup (function) at {path}:3: "), (name, r.stdout)
     assert "names 3 definitions" in run("refs", "M.setup").output
     assert run("refs", "app.nope.setup").exit_code == 1
+
+
+def test_a_language_without_by_name_is_refused_not_ignored(shop: RepoBuilder) -> None:
+    """`refs Store.get --lang go` (and `--lang klingon`) answered the resolved references
+    as if no --lang were given; the MCP tool ignored `language` the same way."""
+    r = run("refs", "Store.get", "--lang", "go")
+    assert r.exit_code == 2
+    assert "--lang go goes with --by-name only" in r.output and "add --by-name" in r.output
+    r = run("refs", "Store.get", "--lang", "python", "--by-name", "--json")
+    assert r.exit_code == 0 and len(json.loads(r.stdout)["usages"]) == 8
