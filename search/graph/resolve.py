@@ -171,14 +171,34 @@ class Resolver(CFamily, MoreLanguages):
                 if of is not None and (k := of.children.get((-1, name))) is not None and (
                         of.graph.defs[k].kind != "method"):
                     return Target("def", other, k)
-        if lang == "ruby":  # a constant of a file it requires (`require_relative 'shop'`)
-            got = self.export(self._required(path), name, depth + 1)
+        if lang == "ruby":  # a constant of a file it requires (`require_relative 'shop'`),
+            got = self._ruby_constant(path, name, scope)  # in an enclosing module first
             if got is not None:
                 return got
         if lang == "rust" and (lib := self.ws.layout.rust_crate(name)) is not None:
             return Target("module", paths=(lib,))  # `globset::Glob`: a sibling crate
         if lang in MORE_LANGUAGES:  # a package's other files, a Swift module's
             return self.more_name(path, name, scope, depth + 1, line)
+        return None
+
+    def _ruby_constant(self, path: str, name: str, scope: int) -> Target | None:
+        """A Ruby constant the file does not define where it is used: `Base` inside a
+        `module Sinatra` reopened here is `Sinatra::Base` of a required file; else a
+        top-level one of a required file."""
+        facts = self.facts(path)
+        if facts is None:
+            return None
+        defs, spaces, s = facts.graph.defs, [], scope
+        while s >= 0:
+            if defs[s].kind in ("module", "class"):
+                spaces.append(defs[s].qualname + ".")
+            s = defs[s].parent
+        required = self._required(path)
+        for space in (*spaces, ""):
+            for f in (path, *required) if space else required:
+                ff = self.facts(f)
+                if ff is not None and (k := ff.qualnames.get(space + name)) is not None:
+                    return Target("def", f, k)
         return None
 
     def _required(self, path: str) -> list[str]:
@@ -621,7 +641,10 @@ class Resolver(CFamily, MoreLanguages):
             return Target("inst", target.path, target.index)  # Ruby `Cart.new`
         if facts is not None and target.kind == "def" and kind in _NAMESPACES:
             k = facts.children.get((target.index, name))  # `Util.area()`: a TS namespace's,
-            return None if k is None else Target("def", target.path, k)  # a Rust mod's
+            if k is None and facts.graph.language == "ruby":  # a Rust mod's; a Ruby module
+                qual = f"{facts.graph.defs[target.index].qualname}.{name}"  # reopened in a
+                return self._ruby_constant(target.path, qual, -1)  # required file
+            return None if k is None else Target("def", target.path, k)
         if facts is None or not classlike(facts, kind):
             return None
         got = self.class_member(target.path, target.index, name, depth + 1)

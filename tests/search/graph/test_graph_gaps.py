@@ -337,6 +337,9 @@ CONTAINERS = {
                   "    Shop::Cart.new.total\n  end\nend\n",
     "test/test_cart.rb": "require_relative '../lib/use'\n\nclass TestCart\n  def test_total\n"
                          "    cart = Shop::Cart.new\n    cart.total\n  end\nend\n",
+    # the module reopened in another file: `Cart` inside it, and `Shop::Cart` beside it
+    "lib/shop/ext.rb": "require_relative '../shop'\n\nmodule Shop\n  def self.other\n"
+                       "    Cart.new.total\n  end\nend\n\nShop::Cart.new.total\n",
 }
 
 
@@ -346,7 +349,9 @@ def test_members_of_inline_modules_namespaces_and_required_ruby_modules(store, r
                                          ("src/main.rs", 1, "import"), ("src/main.rs", 4, "call")}
     assert usages(store, "Util.area") == {("web/main.ts", 4, "call")}
     assert usages(store, "Cart#total") == {("lib/shop.rb", 9, "call"), ("lib/use.rb", 5, "call"),
-                                           ("test/test_cart.rb", 6, "call")}
+                                           ("test/test_cart.rb", 6, "call"),
+                                           ("lib/shop/ext.rb", 5, "call"),
+                                           ("lib/shop/ext.rb", 9, "call")}
 
 
 GO_EMBEDDED = {
