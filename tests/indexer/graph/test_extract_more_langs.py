@@ -183,3 +183,17 @@ def test_imports_and_packages_key_the_file_for_its_importers():
         ("Other.Lib", "Logger", None), ("Other.Lib", "Format", "F")}
     typed = {(s.name, s.value) for s in graph("csharp", CSHARP).sites if s.role == Role.BIND}
     assert ("_log", ":Logger") in typed  # the declaration's type, not the declarator's
+
+
+def test_namespace_paths_pipes_and_anonymous_classes():
+    php = graph("php", "<?php\nnamespace App;\nclass C implements \\Psr\\Http\\Client\\I {\n"
+                       "  function f() { return new \\Lib\\Http\\Request(); }\n}\n")
+    assert not {"Psr", "Http", "Client", "Lib"} & {s.name for s in php.sites}  # segments
+    assert ("Request", "Lib\\Http") in {(s.name, s.receiver) for s in php.sites
+                                       if s.role == Role.CALL}
+    ex = graph("elixir", "defmodule A do\n  def f(conn), do: conn |> halt |> g()\nend\n")
+    assert {s.name for s in ex.sites if s.role == Role.CALL} == {"halt", "g"}
+    scala = graph("scala", 'object T {\n  val p = new scopt.OptionParser[C]("x") {\n'
+                           "    check()\n  }\n}\n")
+    assert ("this", "~4()scopt.OptionParser") in {(s.name, s.value) for s in scala.sites
+                                                   if s.role == Role.PARAM}
