@@ -28,6 +28,7 @@ resolution is `c_family.py` (`Resolver` inherits both).
 
 from __future__ import annotations
 
+import posixpath
 import re
 
 from ctxd.indexer.graph import Import, Role, Site
@@ -214,13 +215,28 @@ class Resolver(CFamily, MoreLanguages):
             here = todo.pop(0)
             facts = self.facts(here)
             for imp in facts.graph.imports if facts is not None else ():
-                for f in self.ws.layout.resolve(here, imp, "ruby"):
+                for f in self.ws.layout.resolve(here, imp, "ruby") or self._load_path(here, imp):
                     if f not in seen:
                         seen.add(f)
                         out.append(f)
                         todo.append(f)
         memo[path] = out[:MAX_REQUIRED]
         return memo[path]
+
+    def _load_path(self, path: str, imp: Import) -> list[str]:
+        """A Ruby `require 'spec_helper'` the repository's root and `lib/` do not hold: the
+        nearest folder above the file (or its `lib/`) that has it, as a load path set by
+        the test runner (`spec/`) or a gem's own `lib/` would."""
+        if imp.level:
+            return []
+        name = imp.module if imp.module.endswith(".rb") else imp.module + ".rb"
+        folder = posixpath.dirname(path)
+        while folder:
+            for got in (f"{folder}/{name}", f"{folder}/lib/{name}"):
+                if got in self.ws.layout.paths:
+                    return [got]
+            folder = posixpath.dirname(folder)
+        return []
 
     def _narrowed(self, path: str, binds: list[Site], line: int,
                   depth: int) -> Target | None:

@@ -340,6 +340,9 @@ CONTAINERS = {
     # the module reopened in another file: `Cart` inside it, and `Shop::Cart` beside it
     "lib/shop/ext.rb": "require_relative '../shop'\n\nmodule Shop\n  def self.other\n"
                        "    Cart.new.total\n  end\nend\n\nShop::Cart.new.total\n",
+    # `require 'spec_helper'`: the spec folder is on the load path (not the root, not lib/)
+    "spec/spec_helper.rb": "require_relative '../lib/shop'\n",
+    "spec/cart_spec.rb": "require 'spec_helper'\n\nShop::Cart.new.total\n",
 }
 
 
@@ -351,7 +354,8 @@ def test_members_of_inline_modules_namespaces_and_required_ruby_modules(store, r
     assert usages(store, "Cart#total") == {("lib/shop.rb", 9, "call"), ("lib/use.rb", 5, "call"),
                                            ("test/test_cart.rb", 6, "call"),
                                            ("lib/shop/ext.rb", 5, "call"),
-                                           ("lib/shop/ext.rb", 9, "call")}
+                                           ("lib/shop/ext.rb", 9, "call"),
+                                           ("spec/cart_spec.rb", 3, "call")}
 
 
 GO_EMBEDDED = {
