@@ -24,6 +24,7 @@ import atexit
 import logging
 import os
 import pickle
+import queue
 import signal
 import subprocess
 import sys
@@ -47,6 +48,9 @@ Row = tuple[bytes, tuple[str, ...]]
 
 READY = -1
 """The job number of the helper's first answer: started, its imports done."""
+MAX_BEHIND = 8
+"""Jobs the helper may have unanswered; one more file's graph is made in-process (the
+helper is slower than the chunking: a busy machine), so the pipeline never waits long."""
 
 
 Job = tuple[str, list[Definition], bytes]
@@ -127,7 +131,7 @@ class GraphWorker:
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._jobs: IO[bytes] = self._proc.stdin
         self._lock = threading.Lock()
-        self._writing = threading.Lock()
+        self._outbox: queue.SimpleQueue[tuple[int, Job] | None] = queue.SimpleQueue()
         self._waiting: dict[int, Future[Row]] = {}
         self._next = 0
         self._ready = False
@@ -137,6 +141,9 @@ class GraphWorker:
         self._reader = threading.Thread(target=self._read, args=(self._proc.stdout,),
                                         name="ctxd-graph-helper", daemon=True)
         self._reader.start()
+        self._feeder = threading.Thread(target=self._feed, name="ctxd-graph-jobs",
+                                        daemon=True)
+        self._feeder.start()
 
     @property
     def ready(self) -> bool:
@@ -149,26 +156,34 @@ class GraphWorker:
         return self.ready
 
     def submit(self, language: str, parsed: ParsedSource) -> Pending | None:
-        """The parsed file's graph row, made by the helper (None: not ready, or gone: make
-        it in-process)."""
-        if not self.ready:
+        """The parsed file's graph row, made by the helper (None: not ready, gone, or
+        `MAX_BEHIND` files behind: make it in-process). Never blocks."""
+        if not self.ready or len(self._waiting) >= MAX_BEHIND:
             return None
         future: Future[Row] = Future()
         job = job_of(language, parsed)
-        with self._lock:  # (not held while writing: the reader needs it meanwhile)
+        with self._lock:  # (`_read` fails every job registered before it ends)
+            if self._gone:
+                return None
             number, self._next = self._next, self._next + 1
             self._waiting[number] = future
-        try:
-            with self._writing:
-                pickle.dump((number, job), self._jobs)
-                self._jobs.flush()
-        except (OSError, ValueError) as exc:  # the helper died, or was closed
-            with self._lock:
-                self._waiting.pop(number, None)
-            self._gone = True
-            log.warning("the graph helper is gone (%s); extracting in-process", exc)
-            return None
+        self._outbox.put((number, job))
         return Pending(future, job)
+
+    def _feed(self) -> None:
+        """The jobs into the helper's stdin, in order, until `close` (None)."""
+        try:
+            while (item := self._outbox.get()) is not None:
+                pickle.dump(item, self._jobs)
+                self._jobs.flush()
+        except (OSError, ValueError) as exc:  # the helper died: `_read` fails the jobs
+            log.warning("the graph helper is gone (%s); extracting in-process", exc)
+            self._gone = True
+        finally:
+            try:
+                self._jobs.close()
+            except OSError:
+                pass
 
     def _read(self, answers: IO[bytes]) -> None:
         """The answers, each to its job's future; at the helper's end, every job still
@@ -190,9 +205,9 @@ class GraphWorker:
             pass
         finally:
             answers.close()
-            self._gone = True
             self._answered.set()
             with self._lock:
+                self._gone = True
                 waiting, self._waiting = self._waiting, {}
             for future in waiting.values():
                 future.set_exception(RuntimeError("the graph helper ended"))
@@ -200,11 +215,8 @@ class GraphWorker:
     def close(self) -> None:
         """End the helper: it finishes the jobs it has, then sees its stdin end."""
         self._gone = True
-        with self._writing:
-            try:
-                self._jobs.close()
-            except OSError:
-                pass
+        self._outbox.put(None)  # the feeder closes the helper's stdin after the jobs
+        self._feeder.join(timeout=30)
         try:
             self._proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
