@@ -26,6 +26,7 @@ import tree_sitter
 from ctxd.indexer.graph.imports_more import package_of
 from ctxd.indexer.graph.model import Import, Role, Site
 from ctxd.indexer.graph.specs_base import GraphSpec
+from ctxd.indexer.graph.typetext import type_text
 
 __all__ = [
     "FINISH",
@@ -266,6 +267,18 @@ def anonymous_this(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entry
                 walk.add("this", body, Role.PARAM, value=f"~{end}(){name}")
 
 
+def type_parameter(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
+    """`<T : Base<T>>` (Kotlin), `<T: Runner>` (Swift): `T` is bound to its bound's class
+    (`=Base`), so that a parameter `x: T` is a `Base`."""
+    kids = node.named_children
+    if len(kids) < 2 or walk.language not in ("kotlin", "swift"):
+        return
+    name, bound = kids[0], kids[-1]
+    typed = type_text(walk.text(bound))
+    if name.type in ("identifier", "type_identifier") and typed and "[" not in typed:
+        put[name.id] = [(name, Role.BIND, None, "=" + typed)]
+
+
 def swift_extension(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
     """`extension Session { ... }` names the type it extends (a reference, as Swift's
     language server counts it), not a definition of its own."""
@@ -278,9 +291,9 @@ def swift_extension(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entr
 RULES: dict[str, dict[str, Callable[[Walk, tree_sitter.Node, dict[int, list[Entry]]], None]]] = {
     "elixir": {"call": elixir_call, "unary_operator": elixir_attribute,
                "binary_operator": elixir_pipe},
-    "swift": {"class_declaration": swift_extension},
+    "swift": {"class_declaration": swift_extension, "type_parameter": type_parameter},
     "scala": {"instance_expression": anonymous_this},
-    "kotlin": {"object_literal": anonymous_this},
+    "kotlin": {"object_literal": anonymous_this, "type_parameter": type_parameter},
 }
 """Language -> node type -> a rule that says what the node's children are (`put`, as the
 walk's own rules)."""

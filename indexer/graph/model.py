@@ -37,7 +37,7 @@ FORMAT = 2
 """The blob's format version (its first element); an unknown one decodes to nothing.
 1: one JSON list, the sites' integers its last element (read still); 2: the sites'
 integers in binary after the JSON head (several times cheaper to write and read)."""
-EXTRACTION = 10
+EXTRACTION = 11
 """What the extractor records (bumped when it records new facts in the same format: 2 =
 list element types, `cast`/`as` values, `this:` parameters, `__all__` entries, JS/Go
 re-assignments, `import a.b` keyed `a`; 3 = JS private names, object shapes, either-branch
@@ -49,7 +49,8 @@ prototypes and `static` functions (`~decl`, `~static`), Rust macro arguments' ca
 receivers; 9 = C#, PHP, Kotlin, Swift, Scala, Lua and Elixir graphs, Go `var x = &T{}`
 lists, Java declared return and local types and `a.b()` call receivers, receiver chains 24
 deep, C++ class-body declarations and qualified calls, Rust macro-made functions; 10 = Go
-embedded fields as bases, receivers up to 240 characters). A
+embedded fields as bases, receivers up to 240 characters; 11 = Kotlin/Swift type
+parameters bound to their bound's class). A
 repository indexed by an older one gets every graph extracted again by its next full
 `ctxd index` (`Indexer.backfill_graphs`)."""
 

@@ -122,6 +122,7 @@ import demo.jobs.Runner
 
 fun main() { Planner().plan(Runner()) }
 fun Runner.twice() { run(5) }
+fun <T : Runner> each(job: T) { job.run(6) }
 ''',
 }
 
@@ -150,6 +151,10 @@ class Other {
 ''',
     "Sources/Jobs/Runner+More.swift": '''extension Runner {
     func twice() { run(count: 5) }
+}
+''',
+    "Sources/Jobs/Generic.swift": '''func each<T: Runner>(job: T) {
+    job.run(count: 6)
 }
 ''',
 }
@@ -247,13 +252,14 @@ CASES = [
         {"Planner.plan"}, id="php"),
     pytest.param(KOTLIN, "src/demo/jobs/Runner.kt:5", {
         ("src/demo/jobs/Planner.kt", 5, "call"), ("src/demo/jobs/Planner.kt", 7, "call"),
-        ("app/Main.kt", 7, "call")},  # in an extension function of Runner
-        {"Planner.plan", "Runner.twice"}, id="kotlin"),
+        ("app/Main.kt", 7, "call"),  # in an extension function of Runner
+        ("app/Main.kt", 8, "call")},  # through a type parameter bounded by Runner
+        {"Planner.plan", "Runner.twice", "each"}, id="kotlin"),
     pytest.param(SWIFT, "Sources/Jobs/Runner.swift:5", {
         ("Sources/Jobs/Planner.swift", 4, "call"), ("Sources/Jobs/Planner.swift", 6, "call"),
         ("Sources/Jobs/Planner.swift", 7, "call"),
-        ("Sources/Jobs/Runner+More.swift", 2, "call")}, {"Planner.plan", "Runner.twice"},
-        id="swift"),
+        ("Sources/Jobs/Runner+More.swift", 2, "call"), ("Sources/Jobs/Generic.swift", 2, "call")},
+        {"Planner.plan", "Runner.twice", "each"}, id="swift"),
     pytest.param(SCALA, "src/main/scala/demo/jobs/Runner.scala:5", {
         ("src/main/scala/demo/jobs/Planner.scala", 5, "call"),
         ("src/main/scala/demo/jobs/Planner.scala", 7, "call"),
