@@ -51,26 +51,27 @@ its row: what phase 2 adds to the index (this bench does not embed)."""
 
 
 def index_all(home: Path, trees: dict[str, Path], *, graph: bool,
-              embed: bool = False) -> tuple[float, float]:
+              embed: bool = False, helper: bool = True) -> tuple[float, float]:
     """Seconds to index every tree (phase 1) into `home`: wall clock, and the CPU time of
     this process (all its threads) and of the graph helper it started
     (`indexer.graph.worker`, ended here, as a `ctxd index` process ends it); what other
     processes on a busy machine take does not count."""
     original, original_file = checkpoints._graph_row, checkpoints._file_graph
     original_helper = pipeline.shared_worker
+    if not helper or not graph:
+        pipeline.shared_worker = lambda: None  # type: ignore[assignment]
     if not graph:
         checkpoints._graph_row = lambda _language, _parsed: NO_GRAPH  # type: ignore[assignment]
         checkpoints._file_graph = (  # type: ignore[assignment]
             lambda _language, _parsed, _graphs: NO_GRAPH)
-        pipeline.shared_worker = lambda: None  # type: ignore[assignment]
     service = Service(load_settings({"home": str(home)}))
     try:
-        started, cpu, helper = time.perf_counter(), time.process_time(), _children_cpu()
+        started, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
         for root in trees.values():
             service.index(root, embed=embed)
         close_all()
         return (time.perf_counter() - started,
-                time.process_time() - cpu + _children_cpu() - helper)
+                time.process_time() - cpu + _children_cpu() - children)
     finally:
         service.close()
         checkpoints._graph_row = original  # type: ignore[assignment]
@@ -135,6 +136,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--in-process", action="store_true",
+                    help="the graph made in the indexing process (no helper process, "
+                         "`indexer.graph.worker`), as small runs make it")
     ap.add_argument("--embed", action="store_true",
                     help="whole index runs (phase 1 and the embedding with the default "
                          "model) instead of phase 1 alone")
@@ -147,7 +151,8 @@ def main() -> None:
         for r in range(args.rounds):
             for side in (("with", "without") if r % 2 == 0 else ("without", "with")):
                 home = Path(tmp) / f"{side}-{r}"
-                wall, used = index_all(home, trees, graph=side == "with", embed=args.embed)
+                wall, used = index_all(home, trees, graph=side == "with", embed=args.embed,
+                                       helper=not args.in_process)
                 times[side].append(wall)
                 cpu[side].append(used)
                 print(f"round {r} {side} graph: {wall:.2f} s wall, {used:.2f} s CPU",
@@ -164,6 +169,7 @@ def main() -> None:
         "machine": f"{platform.machine()} {platform.processor() or ''} "
                    f"python {platform.python_version()}".strip(),
         "trees": sorted(trees), "rounds": args.rounds, "embed": args.embed,
+        "graph_helper": not args.in_process,
         "phase1_s_with_graph": round(med["with"], 2),
         "phase1_s_without_graph": round(med["without"], 2),
         "overhead": round(med["with"] / med["without"] - 1, 3),
