@@ -590,7 +590,53 @@ def impact(store: IndexStore, defs: list[GraphDef], subject: str, *, depth: int 
         frontier = nxt
         if truncated or not frontier:
             break
+    # The files that import it (`import requests`), at distance 1.
+    truncated = truncated or _add_importers(g, items, [t for t, _ in frontier_defs], file, limit)
     ranked = sorted(items.values(), key=lambda i: (i.distance, i.is_test, i.path, i.line))
     tests = [i for i in ranked if i.is_test]
     note = "" if len(frontier_defs) == len(defs) else no_graph_note(*defs)
     return Impact(subject, defs, ranked, tests, truncated, _ms(started), note)
+
+
+def _add_importers(g: _Graph, items: dict[tuple[str, int], ImpactItem],
+                   targets: list[Target], file: str | None, limit: int) -> bool:
+    """The module level of each file that imports `file` (`_importers`; None: the subject
+    is no file), at distance 1 where it is not listed yet; whether `limit` cut them."""
+    for path, line, module in _importers(g, targets, file) if file is not None else ():
+        if (path, -1) in items:
+            continue  # its module level is listed already
+        if len(items) >= limit:
+            return True
+        items[(path, -1)] = ImpactItem(1, path, line, None, is_test_path(path), module)
+    return False
+
+
+_FILE_IMPORTS = frozenset({"python", *JS_LIKE, "c", "cpp", "ruby", "rust", "lua"})
+"""Languages whose imports name a file (`import requests`, `#include "jv.h"`, `require`):
+importing the file makes a file its dependent. A Go, Java or C# import names a package."""
+
+
+def _importers(g: _Graph, targets: list[Target], file: str) -> list[tuple[str, int, str]]:
+    """(path, line, module as written) of the imports of the module `file` itself
+    (`import requests`, `import ky from './index.js'`, `#include "jv.h"`): a dependent of the
+    whole file even when no use resolves to one of its definitions (module-level values,
+    re-exports). Only the files that may use its definitions are read (`candidates`)."""
+    graph = g.ws.graph(file)
+    if graph is None or graph.language not in _FILE_IMPORTS:
+        return []
+    out: dict[str, tuple[int, str]] = {}
+    layout = g.ws.layout
+    for path in sorted({p for t in targets for p in g.candidates(t)} - {file}):
+        other = g.ws.graph(path)
+        if other is None:
+            continue
+        for imp in other.imports:
+            if other.language == "python" and imp.name is None and not imp.alias and (
+                    "." in imp.module):  # `import requests.adapters` runs requests/__init__
+                files = layout.python_module(path, imp.module.split(".")[0], 0)
+            else:
+                files = layout.resolve(path, imp, other.language)
+            if file in files:
+                out[path] = (imp.line, imp.module)
+                break
+    return [(path, line, module) for path, (line, module) in sorted(out.items())]

@@ -276,3 +276,31 @@ def test_a_language_without_by_name_is_refused_not_ignored(shop: RepoBuilder) ->
     assert "--lang go goes with --by-name only" in r.output and "add --by-name" in r.output
     r = run("refs", "Store.get", "--lang", "python", "--by-name", "--json")
     assert r.exit_code == 0 and len(json.loads(r.stdout)["usages"]) == 8
+
+
+def test_impact_of_a_module_counts_the_files_that_import_it(
+        isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ky: `impact source/index.ts` was "0 dependents" though every test imports it (its
+    default export is a value, `const ky = createInstance(); export default ky`, no
+    definition); requests: `impact src/requests/__init__.py` the same (`import requests`)."""
+    repo = RepoBuilder(tmp_path / "lib")
+    repo.write("source/index.ts", "function createInstance() {\n  return {};\n}\n\n"
+               "const ky = createInstance();\n\nexport default ky;\n")
+    repo.write("test/main.ts", "import ky from '../source/index.js';\n\nky.get('/');\n")
+    repo.write("test/other.ts", "import ky from '../source/index';\n\nexport const k = ky;\n")
+    repo.write("pkg/__init__.py", "from .api import get\n\n\ndef check():\n    return 1\n\n\n"
+               "VERSION = check()\n")
+    repo.write("pkg/api.py", "def get(url):\n    return url\n")
+    repo.write("tests/test_pkg.py", "import pkg\n\n\ndef test_version():\n"
+               "    assert pkg.VERSION\n")
+    repo.write("unrelated.py", "import os\n")
+    index(repo.root)
+    monkeypatch.chdir(repo.root)
+    out = run("impact", "source/index.ts").stdout
+    assert out.splitlines()[0] == "source/index.ts: 2 dependents, 2 of them in tests"
+    assert "  (module level)  test/main.ts:1  uses ../source/index.js  [test]" in out
+    assert "  (module level)  test/other.ts:1  uses ../source/index  [test]" in out
+    out = run("impact", "pkg/__init__.py").stdout
+    assert out.splitlines()[0] == "pkg/__init__.py: 2 dependents, 2 of them in tests"
+    assert "  (module level)  tests/test_pkg.py:1  uses pkg  [test]" in out
+    assert "  test_version  tests/test_pkg.py:4  uses VERSION  [test]" in out
