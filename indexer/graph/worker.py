@@ -138,6 +138,8 @@ class GraphWorker:
         self._gone = False
         self._answered = threading.Event()
         """Set at the helper's first answer, or at its end."""
+        self._owner = os.getpid()
+        """The process whose helper it is (a forked child's copy has no threads: unusable)."""
         self._reader = threading.Thread(target=self._read, args=(self._proc.stdout,),
                                         name="ctxd-graph-helper", daemon=True)
         self._reader.start()
@@ -148,7 +150,7 @@ class GraphWorker:
     @property
     def ready(self) -> bool:
         """Whether the helper has started and answered (a starting one takes a moment)."""
-        return self._ready and not self._gone
+        return self._ready and not self._gone and self._owner == os.getpid()
 
     def wait_ready(self, timeout: float) -> bool:
         """Wait until the helper has started (or ended); whether it is ready."""
@@ -243,6 +245,8 @@ def shared_worker() -> GraphWorker | None:
     if cores() < 2:
         return None
     with _LOCK:
+        if _SHARED and _SHARED[0]._owner != os.getpid():
+            _SHARED.clear()  # a forked child's copy of its parent's: the parent's to end
         if _SHARED and _SHARED[0]._gone:
             _SHARED.pop().close()
         if not _SHARED:
@@ -255,10 +259,12 @@ def shared_worker() -> GraphWorker | None:
 
 
 def close_all() -> None:
-    """End the process's helper, if one was started."""
+    """End the process's helper, if one was started (here, not in a parent)."""
     with _LOCK:
         while _SHARED:
-            _SHARED.pop().close()
+            worker = _SHARED.pop()
+            if worker._owner == os.getpid():
+                worker.close()
 
 
 atexit.register(close_all)

@@ -134,3 +134,22 @@ def test_a_full_run_with_the_helper_stores_the_same_graphs(
     close_all()
     assert len(graphs["helper"]) == 18
     assert graphs["helper"] == graphs["in-process"]
+
+
+def test_a_forked_childs_copy_of_the_helper_is_left_alone() -> None:
+    """A forked process inherits its parent's helper object but none of its threads: it
+    must not use it, and starts its own."""
+    close_all()
+    inherited = shared_worker()
+    assert inherited is not None and inherited.wait_ready(60)
+    inherited._owner = -1  # what the child sees: a helper of another process
+    try:
+        assert not inherited.ready
+        assert inherited.submit("python", parsed("python", FILES["python"])) is None
+        own = shared_worker()
+        assert own is not None and own is not inherited and own.wait_ready(60)
+        close_all()
+        assert own._proc.returncode is not None
+    finally:
+        inherited._owner = os.getpid()
+        inherited.close()
