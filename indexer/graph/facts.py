@@ -68,7 +68,7 @@ class Facts(Values):
     def return_type(self, node: tree_sitter.Node) -> None:
         """`def f() -> Session:` / `f(): Session`: the type the function gives back."""
         ret = node.child_by_field_id(self.fids["return_type"]) or node.child_by_field_id(
-            self.fids["result"])
+            self.fids["result"]) or node.child_by_field_id(self.fids["returns"])  # (C#)
         if ret is not None and ret.type == "parameter_list":  # Go `(c *Context, err error)`
             first = next((c for c in ret.named_children
                           if c.type == "parameter_declaration"), None)

@@ -197,3 +197,9 @@ def test_namespace_paths_pipes_and_anonymous_classes():
                            "    check()\n  }\n}\n")
     assert ("this", "~4()scopt.OptionParser") in {(s.name, s.value) for s in scala.sites
                                                    if s.role == Role.PARAM}
+
+
+def test_a_csharp_methods_declared_return_type_is_its_return_value():
+    g = graph("csharp", "class A {\n  IRunner Make() { var r = new Runner(); return r; }\n}\n")
+    assert ("return", ":IRunner") in {(s.name, s.value) for s in g.sites
+                                      if s.role == Role.BIND}  # (the interface, as declared)
