@@ -26,6 +26,7 @@ from ctxd.indexer.graph.specs import SPECS
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.search.graph.models import GraphDef
 from ctxd.search.graph.modules import module_name
+from ctxd.search.graph.workspace import Workspace
 
 __all__ = ["AmbiguousSymbol", "SymbolNotFound", "name_definition", "parse_symbol"]
 
@@ -102,11 +103,19 @@ part of a qualified name where the folders do not spell it (PSR-4's `src/` for
 
 
 def _declared_in(store: IndexStore, d: GraphDef, parts: list[str]) -> bool:
-    """Whether `parts` is the namespace or package `d`'s file declares, then `d`'s
-    qualified name."""
+    """Whether `parts` is the namespace or package `d`'s file declares, or (Rust) its
+    crate's name as Cargo.toml gives it (`grep_searcher::Searcher` for the crate
+    `grep-searcher` in crates/searcher/) and the modules in it, then `d`'s qualified name."""
     qual = d.qualified_name.split(".")
     if len(parts) <= len(qual) or parts[-len(qual):] != qual:
         return False
+    if d.path.endswith(".rs"):
+        crate = Workspace.open(store, d.repository).layout.rust_crate_of(d.path)
+        lead = parts[: len(parts) - len(qual)]
+        module = [p for p in module_name(d.path).split(".") if p != "mod"]
+        return crate is not None and lead[0] == crate.replace("-", "_") and (
+            len(lead) == 1 or any(module[k : k + len(lead) - 1] == lead[1:]
+                                  for k in range(len(module))))
     file_id = store.file_id(d.repository, d.path)
     text = next(iter(store.file_texts([file_id]).values()), "") if file_id is not None else ""
     lead = ".".join(parts[: len(parts) - len(qual)])

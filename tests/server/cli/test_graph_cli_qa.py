@@ -304,3 +304,25 @@ def test_impact_of_a_module_counts_the_files_that_import_it(
     assert out.splitlines()[0] == "pkg/__init__.py: 2 dependents, 2 of them in tests"
     assert "  (module level)  tests/test_pkg.py:1  uses pkg  [test]" in out
     assert "  test_version  tests/test_pkg.py:4  uses VERSION  [test]" in out
+
+
+def test_a_rust_name_with_its_crate_as_cargo_names_it(
+        isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ripgrep: the crate `grep-searcher` lives in crates/searcher/, so `refs
+    grep_searcher::Searcher` (how another crate `use`s it) was not found."""
+    repo = RepoBuilder(tmp_path / "rg")
+    repo.write("Cargo.toml", '[workspace]\nmembers = ["crates/searcher"]\n')
+    repo.write("crates/searcher/Cargo.toml", '[package]\nname = "grep-searcher"\n'
+               'version = "0.1.0"\n')
+    repo.write("crates/searcher/src/lib.rs", "pub mod searcher;\n\npub use searcher::Searcher;\n")
+    repo.write("crates/searcher/src/searcher/mod.rs", "pub struct Searcher;\n\nimpl Searcher {\n"
+               "    pub fn search_path(&self) {}\n}\n")
+    index(repo.root)
+    monkeypatch.chdir(repo.root)
+    for name in ("grep_searcher::Searcher", "grep_searcher::searcher::Searcher"):
+        r = run("refs", name)
+        assert r.exit_code == 0, (name, r.output)
+        assert r.stdout.startswith("Searcher (struct) at crates/searcher/src/searcher/mod.rs:1")
+    r = run("callers", "grep_searcher::Searcher::search_path")
+    assert r.stdout.startswith("Searcher.search_path (method) at crates/searcher/src/searcher/")
+    assert run("refs", "grep_printer::Searcher").exit_code == 1
