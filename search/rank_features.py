@@ -77,8 +77,8 @@ from ctxd.search.questions import (
     wants_prose,
 )
 
-__all__ = ["FEATURES", "LIGHT_FEATURES", "Candidate", "QueryForm", "candidates", "file_kinds",
-           "light_values"]
+__all__ = ["FEATURES", "LIGHT_FEATURES", "LIGHT_FILE_FEATURES", "Candidate", "QueryForm",
+           "candidates", "file_kinds", "light_values"]
 
 FEATURES: tuple[str, ...] = (
     # the legs
@@ -314,7 +314,10 @@ def candidates(
     return out
 
 
-LIGHT_FEATURES = frozenset({"log_hand", "dir_words", "plain_text", "prose_x_task"})
+LIGHT_FILE_FEATURES: tuple[str, ...] = ("dir_words", "plain_text", "prose_x_task",
+                                         "prose_x_wants_prose")
+"""The file-level features `light_values` gives, in the order it gives them."""
+LIGHT_FEATURES = frozenset({"log_hand", *LIGHT_FILE_FEATURES})
 """The features `light_values` gives: a model that reads no others (the shipped one) is
 scored without building any candidate's vector."""
 
@@ -323,17 +326,17 @@ def light_values(
     query: str, legs: Mapping[str, Sequence[Hit]], *,
     unembedded: Collection[tuple[str, str, int, int]] = (),
     generated: Collection[tuple[str, str]] = (), options: FusionOptions | None = None,
-) -> list[tuple[Hit, float, float, float, float]]:
+) -> list[tuple[Hit, float, tuple[float, ...]]]:
     """Each candidate of `candidates` (the same hits, in the same order) with the values of
-    `LIGHT_FEATURES` only (log_hand, dir_words, plain_text, prose_x_task), as `candidates`
-    computes them; the other features cost the shipped model's searches ~1 ms for
-    nothing."""
+    `LIGHT_FEATURES` only, as `candidates` computes them: its `log_hand`, and its file's
+    `LIGHT_FILE_FEATURES` in that order; the other features cost the shipped model's
+    searches ~1 ms for nothing."""
     options = replace(options or FusionOptions(), method="score")
     hand = rerank(query, fused_hits(query, legs, options, unembedded), options, generated)
     form = QueryForm.of(query, options)
     summ = _per_file(legs.get("summary") or ())
-    per_file: dict[_File, tuple[float, float, float]] = {}
-    out: list[tuple[Hit, float, float, float, float]] = []
+    per_file: dict[_File, tuple[float, ...]] = {}
+    out: list[tuple[Hit, float, tuple[float, ...]]] = []
     for hit in hand:
         f = (hit.repository, hit.path)
         values = per_file.get(f)
@@ -341,10 +344,11 @@ def light_values(
             folders = hit.repository + "/" + hit.path.rpartition("/")[0]
             prose = float(is_prose(hit.path))
             text = float(hit.language == "text") * (1.0 - prose)
-            values = per_file[f] = (_overlap(form.words, folders), text, prose * form.task)
+            values = per_file[f] = (_overlap(form.words, folders), text, prose * form.task,
+                                    prose * form.prose)
         sm = summ.get(f, (0.0, 0.0))[0]
         own = math.log(0.01 + max(0.0, hit.score) + form.summary_weight * sm)
-        out.append((hit, own, *values))
+        out.append((hit, own, values))
     return out
 
 

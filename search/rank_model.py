@@ -33,6 +33,7 @@ from ctxd.search.prose import MAX_PROSE_TOP, PROSE_FACTOR
 from ctxd.search.rank_features import (
     FEATURES,
     LIGHT_FEATURES,
+    LIGHT_FILE_FEATURES,
     Candidate,
     candidates,
     light_values,
@@ -222,10 +223,16 @@ def rank_fitted(
     if not model.trees and model.needed <= LIGHT_FEATURES:  # the shipped model
         w = dict(zip(FEATURES, model.weights, strict=True))
         scored = []
-        for hit, own, dirs, text, task in light_values(query, legs, unembedded=unembedded,
-                                                       generated=generated, options=options):
-            logit = (model.bias + w["log_hand"] * own + w["dir_words"] * dirs
-                     + w["plain_text"] * text + w["prose_x_task"] * task)
+        # (weight, slot) in `logit`'s order (by feature), so the sums are the same floats:
+        # slot 0 is log_hand, slot i the i-th of LIGHT_FILE_FEATURES
+        slots = {"log_hand": 0, **{n: i for i, n in enumerate(LIGHT_FILE_FEATURES, 1)}}
+        terms = [(w[name], slots[name]) for name in FEATURES if w[name]]
+        for hit, own, values in light_values(query, legs, unembedded=unembedded,
+                                             generated=generated, options=options):
+            row = (own, *values)
+            logit = model.bias
+            for weight, slot in terms:
+                logit += weight * row[slot]
             scored.append(_with_score(hit, math.exp(max(-50.0, min(50.0, logit)))))
         return finish(query, scored, legs, model, generated=generated,
                       per_file_top=per_file_top)

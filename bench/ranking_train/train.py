@@ -448,7 +448,7 @@ def loro(records: Sequence[Record], train: Callable[[Sequence[Record]], RankMode
     return out
 
 
-GRID = (-0.3, -0.2, -0.1, 0.0, 0.1, 0.2, 0.3)
+GRID = (-0.3, -0.2, -0.1, -0.05, 0.0, 0.05, 0.1, 0.2, 0.3)
 """The grid learner's values for each free feature's weight."""
 
 

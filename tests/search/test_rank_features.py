@@ -272,9 +272,10 @@ def test_a_model_without_leg_features_ranks_the_same_from_file_level_vectors() -
 
 
 def test_the_shipped_models_features_alone_rank_as_the_full_vectors_do() -> None:
-    """A model that reads only log_hand, dir_words, plain_text and prose_x_task (the
-    shipped one) is scored from those values (`light_values`), with the same order and
-    scores as from every candidate's whole vector, for a question and for a task."""
+    """A model that reads only log_hand, dir_words, plain_text, prose_x_task and
+    prose_x_wants_prose (the shipped one) is scored from those values (`light_values`),
+    with the same order and scores as from every candidate's whole vector, for a question
+    and for a task."""
     from ctxd.search.rank_model import finish, score_candidates
 
     legs = {"semantic": [hit("src/retry/policy.py", 0.8, S), hit("man/retry.1.prebuilt", 0.9,
@@ -284,7 +285,7 @@ def test_the_shipped_models_features_alone_rank_as_the_full_vectors_do() -> None
                         hit("docs/retry.md", 3.0, K, 5)]}
     query = "retry policy back off"
     model = RankModel(weights=weights(log_hand=1.0, dir_words=0.1, plain_text=-0.2,
-                                      prose_x_task=0.1))
+                                      prose_x_task=0.1, prose_x_wants_prose=0.05))
     ranked = rank_fitted(query, legs, model)
     assert ranked == finish(query, score_candidates(model, candidates(query, legs)), legs,
                             model)
@@ -293,5 +294,6 @@ def test_the_shipped_models_features_alone_rank_as_the_full_vectors_do() -> None
     assert asks_task(task)
     full = candidates(task, legs)
     assert any(c.record()["prose_x_task"] == 1.0 for c in full)
+    assert any(c.record()["prose_x_wants_prose"] == 1.0 for c in full)
     assert rank_fitted(task, legs, model) == finish(task, score_candidates(model, full),
                                                     legs, model)
