@@ -19,6 +19,7 @@ from ctxd.indexer.graph.worker import (
     MAX_BEHIND,
     GraphWorker,
     close_all,
+    cores,
     job_of,
     row_of,
     shared_worker,
@@ -103,6 +104,10 @@ def test_a_job_the_helper_never_answers_is_made_in_process() -> None:
     w.close()
 
 
+ONE_CORE = pytest.mark.skipif(cores() < 2, reason="one core: no shared graph helper")
+
+
+@ONE_CORE
 def test_a_full_run_with_the_helper_stores_the_same_graphs(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_embedder) -> None:
     root = tmp_path / "repo"
@@ -136,6 +141,7 @@ def test_a_full_run_with_the_helper_stores_the_same_graphs(
     assert graphs["helper"] == graphs["in-process"]
 
 
+@ONE_CORE
 def test_a_forked_childs_copy_of_the_helper_is_left_alone() -> None:
     """A forked process inherits its parent's helper object but none of its threads: it
     must not use it, and starts its own."""
