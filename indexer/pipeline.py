@@ -389,7 +389,9 @@ class Indexer:
         self.files_per_commit = files_per_commit
         self.text_first = text_first
         self._graphs: GraphWorker | None = None
-        """The graph helper of the chunking pass under way (`_chunk_deferred`), if any."""
+        """The graph helper of the chunking under way (`_chunk_deferred`'s pass, or a walk
+        that chunks as it goes from its `GRAPH_HELPER_FILES`th file on), if any."""
+        self._chunked = 0
 
     # -- phase 1 -------------------------------------------------------------------------
 
@@ -880,6 +882,9 @@ class Indexer:
     def chunk(self, path: str, text: str) -> ChunkedFile:
         """The file's checkpoints, each embedding input fitting the model
         (`indexer.checkpoints.checkpoints_of`)."""
+        self._chunked += 1
+        if self._chunked == GRAPH_HELPER_FILES and self._graphs is None:
+            self._graphs = shared_worker()  # a walk that chunks as it goes (no `TextFirst`)
         return checkpoints_of(path, text, self.chunk_options, self.embedder.count_tokens,
                               self.input_limit, tokens_add_up=self._tokens_add_up,
                               graphs=self._graphs)

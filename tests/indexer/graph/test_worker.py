@@ -108,8 +108,12 @@ ONE_CORE = pytest.mark.skipif(cores() < 2, reason="one core: no shared graph hel
 
 
 @ONE_CORE
+@pytest.mark.parametrize("text_first", [True, False], ids=["text-first", "chunk-as-walked"])
 def test_a_full_run_with_the_helper_stores_the_same_graphs(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_embedder) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_embedder,
+        text_first: bool) -> None:
+    """Both of phase 1's ways: chunking after the walk (SQLite), and chunking each file as
+    the walk reads it (a store without `TextFirst`, PostgreSQL's way)."""
     root = tmp_path / "repo"
     for k in range(6):
         for lang, ext in (("python", "py"), ("typescript", "ts"), ("go", "go")):
@@ -126,7 +130,7 @@ def test_a_full_run_with_the_helper_stores_the_same_graphs(
             monkeypatch.setattr(pipeline, "shared_worker", lambda: None)
         store = Store.open(tmp_path / f"{side}.db")
         try:
-            Indexer(store, fake_embedder).index(root, WalkOptions())
+            Indexer(store, fake_embedder, text_first=text_first).index(root, WalkOptions())
             if side == "helper":
                 assert helper._next > 0  # graphs went to the helper (the rest: here)
             graphs[side] = {
