@@ -25,6 +25,9 @@ from ctxd.indexer.graph.worker import (
     shared_worker,
 )
 from ctxd.indexer.pipeline import Indexer
+from ctxd.indexer.store.location import StoreOptions
+from ctxd.indexer.store.open import open_store
+from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.store.sqlite.store import Store
 from ctxd.indexer.walk.walker import WalkOptions
 
@@ -163,3 +166,41 @@ def test_a_forked_childs_copy_of_the_helper_is_left_alone() -> None:
     finally:
         inherited._owner = os.getpid()
         inherited.close()
+
+
+def stored_graphs(store: IndexStore, root: Path) -> dict[str, tuple[object, list[str]]]:
+    """Path -> (decoded graph, its link keys) of a repository, through the store's API."""
+    names = store.repo_ids()
+    repo_id = names.get(root.name, names.get(str(root.resolve()), -1))
+    assert repo_id >= 0, names
+    ids = {f.id: path for path, f in store.stored_files(repo_id).items()}
+    keys: dict[int, list[str]] = {}
+    for key, file_id in store.graph_links(repo_id, None):
+        keys.setdefault(file_id, []).append(key)
+    return {ids[i]: (decode(data), sorted(keys.get(i, [])))
+            for i, data in store.graph_data(list(ids)).items()}
+
+
+@ONE_CORE
+def test_a_postgresql_run_with_the_helper_stores_the_same_graphs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_embedder, pg_url: str) -> None:
+    """PostgreSQL chunks each file as the walk reads it: the helper takes over from the
+    `GRAPH_HELPER_FILES`th file; two copies of one tree, with and without it."""
+    roots = [tmp_path / "with", tmp_path / "without"]
+    for root in roots:
+        for k in range(6):
+            for lang, ext in (("python", "py"), ("typescript", "ts"), ("go", "go")):
+                (root / f"m{k}").mkdir(parents=True, exist_ok=True)
+                (root / f"m{k}" / f"f.{ext}").write_text(FILES[lang].replace("run", f"r{k}"))
+    monkeypatch.setattr(pipeline, "GRAPH_HELPER_FILES", 4)
+    close_all()
+    helper = shared_worker()
+    assert helper is not None and helper.wait_ready(60)
+    with open_store(tmp_path / "index.db", StoreOptions(url=pg_url)) as store:
+        Indexer(store, fake_embedder).index(roots[0], WalkOptions())
+        assert helper._next > 0
+        close_all()
+        monkeypatch.setattr(pipeline, "shared_worker", lambda: None)
+        Indexer(store, fake_embedder).index(roots[1], WalkOptions())
+        with_helper, without = (stored_graphs(store, r) for r in roots)
+    assert len(with_helper) == 18 and with_helper == without
