@@ -112,12 +112,18 @@ class Pending:
         self.job = job
 
     def row(self) -> Row:
-        """The helper's row, waited for; made in-process if the helper failed."""
+        """The helper's row, waited for; made in-process if the helper failed; an empty
+        graph if that fails too (it runs when the file's batch is written: the file is
+        indexed without its graph rather than its batch lost)."""
         try:
             return self.future.result()
         except Exception as exc:  # a dead or broken helper: the graph is made here
             log.warning("the graph helper failed (%s); extracting in-process", exc)
+        try:
             return row_of(*self.job)
+        except Exception:
+            log.exception("the code graph of a %s file failed", self.job[0])
+            return encode(FileGraph(self.job[0])), ()
 
 
 class GraphWorker:

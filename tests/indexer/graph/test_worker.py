@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Iterator
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
@@ -14,10 +15,12 @@ import pytest
 from ctxd.indexer import pipeline
 from ctxd.indexer.checkpoints import _graph_row
 from ctxd.indexer.chunk.syntax import ParsedSource, parse_source
-from ctxd.indexer.graph import decode
+from ctxd.indexer.graph import FileGraph, decode
 from ctxd.indexer.graph.worker import (
     MAX_BEHIND,
     GraphWorker,
+    Pending,
+    Row,
     close_all,
     cores,
     job_of,
@@ -204,3 +207,12 @@ def test_a_postgresql_run_with_the_helper_stores_the_same_graphs(
         Indexer(store, fake_embedder).index(roots[1], WalkOptions())
         with_helper, without = (stored_graphs(store, r) for r in roots)
     assert len(with_helper) == 18 and with_helper == without
+
+
+def test_a_graph_that_fails_everywhere_is_an_empty_graph_not_a_lost_batch() -> None:
+    """The row is taken when the file's batch is written: a graph that fails in the helper
+    and again in-process gives the file an empty graph (as `graph_of` does in-process)."""
+    failed: Future[Row] = Future()
+    failed.set_exception(RuntimeError("the helper said: TypeError"))
+    data, keys = Pending(failed, ("klingon", [], b"x")).row()  # no grammar: fails here too
+    assert decode(data) == FileGraph("klingon") and keys == ()
