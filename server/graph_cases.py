@@ -118,8 +118,9 @@ class GraphCases:
     def _file_definitions(self, subject: str, repositories: list[str] | None
                           ) -> list[GraphDef] | None:
         """The top-level definitions of the file `subject` names, and those inside its
-        top-level modules and namespaces (Ruby's `module Sinatra`, a TS namespace), where
-        a file's code usually lives (None: not a file)."""
+        top-level modules and namespaces (Ruby's `module Sinatra`, a TS namespace) or in a
+        table that is no definition (Lua's `local M = {}`), where a file's code usually
+        lives (None: not a file)."""
         path = subject.removeprefix("./")
         if "/" not in path and "." not in path:
             return None
@@ -134,13 +135,16 @@ class GraphCases:
         rows = sorted(store.symbol_rows("s.path = ?" + scope, [path, *(repositories or [])]),
                       key=lambda r: (str(r[5] or "").count(".") + bool(r[5]), int(r[4])))
         outer: set[tuple[str, str]] = set()  # (repository, qualified name) of the namespaces
+        named = {(str(r[2]), f"{r[5]}.{r[0]}" if r[5] else str(r[0])) for r in rows}
         defs: list[GraphDef] = []
         for r in rows:
             if str(r[6]) not in SPECS and str(r[6]) not in SYNTAX:
                 continue
             container = str(r[5]) if r[5] else ""
-            if container and (str(r[2]), container) not in outer:
-                continue  # inside a class or function: reached through it
+            if container and (str(r[2]), container) not in outer and (
+                    str(r[2]), container) in named:
+                continue  # inside a class or function: reached through it (a container
+                # that is no definition, a Lua module's table `M`, is the top level)
             qualified = f"{container}.{r[0]}" if container else str(r[0])
             if str(r[1]) in _NAMESPACE_KINDS:
                 outer.add((str(r[2]), qualified))

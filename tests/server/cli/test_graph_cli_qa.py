@@ -326,3 +326,42 @@ def test_a_rust_name_with_its_crate_as_cargo_names_it(
     r = run("callers", "grep_searcher::Searcher::search_path")
     assert r.stdout.startswith("Searcher.search_path (method) at crates/searcher/src/searcher/")
     assert run("refs", "grep_printer::Searcher").exit_code == 1
+
+
+def test_impact_of_a_lua_module(isolated_env: Path, tmp_path: Path,
+                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """lazy.nvim: `impact lua/lazy/async.lua` said "no definitions in lua/lazy/async.lua":
+    its functions hang on `local M = {}` (and `local Async = {}`), tables that are no
+    definitions, so none was at the file's top level."""
+    repo = RepoBuilder(tmp_path / "nvim")
+    repo.write("lua/app/async.lua", "local M = {}\n\nfunction M.run(fn)\n  return fn()\nend\n\n"
+               "return M\n")
+    repo.write("lua/app/runner.lua", "local Async = require(\"app.async\")\n\nlocal R = {}\n\n"
+               "function R.start()\n  return Async.run(print)\nend\n\nreturn R\n")
+    index(repo.root)
+    monkeypatch.chdir(repo.root)
+    r = run("impact", "lua/app/async.lua")
+    assert r.exit_code == 0, r.output
+    assert "  R.start  lua/app/runner.lua:5  uses M.run" in r.stdout
+
+
+def test_kotlin_names_in_backticks_are_names(isolated_env: Path, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """clikt: ctxd prints `ChainedCliktCommandTest.\\`chained run\\`.C` (a class inside a
+    test function named in backticks), and `callers` of what it printed was "not a
+    symbol"."""
+    repo = RepoBuilder(tmp_path / "kt")
+    repo.write("src/test/kotlin/OptionTest.kt",
+               "class OptionTest {\n    fun `default option`() {\n        class C {\n"
+               "            fun go() = 1\n        }\n        C().go()\n    }\n\n"
+               "    fun other() = `default option`()\n}\n")
+    index(repo.root)
+    monkeypatch.chdir(repo.root)
+    r = run("callers", "OptionTest.`default option`")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith("OptionTest.`default option` (method) at src/test/kotlin/")
+    r = run("refs", "OptionTest.`default option`.C")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith("OptionTest.`default option`.C (class) at src/test/kotlin/")
+    out = json.loads(run("refs", "`default option`", "--by-name", "--json").stdout)
+    assert [(u["line"], u["column"]) for u in out["usages"]] == [(9, 19)]
