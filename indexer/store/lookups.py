@@ -259,10 +259,18 @@ class Lookups:
             f"WHERE l.key IN ({','.join('?' * len(wanted))}) AND f.repo_id = ? "
             "ORDER BY l.file_id", [*wanted, repo_id])]
 
-    def graph_links(self: Connection, repo_id: int, keys: Sequence[str] | None
+    def graph_links(self: Connection, repo_id: int | None, keys: Sequence[str] | None
                     ) -> list[tuple[str, int]]:
         """(key, file id) of the files of a repository found under each of `keys` (None:
-        under every key), by key and id."""
+        under every key), by key and id; `repo_id` None: of every repository."""
+        if repo_id is None:
+            wanted = list(dict.fromkeys(keys)) if keys is not None else None
+            if wanted == []:
+                return []
+            where = f"WHERE key IN ({','.join('?' * len(wanted))}) " if wanted else ""
+            return [(str(k), int(i)) for k, i in self.query(
+                f"SELECT key, file_id FROM graph_links {where}ORDER BY key, file_id",
+                wanted or [])]
         if keys is None:
             return [(str(k), int(i)) for k, i in self.query(
                 "SELECT l.key, l.file_id FROM files f JOIN graph_links l ON l.file_id = f.id "

@@ -471,10 +471,13 @@ class Lookups(Protocol):
         of the modules they import: `indexer.graph.model.link_keys`), by id."""
         ...
 
-    def graph_links(self, repo_id: int, keys: Sequence[str] | None
+    def graph_links(self, repo_id: int | None, keys: Sequence[str] | None
                     ) -> list[tuple[str, int]]:
         """(key, file id) of the files of a repository found under each of `keys` (as
-        `graph_linked`, each key's files apart; None: under every key), by key and id."""
+        `graph_linked`, each key's files apart; None: under every key), by key and id.
+        `repo_id` None: of every repository (no join with `files`: the caller, which
+        knows its repository's file ids, keeps its own; a monorepo's keys read ~8x
+        cheaper)."""
         ...
 
 

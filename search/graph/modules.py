@@ -81,7 +81,7 @@ class RepoLayout:
         self._py_memo: dict[tuple[str, str, str | None, int], tuple[str, ...]] = {}
         self._files_memo: dict[tuple[str, str, str | None, int], tuple[str, ...]] = {}
         self._named_memo: dict[str, list[str]] = {}
-        self._keys_memo: dict[tuple[str, Import, str], frozenset[str] | None] = {}
+        self._keys_memo: dict[tuple[str, str, str | None, int, str], frozenset[str] | None] = {}
         self._file_keys_memo: dict[str, frozenset[str]] = {}
         self._above_memo: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         self._java_packages: dict[tuple[str, str], list[str]] | None = None
@@ -250,8 +250,9 @@ class RepoLayout:
         return got
 
     def import_keys(self, path: str, imp: Import, language: str) -> frozenset[str] | None:
-        """`import_keys(path, imp, language)`, memoised."""
-        key = (path, imp, language)
+        """`import_keys(path, imp, language)`, memoised by the importer's folder (what
+        they depend on: the files of a folder import much the same modules)."""
+        key = (posixpath.dirname(path), imp.module, imp.name, imp.level, language)
         if key not in self._keys_memo:
             if len(self._keys_memo) >= MEMO_SIZE:
                 self._keys_memo.clear()

@@ -46,6 +46,9 @@ def test_graph_rows_live_and_die_with_their_file(store, tmp_path):
         ("Session", a), ("models", a), ("util", b)]
     assert store.graph_links(other.id, ["models", "util"]) == [("models", c)]
     assert store.graph_links(repo.id, None) == [("Session", a), ("models", a), ("util", b)]
+    assert store.graph_links(None, ["models", "util", "nothing"]) == [  # every repository's
+        ("models", min(a, c)), ("models", max(a, c)), ("util", b)]
+    assert store.graph_links(None, []) == []
     a2 = put(store, repo.id, "a.py", b"graph-a2", ("Session",))  # replaced whole
     assert store.graph_data([a2]) == {a2: b"graph-a2"}
     assert store.graph_linked(repo.id, ["models"]) == []
