@@ -208,9 +208,10 @@ def _rust(node: tree_sitter.Node, text: Text) -> Found | None:
         _rust_use(node.child_by_field_name("argument"), "", _line(node), text, out, bound)
     elif node.type == "mod_item" and node.child_by_field_name("body") is None:
         out.append(Import("self", text(node.child_by_field_name("name")), None, 0, _line(node)))
-    elif node.type == "extern_crate_declaration":
-        name = node.child_by_field_name("name")
-        out.append(Import(text(name), None, None, 0, _line(node)))
+    elif node.type == "extern_crate_declaration":  # (`extern crate grep_searcher as searcher`)
+        name, alias = node.child_by_field_name("name"), node.child_by_field_name("alias")
+        out.append(Import(text(name), None, text(alias) if alias is not None else None, 0,
+                          _line(node)))
     else:
         return None
     return out, bound

@@ -218,8 +218,24 @@ class _Graph:
                 if base.startswith(("__init__.", "index.", "mod.", "lib.")):
                     keys.add(posixpath.basename(posixpath.dirname(f)))
                 keys.add(module_tail(f.rsplit(".", 1)[0]))
+                if graph.language == "rust":
+                    keys.update(self._rust_reexports(f, keys))
         out = memo[(t.path, t.index)] = sorted(files)
         self.ws.preload(out)
+        return out
+
+    def _rust_reexports(self, path: str, keys: set[str]) -> set[str]:
+        """The names other files reach a Rust definition by through `path`: its crate's
+        name when `path` is a crate root, and the alias of `pub extern crate grep_searcher
+        as searcher;` (`grep::searcher::Searcher`)."""
+        out: set[str] = set()
+        crate = self.ws.layout.rust_crate_of(path)
+        if crate and self.ws.layout.rust_crate(crate) == path:
+            out.add(crate)
+        graph = self.ws.peek(path)
+        for imp in graph.imports if graph is not None else ():
+            if imp.alias and module_tail(imp.module) in keys:
+                out.add(imp.alias)
         return out
 
     def _landing(self, pending: set[str], reach: set[str], near: set[str]) -> list[str]:

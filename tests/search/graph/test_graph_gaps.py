@@ -385,3 +385,27 @@ def test_go_methods_promoted_from_an_embedded_struct(store, repo):
     # the embedded field's type is a base of the struct, named once
     named = usages(store, "RouterGroup")
     assert ("gin.go", 4, "inherit") in named and ("gin.go", 4, "reference") not in named
+
+
+EXTERN_CRATE = {
+    "Cargo.toml": '[workspace]\nmembers = ["crates/*"]\n',
+    "crates/searcher/Cargo.toml": '[package]\nname = "grep-searcher"\n',
+    "crates/searcher/src/lib.rs": "pub struct Searcher;\n\nimpl Searcher {\n"
+                                  "    pub fn search_path(&mut self) {}\n}\n",
+    "crates/grep/Cargo.toml": '[package]\nname = "grep"\n',
+    "crates/matcher/Cargo.toml": '[package]\nname = "grep-matcher"\n',
+    "crates/matcher/src/lib.rs": "pub trait Matcher {}\n",
+    "crates/grep/src/lib.rs": "pub extern crate grep_matcher as matcher;\n"
+                              "pub extern crate grep_searcher as searcher;\n",
+    "crates/core/Cargo.toml": '[package]\nname = "core"\n',
+    "crates/core/src/search.rs": "use grep::matcher::Matcher;\n\n"
+                                 "fn run(searcher: &mut grep::searcher::Searcher) {\n"
+                                 "    searcher.search_path();\n}\n",
+}
+
+
+def test_rust_extern_crate_alias_reexports_the_crate(store, repo):
+    index(store, repo, EXTERN_CRATE)
+    # `grep::searcher::Searcher`: the grep crate's `pub extern crate grep_searcher as
+    # searcher;` (ripgrep's crates/grep/src/lib.rs); the file `use`s the grep crate
+    assert usages(store, "Searcher.search_path") == {("crates/core/src/search.rs", 4, "call")}
