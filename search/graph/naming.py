@@ -120,8 +120,8 @@ def _declared_in(store: IndexStore, d: GraphDef, parts: list[str]) -> bool:
                                   for k in range(len(module))))
     file_id = store.file_id(d.repository, d.path)
     text = next(iter(store.file_texts([file_id]).values()), "") if file_id is not None else ""
-    lead = ".".join(parts[: len(parts) - len(qual)])
-    return any(m.group(1).replace("\\", ".").strip(".") == lead
+    namespace = ".".join(parts[: len(parts) - len(qual)])
+    return any(m.group(1).replace("\\", ".").strip(".") == namespace
                for m in _DECLARED.finditer(text[:20000]))
 
 
