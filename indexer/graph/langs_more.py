@@ -279,6 +279,40 @@ def type_parameter(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entry
         put[name.id] = [(name, Role.BIND, None, "=" + typed)]
 
 
+_RETURN_TYPES = frozenset({"user_type", "optional_type", "nullable_type", "array_type",
+                           "dictionary_type"})
+_OWNERS = frozenset({"class_declaration", "protocol_declaration", "object_declaration"})
+
+
+def declared_return(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
+    """A Kotlin function's declared return type (`: Base?`) as its `return` value
+    (`:Base`), a Swift protocol requirement's (`-> Request?`); a Swift `-> Self` is the
+    enclosing type (`request.validate().response()` chains)."""
+    if walk.language == "swift":
+        kids = [c for i, c in enumerate(node.children) if c.type in _RETURN_TYPES
+                and node.field_name_for_child(i) == "name"]
+    elif walk.language == "kotlin":
+        after = False
+        kids = []
+        for c in node.named_children:
+            after = after or c.type == "function_value_parameters"
+            if after and c.type in _RETURN_TYPES:
+                kids.append(c)
+    else:
+        return
+    typed = type_text(walk.text(kids[-1])) if kids else ""
+    if walk.language == "swift" and typed != "Self" and node.type == "function_declaration":
+        return  # (its `return_type` field: `Facts.return_type` reads it)
+    if typed == "Self":
+        owner = node.parent
+        while owner is not None and owner.type not in _OWNERS:
+            owner = owner.parent
+        typed = type_text(walk.text(owner.child_by_field_name("name"))) if (
+            owner is not None) else ""
+    if typed and "[" not in typed:
+        walk.add("return", kids[-1], Role.BIND, value=":" + typed)
+
+
 def swift_extension(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
     """`extension Session { ... }` names the type it extends (a reference, as Swift's
     language server counts it), not a definition of its own."""
@@ -291,9 +325,12 @@ def swift_extension(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entr
 RULES: dict[str, dict[str, Callable[[Walk, tree_sitter.Node, dict[int, list[Entry]]], None]]] = {
     "elixir": {"call": elixir_call, "unary_operator": elixir_attribute,
                "binary_operator": elixir_pipe},
-    "swift": {"class_declaration": swift_extension, "type_parameter": type_parameter},
+    "swift": {"class_declaration": swift_extension, "type_parameter": type_parameter,
+              "function_declaration": declared_return,
+              "protocol_function_declaration": declared_return},
     "scala": {"instance_expression": anonymous_this},
-    "kotlin": {"object_literal": anonymous_this, "type_parameter": type_parameter},
+    "kotlin": {"object_literal": anonymous_this, "type_parameter": type_parameter,
+               "function_declaration": declared_return},
 }
 """Language -> node type -> a rule that says what the node's children are (`put`, as the
 walk's own rules)."""

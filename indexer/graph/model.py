@@ -37,7 +37,7 @@ FORMAT = 2
 """The blob's format version (its first element); an unknown one decodes to nothing.
 1: one JSON list, the sites' integers its last element (read still); 2: the sites'
 integers in binary after the JSON head (several times cheaper to write and read)."""
-EXTRACTION = 13
+EXTRACTION = 14
 """What the extractor records (bumped when it records new facts in the same format: 2 =
 list element types, `cast`/`as` values, `this:` parameters, `__all__` entries, JS/Go
 re-assignments, `import a.b` keyed `a`; 3 = JS private names, object shapes, either-branch
@@ -51,7 +51,8 @@ lists, Java declared return and local types and `a.b()` call receivers, receiver
 deep, C++ class-body declarations and qualified calls, Rust macro-made functions; 10 = Go
 embedded fields as bases, receivers up to 240 characters; 11 = Kotlin/Swift type
 parameters bound to their bound's class; 12 = C# declared return types; 13 = Rust `extern
-crate X as Y` aliases, a Rust file's link keys include the crates its paths start with). A
+crate X as Y` aliases, a Rust file's link keys include the crates its paths start with;
+14 = Kotlin declared return types, Swift protocol requirements' and `-> Self`). A
 repository indexed by an older one gets every graph extracted again by its next full
 `ctxd index` (`Indexer.backfill_graphs`)."""
 

@@ -289,7 +289,28 @@ class MoreLanguages(FactsBase):
             return []
         ext = posixpath.splitext(path)[1]
         name = facts.graph.defs[cls].name
-        return [f for f in self.defining(name) if f != path and f.endswith(ext)]
+        files = [f for f in self.defining(name) if f != path and f.endswith(ext)]
+        if facts.graph.language in PACKAGED:  # (a partial class is in one namespace)
+            own = self.package_of(path)
+            files = [f for f in files if self.package_of(f) == own]
+        return files
+
+    def split_member(self, path: str, cls: int, name: str) -> bool:
+        """Whether a type's methods named `name` are declared in more than one file (Swift
+        overloads in the type's body and in an extension, `validate()` beside
+        `validate(_:)`; C# partial classes): which one a call names is not known, so none
+        is answered."""
+        facts = self.facts(path)
+        if facts is None or facts.graph.language not in MORE_LANGUAGES:
+            return False
+        qual = f"{facts.graph.defs[cls].qualname}.{name}"
+        found = 0
+        for f in [path, *self.more_places(path, cls)]:
+            ff = self.facts(f)
+            k = ff.qualnames.get(qual) if ff is not None else None
+            if ff is not None and k is not None and ff.graph.defs[k].kind != "property":
+                found += 1
+        return found > 1
 
     def property_or_method(self, got: Target, called: bool) -> Target:
         """Of a class's property and method of one name (Swift, Kotlin, C#, Scala), the

@@ -672,8 +672,8 @@ class Resolver(CFamily, MoreLanguages):
         """A member of a class, searched in the class (and its other blocks: Go receivers,
         Rust `impl`s of the same name), then its bases."""
         facts = self.facts(path)
-        if facts is None or depth > MAX_DEPTH:
-            return None
+        if facts is None or depth > MAX_DEPTH or self.split_member(path, cls, name):
+            return None  # (Swift overloads in a type's body and its extensions: which one?)
         k = facts.children.get((cls, name))
         if k is not None:
             return Target("def", path, k)
