@@ -249,10 +249,13 @@ class RepoLayout:
             got = self._files_memo[key] = tuple(files)
         return got
 
-    def import_keys(self, path: str, imp: Import, language: str) -> frozenset[str] | None:
+    def import_keys(self, path: str, imp: Import, language: str,
+                    folder: str | None = None) -> frozenset[str] | None:
         """`import_keys(path, imp, language)`, memoised by the importer's folder (what
-        they depend on: the files of a folder import much the same modules)."""
-        key = (posixpath.dirname(path), imp.module, imp.name, imp.level, language)
+        they depend on: the files of a folder import much the same modules; `folder`:
+        `path`'s, when the caller has it)."""
+        key = (posixpath.dirname(path) if folder is None else folder, imp.module, imp.name,
+               imp.level, language)
         if key not in self._keys_memo:
             if len(self._keys_memo) >= MEMO_SIZE:
                 self._keys_memo.clear()

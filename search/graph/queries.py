@@ -114,7 +114,9 @@ class _Imports:
                  layout: RepoLayout) -> None:
         self.path = path
         self.language = language
-        self.waiting = [(layout.import_keys(path, imp, language), imp) for imp in imports]
+        folder = posixpath.dirname(path)
+        self.waiting = [(layout.import_keys(path, imp, language, folder), imp)
+                        for imp in imports]
         self.names: frozenset[str] = frozenset().union(*(n for n, _ in self.waiting if n))
         self.unknown = any(n is None for n, _ in self.waiting)
         self.landed: set[str] = set()
