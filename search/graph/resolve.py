@@ -23,12 +23,12 @@ so cycles of re-exports or bases end; pure over the workspace's graphs (memoised
 resolver).
 
 The per-file facts and one-file lookups are `facts.py`; C/C++ `#include`
-resolution is `c_family.py` (`Resolver` inherits both).
+resolution is `c_family.py`, Ruby's `require`d constants `ruby.py` (`Resolver` inherits
+them).
 """
 
 from __future__ import annotations
 
-import posixpath
 import re
 
 from ctxd.indexer.graph import Import, Role, Site
@@ -47,6 +47,7 @@ from ctxd.search.graph.facts import (
 )
 from ctxd.search.graph.modules import JS_LIKE
 from ctxd.search.graph.more_langs import MORE_LANGUAGES, MoreLanguages
+from ctxd.search.graph.ruby import RubyLookups
 from ctxd.search.graph.workspace import Workspace
 
 __all__ = ["CLASS_KINDS", "C_LIKE", "MAX_DEPTH", "Resolver", "Target"]
@@ -61,8 +62,6 @@ _OWN = frozenset({"this", "self", "cls", "Self"})
 ELEMENT_CALLBACKS = frozenset({"forEach", "map", "filter", "find", "findLast", "findIndex",
                                "some", "every", "flatMap", "sort"})
 """A list's (or a Map's) methods whose callback's first parameter is an element (value)."""
-MAX_REQUIRED = 50
-"""The most files one Ruby file's `require`s are followed to."""
 _NAMESPACES = frozenset({"namespace", "module"})
 """Definitions that only hold others (a TS namespace, a Rust inline `mod`, a Ruby module,
 a C++ namespace): `Util.area` is the member of that name."""
@@ -73,7 +72,7 @@ _REDECLARES = frozenset({"python", "ruby", "shell", "php"})
 `Site.value` `+...` marks an assignment to a name declared further out)."""
 
 
-class Resolver(CFamily, MoreLanguages):
+class Resolver(CFamily, MoreLanguages, RubyLookups):
     """Resolves sites of one repository's files (`Workspace`), memoising per file."""
 
     def __init__(self, workspace: Workspace) -> None:
@@ -173,7 +172,7 @@ class Resolver(CFamily, MoreLanguages):
                         of.graph.defs[k].kind != "method"):
                     return Target("def", other, k)
         if lang == "ruby":  # a constant of a file it requires (`require_relative 'shop'`),
-            got = self._ruby_constant(path, name, scope)  # in an enclosing module first
+            got = self.ruby_constant(path, name, scope)  # in an enclosing module first
             if got is not None:
                 return got
         if lang == "rust" and (lib := self.ws.layout.rust_crate(name)) is not None:
@@ -181,62 +180,6 @@ class Resolver(CFamily, MoreLanguages):
         if lang in MORE_LANGUAGES:  # a package's other files, a Swift module's
             return self.more_name(path, name, scope, depth + 1, line)
         return None
-
-    def _ruby_constant(self, path: str, name: str, scope: int) -> Target | None:
-        """A Ruby constant the file does not define where it is used: `Base` inside a
-        `module Sinatra` reopened here is `Sinatra::Base` of a required file; else a
-        top-level one of a required file."""
-        facts = self.facts(path)
-        if facts is None:
-            return None
-        defs, spaces, s = facts.graph.defs, [], scope
-        while s >= 0:
-            if defs[s].kind in ("module", "class"):
-                spaces.append(defs[s].qualname + ".")
-            s = defs[s].parent
-        required = self._required(path)
-        for space in (*spaces, ""):
-            for f in (path, *required) if space else required:
-                ff = self.facts(f)
-                if ff is not None and (k := ff.qualnames.get(space + name)) is not None:
-                    return Target("def", f, k)
-        return None
-
-    def _required(self, path: str) -> list[str]:
-        """The files a Ruby file requires, and those they require (nearest first, at most
-        `MAX_REQUIRED`): their top-level constants are the file's too."""
-        memo: dict[str, list[str]] = self.ws.memo.setdefault("ruby_required", {})
-        got = memo.get(path)
-        if got is not None:
-            return got
-        out: list[str] = []
-        seen, todo = {path}, [path]
-        while todo and len(out) < MAX_REQUIRED:
-            here = todo.pop(0)
-            facts = self.facts(here)
-            for imp in facts.graph.imports if facts is not None else ():
-                for f in self.ws.layout.resolve(here, imp, "ruby") or self._load_path(here, imp):
-                    if f not in seen:
-                        seen.add(f)
-                        out.append(f)
-                        todo.append(f)
-        memo[path] = out[:MAX_REQUIRED]
-        return memo[path]
-
-    def _load_path(self, path: str, imp: Import) -> list[str]:
-        """A Ruby `require 'spec_helper'` the repository's root and `lib/` do not hold: the
-        nearest folder above the file (or its `lib/`) that has it, as a load path set by
-        the test runner (`spec/`) or a gem's own `lib/` would."""
-        if imp.level:
-            return []
-        name = imp.module if imp.module.endswith(".rb") else imp.module + ".rb"
-        folder = posixpath.dirname(path)
-        while folder:
-            for got in (f"{folder}/{name}", f"{folder}/lib/{name}"):
-                if got in self.ws.layout.paths:
-                    return [got]
-            folder = posixpath.dirname(folder)
-        return []
 
     def _narrowed(self, path: str, binds: list[Site], line: int,
                   depth: int) -> Target | None:
@@ -659,7 +602,7 @@ class Resolver(CFamily, MoreLanguages):
             k = facts.children.get((target.index, name))  # `Util.area()`: a TS namespace's,
             if k is None and facts.graph.language == "ruby":  # a Rust mod's; a Ruby module
                 qual = f"{facts.graph.defs[target.index].qualname}.{name}"  # reopened in a
-                return self._ruby_constant(target.path, qual, -1)  # required file
+                return self.ruby_constant(target.path, qual, -1)  # required file
             return None if k is None else Target("def", target.path, k)
         if facts is None or not classlike(facts, kind):
             return None
