@@ -392,6 +392,8 @@ def symbol_line(i: SymbolItem, where: Where) -> str:
 
 
 def references_json(r: References) -> dict[str, Any]:
+    """`refs --by-name --json`: text matches, each usage labelled as one (`kind` text,
+    `resolved` false), as MCP's `by_name` labels them."""
     def site(x: Any) -> dict[str, Any]:
         return {"repository": x.repository, "path": x.path, "line": x.line,
                 "column": x.column, "context": x.context}
@@ -399,7 +401,7 @@ def references_json(r: References) -> dict[str, Any]:
     return {
         "symbol": r.symbol,
         "definitions": [site(d) for d in r.definitions],
-        "usages": [site(u) for u in r.usages],
+        "usages": [{**site(u), "kind": "text", "resolved": False} for u in r.usages],
         "stats": {"definitions": len(r.definitions), "usages": len(r.usages),
                   "duration_ms": r.duration_ms, "truncated": r.truncated,
                   "language": r.language},
@@ -407,7 +409,8 @@ def references_json(r: References) -> dict[str, Any]:
 
 
 def references_text(r: References, where: Where) -> str:
-    out = [f"{len(r.definitions)} definitions, {len(r.usages)} usages of {r.symbol}"]
+    out = [f"{len(r.definitions)} definitions, {len(r.usages)} usages of {r.symbol}"
+           " (by name: text matches, not resolved)"]
     out += [f"def   {safe(where(d.repository, d.path))}:{d.line}:{d.column}  {safe(d.context)}"
             for d in r.definitions]
     out += [f"use   {safe(where(u.repository, u.path))}:{u.line}:{u.column}  {safe(u.context)}"

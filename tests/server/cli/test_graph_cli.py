@@ -73,6 +73,8 @@ def test_refs_json_and_text(indexed):
     assert "(cut: 1 of 2 shown; raise --limit to see more)" in cut.stdout
     by_name = json.loads(run("refs", "get", "--by-name", "--json").stdout)
     assert {(u["path"], u["line"]) for u in by_name["usages"]} >= {("app/api.py", 6)}
+    assert {(u["kind"], u["resolved"]) for u in by_name["usages"]} == {("text", False)}
+    assert "(by name: text matches, not resolved)" in run("refs", "get", "--by-name").stdout
 
 
 def test_callers_callees_path_and_impact(indexed):
