@@ -124,11 +124,10 @@ class GraphCases:
         path = subject.removeprefix("./")
         if "/" not in path and "." not in path:
             return None
-        if not path.endswith(tuple(f".{e}" for e in _CODE_EXTENSIONS)) and (
-                detect_language(path) not in SYNTAX):  # C#, PHP, ...: answered with a note
-            if "/" in path and not path.endswith(("/", "\\")):  # a file the graph cannot read
-                raise _not_a_code_file(subject, path)
-            return None
+        code = path.endswith(tuple(f".{e}" for e in _CODE_EXTENSIONS)) or (
+            detect_language(path) in SYNTAX)  # C#, PHP, ...
+        if not code and ("/" not in path or path.endswith(("/", "\\"))):
+            return None  # a qualified name (`pkg.mod.f`), or a folder
         store = self.resources.store()
         check_repositories(store, tuple(repositories or ()), lambda: None)
         scope = f" AND r.name IN ({','.join('?' * len(repositories))})" if repositories else ""
@@ -150,6 +149,8 @@ class GraphCases:
                 outer.add((str(r[2]), qualified))
             defs.append(GraphDef(str(r[0]), qualified, str(r[1]), str(r[2]), str(r[3]),
                                  int(r[4]), int(r[7])))
+        if not defs and not code and not any(str(r[6]) in SPECS for r in rows):
+            raise _not_a_code_file(subject, path)  # (a script with no extension is code)
         if not defs:
             roles = {role for (repo, _p), role in store.file_roles([path]).items()
                      if not repositories or repo in repositories}

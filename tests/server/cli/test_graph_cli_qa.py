@@ -56,6 +56,8 @@ def cpp(isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     repo.write("tests/test_util.cpp", '#include "../src/util.h"\n\nvoid test_add() {\n'
                "    util::add(2, 2);\n}\n")
     repo.write("lib/args.dart", "class ArgParser {\n  void addOption() {}\n}\n")
+    repo.write("bin/tool", "#!/usr/bin/env python3\n\n\ndef run():\n    return 1\n")
+    repo.write("docs/guide.md", "# Guide\n\nUse util::add.\n")
     index(repo.root)
     monkeypatch.chdir(repo.root)
     return repo
@@ -79,6 +81,11 @@ def test_impact_of_a_file_in_a_language_the_graph_does_not_read(cpp: RepoBuilder
     assert r.exit_code == 2, r.output
     assert "lib/args.dart is dart, a language the code graph does not read" in r.output
     assert "--by-name" in r.output and "without :LINE" not in r.output
+    r = run("impact", "docs/guide.md")
+    assert r.exit_code == 2 and "docs/guide.md is markdown, a language the code graph" in r.output
+    r = run("impact", "bin/tool")  # a Python script without an extension is code
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith("bin/tool: 0 dependents")
 
 
 def test_a_type_is_named_by_its_name_beside_its_impls(isolated_env: Path, tmp_path: Path,
