@@ -105,6 +105,9 @@ class Facts(Values):
 
     def python_type(self, node: tree_sitter.Node) -> None:
         """The forward references (strings) anywhere in an annotation."""
+        written = self.source[node.start_byte : node.end_byte]
+        if self.language == "python" and b'"' not in written and b"'" not in written:
+            return  # (no string in it: most annotations)
         stack = list(node.named_children)
         while stack:
             c = stack.pop()
@@ -136,17 +139,23 @@ class Facts(Values):
 
     def narrow_rest(self, node: tree_sitter.Node, cond: tree_sitter.Node, line: int) -> None:
         """The names `cond` tests narrowed from `line` to the end of the enclosing function."""
+        tests = self.type_tests(cond)
+        if not tests:
+            return  # (most: no parents looked up, each a walk from the root)
         scope = node.parent
         while scope is not None and scope.type not in _FUNCTIONS:
             scope = scope.parent
         end = (scope.end_point[0] if scope is not None else len(self.lines)) + 1
-        for name, cls in self.type_tests(cond):
+        for name, cls in tests:
             self.record(name, line, self.column(node), Role.BIND, None, f"~{end}()" + cls)
 
     def type_tests(self, cond: tree_sitter.Node) -> list[tuple[str, str]]:
         """(name, class) of each `isinstance(name, Cls)` / `name instanceof Cls` that
         `cond` requires (alone, or within `and` / `&&`)."""
         out: list[tuple[str, str]] = []
+        written = self.source[cond.start_byte : cond.end_byte]
+        if b"isinstance" not in written and b"instanceof" not in written:
+            return out  # (`type_test`'s two forms: neither is written)
         stack = [cond]
         while stack:
             c = stack.pop()
@@ -335,8 +344,9 @@ class Facts(Values):
         if self.language in JS_LIKE and targets:
             self.require(value_node, targets[0])
         type_node = node.child_by_field_id(self.fids["type"]) or declared
-        if type_node is None and node.parent is not None and (
-                node.parent.type in _DECLARATIONS.get(self.language, ())):
+        if type_node is None and self.language in _DECLARATIONS and (
+                node.parent is not None) and (  # (`parent`: a walk from the root)
+                node.parent.type in _DECLARATIONS[self.language]):
             type_node = node.parent.child_by_field_id(self.fids["type"])  # `Builder b = ..`
             if type_node is not None and (self.text(type_node) in ("var", "auto") or (
                     type_node.type not in _DECLARED_TYPES)):
