@@ -19,7 +19,7 @@ from ctxd.search.models import LexicalBackend, Reference, References, SymbolItem
 from ctxd.search.symbols import search_symbols
 from ctxd.search.zoekt.query import scoped_query
 
-_IDENT = re.compile(r"^(?:(?:[^\W\d]|\$)[\w$]*|`[^`]+`)$")  # a letter, `_`, `$` first; `a b`
+_IDENT = re.compile(r"^(?:(?:[^\W\d]|\$)[\w$]*[?!]?|`[^`]+`)$")  # `call!`, `a b` too
 _PLACE = re.compile(r"^[^:\s]+:\d+(?::\d+)?$")  # PATH:LINE[:COLUMN]
 
 

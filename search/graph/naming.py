@@ -33,12 +33,13 @@ __all__ = ["AmbiguousSymbol", "SymbolNotFound", "name_definition", "parse_symbol
 _PLACE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+)(?::\d+)?$")
 """`PATH:LINE`, or `PATH:LINE:COLUMN` as compilers, grep and `ctxd refs --by-name` print it
 (the column is not needed: a line's definition is found by its line)."""
-_PART = r"(?:(?:[^\W\d]|\$)[\w$]*|`[^`.:]+`)"
+_PART = r"(?:(?:[^\W\d]|\$)[\w$]*[?!]?|`[^`.:]+`)"
 _QUALIFIED = re.compile(rf"^#?{_PART}(?:(?:\.|::|#|\.#){_PART})*$")
 """`fetch`, `Session.fetch`, `a::b`, `Cls#method` (Ruby's notation), `Cls.#field` (a JS
 private name); a letter is any Unicode letter (`größe`, `λ`, `名前`: identifiers in Python,
-JS, Go, Rust, Java, ...), and a part may be a Kotlin or Swift name in backticks, blanks and
-all (OptionTest.`default option`), as ctxd prints it."""
+JS, Go, Rust, Java, ...), a Ruby or Elixir name may end in `?` or `!` (`call!`, `valid?`),
+and a part may be a Kotlin or Swift name in backticks, blanks and all
+(OptionTest.`default option`), as ctxd prints it."""
 MAX_LISTED = 20
 """Candidates an ambiguous name lists."""
 _EXTENDS = frozenset({"impl", "extension"})

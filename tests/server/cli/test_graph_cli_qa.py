@@ -372,3 +372,21 @@ def test_kotlin_names_in_backticks_are_names(isolated_env: Path, tmp_path: Path,
     assert r.stdout.startswith("OptionTest.`default option`.C (class) at src/test/kotlin/")
     out = json.loads(run("refs", "`default option`", "--by-name", "--json").stdout)
     assert [(u["line"], u["column"]) for u in out["usages"]] == [(9, 19)]
+
+
+def test_ruby_names_ending_in_a_question_or_exclamation_mark(
+        isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """sinatra prints `Sinatra.Base.call!`, plug `JSON.decode!`; `callers` of what ctxd
+    printed, and `refs 'call!' --by-name`, were "not a symbol"."""
+    repo = RepoBuilder(tmp_path / "shop")
+    repo.write("lib/cart.rb", "class Cart\n  def valid?\n    true\n  end\n\n  def save!\n"
+               "    raise 'no' unless valid?\n    self\n  end\nend\n")
+    index(repo.root)
+    monkeypatch.chdir(repo.root)
+    r = run("callers", "Cart#valid?")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines()[:2] == [
+        "Cart.valid? (method) at lib/cart.rb:2: 1 direct callers", "  Cart.save!  at lib/cart.rb:7"]
+    assert run("refs", "Cart.save!").stdout.startswith("Cart.save! (method) at lib/cart.rb:6")
+    out = json.loads(run("refs", "valid?", "--by-name", "--json").stdout)
+    assert [(u["line"], u["column"]) for u in out["usages"]] == [(7, 23)]
