@@ -188,7 +188,10 @@ def name_definition(store: IndexStore, symbol: str,
             f"no definition named {symbol!r}" + (f" in {', '.join(repositories)}"
                                                   if repositories else ""),
             hint="Check the spelling and case (`ctxd symbols NAME` lists definitions), or "
-                 "index the repository that defines it.",
+                 "index the repository that defines it; a definition in a file kept "
+                 "greppable only (a bundle, vendored code) or in a language ctxd does not "
+                 "parse has no code graph: `ctxd refs NAME --by-name` (MCP: `by_name: "
+                 "true`) lists the lines that mention it.",
             details={"field": "symbol", "value": symbol})
     types = [d for d in candidates if d.kind not in _EXTENDS]
     if types and len(types) < len(candidates):  # `Router`: the struct, not its impls

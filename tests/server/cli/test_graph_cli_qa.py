@@ -83,6 +83,9 @@ def test_impact_of_a_file_in_a_language_the_graph_does_not_read(cpp: RepoBuilder
     assert "--by-name" in r.output and "without :LINE" not in r.output
     r = run("impact", "docs/guide.md")
     assert r.exit_code == 2 and "docs/guide.md is markdown, a language the code graph" in r.output
+    r = run("refs", "ArgParser")  # Dart: no definitions; the text matches are a flag away
+    assert r.exit_code == 1 and "no definition named 'ArgParser'" in r.output
+    assert "`ctxd refs NAME --by-name`" in r.output
     r = run("impact", "bin/tool")  # a Python script without an extension is code
     assert r.exit_code == 0, r.output
     assert r.stdout.startswith("bin/tool: 0 dependents")
