@@ -4,7 +4,7 @@
 point (`ctxd index`, the MCP `index_repository` tool, the watcher). Phase 1 writes each
 changed file's rows (text, checkpoints, symbols, its summary: `indexer.chunk.summary`),
 several files to a commit (batches of 1, 2, 4, ... 64 files, or what waited 1 s:
-`_CommitBatch`), so lexical and symbol search work at once. Where the store can
+`CommitBatch`), so lexical and symbol search work at once. Where the store can
 (`TextFirst`: SQLite), the walk writes each changed file's text and the files are chunked
 after it (`_chunk_deferred`), so the whole tree is greppable before any chunking; the
 walk's writes run on a thread of their own (`indexer.write_thread`: reading and judging
@@ -25,80 +25,71 @@ Invariants:
 - A text already embedded anywhere in the index (same hash) is never embedded again.
 - A bad file is recorded (`Skipped` or `FileFailure`) and the run goes on.
 
-About 800 lines: the two phases share one run's statistics, stop signal and commits, and
-phase 1's two passes (text first, then checkpoints) share its batches and its list of
-files; what a file becomes before it is stored is `indexer.checkpoints`, what it is for
-`indexer.walk.judge`.
+Here: the run (`Indexer.index`) and phase 1's walk and chunking passes, with the graph
+helper's hand-off (they share one run's statistics, stop signal, batches and list of
+files). Beside it: `indexer.commit_batch` (phase 1's transactions), `indexer.file_rows`
+(a chunked file's rows), `indexer.run_scope` (the pinned root, the watcher's candidates,
+removals), `indexer.run_stats` (samples in `IndexStats`), `indexer.redecide` (options
+that re-decide files, the backfills), `indexer.embed_pass` (phase 2). What a file becomes
+before it is stored is `indexer.checkpoints`, what it is for `indexer.walk.judge`.
 """
 
 from __future__ import annotations
 
-import errno
 import logging
-import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from functools import cached_property, partial
 from pathlib import Path
-from types import TracebackType
 
 from ctxd.indexer import coverage_claim
-from ctxd.indexer.checkpoints import (
-    ChunkedFile,
-    checkpoints_of,
-    embedding_input,
-    graph_row,
-    summary_of,
-)
+from ctxd.indexer.checkpoints import ChunkedFile, checkpoints_of
 from ctxd.indexer.chunk.chunker import ChunkOptions
-from ctxd.indexer.chunk.languages import (
-    PARSED_BEFORE_RECORD,
-    detect_language,
-    parsed_languages,
-)
+from ctxd.indexer.chunk.languages import detect_language
+from ctxd.indexer.commit_batch import CommitBatch
+from ctxd.indexer.embed_pass import PLAN_STEP as PLAN_STEP
+from ctxd.indexer.embed_pass import EmbedPass
 from ctxd.indexer.embedder import Embedder
-from ctxd.indexer.errors import ValidationError
-from ctxd.indexer.graph.model import EXTRACTION as GRAPH_EXTRACTION
-from ctxd.indexer.graph.specs import SPECS as GRAPH_LANGUAGES
-from ctxd.indexer.graph.worker import GraphWorker, Pending, shared_worker
+from ctxd.indexer.file_rows import line_count, write_chunked
+from ctxd.indexer.graph.worker import GraphWorker, shared_worker
 from ctxd.indexer.models import (
-    Chunk,
     FileEntry,
-    FileFailure,
     IndexStats,
-    LargeFile,
     NotEmbedded,
     Progress,
     ProgressFn,
-    RemovedFile,
     Skipped,
     SkipReason,
     WindowedFile,
     now_rfc3339,
 )
+from ctxd.indexer.redecide import CHUNK_READ_BATCH as CHUNK_READ_BATCH
+from ctxd.indexer.redecide import GRAPH_KEY as GRAPH_KEY
+from ctxd.indexer.redecide import PARSED_KEY as PARSED_KEY
+from ctxd.indexer.redecide import REDECIDE_KEYS as REDECIDE_KEYS
+from ctxd.indexer.redecide import TEXT_RULE_KEYS as TEXT_RULE_KEYS
+from ctxd.indexer.redecide import Backfills, FileRun, run_options
+from ctxd.indexer.run_scope import candidates_of as candidates_of
+from ctxd.indexer.run_scope import not_walked as not_walked
+from ctxd.indexer.run_scope import pinned_root, remove_gone
+from ctxd.indexer.run_scope import removal_reasons as removal_reasons
+from ctxd.indexer.run_stats import LARGE_FILE_CHECKPOINTS as LARGE_FILE_CHECKPOINTS
+from ctxd.indexer.run_stats import REMOVED_SAMPLE as REMOVED_SAMPLE
+from ctxd.indexer.run_stats import SKIPPED_SAMPLE, record_skip
+from ctxd.indexer.run_stats import TOP_FILES as TOP_FILES
+from ctxd.indexer.run_stats import count_checkpoints as count_checkpoints
 from ctxd.indexer.store.protocol import IndexStore, TextFirst
-from ctxd.indexer.store.records import GraphRow, RepoRow
-from ctxd.indexer.store.sqlite.store import (
-    NO_SUMMARY,
-    FileRecord,
-    StoredFile,
-    serialize_vector,
-)
-from ctxd.indexer.walk.filefilter import FileFilter
+from ctxd.indexer.store.sqlite.store import FileRecord, StoredFile
 from ctxd.indexer.walk.judge import FileJudge
-from ctxd.indexer.walk.repo_options import EXPLICIT_KEY
-from ctxd.indexer.walk.rootpin import identity_of, pinned_identity, root_moved
-from ctxd.indexer.walk.textclass import RULES_VERSION, Role, short_lines
+from ctxd.indexer.walk.textclass import Role, short_lines
 from ctxd.indexer.walk.walker import (
     WalkOptions,
-    validate_root,
     validate_walk_options,
     walk,
 )
-from ctxd.indexer.write_thread import WriteThread
 
 log = logging.getLogger(__name__)
 
@@ -108,42 +99,13 @@ GC_MIN_ORPHANS = 1000
 HEADER_TOKEN_RESERVE = 2
 """[CLS] and [SEP]: added by the model to every input."""
 
-
-def count_checkpoints(stats: IndexStats, path: str, kind: str, checkpoints: int) -> None:
-    """Count one chunked file's checkpoints by kind, name it if it yields
-    `LARGE_FILE_CHECKPOINTS` or more, and keep it if it is among the `TOP_FILES` that
-    yield the most."""
-    if not checkpoints:
-        return
-    if checkpoints >= LARGE_FILE_CHECKPOINTS:
-        stats.large_files.append(LargeFile(path, checkpoints))
-    stats.checkpoints_by_kind[kind] = stats.checkpoints_by_kind.get(kind, 0) + checkpoints
-    top = stats.top_files
-    if len(top) < TOP_FILES or checkpoints > top[-1].checkpoints:
-        top.append(LargeFile(path, checkpoints))
-        top.sort(key=lambda f: (-f.checkpoints, f.path))
-        del top[TOP_FILES:]
-
-
 PROGRESS_EVERY = 25
 """Walk progress is reported every this many files examined (admitted or refused)."""
-PLAN_STEP = 512
-"""Texts per token count of a dry run's plan (one `plan` progress report each)."""
-REMOVED_SAMPLE = 50
-"""How many removed files `IndexStats.removed_files` names."""
-SKIPPED_SAMPLE = 100
-"""How many skipped (and how many not-embedded) files `IndexStats` names."""
-LARGE_FILE_CHECKPOINTS = 1000
-"""A file that yields this many checkpoints is named in `IndexStats.large_files`."""
-TOP_FILES = 10
-"""How many files `IndexStats.top_files` names."""
 FILES_PER_COMMIT = 64
 """Phase 1 writes the rows of up to this many files in one transaction (each file's still
 all-or-nothing; the first batches are smaller: 1, 2, 4, ...): a commit per file cost a
 third of phase 1, mostly FTS5 flushing and merging one small segment per file
 (docs/BENCHMARKS.md, "Phase 1, continued")."""
-CHUNK_READ_BATCH = 64
-"""Texts read back per statement by phase 1's chunking pass."""
 GRAPH_HELPER_FILES = 64
 """A full run with this many files to chunk has their code graphs made by a helper process
 (`indexer.graph.worker`, on another core, started while the walk goes on) instead of in
@@ -155,26 +117,6 @@ COMPACT_AFTER_TEXTS = 1000
 """A full run whose walk wrote at least this many texts, and at least half of all the
 index's, merges the trigram index's segments after phase 1 (`TextFirst.compact_text`;
 its walk left them unmerged: `bulk_text`)."""
-PARSED_KEY = "parsed_languages"
-"""The repository option that records which languages were cut by their syntax
-(`indexer.chunk.languages.parsed_languages`): a full run chunks the files of a language
-parsed since (a new grammar) or parsed otherwise since (`PARSE_REVISIONS`) again, so that
-they get symbols and definition-aligned checkpoints without being edited."""
-GRAPH_KEY = "graph_extraction"
-"""The repository option that records which extractor made its code graphs
-(`indexer.graph.model.EXTRACTION`): another one makes the next full run extract them all
-again."""
-TEXT_RULE_KEYS = ("lexical_only_rules", "lexical_only_patterns", "embed_allow",
-                  "rules_version")
-"""Walk options that decide a file's role (and the version of the built-in rules): a
-repository whose stored values differ is re-read (`Role`s and secrets re-decided) even
-where the stat is unchanged."""
-REDECIDE_KEYS = (*TEXT_RULE_KEYS, GRAPH_KEY, PARSED_KEY)
-"""Options whose change makes a full run decide every file again (its role, its chunks,
-its code graph). A run records the new values only once it has gone through every file
-and the backfills (a full run, not stopped); a partial run (the watcher's), a stopped or a
-killed one keeps the old ones, so that the next full run re-decides the files it did not
-reach."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,80 +128,6 @@ class _Deferred:
     role: str
 
 
-def _line_count(text: str) -> int:
-    """Lines of a text (a last line without a newline counts)."""
-    return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
-
-
-@dataclass(frozen=True, slots=True)
-class _FileRun:
-    """What every file of one run is judged by."""
-
-    judge: FileJudge
-    recheck: bool
-    """The text rules changed since the last run: ignore the stat shortcut."""
-    rechunk: frozenset[str] = frozenset()
-    """Languages parsed now but not when the repository was last indexed (`PARSED_KEY`):
-    their files are chunked again even where unchanged."""
-
-
-class _CommitBatch:
-    """Phase-1 writes of several whole files, kept in memory and run in one transaction,
-    all-or-nothing: each file's own `Store.transaction` joins it, without a savepoint of
-    its own (an error drops the whole batch; FTS5 would flush at every savepoint). The
-    write lock is held only while writing, never while the next file is chunked. Batches
-    grow 1, 2, 4, ... up to `max_files`, so the first files are searchable at once; a
-    batch is also written once its first file has waited `max_seconds`. Leaving the `with`
-    block writes what is left; an exception drops it (the next run re-indexes it).
-
-    `background`: the batches are written by a `WriteThread` while the caller goes on
-    (the walk's text pass: reading and judging the next files overlaps the trigram
-    writes); the caller must not use the store until the `with` block is left, which
-    waits for the thread."""
-
-    def __init__(self, store: IndexStore, max_files: int, max_seconds: float, *,
-                 background: bool = False) -> None:
-        self._store = store
-        self._max_files = max(max_files, 1)
-        self._max_seconds = max_seconds
-        self._pending: list[Callable[[], object]] = []
-        self._size = 1
-        self._since = 0.0
-        self._thread = WriteThread(store) if background else None
-
-    def add(self, write: Callable[[], object]) -> None:
-        """One file's writes."""
-        if not self._pending:
-            self._since = time.perf_counter()
-        self._pending.append(write)
-        if (len(self._pending) >= self._size
-                or time.perf_counter() - self._since >= self._max_seconds):
-            self.flush()
-
-    def flush(self) -> None:
-        pending, self._pending = self._pending, []
-        if pending:
-            if self._thread is not None:
-                self._thread.submit(pending)
-            else:
-                with self._store.transaction(savepoints=False):  # dropped whole on error
-                    for write in pending:
-                        write()
-            self._size = min(self._size * 2, self._max_files)
-
-    def __enter__(self) -> _CommitBatch:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        try:
-            if kind is None:
-                self.flush()
-        finally:
-            if self._thread is not None:
-                self._thread.close(drop=kind is not None)
-
-
 def _defer(deferred: list[_Deferred], item: _Deferred) -> None:
     """A file to chunk after the walk; at the `GRAPH_HELPER_FILES`th, the graph helper
     starts (while the walk goes on: it is ready when the chunking begins)."""
@@ -268,81 +136,7 @@ def _defer(deferred: list[_Deferred], item: _Deferred) -> None:
         shared_worker()
 
 
-def _replace_pending(replace_file: Callable[[GraphRow], object], pending: Pending) -> object:
-    """`replace_file(graph)` once the graph helper has made the file's graph row (made
-    in-process if the helper failed)."""
-    data, keys = pending.row()
-    return replace_file(GraphRow(data, keys))
-
-
-def removal_reasons(
-    gone: Iterable[str], skip_reasons: Mapping[str, str], root: Path
-) -> list[RemovedFile]:
-    """Why each removed file left the index: the walk's skip reason when it was walked and
-    refused, `deleted` when it no longer exists, else `not_walked` (under a pruned or
-    unreadable directory)."""
-    return [
-        RemovedFile(p, skip_reasons.get(p)
-                    or ("not_walked" if os.path.lexists(root / p) else "deleted"))
-        for p in gone
-    ]
-
-
-def not_walked(gone: list[str], unreadable: list[str], root: Path) -> set[str]:
-    """The files of `gone` to keep in the index: those under a folder the walk could not
-    read that is still there (`chmod 000`: its files were not walked, not deleted), and
-    those whose very existence cannot be told (a folder on the way refuses a `stat`, as
-    the watcher's single-path checks meet it). A folder that vanished loses its files."""
-    folders = [p for p in unreadable if p == "." or os.path.lexists(root / p)]
-    kept: set[str] = set()
-    for path in gone:
-        if any(f == "." or path.startswith(f + "/") for f in folders):
-            kept.add(path)
-            continue
-        try:
-            os.lstat(root / path)
-        except OSError as exc:
-            if exc.errno not in (errno.ENOENT, errno.ENOTDIR):
-                kept.add(path)
-    return kept
-
-
-def _note_kept(stats: IndexStats, kept: set[str]) -> None:
-    """Say, on each unreadable folder's failure, how many indexed files under it were kept."""
-    for i, failure in enumerate(stats.files_failed):
-        folder = failure.file
-        n = sum(1 for p in kept if folder == "." or p.startswith(folder + "/"))
-        if n:
-            stats.files_failed[i] = FileFailure(
-                folder, f"{failure.error} (not walked: its {n} indexed files are kept)")
-
-
-def _identity(real: str) -> str:
-    """`rootpin.identity_of`, with a folder gone since it was validated as a bad path."""
-    try:
-        return identity_of(real)
-    except OSError as exc:
-        raise ValidationError(
-            f"the folder {real} changed while it was opened: {exc.strerror}",
-            hint="Check the path and index it again.",
-            details={"field": "path", "path": real},
-        ) from None
-
-
-def candidates_of(
-    root: Path, options: WalkOptions, paths: Iterable[str], *, pin: str | None = None
-) -> Iterator[FileEntry | Skipped]:
-    """What `walk` would yield for just these repo-relative paths (the watcher's batch):
-    each is checked by the same policy, at the cost of one stat, not a walk of the tree.
-    Paths that no longer exist yield nothing (they are removals, not failures). `pin`:
-    the root's identity, as `walk` takes it."""
-    policy = FileFilter(root, options, pin=pin)
-    for path in sorted(paths):
-        if os.path.lexists(root / path):
-            yield policy.entry(path)
-
-
-class Indexer:
+class Indexer(EmbedPass, Backfills):
     """Runs index passes against one store with one embedder."""
 
     def __init__(
@@ -395,32 +189,6 @@ class Indexer:
 
     # -- phase 1 -------------------------------------------------------------------------
 
-    def _pinned(self, root: Path | str, *, partial: bool) -> tuple[Path, RepoRow | None, str]:
-        """The folder a run indexes, its stored repository (None: a new one) and the
-        folder's identity now (`indexer.walk.rootpin`), which the run pins and records.
-
-        A partial run (the watcher's) re-indexes a stored repository at its stored path,
-        which must still be the folder indexed (or one of this user's re-created there:
-        `rootpin`): it is never resolved again. A full run resolves the path it is given
-        (the user's own request: a folder re-created at the same place is pinned anew),
-        but a stored root given by its path that now leads elsewhere is refused rather
-        than indexed as a new repository there.
-
-        Raises:
-            RootMoved: the stored root is no longer the folder indexed.
-            ValidationError: a bad path (`validate_root`).
-        """
-        given = os.path.abspath(os.path.expanduser(str(root)))
-        stored = self.store.repo_by_root(given)
-        if partial and stored is not None:
-            return Path(stored.root), stored, pinned_identity(stored.root, stored.root_id)
-        root_path = validate_root(root)
-        if stored is None:
-            stored = self.store.repo_by_root(str(root_path))
-        elif str(root_path) != given:
-            raise root_moved(given, f"it now leads to {root_path}")
-        return root_path, stored, _identity(str(root_path))
-
     def index(
         self,
         root: Path | str,
@@ -456,37 +224,16 @@ class Indexer:
         """
         started = time.perf_counter()
         validate_walk_options(options)
-        root_path, existing, root_id = self._pinned(root, partial=only_paths is not None)
+        root_path, existing, root_id = pinned_root(self.store, root,
+                                                   partial=only_paths is not None)
         report = progress or (lambda _p: None)
         self.store.check_model(self.embedder.name)
         now = now_rfc3339()
-        opts_json = {
-            "include_patterns": list(options.include_patterns),
-            "exclude_patterns": list(options.exclude_patterns),
-            "max_file_size": options.max_file_size,
-            "sensitive_excludes": options.sensitive_excludes,
-            "sensitive_allow": list(options.sensitive_allow),
-            "use_gitignore": options.use_gitignore,
-            "lexical_only_rules": options.lexical_only_rules,
-            "lexical_only_patterns": list(options.lexical_only_patterns),
-            "embed_allow": list(options.embed_allow),
-            "rules_version": RULES_VERSION,
-            GRAPH_KEY: GRAPH_EXTRACTION,
-            PARSED_KEY: parsed_languages(),
-            EXPLICIT_KEY: sorted(set(explicit)),
-        }
-        held = dict(opts_json)  # what the repository records until this run has gone through
-        rechunk: frozenset[str] = frozenset()
-        if existing is not None:
-            held.update({k: existing.options.get(k) for k in REDECIDE_KEYS})
-            before: list[str] = existing.options.get(PARSED_KEY, sorted(PARSED_BEFORE_RECORD))
-            held[PARSED_KEY] = before
-            rechunk = frozenset(lang.partition("@")[0]  # `c@2`: the language is `c`
-                                for lang in set(parsed_languages()) - set(before))
-        run = _FileRun(FileJudge(root_path, options), recheck=existing is not None
-                       and any(held[k] != opts_json[k] for k in TEXT_RULE_KEYS),
-                       rechunk=rechunk)
-        regraph = existing is not None and held[GRAPH_KEY] != GRAPH_EXTRACTION
+        decided = run_options(options, explicit, existing)
+        opts_json, held = decided.wanted, decided.held
+        run = FileRun(FileJudge(root_path, options), recheck=decided.recheck,
+                      rechunk=decided.rechunk)
+        regraph = decided.regraph
         first_run = False
         if dry_run:
             repo_id, repo_name = (existing.id, existing.name) if existing else (-1, root_path.name)
@@ -556,7 +303,7 @@ class Indexer:
         dry_run: bool,
         wanted: set[str] | None,
         should_stop: Callable[[], bool],
-        run: _FileRun,
+        run: FileRun,
         pin: str,
     ) -> dict[str, tuple[str, int | None]]:
         """Phase 1: walk, write changed files, remove vanished ones; counts go to `stats`.
@@ -580,7 +327,7 @@ class Indexer:
         text_first = self._text_first(dry_run)
         bulk = nullcontext() if text_first is None or wanted is not None else (
             text_first.bulk_text())
-        with bulk, _CommitBatch(self.store, self.files_per_commit, COMMIT_EVERY_S,
+        with bulk, CommitBatch(self.store, self.files_per_commit, COMMIT_EVERY_S,
                                 background=text_first is not None) as batch:
             for item in items:
                 if should_stop():
@@ -592,7 +339,7 @@ class Indexer:
                     # dry run of one) still shows it is moving.
                     report(Progress("walk", done, None, f"{examined} examined, at {item.path}"))
                 if isinstance(item, Skipped):
-                    self._record_skip(item, skipped, stats)
+                    record_skip(item, skipped, stats)
                     if item.reason is SkipReason.UNREADABLE:
                         unreadable.append(item.path)
                     if item.path in stored:
@@ -603,7 +350,7 @@ class Indexer:
                                            stats, batch, deferred)
                 if isinstance(outcome, Skipped):
                     seen.discard(item.path)
-                    self._record_skip(outcome, skipped, stats)
+                    record_skip(outcome, skipped, stats)
                     skip_reasons[item.path] = outcome.reason.value
                 elif outcome:
                     stats.files_updated += 1
@@ -616,7 +363,7 @@ class Indexer:
         for path, why in refused:
             seen.discard(path)  # a file indexed before leaves with the removals below
             stats.files_updated -= 1
-            self._record_skip(why, skipped, stats)
+            record_skip(why, skipped, stats)
             skip_reasons[path] = why.reason.value
         if new := [p for p, _why in refused if p not in stored]:
             self.store.delete_files(repo_id, new)  # its text, written by the walk
@@ -625,8 +372,8 @@ class Indexer:
         self._compact_text(text_first, len(deferred), full=wanted is None,
                            should_stop=should_stop)
         candidates = stored.keys() if wanted is None else (wanted & stored.keys())
-        self._remove_gone(sorted(p for p in candidates if p not in seen), unreadable,
-                          skip_reasons, root, repo_id, stats, dry_run=dry_run)
+        remove_gone(self.store, sorted(p for p in candidates if p not in seen), unreadable,
+                    skip_reasons, root, repo_id, stats, dry_run=dry_run)
         stats.files_skipped = dict(sorted(skipped.items()))
         return new_inputs
 
@@ -658,34 +405,6 @@ class Indexer:
                 and 2 * written >= self.store.query("SELECT count(*) FROM files")[0][0]):
             store.compact_text(should_stop)
 
-    def _remove_gone(self, gone: list[str], unreadable: list[str],
-                     skip_reasons: Mapping[str, str], root: Path, repo_id: int,
-                     stats: IndexStats, *, dry_run: bool) -> None:
-        """Remove the stored files the walk did not see (keeping those under unreadable
-        folders), with their reasons in `stats`."""
-        if kept := not_walked(gone, unreadable, root):
-            gone = [p for p in gone if p not in kept]
-            _note_kept(stats, kept)
-        removed = removal_reasons(gone, skip_reasons, root)
-        stats.removed_reasons = dict(sorted(Counter(r.reason for r in removed).items()))
-        stats.removed_files = removed[:REMOVED_SAMPLE]
-        if dry_run:
-            stats.files_removed = len(gone)
-        elif gone:
-            stats.files_removed = self.store.delete_files(repo_id, gone)
-
-    @staticmethod
-    def _record_skip(item: Skipped, skipped: Counter[str], stats: IndexStats) -> None:
-        if item.reason is SkipReason.UNREADABLE:
-            stats.files_failed.append(FileFailure(item.path, item.detail or "unreadable"))
-        else:
-            skipped[item.reason.value] += 1
-            if skipped[item.reason.value] <= SKIPPED_SAMPLE:  # every reason gets its sample
-                stats.skipped_files.append(item)
-            if (item.reason is SkipReason.SENSITIVE
-                    and len(stats.sensitive_files) < SKIPPED_SAMPLE):
-                stats.sensitive_files.append(item.path)
-
     def _index_file(
         self,
         entry: FileEntry,
@@ -694,9 +413,9 @@ class Indexer:
         now: str,
         dry_run: bool,
         new_inputs: dict[str, tuple[str, int | None]],
-        run: _FileRun,
+        run: FileRun,
         stats: IndexStats,
-        batch: _CommitBatch,
+        batch: CommitBatch,
         deferred: list[_Deferred],
     ) -> bool | Skipped:
         """Index one file; True if rows were (or would be) written, False if unchanged.
@@ -732,7 +451,7 @@ class Indexer:
             # Greppable now; chunked after the walk (`_chunk_deferred`), text read back.
             record = FileRecord(path=entry.path, size=entry.size, mtime_ns=entry.mtime_ns,
                                 hash=digest, language=detect_language(entry.path, text),
-                                lines=_line_count(text), role=role.value)
+                                lines=line_count(text), role=role.value)
             batch.add(partial(text_first.put_file_text, repo_id, record, text, now))
             _defer(deferred, _Deferred(entry, digest, role.value))
             return True
@@ -745,55 +464,9 @@ class Indexer:
             stats.not_embedded[role.value] = stats.not_embedded.get(role.value, 0) + 1
             if len(stats.not_embedded_files) < SKIPPED_SAMPLE:
                 stats.not_embedded_files.append(NotEmbedded(entry.path, role.value, why))
-        return self._write_chunked(entry, text, digest, role.value, role.lexical_only, chunks,
-                                   repo_id, now, stats, batch, new_inputs if dry_run else None)
-
-    def _write_chunked(
-        self,
-        entry: FileEntry,
-        text: str,
-        digest: str,
-        role: str,
-        lexical_only: bool,
-        chunks: ChunkedFile,
-        repo_id: int,
-        now: str,
-        stats: IndexStats,
-        batch: _CommitBatch,
-        new_inputs: dict[str, tuple[str, int | None]] | None,
-        *,
-        text_written: bool = False,
-    ) -> bool:
-        """A chunked file's rows into the batch (a dry run: its inputs into `new_inputs`);
-        `text_written`: `put_file_text` wrote its text already."""
-        count_checkpoints(stats, entry.path, chunks.language, len(chunks.checkpoints))
-        summary = NO_SUMMARY if lexical_only else summary_of(
-            entry.path, chunks.language, text, chunks.symbols)
-        if new_inputs is not None:
-            new_inputs.update((c.hash, (c.input, c.tokens)) for c in chunks.checkpoints)
-            if summary.text:
-                new_inputs[summary.hash] = (summary.text, None)
-            return True
-        record = FileRecord(
-            path=entry.path,
-            size=entry.size,
-            mtime_ns=entry.mtime_ns,
-            hash=digest,
-            language=chunks.language,
-            lines=_line_count(text),
-            role=role,
-        )
-        rows = ([(c.chunk, c.hash) for c in chunks.checkpoints], chunks.symbols, now, summary)
-        if text_written:
-            assert isinstance(self.store, TextFirst)
-            replace = partial(self.store.replace_file, repo_id, record, None, *rows)
-        else:
-            replace = partial(self.store.replace_file, repo_id, record, text, *rows)
-        if isinstance(chunks.graph, Pending):  # the row taken when the batch is written
-            batch.add(partial(_replace_pending, replace, chunks.graph))
-        else:
-            batch.add(partial(replace, chunks.graph))
-        return True
+        return write_chunked(self.store, entry, text, digest, role.value, role.lexical_only,
+                             chunks, repo_id, now, stats, batch,
+                             new_inputs if dry_run else None)
 
     def _chunk_deferred(
         self,
@@ -835,7 +508,7 @@ class Indexer:
     ) -> list[tuple[str, Skipped]]:
         """`_chunk_deferred`'s loop: read the texts back in slices, chunk and write them."""
         total = len(deferred)
-        with _CommitBatch(self.store, self.files_per_commit, COMMIT_EVERY_S) as batch:
+        with CommitBatch(self.store, self.files_per_commit, COMMIT_EVERY_S) as batch:
             for start in range(0, total, CHUNK_READ_BATCH):
                 part = deferred[start : start + CHUNK_READ_BATCH]
                 texts = self.store.file_texts([ids[d.entry.path] for d in part])
@@ -850,9 +523,9 @@ class Indexer:
                     if isinstance(found, Skipped):
                         refused.append((item.entry.path, found))
                         continue
-                    self._write_chunked(item.entry, text, item.digest, item.role, False,
-                                        found, repo_id, now, stats, batch, None,
-                                        text_written=True)
+                    write_chunked(self.store, item.entry, text, item.digest, item.role,
+                                  False, found, repo_id, now, stats, batch, None,
+                                  text_written=True)
         report(Progress("chunk", total, total))
         return refused
 
@@ -888,117 +561,3 @@ class Indexer:
         return checkpoints_of(path, text, self.chunk_options, self.embedder.count_tokens,
                               self.input_limit, tokens_add_up=self._tokens_add_up,
                               graphs=self._graphs)
-
-    def _dry_run_plan(
-        self, inputs: dict[str, tuple[str, int | None]], report: ProgressFn | None = None
-    ) -> tuple[int, int]:
-        """(texts, word pieces) a real run would embed: new hashes not already in the index.
-        Texts whose count the chunker gave are summed, the others counted, in slices,
-        each reported as `plan` progress."""
-        known = {r[0] for r in self.store.query(
-            "SELECT hash FROM embeddings UNION SELECT hash FROM summaries "
-            "WHERE vector IS NOT NULL")}
-        todo = [item for h, item in inputs.items() if h not in known]
-        tokens = 0
-        for start in range(0, len(todo), PLAN_STEP):
-            if report is not None:
-                report(Progress("plan", start, len(todo), "counting tokens to embed"))
-            step = todo[start : start + PLAN_STEP]
-            tokens += sum(n for _text, n in step if n is not None)
-            tokens += sum(self.embedder.count_tokens([t for t, n in step if n is None]))
-        if report is not None and todo:
-            report(Progress("plan", len(todo), len(todo), "counting tokens to embed"))
-        return len(todo), tokens
-
-    def backfill_graphs(self, repo_id: int, *,
-                        should_stop: Callable[[], bool] = lambda: False,
-                        every: bool = False) -> int:
-        """Write the code graphs of files indexed before the graph existed (`every`: of
-        every file, indexed by an older extractor: `GRAPH_EXTRACTION`), parsed again from
-        their stored text, `CHUNK_READ_BATCH` files a transaction; returns how many files
-        got a row. Full runs only (a stop request ends it between batches; the next full
-        run goes on with the files that have no row)."""
-        todo = self.store.files_without_graph(repo_id, sorted(GRAPH_LANGUAGES), every=every)
-        done = 0
-        for start in range(0, len(todo), CHUNK_READ_BATCH):
-            if should_stop():
-                break
-            part = todo[start : start + CHUNK_READ_BATCH]
-            texts = self.store.file_texts([fid for fid, _p, _l in part])
-            items = [(fid, graph_row(lang, texts[fid], self.chunk_options.parse_budget_ms))
-                     for fid, _path, lang in part if fid in texts]
-            self.store.put_graphs(repo_id, items)
-            done += len(items)
-        return done
-
-    def backfill_summaries(self, repo_id: int) -> int:
-        """Write the summaries of files indexed before summaries existed, from their stored
-        text and symbols (no re-chunking); returns how many files got a row. Full runs
-        only: a watcher's batch writes the summaries of the files it changes."""
-        items = [
-            (file_id, path, summary_of(path, language, text, symbols))
-            for file_id, path, language, text, symbols in self.store.files_without_summary(
-                repo_id)
-        ]
-        if items:
-            self.store.put_summaries(repo_id, items)
-        return len(items)
-
-    # -- phase 2 -------------------------------------------------------------------------
-
-    def embed_pending(
-        self,
-        repo_id: int | None = None,
-        *,
-        progress: ProgressFn | None = None,
-        stats: IndexStats | None = None,
-        should_stop: Callable[[], bool] | None = None,
-        budget: int = 0,
-    ) -> int:
-        """Embed every checkpoint text and file summary without a vector (of one repo, or
-        all), at most `budget` checkpoint texts when it is not 0 (the rest wait for the
-        next call: `stats.over_budget`); returns how many texts were embedded
-        (`stats.chunks_embedded` counts the checkpoint texts among them)."""
-        report = progress or (lambda _p: None)
-        # (hash, text): checkpoint texts first, then summaries (index >= n_chunks).
-        pending = [
-            (p.hash, embedding_input(p.path, Chunk(0, 0, p.text, symbol=p.symbol)))
-            for p in self.store.pending_chunks(repo_id)
-        ]
-        if stats is not None:
-            stats.embed_budget = budget
-        if budget and len(pending) > budget:
-            if stats is not None:
-                stats.over_budget = len(pending) - budget
-            del pending[budget:]
-        n_chunks = len(pending)
-        pending += self.store.pending_summaries(repo_id)
-        if not pending:
-            return 0
-        self.store.ensure_model(self.embedder.name, self.embedder.dimension)
-        inputs = [text for _h, text in pending]
-        if (expect := getattr(self.embedder, "expect", None)) is not None:
-            expect(len(inputs))  # many texts: the bulk encoder loads meanwhile
-        order = sorted(range(len(pending)), key=lambda i: len(inputs[i]), reverse=True)
-        total, done, chunks_done = len(order), 0, 0
-        report(Progress("embed", 0, total))
-        step = self.embed_commit_every
-        for start in range(0, total, step):
-            if should_stop is not None and should_stop():
-                if stats is not None:
-                    stats.stopped, stats.stopped_in = True, "embed"
-                    stats.embeddings_pending = total - done
-                break
-            idx = order[start : start + step]
-            vecs = self.embedder.embed([inputs[i] for i in idx])
-            blobs = [(i, serialize_vector(v.tolist())) for i, v in zip(idx, vecs, strict=True)]
-            self.store.add_embeddings(
-                [(pending[i][0], b) for i, b in blobs if i < n_chunks],
-                [(pending[i][0], b) for i, b in blobs if i >= n_chunks],
-            )
-            done += len(idx)
-            chunks_done += sum(1 for i in idx if i < n_chunks)
-            report(Progress("embed", done, total))
-        if stats is not None:
-            stats.chunks_embedded += chunks_done
-        return done

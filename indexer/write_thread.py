@@ -1,5 +1,5 @@
 """Phase 1's writes on a thread of their own, so the walk reads and judges the next files
-while SQLite writes the last ones (`indexer.pipeline._CommitBatch`).
+while SQLite writes the last ones (`indexer.commit_batch.CommitBatch`).
 
 SQLite's statements run without the GIL (FTS5's trigram inserts are most of the text
 pass: docs/BENCHMARKS.md), so on two cores the walk's Python work (read, decode, hash,
