@@ -376,7 +376,8 @@ class Facts(Values):
                 got = [(n, r, rv, "+" + (v or "")) if r == Role.BIND else (n, r, rv, v)
                        for n, r, rv, v in got]
             put[tgt.id] = got
-        if self.language == "python" and [self.text(x) for x in targets] == ["__all__"]:
+        if self.language == "python" and len(targets) == 1 and self.source[
+                targets[0].start_byte : targets[0].end_byte] == b"__all__":
             self.exported(value_node)
         if self.language in JS_LIKE and len(targets) == 1 and value_node is not None:
             self.prototype(targets[0], value_node)

@@ -42,6 +42,9 @@ _SUBSCRIPTS = {"subscript": "value", "subscript_expression": "object",
 """Element access node type -> the field holding the container."""
 
 
+_CASTS = frozenset({b"cast", b"t.cast", b"typing.cast"})
+"""The callees `Values.cast` reads (as written, bytes)."""
+
 _MEMBER_CALLS = frozenset({"method_invocation", "member_call_expression",
                            "nullsafe_member_call_expression", "scoped_call_expression"})
 """Member accesses that are calls too (Java, PHP): `a.b()`'s receiver text ends in `()`."""
@@ -108,8 +111,9 @@ class Values(WalkBase):
         if t in _SUBSCRIPTS:
             got = self.receiver(node)
             return "" if got == "?" else "=" + got
-        if t == "call" and (typed := self.cast(node)):
-            return ":" + typed
+        if t == "call":  # (no other form below is a `call`)
+            typed = self.cast(node)
+            return ":" + typed if typed else None
         if t in ("ternary_expression", "conditional_expression"):
             values = [self.value(b) for b in _choices(node)]
             made = [v for v in values if v and v.startswith("()")]
@@ -188,9 +192,10 @@ class Values(WalkBase):
     def cast(self, call: tree_sitter.Node) -> str:
         """`cast(T, x)` / `t.cast("T", x)`: the class named by its first argument."""
         fn = call.child_by_field_id(self.fids["function"])
+        if fn is None or self.source[fn.start_byte : fn.end_byte] not in _CASTS:
+            return ""  # (most calls: no decode, no arguments looked up)
         args = call.child_by_field_id(self.fids["arguments"])
-        if fn is None or args is None or not args.named_child_count or (
-                self.text(fn) not in ("cast", "t.cast", "typing.cast")):
+        if args is None or not args.named_child_count:
             return ""
         return type_text(self.text(args.named_children[0]))
 
