@@ -86,8 +86,9 @@ def test_serve_answers_initialize_and_list_tools_before_loading_a_model(tmp_path
                 assert {t.name for t in tools.tools} == TOOLS_EXPECTED
                 for pid in children_of(os.getpid()):
                     try:
-                        if b"serve" not in Path(f"/proc/{pid}/cmdline").read_bytes():
-                            continue
+                        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                        if b"serve" not in argv:  # `ctxd serve`, not another child
+                            continue  # (a graph helper from an earlier index: -c ...serve())
                         maps = Path(f"/proc/{pid}/maps").read_text()
                     except OSError:
                         continue
