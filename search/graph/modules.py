@@ -27,7 +27,7 @@ from functools import cached_property
 from ctxd.indexer.graph import Import
 
 __all__ = ["BUILD_ENDS", "JS_LIKE", "RepoLayout", "file_keys", "import_keys", "is_build_file",
-           "module_name"]
+           "module_name", "shared_folders"]
 
 JS_LIKE = frozenset({"javascript", "typescript", "tsx"})
 _JS_EXTS = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
@@ -426,7 +426,7 @@ class RepoLayout:
             return [local]
         hits = sorted((p for p in self.by_base.get(posixpath.basename(include), ())
                        if p.endswith("/" + include) or p == include),
-                      key=lambda p: (-_shared(p, path), len(p)))
+                      key=lambda p: (-shared_folders(p, path), len(p)))
         return hits[:1]
 
     def _java(self, path: str, imp: Import) -> list[str]:
@@ -578,7 +578,7 @@ _JAVA_SOURCE_SET = re.compile(r"(?:^|/)src/(?P<set>[^/]+)/java/")
 
 def _nearest(found: list[str], path: str) -> str:
     """The path of `found` (sorted) sharing the most leading folders with `path`, then
-    the shortest, then the first by name: `min(found, key=(-_shared(p, path), len(p),
+    the shortest, then the first by name: `min(found, key=(-shared_folders(p, path), len(p),
     p))`, by a binary search per folder, deepest first (a monorepo has a module of one
     name in each of its copies)."""
     folders = path.split("/")[:-1]
@@ -590,7 +590,7 @@ def _nearest(found: list[str], path: str) -> str:
     return min(found, key=lambda p: (len(p), p))
 
 
-def _shared(a: str, b: str) -> int:
+def shared_folders(a: str, b: str) -> int:
     """How many leading folders two paths share."""
     n = 0
     for x, y in zip(a.split("/")[:-1], b.split("/")[:-1], strict=False):

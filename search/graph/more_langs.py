@@ -31,6 +31,7 @@ from ctxd.indexer.graph import Import, Site
 from ctxd.indexer.graph.imports_more import GLOBAL_LEVEL, PACKAGE_LEVEL
 from ctxd.indexer.graph.model import module_tail
 from ctxd.search.graph.facts import FactsBase, FileFacts, Target
+from ctxd.search.graph.modules import shared_folders
 
 __all__ = ["MORE_LANGUAGES", "PACKAGED", "MoreLanguages", "package_keys"]
 
@@ -62,14 +63,7 @@ def _dotted(namespace: str) -> str:
 
 def _shared(a: str, b: str) -> int:
     """How many leading folders two paths share (the file itself counts as one more)."""
-    if a == b:
-        return 1 << 16
-    n = 0
-    for x, y in zip(a.split("/")[:-1], b.split("/")[:-1], strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
+    return 1 << 16 if a == b else shared_folders(a, b)
 
 
 class MoreLanguages(FactsBase):
