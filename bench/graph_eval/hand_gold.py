@@ -25,7 +25,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from bench.graph_eval.corpus import DEFAULT_MIRRORS, fetch, pin_named
+from bench.graph_eval.corpus import DEFAULT_MIRRORS, Pin, fetch, pin_named
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_WORK = Path("/tmp/ctxd-graph-eval")
@@ -266,6 +266,48 @@ def _column_and_kind(text: str, name: str) -> tuple[int, str]:
     return m.start() + 1, "call" if after.startswith(("(", "::<")) else "reference"
 
 
+def gold_record(t: dict[str, Any], pin: Pin, root: Path) -> dict[str, Any]:
+    """One target's gold record: its definition and hand-kept sites (`_site` specs) with
+    their columns and kinds read from the pinned tree at `root`."""
+    cache: dict[str, list[str]] = {}
+
+    def line_of(path: str, n: int) -> str:
+        if path not in cache:
+            cache[path] = (root / path).read_text(encoding="utf-8").splitlines()
+        return cache[path][n - 1]
+
+    dpath, dline, _, _ = _site(t["definition"])
+    dcol, _ = _column_and_kind(line_of(dpath, dline), t["name"])
+    refs = []
+    for spec in t["references"]:
+        path, n, kind, via = _site(spec)
+        col, auto = _column_and_kind(line_of(path, n), t["name"])
+        ref: dict[str, Any] = {"column": col, "kind": kind or auto, "line": n,
+                               "path": path, "by": "hand"}
+        if via:
+            ref["via"] = via
+        refs.append(ref)
+    refs.sort(key=lambda r: (r["path"], r["line"]))
+    return {
+        "analyser": "hand", "archive_sha256": pin.sha256, "category": t["category"],
+        "definition": {"column": dcol, "line": dline, "path": dpath},
+        "language": pin.language, "name": t["name"], "package": pin.package,
+        "qualified_name": t["qualified_name"], "references": refs, "repo": pin.name,
+        "rule": t["rule"], "set": "dev", "version": pin.version,
+    }
+
+
+def write_gold(gold: dict[str, list[dict[str, Any]]]) -> None:
+    """gold/<language>.jsonl for each language with records."""
+    for lang, records in gold.items():
+        if not records:
+            continue
+        path = HERE / "gold" / f"{lang}.jsonl"
+        path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
+        print(f"{path}: {len(records)} definitions, "
+              f"{sum(len(r['references']) for r in records)} references")
+
+
 def build(work: Path) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = {"go": [], "rust": [], "c": []}
     roots: dict[str, Path] = {}
@@ -276,33 +318,7 @@ def build(work: Path) -> dict[str, list[dict[str, Any]]]:
             t = {**t, "references": _c_sites(root, t["name"], t["grep"],
                                              {t["definition"], *t["exclude"]})}
             print(f"{t['repo']} {t['name']}: {len(t['references'])} lines")
-        cache: dict[str, list[str]] = {}
-
-        def line_of(path: str, n: int, root: Path = root,
-                    cache: dict[str, list[str]] = cache) -> str:
-            if path not in cache:
-                cache[path] = (root / path).read_text(encoding="utf-8").splitlines()
-            return cache[path][n - 1]
-
-        dpath, dline, _, _ = _site(t["definition"])
-        dcol, _ = _column_and_kind(line_of(dpath, dline), t["name"])
-        refs = []
-        for spec in t["references"]:
-            path, n, kind, via = _site(spec)
-            col, auto = _column_and_kind(line_of(path, n), t["name"])
-            ref: dict[str, Any] = {"column": col, "kind": kind or auto, "line": n,
-                                   "path": path, "by": "hand"}
-            if via:
-                ref["via"] = via
-            refs.append(ref)
-        refs.sort(key=lambda r: (r["path"], r["line"]))
-        out[pin.language].append({
-            "analyser": "hand", "archive_sha256": pin.sha256, "category": t["category"],
-            "definition": {"column": dcol, "line": dline, "path": dpath},
-            "language": pin.language, "name": t["name"], "package": pin.package,
-            "qualified_name": t["qualified_name"], "references": refs, "repo": pin.name,
-            "rule": t["rule"], "set": "dev", "version": pin.version,
-        })
+        out[pin.language].append(gold_record(t, pin, root))
     return out
 
 
@@ -311,11 +327,7 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=DEFAULT_WORK,
                     help=f"corpus folder (git mirrors from {DEFAULT_MIRRORS})")
     args = ap.parse_args()
-    for lang, records in build(args.work).items():
-        path = HERE / "gold" / f"{lang}.jsonl"
-        path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
-        print(f"{path}: {len(records)} definitions, "
-              f"{sum(len(r['references']) for r in records)} references")
+    write_gold(build(args.work))
 
 
 if __name__ == "__main__":

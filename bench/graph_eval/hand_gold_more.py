@@ -21,14 +21,12 @@ record format of the other gold files (`"analyser": "hand"`, `set` dev).
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 from bench.graph_eval.corpus import DEFAULT_MIRRORS, fetch, pin_named
-from bench.graph_eval.hand_gold import DEFAULT_WORK, _column_and_kind, _lines, _site
+from bench.graph_eval.hand_gold import DEFAULT_WORK, _lines, gold_record, write_gold
 
-HERE = Path(__file__).resolve().parent
 LANGUAGES = ("csharp", "php", "kotlin", "swift", "scala", "lua", "elixir")
 
 _KT = "clikt/src/commonMain/kotlin/com/github/ajalt/clikt"
@@ -283,33 +281,7 @@ def build(work: Path) -> dict[str, list[dict[str, Any]]]:
     for t in TARGETS:
         pin = pin_named(t["repo"])
         root = roots.setdefault(pin.name, fetch(pin, work))
-        cache: dict[str, list[str]] = {}
-
-        def line_of(path: str, n: int, root: Path = root,
-                    cache: dict[str, list[str]] = cache) -> str:
-            if path not in cache:
-                cache[path] = (root / path).read_text(encoding="utf-8").splitlines()
-            return cache[path][n - 1]
-
-        dpath, dline, _, _ = _site(t["definition"])
-        dcol, _ = _column_and_kind(line_of(dpath, dline), t["name"])
-        refs = []
-        for spec in t["references"]:
-            path, n, kind, via = _site(spec)
-            col, auto = _column_and_kind(line_of(path, n), t["name"])
-            ref: dict[str, Any] = {"column": col, "kind": kind or auto, "line": n,
-                                   "path": path, "by": "hand"}
-            if via:
-                ref["via"] = via
-            refs.append(ref)
-        refs.sort(key=lambda r: (r["path"], r["line"]))
-        out[pin.language].append({
-            "analyser": "hand", "archive_sha256": pin.sha256, "category": t["category"],
-            "definition": {"column": dcol, "line": dline, "path": dpath},
-            "language": pin.language, "name": t["name"], "package": pin.package,
-            "qualified_name": t["qualified_name"], "references": refs, "repo": pin.name,
-            "rule": t["rule"], "set": "dev", "version": pin.version,
-        })
+        out[pin.language].append(gold_record(t, pin, root))
     return out
 
 
@@ -318,13 +290,7 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=DEFAULT_WORK,
                     help=f"corpus folder (git mirrors from {DEFAULT_MIRRORS})")
     args = ap.parse_args()
-    for lang, records in build(args.work).items():
-        if not records:
-            continue
-        path = HERE / "gold" / f"{lang}.jsonl"
-        path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
-        print(f"{path}: {len(records)} definitions, "
-              f"{sum(len(r['references']) for r in records)} references")
+    write_gold(build(args.work))
 
 
 if __name__ == "__main__":
