@@ -28,12 +28,6 @@ commits=(cb22afd7902b566b6eaba6c4ea89739494a65d12 579e6f76cffd7643ba4002a2c3618a
          2779e868a00289e1b1fd854af030c43a06f4bcb4 60935b4d7abad71cf6157b45a10f5c3c65ead527
          fa2e48c54995a88d492f05568a64889d99994877)
 for i in 0 1 2 3 4; do
-  git_dir=$1
+  "$(dirname "$0")/../checkout_commit.sh" "$1" "${commits[$i]}" "$out/${names[$i]}"
   shift
-  dest=$out/${names[$i]}
-  mkdir -p "$dest"
-  index=$(mktemp -u)
-  GIT_INDEX_FILE=$index git --git-dir="$git_dir" --work-tree="$dest" read-tree "${commits[$i]}"
-  GIT_INDEX_FILE=$index git --git-dir="$git_dir" --work-tree="$dest" checkout-index -a -f
-  rm -f "$index"
 done

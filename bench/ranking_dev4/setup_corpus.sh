@@ -32,13 +32,7 @@ commits=(a898c454a04ca5ffad306bd751a15c7ac9ff6927 306a05526ada86a7b30af95c5cc81f
          7595cbcf59809f9977c5f6378500de2ad73b7ddb 254eec764ecccd120ab9dbc31352d76ffd6ecfa3
          b9017a9503b76e11b4ad4c1a9f050e2d29112cb0 7a2dfb528768f0a2e5680f711dbfb948f1d6c255)
 for i in 0 1 2 3 4 5; do
-  git_dir=$1
+  "$(dirname "$0")/../checkout_commit.sh" "$1" "${commits[$i]}" "$out/${names[$i]}"
   shift
-  dest=$out/${names[$i]}
-  mkdir -p "$dest"
-  index=$(mktemp -u)
-  GIT_INDEX_FILE=$index git --git-dir="$git_dir" --work-tree="$dest" read-tree "${commits[$i]}"
-  GIT_INDEX_FILE=$index git --git-dir="$git_dir" --work-tree="$dest" checkout-index -a -f
-  rm -f "$index"
 done
 rm -rf "$out/alamofire/docs"

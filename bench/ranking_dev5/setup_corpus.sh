@@ -25,12 +25,6 @@ names=(vconsole chi cxxopts)
 commits=(954c9df4b6b9df3a0fab519dad5a0389a42263b0 735ae2b87f8c733d616e809ae86e0985c1bc3350
          a3a21b31ef2894b5a802f041f40d51059469a259)
 for i in 0 1 2; do
-  git_dir=$1
+  "$(dirname "$0")/../checkout_commit.sh" "$1" "${commits[$i]}" "$out/${names[$i]}"
   shift
-  dest=$out/${names[$i]}
-  mkdir -p "$dest"
-  index=$(mktemp -u)
-  GIT_INDEX_FILE=$index git --git-dir="$git_dir" --work-tree="$dest" read-tree "${commits[$i]}"
-  GIT_INDEX_FILE=$index git --git-dir="$git_dir" --work-tree="$dest" checkout-index -a -f
-  rm -f "$index"
 done
