@@ -12,7 +12,6 @@ index is never embedded again. Pure, apart from the token counter it is given.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 
 import xxhash
@@ -29,8 +28,6 @@ from ctxd.indexer.store.records import NO_GRAPH, NO_SUMMARY, GraphRow, Summary
 
 __all__ = ["Checkpoint", "ChunkedFile", "checkpoints_of", "content_hash", "embedding_input",
            "graph_row", "summary_of"]
-
-log = logging.getLogger(__name__)
 
 
 def content_hash(text: str) -> str:
@@ -128,12 +125,7 @@ def _graph_row(language: str, parsed: object | None) -> GraphRow:
     that `graph_row`'s backfill knows it was seen), `NO_GRAPH` for other files."""
     if language not in SPECS:
         return NO_GRAPH
-    try:
-        graph = graph_of(language, parsed) or FileGraph(language)
-    except Exception:  # a fault of the extractor must not cost the file its text
-        log.exception("the code graph of a %s file failed; stored without its graph",
-                      language)
-        graph = FileGraph(language)
+    graph = graph_of(language, parsed) or FileGraph(language)
     return GraphRow(encode(graph), tuple(link_keys(graph)))
 
 

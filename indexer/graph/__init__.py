@@ -40,6 +40,6 @@ def graph_of(language: str, parsed: object | None) -> FileGraph | None:
         return None
     try:
         return extract(language, parsed)
-    except (ValueError, RecursionError, IndexError, KeyError) as exc:
-        log.warning("code graph of a %s file failed: %s", language, exc)
+    except Exception:  # any fault of the extractor: the file keeps its text
+        log.exception("code graph of a %s file failed", language)
         return None
