@@ -11,6 +11,7 @@ most `MAX_INCLUDES` files per include closure; memoised per workspace (`ws.memo`
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from ctxd.indexer.graph import Site
 from ctxd.search.graph.facts import C_LIKE, CLASS_KINDS, FactsBase, FileFacts, Target
@@ -80,25 +81,13 @@ class CFamily(FactsBase):
     def c_includes(self, path: str) -> list[str]:
         """The indexed files a C/C++ file's `#include`s reach, transitively, nearest
         first (at most `MAX_INCLUDES`)."""
-        memo: dict[str, list[str]] = self.ws.memo.setdefault("c_includes", {})
-        got = memo.get(path)
-        if got is not None:
-            return got
-        out: list[str] = []
-        seen, todo = {path}, [path]
-        while todo and len(out) < MAX_INCLUDES:
-            p = todo.pop(0)
-            facts = self.facts(p)
-            if facts is None or facts.graph.language not in C_LIKE:
-                continue
-            for imp in facts.graph.imports:
-                for f in self.ws.layout.resolve(p, imp, facts.graph.language):
-                    if f not in seen:
-                        seen.add(f)
-                        out.append(f)
-                        todo.append(f)
-        memo[path] = out[:MAX_INCLUDES]
-        return memo[path]
+        def includes(p: str, facts: FileFacts) -> Iterator[str]:
+            lang = facts.graph.language
+            if lang in C_LIKE:
+                for imp in facts.graph.imports:
+                    yield from self.ws.layout.resolve(p, imp, lang)
+
+        return self.reached(path, "c_includes", MAX_INCLUDES, includes)
 
     def c_declares(self, path: str, name: str, owner: str = "") -> bool:
         """Whether a C/C++ file has a prototype of `name` outside functions (in the

@@ -12,7 +12,8 @@ Invariants: pure over the workspace's graphs; a file without a graph has no fact
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ctxd.indexer.graph import FileGraph, Import, Role, Site
@@ -121,6 +122,28 @@ class FactsBase:
             graph = self.ws.graph(path)
             self._facts[path] = FileFacts(graph) if graph is not None else None
         return self._facts[path]
+
+    def reached(self, path: str, memo_key: str, limit: int,
+                step: Callable[[str, FileFacts], Iterable[str]]) -> list[str]:
+        """The files `step` (a file and its facts -> the files it reaches directly: its
+        `#include`s, its `require`s) reaches from `path`, transitively, nearest first, at
+        most `limit`; memoised per query under `memo_key`."""
+        memo: dict[str, list[str]] = self.ws.memo.setdefault(memo_key, {})
+        got = memo.get(path)
+        if got is not None:
+            return got
+        out: list[str] = []
+        seen, todo = {path}, deque([path])
+        while todo and len(out) < limit:
+            here = todo.popleft()
+            facts = self.facts(here)
+            for f in step(here, facts) if facts is not None else ():
+                if f not in seen:
+                    seen.add(f)
+                    out.append(f)
+                    todo.append(f)
+        memo[path] = out[:limit]
+        return memo[path]
 
     def _rust_field(self, got: Target, site: Site) -> bool:
         """`self.len` in Rust is the field `len`, never the method `len()` (a method is

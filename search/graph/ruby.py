@@ -17,9 +17,10 @@ memoised per workspace (`ws.memo`).
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterator
 
 from ctxd.indexer.graph import Import
-from ctxd.search.graph.facts import FactsBase, Target
+from ctxd.search.graph.facts import FactsBase, FileFacts, Target
 
 __all__ = ["MAX_REQUIRED", "RubyLookups"]
 
@@ -53,23 +54,11 @@ class RubyLookups(FactsBase):
     def ruby_required(self, path: str) -> list[str]:
         """The files a Ruby file requires, and those they require (nearest first, at most
         `MAX_REQUIRED`): their top-level constants are the file's too."""
-        memo: dict[str, list[str]] = self.ws.memo.setdefault("ruby_required", {})
-        got = memo.get(path)
-        if got is not None:
-            return got
-        out: list[str] = []
-        seen, todo = {path}, [path]
-        while todo and len(out) < MAX_REQUIRED:
-            here = todo.pop(0)
-            facts = self.facts(here)
-            for imp in facts.graph.imports if facts is not None else ():
-                for f in self.ws.layout.resolve(here, imp, "ruby") or self._load_path(here, imp):
-                    if f not in seen:
-                        seen.add(f)
-                        out.append(f)
-                        todo.append(f)
-        memo[path] = out[:MAX_REQUIRED]
-        return memo[path]
+        def requires(here: str, facts: FileFacts) -> Iterator[str]:
+            for imp in facts.graph.imports:
+                yield from self.ws.layout.resolve(here, imp, "ruby") or self._load_path(here, imp)
+
+        return self.reached(path, "ruby_required", MAX_REQUIRED, requires)
 
     def _load_path(self, path: str, imp: Import) -> list[str]:
         """A Ruby `require 'spec_helper'` the repository's root and `lib/` do not hold: the
