@@ -16,7 +16,7 @@ from ctxd.indexer.errors import SymbolNotFound, ValidationError
 from ctxd.indexer.graph.specs import SPECS
 from ctxd.search.graph import queries
 from ctxd.search.graph.models import CallPaths, Calls, GraphDef, Impact, Refs
-from ctxd.search.graph.naming import name_definition
+from ctxd.search.graph.naming import name_definition, parse_symbol
 from ctxd.search.lexical.limits import check_query_length
 from ctxd.server.repo_names import check_repositories
 from ctxd.server.requests import CallPathRequest, CallsRequest, GraphRefsRequest, ImpactRequest
@@ -122,8 +122,8 @@ class GraphCases:
         table that is no definition (Lua's `local M = {}`), where a file's code usually
         lives (None: not a file)."""
         path = subject.removeprefix("./")
-        if "/" not in path and "." not in path:
-            return None
+        if ("/" not in path and "." not in path) or _is_place(path):
+            return None  # a name, or PATH:LINE of one definition
         code = path.endswith(tuple(f".{e}" for e in _CODE_EXTENSIONS)) or (
             detect_language(path) in SYNTAX)  # C#, PHP, ...
         if not code and ("/" not in path or path.endswith(("/", "\\"))):
@@ -192,3 +192,11 @@ def _not_a_code_file(subject: str, path: str) -> ValidationError:
 
 _CODE_EXTENSIONS = ("py", "pyi", "js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts", "go",
                     "rs", "java", "c", "h", "cc", "cpp", "hpp", "hh", "rb", "sh")
+
+
+def _is_place(subject: str) -> bool:
+    """Whether `subject` is `PATH:LINE` (or `PATH:LINE:COLUMN`) of a definition."""
+    try:
+        return isinstance(parse_symbol(subject), tuple)
+    except ValidationError:
+        return False

@@ -96,6 +96,16 @@ def test_impact_of_a_file_lists_only_code_outside_it(two, monkeypatch):
         ("app/api.py", None), ("app/api.py", "handler"), ("app/api.py", "twice")}  # not Store.get
 
 
+def test_impact_takes_path_line_of_a_definition_as_the_other_commands_do(two, monkeypatch):
+    monkeypatch.chdir(two[0].root)  # it said 'not a code file the code graph reads'
+    by_place = run("impact", "app/models.py:5", "--json")
+    assert by_place.exit_code == 0, by_place.output
+    by_name = json.loads(run("impact", "Store.load", "--json").stdout)
+    got = json.loads(by_place.stdout)
+    assert got["definitions"] == by_name["definitions"] and got["dependents"] == by_name[
+        "dependents"] and got["dependents"]
+
+
 def test_impact_of_a_php_file_nothing_uses_says_0_dependents(two, monkeypatch):
     monkeypatch.chdir(two[0].root)
     r = run("impact", "app/Client.php")
