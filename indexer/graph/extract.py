@@ -245,6 +245,12 @@ class _Walk(Facts, CFamily, RustMacros):
                     rest: list[Entry] = [(c, None, None, None)
                                          for c in callee.named_children[1:]]
                     put[callee.id] = [(first, Role.CALL, None, None), *rest]
+                elif callee.type in _OPERATOR_CALLEES and callee.named_child_count and (
+                        (last := callee.named_children[-1]).type in spec.names
+                        or last.type in spec.members):  # Swift's `a.f() + s.g()`
+                    put[callee.id] = [*((c, None, None, None)
+                                        for c in callee.named_children[:-1]),
+                                      (last, Role.CALL, None, None)]
             if t == "call_expression" and self.language in JS_LIKE:
                 self.require(node, None)
             if self.language in JS_LIKE and callee is not None:
@@ -480,6 +486,11 @@ def _kinds(language: str, grammar: tree_sitter.Language) -> tuple[frozenset[int]
                                   frozenset(k for k, t in types if t in ruled))
     return got
 
+
+_OPERATOR_CALLEES = frozenset({"additive_expression", "multiplicative_expression"})
+"""Callees that are an operator's operands: tree-sitter-swift reads `a.f() + s.g()` as a
+call of `a.f() + s.g` (the call's suffix binds to the whole sum); the called one is the
+last operand."""
 
 def _defs(forest: Sequence[Definition]) -> list[Def]:
     out: list[Def] = []

@@ -37,7 +37,7 @@ FORMAT = 2
 """The blob's format version (its first element); an unknown one decodes to nothing.
 1: one JSON list, the sites' integers its last element (read still); 2: the sites'
 integers in binary after the JSON head (several times cheaper to write and read)."""
-EXTRACTION = 14
+EXTRACTION = 15
 """What the extractor records (bumped when it records new facts in the same format: 2 =
 list element types, `cast`/`as` values, `this:` parameters, `__all__` entries, JS/Go
 re-assignments, `import a.b` keyed `a`; 3 = JS private names, object shapes, either-branch
@@ -52,7 +52,8 @@ deep, C++ class-body declarations and qualified calls, Rust macro-made functions
 embedded fields as bases, receivers up to 240 characters; 11 = Kotlin/Swift type
 parameters bound to their bound's class; 12 = C# declared return types; 13 = Rust `extern
 crate X as Y` aliases, a Rust file's link keys include the crates its paths start with;
-14 = Kotlin declared return types, Swift protocol requirements' and `-> Self`). A
+14 = Kotlin declared return types, Swift protocol requirements' and `-> Self`; 15 =
+every operand call of a Swift sum or product, `a.f() + s.g()`). A
 repository indexed by an older one gets every graph extracted again by its next full
 `ctxd index` (`Indexer.backfill_graphs`)."""
 

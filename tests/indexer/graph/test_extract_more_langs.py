@@ -203,3 +203,12 @@ def test_a_csharp_methods_declared_return_type_is_its_return_value():
     g = graph("csharp", "class A {\n  IRunner Make() { var r = new Runner(); return r; }\n}\n")
     assert ("return", ":IRunner") in {(s.name, s.value) for s in g.sites
                                       if s.role == Role.BIND}  # (the interface, as declared)
+
+
+def test_each_operand_call_of_a_swift_sum_is_a_call():
+    g = graph("swift", "class Square { func area() -> Double { return 2.0 } }\n"
+                       "func three() -> Double {\n    let s = Square()\n"
+                       "    return s.area() + s.area() * s.area()\n}\n")
+    # tree-sitter-swift reads `s.area() + s.area()` as a call of `s.area() + s.area`
+    assert [(s.col, s.role, s.receiver) for s in g.sites if s.name == "area" and s.line == 4] \
+        == [(14, Role.CALL, "s"), (25, Role.CALL, "s"), (36, Role.CALL, "s")]
