@@ -219,6 +219,10 @@ class GraphWorker:
                 waiting, self._waiting = self._waiting, {}
             for future in waiting.values():
                 future.set_exception(RuntimeError("the graph helper ended"))
+            try:  # reaped now, not left a zombie until the next run's helper
+                self._proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                pass
 
     def close(self) -> None:
         """End the helper: it finishes the jobs it has, then sees its stdin end."""

@@ -94,6 +94,8 @@ def test_a_dead_helper_leaves_the_graphs_to_the_pipeline() -> None:
     w._proc.kill()
     w._reader.join(30)  # its answers end with it
     assert not w.ready
+    with pytest.raises(ChildProcessError):  # reaped at once, no zombie until close()
+        os.waitpid(w._proc.pid, os.WNOHANG)
     assert w.submit("python", parsed("python", FILES["python"])) is None  # made in-process
     w.close()
     assert w._proc.returncode is not None
