@@ -27,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.corpus import ensure_corpus
 from bench.stats import emit, percentile
 from ctxd.indexer.chunk.chunker import ChunkOptions, chunk_file
-from ctxd.indexer.chunk.languages import SYNTAX, detect_language
+from ctxd.indexer.chunk.grammars import SYNTAX
+from ctxd.indexer.chunk.languages import detect_language
 from ctxd.indexer.chunk.tokens import load_token_counter
 from ctxd.indexer.embedder import EmbedOptions, SentenceTransformerEmbedder
 from ctxd.indexer.pipeline import Indexer

@@ -18,7 +18,7 @@ from typing import Any
 
 from ctxd.indexer.checkpoints import graph_row, summary_of
 from ctxd.indexer.chunk.chunker import ChunkOptions
-from ctxd.indexer.chunk.languages import PARSED_BEFORE_RECORD, parsed_languages
+from ctxd.indexer.chunk.grammars import PARSED_BEFORE_RECORD, parsed_languages
 from ctxd.indexer.graph.model import EXTRACTION as GRAPH_EXTRACTION
 from ctxd.indexer.graph.specs import SPECS as GRAPH_LANGUAGES
 from ctxd.indexer.store.protocol import IndexStore
@@ -32,7 +32,7 @@ CHUNK_READ_BATCH = 64
 """Texts read back per statement by phase 1's chunking pass."""
 PARSED_KEY = "parsed_languages"
 """The repository option that records which languages were cut by their syntax
-(`indexer.chunk.languages.parsed_languages`): a full run chunks the files of a language
+(`indexer.chunk.grammars.parsed_languages`): a full run chunks the files of a language
 parsed since (a new grammar) or parsed otherwise since (`PARSE_REVISIONS`) again, so that
 they get symbols and definition-aligned checkpoints without being edited."""
 GRAPH_KEY = "graph_extraction"

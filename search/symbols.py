@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ctxd.indexer.chunk.languages import SYNTAX
+from ctxd.indexer.chunk.grammars import SYNTAX
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.search.models import SymbolItem
 from ctxd.search.symbol_names import SymbolNames

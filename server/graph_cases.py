@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import posixpath
 
-from ctxd.indexer.chunk.languages import SYNTAX, detect_language
+from ctxd.indexer.chunk.grammars import SYNTAX
+from ctxd.indexer.chunk.languages import detect_language
 from ctxd.indexer.errors import SymbolNotFound, ValidationError
 from ctxd.indexer.graph.specs import SPECS
 from ctxd.search.graph import queries

@@ -1,7 +1,7 @@
 """Per-language rules for what a tree-sitter definition node is called and where it ends.
 
 `extractor_for(language)` returns an `Extractor`: given a node matched by the
-definition query of `indexer.chunk.languages.SYNTAX` and the kind the table gives its type,
+definition query of `indexer.chunk.grammars.SYNTAX` and the kind the table gives its type,
 it returns `Extracted` `(name, kind, outer node, scope)` or None to skip the node. The
 rules cover what the grammars leave implicit: JS/TS `const f = () => ...`, CommonJS
 and prototype assignments; Go receivers, single-spec `type`/`const` declarations;
@@ -30,7 +30,7 @@ from typing import TypeAlias
 import tree_sitter
 
 from ctxd.indexer.chunk.extractors_more import MORE_EXTRACTORS
-from ctxd.indexer.chunk.languages import SyntaxTable
+from ctxd.indexer.chunk.grammars import SyntaxTable
 from ctxd.indexer.chunk.treenav import TreeNav
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 The same contract as `indexer.chunk.extractors` (which hands these languages to
 `MORE_EXTRACTORS`): given a node matched by the definition query of
-`indexer.chunk.languages.SYNTAX` and the kind the table gives its type, return
+`indexer.chunk.grammars.SYNTAX` and the kind the table gives its type, return
 `(name, kind, outer node, scope)` or None to skip the node. The rules cover what the
 grammars leave implicit:
 
@@ -36,7 +36,7 @@ from typing import TypeAlias
 
 import tree_sitter
 
-from ctxd.indexer.chunk.languages import SyntaxTable
+from ctxd.indexer.chunk.grammars import SyntaxTable
 from ctxd.indexer.chunk.treenav import TreeNav
 
 __all__ = ["MORE_EXTRACTORS"]

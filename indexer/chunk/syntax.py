@@ -43,7 +43,7 @@ import tree_sitter
 from ctxd.indexer.chunk.comment_runs import attach_runs, blank_long_runs
 from ctxd.indexer.chunk.conditionals import PREPROCESSED, first_branches
 from ctxd.indexer.chunk.extractors import extractor_for, node_field, python_module_variables
-from ctxd.indexer.chunk.languages import SYNTAX, SyntaxTable, load_grammar
+from ctxd.indexer.chunk.grammars import SYNTAX, SyntaxTable, load_grammar
 from ctxd.indexer.chunk.treenav import ParseBudgetExceeded, TreeNav
 
 __all__ = [

@@ -34,7 +34,7 @@ from typing import IO
 
 import tree_sitter
 
-from ctxd.indexer.chunk.languages import load_grammar
+from ctxd.indexer.chunk.grammars import load_grammar
 from ctxd.indexer.chunk.syntax import Definition, ParsedSource
 from ctxd.indexer.graph import FileGraph, encode, graph_of, link_keys
 

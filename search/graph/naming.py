@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ctxd.indexer.chunk.languages import SYNTAX
+from ctxd.indexer.chunk.grammars import SYNTAX
 from ctxd.indexer.errors import AmbiguousSymbol, SymbolNotFound, ValidationError
 from ctxd.indexer.graph.specs import SPECS
 from ctxd.indexer.store.protocol import IndexStore

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from ctxd.indexer.chunk.grammars import SYNTAX, grammar_status, load_grammar
 from ctxd.indexer.chunk.languages import (
     LANGUAGES,
-    SYNTAX,
     Family,
     detect_language,
     family,
-    grammar_status,
     linguist_name,
-    load_grammar,
     normalize_language,
 )
 

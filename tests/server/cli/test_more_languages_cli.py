@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxd.indexer.chunk import conditionals, languages, syntax
-from ctxd.indexer.chunk.languages import SYNTAX
+from ctxd.indexer.chunk import conditionals, grammars, syntax
+from ctxd.indexer.chunk.grammars import SYNTAX
 from ctxd.server.config import load_settings
 from ctxd.server.service import Service
 from tests.conftest import FakeEmbedder, RepoBuilder
@@ -93,7 +93,7 @@ def test_an_index_made_before_csharp_was_parsed_chunks_csharp_again(
 ) -> None:
     with monkeypatch.context() as older:  # a ctxd without the C# grammar
         older.delitem(SYNTAX, "csharp")
-        older.setattr(languages, "_grammars", {})
+        older.setattr(grammars, "_grammars", {})
         assert index(serilog.root)["files_updated"] == 3
         assert run("symbols", "LoggerConfiguration").exit_code == 1
     assert index(serilog.root)["files_updated"] == 2  # the two .cs files, not README.md
@@ -126,7 +126,7 @@ def test_an_index_made_before_c_ifdefs_were_read_chunks_c_again(
     repo.write("README.md", "# jq\n")
     monkeypatch.chdir(repo.root)
     with monkeypatch.context() as older:  # a ctxd that read C as written
-        older.setattr(languages, "PARSE_REVISIONS", {})
+        older.setattr(grammars, "PARSE_REVISIONS", {})
         older.setattr(conditionals, "PREPROCESSED", frozenset({"csharp"}))
         older.setattr(syntax, "PREPROCESSED", frozenset({"csharp"}))
         assert index(repo.root)["files_updated"] == 3
@@ -148,7 +148,7 @@ def test_a_run_stopped_part_way_leaves_the_rest_to_chunk_again(
         repo.write(f"src/{name}.c", MAIN_C.replace("umain(", f"umain_{name}("))
     monkeypatch.chdir(repo.root)
     with monkeypatch.context() as older:  # a ctxd that read C as written
-        older.setattr(languages, "PARSE_REVISIONS", {})
+        older.setattr(grammars, "PARSE_REVISIONS", {})
         older.setattr(conditionals, "PREPROCESSED", frozenset({"csharp"}))
         older.setattr(syntax, "PREPROCESSED", frozenset({"csharp"}))
         assert index(repo.root)["files_updated"] == 3
