@@ -11,7 +11,7 @@ One thread waits on the listener and on every connection between requests (a sel
 answers handshakes itself and hands each whole request to a worker of a fixed pool (so
 the service's per-thread SQLite connections stay bounded); a request runs the `Service`
 method of the same name, with the request's own search/walk/chunk settings when it
-carries other ones (`_service_for`: a view sharing the model and the vectors). The
+carries other ones (`dispatch`: a view sharing the model and the vectors). The
 daemon is the index's single writer: `index`, `remove` and `compact` run here, the
 watcher too.
 
@@ -23,23 +23,19 @@ Invariants:
   must say hello within `HANDSHAKE_TIMEOUT`; past `MAX_CONNECTIONS` one is refused.
 - The daemon exits within `HOME_CHECK_INTERVAL` once its home, lock or socket is removed
   or replaced, and then deletes only its own socket and record.
-- A request never takes the daemon down: a `CtxdError` goes back as an error answer, any
-  other exception is logged with its traceback and answered as `internal_error`. A
-  message that is not the protocol (not JSON, nested deeper than `protocol.MAX_DEPTH`)
-  is answered with a `validation_error` and its connection closed; params naming an
-  unknown record type or enum value are a `validation_error` too.
-- A client that goes away during `index` does not stop the run (its files are committed
-  one by one; the events are just no longer sent).
+- A request never takes the daemon down (`dispatch`: errors are answers). A message that
+  is not the protocol (not JSON, nested deeper than `protocol.MAX_DEPTH`) is answered
+  with a `validation_error` and its connection closed.
 
-Why one module of ~640 lines: the selector loop, the worker hand-off and the lifecycle
-checks share the daemon's state (connections, in-flight requests, the stop event) under
-one lock; the wire format is `protocol`, the start and discovery `lifecycle`.
+The selector loop, the worker hand-off and the lifecycle checks share the daemon's state
+(connections, in-flight requests, the stop event) under one lock, so they are one module;
+how one request is answered is `dispatch`, the wire format `protocol`, the start and
+discovery `lifecycle`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import inspect
 import logging
 import os
 import selectors
@@ -55,23 +51,16 @@ from typing import Any
 
 from ctxd.indexer.errors import CtxdError, DaemonError, ValidationError
 from ctxd.indexer.memory import release_free_memory
-from ctxd.indexer.models import Progress, now_rfc3339
+from ctxd.indexer.models import now_rfc3339
 from ctxd.indexer.store.private import PRIVATE_UMASK, private_home
 from ctxd.server.config import Settings
-from ctxd.server.daemon import protocol
+from ctxd.server.daemon import dispatch, protocol
 from ctxd.server.daemon.paths import DaemonPaths, daemon_lock
 from ctxd.server.first_search import LAUNCHED_ENV, remember
 from ctxd.server.service import Service
 from ctxd.server.watch.watcher import start_watching
 
 log = logging.getLogger("ctxd.daemon")
-
-USE_CASES = frozenset({
-    "index", "search", "explain", "lexical", "files", "references", "symbols",
-    "file_content", "status", "list_repos", "health", "freshness", "remove", "repos",
-    "compact", "repo_roots", "graph_refs", "calls", "call_path", "impact",
-})
-"""`Service` methods a client may call by name."""
 
 WORKERS = 16
 """Requests served at once (each worker holds one SQLite connection while it lives)."""
@@ -90,9 +79,6 @@ SEND_TIMEOUT = 60.0
 
 SELECTOR_SEND_TIMEOUT = 0.5
 """The same for the handshake answers the selector thread sends itself."""
-
-MAX_VIEWS = 4
-"""Services kept for requests with other request settings (`_service_for`)."""
 
 HOME_CHECK_INTERVAL = 2.0
 """How often the daemon checks that its home, lock and socket are still there."""
@@ -164,7 +150,7 @@ class Daemon:
         self._sel: selectors.BaseSelector = selectors.DefaultSelector()
         """Made here, used (and closed) by `_serve`."""
         self._pool: ThreadPoolExecutor | None = None
-        self._views: dict[Settings, Service] = {}
+        self._views = dispatch.Views(self.service, settings)
 
     # -- life cycle ----------------------------------------------------------------------
 
@@ -529,7 +515,6 @@ class Daemon:
                 conn.shutdown(socket.SHUT_RD)
 
     def _request(self, conn: socket.socket, msg: dict[str, Any]) -> None:
-        rid = msg.get("id")
         method = str(msg.get("method"))
         with self._state:
             self._in_flight += 1
@@ -537,16 +522,9 @@ class Daemon:
             if method not in ("hello", "daemon_info"):
                 self.requests += 1
         try:
-            result = self._dispatch(conn, rid, method, msg.get("params") or {},
-                                    msg.get("settings"))
-            answer: dict[str, Any] = {"id": rid, "result": protocol.encode(result)}
-        except CtxdError as err:
-            answer = {"id": rid, "error": protocol.error_to_wire(err)}
-        except Exception as exc:
-            log.exception("request %s failed", method)
-            answer = {"id": rid, "error": protocol.error_to_wire(CtxdError(
-                f"{type(exc).__name__}: {exc}",
-                hint="This is a bug in ctxd. Re-run with LOG_LEVEL=debug for the traceback."))}
+            answer = dispatch.answer(conn, msg, views=self._views,
+                                     info=lambda detail: self.info(detail=detail),
+                                     should_stop=self._stopping.is_set)
         finally:
             with self._state:
                 self._in_flight -= 1
@@ -554,75 +532,6 @@ class Daemon:
         protocol.send(conn, answer)
         if method == "shutdown":
             self.stop()
-
-    def _dispatch(self, conn: socket.socket, rid: Any, method: str, raw: Any,
-                  settings: Any = None) -> Any:
-        try:
-            params = protocol.decode(raw)
-        except protocol.ProtocolError as exc:
-            raise ValidationError(f"bad params for {method}: {exc}",
-                                  details={"field": "params", "method": method}) from None
-        if not isinstance(params, dict):
-            raise ValidationError("params must be an object", details={"field": "params"})
-        if method == "hello":
-            return self.info()
-        if method == "daemon_info":
-            return self.info(detail=True)
-        if method == "shutdown":
-            return {"pid": os.getpid()}
-        if method not in USE_CASES:
-            raise ValidationError(f"unknown method {method!r}",
-                                  details={"field": "method", "value": method})
-        if method == "index":
-            params.update(self._index_events(conn, rid))
-        fn = getattr(self._service_for(settings), method)
-        try:
-            inspect.signature(fn).bind(**params)
-        except TypeError as exc:
-            raise ValidationError(f"bad arguments for {method}: {exc}",
-                                  details={"field": "params", "method": method}) from None
-        return fn(**params)
-
-    def _index_events(self, conn: socket.socket, rid: Any) -> dict[str, Any]:
-        """Progress and lock-wait callbacks that stream events to the client."""
-        gone = threading.Event()
-
-        def event(kind: str, data: Any) -> None:
-            if gone.is_set():
-                return
-            try:
-                protocol.send(conn, {"id": rid, "event": kind, "data": protocol.encode(data)})
-            except OSError:
-                gone.set()  # the client left; the run goes on
-
-        def progress(p: Progress) -> None:
-            event("progress", p)
-
-        def lock_wait(pid: str) -> None:
-            event("lock_wait", pid)
-
-        # `ctxd daemon stop` ends a run at its next checkpoint (the next run resumes it).
-        return {"progress": progress, "on_lock_wait": lock_wait, "lock_wait": None,
-                "should_stop": self._stopping.is_set}
-
-    def _service_for(self, wire: Any) -> Service:
-        """The service that answers with a request's own settings (search, walk, chunk):
-        ours when they are the same, else a view sharing our model, vectors and index
-        (kept for the next request with the same settings; `MAX_VIEWS` at most)."""
-        try:
-            settings = protocol.apply_request_settings(self.settings, wire)
-        except protocol.ProtocolError as exc:
-            raise ValidationError(str(exc), details={"field": "settings"}) from None
-        if settings == self.settings:
-            return self.service
-        with self._state:
-            view = self._views.pop(settings, None)
-            if view is None:
-                view = self.service.view(settings)
-            self._views[settings] = view  # the most recently used last
-            for key in list(self._views)[:-MAX_VIEWS]:
-                del self._views[key]  # nothing to close: a view's connections are ours
-        return view
 
     def info(self, *, detail: bool = False) -> dict[str, Any]:
         """What the handshake and `ctxd daemon status` report."""
