@@ -3,15 +3,21 @@
 
 Invariants: a text already embedded anywhere in the index (same hash) is never embedded
 again; batches go longest first and each is committed on its own, so semantic search
-covers more as it runs and a stop request (between batches) loses no finished work.
+covers more as it runs and a stop request (between batches) loses no finished work. A
+vector depends on its text alone (stored by the text's hash), so one computed while
+another write changed the files is still right when committed: at worst no checkpoint
+uses it any more, and `gc_embeddings` collects it. That is what lets the watcher hold
+the write lock per commit only (`writing`), and write an edited file while the model
+runs (`encode`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 
 from ctxd.indexer.checkpoints import embedding_input
-from ctxd.indexer.embedder import Embedder
+from ctxd.indexer.embedder import Embedder, Vectors
 from ctxd.indexer.models import Chunk, IndexStats, Progress, ProgressFn
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.indexer.store.sqlite.store import serialize_vector
@@ -56,12 +62,20 @@ class EmbedPass:
         stats: IndexStats | None = None,
         should_stop: Callable[[], bool] | None = None,
         budget: int = 0,
+        encode: Callable[[list[str]], Vectors] | None = None,
+        writing: Callable[[], AbstractContextManager[object]] | None = None,
     ) -> int:
         """Embed every checkpoint text and file summary without a vector (of one repo, or
         all), at most `budget` checkpoint texts when it is not 0 (the rest wait for the
         next call: `stats.over_budget`); returns how many texts were embedded
-        (`stats.chunks_embedded` counts the checkpoint texts among them)."""
+        (`stats.chunks_embedded` counts the checkpoint texts among them).
+
+        `encode` runs the model on one batch (default: the embedder). `writing`, when
+        given, is entered around each write (the write lock, per commit) instead of the
+        caller holding the lock for the whole pass."""
         report = progress or (lambda _p: None)
+        run = encode or self.embedder.embed
+        locked = writing or nullcontext
         # (hash, text): checkpoint texts first, then summaries (index >= n_chunks).
         pending = [
             (p.hash, embedding_input(p.path, Chunk(0, 0, p.text, symbol=p.symbol)))
@@ -77,7 +91,8 @@ class EmbedPass:
         pending += self.store.pending_summaries(repo_id)
         if not pending:
             return 0
-        self.store.ensure_model(self.embedder.name, self.embedder.dimension)
+        with locked():
+            self.store.ensure_model(self.embedder.name, self.embedder.dimension)
         inputs = [text for _h, text in pending]
         if (expect := getattr(self.embedder, "expect", None)) is not None:
             expect(len(inputs))  # many texts: the bulk encoder loads meanwhile
@@ -92,12 +107,13 @@ class EmbedPass:
                     stats.embeddings_pending = total - done
                 break
             idx = order[start : start + step]
-            vecs = self.embedder.embed([inputs[i] for i in idx])
+            vecs = run([inputs[i] for i in idx])
             blobs = [(i, serialize_vector(v.tolist())) for i, v in zip(idx, vecs, strict=True)]
-            self.store.add_embeddings(
-                [(pending[i][0], b) for i, b in blobs if i < n_chunks],
-                [(pending[i][0], b) for i, b in blobs if i >= n_chunks],
-            )
+            with locked():
+                self.store.add_embeddings(
+                    [(pending[i][0], b) for i, b in blobs if i < n_chunks],
+                    [(pending[i][0], b) for i, b in blobs if i >= n_chunks],
+                )
             done += len(idx)
             chunks_done += sum(1 for i in idx if i < n_chunks)
             report(Progress("embed", done, total))

@@ -40,7 +40,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from functools import cached_property, partial
 from pathlib import Path
@@ -52,7 +52,7 @@ from ctxd.indexer.chunk.languages import detect_language
 from ctxd.indexer.commit_batch import CommitBatch
 from ctxd.indexer.embed_pass import PLAN_STEP as PLAN_STEP
 from ctxd.indexer.embed_pass import EmbedPass
-from ctxd.indexer.embedder import Embedder
+from ctxd.indexer.embedder import Embedder, Vectors
 from ctxd.indexer.file_rows import line_count, write_chunked
 from ctxd.indexer.graph.worker import GraphWorker, shared_worker
 from ctxd.indexer.models import (
@@ -290,6 +290,32 @@ class Indexer(EmbedPass, Backfills):
         stats.duration_ms = int((time.perf_counter() - started) * 1000)
         report(Progress("done", stats.files_indexed, stats.files_indexed))
         return stats
+
+    def embed_backlog(
+        self,
+        repo_id: int,
+        stats: IndexStats,
+        *,
+        writing: Callable[[], AbstractContextManager[object]],
+        should_stop: Callable[[], bool] | None = None,
+        encode: Callable[[list[str]], Vectors] | None = None,
+    ) -> None:
+        """Phase 2 alone, for a repository whose phase 1 is written (the watcher's rounds
+        of embedding): as `index(..., only_paths=[])` would, but holding the write lock
+        (`writing()`) per commit instead of for the pass, so that a phase-1 write of an
+        edited file never waits for the model (`encode` may make such writes while it
+        runs). Ends, when not stopped, as a run does: orphaned vectors collected past the
+        threshold, the coverage claim recorded, `indexed_at` set if anything was embedded.
+        """
+        self.embed_pending(repo_id, stats=stats, should_stop=should_stop,
+                           budget=self.embed_budget, encode=encode, writing=writing)
+        if stats.stopped:
+            return
+        with writing():
+            total = self.store.vector_state()[0] if self.store.has_vectors() else 0
+            self.store.gc_embeddings(min_orphans=max(GC_MIN_ORPHANS, total // 10))
+            coverage_claim.record(self.store)
+            self.store.mark_indexed(repo_id, now_rfc3339() if stats.chunks_embedded else None)
 
     def _sync_files(
         self,

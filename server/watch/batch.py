@@ -40,9 +40,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ctxd.indexer.embedder import Vectors
 from ctxd.indexer.errors import CtxdError, IndexLocked, ValidationError
+from ctxd.indexer.memory import release_free_memory
 from ctxd.indexer.models import FileEntry, IndexStats
+from ctxd.indexer.pipeline import Indexer
 from ctxd.indexer.store.protocol import IndexStore
+from ctxd.indexer.store.storage_errors import storage_errors
 from ctxd.indexer.walk.walker import walk
 from ctxd.server.watch.changes import FULL, ChangeSet, Diff, Stat, candidates, diff, under_any
 from ctxd.server.watch.repos import Job, RepoState, WatchedRepos
@@ -287,18 +291,29 @@ class BatchApplier:
             self.watched.status_dirty = True
         return n
 
-    def embed(self, repo: RepoState, should_stop: Callable[[], bool]) -> int:
+    def embed(
+        self,
+        repo: RepoState,
+        should_stop: Callable[[], bool],
+        encode: Callable[[list[str]], Vectors] | None = None,
+    ) -> int:
         """Embed the repository's backlog until done or `should_stop()` (checked after
         every commit of one embedder batch); returns the checkpoints embedded. Holds the
-        write lock only while it runs; a held lock or an error leaves the backlog for later.
+        write lock only for each commit, never while the model runs, so `encode` (the
+        model on one batch) may apply batches of edited files meanwhile; a held lock or
+        an error leaves the backlog for later.
         """
+        service = self.service
+        stats = IndexStats(path=repo.root, repository=repo.name, include_patterns=[],
+                           exclude_patterns=[], max_file_size=0)
+        indexer = Indexer(service.store(), service.embedder, service.settings.chunk,
+                          embed_budget=service.settings.embedding.run_budget)
         try:
-            stats = self.service.index(
-                repo.root,
-                only_paths=[],
-                lock_wait=self.lock_wait_seconds,
-                should_stop=should_stop,
-            )
+            with storage_errors(service.settings.home):
+                indexer.embed_backlog(
+                    repo.id, stats, should_stop=should_stop, encode=encode,
+                    writing=lambda: service.writing(wait=self.lock_wait_seconds,
+                                                    root=repo.root))
         except IndexLocked as exc:
             with self._cond:
                 repo.waiting_for_lock = str(exc.details.get("pid", "?"))
@@ -310,6 +325,8 @@ class BatchApplier:
             self.watched.say(f"Embedding {repo.name} failed: {exc.message}; the next rescan "
                              "retries.")
             return 0
+        finally:
+            release_free_memory()  # the embedding buffers' peak, back to the OS
         if stats.chunks_embedded:
             log.info("%s: embedded %d checkpoints%s", repo.name, stats.chunks_embedded,
                      " (paused for other work)" if stats.stopped else "")

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import threading
 import time
@@ -50,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
+from ctxd.indexer.embedder import Vectors
 from ctxd.server.config import Settings, WatchOptions
 from ctxd.server.watch.batch import BatchApplier, BatchResult
 from ctxd.server.watch.changes import FULL
@@ -376,6 +378,9 @@ class Watcher:
             self._embed(repo)
         else:
             self._wait_until(self._next_deadline())
+        self._maybe_write_status()
+
+    def _maybe_write_status(self) -> None:
         if (self._watched.status_dirty
                 and time.monotonic() - self._status_written >= _STATUS_MIN_INTERVAL):
             self._write_status()
@@ -396,10 +401,13 @@ class Watcher:
             if left > 0:
                 self._cond.wait(left)
 
-    def _next_deadline(self) -> float:
+    def _next_deadline(self, *, batches_only: bool = False) -> float:
+        """When the worker has something to do next (`batches_only`: the next batch of
+        changes, a poll or a rescan, leaving out the repository list's poll, the status
+        file and embedding; `inf` when none is in sight)."""
         now = time.monotonic()
-        times = [self._next_repo_poll]
-        if self._watched.status_dirty:
+        times = [] if batches_only else [self._next_repo_poll]
+        if self._watched.status_dirty and not batches_only:
             times.append(self._status_written + _STATUS_MIN_INTERVAL)
         with self._cond:
             for r in self._watched.repos.values():
@@ -414,11 +422,11 @@ class Watcher:
                     due.append(r.next_poll)
                 if self.options.rescan_seconds > 0:
                     due.append(r.next_rescan)
-                if r.embed_backlog > 0 and r.embed_error is None:
+                if r.embed_backlog > 0 and r.embed_error is None and not batches_only:
                     due.append(now)  # embedding waits only for the lock's retry time
                 if due:
                     times.append(max(min(due), r.retry_at))
-        return min(times)
+        return min(times, default=math.inf)
 
     def _next_job(self, now: float) -> Job | None:
         with self._cond:
@@ -492,8 +500,14 @@ class Watcher:
             repo.embedding = True
             self._watched.status_dirty = True
             self._cond.notify_all()
+        applied: list[bool] = []
+
+        def should_stop() -> bool:  # after a batch applied meanwhile: re-read the backlog
+            return bool(applied) or self._batch_due()
+
         try:
-            embedded = self._batches.embed(repo, self._batch_due)
+            embedded = self._batches.embed(repo, should_stop,
+                                           lambda texts: self._encode(texts, applied))
         finally:
             with self._cond:
                 repo.embedding = False
@@ -504,6 +518,50 @@ class Watcher:
                 self.on_embedded(repo.name, embedded)
             except Exception:
                 log.exception("on_embedded callback failed")
+
+    def _encode(self, texts: list[str], applied: list[bool]) -> Vectors:
+        """The model's vectors of one batch of the backlog, computed on a helper thread
+        while this (the worker) thread applies the batches of changes that fall due
+        meanwhile (appending to `applied`): an edited file's phase 1 (text, symbols,
+        code graph) never waits for the model, which takes seconds per batch on a busy
+        machine. The helper only runs the model; every write stays on this thread, each
+        under the write lock, and the batch's vectors are committed after it (a vector
+        depends on its text alone: `indexer.embed_pass`). Stopping applies nothing more
+        and waits for the batch (one embedder batch at most)."""
+        out: list[Vectors] = []
+        failed: list[BaseException] = []
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                out.append(self.service.embedder.embed(texts))
+            except BaseException as exc:  # handed to the worker thread, raised there
+                failed.append(exc)
+            finally:
+                with self._cond:
+                    done.set()
+                    self._cond.notify_all()
+
+        threading.Thread(target=run, name="ctxd-watch-embed", daemon=True).start()
+        while not done.is_set():
+            if self._stop_requested:
+                done.wait()
+                break
+            job = self._next_job(time.monotonic())
+            if job is not None:
+                applied.append(True)
+                self._apply(job)
+                self._maybe_write_status()
+                continue
+            with self._cond:  # (re-entrant) the deadline and the wait under one hold
+                if done.is_set() or self._stop_requested:
+                    continue
+                left = self._next_deadline(batches_only=True) - time.monotonic()
+                if left > 0:
+                    self._cond.wait(None if left == math.inf else left)
+        if failed:
+            raise failed[0]
+        return out[0]
 
     def _apply(self, job: Job) -> None:
         result = self._batches.apply(job)
