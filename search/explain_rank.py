@@ -34,15 +34,16 @@ from dataclasses import dataclass
 
 from ctxd.search.hybrid import (
     FusionOptions,
+    demotes_example,
     file_norms,
     leg_weights,
     normalised,
+    release_versions_of,
     version_factor,
 )
 from ctxd.search.models import Hit
 from ctxd.search.path_kinds import (
     is_changelog,
-    is_example,
     is_prose,
     is_test_or_stub,
     is_test_symbol,
@@ -55,12 +56,12 @@ from ctxd.search.questions import (
     asks_for_tests,
     asks_for_types,
     asks_how_to,
+    asks_task,
     asks_where_in_code,
     wants_prose,
 )
 from ctxd.search.rank_features import FEATURES, candidates
 from ctxd.search.rank_model import RankModel
-from ctxd.search.versions import query_versions
 
 __all__ = ["Contribution", "explain_fitted", "explain_hit", "explain_text"]
 
@@ -92,7 +93,7 @@ def _leg_part(leg: Sequence[Hit], hit: Hit, weight: float) -> float:
     return weight * best
 
 
-def _factors(query: str, hit: Hit, options: FusionOptions,
+def _factors(query: str, hit: Hit, legs: Mapping[str, Sequence[Hit]], options: FusionOptions,
              generated: Collection[tuple[str, str]]) -> list[Contribution]:
     """The kind-of-file factors `rerank` and `code_first` applied to `hit`."""
     out: list[Contribution] = []
@@ -105,7 +106,7 @@ def _factors(query: str, hit: Hit, options: FusionOptions,
                                 "factor"))
     elif (hit.repository, hit.path) in generated:
         out.append(Contribution("generated code", options.demote_generated, "factor"))
-    elif not (how_to or asks_for_examples(query)) and is_example(hit.path) and not prose:
+    elif demotes_example(hit.path, how_to or asks_for_examples(query), asks_task(query)):
         out.append(Contribution("example code", options.demote_examples, "factor"))
     elif not asks_for_types(query) and is_type_declarations(hit.path):
         out.append(Contribution("type declarations", options.demote_type_declarations,
@@ -119,7 +120,8 @@ def _factors(query: str, hit: Hit, options: FusionOptions,
     elif how_to and prose:
         out.append(Contribution("prose, a how-to question", options.promote_prose_for_how_to,
                                 "factor"))
-    version = version_factor(query_versions(query), hit.path, options)
+    found = [h for n in ("semantic", "keyword", "lexical") for h in legs.get(n, ())]
+    version = version_factor(release_versions_of(query, found), hit.path, options)
     if version != 1.0:
         out.append(Contribution("its path names a version the question names"
                                 if version == options.promote_named_version
@@ -155,7 +157,7 @@ def explain_hit(
     if "translations" in legs and any((h.repository, h.path) == key
                                       for h in legs["translations"]):
         parts.append(Contribution("translated page in the question's language", 0.0, "rule"))
-    factors = _factors(query, hit, options, generated)
+    factors = _factors(query, hit, legs, options, generated)
     product = 1.0
     for f in factors:
         product *= f.value

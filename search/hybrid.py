@@ -53,7 +53,7 @@ comparison and for callers that want rank-only fusion.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ctxd.search.copies import collapse_copies
@@ -61,6 +61,7 @@ from ctxd.search.merge import PER_FILE_TOP, by_score, merge_overlaps, ordered_so
 from ctxd.search.models import Hit, LineMatch, MatchSource
 from ctxd.search.path_kinds import (
     is_changelog,
+    is_docs_code,
     is_example,
     is_prose,
     is_test_or_stub,
@@ -75,10 +76,11 @@ from ctxd.search.questions import (
     asks_for_tests,
     asks_for_types,
     asks_how_to,
+    asks_task,
     asks_where_in_code,
 )
 from ctxd.search.translations import own_language_pages
-from ctxd.search.versions import query_versions, version_match
+from ctxd.search.versions import query_versions, release_versions, version_match
 
 _Key = tuple[str, str, int, int]
 _Identity = tuple[str, str, int, int, int | None]
@@ -371,9 +373,10 @@ def rerank(query: str, hits: Sequence[Hit], options: FusionOptions,
     history_ok = asks_for_history(query)
     code_wanted = asks_where_in_code(query)
     how_to = asks_how_to(query)
-    examples_ok = how_to or asks_for_examples(query)
+    examples_ok = asks_for_examples(query) or how_to
+    task = asks_task(query)
     types_ok = asks_for_types(query)
-    versions = query_versions(query)
+    versions = release_versions_of(query, hits)
     out: list[Hit] = []
     for h in hits:
         score = _bonuses(h.score, h, words, options) if options.rerank else h.score
@@ -383,7 +386,7 @@ def rerank(query: str, hits: Sequence[Hit], options: FusionOptions,
             score *= options.promote_tests
         elif (h.repository, h.path) in generated:
             score *= options.demote_generated
-        elif not examples_ok and is_example(h.path) and not is_prose(h.path):
+        elif demotes_example(h.path, examples_ok, task):
             score *= options.demote_examples
         elif not types_ok and is_type_declarations(h.path):
             score *= options.demote_type_declarations
@@ -401,10 +404,37 @@ def rerank(query: str, hits: Sequence[Hit], options: FusionOptions,
     return out
 
 
+def demotes_example(path: str, examples_ok: bool, task: bool) -> bool:
+    """Whether `rerank` demotes `path` as example code (`path_kinds.is_example`, not a
+    page): not when the question asks for an example, a usage or how to do something
+    (`examples_ok`), nor, for a task ("shut down the server gracefully"), an example
+    program; the documentation's own snippets (`docs_src/`, `path_kinds.is_docs_code`)
+    still are for a task, as the page that shows them answers it."""
+    if examples_ok or not is_example(path) or is_prose(path):
+        return False
+    return not task or is_docs_code(path)
+
+
+def release_versions_of(query: str, hits: Iterable[Hit]) -> tuple[tuple[int, ...], ...]:
+    """The versions `query` names that are releases of the project, not an API's versions
+    that the code's paths among `hits` name (`search.versions.release_versions`)."""
+    wanted = query_versions(query)
+    if not wanted:
+        return wanted
+    return release_versions(wanted, (h.path for h in hits if not _page(h.path)))
+
+
+def _page(path: str) -> bool:
+    return is_prose(path) or is_changelog(path)
+
+
 def version_factor(versions: Sequence[tuple[int, ...]], path: str,
                    options: FusionOptions) -> float:
-    """`rerank`'s factor for a file whose path names a version, when the question names
-    `versions` (`search.versions`): the same one, or only others; 1.0 otherwise."""
+    """`rerank`'s factor for a page (prose, a changelog) whose path names a version, when
+    the question names release `versions` (`release_versions_of`): the same one, or only
+    others; 1.0 otherwise, and for code (`api/v2/handlers.go` is an API's version)."""
+    if not _page(path):
+        return 1.0
     named = version_match(tuple(versions), path)
     if named is None:
         return 1.0

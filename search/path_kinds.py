@@ -102,18 +102,39 @@ EXAMPLE_WORDS = r"examples?|samples?|demos?|snippets?|tutorials?|cookbook"
 """Words for code written to be read, as folder names and in questions
 (`search.questions.asks_for_examples`)."""
 _EXAMPLE_DIR = re.compile(
-    rf"^({EXAMPLE_WORDS}|recipes|playground)"
+    rf"^[_.]?({EXAMPLE_WORDS}|recipes|playground)"
     r"([_.-].*)?$|^docs?[_.-](src|source|examples?|snippets?|code)$", re.IGNORECASE)
 """Folders of code written to be read and copied (`examples`, `examples-ts`, `demo_app`,
-`samples`, `snippets`, `cookbook`, and the documentation's own code: `docs_src`,
-`doc-examples`; not `doc/` itself, which may be a package that makes documentation)."""
+`samples`, `snippets`, `cookbook`, Go's `_examples` that the go tool skips, and the
+documentation's own code: `docs_src`, `doc-examples`; not `doc/` itself, which may be a
+package that makes documentation)."""
+_EXAMPLE_FILE = re.compile(
+    r"^(examples?|demo)[_-][^/]+\.[a-z0-9]+$|[_-](examples?|demo)\.[a-z0-9]+$"
+    r"|(^|_)example_test\.go$", re.IGNORECASE)
+"""Example programs by their file's name, a word joined to the example's subject:
+`example_server.go`, `demo-app.js`, `routing_example.rs`, and Go's testable examples
+(`example_test.go`, `client_ip_example_test.go`), which the package's documentation shows.
+Not a bare `example.go`, `examples.js` or `demo.py`: in a package they are as often the
+library's own module (Go's `testing/example.go` runs examples), nor `sample`."""
+
+
+_DOCS_CODE_DIR = re.compile(r"^docs?[_.-](src|source|examples?|snippets?|code)$", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def is_docs_code(path: str) -> bool:
+    """Code in the documentation's own folders of code (`docs_src`, `doc-examples`): the
+    snippets a page shows, which the page explains."""
+    return any(_DOCS_CODE_DIR.match(f) for f in path.split("/")[:-1])
 
 
 @functools.lru_cache(maxsize=1 << 16)
 def is_example(path: str) -> bool:
-    """Code in a folder of examples, samples, demos or snippets: it uses the library's
-    code, it is not where the library does it."""
-    return any(_EXAMPLE_DIR.match(f) for f in path.split("/")[:-1])
+    """Code in a folder of examples, samples, demos or snippets, or an example program by
+    its name (`_EXAMPLE_FILE`): it uses the library's code, it is not where the library
+    does it."""
+    *folders, name = path.split("/")
+    return bool(_EXAMPLE_FILE.search(name)) or any(_EXAMPLE_DIR.match(f) for f in folders)
 
 
 _TS = (".ts", ".tsx", ".mts", ".cts")

@@ -8,7 +8,7 @@ step of `search.hybrid.rank_hybrid`) re-orders the fused candidates:
 
 - **What the question asks for** (`wants_prose`): a usage question ("how do I ...",
   "can I ...", "is there a way ..."), a task ("serve a directory of images"), one that
-  names the documentation (a guide, a tutorial, an example, the docs, the README,
+  names the documentation (a guide, a tutorial, the docs, the README,
   install or getting started), or one asked in another language than the code's
   (`search.translations.query_language`) is answered by prose: nothing changes. Any
   other question about behaviour is answered by code.

@@ -13,7 +13,8 @@ each kind (hybrid ranking's demotions in `search.hybrid.rerank`, code before pro
   middleware that ..."), known by the imperative's or gerund's place, not by a list of
   verbs; as often a description of what the code does, so weaker than a how-to;
 - `wants_prose`: a usage question, a how-to, a task, one naming the documentation or its
-  kinds of pages (`_DOCS_NAMED` and `_PAGES`: examples, install, FAQ, changelog ...), or
+  kinds of pages (`_DOCS_NAMED` and `_PAGES`: usage, install, FAQ, changelog ...; not an
+  example, which is as often a program: "example program that uses option groups"), or
   one asked in another language than the code's, unless it asks for the place in the
   code (`_CODE_ASKED`);
 - `asks_for_tests`, `asks_for_examples`, `asks_for_types`, `asks_for_history`: the
@@ -36,7 +37,7 @@ __all__ = ["asks_about_tests", "asks_for_examples", "asks_for_history", "asks_fo
 
 _DOCS_NAMED = (r"docs?|documentation|documented|guides?|readme|tutorials?|manual")
 """Words that name the documentation itself."""
-_PAGES = (r"examples?|usage|install(ation|ing)?|getting started|quick ?start|walkthrough|"
+_PAGES = (r"usage|install(ation|ing)?|getting started|quick ?start|walkthrough|"
           r"faq|changelog|release notes?")
 """Further kinds of pages a user reads (prose answers a question naming them)."""
 _DOCS = re.compile(rf"\b({_DOCS_NAMED})\b", re.IGNORECASE)
@@ -68,7 +69,7 @@ _HOW_TO = re.compile(
     r"(best|recommended|easiest|simplest|right|proper|correct|preferred|idiomatic) "
     r"(way|approach)|"
     r"what (should|do|can|must) i|where (do|can|could|should|must) i|"
-    r"tutorials?|guides? (to|for|on)|walkthrough|how-to|examples? (of|for|showing)|"
+    r"tutorials?|guides? (to|for|on)|walkthrough|how-to|"
     r"recipes? for)\b",
     re.IGNORECASE)
 """A user's how-to in words: first person ("how do I", "can I", "I want to", "need to",
@@ -81,8 +82,9 @@ _OBJECT = frozenset(
     """a an the my our your their its every each all any some this that these those one
     only multiple several many no""".split())
 """Words that open a verb's object ("serve *a* directory", "allow *my* frontend")."""
-_PARTICLE = frozenset("up off on".split())
-"""A phrasal verb's particle ("set up logging", "turn off colours")."""
+_PARTICLE = frozenset("up off on down".split())
+"""A phrasal verb's particle ("set up logging", "turn off colours", "shut down the
+server")."""
 _NOT_VERBS = frozenset(
     """how what where which why when who whom whose does do did is are was were am be been
     can could should would will shall may might must has have had let lets i we you it

@@ -12,6 +12,9 @@ is left alone).
   (not inside a name: `http2.py`, `base64.c`, `py310` name no version).
 - They match when one's numbers begin with the other's (`5` and `5.0`, `1.19` and
   `1.19.2`).
+- A version is a release's only when no path of code among the candidates names it
+  (`release_versions`): `presenter/v3/` is an API's version 3, and only pages (release
+  notes, migration guides, a manual's versions) are moved by it (`search.hybrid`).
 
 Pure: strings in, numbers out.
 """
@@ -19,9 +22,10 @@ Pure: strings in, numbers out.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 
-__all__ = ["matches", "path_versions", "query_versions", "version_match"]
+__all__ = ["matches", "path_versions", "query_versions", "release_versions", "version_match"]
 
 Version = tuple[int, ...]
 
@@ -63,6 +67,20 @@ def query_versions(query: str) -> tuple[Version, ...]:
 def path_versions(path: str) -> tuple[Version, ...]:
     """The versions a path names (module docstring)."""
     return tuple(_parts(m.group(1) or m.group(2)) for m in _PATH.finditer(path))
+
+
+def release_versions(wanted: tuple[Version, ...], code_paths: Iterable[str]
+                     ) -> tuple[Version, ...]:
+    """The versions of `wanted` that no path of code in `code_paths` names: a version
+    that is a folder or a file of the code (`presenter/v3/article.go`, `api/v2/`) is an
+    API's version ("versioned responses with v1, v2 and v3 presenters"), not one of the
+    project's releases, whose pages the question would ask for."""
+    if not wanted:
+        return wanted
+    named = {v for path in code_paths for v in path_versions(path)}
+    if not named:
+        return wanted
+    return tuple(w for w in wanted if not any(matches(w, v) for v in named))
 
 
 def matches(a: Version, b: Version) -> bool:

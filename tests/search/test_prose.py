@@ -23,7 +23,7 @@ def hit(path: str, score: float, symbol: str | None = None, text: str = "") -> H
     ("which function decides whether a session expired", False),
     ("how do I convert a datetime to JSON?", True),
     ("tutorial on query parameters", True),
-    ("example of enabling CORS", True),
+    ("example of enabling CORS", False),
     ("Wie wandle ich datetime-Werte in JSON-kompatible Daten um?", True),
     ("パスパラメータの型を宣言するには？", True),
 ])

@@ -98,7 +98,6 @@ HOW_TO = (
     "ways to set the title and version shown in the API docs",
     "tutorial for connecting to a SQL database",
     "guide to splitting a bigger application into several files",
-    "example of enabling CORS for a frontend on another origin",
     "how to strip the blank lines tags leave",
 )
 NOT_HOW_TO = (
