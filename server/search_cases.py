@@ -1,8 +1,8 @@
 """The search use cases: `SearchCases`, every mode of search, its explanation, lexical
-(Zoekt-syntax) and path search, symbols and references.
+(Zoekt-syntax) and path search, symbols (`server.symbol_cases`) and references.
 
 `SearchCases(resources)` is composed by `server.service.Service`. For each request record
-(`server.requests`) it checks the arguments (once, with `require_text` / `check_bound`),
+(`server.requests`) it checks the arguments (once, `server.argument_checks`),
 reads the query once (`search.parsed.ParsedQuery`), picks the lexical backend (Zoekt when
 `search.zoekt_url` is set, else the embedded trigram engine), runs the legs
 (`search.legs`) and the ranking (`search.hybrid`), and decodes and encodes paging cursors.
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from ctxd.indexer.errors import QueryError, ValidationError
+from ctxd.indexer.errors import ValidationError
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.search import legs as hybrid_legs
 from ctxd.search.copies import collapse_copies, distinct_texts
@@ -49,7 +49,6 @@ from ctxd.search.models import (
     LexicalResult,
     MatchSource,
     References,
-    SymbolItem,
     SymbolPage,
 )
 from ctxd.search.parsed import ParsedQuery
@@ -58,20 +57,9 @@ from ctxd.search.rank_features import FEATURES
 from ctxd.search.rank_model import RankModel, load_model, rank_fitted
 from ctxd.search.references import find_references, symbol_name
 from ctxd.search.semantic import semantic_search
-from ctxd.search.symbols import (
-    SYMBOL_KINDS,
-    TIER_NAMES,
-    find_symbols,
-    merge_symbols,
-    normalize_kind,
-    rank_symbol,
-    search_symbols,
-    split_query,
-    stored_kinds,
-    unknown_kinds,
-)
 from ctxd.search.zoekt.client import ZoektClient
 from ctxd.search.zoekt.query import escape_regex, scoped_query
+from ctxd.server.argument_checks import check_bound, require_text
 from ctxd.server.pages import MODES, LexicalPage, SearchPage, file_hit
 from ctxd.server.repo_names import check_repositories, not_indexed
 from ctxd.server.requests import (
@@ -83,6 +71,7 @@ from ctxd.server.requests import (
     SymbolsRequest,
 )
 from ctxd.server.resources import Resources
+from ctxd.server.symbol_cases import symbol_page
 
 __all__ = ["HYBRID_DEPTH", "MODES", "LexicalPage", "SearchCases", "SearchPage", "file_hit",
            "merged_page", "not_indexed"]
@@ -410,127 +399,9 @@ class SearchCases:
     def _check_repositories(self, store: IndexStore, names: tuple[str, ...]) -> None:
         check_repositories(store, names, self.resources.zoekt)
 
-    # -- symbols -------------------------------------------------------------------------
-
     def symbols(self, request: SymbolsRequest) -> SymbolPage:
-        """Fuzzy symbol search: exact > prefix > substring > fuzzy, one page.
-
-        Raises:
-            ValidationError: empty query or bad paging values.
-            InvalidCursor: a pagination_id from another query.
-        """
-        query, kinds, repositories = request.query, request.kinds, request.repositories
-        start_index, max_items = request.start_index, request.max_items
-        require_text("query", query,
-                     hint="Pass a symbol name or part of one, e.g. `AuthService` or `calc`.")
-        if start_index < 0 or (max_items is not None and max_items < 1):
-            raise ValidationError(
-                "start_index must be >= 0 and max_items >= 1",
-                details={"field": "start_index" if start_index < 0 else "max_items",
-                         "value": start_index if start_index < 0 else max_items},
-            )
-        params = {"symbols": query, "kinds": sorted(kinds or []),
-                  "repositories": sorted(repositories or [])}
-        if request.pagination_id:
-            start_index, max_items = decode_cursor(request.pagination_id, params)
-        store = self.resources.store()
-        self._check_repositories(store, tuple(repositories or ()))
-        zoekt = self.resources.zoekt()
-        # Without Zoekt, a kind must be a known one or one the index holds (read only
-        # when a kind is not known); Zoekt may know others.
-        if kinds and zoekt is None and unknown_kinds(kinds) and (
-                bad := unknown_kinds(kinds, in_index := stored_kinds(store))):
-            allowed = sorted(SYMBOL_KINDS | set(in_index))
-            raise ValidationError(
-                f"unknown symbol kind {bad[0]!r} in kinds",
-                hint=f"Use one or more of: {', '.join(allowed)}.",
-                details={"field": "kinds", "value": bad[0] if len(bad) == 1 else bad,
-                         "allowed": allowed},
-            )
-        if zoekt is None:
-            items, total = find_symbols(
-                store, query, kinds=kinds, repositories=repositories,
-                limit=None if max_items is None else start_index + max_items,
-                names=self.resources.symbol_names(store))
-        else:
-            items = merge_symbols(
-                query, search_symbols(store, query, kinds=kinds, repositories=repositories),
-                zoekt_symbols(zoekt, query, kinds, repositories))
-            total = len(items)
-        end = total if max_items is None else start_index + max_items
-        page = items[start_index:end]
-        has_more = end < total
-        return SymbolPage(
-            best_match=best_match(query, items),
-            exact=exact_count(query, items),
-            query=query,
-            items=page,
-            total=total,
-            start_index=start_index,
-            has_more=has_more,
-            pagination_id=encode_cursor(params, end, max_items or total) if has_more else None,
-        )
-
-
-# -- argument checks (every search use case) ---------------------------------------------
-
-
-def require_text(field: str, value: str, *, hint: str, nul: bool = False,
-                 syntax: bool = False) -> None:
-    """Refuse an empty (or blank) text argument, one past the length limit
-    (`search.lexical.limits`) and, with `nul`, one holding a NUL character.
-
-    Raises:
-        ValidationError: empty or too long; `QueryError` when empty and `syntax` (a
-            Zoekt-syntax query: an empty one is a syntax error).
-        QueryError: a NUL character (`reject_nul`).
-    """
-    if not value.strip():
-        if syntax:
-            raise QueryError(f"Query syntax error: empty {field}", hint=hint,
-                             details={"field": field, "value": value})
-        raise ValidationError(f"{field} must not be empty", hint=hint,
-                              details={"field": field, "value": value})
-    check_query_length(field, value)
-    if nul:
-        reject_nul(value)
-
-
-def check_bound(field: str, value: int, lo: int, hi: int, *, hint: str | None = None) -> None:
-    """Refuse a number outside `lo..hi` (inclusive), naming the field and the bounds.
-
-    Raises:
-        ValidationError: `{field} must be between {lo} and {hi}, got {value}`.
-    """
-    if not lo <= value <= hi:
-        raise ValidationError(
-            f"{field} must be between {lo} and {hi}, got {value}", hint=hint,
-            details={"field": field, "value": value, "min": lo, "max": hi},
-        )
-
-
-def exact_count(query: str, ranked: list[SymbolItem]) -> int:
-    """How many of `ranked` (best first) match `query`'s name part exactly."""
-    name = split_query(query)[1]
-    return sum(1 for i in ranked if (r := rank_symbol(name, i.name)) is not None and r[0] == 0)
-
-
-def reject_nul(query: str) -> None:
-    """Refuse a query holding a NUL character: no indexed text contains one (files with
-    NUL bytes are binary and never indexed), and SQLite's FTS5 cannot parse it.
-
-    Raises:
-        QueryError: names the character's position.
-    """
-    if (at := query.find("\x00")) >= 0:
-        raise QueryError(
-            f"Query syntax error: the query contains a NUL character (\\x00) at position {at}",
-            hint="Remove the NUL character: indexed files never contain one (files with NUL "
-            "bytes are binary and left out).",
-            details={"field": "query", "position": at},
-        )
-
-
+        """Fuzzy symbol search, one page (`server.symbol_cases.symbol_page`)."""
+        return symbol_page(self.resources, request)
 # -- pages and notes ---------------------------------------------------------------------
 
 
@@ -563,37 +434,11 @@ def merged_page(fetch: Callable[[int], list[Hit]], offset: int, n: int,
     return merged[offset : offset + n]
 
 
-def best_match(query: str, ranked: list[SymbolItem]) -> str | None:
-    """How the best of `ranked` (symbol results, best first) matches `query`'s name part:
-    `exact`, `prefix`, `substring` or `fuzzy` (`search.symbols.TIER_NAMES`); None when
-    nothing matched. Fuzzy means no name holds the query at all."""
-    if not ranked:
-        return None
-    rank = rank_symbol(split_query(query)[1], ranked[0].name)
-    return TIER_NAMES[rank[0]] if rank is not None else None
-
-
 def lexical_notes(query: str, result: LexicalResult) -> list[str]:
     """The engine's notes on a lexical query, plus a hint when a quoted string of the
     query holds a regex escape that quotes turn into a literal (`search.lexical.query_hints`)."""
     hint = quoted_escape_hint(query)
     return [*result.notes, *([hint] if hint else [])]
-
-
-def zoekt_symbols(
-    client: ZoektClient, query: str, kinds: list[str] | None, repositories: list[str] | None
-) -> list[SymbolItem]:
-    """Zoekt `sym:` definitions for a symbol query, kind-filtered on the client."""
-    name = query.strip().rsplit(".", 1)[-1]
-    pattern = escape_regex(name)  # Zoekt matches it as a substring; fuzzy stays local
-    wanted = {k.lower() for k in kinds or []}
-    found = [replace(s, kind=normalize_kind(s.kind))
-             for s in client.symbols(f"sym:{pattern}", max_files=200)]
-    return [
-        s for s in found
-        if (not wanted or s.kind in wanted)
-        and (not repositories or s.repository in repositories)
-    ]
 
 
 def coverage_notes(
