@@ -7,7 +7,7 @@ AND, OR, NOT, content/path text or a file fact such as `lang:` or `repo:`; no `s
 candidate files (`search.lexical.texts.FileText`), what the engine's per-file path gives:
 whether each file matches (Zoekt's evaluation: AND/OR/NOT per file, a bare term on path OR
 content), its matching lines (Zoekt's line-mode count), its score
-(`search.lexical.engine.score_file`) and, on demand, its shaped matches (`shaped`) for
+(`search.lexical.file_score.score_file`) and, on demand, its shaped matches (`shaped`) for
 showing. None when the batch needs the per-file path (below).
 
 How: the batch's texts are laid end to end, one newline between two files (`laid.Laid`),
@@ -32,7 +32,7 @@ file:
   group `(?`;
 - matches of several patterns overlapping in one file (the first one wins: in Python);
 - a file without text (read as missing).
-The words' nearness (`engine._near`) is computed here when every pattern is a literal.
+The words' nearness (`file_score.words_near`) is computed here when every pattern is a literal.
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ class BatchVerifier:
         """The verifier of `plan`'s query, or None when it has nodes the batch does not take
         (`sym:`, `type:`, inline flags, `\\A`/`\\z`) or needs no text. `sections` fills
         the definitions (`FileText.sections`) of the files whose matches get scored; `near`:
-        the words the query ANDs (`engine.and_words`), whose nearness `BatchResult.near`
+        the words the query ANDs (`file_score.and_words`), whose nearness `BatchResult.near`
         tells."""
         if not plan.needs_content:
             return None
@@ -145,7 +145,7 @@ SectionLoader = Callable[[dict[int, FileText]], None]
 @dataclass(slots=True)
 class BatchResult:
     """Per file of a batch (in its order): whether it matched, its matching lines, its best
-    match's score (`engine.score_file`'s `best`), its matched atoms and whether it has
+    match's score (`file_score.score_file`'s `best`), its matched atoms and whether it has
     content matches (else a path match, or none: the whole path)."""
 
     matched: list[bool]
@@ -155,8 +155,8 @@ class BatchResult:
     content: list[bool]
     run: _Run
     near: list[bool] | None
-    """Per file, `engine._near` of its matches (for a query of `near` >= 2 words whose
-    patterns are all literals; else None: ask `run.pieces` and `engine._near`)."""
+    """Per file, `file_score.words_near` of its matches (for a query of `near` >= 2 words whose
+    patterns are all literals; else None: ask `run.pieces` and `file_score.words_near`)."""
 
     def file(self, i: int) -> ShapedFile:
         """File `i`'s matches, apart from the batch (`ShapedFile.shaped` shapes them)."""
@@ -331,7 +331,7 @@ class _Run:
         elif not isinstance(node, Not | Repo | RepoSet):
             atoms += mask
 
-    # -- shaping and scoring: `engine.shape` and `engine.score_file` -------------------
+    # -- shaping and scoring: `file_score.shape` and `file_score.score_file` -------------------
 
     def _shape(self, pieces: list[tuple[Ints, Ints, Ints, Ints]],
                path_atoms: list[tuple[int, Bools]], matched: Bools) -> bool:
@@ -379,13 +379,13 @@ class _Run:
 
     def _word(self, a: _Atom) -> int:
         """The matched text of a literal's every match, case folded, as a number: what
-        `engine._near` compares (-1 for a regex: its matches differ)."""
+        `file_score.words_near` compares (-1 for a regex: its matches differ)."""
         if a.needle is None:
             return -1
         return self.words.setdefault(a.needle.lower(), len(self.words))
 
     def _near(self) -> list[bool] | None:
-        """`engine._near` per file: some `NEAR_LINES` consecutive lines, from a matching
+        """`file_score.words_near` per file: some `NEAR_LINES` consecutive lines, from a matching
         one, hold `near` distinct matched words (None: a regex's matches take part)."""
         need = self.v.near
         if need < 2:
@@ -505,7 +505,7 @@ class ShapedFile:
 
     def shaped(self) -> tuple[Doc, dict[int, list[tuple[int, int]]] | None,
                               list[tuple[int, int]] | None]:
-        """Its Doc and its matches as `engine.shape` gives them: content pieces by line
+        """Its Doc and its matches as `file_score.shape` gives them: content pieces by line
         (None: no content match), else its path matches (None: the whole path)."""
         f, row = self.text, self.row
         doc = Doc(row, f.text, _data=f.data, _starts=f.line_starts, path_bytes=utf8(row.path),

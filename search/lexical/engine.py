@@ -53,201 +53,59 @@ notes, `type:repo`). Reads the index through the store's methods (`candidate_fil
 `file_texts`, the symbol lookups); writes nothing. The SQL conditions it passes them are
 built in `search/lexical/sql.py`, per-file verification (step 3) in
 `search/lexical/eval.py`, scoring primitives and line shaping in
-`search/lexical/rank.py`, file-name search in `search/lexical/files.py` and
-`explain` in `search/lexical/explain.py`. What stays here (about 670 lines) is the part
-that shares one query's plan, limits and page, with the ranking it applies to the page
-(built output after source, words near each other).
+`search/lexical/rank.py`, a file's score and order (step 4) in
+`search/lexical/file_score.py`, the page's `FileMatch`es (step 5) in
+`search/lexical/page.py`, file-name search in `search/lexical/files.py` and
+`explain` in `search/lexical/explain.py`. What stays here is the part that shares one
+query's plan, limits and page: the candidates, the batches, the answers kept in the
+process, `type:repo` and the notes.
 """
 
 from __future__ import annotations
 
-import functools
-import math
-import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Container, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from ctxd.indexer.errors import ValidationError
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.search.lexical.batch import BatchResult, BatchVerifier, ShapedFile
-from ctxd.search.lexical.eval import Doc, FileEval, Plan, Row, SymbolRow, utf8, walk_nodes
+from ctxd.search.lexical.eval import Doc, FileEval, Plan, Row, walk_nodes
 from ctxd.search.lexical.explain import explain_query
+from ctxd.search.lexical.file_score import (
+    Hit,
+    Shaped,
+    and_words,
+    file_score,
+    line_count,
+    rank_key,
+    score_file,
+    shape,
+    words_near,
+)
 from ctxd.search.lexical.files import search_file_names
-from ctxd.search.lexical.limits import check_term_count
+from ctxd.search.lexical.limits import check_page_limits, check_term_count
+from ctxd.search.lexical.page import doc_of, file_match
 from ctxd.search.lexical.query import (
     And,
-    Field,
     Lang,
     Node,
     Not,
     Or,
     RepoSet,
     ResultType,
-    Text,
     Type,
     parse,
     simplify,
 )
-from ctxd.search.lexical.rank import (
-    NEAR_LINES,
-    SCORE_SYMBOL,
-    SCORE_WORD,
-    Section,
-    Span,
-    atom_bonus,
-    columns,
-    content_fragment_score,
-    dedupe_spans,
-    merge_windows,
-    path_fragment_score,
-    split_on_newlines,
-    word_score,
-)
+from ctxd.search.lexical.rank import Span
 from ctxd.search.lexical.sql import CondOp, language_names, render_cond
 from ctxd.search.lexical.texts import TEXTS, FileText
-from ctxd.search.models import Block, FileMatch, LexicalResult, LineMatch
-from ctxd.search.path_kinds import is_prose, is_test_or_stub
+from ctxd.search.models import FileMatch, LexicalResult
 
 CONTENT_BATCH = 64
 """Candidate files whose text is read per SQL statement."""
-
-
-# -- ranking and shaping -------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class _Hit:
-    row: Row
-    score: float
-    lines: int
-
-
-@dataclass(slots=True)
-class _Shaped:
-    """A file's matches in byte terms, before text is attached."""
-
-    content: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
-    path: list[tuple[int, int]] | None = None
-    whole_path: bool = False
-
-
-def shape(spans: Sequence[Span], doc: Doc) -> _Shaped:
-    """Zoekt's rule: content matches if any, else path matches, else the whole path."""
-    kept = dedupe_spans(spans)
-    content = [(s, e) for is_path, s, e in kept if not is_path]
-    if content:
-        return _Shaped(content=split_on_newlines(content, doc.starts, len(doc.data)))
-    path = [(s, e) for is_path, s, e in kept if is_path]
-    if path:
-        return _Shaped(path=[(s, e) for s, e in path if e > s])
-    return _Shaped(whole_path=True)
-
-
-def _line_count(shaped: _Shaped) -> int:
-    """Matching lines (Zoekt's line-mode count): a path-only match counts one."""
-    if shaped.content:
-        return len(shaped.content)
-    return 1 if shaped.path is not None or shaped.whole_path else 0
-
-
-def _sections(
-    doc: Doc, symbols: Sequence[SymbolRow], wanted: Container[int]
-) -> dict[int, list[Section]]:
-    """Definition names on the wanted lines, as byte ranges (first spelling on the line)."""
-    out: dict[int, list[Section]] = {}
-    if not symbols:
-        return out
-    for sym in symbols:
-        if sym.line not in wanted or not doc.has_line(sym.line):
-            continue
-        line = doc.line_bytes(sym.line)
-        name = sym.name.encode("utf-8", "surrogatepass")
-        at = line.find(name) if name else -1
-        if at >= 0:
-            start = doc.line_start(sym.line) + at
-            out.setdefault(sym.line, []).append(
-                Section(start, start + len(name), sym.kind, sym.name)
-            )
-    return out
-
-
-def score_file(shaped: _Shaped, doc: Doc, atoms: int, symbols: Sequence[SymbolRow] | None,
-               near: int = 0) -> float:
-    """Zoekt's default file score (without its shard-order tie-breakers); `near`: the
-    number of plain words a query ANDs (`and_words`), whose nearness earns `SCORE_NEAR`."""
-    best = 0.0
-    if shaped.content:
-        sections = _sections(doc, symbols or (), shaped.content)
-        data, language = doc.data, doc.row.language
-        for line, secs in sections.items():  # the lines that can score above a word's
-            for s, e in shaped.content[line]:
-                best = max(best, content_fragment_score(data, s, e, secs, language))
-        for line, pieces in shaped.content.items():
-            if best >= SCORE_WORD:  # no other line can do better
-                break
-            if line not in sections:
-                for s, e in pieces:
-                    best = max(best, word_score(data, s, e))
-    elif shaped.path:
-        best = max(path_fragment_score(doc.path_bytes, s, e) for s, e in shaped.path)
-    near_hit = near >= 2 and atoms >= near and _near(shaped, doc.data, near)
-    return _file_score(best, atoms, near_hit, doc.row.role)
-
-
-def _file_score(best: float, atoms: int, near_hit: bool, role: str) -> float:
-    """A file's score from its best match's: the atoms' bonus, the nearness bonus, built
-    output's share, truncated."""
-    score = best + atom_bonus(atoms)
-    if near_hit:
-        score += SCORE_NEAR
-    if role in BUILT_ROLES:
-        score *= BUILT_FACTOR
-    return float(math.trunc(score))
-
-
-SCORE_NEAR = SCORE_SYMBOL
-"""Bonus of a file whose matched words all sit within `NEAR_LINES` lines of each other: as
-much as a match on a definition's name, so that the line holding every word outranks a
-Markdown heading that holds one of them (headings are symbols, +4000 or more)."""
-
-
-_PLAIN_WORD = re.compile(r"\w+")
-
-
-def and_words(root: Node) -> int:
-    """How many plain words (no regex) an unquoted multi-word query ANDs over the
-    content (`retry backoff delay`: 3); 0 for any other query, which Zoekt scores."""
-    children = root.children if isinstance(root, And) else (root,)
-    words = [c for c in children if isinstance(c, Text) and c.field is not Field.PATH
-             and _PLAIN_WORD.fullmatch(c.pattern)]
-    return len(words) if len(words) >= 2 else 0
-
-
-def _near(shaped: _Shaped, data: bytes, atoms: int) -> bool:
-    """Some `NEAR_LINES` consecutive lines hold `atoms` distinct matched words (the atoms
-    of an AND or OR of words: case folded)."""
-    lines = sorted(shaped.content)
-    words = {line: {data[s:e].lower() for s, e in shaped.content[line]} for line in lines}
-    for i, first in enumerate(lines):
-        seen: set[bytes] = set()
-        for line in lines[i:]:
-            if line - first >= NEAR_LINES:
-                break
-            seen |= words[line]
-            if len(seen) >= atoms:
-                return True
-    return False
-
-
-BUILT_ROLES = frozenset({"built", "minified"})
-"""Roles of copies made by a build (bundles, compiled copies, source maps, minified files):
-a phrase they share with the source (an error message) ranks the source first."""
-BUILT_FACTOR = 0.5
-"""Their score's share: a match on a whole word in the source (500) outranks one in a
-bundle, whose path sorts first (`dist/` before `lib/`)."""
 
 
 # -- the engine ---------------------------------------------------------------------------
@@ -256,14 +114,14 @@ bundle, whose path sorts first (`dist/` before `lib/`)."""
 @dataclass(frozen=True, slots=True)
 class _Outcome:
     plan: Plan
-    hits: list[_Hit]
+    hits: list[Hit]
     scanned_files: int
     scanned_bytes: int
     bounded: bool
     """No condition narrowed the text: files were scanned under the byte budget."""
     stopped: str | None = None
     """Why evaluation stopped early: "scan" (byte budget) or "matches" (match limit)."""
-    kept: dict[int, tuple[Doc, _Shaped]] = field(default_factory=dict)
+    kept: dict[int, tuple[Doc, Shaped]] = field(default_factory=dict)
     """The best-ranked files' evaluated text and matches, by file id, so that showing them
     needs no second read or evaluation (never cached: see `EmbeddedLexical._ranked`)."""
 
@@ -286,7 +144,7 @@ holding the GIL, so every one of them would finish late."""
 
 _Key = tuple[str, str, int, int]
 """(index file, query, scan limit, match limit)."""
-_CacheEntry = tuple[int, _Outcome, list[_Hit]]
+_CacheEntry = tuple[int, _Outcome, list[Hit]]
 _ANSWERS: OrderedDict[_Key, _CacheEntry] = OrderedDict()
 _IN_FLIGHT: dict[_Key, threading.Event] = {}
 _ANSWERS_LOCK = threading.Lock()
@@ -342,7 +200,7 @@ class EmbeddedLexical:
             ValidationError: a negative or zero limit.
         """
         started = time.perf_counter()
-        _check_limits(max_files=max_files, context_lines=context_lines, offset=offset)
+        check_page_limits(max_files=max_files, context_lines=context_lines, offset=offset)
         parsed = parse(query)
         check_term_count(parsed)
         root = self._restrict(parsed, repos)
@@ -364,7 +222,7 @@ class EmbeddedLexical:
                      if plan.needs_content and unread else {})
             shown = {**outcome.kept, **self._shaped_again(plan, unread, texts)}
             files += (
-                self._file_match(plan, h, context_lines, texts.get(h.row.id), shown)
+                file_match(plan, h, context_lines, texts.get(h.row.id), shown)
                 for h in batch
             )
         notes += self._scan_notes(outcome)
@@ -388,7 +246,7 @@ class EmbeddedLexical:
             QueryError: empty pattern or invalid regex.
             ValidationError: `max_files` below 1.
         """
-        _check_limits(max_files=max_files, context_lines=0, offset=0)
+        check_page_limits(max_files=max_files, context_lines=0, offset=0)
         return search_file_names(self.store, pattern, max_files=max_files, repos=repos)
 
     def explain(self, query: str) -> str:
@@ -401,7 +259,7 @@ class EmbeddedLexical:
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _ranked(self, root: Node, *, keep: int = 0) -> tuple[_Outcome, list[_Hit]]:
+    def _ranked(self, root: Node, *, keep: int = 0) -> tuple[_Outcome, list[Hit]]:
         """Every matching file, ranked; when evaluated now, the best `keep` files are kept
         evaluated (`_Outcome.kept`).
 
@@ -428,7 +286,7 @@ class EmbeddedLexical:
         try:
             with _EVALUATIONS:
                 outcome = self._run(root, keep=keep, generation=version)
-            hits = sorted(outcome.hits, key=_rank_key)
+            hits = sorted(outcome.hits, key=rank_key)
             if len(hits) <= CACHE_MAX_HITS:
                 with _ANSWERS_LOCK:
                     _ANSWERS[key] = (version, replace(outcome, kept={}), hits)
@@ -547,7 +405,7 @@ class EmbeddedLexical:
         return _Outcome(plan, scan.hits, scan.files, scan.bytes, scan.bounded, scan.stop, kept)
 
     def _shaped_again(self, plan: Plan, rows: list[Row], texts: dict[int, FileText]
-                      ) -> dict[int, tuple[Doc, _Shaped]]:
+                      ) -> dict[int, tuple[Doc, Shaped]]:
         """The matches of shown files the ranking did not keep (a long page, an answer
         from the cache), from the batch verifier where it takes the query; {} otherwise
         (`_file_match` evaluates them one by one)."""
@@ -570,15 +428,15 @@ class EmbeddedLexical:
     def _take_batch(self, scan: _Scan, batch: list[Row], res: BatchResult, near: int) -> None:
         """A batch the batch verifier took: its matching files as hits, up to a limit; the
         matches of those that rank among the best `scan.keep` so far are kept."""
-        fresh: list[tuple[_Hit, int]] = []
+        fresh: list[tuple[Hit, int]] = []
         for j, row in enumerate(batch):
             if self._stopped(scan):
                 break
             if res.matched[j]:
                 near_hit = near >= 2 and res.atoms[j] >= near and res.content[j] and (
                     res.near[j] if res.near is not None
-                    else _near(_Shaped(content=res.run.pieces(j)), res.run.files[j].data, near))
-                hit = _Hit(row, _file_score(res.best[j], res.atoms[j], near_hit, row.role),
+                    else words_near(Shaped(content=res.run.pieces(j)), res.run.files[j].data, near))
+                hit = Hit(row, file_score(res.best[j], res.atoms[j], near_hit, row.role),
                            res.lines[j])
                 scan.hits.append(hit)
                 scan.lines += hit.lines
@@ -587,23 +445,23 @@ class EmbeddedLexical:
             scan.files += 1
             scan.bytes += len(res.run.files[j].data)
         if fresh:  # a file ranked below the best `keep` ones now never rises into them
-            fresh.sort(key=lambda p: _rank_key(p[0]))
+            fresh.sort(key=lambda p: rank_key(p[0]))
             del fresh[scan.keep:]
             if len(scan.best) >= scan.keep:
-                scan.best.sort(key=lambda k: _rank_key(k[0]))
+                scan.best.sort(key=lambda k: rank_key(k[0]))
                 del scan.best[scan.keep:]
-                worst = _rank_key(scan.best[-1][0])
-                fresh = [p for p in fresh if _rank_key(p[0]) < worst]
+                worst = rank_key(scan.best[-1][0])
+                fresh = [p for p in fresh if rank_key(p[0]) < worst]
             scan.best += ((hit, _Kept(res.file(j))) for hit, j in fresh)
 
     def _verify_each(self, scan: _Scan, plan: Plan, batch: list[Row],
                      texts: dict[int, FileText], score: bool) -> None:
         """A batch verified file by file (`FileEval`), up to a limit."""
-        matched: list[tuple[Doc, _Shaped, int]] = []
+        matched: list[tuple[Doc, Shaped, int]] = []
         for row in batch:
             if self._stopped(scan):
                 break
-            doc = _doc(row, texts.get(row.id))
+            doc = doc_of(row, texts.get(row.id))
             ev = FileEval(plan, doc)
             if ev.eval(plan.root):
                 if score:
@@ -611,9 +469,9 @@ class EmbeddedLexical:
                     atoms = ev.collect(plan.root, spans)
                     shaped = shape(spans, doc)
                     matched.append((doc, shaped, atoms))
-                    scan.lines += _line_count(shaped)
+                    scan.lines += line_count(shaped)
                 else:
-                    scan.hits.append(_Hit(row, 0.0, 0))
+                    scan.hits.append(Hit(row, 0.0, 0))
             if doc.text is not None:
                 scan.files += 1
                 scan.bytes += len(doc.data)
@@ -632,7 +490,7 @@ class EmbeddedLexical:
     def _load_sections(self, files: dict[int, FileText]) -> None:
         TEXTS.sections(self.store, files)
 
-    def _score(self, plan: Plan, matched: list[tuple[Doc, _Shaped, int]]) -> list[_Hit]:
+    def _score(self, plan: Plan, matched: list[tuple[Doc, Shaped, int]]) -> list[Hit]:
         """Score a batch's matching files; the definitions on their matching lines (all the
         score looks at) are read in one statement."""
         lines = {doc.row.id: shaped.content.keys() for doc, shaped, _ in matched if shaped.content}
@@ -640,83 +498,16 @@ class EmbeddedLexical:
         if lines:
             plan.prefetch_symbols(lines)
         return [
-            _Hit(
+            Hit(
                 doc.row,
                 score_file(
                     shaped, doc, atoms, plan.symbols_of(doc.row.id) if shaped.content else None,
                     near,
                 ),
-                _line_count(shaped),
+                line_count(shaped),
             )
             for doc, shaped, atoms in matched
         ]
-
-    def _file_match(
-        self,
-        plan: Plan,
-        hit: _Hit,
-        context_lines: int,
-        content: FileText | None,
-        kept: dict[int, tuple[Doc, _Shaped]],
-    ) -> FileMatch:
-        """One ranked file with line text, columns and context blocks: as the ranking pass
-        kept it, or evaluated again (from `content` when the page's batch read it)."""
-        row = hit.row
-        if row.id in kept:
-            doc, shaped = kept[row.id]
-        else:
-            doc = _doc(row, content)
-            if plan.needs_content:
-                plan.load_text(doc)
-            ev = FileEval(plan, doc)
-            ev.eval(plan.root)
-            spans: list[Span] = []
-            ev.collect(plan.root, spans)
-            shaped = shape(spans, doc)
-        matches: list[LineMatch] = []
-        blocks: tuple[Block, ...] = ()
-        if shaped.content:
-            by_line = shaped.content
-            lines = sorted(by_line)
-            windows = merge_windows(lines, context_lines, doc.line_count)
-            blocks = _blocks(doc, windows)
-            starts = doc.starts
-            k, count = 0, len(lines)
-            # each matching line lies in its window (decoded with it), but one past the
-            # file's last line (`line_count`), whose text is read alone
-            for block, (lo, hi) in [*zip(blocks, windows, strict=True), (None, (0, 0))]:
-                while k < count and (block is None or lines[k] <= hi):
-                    line = lines[k]
-                    k += 1
-                    text = doc.line_text(line) if block is None else block.lines[line - lo]
-                    base = starts[line - 1]
-                    pieces = by_line[line]
-                    width = len(text) + 1
-                    ranges: tuple[tuple[int, int], ...]
-                    if text.isascii():  # so are its bytes: columns are byte offsets, inlined
-                        at = base - 1
-                        if len(pieces) == 1:  # most lines: no list to build
-                            s, e = pieces[0]
-                            e -= at
-                            ranges = ((s - at, e if e < width else width),)
-                        else:
-                            ranges = tuple([(s - at, e - at if e - at < width else width)
-                                            for s, e in pieces])
-                    else:
-                        raw = doc.line_bytes(line)
-                        ranges = tuple(
-                            (a, min(b, width))
-                            for a, b in (columns(raw, s - base, e - base) for s, e in pieces)
-                        )
-                    matches.append(LineMatch(line, text, ranges))
-        return FileMatch(
-            repository=row.repo,
-            path=row.path,
-            language=row.language,
-            score=hit.score,
-            matches=tuple(matches),
-            blocks=blocks,
-        )
 
     def _scan_notes(self, outcome: _Outcome) -> list[str]:
         notes = []
@@ -742,41 +533,6 @@ class EmbeddedLexical:
         return notes
 
 
-LINES_PER_WINDOW = 16
-"""A shown file with a context window per this many lines or fewer has its whole text split
-into lines once, rather than a decode per window (measured: a window's decode costs about
-as much as splitting 16 lines)."""
-
-
-def _blocks(doc: Doc, windows: list[tuple[int, int]]) -> tuple[Block, ...]:
-    """The context blocks of `windows`: each window's lines as `Doc.lines_text` gives them."""
-    text = doc.text
-    if len(windows) * LINES_PER_WINDOW < doc.line_count or not (text and doc.clean):
-        return tuple(Block(lo, doc.lines_text(lo, hi)) for lo, hi in windows)
-    lines = text.split("\n")  # a clean text's bytes decode to the text itself
-    if "\r" in text:
-        return tuple(Block(lo, tuple(t.rstrip("\r") for t in lines[lo - 1:hi]))
-                     for lo, hi in windows)
-    return tuple(Block(lo, tuple(lines[lo - 1:hi])) for lo, hi in windows)
-
-
-def _rank_key(hit: _Hit) -> tuple[float, str, int, str]:
-    """Best first; ties by repository, then source before tests before prose
-    (`_file_kind`), then path."""
-    return (-hit.score, hit.row.repo, _file_kind(hit.row.path), hit.row.path)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _file_kind(path: str) -> int:
-    """0 source, 1 tests and stubs (`search.path_kinds.is_test_or_stub`), 2 prose
-    (`search.path_kinds.is_prose`): of files that score the same, the code that does it comes
-    first, as Zoekt's builder puts a shard's tests and generated files last (a changelog
-    that names an identifier no longer comes before the file that assigns it)."""
-    if is_prose(path):
-        return 2
-    return 1 if is_test_or_stub(path) else 0
-
-
 @dataclass(slots=True)
 class _Scan:
     """One evaluation's progress over the candidates."""
@@ -784,12 +540,12 @@ class _Scan:
     bounded: bool
     """No condition narrowed the text: files are scanned under the byte budget."""
     keep: int
-    hits: list[_Hit] = field(default_factory=list)
+    hits: list[Hit] = field(default_factory=list)
     files: int = 0
     bytes: int = 0
     lines: int = 0
     stop: str | None = None
-    best: list[tuple[_Hit, _Kept]] = field(default_factory=list)
+    best: list[tuple[Hit, _Kept]] = field(default_factory=list)
 
 
 class _Kept:
@@ -798,44 +554,23 @@ class _Kept:
 
     __slots__ = ("_made",)
 
-    def __init__(self, made: tuple[Doc, _Shaped] | ShapedFile) -> None:
+    def __init__(self, made: tuple[Doc, Shaped] | ShapedFile) -> None:
         self._made = made
 
-    def get(self) -> tuple[Doc, _Shaped]:
+    def get(self) -> tuple[Doc, Shaped]:
         made = self._made
         if isinstance(made, tuple):
             return made
         doc, content, path = made.shaped()
         if content is not None:
-            return doc, _Shaped(content=content)
+            return doc, Shaped(content=content)
         if path is not None:
-            return doc, _Shaped(path=path)
-        return doc, _Shaped(whole_path=True)
+            return doc, Shaped(path=path)
+        return doc, Shaped(whole_path=True)
 
 
-def _doc(row: Row, f: FileText | None) -> Doc:
-    """A candidate's Doc, from its kept text (None: not read)."""
-    if f is None:
-        return Doc(row, None, path_bytes=utf8(row.path))
-    return Doc(row, f.text, _data=f.data, path_bytes=utf8(row.path), _clean=f.clean)
-
-
-def _keep_best(kept: list[tuple[_Hit, _Kept]], n: int) -> None:
+def _keep_best(kept: list[tuple[Hit, _Kept]], n: int) -> None:
     """Keep the `n` best-ranked entries (in place)."""
     if len(kept) > n:
-        kept.sort(key=lambda k: _rank_key(k[0]))
+        kept.sort(key=lambda k: rank_key(k[0]))
         del kept[n:]
-
-
-def _check_limits(*, max_files: int, context_lines: int, offset: int) -> None:
-    for name, value, low in (
-        ("max_files", max_files, 1),
-        ("context_lines", context_lines, 0),
-        ("offset", offset, 0),
-    ):
-        if value < low:
-            raise ValidationError(
-                f"{name} must be at least {low}, got {value}",
-                hint=f"Pass {name}={low} or more.",
-                details={"field": name, "value": value},
-            )

@@ -60,3 +60,22 @@ def check_term_count(root: Node) -> None:
             hint="Search for the few distinctive words or one regular expression instead.",
             details={"field": "query", "terms": n, "max": MAX_QUERY_TERMS},
         )
+
+
+def check_page_limits(*, max_files: int, context_lines: int, offset: int) -> None:
+    """Refuse a page of the embedded engine's answer with a limit below its least.
+
+    Raises:
+        ValidationError: `max_files` below 1, `context_lines` or `offset` below 0.
+    """
+    for name, value, low in (
+        ("max_files", max_files, 1),
+        ("context_lines", context_lines, 0),
+        ("offset", offset, 0),
+    ):
+        if value < low:
+            raise ValidationError(
+                f"{name} must be at least {low}, got {value}",
+                hint=f"Pass {name}={low} or more.",
+                details={"field": name, "value": value},
+            )

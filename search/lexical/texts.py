@@ -10,7 +10,7 @@ recently used out first); a file larger than an eighth of it is never kept. One 
 cache (`TEXTS`), shared by every connection and thread.
 
 A file's definitions (`FileText.sections`), placed on their lines as the scoring needs them
-(the first spelling of the name on its line: `search.lexical.engine._sections`), are read
+(the first spelling of the name on its line: `search.lexical.file_score.sections`), are read
 and kept with it on demand (`TextCache.sections`).
 """
 
@@ -141,7 +141,7 @@ def placed_sections(
     f: FileText, symbols: Sequence[tuple[str, str, int]]
 ) -> dict[int, tuple[Placed, ...]]:
     """Each definition (name, kind, line) at the first spelling of its name on its line, as
-    `search.lexical.engine._sections` places it, by line (in the order given)."""
+    `search.lexical.file_score.sections` places it, by line (in the order given)."""
     out: dict[int, list[Placed]] = {}
     if not symbols:
         return {}

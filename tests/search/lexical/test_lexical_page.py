@@ -1,5 +1,5 @@
 """A shown file's lines: context blocks cut from the whole text at once (a file with many
-windows, `engine._blocks`) are those decoded window by window (`Doc.lines_text`), and the
+windows, `page.context_blocks`) are those decoded window by window (`Doc.lines_text`), and the
 windows merge as before (`rank.merge_windows`)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from ctxd.search.lexical import engine
+from ctxd.search.lexical import file_score, page
 from ctxd.search.lexical.eval import Doc, Row
 from ctxd.search.lexical.rank import merge_windows
 from ctxd.search.models import Block
@@ -56,18 +56,18 @@ def test_blocks_cut_from_the_whole_text_are_the_decoded_windows(text, monkeypatc
         lines = sorted(rng.sample(range(1, last + 1), rng.randint(1, last)))
         windows = merge_windows(lines, rng.randint(0, 3), last)
         want = tuple(Block(lo, doc.lines_text(lo, hi)) for lo, hi in windows)
-        monkeypatch.setattr(engine, "LINES_PER_WINDOW", 10**9)  # the whole text split
-        assert engine._blocks(doc, windows) == want
-        monkeypatch.setattr(engine, "LINES_PER_WINDOW", 0)  # a decode per window
-        assert engine._blocks(doc, windows) == want
+        monkeypatch.setattr(page, "LINES_PER_WINDOW", 10**9)  # the whole text split
+        assert page.context_blocks(doc, windows) == want
+        monkeypatch.setattr(page, "LINES_PER_WINDOW", 0)  # a decode per window
+        assert page.context_blocks(doc, windows) == want
 
 
 def test_many_windows_of_a_long_crlf_file():
     text = "".join(f"line {n} text\r\n" for n in range(1, 2001))
     doc = doc_of(text)
     windows = merge_windows(range(1, 2001, 7), 2, doc.line_count)
-    assert len(windows) * engine.LINES_PER_WINDOW >= doc.line_count  # split whole
-    got = engine._blocks(doc, windows)
+    assert len(windows) * page.LINES_PER_WINDOW >= doc.line_count  # split whole
+    got = page.context_blocks(doc, windows)
     assert got == tuple(Block(lo, doc.lines_text(lo, hi)) for lo, hi in windows)
     assert got[1].lines[0] == "line 6 text"
 
@@ -84,7 +84,7 @@ def test_windows_merge_as_before():
 @pytest.mark.parametrize("text", TEXTS)
 def test_definitions_are_placed_where_the_per_file_path_places_them(text):
     """`texts.placed_sections` (the batch's, from the line ends as arrays) against
-    `engine._sections` (the per-file path's), lines out of range and empty names too."""
+    `file_score.sections` (the per-file path's), lines out of range and empty names too."""
     from ctxd.search.lexical.eval import SymbolRow
     from ctxd.search.lexical.texts import file_text, placed_sections
 
@@ -96,7 +96,7 @@ def test_definitions_are_placed_where_the_per_file_path_places_them(text):
                 rng.randint(-1, len(f.ends) + 2)) for w in words for _ in range(3)]
     placed = placed_sections(f, symbols)
     rows = [SymbolRow(n, k, ln) for n, k, ln in symbols]
-    expected = engine._sections(doc, rows, range(-5, len(f.ends) + 5))
+    expected = file_score.sections(doc, rows, range(-5, len(f.ends) + 5))
     assert placed == {line: tuple(secs) for line, secs in expected.items()}
 
 

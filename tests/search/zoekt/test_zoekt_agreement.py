@@ -31,7 +31,8 @@ import pytest
 
 from ctxd.indexer.errors import QueryError
 from ctxd.indexer.store.protocol import IndexStore
-from ctxd.search.lexical.engine import SCORE_NEAR, EmbeddedLexical, and_words
+from ctxd.search.lexical.engine import EmbeddedLexical
+from ctxd.search.lexical.file_score import SCORE_NEAR, and_words
 from ctxd.search.lexical.query import parse
 from tests.search.conftest import FIXTURES
 
