@@ -35,9 +35,9 @@ with `i` the 0-based character offset of the offending token. Two deliberate
 differences from Zoekt: an empty or whitespace-only query is an error (Zoekt's
 HTTP API rejects only ""), and a quoted `"("`/`")"` is text, not a parenthesis.
 
-Pure: no I/O; also validates a query before it is sent to Zoekt. Over 600 lines on
-purpose: the tokenizer, the parser and the tree are one grammar, read side by side with
-Zoekt's.
+The tokens (quoting, escapes, atom prefixes) are read by `search.lexical.query_tokens`;
+the parser and the tree are here, one grammar read side by side with Zoekt's. Pure: no
+I/O; also validates a query before it is sent to Zoekt.
 """
 
 from __future__ import annotations
@@ -46,6 +46,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from ctxd.indexer.errors import QueryError
+from ctxd.search.lexical.query_tokens import (
+    HINT_REGEX,
+    Tok,
+    Token,
+    next_token,
+    syntax_error,
+)
 from ctxd.search.lexical.regex_trigrams import check_pattern, has_uppercase
 
 
@@ -184,144 +191,7 @@ Node = Text | Sym | Repo | RepoSet | Lang | Branch | RepoFlag | Meta | Const | A
 TRUE = Const(True)
 FALSE = Const(False)
 
-PREFIXES: dict[str, str] = {
-    "archived:": "archived",
-    "b:": "branch",
-    "branch:": "branch",
-    "c:": "content",
-    "case:": "case",
-    "content:": "content",
-    "f:": "file",
-    "file:": "file",
-    "fork:": "fork",
-    "public:": "public",
-    "r:": "repo",
-    "regex:": "text",
-    "repo:": "repo",
-    "lang:": "lang",
-    "sym:": "sym",
-    "t:": "type",
-    "type:": "type",
-    "meta.": "meta",
-}
-"""Atom prefixes (detected on the raw token, so quoting a prefix disables it)."""
-
 _TYPE_ORDER = {ResultType.FILEMATCH: 0, ResultType.FILENAME: 1, ResultType.REPO: 2}
-
-_HINT_SYNTAX = (
-    "Zoekt syntax: words are ANDed, `or` between terms, `-term` negates, `(a or b)` groups; "
-    "atoms: content: file: repo: lang: sym: case:yes|no|auto type:filename|repo. "
-    'Quote text with spaces or a leading `-`: "-foo bar".'
-)
-_HINT_REGEX = (
-    "Terms are RE2 regular expressions: escape metacharacters such as ( ) [ ] . * + ? "
-    'with a backslash (`foo\\(`), or inside quotes with a double backslash ("foo\\\\(").'
-)
-
-
-def _error(message: str, position: int, hint: str = _HINT_SYNTAX) -> QueryError:
-    return QueryError(
-        f"Query syntax error: {message} (at position {position})",
-        hint=hint,
-        details={"position": position},
-    )
-
-
-# -- tokens ----------------------------------------------------------------------------
-
-
-class _Tok(StrEnum):
-    TEXT = "text"
-    PAREN_OPEN = "("
-    PAREN_CLOSE = ")"
-    NEGATE = "-"
-    OR = "or"
-
-
-@dataclass(frozen=True, slots=True)
-class _Token:
-    kind: _Tok | str
-    """A `_Tok`, or an atom prefix kind from PREFIXES ('file', 'repo', ...)."""
-    text: str
-    start: int
-    end: int
-
-
-def _string_literal(q: str, i: int) -> tuple[str, int]:
-    """Parse `"..."` starting at q[i] == '"'; returns (text, index after the closing quote)."""
-    out: list[str] = []
-    j = i + 1
-    while j < len(q):
-        c = q[j]
-        if c == '"':
-            return "".join(out), j + 1
-        if c == "\\":
-            if j + 1 >= len(q):
-                raise _error("missing character after \\ in quoted string", j)
-            out.append(q[j + 1])
-            j += 2
-            continue
-        out.append(c)
-        j += 1
-    raise _error("unterminated quoted string", i, 'Close the quote: "..."')
-
-
-def _next_token(q: str, i: int) -> _Token | None:
-    """The token starting at q[i] (no leading blanks), or None at the end or a newline."""
-    if i >= len(q):
-        return None
-    if q[i] == "-":
-        return _Token(_Tok.NEGATE, "-", i, i + 1)
-    value, j, found_space, quoted = _scan_token(q, i)
-    if not value:
-        return None
-    if found_space and value[0] == "(":
-        return _Token(_Tok.PAREN_OPEN, "(", i, i + 1)
-    raw = q[i:j]
-    if value == "(" and not quoted:
-        return _Token(_Tok.PAREN_OPEN, "(", i, j)
-    if value == ")" and not quoted:
-        return _Token(_Tok.PAREN_CLOSE, ")", i, j)
-    if value == "or" and raw == "or":
-        return _Token(_Tok.OR, "or", i, j)
-    for prefix, kind in PREFIXES.items():
-        if raw.startswith(prefix):
-            return _Token(kind, value[len(prefix) :], i, j)
-    return _Token(_Tok.TEXT, value, i, j)
-
-
-def _scan_token(q: str, i: int) -> tuple[str, int, bool, bool]:
-    """Read one token's text from q[i]: (text, end index, blank inside parens?, quoted?)."""
-    text: list[str] = []
-    depth = 0
-    found_space = quoted = False
-    j = i
-    while j < len(q):
-        c = q[j]
-        if c == ")" and depth == 0:
-            if not text:
-                text.append(")")
-                j += 1
-            break
-        if c in " \t\n":
-            found_space = depth > 0
-            break
-        if c == '"':
-            lit, j = _string_literal(q, j)
-            text.append(lit)
-            quoted = True
-            continue
-        if c == "\\":
-            if j + 1 >= len(q):
-                raise _error("lone \\ at end of query", j, "Escape it as \\\\ or remove it.")
-            text.append(q[j : j + 2])
-            j += 2
-            continue
-        depth += {"(": 1, ")": -1}.get(c, 0)
-        text.append(c)
-        j += 1
-    return "".join(text), j, found_space, quoted
-
 
 # -- raw tree (before case/type resolution) ----------------------------------------------
 
@@ -363,32 +233,33 @@ _Raw = _RawPattern | _RawNot | _Level | Node
 def _check_regex(pattern: str, position: int) -> None:
     problem = check_pattern(pattern)
     if problem is not None:
-        raise _error(f"invalid regular expression `{pattern}`: {problem}", position, _HINT_REGEX)
+        raise syntax_error(f"invalid regular expression `{pattern}`: {problem}", position,
+                           HINT_REGEX)
 
 
-def _yes_no(tok: _Token, what: str) -> bool:
+def _yes_no(tok: Token, what: str) -> bool:
     if tok.text not in ("yes", "no"):
-        raise _error(f'unknown {what} argument "{tok.text}", want {{yes,no}}', tok.start)
+        raise syntax_error(f'unknown {what} argument "{tok.text}", want {{yes,no}}', tok.start)
     return tok.text == "yes"
 
 
-def _directive(tok: _Token) -> _Directive:
+def _directive(tok: Token) -> _Directive:
     """A `case:` or `type:` modifier."""
     if tok.kind == "case":
         try:
             return _Directive(CaseMode(tok.text), None)
         except ValueError:
             msg = f'unknown case argument "{tok.text}", want {{yes,no,auto}}'
-            raise _error(msg, tok.start) from None
+            raise syntax_error(msg, tok.start) from None
     value = "filename" if tok.text == "file" else tok.text
     try:
         return _Directive(None, ResultType(value))
     except ValueError:
         msg = f'unknown type argument "{tok.text}", want {{filematch,filename,file,repo}}'
-        raise _error(msg, tok.start) from None
+        raise syntax_error(msg, tok.start) from None
 
 
-def _atom(tok: _Token) -> _Raw | _Directive:
+def _atom(tok: Token) -> _Raw | _Directive:
     """The raw node for an atom token (not parentheses, negation or `or`)."""
     kind, text, pos = tok.kind, tok.text, tok.start
     if kind in ("case", "type"):
@@ -405,11 +276,11 @@ def _atom(tok: _Token) -> _Raw | _Directive:
     if kind == "meta":
         key, sep, value = text.partition(":")
         if not sep:
-            raise _error(f'invalid meta field syntax "{text}", want meta.<key>:<regex>', pos)
+            raise syntax_error(f'invalid meta field syntax "{text}", want meta.<key>:<regex>', pos)
         _check_regex(value, pos)
         return Meta(key, value)
     if kind == "sym" and not text:
-        raise _error("the sym: atom must have an argument", pos, "Write sym:<name regex>.")
+        raise syntax_error("the sym: atom must have an argument", pos, "Write sym:<name regex>.")
     _check_regex(text, pos)
     if kind == "sym":
         return _RawPattern(text, None)
@@ -434,12 +305,12 @@ class _Parser:
         while i < len(self.q):
             i = self._skip_blanks(i)
             try:
-                tok = _next_token(self.q, i)
+                tok = next_token(self.q, i)
             except QueryError:
                 tok = None  # parse_expr re-reads it and raises
-            if tok is not None and tok.kind == _Tok.PAREN_CLOSE:
+            if tok is not None and tok.kind == Tok.PAREN_CLOSE:
                 break
-            if tok is not None and tok.kind == _Tok.OR:
+            if tok is not None and tok.kind == Tok.OR:
                 items.append(_OrMark(tok.start))
                 i = tok.end
                 continue
@@ -461,28 +332,28 @@ class _Parser:
     def expr(self, i: int) -> tuple[_Raw | _Directive | None, int]:
         """One expression starting at or after `i`; None at the end, a `)` or a newline."""
         i = self._skip_blanks(i)
-        tok = _next_token(self.q, i)
-        if tok is None or tok.kind in (_Tok.PAREN_CLOSE, _Tok.OR):
+        tok = next_token(self.q, i)
+        if tok is None or tok.kind in (Tok.PAREN_CLOSE, Tok.OR):
             return None, i
-        if tok.kind == _Tok.PAREN_OPEN:
+        if tok.kind == Tok.PAREN_OPEN:
             level, j = self.expr_list(tok.end, tok.start)
-            close = _next_token(self.q, j)
-            if close is None or close.kind != _Tok.PAREN_CLOSE:
-                raise _error("missing close paren", tok.start, "Close every `(` with a `)`.")
+            close = next_token(self.q, j)
+            if close is None or close.kind != Tok.PAREN_CLOSE:
+                raise syntax_error("missing close paren", tok.start, "Close every `(` with a `)`.")
             return level, close.end
-        if tok.kind == _Tok.NEGATE:
+        if tok.kind == Tok.NEGATE:
             sub, j = self.expr(tok.end)
             if sub is None:
-                raise _error(
+                raise syntax_error(
                     "'-' operator needs an argument",
                     tok.start,
                     'To search for text starting with "-", quote it: "-foo".',
                 )
             if isinstance(sub, _Directive):
-                raise _error("case: and type: cannot be negated", tok.end)
+                raise syntax_error("case: and type: cannot be negated", tok.end)
             return _RawNot(sub), j
-        if tok.kind == _Tok.TEXT:
-            return _atom(_Token("text", tok.text, tok.start, tok.end)), tok.end
+        if tok.kind == Tok.TEXT:
+            return _atom(Token("text", tok.text, tok.start, tok.end)), tok.end
         return _atom(tok), tok.end
 
 
@@ -510,10 +381,11 @@ def parse(query: str) -> Node:
         if end < len(query):
             rest = query[end:]
             what = "a newline (queries are one line)" if rest.startswith("\n") else repr(rest)
-            raise _error(f"extra tokens found at end of input: {what}", end)
+            raise syntax_error(f"extra tokens found at end of input: {what}", end)
         return simplify(_build(level, CaseMode.AUTO))
     except RecursionError:
-        raise _error("the query nests too deeply", 0, "Use fewer nested parentheses.") from None
+        raise syntax_error("the query nests too deeply", 0,
+                           "Use fewer nested parentheses.") from None
 
 
 def _build(raw: _Raw, case: CaseMode) -> Node:
@@ -534,13 +406,13 @@ def _build(raw: _Raw, case: CaseMode) -> Node:
         for item in raw.items:
             if isinstance(item, _OrMark):
                 if not groups[-1]:
-                    raise _error("OR operator should have operand", item.position)
+                    raise syntax_error("OR operator should have operand", item.position)
                 groups.append([])
             else:
                 groups[-1].append(_build(item, level_case))
         if len(groups) > 1 and not groups[-1]:
             marks = [m for m in raw.items if isinstance(m, _OrMark)]
-            raise _error("OR operator should have operand", marks[-1].position)
+            raise syntax_error("OR operator should have operand", marks[-1].position)
         node: Node = (
             And(tuple(groups[0])) if len(groups) == 1 else Or(tuple(And(tuple(g)) for g in groups))
         )
