@@ -101,7 +101,8 @@ class GraphCases:
                 f"({source.repository}, {target.repository})",
                 hint="Call paths stay within one repository.",
                 details={"field": "target", "value": request.target})
-        return queries.call_paths(self.resources.store(), source, target, max_depth=depth)
+        return queries.call_paths(self.resources.store(), source, target, max_depth=depth,
+                                  limit=_check_limit(request.limit))
 
     def impact(self, request: ImpactRequest) -> Impact:
         """What depends on a definition, or on every top-level definition of a file."""

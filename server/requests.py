@@ -130,6 +130,8 @@ class CallPathRequest:
     _: KW_ONLY
     depth: int = 5
     repositories: list[str] | None = None
+    limit: int = 5
+    """Chains listed at most (`truncated` says when there are more)."""
 
 
 @dataclass(frozen=True)

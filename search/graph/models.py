@@ -63,6 +63,8 @@ class Refs:
     duration_ms: float = 0.0
     note: str = ""
     """Why the answer may be short (the definition's file has no code graph yet)."""
+    tests_left_out: int = 0
+    """Of the usages the limit cut, those in test files (code comes first, tests after)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +97,10 @@ class Calls:
     duration_ms: float = 0.0
     note: str = ""
     """Why the answer may be short (the definition's file has no code graph yet)."""
+    left_out: int = 0
+    """Direct calls the limit cut (known when the cut fell among them; 0 otherwise)."""
+    tests_left_out: int = 0
+    """Of `left_out`, those in test files (each definition's callers list code first)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +115,8 @@ class CallPaths:
     duration_ms: float = 0.0
     note: str = ""
     """Why the answer may be short (an end's file has no code graph yet)."""
+    truncated: bool = False
+    """More shortest chains were found than the limit lists."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,8 @@ are its usages, labelled `call`, `import`, `inherit` or `reference`, plus the me
 that override it (`override`). Sites that bear the name but resolve nowhere are counted
 as by-name candidates, never mixed in.
 
-Invariants: answers are sorted (by path, line, column; trees parents first); every
+Invariants: answers are sorted (code before tests, then by path, line, column; trees
+parents first, each definition's callers code first); every
 limit that cuts an answer says so (`truncated`); reads only; each query runs with the
 garbage collector paused (`workspace.collector_paused`).
 """
@@ -275,13 +276,14 @@ def references(store: IndexStore, d: GraphDef, *, limit: int = 200) -> Refs:
         od = g.gdef(o)
         parent = od.qualified_name.rpartition(".")[0] or None
         sites.append((o.path, od.line, 1, "override", parent))
-    sites = sorted(set(sites))
+    sites = sorted(set(sites), key=lambda s: (is_test_path(s[0]), s))  # code, then tests
     total = len(sites)
     kept = sites[:limit]
     texts = _line_texts(store, g.ws, (s[0] for s in kept))
     usages = [Usage(p, line, col, kind, True, enc, _line(texts, p, line))
               for p, line, col, kind, enc in kept]
-    return Refs([d], usages, total, total > limit, unresolved, _ms(started))
+    return Refs([d], usages, total, total > limit, unresolved, _ms(started),
+                tests_left_out=sum(is_test_path(s[0]) for s in sites[limit:]))
 
 
 def _line(texts: dict[str, list[str]], path: str, line: int) -> str:
@@ -312,7 +314,7 @@ edge and the definition the walk goes on to (None where the call resolves nowher
 def _caller_steps(g: _Graph, node: Target, level: int, parent: int
                   ) -> Iterator[tuple[Edge, Target | None]]:
     found, _ = g.uses(node)
-    for path, k, role in sorted(found):
+    for path, k, role in sorted(found, key=lambda f: (is_test_path(f[0]), f)):  # code first
         if role != Role.CALL:
             continue
         graph = g.ws.graph(path)
@@ -344,21 +346,26 @@ def _call_tree(store: IndexStore, d: GraphDef, direction: str, steps: _Steps, de
     t = g.target_of(d)
     edges: list[Edge] = []
     truncated = False
+    left_out = tests_left_out = 0  # direct calls the limit cut
     if t is not None:
         queue: deque[tuple[Target, int, int]] = deque([(t, 1, -1)])
         seen = {(t.path, t.index)}
-        while queue:
+        while queue and not truncated:
             node, level, parent = queue.popleft()
             for edge, nxt in steps(g, node, level, parent):
                 if len(edges) >= limit or len(seen) >= MAX_NODES:
                     truncated = True
-                    break
+                    if level > 1:
+                        break
+                    left_out += 1  # (direct calls: counted, their uses are known already)
+                    tests_left_out += is_test_path(edge.site_path)
+                    continue
                 edges.append(edge)
                 if nxt is not None and level < depth and (nxt.path, nxt.index) not in seen:
                     seen.add((nxt.path, nxt.index))
                     queue.append((nxt, level + 1, len(edges) - 1))
     return Calls(d, direction, edges, depth, truncated, _ms(started),
-                 "" if t is not None else no_graph_note(d))
+                 "" if t is not None else no_graph_note(d), left_out, tests_left_out)
 
 
 @_collector_paused
@@ -396,7 +403,8 @@ def call_paths(store: IndexStore, source: GraphDef, target: GraphDef, *,
                 break
             frontier = nxt
     return CallPaths(source, target, paths[:limit], max_depth, _ms(started),
-                     "" if s is not None and t is not None else no_graph_note(source, target))
+                     "" if s is not None and t is not None else no_graph_note(source, target),
+                     len(paths) > limit)
 
 
 @_collector_paused

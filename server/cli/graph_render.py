@@ -48,6 +48,7 @@ def refs_json(r: Refs) -> dict[str, Any]:
                     "resolved": u.resolved, "in": u.enclosing, "text": u.text}
                    for u in r.usages],
         "total": r.total, "truncated": r.truncated, "unresolved": r.unresolved,
+        "tests_left_out": r.tests_left_out,
         "duration_ms": r.duration_ms, **({"note": r.note} if r.note else {}),
     }
 
@@ -62,7 +63,12 @@ def refs_text(r: Refs, where: Where) -> str:
             inside = f"  in {u.enclosing}" if u.enclosing else ""
             out.append(f"  {u.line}:{u.column}  {u.kind:<9} {_clean(u.text)}{inside}")
     if r.truncated:
-        out.append(f"\n(cut: {len(r.usages)} of {r.total} shown; raise --limit to see more)")
+        left = r.total - len(r.usages)
+        tests = ("" if not r.tests_left_out else f", code first: the {left} left out are "
+                 "all in tests" if r.tests_left_out == left else
+                 f", code first: {r.tests_left_out} of the {left} left out are in tests")
+        out.append(f"\n(cut: {len(r.usages)} of {r.total} shown{tests}; "
+                   "raise --limit to see more)")
     if r.unresolved:
         out.append(f"\n{r.unresolved} other sites bear the name but do not resolve to it "
                    "(`--by-name` lists every text match)")
@@ -85,7 +91,8 @@ def edge_json(e: Edge) -> dict[str, Any]:
 
 def calls_json(c: Calls) -> dict[str, Any]:
     return {"definition": def_json(c.definition), c.direction: [edge_json(e) for e in c.edges],
-            "depth": c.depth, "truncated": c.truncated, "duration_ms": c.duration_ms,
+            "depth": c.depth, "truncated": c.truncated, "left_out": c.left_out,
+            "tests_left_out": c.tests_left_out, "duration_ms": c.duration_ms,
             **({"note": c.note} if c.note else {})}
 
 
@@ -98,13 +105,19 @@ def _edge_line(e: Edge, where: Where, repository: str) -> str:
     return f"{'  ' * e.depth}{d.qualified_name}  at {site}"
 
 
+def _in_tests(c: Calls) -> str:
+    return f", {c.tests_left_out} of them in tests" if c.tests_left_out else ""
+
+
 def calls_text(c: Calls, where: Where) -> str:
     d = c.definition
     word = "callers" if c.direction == "callers" else "callees"
     # Breadth first: a cut among the direct calls leaves no deeper one, and their count short
-    cut = " (cut: there are more)" if c.truncated and all(e.depth == 1 for e in c.edges) else ""
+    direct = sum(1 for e in c.edges if e.depth == 1)
+    cut = (f", {direct} listed ({c.left_out} cut{_in_tests(c)})" if c.left_out else
+           " (cut: there are more)" if c.truncated and all(e.depth == 1 for e in c.edges) else "")
     out = [f"{d.qualified_name} ({d.kind}) at {_clean(where(d.repository, d.path))}:{d.line}"
-           f": {sum(1 for e in c.edges if e.depth == 1)} direct {word}{cut}"]
+           f": {direct + c.left_out} direct {word}{cut}"]
     children: dict[int, list[int]] = {}
     for k, e in enumerate(c.edges):
         children.setdefault(e.parent, []).append(k)
@@ -116,7 +129,9 @@ def calls_text(c: Calls, where: Where) -> str:
 
     walk(-1)
     if c.truncated:
-        out.append(f"(cut at {len(c.edges)} calls; raise --limit or lower --depth)")
+        out.append(f"(cut at {len(c.edges)} calls"
+                   + (", code first" if c.tests_left_out else "")
+                   + "; raise --limit" + (" or lower --depth)" if c.depth > 1 else ")"))
     if c.note:
         out.append(f"\nnote: {c.note}")
     return "\n".join(out)
@@ -125,7 +140,7 @@ def calls_text(c: Calls, where: Where) -> str:
 def call_paths_json(p: CallPaths) -> dict[str, Any]:
     return {"from": def_json(p.source), "to": def_json(p.target),
             "paths": [[edge_json(e) for e in chain] for chain in p.paths],
-            "max_depth": p.max_depth, "duration_ms": p.duration_ms,
+            "max_depth": p.max_depth, "truncated": p.truncated, "duration_ms": p.duration_ms,
             **({"note": p.note} if p.note else {})}
 
 
@@ -144,6 +159,8 @@ def call_paths_text(p: CallPaths, where: Where) -> str:
             name = e.definition.qualified_name if e.definition else e.name
             steps.append(f"{name} (called at {site})")
         out.append("  " + "\n    -> ".join(steps))
+    if p.truncated:
+        out.append(f"(cut: the first {count} shortest paths shown)")
     return "\n".join(out)
 
 

@@ -92,7 +92,9 @@ class EdgeOut(TypedDict):
     depth: int
     resolved: bool
     parent: int
-    """Index of the edge this one continues (-1 at depth 1)."""
+    """`index` of the edge this one continues (-1 at depth 1), perhaps on an earlier page."""
+    index: int
+    """The edge's place in the whole tree, breadth first (-1 in a call path)."""
 
 
 class CallsOutput(TypedDict):
@@ -114,6 +116,8 @@ class CallPathOutput(TypedDict):
     target: DefinitionOut
     paths: list[list[EdgeOut]]
     max_depth: int
+    truncated: bool
+    next_cursor: str | None
     duration_ms: float
     freshness: list[Freshness]
 
@@ -123,10 +127,10 @@ def _def(d: GraphDef) -> DefinitionOut:
                          repository=d.repository, path=d.path, line=d.line)
 
 
-def _edge(e: Edge) -> EdgeOut:
+def _edge(e: Edge, index: int = -1) -> EdgeOut:
     return EdgeOut(site=SiteOut(path=e.site_path, line=e.site_line, column=e.site_column),
                    definition=_def(e.definition) if e.definition else None, name=e.name,
-                   depth=e.depth, resolved=e.resolved, parent=e.parent)
+                   depth=e.depth, resolved=e.resolved, parent=e.parent, index=index)
 
 
 def _head_def(d: GraphDef) -> str:
@@ -195,74 +199,109 @@ def _edge_row(e: Edge) -> str:
     return f"{pad}- `{d.qualified_name}` ({d.path}:{d.line}) — call at {site}"
 
 
-def render_calls(calls: Calls, *, offset: int = 0,
+def render_calls(calls: Calls, *, offset: int = 0, limit: int | None = None,
                  cursor_at: Callable[[int], str | None] = lambda _n: None,
                  fresh: Sequence[Freshness], budget: int) -> Rendered:
-    """A tree of callers or callees, indented by depth, parents first; a page cut by the
-    budget continues at `cursor_at(rows shown so far)`."""
+    """One page of a tree of callers or callees: the edges `offset`.. (breadth first, as
+    the query lists them: a larger limit only adds edges after them) up to `limit` and
+    the budget, printed as a tree, indented by depth, parents first (a call under one
+    listed on an earlier page is printed under that one's name). A page that was cut
+    continues at `cursor_at(edges listed so far)`."""
     d = calls.definition
-    order: list[int] = []
-    children: dict[int, list[int]] = {}
-    for k, e in enumerate(calls.edges):
-        children.setdefault(e.parent, []).append(k)
-
-    def walk(parent: int) -> None:
-        for k in children.get(parent, []):
-            order.append(k)
-            walk(k)
-
-    walk(-1)
+    page = list(range(offset, len(calls.edges)))[: limit or None]
+    first_child: dict[int, int] = {}  # a parent an earlier page listed -> its first child
+    for k in page:  # (here: a line naming that parent goes before it)
+        if 0 <= (parent := calls.edges[k].parent) < offset:
+            first_child.setdefault(parent, k)
+    starts = set(first_child.values())
+    items = [(_parent_row(calls.edges[calls.edges[k].parent]) + "\n" if k in starts
+              else "") + _edge_row(calls.edges[k]) for k in page]
     word = "Callers" if calls.direction == "callers" else "Callees"
-    direct = sum(1 for e in calls.edges if e.depth == 1)
-    head = (f"# {word} of {_head_def(d)}\n{direct} direct, {len(calls.edges)} in all to depth "
-            f"{calls.depth} ({calls.duration_ms:.0f}ms)")
-    order = order[offset:]
-    rows = [_edge_row(calls.edges[k]) for k in order]
+    direct = sum(1 for e in calls.edges if e.depth == 1) + calls.left_out
+    head = (f"# {word} of {_head_def(d)}\n{direct} direct, to depth {calls.depth} "
+            f"({calls.duration_ms:.0f}ms)" + (", code before tests"
+                                              if calls.direction == "callers" else ""))
 
     def tail(n: int) -> str:
         notes = []
-        if n < len(rows):
-            notes.append(truncated_note(offset + n, offset + len(rows), "calls",
+        listed = offset + n
+        more = listed < len(calls.edges) or calls.truncated
+        if n < len(page):
+            notes.append(truncated_note(n, len(page), "calls",
                                         "Continue with `cursor`, or lower `depth`."))
-        elif calls.truncated:
-            notes.append("> The tree stopped at `limit`: lower `depth` or raise `limit`.")
+        elif more:
+            notes.append(f"> {listed} calls listed so far; there are more: continue with "
+                         "`cursor`." + (f" {calls.tests_left_out} of the direct callers "
+                                        "not listed yet are in tests."
+                                        if calls.tests_left_out else ""))
         if calls.note:
             notes.append(f"> Note: {calls.note}.")
         notes.append(freshness_line(fresh))
         return "\n".join(notes)
 
-    shown = max(fit(head, rows, tail, budget), min(1, len(rows)))
-    body = "\n".join([head, *(rows[:shown] or ["None found."]), tail(shown)])
-    kept = sorted(order[:shown])
-    cursor = cursor_at(offset + shown) if shown < len(rows) else None
-    data = CallsOutput(definition=_def(d), edges=[_edge(calls.edges[k]) for k in kept],
-                       depth=calls.depth, truncated=calls.truncated or shown < len(rows),
-                       next_cursor=cursor, duration_ms=calls.duration_ms,
-                       freshness=list(fresh))
+    shown = max(fit(head, items, tail, budget), min(1, len(items)))
+    kept = page[:shown]
+    listed = set(kept)
+    children: dict[int, list[int]] = {}
+    for k in kept:  # (a call whose parent is on an earlier page starts a tree here)
+        parent = calls.edges[k].parent
+        children.setdefault(parent if parent in listed else -1, []).append(k)
+    rows: list[str] = []
+
+    def walk(parent: int) -> None:
+        for k in children.get(parent, []):
+            rows.append(items[k - offset])
+            walk(k)
+
+    walk(-1)
+    body = "\n".join([head, *(rows or ["None found."]), tail(shown)])
+    more = offset + shown < len(calls.edges) or calls.truncated
+    cursor = cursor_at(offset + shown) if more else None
+    data = CallsOutput(definition=_def(d),
+                       edges=[_edge(calls.edges[k], k) for k in kept],
+                       depth=calls.depth, truncated=more, next_cursor=cursor,
+                       duration_ms=calls.duration_ms, freshness=list(fresh))
     return Rendered(body, dict(data))
 
 
-def render_call_paths(paths: CallPaths, *, fresh: Sequence[Freshness],
-                      budget: int) -> Rendered:
-    """Each shortest chain as numbered steps."""
+def _parent_row(e: Edge) -> str:
+    pad = "  " * (e.depth - 1)
+    name = f"`{e.definition.qualified_name}`" if e.definition else "(module level)"
+    return f"{pad}- {name} (listed on an earlier page)"
+
+
+def render_call_paths(paths: CallPaths, *, offset: int = 0, limit: int | None = None,
+                      cursor_at: Callable[[int], str | None] = lambda _n: None,
+                      fresh: Sequence[Freshness], budget: int) -> Rendered:
+    """Each shortest chain as numbered steps: the chains `offset`.. up to `limit` and the
+    budget; a page that was cut continues at `cursor_at(chains listed so far)`."""
     head = (f"# Call paths from `{paths.source.qualified_name}` to "
             f"`{paths.target.qualified_name}`")
+    page = paths.paths[offset:][: limit or None]
+    shown = 0
     if not paths.paths:
         note = f"> Note: {paths.note}.\n" if paths.note else ""
         text = (f"{head}\nNo call path within {paths.max_depth} calls.\n{note}"
                 f"{freshness_line(fresh)}")
-        rows: list[str] = []
     else:
         rows = []
-        for n, chain in enumerate(paths.paths, 1):
+        for n, chain in enumerate(page, offset + 1):
             steps = [f"{n}. `{paths.source.qualified_name}`"]
             steps += [f"   → `{e.definition.qualified_name if e.definition else e.name}` "
                       f"(called at {e.site_path}:{e.site_line})" for e in chain]
             rows.append("\n".join(steps))
-        shown = max(fit(head, rows, lambda _n: freshness_line(fresh), budget), 1)
-        text = "\n".join([head, *rows[:shown], freshness_line(fresh)])
+
+        def tail(n: int) -> str:
+            more = offset + n < len(paths.paths) or paths.truncated
+            return "\n".join([*(["> More shortest paths: continue with `cursor`."]
+                                 if more else []), freshness_line(fresh)])
+
+        shown = max(fit(head, rows, tail, budget), min(1, len(rows)))
+        text = "\n".join([head, *rows[:shown], tail(shown)])
+    more = offset + shown < len(paths.paths) or paths.truncated
     data = CallPathOutput(source=_def(paths.source), target=_def(paths.target),
-                          paths=[[_edge(e) for e in chain] for chain in paths.paths],
-                          max_depth=paths.max_depth, duration_ms=paths.duration_ms,
-                          freshness=list(fresh))
+                          paths=[[_edge(e) for e in chain] for chain in page[:shown]],
+                          max_depth=paths.max_depth, truncated=more,
+                          next_cursor=cursor_at(offset + shown) if more else None,
+                          duration_ms=paths.duration_ms, freshness=list(fresh))
     return Rendered(text, dict(data))

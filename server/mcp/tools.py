@@ -46,11 +46,11 @@ from pydantic import Field
 from ctxd.indexer.errors import CtxdError, ValidationError
 from ctxd.indexer.walk.walker import DEFAULT_MAX_FILE_SIZE, MAX_FILE_SIZE_LIMIT
 from ctxd.search.cursor import decode_cursor, encode_cursor, with_offset
-from ctxd.search.graph.models import Calls
 from ctxd.search.lexical.query import names_repositories
 from ctxd.search.models import SearchOptions
 from ctxd.search.zoekt.query import scoped_query
 from ctxd.server.config import Settings
+from ctxd.server.graph_cases import MAX_LIMIT
 from ctxd.server.jobs import (
     IndexJob,
     JobManager,
@@ -534,17 +534,15 @@ class Tools:
         depth: Annotated[int, Field(ge=1, le=6, description=(
             "Levels of callers: 1 direct callers, 2 their callers too, ..."))] = 1,
         repository: Annotated[str | None, Field(description="Only this repository.")] = None,
-        limit: Annotated[int, Field(ge=1, le=1000, description="Calls listed at most.")] = 200,
+        limit: Annotated[int, Field(ge=1, le=1000, description="Calls per page.")] = 200,
         cursor: Annotated[str | None, Field(description=(
             "`next_cursor` of the previous page, to continue."))] = None,
         all_repos: Annotated[bool, Field(description=ALL_REPOS)] = False,
     ) -> Annotated[CallToolResult, graph_md.CallsOutput]:
         """What calls a definition (resolved call sites and the functions they are in), as a
         tree `depth` levels deep: who to check before changing it."""
-        repos = self.scope(repository, all_repos)
-        calls = self.service.calls(symbol, direction="callers", depth=depth,
-                                   repositories=repos, limit=limit)
-        return answer(self._calls_page(calls, cursor, symbol, depth, repository, all_repos))
+        return answer(self._calls_page("callers", cursor, symbol, depth, repository,
+                                       all_repos, limit))
 
     def find_callees(
         self,
@@ -552,27 +550,30 @@ class Tools:
         depth: Annotated[int, Field(ge=1, le=6, description=(
             "Levels of callees: 1 what it calls, 2 what those call too, ..."))] = 1,
         repository: Annotated[str | None, Field(description="Only this repository.")] = None,
-        limit: Annotated[int, Field(ge=1, le=1000, description="Calls listed at most.")] = 200,
+        limit: Annotated[int, Field(ge=1, le=1000, description="Calls per page.")] = 200,
         cursor: Annotated[str | None, Field(description=(
             "`next_cursor` of the previous page, to continue."))] = None,
         all_repos: Annotated[bool, Field(description=ALL_REPOS)] = False,
     ) -> Annotated[CallToolResult, graph_md.CallsOutput]:
         """What a definition calls, resolved to the definitions called (calls that resolve to
         nothing indexed are marked unresolved), as a tree `depth` levels deep."""
-        repos = self.scope(repository, all_repos)
-        calls = self.service.calls(symbol, direction="callees", depth=depth,
-                                   repositories=repos, limit=limit)
-        return answer(self._calls_page(calls, cursor, symbol, depth, repository, all_repos))
+        return answer(self._calls_page("callees", cursor, symbol, depth, repository,
+                                       all_repos, limit))
 
-    def _calls_page(self, calls: Calls, cursor: str | None, symbol: str, depth: int,
-                    repository: str | None, all_repos: bool) -> schemas.Rendered:
-        """One page of a call tree: a cursor continues after the rows already shown."""
-        params = {"symbol": symbol, "direction": calls.direction, "depth": depth,
+    def _calls_page(self, direction: str, cursor: str | None, symbol: str, depth: int,
+                    repository: str | None, all_repos: bool, limit: int) -> schemas.Rendered:
+        """One page of a call tree: `limit` calls (breadth first) after those the cursor
+        says were listed; its cursor continues after the calls it lists."""
+        params = {"symbol": symbol, "direction": direction, "depth": depth,
                   "repository": repository, "all_repos": all_repos}
         offset = decode_cursor(cursor, params)[0] if cursor else 0
+        repos = self.scope(repository, all_repos)
+        calls = self.service.calls(symbol, direction=direction, depth=depth,
+                                   repositories=repos, limit=min(offset + limit, MAX_LIMIT))
         return graph_md.render_calls(
-            calls, offset=offset, cursor_at=lambda n: encode_cursor(params, n, n),
-            fresh=self.fresh(self.scope(repository, all_repos)), budget=self.budget)
+            calls, offset=offset, limit=limit,
+            cursor_at=lambda n: encode_cursor(params, n, limit) if n < MAX_LIMIT else None,
+            fresh=self.fresh(repos), budget=self.budget)
 
     def trace_call_path(
         self,
@@ -583,14 +584,24 @@ class Tools:
         depth: Annotated[int, Field(ge=1, le=6, description=(
             "The longest chain looked for, in calls."))] = 5,
         repository: Annotated[str | None, Field(description="Only this repository.")] = None,
+        limit: Annotated[int, Field(ge=1, le=100, description=(
+            "Chains per page."))] = 5,
+        cursor: Annotated[str | None, Field(description=(
+            "`next_cursor` of the previous page, to continue."))] = None,
         all_repos: Annotated[bool, Field(description=ALL_REPOS)] = False,
     ) -> Annotated[CallToolResult, graph_md.CallPathOutput]:
         """The shortest chains of calls from one definition to another (how does A reach
         B?), each call with its site."""
         repos = self.scope(repository, all_repos)
-        paths = self.service.call_path(source, target, depth=depth, repositories=repos)
-        return answer(graph_md.render_call_paths(paths, fresh=self.fresh(repos),
-                                                 budget=self.budget))
+        params = {"source": source, "target": target, "depth": depth,
+                  "repository": repository, "all_repos": all_repos}
+        offset = decode_cursor(cursor, params)[0] if cursor else 0
+        paths = self.service.call_path(source, target, depth=depth, repositories=repos,
+                                       limit=min(offset + limit, MAX_LIMIT))
+        return answer(graph_md.render_call_paths(
+            paths, offset=offset, limit=limit,
+            cursor_at=lambda n: encode_cursor(params, n, limit) if n < MAX_LIMIT else None,
+            fresh=self.fresh(repos), budget=self.budget))
 
     def search_files(
         self,

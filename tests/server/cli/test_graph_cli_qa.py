@@ -227,9 +227,9 @@ def test_a_cut_among_direct_callers_says_so_in_the_first_line(shop: RepoBuilder)
                                       "    return Store().get(1)\n\n\n" for n in range(3)))
     index(shop.root)
     lines = run("callers", "Store.get", "--limit", "3").stdout.splitlines()
-    assert lines[0] == ("Store.get (method) at app/store.py:2: 3 direct callers "
-                        "(cut: there are more)")
-    assert lines[-1] == "(cut at 3 calls; raise --limit or lower --depth)"
+    assert lines[0] == ("Store.get (method) at app/store.py:2: 11 direct callers, 3 listed "
+                        "(8 cut)")
+    assert lines[-1] == "(cut at 3 calls; raise --limit)"
     whole = run("callers", "Store.get").stdout.splitlines()[0]
     assert whole == "Store.get (method) at app/store.py:2: 11 direct callers"
 
