@@ -159,10 +159,12 @@ def is_type_declarations(path: str) -> bool:
 
 _CHANGELOG = re.compile(
     r"(^|/)(changes|changelog|history|news|releases?|release[_-]?notes)"
-    r"(\.(md|markdown|mdx|rst|txt|adoc|asciidoc|org|rdoc))?$", re.IGNORECASE)
+    r"(([._-][a-z]{2}(?:[-_][a-z]{2,4})?)?"  # a translation: CHANGELOG_CN.md, NEWS.zh-CN.md
+    r"\.(md|markdown|mdx|rst|txt|adoc|asciidoc|org|rdoc))?$", re.IGNORECASE)
 
 
 def is_changelog(path: str) -> bool:
-    """`CHANGES.rst`, `CHANGELOG.md`, `HISTORY.md`, `NEWS`, `release-notes.md`, ...: pages,
-    not a module that happens to be called `history.py`."""
+    """`CHANGES.rst`, `CHANGELOG.md`, `HISTORY.md`, `NEWS`, `release-notes.md`, ... and their
+    translations (`CHANGELOG_CN.md`, `CHANGELOG.zh-CN.md`): pages, not a module that
+    happens to be called `history.py`."""
     return bool(_CHANGELOG.search(path))

@@ -105,3 +105,14 @@ def test_a_release_version_still_moves_pages_only() -> None:
     code = next(h for h in ranked if h.path.endswith(".swift"))
     assert not [p for p in explain_hit(q, legs, code, FusionOptions())
                 if "version" in p.feature]
+
+
+def test_a_translated_changelog_is_a_changelog() -> None:
+    from ctxd.search.path_kinds import is_changelog
+
+    for path in ("CHANGELOG_CN.md", "CHANGELOG.zh-CN.md", "docs/HISTORY_ja.md", "CHANGES",
+                 "CHANGELOG.md", "release_notes.md"):
+        assert is_changelog(path), path
+    for path in ("history.py", "src/changes.py", "src/changes_cn.py", "news_feed.md",
+                 "src/history_ja.ts"):
+        assert not is_changelog(path), path
