@@ -13,10 +13,12 @@ Invariants: pure over the workspace's graphs; a file without a graph has no fact
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any, TypeVar, overload
 
 from ctxd.indexer.graph import FileGraph, Import, Role, Site
+from ctxd.indexer.graph.reading import Sites
 from ctxd.search.graph.modules import JS_LIKE
 from ctxd.search.graph.workspace import Workspace
 
@@ -33,6 +35,9 @@ ELEMENT_METHODS = frozenset({"shift", "pop", "at", "find", "findLast", "popleft"
 MAPPING_GETS = frozenset({"get", "pop", "setdefault", "__getitem__"})
 """A mapping's methods whose call gives one of its values."""
 _BINDING = frozenset({Role.BIND, Role.PARAM, Role.IMPORT})
+_SCOPED = frozenset({Role.PARAM, Role.INHERIT})
+_BOUND = _BINDING | {Role.ATTR_BIND}
+_D = TypeVar("_D")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,8 +55,10 @@ class Target:
 
 
 class FileFacts:
-    """One file's graph indexed for lookups (the sites read once, the few that bind a
-    name picked out first; which sites bear a name is found per name, when asked)."""
+    """One file's graph indexed for lookups. The sites are looked at only as asked: the
+    sites bearing a name, and those binding it, when a name is first asked (`named`,
+    `binds`); parameters and bases when one is (a graph of `indexer.graph.reading`
+    builds no other site)."""
 
     def __init__(self, graph: FileGraph) -> None:
         self.graph = graph
@@ -65,24 +72,15 @@ class FileFacts:
             self.children[(d.parent, d.name)] = k
             self.qualnames[d.qualname] = k
             self.members[d.parent].append(k)
-        self.binds: dict[tuple[int, str], list[Site]] = defaultdict(list)
-        self.attr_binds: dict[tuple[int, str], list[Site]] = defaultdict(list)
-        self.bases: dict[int, list[Site]] = defaultdict(list)
-        self.first_params: dict[int, Site] = {}
-        self.params: dict[int, list[Site]] = defaultdict(list)
+        self.binds = _ByName(self._binds)
+        """(scope, name) -> the sites binding the name there (assigned, a parameter, an
+        import), in file order; read a name at a time, when first asked."""
+        self.attr_binds = _ByName(self._attr_binds)
+        """(scope, name) -> the `recv.name = ...` sites there."""
         self._named: dict[str, list[int]] = {}
-        ref, call = Role.REF, Role.CALL  # most sites: they bind nothing
-        for s in [s for s in graph.sites if s.role is not ref and s.role is not call]:
-            role = s.role
-            if role == Role.PARAM:
-                self.first_params.setdefault(s.scope, s)
-                self.params[s.scope].append(s)
-            if role in _BINDING and s.receiver is None:
-                self.binds[(s.scope, s.name)].append(s)
-            elif role == Role.ATTR_BIND and s.receiver is not None:
-                self.attr_binds[(s.scope, s.name)].append(s)
-            elif role == Role.INHERIT and s.scope >= 0:
-                self.bases[s.scope].append(s)
+        self._grouped: dict[str, list[int]] | None = None
+        self._scoped: tuple[dict[int, Site], dict[int, list[Site]],
+                            dict[int, list[Site]]] | None = None
         self.imports: dict[str, list[Import]] = defaultdict(list)
         self.stars: list[Import] = []
         for imp in graph.imports:
@@ -95,9 +93,63 @@ class FileFacts:
         """The indexes of the sites that bear `name`, in file order."""
         got = self._named.get(name)
         if got is None:
-            got = self._named[name] = [k for k, s in enumerate(self.graph.sites)
-                                       if s.name == name]
+            sites = self.graph.sites
+            got = self._named[name] = (
+                sites.named(name) if isinstance(sites, Sites) else
+                [k for k, s in enumerate(sites) if s.name == name])
         return got
+
+    def _binds(self, name: str) -> Iterator[Site]:
+        for s in self._bound(name):
+            if s.role in _BINDING and s.receiver is None:
+                yield s
+
+    def _attr_binds(self, name: str) -> Iterator[Site]:
+        for s in self._bound(name):
+            if s.role == Role.ATTR_BIND and s.receiver is not None:
+                yield s
+
+    def _bound(self, name: str) -> list[Site]:
+        """The sites named `name` that bind it (`binds`' and `attr_binds`' roles)."""
+        sites = self.graph.sites
+        if not isinstance(sites, Sites):
+            return [s for k in self.named(name) if (s := sites[k]).role in _BOUND]
+        if self._grouped is None:  # (the names of the binding sites, read once)
+            self._grouped = sites.grouped(_BOUND)
+        return sites.pick(self._grouped.get(name, []))
+
+    def _by_scope(self) -> tuple[dict[int, Site], dict[int, list[Site]],
+                                 dict[int, list[Site]]]:
+        """`first_params`, `params` and `bases`, read together when first asked."""
+        if self._scoped is None:
+            first: dict[int, Site] = {}
+            params: dict[int, list[Site]] = defaultdict(list)
+            bases: dict[int, list[Site]] = defaultdict(list)
+            sites = self.graph.sites
+            for s in (sites.pick(sites.having(_SCOPED)) if isinstance(sites, Sites) else
+                      [s for s in sites if s.role in _SCOPED]):
+                if s.role == Role.PARAM:
+                    first.setdefault(s.scope, s)
+                    params[s.scope].append(s)
+                elif s.scope >= 0:
+                    bases[s.scope].append(s)
+            self._scoped = (first, params, bases)
+        return self._scoped
+
+    @property
+    def first_params(self) -> dict[int, Site]:
+        """A definition -> its first parameter."""
+        return self._by_scope()[0]
+
+    @property
+    def params(self) -> dict[int, list[Site]]:
+        """A definition -> its parameters, in order."""
+        return self._by_scope()[1]
+
+    @property
+    def bases(self) -> dict[int, list[Site]]:
+        """A class -> the sites naming its bases, in order."""
+        return self._by_scope()[2]
 
     @property
     def by_name(self) -> dict[str, list[int]]:
@@ -107,6 +159,51 @@ class FileFacts:
         for k, s in enumerate(self.graph.sites):
             out[s.name].append(k)
         return out
+
+
+class _ByName(dict[tuple[int, str], list[Site]]):
+    """(scope, name) -> sites, filled a name at a time (by `fill`) when first asked; a
+    missing key reads as an empty list (as a `defaultdict(list)`)."""
+
+    def __init__(self, fill: Callable[[str], Iterable[Site]]) -> None:
+        super().__init__()
+        self._fill = fill
+        self._names: set[str] = set()
+
+    def _load(self, name: str) -> None:
+        if name not in self._names:  # (filled whole, then marked: threads may share it)
+            got: dict[tuple[int, str], list[Site]] = defaultdict(list)
+            for s in self._fill(name):
+                got[(s.scope, s.name)].append(s)
+            self.update(got)
+            self._names.add(name)
+
+    @overload
+    def get(self, key: tuple[int, str], default: None = None, /) -> list[Site] | None: ...
+
+    @overload
+    def get(self, key: tuple[int, str], default: list[Site], /) -> list[Site]: ...
+
+    @overload
+    def get(self, key: tuple[int, str], default: _D, /) -> list[Site] | _D: ...
+
+    def get(self, key: tuple[int, str], default: Any = None, /) -> Any:
+        self._load(key[1])
+        return super().get(key, default)
+
+    def __getitem__(self, key: tuple[int, str]) -> list[Site]:
+        self._load(key[1])
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], str):
+            self._load(key[1])
+        return super().__contains__(key)
+
+    def __missing__(self, key: tuple[int, str]) -> list[Site]:
+        got: list[Site] = []
+        self[key] = got
+        return got
 
 
 class FactsBase:

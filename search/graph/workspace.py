@@ -15,7 +15,11 @@ moves the generation) is seen by the next query.
 `collector_paused()` holds Python's cyclic garbage collector off while a query runs: a
 query makes (and the workspace keeps) hundreds of thousands of small objects, and each
 full collection the allocations trigger walks every object of the process (35 ms and
-more in a daemon keeping decoded graphs): 2-3x the query's own time.
+more in a daemon keeping decoded graphs): 2-3x the query's own time. When the last query
+leaves, what the queries made (most of it kept: decoded graphs, peeks, lookups) is moved
+to the oldest generation unscanned (`gc.freeze()` then `gc.unfreeze()`), instead of the
+young collection the next allocation would start over all of it (5-40 ms after a cold
+query); a cycle the queries left is freed by the next full collection.
 
 Invariants: reads only; a file without a stored graph (not code, lexical-only, indexed
 before the graph existed) reads as None; the collector is back on (if it was) once the
@@ -32,8 +36,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar, cast
 
-from ctxd.indexer.graph import FileGraph, decode
-from ctxd.indexer.graph.model import Peek, peek
+from ctxd.indexer.graph import FileGraph
+from ctxd.indexer.graph.model import Peek
+from ctxd.indexer.graph.reading import decode_lazy, peek
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.search.graph.modules import BUILD_ENDS, RepoLayout, is_build_file
 
@@ -45,7 +50,13 @@ KEEP_GRAPHS = 20_000
 """Decoded graphs a workspace keeps (and as many peeks, and import keys' files)."""
 LINK_ALL_FILES = 20_000
 """A repository of at most this many files has all its import keys read at once (one
-read of its `graph_links`, a few ms); a larger one has each key read when asked."""
+read of its `graph_links`) after `KEY_READS` reads of a few keys with a join on its
+files; a larger one has each key read when asked, from every repository, its own kept."""
+KEY_READS = {"sqlite": 0, "postgresql": 12}
+"""Per engine, the reads of a few import keys a workspace makes before it reads them all:
+SQLite reads a repository's keys at once in 5-10 ms, fewer than a query's few reads
+cost; PostgreSQL's planner scans every repository's keys for that (30-90 ms at 1M
+checkpoints) where a read of a few keys takes ~1 ms."""
 KEEP_BLOBS = 5_000
 """Stored graphs a workspace keeps read but not decoded (`preload`, `peek`)."""
 
@@ -88,6 +99,9 @@ def collector_paused() -> Iterator[None]:
         with _lock:
             _pausing -= 1
             if _pausing == 0 and _restore:
+                if not gc.get_freeze_count():  # (a process that froze its own: as it was)
+                    gc.freeze()  # what the queries made joins the oldest generation, with
+                    gc.unfreeze()  # no pass over it (two list splices)
                 gc.enable()
 
 
@@ -123,6 +137,8 @@ class _Shared:
         """Import key -> the ids of the files found under it (`importers`)."""
         self.all_linked = False
         """Whether `linked` holds every key of the repository (read at once)."""
+        self.key_reads = 0
+        """Reads of some of the repository's keys so far (`importers`)."""
         self.memo: dict[str, Any] = {}
         self.imports: dict[str, Any] = {}
         """A file's imports as `queries` follows them (what they land in: facts of the
@@ -196,7 +212,7 @@ class Workspace:
             if path in self.shared.graphs:
                 return self.shared.graphs[path]
         blob = self._blob(path)
-        graph = _read(blob, decode) if blob else None
+        graph = _read(blob, decode_lazy) if blob else None
         self._remember(self.shared.graphs, path, graph)
         return graph
 
@@ -264,7 +280,8 @@ class Workspace:
         with self.shared.lock:
             todo = [] if self.shared.all_linked else [
                 k for k in dict.fromkeys(keys) if k not in linked]
-        if todo and len(self.ids) <= LINK_ALL_FILES:  # every key at once: one cheap read
+        small = len(self.ids) <= LINK_ALL_FILES
+        if todo and small and self.shared.key_reads >= KEY_READS.get(self.store.engine, 0):
             every: dict[str, list[int]] = defaultdict(list)
             for key, fid in self.store.graph_links(self.repo_id, None):
                 every[key].append(fid)
@@ -273,10 +290,13 @@ class Workspace:
                 linked.update((k, tuple(v)) for k, v in every.items())
                 self.shared.all_linked = True
             todo = []
-        if todo:  # (every repository's rows, this one's kept: no join, ~8x cheaper)
+        if todo:  # these keys: a small repository's with a join on its files; a big
+            # one's from every repository, its own kept (no join: ~8x cheaper there)
             found: dict[str, list[int]] = {k: [] for k in todo}
             paths = self.paths
-            for key, fid in self.store.graph_links(None, todo):
+            with self.shared.lock:
+                self.shared.key_reads += 1
+            for key, fid in self.store.graph_links(self.repo_id if small else None, todo):
                 if fid in paths:
                     found[key].append(fid)
             with self.shared.lock:
