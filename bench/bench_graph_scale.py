@@ -37,6 +37,7 @@ peeked at (`graphs_decoded`, `graphs_peeked`).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import io
 import json
 import os
@@ -52,7 +53,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ctxd.indexer.graph import decode, link_keys
+from ctxd.indexer.graph import FileGraph, decode, link_keys
 from ctxd.indexer.models import Chunk, Symbol
 from ctxd.indexer.store.records import GraphRow, Summary
 from ctxd.indexer.store.sqlite.store import FileRecord, Store
@@ -89,6 +90,16 @@ class SourceFile:
     symbols: list[Symbol]
     summary: Summary
     graph: GraphRow
+    """The graph row as phase 1 wrote it at the tree's path (`graph_at`: in a copy)."""
+    decoded: FileGraph | None = None
+
+    def graph_at(self, rel: str) -> GraphRow:
+        """The file's graph row at the path `rel` of a copy: a relative import's keys
+        name the folder it climbs to (`indexer.graph.links`)."""
+        if not self.graph.data:
+            return self.graph
+        return GraphRow(self.graph.data, tuple(link_keys(self.decoded, rel))
+                        if self.decoded is not None else ())
 
 
 def source_files(trees: dict[str, Path]) -> list[SourceFile]:
@@ -125,8 +136,9 @@ def source_files(trees: dict[str, Path]) -> list[SourceFile]:
             files[int(fid)].summary = Summary(str(text), str(h))
         for fid, data in store.query("SELECT file_id, data FROM graph"):
             graph = decode(bytes(data))
-            files[int(fid)].graph = GraphRow(bytes(data),
-                                             tuple(link_keys(graph)) if graph else ())
+            f = files[int(fid)]
+            f.decoded = graph
+            f.graph = GraphRow(bytes(data), tuple(link_keys(graph, f.path)) if graph else ())
         store.close()
     return list(files.values())
 
@@ -150,7 +162,7 @@ def build_sqlite(path: Path, files: list[SourceFile], copies: int,
                     store.replace_file(
                         repo.id, FileRecord(rel, len(f.content), 1, f.hash, f.language,
                                             f.content.count("\n") + 1, f.role),
-                        f.content, f.chunks, f.symbols, NOW, f.summary, graph=f.graph)
+                        f.content, f.chunks, f.symbols, NOW, f.summary, graph=f.graph_at(rel))
             if c % 10 == 0:
                 log(f"sqlite copy {c}/{copies}: {time.perf_counter() - t0:.0f} s")
         store.mark_indexed(repo.id, NOW)
@@ -189,20 +201,22 @@ def repos_layout(mono: Path, path: Path, copies: int) -> float:
     return time.perf_counter() - t0
 
 
-def _graph_sources(files: list[SourceFile]) -> tuple[list[tuple[str, bytes]],
-                                                     list[tuple[str, str]]]:
-    """(path in a copy, graph blob) and (path in a copy, import key) of every file with a
-    graph, as this checkout's extractor makes them."""
+def _graph_sources(files: list[SourceFile], copies: int
+                   ) -> tuple[list[tuple[str, bytes]], list[tuple[str, str]]]:
+    """(path in a copy, graph blob) of every file with a graph and (path, import key) of
+    each copy's (its relative imports' keys name its folders), as this checkout's
+    extractor makes them."""
     graphs = [(f.path, f.graph.data) for f in files if f.graph.data]
-    links = [(f.path, k) for f in files if f.graph.data for k in dict.fromkeys(f.graph.keys)]
+    links = [(rel, k) for c in range(copies) for f in files if f.graph.data
+             for rel in [f"c{c:03d}/{f.path}"] for k in dict.fromkeys(f.graph_at(rel).keys)]
     return graphs, links
 
 
-def refresh_sqlite(path: Path, files: list[SourceFile]) -> float:
+def refresh_sqlite(path: Path, files: list[SourceFile], copies: int) -> float:
     """Every copy's `graph` and `graph_links` rows in the SQLite index at `path` written
     again from `files` (this checkout's extraction and blob format: a store built by an
     older one answers as a fresh index would), the text generation moved; seconds."""
-    graphs, links = _graph_sources(files)
+    graphs, links = _graph_sources(files, copies)
     t0 = time.perf_counter()
     store = Store.open(path)
     try:
@@ -217,7 +231,7 @@ def refresh_sqlite(path: Path, files: list[SourceFile]) -> float:
             db.execute("INSERT INTO graph(file_id, repo_id, data) SELECT f.id, f.repo_id, "
                        "s.data FROM files f JOIN src s ON s.rel = substr(f.path, 6)")
             db.execute("INSERT OR IGNORE INTO graph_links(key, file_id) SELECT l.key, f.id "
-                       "FROM files f JOIN src_links l ON l.rel = substr(f.path, 6)")
+                       "FROM files f JOIN src_links l ON l.rel = f.path")
             db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 "
                        "WHERE key = 'text_generation'")
     finally:
@@ -225,11 +239,11 @@ def refresh_sqlite(path: Path, files: list[SourceFile]) -> float:
     return time.perf_counter() - t0
 
 
-def refresh_pg(url: str, files: list[SourceFile]) -> float:
+def refresh_pg(url: str, files: list[SourceFile], copies: int) -> float:
     """`refresh_sqlite` for the PostgreSQL database at `url`; seconds."""
     import psycopg
 
-    graphs, links = _graph_sources(files)
+    graphs, links = _graph_sources(files, copies)
     t0 = time.perf_counter()
     with psycopg.connect(url) as conn, conn.transaction():
         conn.execute("CREATE TEMP TABLE src(rel TEXT PRIMARY KEY, data BYTEA)")
@@ -243,7 +257,7 @@ def refresh_pg(url: str, files: list[SourceFile]) -> float:
         conn.execute("INSERT INTO graph(file_id, repo_id, data) SELECT f.id, f.repo_id, "
                      "s.data FROM files f JOIN src s ON s.rel = substr(f.path, 6)")
         conn.execute("INSERT INTO graph_links(key, file_id) SELECT DISTINCT l.key, f.id "
-                     "FROM files f JOIN src_links l ON l.rel = substr(f.path, 6)")
+                     "FROM files f JOIN src_links l ON l.rel = f.path")
         conn.execute("SELECT nextval('ctxd_text_generation')")
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE graph")
@@ -297,7 +311,7 @@ def build_pg(url: str, files: list[SourceFile], copies: int,
                                                s.container, s.line, s.end_line))
                 if f.graph.data:
                     out["graph"].write(_line(fid, ids[c], f.graph.data))
-                    for k in dict.fromkeys(f.graph.keys):
+                    for k in dict.fromkeys(f.graph_at(rel).keys):
                         out["graph_links"].write(_line(k, fid))
             cols = {"files": "id, repo_id, path, size, mtime_ns, hash, language, lines, "
                              "indexed_at, role",
@@ -344,8 +358,10 @@ def pct(values: list[float], q: float) -> float:
 
 def latency(service: Service, symbols: list[tuple[str, bool]], repeat: int,
             log: Callable[[str], None], budget_s: float = 20.0,
-            repository: str = REPO_NAME) -> list[dict[str, Any]]:
-    """p50 / p90 of each query (`budget_s`: fewer runs once a query has taken that long)."""
+            repository: str = REPO_NAME, answers: dict[str, Any] | None = None
+            ) -> list[dict[str, Any]]:
+    """p50 / p90 of each query (`budget_s`: fewer runs once a query has taken that long);
+    `answers`: each query's last answer, entry by entry (`--answers`)."""
     out = []
     for symbol, common in symbols:
         for what, request in (
@@ -384,7 +400,11 @@ def latency(service: Service, symbols: list[tuple[str, bool]], repeat: int,
                 result = answer(request)
                 warm.append((time.perf_counter() - t0) * 1000)
                 cpu_warm.append((time.process_time() - c0) * 1000)
-                size = len(getattr(result, "usages", None) or getattr(result, "edges", []))
+                entries = getattr(result, "usages", None) or getattr(result, "edges", [])
+                size = len(entries)
+                if answers is not None:
+                    answers[f"{what} {symbol}"] = [dataclasses.asdict(e) for e in entries] + [
+                        {"unresolved": getattr(result, "unresolved", None)}]
                 if sum(cold) + sum(warm) > budget_s * 1000:
                     break  # slow: fewer runs
             row = {"symbol": symbol, "common": common, "query": what, "answers": size,
@@ -454,15 +474,15 @@ def prepare(args: argparse.Namespace, files: list[SourceFile], copies: int,
     return stores
 
 
-def refresh(args: argparse.Namespace, files: list[SourceFile], result: dict[str, Any],
-            log: Callable[[str], None]) -> None:
+def refresh(args: argparse.Namespace, files: list[SourceFile], copies: int,
+            result: dict[str, Any], log: Callable[[str], None]) -> None:
     """`--refresh-graphs`: the kept stores' graph rows written again (`refresh_sqlite`,
     `refresh_pg`; the stores not built yet are left to `prepare`)."""
     n = args.checkpoints
     if not args.no_sqlite:
         for db in (args.folder / f"graph-scale-{n}.db", args.folder / f"graph-scale-{n}-repos.db"):
             if (args.folder / f"{db.name}.done").is_file():
-                result[f"refresh_{db.name}_s"] = round(refresh_sqlite(db, files), 1)
+                result[f"refresh_{db.name}_s"] = round(refresh_sqlite(db, files, copies), 1)
                 log(f"{db.name}: graphs refreshed")
     if args.pg:
         from bench.pg_helpers import database_url, local_server
@@ -471,7 +491,7 @@ def refresh(args: argparse.Namespace, files: list[SourceFile], result: dict[str,
         for layout in ("mono", "repos"):
             if (args.folder / f"pg-graph-{n}-{layout}.done").is_file():
                 url = database_url(base, f"graph{n}{layout}")
-                result[f"refresh_pg_{layout}_s"] = round(refresh_pg(url, files), 1)
+                result[f"refresh_pg_{layout}_s"] = round(refresh_pg(url, files, copies), 1)
                 log(f"postgresql graph{n}{layout}: graphs refreshed")
 
 
@@ -496,6 +516,9 @@ def main() -> None:
                          "extraction (after an EXTRACTION or blob format change) instead of "
                          "building the stores again")
     ap.add_argument("--no-query", action="store_true", help="prepare the stores only")
+    ap.add_argument("--answers", type=Path,
+                    help="write each query's answer, entry by entry, to this JSON file "
+                         "(to compare two checkouts' answers)")
     args = ap.parse_args()
 
     def log(msg: str) -> None:
@@ -514,17 +537,21 @@ def main() -> None:
         "checkpoints": copies * sum(len(f.chunks) for f in files),
         "graph_files": copies * sum(1 for f in files if f.graph.data)}
     if args.refresh_graphs:
-        refresh(args, files, result, log)
+        refresh(args, files, copies, result, log)
     stores = prepare(args, files, copies, result, log)
+    answers: dict[str, dict[str, Any]] = {}
     for name, layout, settings in [] if args.no_query else stores:
         service = Service(load_settings(settings), long_lived=True)
         try:
             log(f"{name} {layout}: load average {load_average()}")
             result[f"{name}-{layout}"] = latency(
                 service, symbols, args.repeat, log,
-                repository=REPO_NAME if layout == "mono" else "c000")
+                repository=REPO_NAME if layout == "mono" else "c000",
+                answers=answers.setdefault(f"{name}-{layout}", {}))
         finally:
             service.close()
+    if args.answers:
+        args.answers.write_text(json.dumps(answers, indent=0) + "\n", encoding="utf-8")
     result["load_average_end"] = load_average()
     json.dump(result, sys.stdout, indent=1)
     print()

@@ -106,35 +106,37 @@ def checkpoints_of(path: str, text: str, options: ChunkOptions, count_tokens: To
             tokens = n_head + n if tokens_add_up and n is not None else None
             out.append(Checkpoint(part, content_hash(inp), inp, tokens))
     return ChunkedFile(fc.language, out, fc.symbols, fc.windows_reason,
-                       _file_graph(fc.language, fc.parsed, graphs))
+                       _file_graph(path, fc.language, fc.parsed, graphs))
 
 
-def _file_graph(language: str, parsed: object | None,
+def _file_graph(path: str, language: str, parsed: object | None,
                 graphs: GraphWorker | None) -> GraphRow | Pending:
     """A chunked file's graph row: made by the graph helper where there is one, ready,
     and the chunker parsed the file, else here."""
     if graphs is not None and language in SPECS and isinstance(parsed, ParsedSource):
-        pending = graphs.submit(language, parsed)
+        pending = graphs.submit(language, parsed, path)
         if pending is not None:
             return pending
-    return _graph_row(language, parsed)
+    return _graph_row(path, language, parsed)
 
 
-def _graph_row(language: str, parsed: object | None) -> GraphRow:
-    """A file's graph row; an empty graph for a code file that could not be parsed (so
-    that `graph_row`'s backfill knows it was seen), `NO_GRAPH` for other files."""
+def _graph_row(path: str, language: str, parsed: object | None) -> GraphRow:
+    """The graph row of the file at `path` in its repository (its import keys depend on
+    it: `indexer.graph.links`); an empty graph for a code file that could not be parsed
+    (so that `graph_row`'s backfill knows it was seen), `NO_GRAPH` for other files."""
     if language not in SPECS:
         return NO_GRAPH
     graph = graph_of(language, parsed) or FileGraph(language)
-    return GraphRow(encode(graph), tuple(link_keys(graph)))
+    return GraphRow(encode(graph), tuple(link_keys(graph, path)))
 
 
-def graph_row(language: str, text: str, budget_ms: int) -> GraphRow:
-    """The graph row of a stored file, parsed again (the backfill of files indexed
-    before the code graph existed), within the chunker's parse budget."""
+def graph_row(path: str, language: str, text: str, budget_ms: int) -> GraphRow:
+    """The graph row of the stored file at `path`, parsed again (the backfill of files
+    indexed before the code graph existed, or by an older extractor), within the
+    chunker's parse budget."""
     try:
         parsed = parse_source(language, text, budget_s=budget_ms / 1000 if budget_ms > 0
                               else None)
     except (ParseBudgetExceeded, ValueError, RuntimeError, RecursionError):
         parsed = None
-    return _graph_row(language, parsed)
+    return _graph_row(path, language, parsed)

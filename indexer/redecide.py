@@ -133,8 +133,9 @@ class Backfills:
                 break
             part = todo[start : start + CHUNK_READ_BATCH]
             texts = self.store.file_texts([fid for fid, _p, _l in part])
-            items = [(fid, graph_row(lang, texts[fid], self.chunk_options.parse_budget_ms))
-                     for fid, _path, lang in part if fid in texts]
+            items = [(fid, graph_row(path, lang, texts[fid],
+                                     self.chunk_options.parse_budget_ms))
+                     for fid, path, lang in part if fid in texts]
             self.store.put_graphs(repo_id, items)
             done += len(items)
         return done

@@ -33,6 +33,7 @@ from bench.ranking_train.dump_pools import CACHE
 from bench.ranking_train.sets import dev_sets
 from ctxd.indexer.checkpoints import graph_row
 from ctxd.indexer.graph import decode, module_tail
+from ctxd.indexer.graph.links import SCOPE
 from ctxd.indexer.graph.model import Role
 from ctxd.indexer.graph.specs import SPECS
 
@@ -48,7 +49,7 @@ def stats(db: Path) -> dict[str, dict[str, object]]:
     for _fid, path, language, text in rows:
         if language not in SPECS or text is None:
             continue
-        row = graph_row(language, text, 2000)
+        row = graph_row(path, language, text, 2000)
         g = decode(row.data) if row.data else None
         if g is None:
             continue
@@ -56,8 +57,8 @@ def stats(db: Path) -> dict[str, dict[str, object]]:
         keys[path] = list(row.keys)
     by_key: dict[str, set[str]] = defaultdict(set)
     for path, ks in keys.items():
-        for k in ks:
-            by_key[k].add(path)
+        for k in ks:  # (a relative import's key without its folder: `links.scoped`)
+            by_key[k.rpartition(SCOPE)[2]].add(path)
     named_in: dict[str, set[str]] = defaultdict(set)
     for path, g in graphs.items():
         for s in g.sites:

@@ -5,7 +5,8 @@
 its role, receiver and enclosing definition (`indexer.graph.extract`; per-grammar node
 tables in `indexer.graph.specs`, import statements in `indexer.graph.imports`). The
 pipeline stores it encoded (`indexer.graph.model.encode`) with the file's other rows;
-`search.graph` resolves it at query time.
+`search.graph` resolves it at query time. `link_keys(graph, path)` (`indexer.graph.links`)
+are the keys the file is found by as an importer.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import logging
 
 from ctxd.indexer.chunk.syntax import ParsedSource
 from ctxd.indexer.graph.extract import extract
+from ctxd.indexer.graph.links import link_keys
 from ctxd.indexer.graph.model import (
     Def,
     FileGraph,
@@ -22,7 +24,6 @@ from ctxd.indexer.graph.model import (
     Site,
     decode,
     encode,
-    link_keys,
     module_tail,
 )
 

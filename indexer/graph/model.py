@@ -8,8 +8,8 @@ lines as deltas: a JSON head, a newline, the sites' integers as little-endian in
 field by field)
 that the stores keep per file; `decode` reads it back exactly (and reads the blobs of
 format 1, all JSON, as well).
-`link_keys(graph)` are the short keys a file is found by when another file's definition
-may be used in it (the last part of each module it imports).
+`module_tail` is the last part of an imported module's name, as `indexer.graph.links`
+keys a file by the modules it imports.
 
 Invariants: `decode(encode(g)) == g`; sites come in file order; `Site.scope` is the index
 in `defs` of the innermost definition enclosing the site (-1: module level); lines and
@@ -31,13 +31,13 @@ from operator import sub
 from typing import NamedTuple
 
 __all__ = ["EXTRACTION", "Def", "FileGraph", "Import", "Role", "Site", "decode", "encode",
-           "link_keys"]
+           "module_tail"]
 
 FORMAT = 2
 """The blob's format version (its first element); an unknown one decodes to nothing.
 1: one JSON list, the sites' integers its last element (read still); 2: the sites'
 integers in binary after the JSON head (several times cheaper to write and read)."""
-EXTRACTION = 15
+EXTRACTION = 16
 """What the extractor records (bumped when it records new facts in the same format: 2 =
 list element types, `cast`/`as` values, `this:` parameters, `__all__` entries, JS/Go
 re-assignments, `import a.b` keyed `a`; 3 = JS private names, object shapes, either-branch
@@ -53,7 +53,8 @@ embedded fields as bases, receivers up to 240 characters; 11 = Kotlin/Swift type
 parameters bound to their bound's class; 12 = C# declared return types; 13 = Rust `extern
 crate X as Y` aliases, a Rust file's link keys include the crates its paths start with;
 14 = Kotlin declared return types, Swift protocol requirements' and `-> Self`; 15 =
-every operand call of a Swift sum or product, `a.f() + s.g()`). A
+every operand call of a Swift sum or product, `a.f() + s.g()`; 16 = a relative import's
+link keys name the folder it climbs to: `indexer.graph.links`). A
 repository indexed by an older one gets every graph extracted again by its next full
 `ctxd index` (`Indexer.backfill_graphs`)."""
 
@@ -265,23 +266,3 @@ def module_tail(module: str) -> str:
     while len(parts) > 1 and parts[-1] in ("index", "__init__", "mod"):
         parts.pop()
     return parts[-1] if parts else ""
-
-
-def link_keys(graph: FileGraph) -> list[str]:
-    """The distinct keys under which the file is found as an importer: each imported
-    module's tail, for `from pkg import name` also `name` (it may be a module), and for
-    `import pkg.mod` also `pkg` (the name it binds)."""
-    keys: dict[str, None] = {}
-    for imp in graph.imports:
-        tail = module_tail(imp.module)
-        if tail:
-            keys[tail] = None
-        if imp.name is None and not imp.alias and not imp.level and re.fullmatch(
-                r"\w+(?:\.\w+)+", imp.module):  # Python `import a.b` binds `a`
-            keys[imp.module.partition(".")[0]] = None
-        if imp.name and imp.name != "*" and imp.name != "default":
-            keys[imp.name.rpartition(".")[2]] = None
-        if graph.language == "rust" and (head := imp.module.partition("::")[0]) not in (
-                "crate", "self", "super", "std", "core", "alloc", imp.module):
-            keys[head] = None  # `use grep::matcher::Matcher`: the crate `grep` too
-    return list(keys)

@@ -53,15 +53,18 @@ MAX_BEHIND = 8
 helper is slower than the chunking: a busy machine), so the pipeline never waits long."""
 
 
-Job = tuple[str, list[Definition], bytes]
-"""A parsed file less its tree: the language, the chunker's definitions, the bytes parsed."""
+Job = tuple[str, list[Definition], bytes, str]
+"""A parsed file less its tree: the language, the chunker's definitions, the bytes parsed,
+and its path in its repository (a relative import's keys name the folder it climbs to:
+`indexer.graph.links`)."""
 
 _PARSERS: dict[str, tree_sitter.Parser] = {}
 
 
-def row_of(language: str, definitions: list[Definition], source: bytes) -> Row:
+def row_of(language: str, definitions: list[Definition], source: bytes, path: str) -> Row:
     """The graph row of a file the chunker parsed, from its definitions and the bytes it
-    parsed (parsed again here). What the helper runs; also the in-process fallback."""
+    parsed (parsed again here), at `path` in its repository. What the helper runs; also
+    the in-process fallback."""
     parser = _PARSERS.get(language)
     if parser is None:
         grammar = load_grammar(language)
@@ -70,12 +73,12 @@ def row_of(language: str, definitions: list[Definition], source: bytes) -> Row:
         parser = _PARSERS[language] = tree_sitter.Parser(grammar)
     parsed = ParsedSource(definitions, parser.parse(source), source)
     graph = graph_of(language, parsed) or FileGraph(language)
-    return encode(graph), tuple(link_keys(graph))
+    return encode(graph), tuple(link_keys(graph, path))
 
 
-def job_of(language: str, parsed: ParsedSource) -> Job:
-    """What the helper is sent of a parsed file."""
-    return language, parsed.definitions, parsed.source
+def job_of(language: str, parsed: ParsedSource, path: str) -> Job:
+    """What the helper is sent of a parsed file at `path` in its repository."""
+    return language, parsed.definitions, parsed.source, path
 
 
 def serve() -> None:
@@ -163,13 +166,14 @@ class GraphWorker:
         self._answered.wait(timeout)
         return self.ready
 
-    def submit(self, language: str, parsed: ParsedSource) -> Pending | None:
-        """The parsed file's graph row, made by the helper (None: not ready, gone, or
-        `MAX_BEHIND` files behind: make it in-process). Never blocks."""
+    def submit(self, language: str, parsed: ParsedSource, path: str) -> Pending | None:
+        """The graph row of the parsed file at `path` in its repository, made by the
+        helper (None: not ready, gone, or `MAX_BEHIND` files behind: make it in-process).
+        Never blocks."""
         if not self.ready or len(self._waiting) >= MAX_BEHIND:
             return None
         future: Future[Row] = Future()
-        job = job_of(language, parsed)
+        job = job_of(language, parsed, path)
         with self._lock:  # (`_read` fails every job registered before it ends)
             if self._gone:
                 return None

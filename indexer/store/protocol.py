@@ -468,7 +468,7 @@ class Lookups(Protocol):
 
     def graph_linked(self, repo_id: int, keys: Sequence[str]) -> list[int]:
         """The ids of the files of a repository found under any of `keys` (the last parts
-        of the modules they import: `indexer.graph.model.link_keys`), by id."""
+        of the modules they import: `indexer.graph.links.link_keys`), by id."""
         ...
 
     def graph_links(self, repo_id: int | None, keys: Sequence[str] | None

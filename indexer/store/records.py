@@ -91,7 +91,7 @@ NO_SUMMARY = Summary("", "")
 @dataclass(frozen=True, slots=True)
 class GraphRow:
     """A file's code graph as stored: the encoded graph (`indexer.graph.model.encode`) and
-    the keys the file is found by as an importer (`indexer.graph.model.link_keys`); empty
+    the keys the file is found by as an importer (`indexer.graph.links.link_keys`); empty
     for a file without one."""
 
     data: bytes

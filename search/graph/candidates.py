@@ -8,18 +8,26 @@ Rust crate root). In Python and JS/TS only the files with an import that lands i
 definition's file, a package above it or a file already kept count (another package's or
 another copy's module of the same name does not), and an import is followed only once its
 `modules.import_keys` meet the `file_keys` of those files, so that a monorepo's other
-copies are dropped without resolving their imports. `queries._Graph` inherits this.
+copies are dropped without resolving their imports. The keys are looked up as the
+importers wrote them (`indexer.graph.links`): a relative import's under each folder above
+the files kept, a Python absolute import's under the top folders whose importers may
+name them (`_tops`: not one that holds a copy of them, whose importers find that copy),
+so that a monorepo's other copies' importers are not even read. `queries._Graph`
+inherits this.
 
 Invariants: the candidates are a superset of the files whose sites can resolve to the
-definition through imports (the keys are a necessary condition for landing); memoised per
+definition through imports (the keys, and the folders they are looked up under, are a
+necessary condition for landing); memoised per
 text generation (`Workspace.memo`), followed imports per workspace (`Workspace.imports`).
 """
 
 from __future__ import annotations
 
 import posixpath
+from functools import lru_cache
 
-from ctxd.indexer.graph import Import, module_tail
+from ctxd.indexer.graph import FileGraph, Import, module_tail
+from ctxd.indexer.graph.links import root_keyed, scoped, top_keyed, top_of
 from ctxd.search.graph.facts import Target
 from ctxd.search.graph.modules import JS_LIKE, RepoLayout
 from ctxd.search.graph.more_langs import MORE_LANGUAGES, package_keys
@@ -77,6 +85,84 @@ class CandidateFiles:
             return got
         graph = self.ws.graph(t.path)
         assert graph is not None
+        keys = self._keys(t, graph)
+        files = {t.path}
+        if graph.language in ("go", "java"):  # the package: the folder's files
+            files.update(self.ws.layout.same_package(
+                t.path, ".go" if graph.language == "go" else ".java"))
+        files.update(self.resolver.more_files(t.path))  # a Swift module's, C# global usings
+        above, near_above = self.ws.layout.packages_above(t.path)
+        reach = files | above  # the files an import must land in (and the packages above)
+        near = {n for f in files for n in self.ws.layout.file_keys(f)} | near_above
+        pending: set[str] = set()
+        seen_keys: set[str] = set()
+        for _ in range(ROUNDS):
+            asked = {k for k in keys if k}  # this round's keys (re-exporters': the next)
+            moved = False
+            while True:  # again while kept files add folders to look under
+                new = sorted(self._lookups(asked, files, above, graph.language) - seen_keys)
+                if not new:
+                    break
+                moved = True
+                seen_keys.update(new)
+                found = [f for f in self.ws.importers(new) if f not in files]
+                self.ws.preload(found, peeks=True)
+                pending.update(found)
+                for f in self._landing(pending, reach, near):
+                    files.add(f)  # re-exporters: their importers name them, not the definer
+                    base = posixpath.basename(f)
+                    if base.startswith(("__init__.", "index.", "mod.", "lib.")):
+                        keys.add(posixpath.basename(posixpath.dirname(f)))
+                    keys.add(module_tail(f.rsplit(".", 1)[0]))
+                    if graph.language == "rust":
+                        keys.update(self._rust_reexports(f, keys))
+            if not moved:
+                break
+        out = memo[(t.path, t.index)] = sorted(files)
+        self.ws.preload(out)
+        return out
+
+    def _lookups(self, asked: set[str], files: set[str], above: frozenset[str],
+                 language: str) -> set[str]:
+        """The link keys to read for the keys `asked` (`indexer.graph.links`): as written
+        (other languages' imports, JS packages), each under every folder above `files`
+        (relative imports that may name them), and for Python each under the top folders
+        whose absolute imports may reach `files` or a package above (`_tops`) and the
+        root keys of their own top folders."""
+        if language != "python" and language not in JS_LIKE:
+            return asked
+        scopes = set().union(*(_folders_above(posixpath.dirname(f)) for f in files))
+        out = asked | {scoped(a, k) for a in scopes for k in asked}
+        if language == "python":
+            tops, own = self._tops(files | (above & self.ws.layout.paths))
+            out.update(top_keyed(top, k) for top in tops for k in asked)
+            out.update(root_keyed(top, k) for top in own if top for k in asked)
+        return out
+
+    def _tops(self, files: set[str]) -> tuple[set[str], set[str]]:
+        """The top folders whose Python absolute imports may name one of `files` (the
+        root's, the files' own, and each one without a copy of one of them at the same
+        path below it: its importers find their own copy, nearer), and the files' own."""
+        memo: dict[str, frozenset[str]] = self.ws.memo.setdefault("tops", {})
+        every: frozenset[str] | None = self.ws.memo.get("all_tops")
+        paths = self.ws.layout.paths
+        if every is None:
+            every = self.ws.memo["all_tops"] = frozenset(top_of(p) for p in paths)
+        out, own = {""}, set()
+        for f in files:
+            got = memo.get(f)
+            if got is None:
+                top = top_of(f)
+                rest = f[len(top) + 1:] if top else f
+                got = memo[f] = frozenset({top} | {t for t in every if t and t != top and
+                                                   f"{t}/{rest}" not in paths})
+            out |= got
+            own.add(top_of(f))
+        return out, own
+
+    def _keys(self, t: Target, graph: FileGraph) -> set[str]:
+        """The import keys the first round looks up: the module's name, the definition's
+        and its classes', a package's folder, a Go package's, `_other_keys`."""
         d = graph.defs[t.index]
         keys = {module_tail(t.path.rsplit(".", 1)[0]), d.name}
         parent = d.parent
@@ -89,35 +175,7 @@ class CandidateFiles:
             keys.add(posixpath.basename(posixpath.dirname(t.path)))
             keys.add(self.ws.layout.go_import_tail(t.path))  # a module's root package
         keys.update(self._other_keys(t, graph.language, d.name, d.parent))
-        files = {t.path}
-        if graph.language in ("go", "java"):  # the package: the folder's files
-            files.update(self.ws.layout.same_package(
-                t.path, ".go" if graph.language == "go" else ".java"))
-        files.update(self.resolver.more_files(t.path))  # a Swift module's, C# global usings
-        above, near_above = self.ws.layout.packages_above(t.path)
-        reach = files | above  # the files an import must land in (and the packages above)
-        near = {n for f in files for n in self.ws.layout.file_keys(f)} | near_above
-        pending: set[str] = set()
-        seen_keys: set[str] = set()
-        for _ in range(ROUNDS):
-            new = sorted(k for k in keys - seen_keys if k)
-            if not new:
-                break
-            seen_keys.update(new)
-            found = [f for f in self.ws.importers(new) if f not in files]
-            self.ws.preload(found, peeks=True)
-            pending.update(found)
-            for f in self._landing(pending, reach, near):
-                files.add(f)  # re-exporters: their importers name them, not the definer
-                base = posixpath.basename(f)
-                if base.startswith(("__init__.", "index.", "mod.", "lib.")):
-                    keys.add(posixpath.basename(posixpath.dirname(f)))
-                keys.add(module_tail(f.rsplit(".", 1)[0]))
-                if graph.language == "rust":
-                    keys.update(self._rust_reexports(f, keys))
-        out = memo[(t.path, t.index)] = sorted(files)
-        self.ws.preload(out)
-        return out
+        return keys
 
     def _rust_reexports(self, path: str, keys: set[str]) -> set[str]:
         """The names other files reach a Rust definition by through `path`: its crate's
@@ -191,3 +249,14 @@ class CandidateFiles:
         without decoding its sites)."""
         got = self.ws.peek(path)
         return got.strings if got is not None else frozenset()
+
+
+@lru_cache(maxsize=100_000)
+def _folders_above(folder: str) -> tuple[str, ...]:
+    """`folder` and each folder above it, the root ('') last: where a relative import
+    that may name a file of `folder` is keyed (`indexer.graph.links.import_scope`)."""
+    out = [folder]
+    while folder:
+        folder = posixpath.dirname(folder)
+        out.append(folder)
+    return tuple(out)

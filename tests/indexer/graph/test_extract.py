@@ -77,7 +77,10 @@ def test_python_imports_with_aliases_and_relative_levels():
         ("os.path", None, "osp", 0), ("json", None, None, 0)]
     assert [(s.name, s.line) for s in g.sites if s.role == Role.IMPORT] == [
         ("Session", 2), ("S", 2), ("Base", 2), ("osp", 3), ("json", 3)]
-    assert {"models", "Session", "Base", "path", "json"} <= set(link_keys(g))
+    assert {"app\x1epath", "\x1eos\x1epath", "app\x1ejson", "\x1ejson\x1ejson"} <= set(
+        link_keys(g, "app/cli/main.py"))  # absolute: the top folder's, the first name's
+    assert {"app\x1fmodels", "app\x1fSession", "app\x1fBase"} <= set(  # `from ..core.models`
+        link_keys(g, "app/cli/main.py"))
 
 
 TS = '''// fetchAll in a comment

@@ -177,7 +177,7 @@ def test_a_definitions_name_and_its_parameters_are_not_calls_in_elixir():
 def test_imports_and_packages_key_the_file_for_its_importers():
     g = graph("kotlin", KOTLIN)
     assert Import("other.lib", "Logger", None, 0, 3) in g.imports
-    assert {"jobs", "lib", "Logger", "util"} <= set(link_keys(g))
+    assert {"jobs", "lib", "Logger", "util"} <= set(link_keys(g, "src/Job.kt"))
     php = graph("php", PHP)
     assert {(i.module, i.name, i.alias) for i in php.imports if i.level == 0} == {
         ("Other.Lib", "Logger", None), ("Other.Lib", "Format", "F")}

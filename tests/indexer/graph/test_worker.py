@@ -51,7 +51,7 @@ def parsed(language: str, text: str) -> ParsedSource:
 
 
 def in_process(language: str, text: str) -> tuple[bytes, tuple[str, ...]]:
-    row = _graph_row(language, parsed(language, text))
+    row = _graph_row("pkg/mod.py", language, parsed(language, text))
     return row.data, row.keys
 
 
@@ -64,14 +64,15 @@ def worker() -> Iterator[GraphWorker]:
 
 
 def test_the_helper_makes_the_rows_made_in_process(worker: GraphWorker) -> None:
-    pending = {lang: worker.submit(lang, parsed(lang, text)) for lang, text in FILES.items()}
+    pending = {lang: worker.submit(lang, parsed(lang, text), "pkg/mod.py")
+               for lang, text in FILES.items()}
     for lang, text in FILES.items():
         got = pending[lang]
         assert got is not None
         data, keys = got.row()
         want = in_process(lang, text)
         assert decode(data) == decode(want[0]) and keys == want[1]
-        assert (data, keys) == row_of(*job_of(lang, parsed(lang, text)))
+        assert (data, keys) == row_of(*job_of(lang, parsed(lang, text), "pkg/mod.py"))
 
 
 def test_a_helper_far_behind_leaves_the_next_files_to_the_pipeline(
@@ -79,12 +80,12 @@ def test_a_helper_far_behind_leaves_the_next_files_to_the_pipeline(
     job = parsed("python", FILES["python"])
     os.kill(worker._proc.pid, signal.SIGSTOP)  # a helper that gets no CPU
     try:
-        got = [worker.submit("python", job) for _ in range(MAX_BEHIND + 2)]
+        got = [worker.submit("python", job, "pkg/mod.py") for _ in range(MAX_BEHIND + 2)]
     finally:
         os.kill(worker._proc.pid, signal.SIGCONT)
     assert all(g is not None for g in got[:MAX_BEHIND])
     assert got[MAX_BEHIND:] == [None, None]  # made in-process instead of waited for
-    want = row_of(*job_of("python", job))
+    want = row_of(*job_of("python", job, "pkg/mod.py"))
     assert all(g.row() == want for g in got[:MAX_BEHIND] if g is not None)
 
 
@@ -96,7 +97,8 @@ def test_a_dead_helper_leaves_the_graphs_to_the_pipeline() -> None:
     assert not w.ready
     with pytest.raises(ChildProcessError):  # reaped at once, no zombie until close()
         os.waitpid(w._proc.pid, os.WNOHANG)
-    assert w.submit("python", parsed("python", FILES["python"])) is None  # made in-process
+    job = parsed("python", FILES["python"])
+    assert w.submit("python", job, "pkg/mod.py") is None  # made in-process
     w.close()
     assert w._proc.returncode is not None
 
@@ -105,10 +107,10 @@ def test_a_job_the_helper_never_answers_is_made_in_process() -> None:
     w = GraphWorker()
     assert w.wait_ready(60)
     job = parsed("python", FILES["python"])
-    got = w.submit("python", job)
+    got = w.submit("python", job, "pkg/mod.py")
     assert got is not None
     w._proc.kill()  # before or after it answers: either way the row is the same
-    assert got.row() == row_of(*job_of("python", job))
+    assert got.row() == row_of(*job_of("python", job, "pkg/mod.py"))
     w.close()
 
 
@@ -163,7 +165,8 @@ def test_a_forked_childs_copy_of_the_helper_is_left_alone() -> None:
     inherited._owner = -1  # what the child sees: a helper of another process
     try:
         assert not inherited.ready
-        assert inherited.submit("python", parsed("python", FILES["python"])) is None
+        assert inherited.submit("python", parsed("python", FILES["python"]),
+                                        "pkg/mod.py") is None
         own = shared_worker()
         assert own is not None and own is not inherited and own.wait_ready(60)
         close_all()

@@ -495,18 +495,20 @@ def test_a_full_run_extracts_again_what_an_older_extractor_made(store, repo):
     assert all_entry in usages(store, "style")
     rid = store.repos()[0].id
     fid = {p: i for i, p in store.file_paths_in([store.repos()[0].name])}
-    old = graph_row("python", "import bogus\nfrom .utils import style\n", 0)  # no __all__
+    old = graph_row("pkg/__init__.py", "python", "import bogus\nfrom .utils import style\n",
+                    0)  # no __all__
     options = {**store.repos()[0].options, GRAPH_KEY: EXTRACTION - 1}
     store.upsert_repo(str(repo.root), options, "2026-01-01T00:00:00Z")
     store.put_graphs(rid, [(fid["pkg/__init__.py"], old)])
-    assert store.graph_linked(rid, ["bogus"]) == [fid["pkg/__init__.py"]]
+    bogus = "pkg\x1ebogus"  # (`import bogus` in the top folder `pkg`: `links.top_keyed`)
+    assert store.graph_linked(rid, [bogus]) == [fid["pkg/__init__.py"]]
     assert all_entry not in usages(store, "style")
     Indexer(store, FakeEmbedder()).index(repo.root, WalkOptions(), only_paths=["x.py"])
     assert store.repos()[0].options[GRAPH_KEY] == EXTRACTION - 1  # partial: not yet
     Indexer(store, FakeEmbedder()).index(repo.root, WalkOptions())
     assert store.repos()[0].options[GRAPH_KEY] == EXTRACTION
     assert all_entry in usages(store, "style")
-    assert store.graph_linked(rid, ["bogus"]) == []  # the old row's keys went with it
+    assert store.graph_linked(rid, [bogus]) == []  # the old row's keys went with it
 
 
 def test_typescript_private_fields_interface_properties_and_defaults(store, repo):
