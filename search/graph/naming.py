@@ -4,12 +4,14 @@ A symbol is `NAME`, a qualified name (`Session.fetch`, `pkg.Session.fetch`,
 `fmt.Println`, PHP's `GuzzleHttp\\Client`: the leading parts may name the module, or the
 namespace or package its file declares, the trailing ones the containers), or
 `PATH:LINE` of a definition (the path relative to the repository root, the line of its
-name or any line of its header up to the name). Several definitions of
-one qualified name in one file (overloads, a property's getter and setter) count as one,
-the first. A name that is exactly one definition's whole qualified name is that one
-(`request` is the function `request`, not `Session.request`), and a type's name is the
-type, not its Rust impls or Swift extensions; more than one left is an
-`AmbiguousSymbol` listing them; none is a `SymbolNotFound` naming what was looked for.
+name or any line of its header up to the name). Several definitions of one qualified
+name in one file (overloads, a property's getter and setter) count as one, the first (in
+Python the first that is no `@overload` stub: the implementation). A name that is exactly
+one definition's whole qualified name is that one (`request` is the function `request`,
+not `Session.request`), a type's name is the type, not its Rust impls or Swift
+extensions, and hand-written code is named over generated code and type stubs (`.pyi`,
+`.d.ts`); more than one left is an `AmbiguousSymbol` listing them (the generated and
+stub ones last, labelled); none is a `SymbolNotFound` naming what was looked for.
 
 Invariants: only definitions of files that have a code graph are named (not document
 headings); the answer is exactly one `GraphDef`.
@@ -87,10 +89,36 @@ def _defs(store: IndexStore, where: str, params: Sequence[object]) -> list[Graph
     rows = store.symbol_rows(where, params)
     out = [GraphDef(str(r[0]), f"{r[5]}.{r[0]}" if r[5] else str(r[0]), str(r[1]), str(r[2]),
                     str(r[3]), int(r[4]), int(r[7])) for r in rows if str(r[6]) in _PARSED]
-    seen: dict[tuple[str, str, str], GraphDef] = {}
+    seen: dict[tuple[str, str, str], list[GraphDef]] = {}
     for d in sorted(out, key=lambda d: (d.repository, d.path, d.line)):
-        seen.setdefault((d.repository, d.path, d.qualified_name), d)
-    return list(seen.values())
+        seen.setdefault((d.repository, d.path, d.qualified_name), []).append(d)
+    return [_implementation(store, same) if len(same) > 1 else same[0]
+            for same in seen.values()]
+
+
+_OVERLOAD = re.compile(r"^\s*@\s*(?:[A-Za-z_]\w*\s*\.\s*)*overload\b")
+"""A Python `@overload` decorator line (`@overload`, `@typing.overload`, `@t.overload`)."""
+
+
+def _implementation(store: IndexStore, same: list[GraphDef]) -> GraphDef:
+    """Of several declarations of one qualified name in one file, the one to name: in
+    Python the first that is no `@overload` stub (the implementation, which calls reach:
+    `search.graph.facts` keeps a name's last declaration), else the first."""
+    d = same[0]
+    if not d.path.endswith(".py"):
+        return d
+    file_id = store.file_id(d.repository, d.path)
+    lines = (next(iter(store.file_texts([file_id]).values()), "").split("\n")
+             if file_id is not None else [])
+    for x in same:
+        above = x.line - 2  # (0-based: the line before the name's)
+        while 0 <= above < len(lines) and lines[above].lstrip().startswith(("@", "#")):
+            if _OVERLOAD.match(lines[above]):
+                break
+            above -= 1
+        else:
+            return x
+    return d
 
 
 def _scope(repositories: Sequence[str] | None) -> tuple[str, list[object]]:
@@ -154,6 +182,20 @@ def _answers(d: GraphDef, qual: list[str], parts: list[str]) -> bool:
     return any(m[k : k + len(lead)] == lead for m in (module, crate) for k in range(len(m)))
 
 
+_STUBS = (".pyi", ".d.ts", ".d.cts", ".d.mts")
+"""Type declaration files: what they declare is implemented elsewhere (or nowhere)."""
+
+
+def _lesser(store: IndexStore, defs: list[GraphDef]) -> dict[tuple[str, str], str]:
+    """(repository, path) -> `generated` or `type stub`, for the files among `defs`' that
+    hold generated code (`indexer.walk.textclass`: `*_pb2.py`, `*.pb.go`, a `Code
+    generated ... DO NOT EDIT` header) or type declarations (`.pyi`, `.d.ts`)."""
+    out = {(d.repository, d.path): "type stub" for d in defs if d.path.endswith(_STUBS)}
+    roles = store.file_roles(sorted({d.path for d in defs}))
+    out.update({key: "generated" for key, role in roles.items() if role == "generated"})
+    return out
+
+
 def name_definition(store: IndexStore, symbol: str,
                     repositories: Sequence[str] | None = None) -> GraphDef:
     """The one definition `symbol` names.
@@ -196,13 +238,21 @@ def name_definition(store: IndexStore, symbol: str,
     types = [d for d in candidates if d.kind not in _EXTENDS]
     if types and len(types) < len(candidates):  # `Router`: the struct, not its impls
         candidates = types
-    exact = [d for d in candidates if d.qualified_name == ".".join(parsed)]
+    lesser = _lesser(store, candidates) if len(candidates) > 1 else {}
+    written = [d for d in candidates if (d.repository, d.path) not in lesser]
+    if lesser and written:  # hand-written code over generated code and type stubs
+        if len(written) == 1:
+            return written[0]
+        candidates = written + [d for d in candidates if (d.repository, d.path) in lesser]
+    exact = [d for d in written or candidates if d.qualified_name == ".".join(parsed)]
     if len(candidates) > 1 and len(exact) == 1:  # `request`: the function, not X.request
         return exact[0]
     if len(candidates) > 1:
         several = len({d.repository for d in candidates}) > 1  # name the repositories too
         listed = "; ".join(f"{d.qualified_name} ({d.kind}) at "
                            f"{f'{d.repository}/' if several else ''}{d.path}:{d.line}"
+                           + (f" [{lesser[(d.repository, d.path)]}]"
+                              if (d.repository, d.path) in lesser else "")
                            for d in candidates[:MAX_LISTED])
         more = len(candidates) - MAX_LISTED
         raise AmbiguousSymbol(
