@@ -181,6 +181,11 @@ _HISTORY = re.compile(r"\b(release[sd]?|version(s|ed)?|changelog|history|changed
                       r"what is new|migration guides?|"
                       r"(migrat|upgrad)(e|es|ed|ing) (from|to) (v|version )?\d)\b",
                       re.IGNORECASE)
+_HISTORY_CJK = re.compile(r"更新(记录|日志|履歴)|变更(记录|日志)|版本(历史|记录)|发布说明|"
+                          r"更新記錄|版本歷史|変更履歴|リリースノート|변경\s?(내역|사항|로그)|"
+                          r"릴리스\s?노트")
+"""A changelog's names in Chinese (simplified and traditional), Japanese and Korean; CJK
+writes no spaces, so no word boundaries."""
 _REQUIREMENTS = re.compile(
     r"\b(minimum|min|oldest|lowest|supported|required|requires?|compatible)"
     r"( [\w.+-]+){0,4}? versions?\b|\bversions? (\w+ ){0,3}(supported|required)\b"
@@ -266,5 +271,9 @@ def asks_for_types(query: str) -> bool:
 def asks_for_history(query: str) -> bool:
     """The question is about releases or changes (changelogs and migration guides answer
     it: "what changed in 1.19", "breaking changes in 5"); not about what a version
-    requires ("the minimum Python version": `_REQUIREMENTS`)."""
+    requires ("the minimum Python version": `_REQUIREMENTS`). A changelog's own name in
+    Chinese, Japanese or Korean (`_HISTORY_CJK`) counts too: a translated changelog
+    (`CHANGELOG_CN.md`) is a changelog (`path_kinds.is_changelog`)."""
+    if not query.isascii() and _HISTORY_CJK.search(query):
+        return True
     return bool(_HISTORY.search(_REQUIREMENTS.sub(" ", query)))

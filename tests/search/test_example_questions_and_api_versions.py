@@ -116,3 +116,12 @@ def test_a_translated_changelog_is_a_changelog() -> None:
     for path in ("history.py", "src/changes.py", "src/changes_cn.py", "news_feed.md",
                  "src/history_ja.ts"):
         assert not is_changelog(path), path
+
+
+def test_a_changelog_named_in_chinese_or_japanese_asks_about_history() -> None:
+    from ctxd.search.questions import asks_for_history
+
+    for q in ("版本更新记录", "vConsole 的更新日志在哪里", "変更履歴", "릴리스 노트"):
+        assert asks_for_history(q), q
+    for q in ("设置开关按钮的位置", "如何编写一个插件"):
+        assert not asks_for_history(q), q
