@@ -215,6 +215,11 @@ class References:
     truncated: bool = False
     language: str | None = None
     """The language filter applied (the definition's language by default)."""
+    languages: list[str] = field(default_factory=list)
+    """The languages searched when the definitions are in several (`language` None)."""
+    code_only: bool = False
+    """No definition is code, so every language the chunker parses was searched (not
+    lockfiles, data or prose)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,9 @@
 `find_references(store, backend, symbol, ...)` takes definitions from the symbol table
 (or, with Zoekt, from `sym:` results), then finds usages with a case-sensitive
 word-boundary lexical search (`\\bNAME\\b`) restricted by default to the definitions'
-language, removes the definition sites from the usages, and labels each site.
+code languages (every language the chunker parses when no definition is code: never
+lockfiles, data or prose), removes the definition sites from the usages, and labels each
+site.
 """
 
 from __future__ import annotations
@@ -12,12 +14,13 @@ import re
 import time
 from collections.abc import Sequence
 
+from ctxd.indexer.chunk.grammars import SYNTAX
 from ctxd.indexer.errors import ValidationError
 from ctxd.indexer.store.protocol import IndexStore
 from ctxd.search.graph.naming import name_definition
 from ctxd.search.models import LexicalBackend, Reference, References, SymbolItem
 from ctxd.search.symbols import search_symbols
-from ctxd.search.zoekt.query import scoped_query
+from ctxd.search.zoekt.query import quote_term, scoped_query
 
 _IDENT = re.compile(r"^(?:(?:[^\W\d]|\$)[\w$]*[?!]?|`[^`]+`)$")  # `call!`, `a b` too
 _PLACE = re.compile(r"^[^:\s]+:\d+(?::\d+)?$")  # PATH:LINE[:COLUMN]
@@ -105,9 +108,11 @@ def find_references(
     defs = definitions if definitions is not None else _definitions_from_store(
         store, name, repositories
     )
-    if language is None:
-        langs = {d.language for d in defs if d.language}
-        language = langs.pop() if len(langs) == 1 else None
+    languages: tuple[str, ...] = ()
+    if language is None:  # the definitions' code languages, else every code language
+        languages = tuple(sorted({d.language for d in defs if d.language in SYNTAX}
+                                 or SYNTAX))
+        language = languages[0] if len(languages) == 1 else None
     def_refs = []
     def_sites = set()
     for d in defs:
@@ -116,6 +121,8 @@ def find_references(
                                   d.language))
         def_sites.add((d.repository, d.path, d.line))
     query = scoped_query(f"case:yes {_word_pattern(name)}", repositories or (), language)
+    if language is None and languages:  # never lockfiles, data, prose: code only
+        query = (f"{query} ( {' or '.join(f'lang:{quote_term(x)}' for x in languages)} )")
     result = backend.search(query, max_files=limit, context_lines=0)
     usages: list[Reference] = []
     for fm in result.files:
@@ -137,4 +144,17 @@ def find_references(
         duration_ms=round((time.perf_counter() - started) * 1000, 1),
         truncated=truncated,
         language=language,
+        languages=list(languages) if len(languages) > 1 else [],
+        code_only=bool(languages) and set(languages) == set(SYNTAX),
     )
+
+
+def searched_note(r: References) -> str:
+    """What a by-name search left out when it chose the languages itself ('' when it did
+    not: one language, the definitions' or the one asked for)."""
+    if r.code_only:
+        return "searched code files only: lockfiles, data files and prose were skipped"
+    if r.languages:
+        return (f"searched {', '.join(r.languages)} files only (the definitions' "
+                "languages): lockfiles, data files, prose and other languages were skipped")
+    return ""

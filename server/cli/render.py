@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ctxd.indexer.errors import CtxdError
 from ctxd.search.models import Hit, References, SymbolItem, SymbolPage
+from ctxd.search.references import searched_note
 from ctxd.server.cli.hits_text import (
     TextOptions,
     Where,
@@ -404,7 +405,8 @@ def references_json(r: References) -> dict[str, Any]:
         "usages": [{**site(u), "kind": "text", "resolved": False} for u in r.usages],
         "stats": {"definitions": len(r.definitions), "usages": len(r.usages),
                   "duration_ms": r.duration_ms, "truncated": r.truncated,
-                  "language": r.language},
+                  "language": r.language, "languages": r.languages,
+                  "code_only": r.code_only},
     }
 
 
@@ -417,6 +419,8 @@ def references_text(r: References, where: Where) -> str:
             for u in r.usages]
     if r.truncated:  # said in text too, as the resolved answer says it
         out += ["", f"(cut at {len(r.usages)} usages; raise --limit to see more)"]
+    if skipped := searched_note(r):
+        out += ["", f"({skipped}; --lang L searches one language)"]
     return "\n".join(out)
 
 

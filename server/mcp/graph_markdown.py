@@ -24,6 +24,7 @@ from ctxd.search.graph.models import (
     Usage,
 )
 from ctxd.search.models import References
+from ctxd.search.references import searched_note
 from ctxd.server.mcp.budget import fit, freshness_line, truncated_note
 from ctxd.server.mcp.schemas import Freshness, Rendered
 
@@ -40,7 +41,9 @@ def by_name_refs(text: References) -> Refs:
         defs = [GraphDef(text.symbol, text.symbol, "name", "", "", 0, 0)]
     usages = [Usage(u.path, u.line, u.column, "text", False, None, u.context)
               for u in text.usages]
-    return Refs(defs, usages, len(usages), text.truncated, 0, text.duration_ms)
+    skipped = searched_note(text)
+    return Refs(defs, usages, len(usages), text.truncated, 0, text.duration_ms,
+                f"{skipped}; `language` searches one language" if skipped else "")
 
 
 class DefinitionOut(TypedDict):

@@ -47,7 +47,7 @@ FILES = {
                     "def go():\n    return Request().send()\n",
     # The name `target` in JavaScript too: `--by-name` spans languages.
     "web/app.js": "export function target() {\n  return 1;\n}\n",
-    "web/main.js": "import { target } from './app.js';\n\ntarget();\n",
+    "web/main.js": "import { target } from './app.js';\n\ntarget(); // an es2015 build\n",
     "package-lock.json": json.dumps({"name": "zlib", "lockfileVersion": 3, "packages": {
         f"node_modules/target-{n}": {"version": "1.0.0", "target": "es2015"}
         for n in range(30)}}, indent=2) + "\n",
@@ -133,3 +133,25 @@ def test_generated_code_and_type_stubs_give_way_to_hand_written_code(zlib: Path)
     assert ("'target' names 4 definitions: target (function) at web/app.js:1; target "
             "(function) at zlib/core.py:32; target (function) at zlib/core.pyi:4 [type stub]; "
             "target (function) at zlib/wire_pb2.py:9 [generated]") in r.stderr
+
+
+def test_by_name_matches_are_searched_in_code_files_only(zlib: Path):
+    """axios: `refs version --by-name` gave 1,907 lines of package-lock.json before the
+    code: definitions in two languages (JS and the .d.ts) searched every file."""
+    r = out("refs", "target", "--by-name", "--limit", "2000")
+    places = {line.split()[1].rsplit(":", 2)[0] for line in r.splitlines()
+              if line.startswith(("use ", "def "))}
+    assert places == {"zlib/core.py", "zlib/core.pyi", "zlib/use.py", "zlib/wire_pb2.py",
+                      "tests/test_core.py", "web/app.js", "web/main.js"}
+    assert r.rstrip().endswith(
+        "(searched javascript, python files only (the definitions' languages): lockfiles, "
+        "data files, prose and other languages were skipped; --lang L searches one "
+        "language)")
+    none = out("refs", "es2015", "--by-name")  # defined nowhere: every code language
+    assert [line.split()[1] for line in none.splitlines() if line.startswith("use ")] == [
+        "web/main.js:3:17"]
+    assert "(searched code files only: lockfiles, data files and prose were skipped" in none
+    data = json.loads(out("refs", "target", "--by-name", "--json"))["stats"]
+    assert (data["languages"], data["code_only"]) == (["javascript", "python"], False)
+    one = out("refs", "target", "--by-name", "--lang", "json")  # asked for: searched
+    assert "package-lock.json" in one and "skipped" not in one

@@ -35,6 +35,12 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
     repo.write("zlib/main.py", "from zlib.core import target\n" + "".join(
         f"\n\ndef step_{n}():\n    return target()\n" for n in range(7))
         + "\n\ndef main():\n" + "".join(f"    step_{n}()\n" for n in range(7)))
+    # `version` in Python and JavaScript, and 40 times in a lockfile.
+    repo.write("zlib/meta.py", "def version():\n    return 1\n")
+    repo.write("web/meta.js", "export function version() {\n  return 1;\n}\n")
+    repo.write("package-lock.json", "{\n" + "".join(
+        f'  "node_modules/v{n}": {{"version": "1.0.{n}"}},\n' for n in range(40))
+        + '  "x": 1\n}\n')
     made = make_env(root)
     made.embedder.release()
     made.service.index(repo.root)
@@ -108,3 +114,13 @@ def test_callees_and_call_paths_page_too(env: Env):
     assert one["truncated"] is True
     bad = env.call("find_callers", {"symbol": "target", "cursor": one["next_cursor"]})
     assert bad.is_error and "INVALID_CURSOR" in text(bad)
+
+
+def test_by_name_searches_code_files_and_says_what_it_skipped(env: Env):
+    """A name defined in two languages searched every file: lockfile lines first."""
+    data = ok(env, "find_references", {"symbol": "version", "by_name": True})
+    assert {u["path"] for u in data["usages"]} <= {"zlib/meta.py", "web/meta.js"}
+    body = text(env.call("find_references", {"symbol": "version", "by_name": True}))
+    assert ("> Note: searched javascript, python files only (the definitions' languages): "
+            "lockfiles, data files, prose and other languages were skipped; `language` "
+            "searches one language.") in body
