@@ -75,12 +75,24 @@ def dump_set(home: Path, questions: list[dict[str, Any]]) -> list[dict[str, Any]
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--homes", type=Path, required=True)
+    ap.add_argument("--homes", type=Path)
     ap.add_argument("--sets", default="", help="comma-separated set names (default: all)")
     ap.add_argument("--cache", type=Path, default=CACHE)
+    ap.add_argument("--held-out", nargs=3, metavar=("NAME", "HOME", "QUERIES"),
+                    help="dump one held-out set instead (no dev set): its name in the cache, "
+                         "its home and its questions; score_sets.py --held-out NAME scores it")
     args = ap.parse_args()
     wanted = {s for s in args.sets.split(",") if s}
     args.cache.mkdir(parents=True, exist_ok=True)
+    if args.held_out:
+        name, home, queries = args.held_out
+        records = dump_set(Path(home), load_questions(Path(queries)))
+        with gzip.open(args.cache / f"{name}.pickle.gz", "wb") as f:
+            pickle.dump(records, f)
+        print(f"{name}: {len(records)} questions")
+        return
+    if args.homes is None:
+        ap.error("--homes is required (or --held-out NAME HOME QUERIES)")
     for ds in dev_sets():
         if wanted and ds.name not in wanted:
             continue

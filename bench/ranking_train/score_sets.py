@@ -9,6 +9,8 @@ with it without dumping the pools again (they hold the legs; every rule runs her
     .venv/bin/python bench/ranking_train/score_sets.py --before /tmp/before.json
 
 `--model FILE`: score a model other than the shipped one (a weight tried by hand).
+`--held-out NAME[,NAME]`: also score held-out pools in the cache (`dump_pools.py
+--held-out`: ranking_dev5, its Chinese questions), listed apart and not in "all".
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import argparse
 import json
 import statistics
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +31,17 @@ from bench.ranking_train.train import fitted_files, hand_files, load, mrr, prepa
 from ctxd.search.rank_model import load_model
 
 
-def table(per_q: dict[str, dict[str, Any]], names: list[str]) -> dict[str, dict[str, float]]:
+def table(per_q: dict[str, dict[str, Any]], names: list[str], held: Sequence[str] = ()
+          ) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     for side in ("hand", "fitted"):
         row = {}
-        for s in names:
+        for s in [*names, *held]:
             vals = [q[side] for q in per_q.values() if q["set"] == s]
             if vals:
                 row[s] = round(statistics.fmean(vals), 4)
-        row["all"] = round(statistics.fmean(q[side] for q in per_q.values()), 4)
+        dev = [q[side] for q in per_q.values() if q["set"] not in held]
+        row["all"] = round(statistics.fmean(dev), 4) if dev else 0.0
         out[side] = row
     return out
 
@@ -48,9 +53,11 @@ def main() -> None:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--before", type=Path)
     ap.add_argument("--model", type=Path, help="a model file other than the shipped one")
+    ap.add_argument("--held-out", default="", help="held-out pools to score too, not in 'all'")
     args = ap.parse_args()
     names = [s.name for s in dev_sets() if not args.sets or s.name in args.sets.split(",")]
-    records = load(args.cache, names)
+    held = [n for n in args.held_out.split(",") if n]
+    records = load(args.cache, [*names, *held])
     prepare(records)
     model = load_model(args.model) if args.model else load_model()
     assert model is not None
@@ -60,12 +67,13 @@ def main() -> None:
         per_q[r["set"] + "/" + r["id"]] = {
             "set": r["set"], "query": r["query"], "category": r["category"],
             "hand": mrr(r, hf), "fitted": mrr(r, ff), "top": ff[:3]}
-    tab = table(per_q, names)
+    tab = table(per_q, names, held)
     before = json.loads(args.before.read_text()) if args.before else None
     print(f"{'set':12} {'n':>4} {'hand':>6} {'fitted':>6}"
           + ("   before: hand fitted" if before else ""))
-    for s in [*names, "all"]:
-        n = sum(1 for q in per_q.values() if s in ("all", q["set"]))
+    for s in [*names, "all", *held]:
+        n = sum(1 for q in per_q.values()
+                if s == q["set"] or (s == "all" and q["set"] not in held))
         line = f"{s:12} {n:>4} {tab['hand'][s]:6.3f} {tab['fitted'][s]:6.3f}"
         if before:
             line += (f"   {before['table']['hand'].get(s, 0):6.3f} "
