@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import posixpath
 from functools import lru_cache
+from weakref import WeakKeyDictionary
 
 from ctxd.indexer.graph import FileGraph, Import, module_tail
 from ctxd.indexer.graph.links import root_keyed, scoped, top_keyed, top_of
@@ -143,11 +144,12 @@ class CandidateFiles:
         """The top folders whose Python absolute imports may name one of `files` (the
         root's, the files' own, and each one without a copy of one of them at the same
         path below it: its importers find their own copy, nearer), and the files' own."""
-        memo: dict[str, frozenset[str]] = self.ws.memo.setdefault("tops", {})
-        every: frozenset[str] | None = self.ws.memo.get("all_tops")
-        paths = self.ws.layout.paths
-        if every is None:
-            every = self.ws.memo["all_tops"] = frozenset(top_of(p) for p in paths)
+        layout = self.ws.layout
+        memo = _TOPS.get(layout)
+        if memo is None:  # (per layout: kept while the paths are the same)
+            memo = _TOPS[layout] = {"": frozenset(  # (top_of, inline: 80,000 paths)
+                p.partition("/")[0] if "/" in p else "" for p in layout.paths)}
+        every, paths = memo[""], layout.paths
         out, own = {""}, set()
         for f in files:
             got = memo.get(f)
@@ -249,6 +251,10 @@ class CandidateFiles:
         without decoding its sites)."""
         got = self.ws.peek(path)
         return got.strings if got is not None else frozenset()
+
+
+_TOPS: WeakKeyDictionary[RepoLayout, dict[str, frozenset[str]]] = WeakKeyDictionary()
+"""Per module layout: '' -> its top folders; a file -> `_tops` of it alone."""
 
 
 @lru_cache(maxsize=100_000)
