@@ -12,9 +12,11 @@ Pure: builds errors, reads nothing.
 
 from __future__ import annotations
 
+import re
+
 from ctxd.indexer.errors import CtxdError, FileNotFound, FileRefused
 from ctxd.indexer.models import Skipped, SkipReason
-from ctxd.indexer.walk.policy import SENSITIVE_DIR_PATTERNS
+from ctxd.indexer.walk.policy import READ_LIMIT, SENSITIVE_DIR_PATTERNS
 from ctxd.indexer.walk.walker import MAX_FILE_SIZE_LIMIT
 
 __all__ = ["not_found", "refusal"]
@@ -66,12 +68,27 @@ def _why_and_how(skipped: Skipped, path: str) -> tuple[str, str]:
                     "none.")
         case SkipReason.TOO_LARGE:
             return (f"it is larger than the repository's size limit ({detail})",
-                    "Re-index the repository with a larger `max_file_size` (at most "
-                    f"{MAX_FILE_SIZE_LIMIT} bytes), e.g. `ctxd index ROOT --max-file-size "
-                    f"{MAX_FILE_SIZE_LIMIT}`.")
+                    _too_large_how(detail))
         case _:
             return (f"it is not a text file ({detail})",
                     "Only UTF-8 text files are indexed and served.")
+
+
+def _too_large_how(detail: str) -> str:
+    """What lets a file refused for its size in: only a limit that can reach its size
+    (the detail starts with it: `N bytes > ...`)."""
+    size = int(m[1]) if (m := re.match(r"(\d+) bytes", detail)) else 0
+    if size > READ_LIMIT:
+        return (f"ctxd reads no file over {READ_LIMIT} bytes (64 MiB), whatever the "
+                "settings: search it with `rg`, or open it in an editor.")
+    if size > MAX_FILE_SIZE_LIMIT:
+        return (f"`max_file_size` goes up to {MAX_FILE_SIZE_LIMIT} bytes only; a file kept "
+                "for lexical search only (a lockfile, a data file, a bundle) may reach "
+                "`max_lexical_file_size` under [walk] in config.toml (at most "
+                f"{READ_LIMIT} bytes): raise it and re-index the repository.")
+    return ("Re-index the repository with a larger `max_file_size` (at most "
+            f"{MAX_FILE_SIZE_LIMIT} bytes), e.g. `ctxd index ROOT --max-file-size "
+            f"{MAX_FILE_SIZE_LIMIT}`.")
 
 
 def refusal(repository: str, path: str, skipped: Skipped) -> CtxdError:
