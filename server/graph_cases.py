@@ -12,7 +12,7 @@ from __future__ import annotations
 import posixpath
 
 from ctxd.indexer.chunk.grammars import SYNTAX
-from ctxd.indexer.chunk.languages import detect_language
+from ctxd.indexer.chunk.languages import detect_language, linguist_name
 from ctxd.indexer.errors import SymbolNotFound, ValidationError
 from ctxd.indexer.graph.specs import SPECS
 from ctxd.search.graph import queries
@@ -124,14 +124,26 @@ class GraphCases:
         table that is no definition (Lua's `local M = {}`), where a file's code usually
         lives (None: not a file)."""
         path = subject.removeprefix("./")
-        if ("/" not in path and "." not in path) or _is_place(path):
-            return None  # a name, or PATH:LINE of one definition
-        code = path.endswith(tuple(f".{e}" for e in _CODE_EXTENSIONS)) or (
-            detect_language(path) in SYNTAX)  # C#, PHP, ...
-        if not code and ("/" not in path or path.endswith(("/", "\\"))):
-            return None  # a qualified name (`pkg.mod.f`), or a folder
+        if _is_place(path):
+            return None  # PATH:LINE of one definition
         store = self.resources.store()
         check_repositories(store, tuple(repositories or ()), lambda: None)
+        indexed = any(store.file_id(r, path) is not None
+                      for r in repositories or store.repo_names())
+        if not indexed and "/" not in path and "." not in path:
+            return None  # a name (`Makefile` or `LICENSE` only when indexed as a file)
+        code = path.endswith(tuple(f".{e}" for e in _CODE_EXTENSIONS)) or (
+            detect_language(path) in SYNTAX)  # C#, PHP, ...
+        if not indexed and not code and ("/" not in path or path.endswith(("/", "\\"))):
+            return None  # a qualified name (`pkg.mod.f`), or a folder
+        if not indexed:
+            raise SymbolNotFound(
+                f"no indexed file at {path}" + (f" in {', '.join(repositories)}"
+                                                 if repositories else ""),
+                hint=f"Give the path from the repository root, or from the current folder "
+                     f"inside it (`ctxd files '**/{posixpath.basename(path)}'` lists the "
+                     "indexed ones); `ctxd impact` takes a code file or a definition.",
+                details={"field": "subject", "value": subject, "reason": "not_indexed"})
         scope = f" AND r.name IN ({','.join('?' * len(repositories))})" if repositories else ""
         rows = sorted(store.symbol_rows("s.path = ?" + scope, [path, *(repositories or [])]),
                       key=lambda r: (str(r[5] or "").count(".") + bool(r[5]), int(r[4])))
@@ -151,26 +163,18 @@ class GraphCases:
                 outer.add((str(r[2]), qualified))
             defs.append(GraphDef(str(r[0]), qualified, str(r[1]), str(r[2]), str(r[3]),
                                  int(r[4]), int(r[7])))
-        if not defs and not code and not any(str(r[6]) in SPECS for r in rows):
-            raise _not_a_code_file(subject, path)  # (a script with no extension is code)
         if not defs:
             roles = {role for (repo, _p), role in store.file_roles([path]).items()
                      if not repositories or repo in repositories}
-            if roles:  # a bundle, a vendored or minified file: greppable, never parsed
-                raise SymbolNotFound(
-                    f"{path} is kept greppable only ({', '.join(sorted(roles))}), so it has no "
-                    "code graph",
-                    hint="`ctxd refs NAME --by-name` (MCP: `by_name: true`) lists the lines "
-                         f"that mention a name; to index it as code, add it to "
-                         f"`walk.embed_allow` in the config (e.g. [\"{path}\"]) and index "
-                         "again.",
-                    details={"field": "subject", "value": subject,
-                             "roles": sorted(roles)})
-            raise SymbolNotFound(
-                f"no definitions in {path}: not an indexed code file, or it defines nothing",
-                hint="Give the path relative to the repository root, of an indexed code file "
-                     "(`ctxd files PATTERN` lists them).",
-                details={"field": "subject", "value": subject,
+            if roles - _PARSED_ROLES or (
+                    not code and not any(str(r[6]) in SPECS for r in rows)):
+                raise _not_read(subject, path, sorted(roles - _PARSED_ROLES))
+            raise SymbolNotFound(  # (a script with no extension is code)
+                f"no definitions in {path}: impact follows the uses of a file's functions, "
+                "classes and methods, and it has none",
+                hint="`ctxd refs NAME` follows a name it uses; `ctxd search` finds what uses "
+                     "it by meaning.",
+                details={"field": "subject", "value": subject, "reason": "no_definitions",
                          "basename": posixpath.basename(path)})
         return defs[:200]
 
@@ -180,16 +184,34 @@ _NAMESPACE_KINDS = frozenset({"module", "namespace", "package"})
 follows what is inside them as the file's own top level."""
 
 
-def _not_a_code_file(subject: str, path: str) -> ValidationError:
+_PARSED_ROLES = frozenset({"", "generated", "long-lines"})
+"""File roles (`indexer.walk.textclass.Role`) whose code the graph still reads."""
+_ROLE_WORDS = {"lockfile": "a lockfile", "data": "a data file", "minified": "minified",
+               "built": "build output", "vendored": "vendored code",
+               "changelog": "a changelog", "translation": "a translated page",
+               "diagram": "a diagram", "certificate": "a certificate"}
+
+
+def _not_read(subject: str, path: str, roles: list[str]) -> ValidationError:
+    """`impact` of an indexed file the code graph does not read: one message for every
+    kind (a lockfile, data, prose, a language it does not read, a file kept greppable
+    only), saying what the file is and what to do instead."""
     language = detect_language(path)
+    what = ", ".join(_ROLE_WORDS.get(r, r) for r in roles)
+    name = linguist_name(language) if language != "text" else ""
+    what = f"{what} ({name})" if what and name else what or name or "not code"
+    kept = bool({"minified", "built", "vendored"} & set(roles)) and (
+        language in SPECS or language in SYNTAX)
     return ValidationError(
-        f"impact takes a definition or a code file, and {path} is "
-        + (f"{language}, a language the code graph does not read" if language != "text"
-           else "not a code file the code graph reads"),
-        hint="For a file in another language, `ctxd refs NAME --by-name` (MCP: `by_name: "
-             "true`) lists the lines that mention one of its names; `ctxd search` finds what "
-             "uses it by meaning.",
-        details={"field": "subject", "value": subject, "language": language})
+        f"{path} is {what}, which the code graph does not read: `impact` follows code "
+        "files and definitions",
+        hint=f"`ctxd search '{posixpath.basename(path)}' --mode lexical` finds what mentions "
+             "it; `ctxd refs NAME --by-name` (MCP: `by_name: true`) lists the lines that "
+             "mention one of its names"
+             + (f"; to read it as code, add it to `walk.embed_allow` in the config (e.g. "
+                f"[\"{path}\"]) and index again." if kept else "."),
+        details={"field": "subject", "value": subject, "reason": "not_code",
+                 "language": language, "roles": roles})
 
 
 _CODE_EXTENSIONS = ("py", "pyi", "js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts", "go",

@@ -111,7 +111,7 @@ def test_callers_callees_path_and_impact(indexed):
     (("callers", "Store.get", "--depth", "9"), 2, "depth must be between 1 and 6, not 9"),
     (("callees", "Store.get", "--depth", "0"), 2, "depth must be between 1 and 6, not 0"),
     (("path", "main", "a b"), 2, "not a symbol: 'a b'"),
-    (("impact", "app/nothing.py"), 1, "no definitions in app/nothing.py"),
+    (("impact", "app/nothing.py"), 1, "no indexed file at app/nothing.py"),
 ])
 def test_bad_input_is_a_clear_error(indexed, args, code, words):
     r = run(*args)

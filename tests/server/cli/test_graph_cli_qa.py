@@ -79,10 +79,10 @@ def test_impact_of_a_file_in_a_language_the_graph_does_not_read(cpp: RepoBuilder
     impact` also takes a whole file: the command the user had just run."""
     r = run("impact", "lib/args.dart")
     assert r.exit_code == 2, r.output
-    assert "lib/args.dart is dart, a language the code graph does not read" in r.output
+    assert "lib/args.dart is Dart, which the code graph does not read" in r.output
     assert "--by-name" in r.output and "without :LINE" not in r.output
     r = run("impact", "docs/guide.md")
-    assert r.exit_code == 2 and "docs/guide.md is markdown, a language the code graph" in r.output
+    assert r.exit_code == 2 and "docs/guide.md is Markdown, which the code graph" in r.output
     r = run("refs", "ArgParser")  # Dart: no definitions; the text matches are a flag away
     assert r.exit_code == 1 and "no definition named 'ArgParser'" in r.output
     assert "`ctxd refs NAME --by-name`" in r.output
@@ -139,13 +139,14 @@ def test_impact_of_a_bundle_says_it_is_greppable_only(isolated_env: Path, tmp_pa
     index(repo.root)
     monkeypatch.chdir(repo.root)
     r = run("impact", "public/js/lib.js", "--json")
-    assert r.exit_code == 1, r.output
+    assert r.exit_code == 2, r.output
     out = json.loads(r.stdout)
-    assert out["message"] == ("public/js/lib.js is kept greppable only (built), so it has no "
-                              "code graph")
+    assert out["message"] == ("public/js/lib.js is build output (JavaScript), which the code "
+                              "graph does not read: `impact` follows code files and "
+                              "definitions")
     assert "--by-name" in out["hint"] and "walk.embed_allow" in out["hint"]
     r = run("impact", "src/nothere.js")
-    assert "no definitions in src/nothere.js: not an indexed code file" in r.output
+    assert "no indexed file at src/nothere.js" in r.output
 
 
 @pytest.fixture

@@ -56,6 +56,8 @@ FILES = {
     "data/targets.json": json.dumps([{"target": n} for n in range(40)], indent=1) + "\n",
     "docs/guide.md": "# Guide\n\nCall `target()` to get one.\n",
     "config/settings.yaml": "target: 1\n",
+    "LICENSE": "Permission is hereby granted, free of charge, to any person.\n",
+    "zlib/setup_env.py": "import os\n\nos.environ.setdefault('ZLIB', '1')\n",
 }
 
 
@@ -155,3 +157,36 @@ def test_by_name_matches_are_searched_in_code_files_only(zlib: Path):
     assert (data["languages"], data["code_only"]) == (["javascript", "python"], False)
     one = out("refs", "target", "--by-name", "--lang", "json")  # asked for: searched
     assert "package-lock.json" in one and "skipped" not in one
+
+
+@pytest.mark.parametrize(("subject", "what"), [
+    ("package-lock.json", "a lockfile (JSON)"),
+    ("yarn.lock", "a lockfile"),
+    ("data/targets.json", "JSON"),
+    ("docs/guide.md", "Markdown"),
+    ("config/settings.yaml", "YAML"),
+    ("LICENSE", "not code"),
+])
+def test_impact_of_a_file_that_is_not_code_says_so_the_same_way(zlib: Path, subject: str,
+                                                                 what: str):
+    """`impact package-lock.json` said "not a symbol", `impact package.json` "no
+    definition named 'package.json'", `impact .github/ci.yml` "is yaml, a language the
+    code graph does not read", `impact dist/x.min.js` "kept greppable only": one message
+    now, naming what the file is and what to do instead."""
+    r = run("impact", subject)
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith(
+        f"error: validation_error: {subject} is {what}, which the code graph does not read: "
+        "`impact` follows code files and definitions\nhint: `ctxd search ")
+    assert "--by-name" in r.stderr
+
+
+def test_impact_of_a_missing_file_or_one_that_defines_nothing(zlib: Path):
+    r = run("impact", "zlib/nothere.py")
+    assert r.exit_code == 1 and "error: NOT_FOUND: no indexed file at zlib/nothere.py" in (
+        r.stderr) and "ctxd files '**/nothere.py'" in r.stderr
+    r = run("impact", "zlib/setup_env.py")
+    assert r.exit_code == 1 and ("no definitions in zlib/setup_env.py: impact follows the uses "
+                                 "of a file's functions, classes and methods, and it has "
+                                 "none") in r.stderr
+    assert run("impact", "zlib/use.py").exit_code == 0
