@@ -150,6 +150,9 @@ class CtxdGroup(click.Group):
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, hoist_global_options(self, ctx, args))
+
     def invoke(self, ctx: click.Context) -> Any:
         raw = _raw_args(ctx)  # the group clears them before it resolves the subcommand
         try:
@@ -175,6 +178,52 @@ class CtxdGroup(click.Group):
                 f"{type(exc).__name__}: {exc}",
                 hint="This is a bug in ctxd. Re-run with LOG_LEVEL=debug for the traceback.",
             ))
+
+
+GLOBAL_OPTIONS = {"--home": True, "--config": True, "--model": True, "--store": True,
+                  "--no-daemon": False}
+"""The group's options (-> whether each takes a value), taken after the subcommand too."""
+
+
+def hoist_global_options(group: click.Group, ctx: click.Context, args: list[str]
+                         ) -> list[str]:
+    """`args` with the global options given after the subcommand (`ctxd refs X
+    --no-daemon`, `ctxd status --home DIR`) moved before it, where the group reads them;
+    an option the subcommand defines itself (`search --no-daemon`), an option's value and
+    anything after `--` stay where they are."""
+    k = 0
+    while k < len(args) and args[k].startswith("-"):  # the group's own options
+        k += 2 if GLOBAL_OPTIONS.get(args[k]) else 1
+    if k >= len(args):
+        return args
+    command = group.get_command(ctx, args[k])
+    own: dict[str, bool] = {}  # the subcommand's options (and its subcommands') -> value?
+    for c in [command, *(command.commands.values() if isinstance(command, click.Group)
+                         else [])]:
+        for p in c.params if c is not None else []:
+            if isinstance(p, click.Option):
+                own.update(dict.fromkeys(p.opts, not p.is_flag and not p.count))
+    rest = args[k + 1:]
+    moved: list[str] = []
+    kept: list[str] = []
+    j = 0
+    while j < len(rest):
+        arg = rest[j]
+        name = arg.split("=", 1)[0]
+        if arg == "--":
+            kept += rest[j:]
+            break
+        if name in GLOBAL_OPTIONS and name not in own:
+            takes = GLOBAL_OPTIONS[name] and "=" not in arg
+            moved += rest[j: j + 1 + takes]
+            j += 1 + takes
+            continue
+        kept.append(arg)
+        if own.get(arg) and j + 1 < len(rest):  # its value, whatever it looks like
+            kept.append(rest[j + 1])
+            j += 1
+        j += 1
+    return [*args[:k], *moved, args[k], *kept]
 
 
 def _raw_args(ctx: click.Context) -> list[str]:

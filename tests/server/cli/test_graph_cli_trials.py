@@ -190,3 +190,20 @@ def test_impact_of_a_missing_file_or_one_that_defines_nothing(zlib: Path):
                                  "of a file's functions, classes and methods, and it has "
                                  "none") in r.stderr
     assert run("impact", "zlib/use.py").exit_code == 0
+
+
+def test_global_options_work_after_the_subcommand(zlib: Path, tree: tuple[Path, Path],
+                                                  monkeypatch: pytest.MonkeyPatch):
+    """`ctxd callers X --no-daemon` was "No such option: --no-daemon" (only `search` and
+    `ui` took it there); every global option now works in any position."""
+    r = run("callers", "zlib/core.py:32", "--no-daemon", "--limit", "2")
+    assert r.exit_code == 0 and r.stdout.startswith("target (function)"), r.output
+    monkeypatch.setenv("CTXD_HOME", str(tree[1].parent / "elsewhere"))
+    r = run("refs", "Core.invoke", "--home", str(tree[1]), "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["definitions"][0]["line"] == 12, r.output
+    r = run("impact", f"--home={tree[1]}", "zlib/use.py", "--no-daemon")
+    assert r.exit_code == 0, r.output
+    r = run("search", "target", "--mode", "lexical", "--no-daemon", "--home", str(tree[1]))
+    assert r.exit_code == 0 and "zlib/core.py" in r.stdout, r.output
+    r = run("refs", "--home", str(tree[1]), "--", "--no-daemon")  # after `--`: an argument
+    assert r.exit_code == 2 and "not a symbol: '--no-daemon'" in r.stderr, r.output
