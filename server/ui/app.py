@@ -30,6 +30,7 @@ from typing import Any
 
 import anyio
 from starlette.applications import Starlette
+from starlette.convertors import PathConvertor, register_url_convertor
 from starlette.requests import Request
 from starlette.responses import (
     FileResponse,
@@ -428,6 +429,13 @@ def warm_up() -> None:
     outline("python", "def f():\n    pass\n")
 
 
+class AnyPath(PathConvertor):
+    """A path that may hold any character, a newline too (git allows one in a name;
+    Starlette's `path` stops there, so such a file's own link answered 404)."""
+
+    regex = "(?s:.*)"
+
+
 def build_app(service: UseCases, gate: Gate) -> Guard:
     """The page's ASGI app over `service`, behind `gate`'s guard."""
     ui = Ui(service, gate)
@@ -446,9 +454,10 @@ def build_app(service: UseCases, gate: Gate) -> Guard:
             return response
         return endpoint
 
+    register_url_convertor("anypath", AnyPath())
     routes = [
         Route("/", sync(home)),
-        Route("/file/{repo}/{path:path}", sync(file_view)),
+        Route("/file/{repo}/{path:anypath}", sync(file_view)),
         Route("/def", sync(definition)),
         Route("/symbol", sync(symbol)),
         Route("/repos", sync(repos_page)),
