@@ -64,7 +64,7 @@ from ctxd.server.pages import LexicalPage, SearchPage
 from ctxd.server.text_args import too_deep
 from ctxd.server.version import package_version
 
-PROTOCOL = 6
+PROTOCOL = 7
 """Bumped whenever a message or a method changes shape."""
 
 MAX_LINE = 64 << 20
