@@ -256,7 +256,16 @@ def anonymous_this(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entry
     """`new scopt.OptionParser[C]("x") { checkConfig(..) }` (Scala), `object : Foo(), Bar
     { ... }` (Kotlin): a class without a name, whose body's bare names are its bases'
     members; recorded as `this` parameters of the enclosing scope, one per base, valued
-    `~END()Base` (END: the body's last line)."""
+    `~END()Base` (END: the body's last line). Scala's `new A with B { .. }` calls `A`."""
+    made = node.named_children[0] if node.named_child_count else None
+    if walk.language == "scala" and made is not None and made.type == "compound_type" and (
+            made.named_child_count):  # `new A with B { .. }` calls A's constructor
+        first, *rest = made.named_children
+        called = first.named_children[0] if first.type == "generic_type" and (
+            first.named_child_count) else first
+        put[made.id] = [(called, Role.CALL, None, None),
+                        *((c, None, None, None) for c in first.named_children[1:]
+                          if called is not first), *((c, None, None, None) for c in rest)]
     body = next((c for c in node.named_children if c.type in _ANON_BODIES), None)
     if body is None or walk.language not in ("scala", "kotlin"):
         return
@@ -322,15 +331,100 @@ def swift_extension(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entr
         put[name.id] = [(name, None, None, None)]
 
 
+LABELS = "(labels)"
+"""The name of the bind site a Swift function's argument labels are the value of."""
+_TRAILING = frozenset({"lambda_literal", "annotated_lambda"})
+
+
+def swift_labels(walk: Walk, node: tree_sitter.Node) -> str | None:
+    """A Swift function's argument labels as written in its calls, each parameter's
+    external name (`_`: none) with `=` when it has a default and `...` when variadic:
+    `(queue=,closure)` for `uploadProgress(queue: Q = .main, closure: H)`."""
+    out: list[str] = []
+    for i, c in enumerate(node.children):
+        if c.type == "parameter":
+            ext = c.child_by_field_name("external_name")
+            own = ext if ext is not None else next((
+                n for n in c.children_by_field_name("name") if n.type == "simple_identifier"),
+                None)
+            if own is None:
+                return None
+            out.append(walk.text(own) + ("..." if walk.text(c).endswith("...") else ""))
+        elif out and node.field_name_for_child(i) == "default_value":
+            out[-1] += "="
+    return "(" + ",".join(out) + ")"
+
+
+def swift_function(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
+    """A Swift function: its argument labels (a `LABELS` bind site at its name, so that
+    a call names one of its type's overloads by them), and its declared return type."""
+    name = next((c for c in node.children_by_field_name("name")
+                 if c.type == "simple_identifier"), None)
+    labels = swift_labels(walk, node)
+    if name is not None and labels is not None:
+        walk.add(LABELS, name, Role.BIND, value=labels)
+    declared_return(walk, node, put)
+
+
+def kotlin_function(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
+    """A Kotlin function: an extension's receiver type (`fun <U : Base> U.context()`,
+    `fun Cmd.test()`) as its `this` parameter (`:U`), and its declared return type."""
+    for i, c in enumerate(node.children):
+        if node.field_name_for_child(i) == "name":
+            break
+        if c.type in ("user_type", "nullable_type") and (typed := type_text(walk.text(c))) and (
+                "[" not in typed):
+            walk.add("this", c, Role.PARAM, value=":" + typed)
+            break
+    declared_return(walk, node, put)
+
+
+def kotlin_reference(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
+    """`::listOf`: a function named without a call (valued `::`; a bare name not called
+    is never a function in Kotlin otherwise)."""
+    kids = node.named_children
+    if kids and kids[-1].type == "identifier":
+        put[kids[-1].id] = [(kids[-1], Role.REF, None, "::")]
+
+
+def swift_call(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
+    """A Swift call's argument labels, as its call site's value: `(queue,{)` for
+    `f(queue: q) { .. }` (`_`: an unlabelled argument, `{`: an unlabelled trailing
+    closure); a labelled trailing closure's label (`} label: {`) names nothing."""
+    suffix = next((c for c in node.named_children if c.type == "call_suffix"), None)
+    if suffix is None:
+        return
+    labels: list[str] = []
+    label = ""
+    for c in suffix.named_children:
+        if c.type == "value_arguments":
+            for a in c.named_children:
+                if a.type == "value_argument":
+                    named = a.child_by_field_name("name")
+                    labels.append(walk.text(named).strip() if named is not None else "_")
+        elif c.type == "simple_identifier":
+            label = walk.text(c)
+        elif c.type in _TRAILING:
+            labels.append(label or "{")
+            label = ""
+    put[suffix.id] = [(c, None, None, None) for c in suffix.named_children
+                      if c.type != "simple_identifier"]
+    text = "(" + ",".join(labels) + ")"
+    for entries in put.values():
+        for k, (n, role, recv, _) in enumerate(entries):
+            if role == Role.CALL:
+                entries[k] = (n, role, recv, text)
+
+
 RULES: dict[str, dict[str, Callable[[Walk, tree_sitter.Node, dict[int, list[Entry]]], None]]] = {
     "elixir": {"call": elixir_call, "unary_operator": elixir_attribute,
                "binary_operator": elixir_pipe},
     "swift": {"class_declaration": swift_extension, "type_parameter": type_parameter,
-              "function_declaration": declared_return,
-              "protocol_function_declaration": declared_return},
+              "function_declaration": swift_function,
+              "protocol_function_declaration": swift_function, "call_expression": swift_call},
     "scala": {"instance_expression": anonymous_this},
     "kotlin": {"object_literal": anonymous_this, "type_parameter": type_parameter,
-               "function_declaration": declared_return},
+               "function_declaration": kotlin_function, "callable_reference": kotlin_reference},
 }
 """Language -> node type -> a rule that says what the node's children are (`put`, as the
 walk's own rules)."""

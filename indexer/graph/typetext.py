@@ -36,14 +36,19 @@ _NULLISH = re.compile(r"^(?:None|null|undefined|void)\s*\|\s*")
 def type_text(text: str) -> str:
     """The class named by an annotation: `Optional[Session]` -> `Session`, `*Server` ->
     `Server`, `: Sess` -> `Sess`, `"Session"` -> `Session`, `t.Optional["Ctx"]` -> `Ctx`,
-    `T | null` -> `T`; a list of a class's instances reads `X[]` (`Sub[]`, `Array<Sub>`,
-    `List[Cmd]`, `&mut Vec<T>`), a mapping to them `X{}` (`Dict[str, Cmd]`,
-    `Map<string, Sub>`, `Record<K, Sub>`); a container of containers: ``."""
+    `T | null` -> `T`, `(any P)?` -> `P`; a list of a class's instances reads `X[]`
+    (`Sub[]`, `Array<Sub>`, `List[Cmd]`, `&mut Vec<T>`), a mapping to them `X{}`
+    (`Dict[str, Cmd]`, `Map<string, Sub>`, `Record<K, Sub>`); a container of
+    containers: ``."""
     text = text.strip().lstrip(":").strip()
     holder = ""
     for _ in range(8):
         text = text.strip("'\" ").lstrip("&*").strip()
         text = text.removeprefix("mut ").removeprefix("const ").removeprefix("readonly ")
+        text = text.removeprefix("any ").removeprefix("some ")  # (Swift existentials)
+        if text.startswith(("(any ", "(some ")) and (inner := text.rstrip("?!"))[-1:] == ")":
+            text = inner[1:-1]  # Swift `(any SessionStateProvider)?`
+            continue
         text = _NULLISH.sub("", text)
         if (m := _WRAPPERS.match(text)) is not None:
             text = text[m.end():]

@@ -30,6 +30,9 @@ _TYPED_VALUES = frozenset({"ternary_expression", "conditional_expression", "obje
                            "as_expression", "type_assertion",
                            "non_null_expression", "satisfies_expression", "subscript",
                            "subscript_expression", "index_expression"})
+_MORE_CALLS = {("scala", "generic_function"): "function"}
+"""Values that are calls though no call node: Scala's `OParser.builder[C]` (a method
+without parentheses, given type arguments) -> the field of the callee."""
 MAX_CHAIN = 48
 """How deep a receiver chain is read (`a.b().c()...`: two levels a link; `MAX_RECEIVER`
 bounds its text too)."""
@@ -216,8 +219,9 @@ class Values(WalkBase):
                 return got or None
         if t == "new_expression" and (typed := self.generic_new(node)):
             return typed  # `new Map<string, Query>()`: a mapping to `Query`s (C++: `new X`)
-        if t in self.spec.calls:
-            got = self.receiver(self.part(node, self.spec.calls[t]))
+        callee = self.spec.calls.get(t) or _MORE_CALLS.get((self.language, t))
+        if callee:
+            got = self.receiver(self.part(node, callee))
             if t in self.spec.members:  # Java, Ruby: `obj.m()` as one node
                 got = self.receiver(node).removesuffix("()")  # (Java's: the call, once)
             if got == "?" or len(got) > MAX_RECEIVER:

@@ -30,21 +30,20 @@ import re
 from ctxd.indexer.graph import Import, Site
 from ctxd.indexer.graph.imports_more import GLOBAL_LEVEL, PACKAGE_LEVEL
 from ctxd.indexer.graph.model import module_tail
-from ctxd.search.graph.facts import FactsBase, FileFacts, Target
+from ctxd.search.graph.facts import CLASS_KINDS, FileFacts, Target
 from ctxd.search.graph.modules import shared_folders
+from ctxd.search.graph.overloads import MORE_LANGUAGES, PACKAGED, Overloads
 
 __all__ = ["MORE_LANGUAGES", "PACKAGED", "MoreLanguages", "package_keys"]
 
-PACKAGED = frozenset({"csharp", "kotlin", "scala", "php"})
-"""Languages whose files see their package's definitions (and imported packages')."""
-MORE_LANGUAGES = frozenset({*PACKAGED, "swift", "lua", "elixir"})
 MAX_ALL_FILES = 3000
 """The most Scala, Kotlin, C# or PHP files a query reads for a class named in full."""
 _ALIAS = re.compile(r"[A-Z]\w*(?:\.[A-Z]\w*)*")
 """An Elixir module name (`Plug.Conn`)."""
 _TYPE_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "type", "module",
-                         "function", "constant", "variable"})
-"""Top-level definitions a package shows to its other files."""
+                         "function", "constant", "variable", "method"})
+"""Top-level definitions a package shows to its other files (a top-level `method`: a
+Kotlin extension function, `fun Base.name()`)."""
 
 
 def package_keys(imports: list[Import], language: str) -> set[str]:
@@ -66,8 +65,9 @@ def _shared(a: str, b: str) -> int:
     return 1 << 16 if a == b else shared_folders(a, b)
 
 
-class MoreLanguages(FactsBase):
-    """The seven languages' lookups of a resolver (over `FactsBase`'s per-file facts)."""
+class MoreLanguages(Overloads):
+    """The seven languages' lookups of a resolver (over `FactsBase`'s per-file facts;
+    overloads, Kotlin extensions: `Overloads`)."""
 
     def defining(self, name: str) -> list[str]:
         """The files with a definition named `name` (`Workspace.defining`, memoised: a
@@ -179,18 +179,50 @@ class MoreLanguages(FactsBase):
         if lang not in ("lua", "elixir") and (cls := self.enclosing_class(path, scope)) is not (
                 None) and (got := self.class_member(path, cls, name, depth)) is not None:
             return got
-        if lang in PACKAGED:
-            for pkg, wanted in self._visible_packages(path, name):
-                got = self._in_package(pkg, wanted or name, lang, path)
-                if got is not None:
-                    return got
-            return None
+        if lang in PACKAGED:  # (Scala: a value's members imported, first)
+            return self._value_import(path, name, line, depth) or self._packaged(path, name)
         if lang == "swift":
             return self._one(self._swift_top(name, path))
         if lang == "elixir":
             for imp in facts.stars:  # `import Plug.Conn`: its functions by their names
                 module = self.elixir_module(path, imp.module, -1)
                 if module is not None and (got := self.member_of(module, name)) is not None:
+                    return got
+        return None
+
+    def _packaged(self, path: str, name: str) -> Target | None:
+        """A bare name of a C#, Kotlin, Scala or PHP file: a top-level definition of a
+        package it sees (`_visible_packages`), the nearest first."""
+        facts = self.facts(path)
+        if facts is None:
+            return None
+        for pkg, wanted in self._visible_packages(path, name):
+            got = self._in_package(pkg, wanted or name, facts.graph.language, path)
+            if got is not None:
+                return got
+        return None
+
+    def _value_import(self, path: str, name: str, line: int, depth: int) -> Target | None:
+        """A Scala name a value's members import brings (`import builder._` after `val
+        builder = OParser.builder[C]`, `import Obj._`): the member of the value's class
+        (or the object's), for an import above `line` in a block that holds it (every
+        definition around the import holds `line` too), the nearest first."""
+        facts = self.facts(path)
+        if facts is None or not line or facts.graph.language != "scala":
+            return None
+        defs = facts.graph.defs
+        for imp in reversed(facts.stars):
+            if imp.line > line or any(d.line <= imp.line <= d.end_line and not (
+                    d.line <= line <= d.end_line) for d in defs):
+                continue
+            inner = [k for k, d in enumerate(defs) if d.line <= imp.line <= d.end_line]
+            held = self._property(self.expr(path, imp.module, inner[-1] if inner else -1,
+                                            imp.line, depth + 1))
+            if held is not None and held.kind in ("inst", "def") and (
+                    (hf := self.facts(held.path)) is not None) and (
+                    hf.graph.defs[held.index].kind in CLASS_KINDS):
+                got = self.class_member(held.path, held.index, name, depth + 1)
+                if got is not None:
                     return got
         return None
 
@@ -205,8 +237,8 @@ class MoreLanguages(FactsBase):
         s = scope
         while True:
             for p in facts.params.get(s, ()):
-                end, _, cls = (p.value or "")[1:].partition("()")
-                if p.name == "this" and p.line <= line <= int(end or 0) and cls and (
+                end, _, cls = (p.value or "")[1:].partition("()")  # (`:U`: an extension's)
+                if p.name == "this" and end.isdigit() and p.line <= line <= int(end) and cls and (
                         got := self._type_named(path, cls, p.scope, p.line, depth)) is not None:
                     out.append(got)
             if s == -1:
@@ -289,36 +321,13 @@ class MoreLanguages(FactsBase):
             files = [f for f in files if self.package_of(f) == own]
         return files
 
-    def split_member(self, path: str, cls: int, name: str) -> bool:
-        """Whether a type's methods named `name` are declared in more than one file (Swift
-        overloads in the type's body and in an extension, `validate()` beside
-        `validate(_:)`; C# partial classes): which one a call names is not known, so none
-        is answered."""
-        facts = self.facts(path)
-        if facts is None or facts.graph.language not in MORE_LANGUAGES:
-            return False
-        qual = f"{facts.graph.defs[cls].qualname}.{name}"
-        found = 0
-        for f in [path, *self.more_places(path, cls)]:
-            ff = self.facts(f)
-            k = ff.qualnames.get(qual) if ff is not None else None
-            if ff is not None and k is not None and ff.graph.defs[k].kind != "property":
-                found += 1
-        return found > 1
+    def expr(self, path: str, text: str, scope: int, line: int, depth: int,
+             called: bool = False) -> Target | None:
+        """What a receiver chain evaluates to (`search.graph.receivers.Receivers`)."""
+        return None
 
-    def property_or_method(self, got: Target, called: bool) -> Target:
-        """Of a class's property and method of one name (Swift, Kotlin, C#, Scala), the
-        method when called, else the property (`got` otherwise)."""
-        facts = self.facts(got.path)
-        if facts is None or facts.graph.language not in MORE_LANGUAGES:
-            return got
-        defs = facts.graph.defs
-        d = defs[got.index]
-        if (d.kind == "property") != called:
-            return got
-        for k in facts.members.get(d.parent, ()):
-            if defs[k].name == d.name and (defs[k].kind == "property") != called:
-                return Target("def", got.path, k)
+    def _property(self, got: Target | None, depth: int = 0) -> Target | None:
+        """A definition read as a value (`search.graph.receivers.Receivers`)."""
         return got
 
     def member_of(self, holder: Target, name: str) -> Target | None:

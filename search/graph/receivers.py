@@ -75,6 +75,14 @@ class Receivers(CFamily, MoreLanguages, RubyLookups):
              called: bool = False) -> Target | None:
         """What a receiver chain (`self.s`, `mod.Cls()`, `super()`, `xs[].s`) evaluates to
         (`called`: the chain's last name is called, as in a value `()Client.new`)."""
+        self.in_value += 1
+        try:
+            return self._expr(path, text, scope, line, depth, called)
+        finally:
+            self.in_value -= 1
+
+    def _expr(self, path: str, text: str, scope: int, line: int, depth: int,
+              called: bool) -> Target | None:
         if text == "?" or depth > MAX_DEPTH:
             return None
         tokens = _TOKEN.findall(text)
@@ -96,11 +104,25 @@ class Receivers(CFamily, MoreLanguages, RubyLookups):
             elif got.kind in ("elems", "map"):  # a container's other members: unknown
                 got = None
             elif name:
+                held = got
                 got = self._field(got, self.member(got, name, depth + 1), name,
                                   suffix or ("(" if called and n == len(tokens) else ""),
                                   depth)
+                if got is None:  # (Kotlin: an extension function of the instance's class)
+                    got, suffix = self._extended_call(path, held, name, suffix, scope, line,
+                                                      depth)
             got = self._suffix(got, suffix, depth)
         return got
+
+    def _extended_call(self, path: str, held: Target, name: str, suffix: str, scope: int,
+                       line: int, depth: int) -> tuple[Target | None, str]:
+        """`held.name` as a Kotlin extension function (`MoreLanguages.extension`) and the
+        suffix left: one that gives its receiver back (`fun <U> U.context(): U`), called,
+        is `held` itself."""
+        got = self.extension(path, held, name, scope, line, depth)
+        if got is not None and suffix[:2] == "()" and self.gives_receiver(got):
+            return held, suffix[2:]
+        return got, suffix
 
     def _field(self, holder: Target, got: Target | None, name: str, suffix: str,
                depth: int) -> Target | None:
@@ -183,8 +205,12 @@ class Receivers(CFamily, MoreLanguages, RubyLookups):
         """A member of a class, searched in the class (and its other blocks: Go receivers,
         Rust `impl`s of the same name), then its bases."""
         facts = self.facts(path)
-        if facts is None or depth > MAX_DEPTH or self.split_member(path, cls, name):
-            return None  # (Swift overloads in a type's body and its extensions: which one?)
+        if facts is None or depth > MAX_DEPTH:
+            return None
+        if self.split_member(path, cls, name):  # (Swift overloads in a type's body and its
+            got = self.overload(path, cls, name)  # extensions: the one the labels fit; in a
+            return got if got is not None or not self.in_value else self.split_result(
+                path, cls, name)  # chain, any one when all return one type)
         k = facts.children.get((cls, name))
         if k is not None:
             return Target("def", path, k)

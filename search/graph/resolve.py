@@ -54,7 +54,7 @@ _OWN = frozenset({"this", "self", "cls", "Self"})
 ELEMENT_CALLBACKS = frozenset({"forEach", "map", "filter", "find", "findLast", "findIndex",
                                "some", "every", "flatMap", "sort"})
 """A list's (or a Map's) methods whose callback's first parameter is an element (value)."""
-_OVERLOADED = frozenset({"java", "cpp"})
+_OVERLOADED = frozenset({"java", "cpp", "swift"})
 """Languages whose classes overload a method name (the last declaration is not the one)."""
 _REDECLARES = frozenset({"python", "ruby", "shell", "php"})
 """Languages where assigning a name in a scope makes it that scope's own (elsewhere
@@ -72,6 +72,14 @@ class Resolver(Receivers):
 
     def resolve(self, path: str, site: Site) -> Target | None:
         """The definition a site names (None: unresolved, or a local variable)."""
+        labelled = site.role == Role.CALL and (site.value or "")[:1] == "("  # (Swift)
+        self.call_labels = (site.name, str(site.value)) if labelled else None
+        try:
+            return self._resolve(path, site)
+        finally:
+            self.call_labels = None
+
+    def _resolve(self, path: str, site: Site) -> Target | None:
         if site.role in (Role.BIND, Role.PARAM):
             return None
         if site.role == Role.IMPORT:  # the name an import statement names (or binds)
@@ -88,16 +96,17 @@ class Resolver(Receivers):
         if site.receiver is None:
             got = self.name(path, site.name, site.scope, site.line, 0)
         else:
-            got = self.member(self._property(self.expr(path, site.receiver, site.scope,
-                                                       site.line, 0)), site.name, 0)
+            held = self._property(self.expr(path, site.receiver, site.scope, site.line, 0))
+            got = self.member(held, site.name, 0) or self.extension(  # (Kotlin's `fun
+                path, held, site.name, site.scope, site.line, 0)  # Cmd.f()` on a Cmd)
             if got is not None and site.role in (Role.REF, Role.ATTR_BIND) and (
                     self._rust_field(got, site)):
                 return None
         if got is None and site.role in (Role.CALL, Role.REF):
             got = self.c_global(path, site)
-        if got is not None and got.kind == "def":  # a Swift/Kotlin/C# property and method
-            return self.property_or_method(got, site.role == Role.CALL)  # of one name
-        return None
+        if got is not None and got.kind == "def" and not self.not_a_function(got, site):
+            return self.property_or_method(got, site.role == Role.CALL)  # (Swift/Kotlin/C#:
+        return None  # a property and a method of one name)
 
     def receiver(self, path: str, site: Site) -> Target | None:
         """What the receiver of a `recv.name` site evaluates to (an instance, a class, a
@@ -127,6 +136,9 @@ class Resolver(Receivers):
                 k = None  # a Go method is only ever named through its receiver
             if k is not None and lang == "rust" and defs[k].kind == "impl":
                 k = rust_type(facts, s, name)  # `impl From<X> for Router`: not a definition
+            if k is not None and lang == "swift" and s >= 0 and defs[s].kind in CLASS_KINDS \
+                    and self.split_member(path, s, name):  # (overloads in several files:
+                return self.class_member(path, s, name, depth + 1)  # the labels choose)
             if k is not None:
                 if value and defs[k].kind in _VARIABLES and facts.binds.get((s, name)):
                     return self._bound(path, facts.binds[(s, name)], scope, line, depth)
@@ -372,11 +384,14 @@ class Resolver(Receivers):
 
     @staticmethod
     def _one_return(facts: FileFacts, index: int) -> bool:
-        """Whether the overloads of a Java/C++ method (its class's methods of its name)
-        all declare one return type (a method without overloads: True)."""
+        """Whether the overloads of a Java/C++ method (its class's methods of its name; a
+        Swift one's: the file's of its qualified name) all declare one return type (a
+        method without overloads: True)."""
         defs = facts.graph.defs
         d = defs[index]
-        same = [k for k in facts.members.get(d.parent, ()) if defs[k].name == d.name]
+        same = [k for k in facts.members.get(d.parent, ()) if defs[k].name == d.name] if (
+            facts.graph.language != "swift") else [  # (a Swift type's extensions too)
+            k for k, x in enumerate(defs) if x.qualname == d.qualname and x.kind != "property"]
         if len(same) < 2:
             return True
         written = {next((r.value for r in facts.binds.get((k, "return"), ())

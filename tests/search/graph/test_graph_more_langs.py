@@ -293,7 +293,7 @@ def test_refs_and_callers_of_one_of_two_same_named_methods(store, repo, files, s
 
 def test_declared_return_types_chain_and_overloads_split_across_files_answer_none(store, repo):
     index(store, repo, {
-        "Sources/Req.swift": "class Req {\n    func validate(_ code: Int) -> Self { self }\n"
+        "Sources/Req.swift": "class Req {\n    func validate(_ code: Int = 200) -> Self { self }\n"
                              "    func send() {}\n    func retry() -> Self { self }\n}\n",
         "Sources/Req+Validate.swift": "extension Req {\n    func validate() -> Self { self }\n}\n",
         "Sources/Session.swift": "class Session {\n    func request() -> Req { Req() }\n}\n"
@@ -302,9 +302,12 @@ def test_declared_return_types_chain_and_overloads_split_across_files_answer_non
         "src/app/Make.kt": "package app\n\nclass Box {\n    fun open() {}\n}\n\n"
                            "fun make(): Box = Box()\n\nfun use() {\n    make().open()\n}\n",
     })
-    # `validate` is declared in the type and in an extension: which one is not guessed
+    # `validate` is declared in the type and in an extension, and `validate()` fits both
+    # (a default): which one is not guessed
     assert usages(store, "Sources/Req.swift:2") == set()
     assert usages(store, "Sources/Req+Validate.swift:2") == set()
-    # ... but the chain's type is known from `-> Self` / `-> Req` (Swift), `: Box` (Kotlin)
-    assert usages(store, "Sources/Req.swift:3") == {("Sources/Session.swift", 6, "call")}
+    # ... but the chain's type is known from `-> Self` / `-> Req` (Swift), `: Box` (Kotlin),
+    # also through both `validate`s (each gives a `Req`)
+    assert usages(store, "Sources/Req.swift:3") == {("Sources/Session.swift", 5, "call"),
+                                                    ("Sources/Session.swift", 6, "call")}
     assert usages(store, "src/app/Make.kt:4") == {("src/app/Make.kt", 10, "call")}

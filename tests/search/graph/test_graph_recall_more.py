@@ -1,0 +1,131 @@
+"""Recall of the later languages' graphs where a name alone cannot say which definition
+(both stores): Swift overloads in a type's body and in an extension told apart by their
+argument labels; ..."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxd.search.graph.overloads import fits
+from tests.search.graph.indexed import index, usages
+
+
+@pytest.mark.parametrize(("call", "params", "expected"), [
+    ("(queue,{)", "(queue=,closure)", True),
+    ("(queue,{)", "(bufferingPolicy=)", False),
+    ("()", "(queue=,closure)", False),
+    ("()", "(bufferingPolicy=)", True),
+    ("({)", "(queue=,closure)", True),
+    ("(_,_,_,label)", "(_,_...,label)", True),
+    ("(_,label)", "(_,_...,label)", True),
+    ("(xs,_,_)", "(xs...)", True),
+    ("(label,_)", "(_,_...,label)", False),
+    ("(x,{,other)", "(x,body,other)", True),
+])
+def test_swift_argument_labels_fit_parameters(call, params, expected):
+    assert fits(call, params) is expected
+
+
+SWIFT_OVERLOADS = {
+    "Sources/Req.swift": "class Req {\n"
+                         "    func progress(queue: Int = 0, closure: () -> Void) -> Self {\n"
+                         "        self\n    }\n}\n",
+    "Sources/Req+Stream.swift": "extension Req {\n"
+                                "    func progress(policy: Int = 1) -> Int {\n"
+                                "        progress(queue: 2) { }\n        return 0\n"
+                                "    }\n}\n",
+    "Sources/Use.swift": "class Up: Req {}\n"
+                         "func use(r: Up) {\n"
+                         "    r.progress(queue: 1) { }\n"
+                         "    _ = r.progress()\n"
+                         "    _ = r.progress(policy: 3)\n"
+                         "    r.progress { }\n}\n",
+    "Sources/Session.swift": "class Session {\n    func make(id: Int) -> Up { Up() }\n}\n"
+                             "extension Session {\n    func make(name: String) -> Up { Up() }\n}\n"
+                             "func go(s: Session) {\n    s.make(id: 1).progress(queue: 1) { }\n}\n",
+    "Sources/Other.swift": "class Other {\n    func make(id: Int) -> Int { 0 }\n}\n"
+                           "extension Other {\n    func make(name: String) -> Up { Up() }\n}\n"
+                           "func go(o: Other) {\n    o.make(id: 1).progress(queue: 1) { }\n}\n",
+}
+
+
+def test_swift_overloads_in_a_body_and_an_extension_are_told_apart_by_labels(store, repo):
+    index(store, repo, SWIFT_OVERLOADS)
+    assert usages(store, "Sources/Req.swift:2") == {
+        ("Sources/Req+Stream.swift", 3, "call"),  # (a bare call in the extension's method)
+        ("Sources/Use.swift", 3, "call"),
+        ("Sources/Session.swift", 8, "call")}  # (`make`'s overloads all give an `Up`; not
+    # `Other.make`'s, which differ)
+    # `r.progress { }` may pass its closure to either (a parameter's type is not read):
+    assert usages(store, "Sources/Req+Stream.swift:2") == {  # none is guessed
+        ("Sources/Use.swift", 4, "call"), ("Sources/Use.swift", 5, "call")}
+
+
+SCALA = {
+    "src/main/scala/demo/Builder.scala": "package demo\n\n"
+                                         "abstract class Builder[C] {\n"
+                                         "  def check(f: C => Boolean): Unit = ()\n}\n\n"
+                                         "object Parser {\n"
+                                         "  def builder[C]: Builder[C] = new Builder[C] {}\n}\n\n"
+                                         "class Setup {\n  def show(): Unit = ()\n}\n"
+                                         "trait Extra\n",
+    "src/test/scala/demo/Spec.scala": "package demo\n\n"
+                                      "class Spec {\n"
+                                      "  lazy val builder = Parser.builder[Int]\n"
+                                      "  lazy val parser = {\n"
+                                      "    import builder._\n"
+                                      "    check(c => c > 0)\n"
+                                      "  }\n"
+                                      "  lazy val other = {\n"
+                                      "    check(c => c > 0)\n"
+                                      "  }\n"
+                                      "  val setup = new Setup with Extra { }\n}\n",
+}
+
+
+def test_scala_a_values_imported_members_and_new_a_with_b(store, repo):
+    index(store, repo, SCALA)
+    # `import builder._` (a value's members) reaches `check` in its block only
+    assert usages(store, "src/main/scala/demo/Builder.scala:4") == {
+        ("src/test/scala/demo/Spec.scala", 7, "call")}
+    # `new Setup with Extra { }` calls Setup's constructor
+    assert usages(store, "src/main/scala/demo/Builder.scala:11") == {
+        ("src/test/scala/demo/Spec.scala", 12, "call")}
+
+
+KOTLIN = {
+    "src/main/kotlin/demo/core/Base.kt": "package demo.core\n\n"
+                                         "open class Base<T> {\n"
+                                         "    fun help(): String = \"\"\n}\n\n"
+                                         "fun <T : Base<T>, U : T> U.context(block: Int.() -> Unit)"
+                                         ": U = apply { }\n\n"
+                                         "fun Base<*>.name(): String = \"\"\n",
+    "src/main/kotlin/demo/app/Cmd.kt": "package demo.app\n\n"
+                                       "import demo.core.Base\nimport demo.core.context\n"
+                                       "import demo.core.name\n\n"
+                                       "class Cmd : Base<Cmd>() {\n"
+                                       "    fun run(f: (Int) -> Unit) = f(1)\n}\n\n"
+                                       "class Other {\n    fun help(): String = \"\"\n}\n\n"
+                                       "fun use(command: Cmd, other: Other) {\n"
+                                       "    val h = command.context { }.help()\n"
+                                       "    val c = Cmd().context { }\n"
+                                       "    c.help()\n"
+                                       "    other.context { }.help()\n"
+                                       "    command.name()\n"
+                                       "}\n\nfun show() = with(Any()) { println(context) }\n",
+}
+
+
+def test_kotlin_extension_functions_on_an_instance_and_one_that_gives_it_back(store, repo):
+    index(store, repo, KOTLIN)
+    # `U.context(..): U` gives the command back: its `help()` is Base's
+    assert usages(store, "src/main/kotlin/demo/core/Base.kt:4") == {
+        ("src/main/kotlin/demo/app/Cmd.kt", 16, "call"),
+        ("src/main/kotlin/demo/app/Cmd.kt", 18, "call")}
+    assert usages(store, "src/main/kotlin/demo/core/Base.kt:7") == {  # (not on an Other,
+        ("src/main/kotlin/demo/app/Cmd.kt", 4, "import"),  # nor a bare `context`: no call)
+        ("src/main/kotlin/demo/app/Cmd.kt", 16, "call"),
+        ("src/main/kotlin/demo/app/Cmd.kt", 17, "call")}
+    assert usages(store, "src/main/kotlin/demo/core/Base.kt:9") == {
+        ("src/main/kotlin/demo/app/Cmd.kt", 5, "import"),
+        ("src/main/kotlin/demo/app/Cmd.kt", 20, "call")}
