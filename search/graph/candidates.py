@@ -24,6 +24,7 @@ text generation (`Workspace.memo`), followed imports per workspace (`Workspace.i
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from weakref import WeakKeyDictionary
 
@@ -96,16 +97,15 @@ class CandidateFiles:
         reach = files | above  # the files an import must land in (and the packages above)
         near = {n for f in files for n in self.ws.layout.file_keys(f)} | near_above
         pending: set[str] = set()
-        seen_keys: set[str] = set()
+        lookups = _Lookups(graph.language, self._tops, above & self.ws.layout.paths)
         for _ in range(ROUNDS):
             asked = {k for k in keys if k}  # this round's keys (re-exporters': the next)
             moved = False
             while True:  # again while kept files add folders to look under
-                new = sorted(self._lookups(asked, files, above, graph.language) - seen_keys)
+                new = sorted(lookups.new(asked, files))
                 if not new:
                     break
                 moved = True
-                seen_keys.update(new)
                 found = [f for f in self.ws.importers(new) if f not in files]
                 self.ws.preload(found, peeks=True)
                 pending.update(found)
@@ -123,44 +123,23 @@ class CandidateFiles:
         self.ws.preload(out)
         return out
 
-    def _lookups(self, asked: set[str], files: set[str], above: frozenset[str],
-                 language: str) -> set[str]:
-        """The link keys to read for the keys `asked` (`indexer.graph.links`): as written
-        (other languages' imports, JS packages), each under every folder above `files`
-        (relative imports that may name them), and for Python each under the top folders
-        whose absolute imports may reach `files` or a package above (`_tops`) and the
-        root keys of their own top folders."""
-        if language != "python" and language not in JS_LIKE:
-            return asked
-        scopes = set().union(*(_folders_above(posixpath.dirname(f)) for f in files))
-        out = asked | {scoped(a, k) for a in scopes for k in asked}
-        if language == "python":
-            tops, own = self._tops(files | (above & self.ws.layout.paths))
-            out.update(top_keyed(top, k) for top in tops for k in asked)
-            out.update(root_keyed(top, k) for top in own if top for k in asked)
-        return out
-
-    def _tops(self, files: set[str]) -> tuple[set[str], set[str]]:
-        """The top folders whose Python absolute imports may name one of `files` (the
-        root's, the files' own, and each one without a copy of one of them at the same
-        path below it: its importers find their own copy, nearer), and the files' own."""
+    def _tops(self, path: str) -> frozenset[str]:
+        """The top folders whose Python absolute imports may name the file (its own, and
+        each one without a copy of it at the same path below it: the importers of one
+        with a copy find that copy, nearer, unless they name the file by its full dotted
+        name: `_Lookups`' root keys), memoised per module layout."""
         layout = self.ws.layout
         memo = _TOPS.get(layout)
         if memo is None:  # (per layout: kept while the paths are the same)
             memo = _TOPS[layout] = {"": frozenset(  # (top_of, inline: 80,000 paths)
                 p.partition("/")[0] if "/" in p else "" for p in layout.paths)}
-        every, paths = memo[""], layout.paths
-        out, own = {""}, set()
-        for f in files:
-            got = memo.get(f)
-            if got is None:
-                top = top_of(f)
-                rest = f[len(top) + 1:] if top else f
-                got = memo[f] = frozenset({top} | {t for t in every if t and t != top and
-                                                   f"{t}/{rest}" not in paths})
-            out |= got
-            own.add(top_of(f))
-        return out, own
+        got = memo.get(path)
+        if got is None:
+            every, paths, top = memo[""], layout.paths, top_of(path)
+            rest = path[len(top) + 1:] if top else path
+            got = memo[path] = frozenset({top} | {t for t in every if t and t != top and
+                                                  f"{t}/{rest}" not in paths})
+        return got
 
     def _keys(self, t: Target, graph: FileGraph) -> set[str]:
         """The import keys the first round looks up: the module's name, the definition's
@@ -253,8 +232,55 @@ class CandidateFiles:
         return got.strings if got is not None else frozenset()
 
 
+class _Lookups:
+    """The link keys one definition's candidates read (`indexer.graph.links`), each
+    once, as keys are asked and files kept: a key as written (other languages' imports,
+    JS packages), and for a Python or JS/TS definition under every folder above the
+    files kept (relative imports that may name them), for a Python one under the top
+    folders whose absolute imports may reach them (`CandidateFiles._tops`; the root's
+    always) and under their own top folders' names (the root keys: a full dotted
+    name)."""
+
+    def __init__(self, language: str, tops: Callable[[str], frozenset[str]],
+                 more: Iterable[str]) -> None:
+        self.relative = language == "python" or language in JS_LIKE
+        self.python = language == "python"
+        self.of_tops = tops
+        self.keys: set[str] = set()
+        self.seen: set[str] = set()
+        self.more = set(more)
+        """Files whose folders count as the kept files' (the packages above)."""
+        self.scopes: set[str] = set()
+        self.tops: set[str] = {""}
+        self.own: set[str] = set()
+
+    def new(self, asked: set[str], files: set[str]) -> set[str]:
+        """The keys to read for `asked` and `files` not given before."""
+        keys = asked - self.keys
+        out = set(keys)
+        if self.relative:
+            fresh = [f for f in (*files, *self.more) if f not in self.seen]
+            self.seen.update(fresh)
+            scopes = {a for f in fresh for a in _folders_above(posixpath.dirname(f))}
+            scopes -= self.scopes
+            out.update(scoped(a, k) for a in self.scopes for k in keys)
+            out.update(scoped(a, k) for a in scopes for k in asked)
+            self.scopes |= scopes
+            if self.python:
+                tops = {t for f in fresh for t in self.of_tops(f)} - self.tops
+                own = {top_of(f) for f in fresh} - self.own - {""}
+                out.update(top_keyed(t, k) for t in self.tops for k in keys)
+                out.update(top_keyed(t, k) for t in tops for k in asked)
+                out.update(root_keyed(t, k) for t in self.own for k in keys)
+                out.update(root_keyed(t, k) for t in own for k in asked)
+                self.tops |= tops
+                self.own |= own
+        self.keys |= keys
+        return out
+
+
 _TOPS: WeakKeyDictionary[RepoLayout, dict[str, frozenset[str]]] = WeakKeyDictionary()
-"""Per module layout: '' -> its top folders; a file -> `_tops` of it alone."""
+"""Per module layout: '' -> its top folders; a file -> its `CandidateFiles._tops`."""
 
 
 @lru_cache(maxsize=100_000)
