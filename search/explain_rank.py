@@ -44,6 +44,7 @@ from ctxd.search.hybrid import (
 from ctxd.search.models import Hit
 from ctxd.search.path_kinds import (
     is_changelog,
+    is_example,
     is_prose,
     is_test_or_stub,
     is_test_symbol,
@@ -99,7 +100,9 @@ def _factors(query: str, hit: Hit, legs: Mapping[str, Sequence[Hit]], options: F
     out: list[Contribution] = []
     how_to = asks_how_to(query)
     prose = is_prose(hit.path)
-    if not asks_for_tests(query) and (is_test_or_stub(hit.path) or is_test_symbol(hit.symbol)):
+    example_asked = asks_for_examples(query) and is_example(hit.path)
+    if not asks_for_tests(query) and not example_asked and (
+            is_test_or_stub(hit.path) or is_test_symbol(hit.symbol)):
         out.append(Contribution("test or stub", options.demote_tests, "factor"))
     elif asks_about_tests(query) and is_test_or_stub(hit.path):
         out.append(Contribution("test, the question is about tests", options.promote_tests,

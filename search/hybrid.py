@@ -373,14 +373,16 @@ def rerank(query: str, hits: Sequence[Hit], options: FusionOptions,
     history_ok = asks_for_history(query)
     code_wanted = asks_where_in_code(query)
     how_to = asks_how_to(query)
-    examples_ok = asks_for_examples(query) or how_to
+    examples_asked = asks_for_examples(query)
+    examples_ok = examples_asked or how_to
     task = asks_task(query)
     types_ok = asks_for_types(query)
     versions = release_versions_of(query, hits)
     out: list[Hit] = []
     for h in hits:
         score = _bonuses(h.score, h, words, options) if options.rerank else h.score
-        if not tests_ok and (is_test_or_stub(h.path) or is_test_symbol(h.symbol)):
+        if not tests_ok and (is_test_or_stub(h.path) or is_test_symbol(h.symbol)) and not (
+                examples_asked and is_example(h.path)):
             score *= options.demote_tests
         elif tests_about and is_test_or_stub(h.path):
             score *= options.promote_tests

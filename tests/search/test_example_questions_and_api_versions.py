@@ -125,3 +125,17 @@ def test_a_changelog_named_in_chinese_or_japanese_asks_about_history() -> None:
         assert asks_for_history(q), q
     for q in ("设置开关按钮的位置", "如何编写一个插件"):
         assert not asks_for_history(q), q
+
+
+def test_an_example_question_does_not_demote_gos_testable_examples_as_tests() -> None:
+    hits = [scored("middleware/client_ip_example_test.go", 0.8, "go"),
+            scored("middleware/client_ip.go", 0.7, "go"),
+            scored("middleware/client_ip_test.go", 0.75, "go")]
+
+    def best(q: str) -> str:
+        return max(rerank(q, hits, FusionOptions()), key=lambda h: h.score).path
+
+    assert best("example of reading the client IP behind a proxy") == (
+        "middleware/client_ip_example_test.go")
+    # not asked for an example: a test like any other, after the code
+    assert best("how is the client IP read behind a proxy") == "middleware/client_ip.go"
