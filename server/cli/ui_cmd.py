@@ -20,7 +20,7 @@ import click
 
 from ctxd.indexer.errors import ValidationError
 from ctxd.server.cli import render
-from ctxd.server.cli.main import _service
+from ctxd.server.cli.group import service_for
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -74,7 +74,7 @@ def ui(ctx: click.Context, port: int, host: str, no_open: bool, no_daemon: bool)
 
     if no_daemon:
         ctx.obj["no_daemon"] = True
-    service = _service(ctx, long_lived=True, autostart=True)
+    service = service_for(ctx, long_lived=True, autostart=True)
     sock = bind(host, port)
     gate = Gate(host=host, port=sock.getsockname()[1])
     if host not in LOOPBACK:
