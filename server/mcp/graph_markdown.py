@@ -165,7 +165,9 @@ def render_graph_refs(refs: Refs, *, offset: int, cursor_at: Callable[[int], str
             notes.append(truncated_note(n, len(rows), "references",
                                         "Continue with `cursor`."))
         elif refs.truncated:
-            notes.append("> The list stopped at `limit`: raise it, or continue with `cursor`.")
+            notes.append("> The list stopped at `limit`: raise it, or continue with `cursor`."
+                         + (f" Code comes first: {refs.tests_left_out} of the references not "
+                            "listed yet are in tests." if refs.tests_left_out else ""))
         if refs.unresolved and resolved:
             notes.append(f"> {refs.unresolved} other sites bear the name but do not resolve "
                          "to this definition; `by_name: true` lists every text match.")

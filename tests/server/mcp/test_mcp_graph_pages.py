@@ -124,3 +124,10 @@ def test_by_name_searches_code_files_and_says_what_it_skipped(env: Env):
     assert ("> Note: searched javascript, python files only (the definitions' languages): "
             "lockfiles, data files, prose and other languages were skipped; `language` "
             "searches one language.") in body
+
+
+def test_references_list_code_first_and_say_how_many_tests_wait(env: Env):
+    data = ok(env, "find_references", {"symbol": "target", "limit": 3})
+    assert [u["path"] for u in data["usages"]] == ["zlib/main.py"] * 3
+    body = text(env.call("find_references", {"symbol": "target", "limit": 3}))
+    assert "Code comes first: 13 of the references not listed yet are in tests." in body
