@@ -16,7 +16,7 @@ import re
 
 from ctxd.indexer.errors import CtxdError, FileNotFound, FileRefused
 from ctxd.indexer.models import Skipped, SkipReason
-from ctxd.indexer.walk.policy import READ_LIMIT, SENSITIVE_DIR_PATTERNS
+from ctxd.indexer.walk.policy import LINKED_FOLDER, READ_LIMIT, SENSITIVE_DIR_PATTERNS
 from ctxd.indexer.walk.walker import MAX_FILE_SIZE_LIMIT
 
 __all__ = ["not_found", "refusal"]
@@ -48,6 +48,11 @@ def _why_and_how(skipped: Skipped, path: str) -> tuple[str, str]:
                     "ctxd never indexes or serves likely secrets. If this file holds none, add "
                     f"a glob for it to `sensitive_allow` under [walk] in config.toml (e.g. "
                     f"sensitive_allow = [\"{glob}\"]) and re-index the repository.")
+        case SkipReason.IGNORED if detail.startswith(LINKED_FOLDER):
+            target = detail[len(LINKED_FOLDER):].split(" of this repository")[0].strip()
+            return (f"it lies under a link to another folder of the repository ({detail})",
+                    f"Ask for it at its own path, under {target} (`ctxd files` lists the "
+                    "repository's paths).")
         case SkipReason.IGNORED if detail.startswith(_BUILT_IN):
             return (f"it lies in a folder ctxd never indexes ({detail})",
                     "Version-control metadata, dependency folders, virtualenvs and tool "

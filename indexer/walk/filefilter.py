@@ -33,6 +33,7 @@ from ctxd.indexer.walk.policy import (
     Verdict,
     bad_name,
     home_verdict,
+    linked_folder_verdict,
     refused_by_name,
     stat_error,
     venv_verdict,
@@ -161,7 +162,8 @@ class FileFilter:
             drel = "/".join(parts[: depth + 1])
             if depth == last and not is_dir:
                 return policy.file_verdict(drel, name, chain, allowed)
-            if verdict := policy.dir_verdict(drel, name, chain, allowed) or self._venv(drel):
+            if verdict := (policy.dir_verdict(drel, name, chain, allowed) or self._link(drel)
+                           or self._venv(drel)):
                 return verdict
             if depth < last:
                 allowed = policy.dir_allowed(drel, name, allowed)
@@ -169,6 +171,27 @@ class FileFilter:
                     chain += (excluded_folder(drel, kept),)
                 chain += self._dir_ignores(drel, ctxd_only=bool(kept))
         return None
+
+    def _link(self, rel_dir: str) -> Verdict | None:
+        """As the walk judges a symlink to a folder: a link to another folder of the
+        repository is pruned (`linked_folder_verdict`), one to an ancestor is a cycle;
+        other links (outside, dangling) are left to `entry`'s checks."""
+        path = os.path.join(self._root_real, rel_dir)
+        if not os.path.islink(path):
+            return None
+        try:
+            st = os.stat(path)
+            real = os.path.realpath(path)
+            parent = os.path.realpath(os.path.dirname(path))
+        except OSError:
+            return None
+        if not stat.S_ISDIR(st.st_mode) or not is_inside(self._root_real, real):
+            return None
+        if verdict := home_verdict(self._root_real, real):
+            return verdict
+        if is_inside(real, parent):
+            return SkipReason.SYMLINK_CYCLE, f"points to its ancestor {real!r}"
+        return linked_folder_verdict(self._root_real, real)
 
     def _venv(self, rel_dir: str) -> Verdict | None:
         base = os.path.join(self._root_real, rel_dir)

@@ -46,6 +46,7 @@ from ctxd.indexer.walk.secrets import (
 
 __all__ = [
     "HOME_MARKER",
+    "LINKED_FOLDER",
     "PRUNED_DIR_NAMES",
     "PRUNE_MARKERS",
     "READ_LIMIT",
@@ -59,6 +60,7 @@ __all__ = [
     "Verdict",
     "bad_name",
     "home_verdict",
+    "linked_folder_verdict",
     "refused_by_name",
     "stat_error",
     "too_large",
@@ -331,6 +333,21 @@ def home_verdict(root_real: str, real: str) -> Verdict | None:
         if folder == root_real or len(folder) <= len(root_real):
             return None
         folder = os.path.dirname(folder)
+
+
+LINKED_FOLDER = "built-in prune: a link to the folder"
+"""How the detail of a pruned link to a folder of the repository begins."""
+
+
+def linked_folder_verdict(root_real: str, real: str) -> Verdict:
+    """IGNORED for a symlink to a folder of the repository (`real`, symlink-free, inside
+    `root_real`; not one of the link's own ancestors: that is a cycle). The walk reaches
+    that folder's files at their own path, so following the link would index them twice
+    and make every definition in them ambiguous to the code graph (`ctxd callers NAME`:
+    "names 2 definitions"); git and ripgrep do not follow such a link either."""
+    target = os.path.relpath(real, root_real).replace(os.sep, "/")
+    return (SkipReason.IGNORED,
+            f"{LINKED_FOLDER} {target!r} of this repository, whose files are indexed there")
 
 
 def venv_verdict(names: frozenset[str] | set[str]) -> Verdict | None:

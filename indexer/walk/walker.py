@@ -36,8 +36,9 @@ Policy, first match wins (the same order in `walk` and `FileFilter`):
 6. Symlinks (after 1-5, judged by the target's type): dangling -> NOT_REGULAR, a loop in
    the link chain or a directory that is one of its own ancestors (by `(st_dev, st_ino)`)
    -> SYMLINK_CYCLE, resolving outside the root -> OUTSIDE_ROOT, into a ctxd index home
-   inside it (its `http-token`, its log) -> IGNORED; sockets, FIFOs and devices ->
-   NOT_REGULAR.
+   inside it (its `http-token`, its log) -> IGNORED, to another folder of the repository
+   -> IGNORED (its files are walked at their own path: `linked_folder_verdict`; a link
+   to a file is followed); sockets, FIFOs and devices -> NOT_REGULAR.
 7. Size: larger than `max_file_size` -> TOO_LARGE (a file exactly at the limit is
    admitted; 0 = no limit of its own, but never more than `policy.READ_LIMIT`, 64 MiB),
    except that a file may reach `max_lexical_file_size` (16 MiB) if, once read, it proves
@@ -100,6 +101,7 @@ from ctxd.indexer.walk.policy import (
     Policy,
     bad_name,
     home_verdict,
+    linked_folder_verdict,
     refused_by_name,
     stat_error,
     venv_verdict,
@@ -413,6 +415,8 @@ class _Walk:
         if verdict := home_verdict(self.root_real, real):
             return Skipped(rel, *verdict)
         if is_dir:
+            if (st.st_dev, st.st_ino) not in self.ancestors:  # (an ancestor: a cycle)
+                return Skipped(rel, *linked_folder_verdict(self.root_real, real))
             return self._enter(frame, rel, name, real, st)
         if not stat.S_ISREG(st.st_mode):
             return Skipped(rel, SkipReason.NOT_REGULAR, "symlink to a non-regular file")

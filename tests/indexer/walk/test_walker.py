@@ -309,13 +309,23 @@ def test_walker_refuses_symlink_to_outside_dir(repo: Repo, tmp_path: Path) -> No
     }
 
 
-def test_walker_follows_symlinks_inside_repo(repo: Repo) -> None:
+def test_walker_follows_file_links_inside_repo_and_prunes_folder_links(repo: Repo) -> None:
+    """A link to a folder of the repository is not followed: its files are walked at
+    their own path, and a second copy made every definition in them ambiguous to the code
+    graph (a messy tree's `links/fastapi_alias -> ../fastapi`; ripgrep's
+    `HomebrewFormula -> pkg/brew`). A link to a file is followed."""
     real = repo.write("src/lib/a.py", "print(1)\n")
     repo.symlink("lib", "src/lib")
     repo.symlink("a_link.py", "src/lib/a.py")
     admitted, skipped = run(repo.root)
-    assert sorted(admitted) == ["a_link.py", "lib/a.py", "src/lib/a.py"]
-    assert skipped == {}
+    assert sorted(admitted) == ["a_link.py", "src/lib/a.py"]
+    assert reasons(skipped) == {"lib": SkipReason.IGNORED}
+    assert skipped["lib"].detail == ("built-in prune: a link to the folder 'src/lib' of this "
+                                     "repository, whose files are indexed there")
+    flt = FileFilter(repo.root, WalkOptions())
+    assert flt.explain("lib", is_dir=True) == skipped["lib"]
+    assert flt.check("lib/a.py") is SkipReason.IGNORED
+    assert flt.entry("lib/a.py") == Skipped("lib/a.py", SkipReason.IGNORED, skipped["lib"].detail)
     resolved = str(real.resolve())
     assert {e.abs_path for e in admitted.values()} == {resolved}
     assert read_text(admitted["a_link.py"]) == "print(1)\n"
@@ -689,9 +699,6 @@ def test_file_filter_agrees_with_walk(repo: Repo, tmp_path: Path) -> None:
         "src/keep.log",
         "src/main.go",
         "src/notes.txt",
-        "srclink/keep.log",
-        "srclink/main.go",
-        "srclink/notes.txt",
     ]
     assert len(name_skipped) >= 10
     for entry in admitted:
