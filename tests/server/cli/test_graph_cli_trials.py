@@ -122,6 +122,9 @@ def test_overload_stubs_are_not_the_definition_named(zlib: Path):
     assert data["definition"]["line"] == 28
     assert [e["name"] for e in data["callers"]] == ["use_b"]
     assert json.loads(out("refs", "Core.invoke", "--json"))["definitions"][0]["line"] == 12
+    called = json.loads(out("callees", "use_c", "--json"))["callees"]  # the callee too
+    assert [(e["qualified_name"], e["line"]) for e in called] == [("Core", 5),
+                                                                   ("Core.invoke", 12)]
 
 
 def test_generated_code_and_type_stubs_give_way_to_hand_written_code(zlib: Path):
