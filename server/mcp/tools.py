@@ -12,10 +12,11 @@ renders Markdown for the model plus structured content with the same data (the o
 schema is a TypedDict in `server/mcp/schemas.py`). `server/mcp/serve.py` runs it over stdio
 or streamable HTTP; tests use the SDK's in-memory `Client(server)`.
 
-Errors (`adapter`): a `CtxdError` becomes a `ToolError` whose text is
-`{code}: {message}` + hint + details, so the model reads an `is_error` result it can act
-on; anything else is logged with its traceback on stderr and reaches the model only as
-`internal_error`.
+Errors (`adapter`, in `server/mcp/answers.py` with the other parts of an answer: the
+result, its cursors, an index job's progress): a `CtxdError` becomes a `ToolError` whose
+text is `{code}: {message}` + hint + details, so the model reads an `is_error` result it
+can act on; anything else is logged with its traceback on stderr and reaches the model
+only as `internal_error`.
 
 Scope: built with the project `ctxd serve` runs in (`server.project.ProjectScope`), the
 search tools answer from that project unless given `all_repos: true` or a `repository`
@@ -27,35 +28,26 @@ SQLite connections are never shared; `index_repository` is async and only waits 
 (and relays progress from) a background job, so the event loop never blocks.
 """
 
-import functools
 import inspect
-import logging
 import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
-import anyio
-import anyio.to_thread
 from mcp.server.mcpserver import Context, ListRoots, MCPServer, Resolve
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolResult, ListRootsResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, ListRootsResult, ToolAnnotations
 from pydantic import Field
 
-from ctxd.indexer.errors import CtxdError, ValidationError
+from ctxd.indexer.errors import ValidationError
 from ctxd.indexer.walk.walker import DEFAULT_MAX_FILE_SIZE, MAX_FILE_SIZE_LIMIT
-from ctxd.search.cursor import decode_cursor, encode_cursor, with_offset
+from ctxd.search.cursor import decode_cursor, encode_cursor
 from ctxd.search.lexical.query import names_repositories
 from ctxd.search.models import SearchOptions
 from ctxd.search.zoekt.query import scoped_query
 from ctxd.server.config import Settings
 from ctxd.server.graph_cases import MAX_LIMIT
 from ctxd.server.jobs import (
-    IndexJob,
     JobManager,
-    JobSnapshot,
-    JobState,
     check_allowed,
     index_roots,
     validate_request,
@@ -64,6 +56,15 @@ from ctxd.server.mcp import graph_markdown as graph_md
 from ctxd.server.mcp import markdown as md
 from ctxd.server.mcp import markdown_status as status_md
 from ctxd.server.mcp import schemas
+from ctxd.server.mcp.answers import (
+    adapter,
+    answer,
+    cursor_at,
+    follow,
+    job_answer,
+    job_out,
+    root_uris,
+)
 from ctxd.server.mcp.arguments import ArgumentErrors
 from ctxd.server.mcp.budget import select_freshness
 from ctxd.server.project import ProjectScope
@@ -73,10 +74,6 @@ from ctxd.server.text_args import (
 )
 from ctxd.server.use_cases import UseCases
 from ctxd.server.version import package_version
-
-log = logging.getLogger(__name__)
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 INSTRUCTIONS = """\
 ctxd searches local code repositories that were indexed on this machine.
@@ -102,129 +99,6 @@ INDEXING = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempote
                            open_world_hint=False)
 """`index_repository` is destructive: files that its options (or the disk) no longer admit
 leave the index, e.g. narrower `include_patterns`; the answer says how many and why."""
-
-# -- errors ---------------------------------------------------------------------------------
-
-
-def _internal(tool: str) -> ToolError:
-    return ToolError(status_md.error_text(CtxdError(
-        f"{tool} failed with an unexpected error",
-        hint="This is a bug in ctxd, not in your request; the server's log (stderr) has the "
-        "traceback. Other tools keep working.",
-    )))
-
-
-def adapter(fn: F) -> F:
-    """Make a tool's failures readable: `CtxdError` -> `ToolError(code, message, hint,
-    details)`; any other exception -> logged traceback + a bare `internal_error`."""
-    name = fn.__name__
-
-    def translate(exc: Exception) -> Exception:
-        if isinstance(exc, CtxdError):
-            return ToolError(status_md.error_text(exc))
-        log.exception("tool %s raised an unexpected exception", name)
-        return _internal(name)
-
-    if inspect.iscoroutinefunction(fn):
-
-        @functools.wraps(fn)
-        async def run_async(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return await fn(*args, **kwargs)
-            except (ToolError, MCPError, anyio.get_cancelled_exc_class()):
-                raise
-            except Exception as exc:
-                raise translate(exc) from exc
-
-        return run_async  # type: ignore[return-value]  # same signature, via functools.wraps
-
-    @functools.wraps(fn)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except (ToolError, MCPError):
-            raise
-        except Exception as exc:
-            raise translate(exc) from exc
-
-    return run  # type: ignore[return-value]  # same signature, via functools.wraps
-
-
-# -- paging -----------------------------------------------------------------------------------
-
-
-def cursor_at(
-    known: str | None, offset: int, refetch: Callable[[int], str | None], limit: int
-) -> Callable[[int], str | None]:
-    """A function giving the cursor that continues after the first `n` results of a page
-    that starts at `offset`. `known` is any cursor of the same query (the one the caller
-    sent, or the page's next cursor; it carries the page size); without one, `refetch(n)`
-    asks the service for the first `n` results and its next cursor is given the page size
-    `limit` back, so the pages after a budget cut stay as large as the caller asked."""
-
-    def at(n: int) -> str | None:
-        if known:
-            return with_offset(known, offset + n)
-        found = refetch(n)
-        return with_offset(found, offset + n, limit) if found else None
-
-    return at
-
-
-def answer(rendered: schemas.Rendered) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=rendered.markdown)],
-                          structured_content=rendered.data)
-
-
-# -- index jobs --------------------------------------------------------------------------------
-
-
-async def follow(job: IndexJob, ctx: Context, wait_seconds: float) -> JobSnapshot:
-    """Wait up to `wait_seconds` for `job`, relaying its progress as MCP notifications."""
-    deadline = anyio.current_time() + wait_seconds
-    snap, reported = job.snapshot(), -1
-    while not snap.finished:
-        if snap.progress > reported:
-            try:
-                await ctx.report_progress(snap.progress, snap.total, snap.message)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                log.info("client gone while following job %s; it continues", job.job_id)
-                return snap
-            reported = snap.progress
-        left = deadline - anyio.current_time()
-        if left <= 0:
-            break
-        snap = await anyio.to_thread.run_sync(
-            job.wait_for_change, snap.version, min(left, 5.0), abandon_on_cancel=True
-        )
-    return snap
-
-
-def job_answer(snap: JobSnapshot, wait_seconds: float, budget: int) -> CallToolResult:
-    """The tool answer for a job: its result, its error, or (a normal answer) the job that
-    continues in the background, with its id, progress and how to follow it."""
-    if snap.state is JobState.SUCCEEDED and snap.stats is not None:
-        return answer(status_md.render_index(snap.stats, snap.job_id, budget=budget))
-    if snap.error is not None:
-        raise snap.error
-    return answer(status_md.render_index_job(
-        path=snap.path, job_id=snap.job_id, state=snap.state.value, phase=snap.phase,
-        progress=snap.progress, total=snap.total, started_at=snap.started_at,
-        after=snap.after, waited=status_md.format_duration(wait_seconds), budget=budget))
-
-
-def job_out(snap: JobSnapshot) -> schemas.JobOut:
-    return status_md.job_out(
-        job_id=snap.job_id, path=snap.path, state=snap.state.value, phase=snap.phase,
-        progress=snap.progress, total=snap.total, message=snap.message,
-        started_at=snap.started_at, finished_at=snap.finished_at, stats=snap.stats,
-        error=snap.error,
-    )
-
-
-def root_uris(roots: ListRootsResult | None) -> list[str] | None:
-    return [str(r.uri) for r in roots.roots] if roots is not None else None
-
 
 # -- the server ---------------------------------------------------------------------------------
 
