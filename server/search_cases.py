@@ -40,7 +40,7 @@ from ctxd.search.language_filter import language_filter
 from ctxd.search.legs import HYBRID_DEPTH, Legs, coverage, hybrid_lexical_query, run_legs
 from ctxd.search.lexical.engine import EmbeddedLexical
 from ctxd.search.lexical.limits import check_query_length
-from ctxd.search.lexical.query_hints import quoted_escape_hint
+from ctxd.search.lexical.query_hints import quoted_escape_hint, quoted_regex_hint
 from ctxd.search.merge import by_score, merge_ranked
 from ctxd.search.models import (
     FileMatch,
@@ -436,9 +436,12 @@ def merged_page(fetch: Callable[[int], list[Hit]], offset: int, n: int,
 
 def lexical_notes(query: str, result: LexicalResult) -> list[str]:
     """The engine's notes on a lexical query, plus a hint when a quoted string of the
-    query holds a regex escape that quotes turn into a literal (`search.lexical.query_hints`)."""
-    hint = quoted_escape_hint(query)
-    return [*result.notes, *([hint] if hint else [])]
+    query holds a regex escape that quotes turn into a literal, or, when nothing matched,
+    regex operators (`search.lexical.query_hints`)."""
+    hints = [quoted_escape_hint(query)]
+    if not result.files:  # a quoted regex group may be meant: only when nothing matched
+        hints.append(quoted_regex_hint(query))
+    return [*result.notes, *(h for h in hints if h)]
 
 
 def coverage_notes(
