@@ -234,6 +234,8 @@ def render_calls(calls: Calls, *, offset: int = 0, limit: int | None = None,
         if n < len(page):
             notes.append(truncated_note(n, len(page), "calls",
                                         "Continue with `cursor`, or lower `depth`."))
+        elif more and cursor_at(listed) is None:  # (past the most one answer lists)
+            notes.append(f"> The tree stops at {listed} calls: lower `depth`.")
         elif more:
             notes.append(f"> {listed} calls listed so far; there are more: continue with "
                          "`cursor`." + (f" {calls.tests_left_out} of the direct callers "

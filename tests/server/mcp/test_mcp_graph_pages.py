@@ -6,6 +6,7 @@ said nothing of the others. Through the real MCP client, one index for the modul
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -131,3 +132,24 @@ def test_references_list_code_first_and_say_how_many_tests_wait(env: Env):
     assert [u["path"] for u in data["usages"]] == ["zlib/main.py"] * 3
     body = text(env.call("find_references", {"symbol": "target", "limit": 3}))
     assert "Code comes first: 13 of the references not listed yet are in tests." in body
+
+
+def test_a_tree_past_the_most_one_answer_lists_says_so_without_a_cursor(
+        tmp_path: Path) -> None:
+    repo = RepoBuilder(tmp_path / "wide")
+    repo.write("m.py", "def target():\n    return 1\n" + "".join(
+        f"\n\ndef c{i}():\n    return target()\n" for i in range(2005)))
+    wide = make_env(tmp_path, **{"search.token_budget": 200000})
+    wide.embedder.release()
+    try:
+        wide.service.index(repo.root)
+        first = ok(wide, "find_callers", {"symbol": "target", "limit": 1000})
+        second = ok(wide, "find_callers", {"symbol": "target", "limit": 1000,
+                                           "cursor": first["next_cursor"]})
+        assert len(second["edges"]) == 1000 and second["truncated"]
+        assert second["next_cursor"] is None
+        assert "The tree stops at 2000 calls" in text(wide.call("find_callers", {
+            "symbol": "target", "limit": 1000, "cursor": first["next_cursor"]}))
+    finally:
+        wide.jobs.shutdown(wait=30)
+        wide.service.close()
