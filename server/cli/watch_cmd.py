@@ -140,7 +140,8 @@ def run_watch(
         finished = watcher.stop(timeout=stop_grace)
     if not as_json:
         unfinished = "" if finished else " (the step in progress is redone on the next run)"
-        emit(f"stopped after {watcher.batches} updates{unfinished}")
+        n = watcher.batches
+        emit(f"stopped after {n} update{'' if n == 1 else 's'}{unfinished}")
     return watcher, finished
 
 
@@ -153,7 +154,8 @@ def _announce(watcher: Watcher, emit: Callable[[str], None]) -> None:
     if not repos:
         emit("No repositories are indexed yet; watching for new ones (`ctxd index PATH`).")
     else:
-        emit(f"watching {len(repos)} repositories (Ctrl-C to stop):")
+        emit(f"watching {len(repos)} "
+             f"{'repository' if len(repos) == 1 else 'repositories'} (Ctrl-C to stop):")
         for line in describe(repos):
             emit(f"  {render.safe(line)}")
 

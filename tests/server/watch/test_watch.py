@@ -662,7 +662,7 @@ def test_run_watch_shows_updates_and_stops_on_request(service, repo, home):
         thread.join(TIMEOUT)
     assert not thread.is_alive()
     assert lines[0].endswith("is not indexed yet: indexing it first...")
-    assert any(x.startswith("watching 1 repositories") for x in lines)
+    assert any(x.startswith("watching 1 repository (Ctrl-C") for x in lines)
     assert any("src/app.py" in x and "1 changed" in x for x in lines)
     assert lines[-1].startswith("stopped after")
 
