@@ -13,7 +13,8 @@ or None, by the conventions translation tools use:
   translations: mkdocs `docs/<lang>/`, Docusaurus `i18n/<lang>/`, Sphinx
   `locale/<lang>/LC_MESSAGES/`, Hugo `content/<lang>/`, `translations/<lang>/`, ...;
 - a file named for a language: `README.zh-CN.md`, `README_ja.md`, `index.de.md`, ant-design's
-  `index.zh-CN.md` beside `index.en-US.md`, when a page of the same stem sits beside it;
+  `index.zh-CN.md` beside `index.en-US.md`, vConsole's `tutorial_CN.md` (a country for its
+  language), `README_ZH.md`, when a page of the same stem sits beside it;
 - the language of the prose (`prose_language`: the script, or the share of a language's
   commonest words) confirms a weaker sign (a single language folder, a language suffix
   without a sibling page) and overrules a folder name that reads as a language code but
@@ -54,8 +55,15 @@ PAGE_SUFFIXES = (".md", ".mdx", ".markdown", ".rst", ".txt", ".adoc", ".po", ".p
 _HOLDERS = frozenset({"i18n", "l10n", "locale", "locales", "translations", "translated",
                       "lang", "langs", "languages"})
 """Folders whose children are named for languages."""
-_SUFFIXED = re.compile(r"^(?P<stem>.+?)[._-](?P<code>[a-z]{2,3}(?:[-_](?:[A-Za-z]{2}|"
-                       r"[A-Za-z]{4}|\d{3}))?)(?P<ext>\.[A-Za-z0-9]+)$")
+_SUFFIXED = re.compile(r"^(?P<stem>.+?)(?P<sep>[._-])(?P<code>[a-z]{2,3}(?:[-_](?:[A-Za-z]{2}|"
+                       r"[A-Za-z]{4}|\d{3}))?|[A-Z]{2,3}(?:[-_][A-Z]{2})?)"
+                       r"(?P<ext>\.[A-Za-z0-9]+)$")
+"""`README.zh-CN.md`, `index_ja.rst`, and in capitals `README_ZH.md`, `README_CN.md`."""
+_COUNTRIES = {"cn": "zh", "tw": "zh", "hk": "zh", "jp": "ja", "kr": "ko", "br": "pt"}
+"""Countries a file name writes for its language (`README_CN.md`, `README-JP.md`,
+`tutorial_TW.md`): only as a file's suffix, where no language has the code."""
+_CAPITAL_WORDS = frozenset({"AM", "BE", "HE", "HI", "IS", "MY", "NO"})
+"""English words that are language codes in capitals: `WHAT_IS.md`, `TO_BE.md` name none."""
 SAMPLE = 8000
 """Characters of a page that the language check looks at."""
 
@@ -91,10 +99,25 @@ def translation_place(rel: str) -> str | None:
 
 
 def suffix_language(name: str) -> str | None:
-    """The language a file name's suffix names (`README.zh-CN.md`, `index_ja.rst` ->
-    `zh`, `ja`), or None."""
+    """The language a file name's suffix names (`README.zh-CN.md`, `index_ja.rst`,
+    `README_CN.md`, `README-JP.md` -> `zh`, `ja`, `zh`, `ja`), or None."""
+    found = _suffix(name)
+    return found[1] if found is not None else None
+
+
+def _suffix(name: str) -> tuple[str, str, str] | None:
+    """(stem, language, extension) of a file named for a language, or None. A country
+    stands for its language (`_COUNTRIES`); `use_in_CN.md` reads as `use_in` in `CN`."""
     m = _SUFFIXED.match(name)
-    return language_code(m["code"]) if m is not None else None
+    if m is None:
+        return None
+    stem, code, ext = m["stem"], m["code"], m["ext"]
+    if code in _CAPITAL_WORDS:
+        return None
+    lang = _COUNTRIES.get(code.lower()) or language_code(code)
+    if lang is None and len(parts := re.split(r"[-_]", code)) == 2:
+        stem, lang = f"{stem}{m['sep']}{parts[0]}", _COUNTRIES.get(parts[1].lower())
+    return (stem, lang, ext) if lang is not None else None
 
 
 # -- the language of prose -----------------------------------------------------------------
@@ -217,18 +240,17 @@ class Translations:
     def _by_suffix(self, parts: list[str]) -> tuple[str, str, bool] | None:
         """A file named `<stem>.<lang>.<ext>` or `<stem>_<lang>.<ext>`: strong when a page
         of the same stem (untagged or in another language) sits beside it."""
-        m = _SUFFIXED.match(parts[-1])
-        if m is None or (code := language_code(m["code"])) is None:
+        found = _suffix(parts[-1])
+        if found is None:
             return None
-        stem, ext = m["stem"], m["ext"]
+        stem, code, ext = found
         for n in self._listing(parts[:-1]):
             if n == parts[-1]:
                 continue
             if n.lower() in (f"{stem}{ext}".lower(), f"{stem}.md".lower()):
                 return code, f"translation of {n}", True
-            other = _SUFFIXED.match(n)
-            if other and other["stem"] == stem and language_code(other["code"]) not in (
-                    None, code):
+            other = _suffix(n)
+            if other and other[0] == stem and other[1] != code:
                 return code, f"translation ({n} beside it)", True
         return code, "translation (language suffix)", False
 
