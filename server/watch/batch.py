@@ -310,6 +310,11 @@ class BatchApplier:
                           embed_budget=service.settings.embedding.run_budget)
         try:
             with storage_errors(service.settings.home):
+                # Another writer at work (a long `ctxd index`): wait for it here, before
+                # the model runs, not at the first commit (its batch would be thrown away).
+                probe = service.write_lock(repo.root)
+                probe.acquire(wait=self.lock_wait_seconds)
+                probe.release()
                 indexer.embed_backlog(
                     repo.id, stats, should_stop=should_stop, encode=encode,
                     writing=lambda: service.writing(wait=self.lock_wait_seconds,

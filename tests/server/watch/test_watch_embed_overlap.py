@@ -86,3 +86,44 @@ def test_an_edit_lands_while_the_model_embeds_a_backlog(
         held.go.set()
         watcher.stop()
         service.close()
+
+
+def test_the_model_waits_for_another_writer_before_it_runs(
+    tmp_path: Path, repo: RepoBuilder, held: HeldEmbedder
+) -> None:
+    """While another writer holds the index (a long `ctxd index`), the backlog's batches
+    are not computed only to be thrown away at their commit: after the batch the model
+    was running when the writer came, each retry waits for the lock before the model
+    runs; everything is embedded once the lock is free."""
+    settings = replace(load_settings({"home": str(tmp_path / "home")}), watch=FAST)
+    service = Service(settings, embedder=held)
+    for i in range(80):
+        repo.write(f"mod/m{i:02d}.py", f"def work_{i}(x):\n    return x + {i}\n")
+    service.index(repo.root, embed=False)
+    repo_id = next(r.id for r in service.store().repos())
+    watcher = Watcher(service, FAST, repo_poll_seconds=0.2, poll_seconds=0.2,
+                      lock_wait_seconds=0.05).start()
+    other = service.write_lock(str(repo.root))  # stands for another process's writer
+    try:
+        assert watcher.wait_ready(TIMEOUT)
+        assert held.entered.wait(TIMEOUT)  # the model runs a batch of the backlog
+        other.acquire(wait=0)
+        calls = len(held.calls)
+        held.go.set()  # that batch ends; its commit finds the lock held
+        state = watcher._watched.repos[str(repo.root)]  # (the watcher's own record)
+        retries: list[float] = []
+
+        def retried_twice() -> bool:
+            if state.retry_at and (not retries or retries[-1] != state.retry_at):
+                retries.append(state.retry_at)
+            return len(retries) >= 3
+
+        assert watcher.wait_for(retried_twice, TIMEOUT)
+        assert len(held.calls) == calls + 1, "the model ran while another writer held it"
+        other.release()
+        assert watcher.wait_idle(TIMEOUT)
+        assert service.store().count_pending(repo_id) == 0
+    finally:
+        other.release()
+        watcher.stop()
+        service.close()
