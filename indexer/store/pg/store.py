@@ -68,6 +68,14 @@ class PgStore(PgRepoRows, PgFileRows, PgPendingRows, PgVectorRows, PgKeywordRows
                 (wanted, repo_id))
         return [(str(k), int(i)) for k, i in rows]
 
+    def graph_data(self, file_ids: Sequence[int]) -> dict[int, bytes]:
+        """`Lookups.graph_data` in one statement, the ids sent as one array."""
+        ids = list(dict.fromkeys(file_ids))
+        if not ids:
+            return {}
+        return {int(fid): bytes(data) for fid, data in self._rows(
+            "SELECT file_id, data FROM graph WHERE file_id = ANY(%s)", (ids,))}
+
     def remove_repo(self, repo_id: int) -> None:
         """Delete a repository and every row of it, in one transaction, then the vectors
         no checkpoint refers to any more."""
