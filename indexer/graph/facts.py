@@ -76,7 +76,11 @@ class Facts(Values):
         if ret is None and (self.language, node.type) in _WRITTEN_RETURNS:
             ret = self.java_return(node)  # `public Builder addMethod(...)`, `Box Box::make()`
         if ret is not None and (name := type_text(self.text(ret))):
-            self.add("return", ret, Role.BIND, value=":" + name)
+            named = node.child_by_field_id(self.fids["declarator"]) or node.child_by_field_id(
+                self.fids["name"])  # (`ParseResult\nOptions::parse(..)`: the type is on a
+            at = named if named is not None and named.start_point[0] > ret.start_point[0] else (
+                ret)  # line before the function's, whose scope holds its name's line on)
+            self.add("return", at, Role.BIND, value=":" + name)
 
     def java_return(self, method: tree_sitter.Node) -> tree_sitter.Node | None:
         """A Java method's (a C++ function's) declared return type (None: `void`, a

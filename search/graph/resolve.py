@@ -343,7 +343,8 @@ class Resolver(Receivers):
             if d.qualname.endswith(f"{d.name}.{d.name}") and (  # C++ `Box::Box(..) {..}`
                     cls := self.c_type(got.path, d.qualname.rpartition(".")[0])) is not None:
                 return Target("inst", cls.path, cls.index)
-            if facts.graph.language in _OVERLOADED and not self._one_return(facts, got.index):
+            if facts.graph.language in _OVERLOADED and not self._one_return(got.path, facts,
+                                                                            got.index):
                 return None  # overloads that return different types: which one is unknown
             returns = facts.binds.get((got.index, "return"), [])
             declared = [r for r in returns if (r.value or "")[:1] == ":"]
@@ -382,21 +383,20 @@ class Resolver(Receivers):
                 return got
         return None
 
-    @staticmethod
-    def _one_return(facts: FileFacts, index: int) -> bool:
-        """Whether the overloads of a Java/C++ method (its class's methods of its name; a
-        Swift one's: the file's of its qualified name) all declare one return type (a
-        method without overloads: True)."""
+    def _one_return(self, path: str, facts: FileFacts, index: int) -> bool:
+        """Whether the overloads of a Java/C++/Swift method (the file's definitions of its
+        qualified name: a Swift type's extensions, a C++ class's methods defined out of
+        line) all declare one return type (a method without overloads: True; memoised)."""
         defs = facts.graph.defs
-        d = defs[index]
-        same = [k for k in facts.members.get(d.parent, ()) if defs[k].name == d.name] if (
-            facts.graph.language != "swift") else [  # (a Swift type's extensions too)
-            k for k, x in enumerate(defs) if x.qualname == d.qualname and x.kind != "property"]
-        if len(same) < 2:
-            return True
-        written = {next((r.value for r in facts.binds.get((k, "return"), ())
-                         if (r.value or "")[:1] == ":"), None) for k in same}
-        return len(written) == 1 and None not in written
+        memo: dict[tuple[str, str], bool] = self.ws.memo.setdefault("one_return", {})
+        key = (path, defs[index].qualname)
+        if key not in memo:
+            same = [k for k, x in enumerate(defs) if x.qualname == key[1] and x.kind != (
+                "property")]
+            written = {next((r.value for r in facts.binds.get((k, "return"), ())
+                             if (r.value or "")[:1] == ":"), None) for k in same}
+            memo[key] = len(same) < 2 or (len(written) == 1 and None not in written)
+        return memo[key]
 
     # ---------------------------------------------------------------- imports
 

@@ -60,3 +60,10 @@ def test_a_kotlin_extensions_receiver_is_its_this_and_a_function_reference_is_ma
         == {(1, ":U"), (2, ":Cmd")}
     assert [(s.name, s.value) for s in g.sites if s.line >= 4 and s.role == Role.REF] == [
         ("listOf", "::"), ("context", None)]
+
+
+def test_a_cpp_return_type_on_the_line_before_the_name_is_the_functions():
+    g = graph("cpp", "namespace n {\nclass R {};\nclass P { R parse(); };\n"
+                     "inline\nR\nP::parse()\n{\n  return R();\n}\n}\n")
+    parse = next(k for k, d in enumerate(g.defs) if d.qualname == "n.P.parse" and d.line == 6)
+    assert (":R", parse) in {(s.value, s.scope) for s in g.sites if s.name == "return"}

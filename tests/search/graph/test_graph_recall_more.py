@@ -129,3 +129,26 @@ def test_kotlin_extension_functions_on_an_instance_and_one_that_gives_it_back(st
     assert usages(store, "src/main/kotlin/demo/core/Base.kt:9") == {
         ("src/main/kotlin/demo/app/Cmd.kt", 5, "import"),
         ("src/main/kotlin/demo/app/Cmd.kt", 20, "call")}
+
+
+CPP = {
+    "include/opts.hpp": "namespace opts {\n"
+                        "class Result {\n public:\n  int count(int k) const { return k; }\n};\n"
+                        "class Parser {\n public:\n  Result\n  parse(int argc);\n};\n"
+                        "class Other {\n public:\n  int\n  parse(int argc);\n};\n\n"
+                        "inline\nResult\nParser::parse(int argc)\n{\n  return Result();\n}\n\n"
+                        "inline\nint\nOther::parse(int argc)\n{\n  return argc;\n}\n"
+                        "}  // namespace opts\n",
+    "test/main.cpp": '#include "opts.hpp"\n\n'
+                     "int main(int argc) {\n"
+                     "  opts::Parser parser;\n"
+                     "  auto result = parser.parse(argc);\n"
+                     "  return result.count(1);\n}\n",
+}
+
+
+def test_cpp_a_return_type_written_on_the_line_before_an_out_of_line_method(store, repo):
+    index(store, repo, CPP)
+    # `Result\nParser::parse(..)`: the type is the method's (not the namespace's), and
+    # `Other::parse`, another class's out-of-line method in the namespace, is no overload
+    assert usages(store, "include/opts.hpp:4") == {("test/main.cpp", 6, "call")}
