@@ -100,7 +100,7 @@ def main() -> int:
         started = time.process_time()
         blobs = [encode(g) for g in got]
         encode_s.append(time.process_time() - started)
-        graphs = {path: (blob, tuple(link_keys(g)))
+        graphs = {path: (blob, tuple(link_keys(g, path)))
                   for (path, _, _), blob, g in zip(files, blobs, got, strict=True)}
     sites = sum(len(g.sites) for g in got)
     print(f"extract {min(extract_s):.3f} s, encode {min(encode_s):.3f} s (process time, min "
