@@ -222,6 +222,18 @@ class References:
     lockfiles, data or prose)."""
 
 
+def searched_note(r: References) -> str:
+    """What a by-name search left out when it chose the languages itself ('' when it did
+    not: one language, the definitions' or the one asked for). Here, not in
+    `search.references`, so that rendering it imports no search engine (`ctxd --help`)."""
+    if r.code_only:
+        return "searched code files only: lockfiles, data files and prose were skipped"
+    if r.languages:
+        return (f"searched {', '.join(r.languages)} files only (the definitions' "
+                "languages): lockfiles, data files, prose and other languages were skipped")
+    return ""
+
+
 @dataclass(frozen=True, slots=True)
 class FileContent:
     """A file (or a line range of it) from an indexed repository."""

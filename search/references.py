@@ -147,14 +147,3 @@ def find_references(
         languages=list(languages) if len(languages) > 1 else [],
         code_only=bool(languages) and set(languages) == set(SYNTAX),
     )
-
-
-def searched_note(r: References) -> str:
-    """What a by-name search left out when it chose the languages itself ('' when it did
-    not: one language, the definitions' or the one asked for)."""
-    if r.code_only:
-        return "searched code files only: lockfiles, data files and prose were skipped"
-    if r.languages:
-        return (f"searched {', '.join(r.languages)} files only (the definitions' "
-                "languages): lockfiles, data files, prose and other languages were skipped")
-    return ""

@@ -17,8 +17,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ctxd.indexer.errors import CtxdError
-from ctxd.search.models import Hit, References, SymbolItem, SymbolPage
-from ctxd.search.references import searched_note
+from ctxd.search.models import Hit, References, SymbolItem, SymbolPage, searched_note
 from ctxd.server.cli.hits_text import (
     TextOptions,
     Where,

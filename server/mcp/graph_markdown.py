@@ -23,8 +23,7 @@ from ctxd.search.graph.models import (
     Refs,
     Usage,
 )
-from ctxd.search.models import References
-from ctxd.search.references import searched_note
+from ctxd.search.models import References, searched_note
 from ctxd.server.mcp.budget import fit, freshness_line, truncated_note
 from ctxd.server.mcp.schemas import Freshness, Rendered
 
