@@ -21,8 +21,11 @@ never reads them; `bench/pg_bulk.py` is the way to load them).
 Timed: the query part, through `GraphCases` as the service (and the daemon) runs it, of
 `refs`, `callers` and `callers --depth 3` for common names (`Session.get`, `request`,
 `read`, `close`, `subscribe`, ...) and distinctive ones, each named by `PATH:LINE` in
-one copy (c000): `cold` (a new process: the workspace of the repository read from the store,
-nothing decoded yet), `edit` (the first query after an edit elsewhere: a new workspace,
+one copy (c000): `cold` (as a new process starts: the workspace of the repository read from
+the store, nothing decoded yet; but in this process, whose modules, compiled expressions
+and store connection are warm: `bench/bench_graph_fresh.py` runs each query in a new
+process, its imports and the store's opening timed apart), `edit` (the first query after
+an edit elsewhere: a new workspace,
 the unchanged files' decoded graphs kept by their content, the layout kept while the
 paths and build files are the same) and `warm` (the next query at
 the same text generation, as a
