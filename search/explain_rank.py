@@ -45,6 +45,7 @@ from ctxd.search.models import Hit
 from ctxd.search.path_kinds import (
     is_changelog,
     is_example,
+    is_locale_data,
     is_prose,
     is_test_or_stub,
     is_test_symbol,
@@ -59,6 +60,7 @@ from ctxd.search.questions import (
     asks_how_to,
     asks_task,
     asks_where_in_code,
+    names_language,
     wants_prose,
 )
 from ctxd.search.rank_features import FEATURES, candidates
@@ -113,6 +115,9 @@ def _factors(query: str, hit: Hit, legs: Mapping[str, Sequence[Hit]], options: F
         out.append(Contribution("example code", options.demote_examples, "factor"))
     elif not asks_for_types(query) and is_type_declarations(hit.path):
         out.append(Contribution("type declarations", options.demote_type_declarations,
+                                "factor"))
+    elif not names_language(query) and is_locale_data(hit.path):
+        out.append(Contribution("one language's locale file", options.demote_locale_data,
                                 "factor"))
     history = asks_for_history(query)
     if not history and is_changelog(hit.path):

@@ -63,6 +63,7 @@ from ctxd.search.path_kinds import (
     is_changelog,
     is_docs_code,
     is_example,
+    is_locale_data,
     is_prose,
     is_test_or_stub,
     is_test_symbol,
@@ -78,6 +79,7 @@ from ctxd.search.questions import (
     asks_how_to,
     asks_task,
     asks_where_in_code,
+    names_language,
 )
 from ctxd.search.translations import own_language_pages
 from ctxd.search.versions import query_versions, release_versions, version_match
@@ -124,6 +126,10 @@ class FusionOptions:
     """Score factor for code in folders of examples, samples and demos
     (`path_kinds.is_example`) unless the query asks for an example, a usage or how to
     do something."""
+    demote_locale_data: float = 0.5
+    """Score factor for a language's own file in a locale folder (`path_kinds.is_locale_data`:
+    dayjs's `src/locale/ru.js`, one of 140) unless the question names a language
+    (`names_language`)."""
     demote_type_declarations: float = 0.85
     """Score factor for TypeScript's modules of type declarations
     (`path_kinds.is_type_declarations`: `types.ts`, `types/`) unless the query asks about
@@ -377,6 +383,7 @@ def rerank(query: str, hits: Sequence[Hit], options: FusionOptions,
     examples_ok = examples_asked or how_to
     task = asks_task(query)
     types_ok = asks_for_types(query)
+    language_named = names_language(query)
     versions = release_versions_of(query, hits)
     out: list[Hit] = []
     for h in hits:
@@ -390,8 +397,8 @@ def rerank(query: str, hits: Sequence[Hit], options: FusionOptions,
             score *= options.demote_generated
         elif demotes_example(h.path, examples_ok, task):
             score *= options.demote_examples
-        elif not types_ok and is_type_declarations(h.path):
-            score *= options.demote_type_declarations
+        else:
+            score *= declarations_factor(h.path, types_ok, language_named, options)
         if not history_ok and is_changelog(h.path):
             score *= options.demote_changelogs
         elif code_wanted and is_prose(h.path):
@@ -404,6 +411,18 @@ def rerank(query: str, hits: Sequence[Hit], options: FusionOptions,
     if options.file_evidence > 0:
         out = file_evidence(out, options.file_evidence)
     return out
+
+
+def declarations_factor(path: str, types_ok: bool, language_named: bool,
+                        options: FusionOptions) -> float:
+    """`rerank`'s factor for code that declares rather than does: TypeScript's modules of
+    type declarations unless the question asks about types (`types_ok`), one language's
+    locale file (`path_kinds.is_locale_data`) unless the question names a language."""
+    if not types_ok and is_type_declarations(path):
+        return options.demote_type_declarations
+    if not language_named and is_locale_data(path):
+        return options.demote_locale_data
+    return 1.0
 
 
 def demotes_example(path: str, examples_ok: bool, task: bool) -> bool:

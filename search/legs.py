@@ -37,7 +37,9 @@ from ctxd.search.lexical.engine import EmbeddedLexical
 from ctxd.search.lru import Lru
 from ctxd.search.models import FileMatch, Hit, MatchSource
 from ctxd.search.parsed import ParsedQuery
-from ctxd.search.semantic import knn, rank_by_vector, summary_hits
+from ctxd.search.path_kinds import is_locale_data
+from ctxd.search.questions import names_language
+from ctxd.search.semantic import KnnFn, knn, rank_by_vector, summary_hits
 from ctxd.search.snapshots import LARGE_INDEX_CHECKPOINTS, checkpoint_count
 from ctxd.search.translations import translation_query
 from ctxd.search.vectors import VectorMatrix
@@ -98,6 +100,47 @@ class Legs(NamedTuple):
     notes: list[str]
 
 
+LOCALE_SHARE = 0.5
+"""A semantic leg whose candidates are more than this share of locale files
+(`path_kinds.is_locale_data`: dayjs's 140 `src/locale/<lang>.js`, alike to a question
+about dates or formats) is crowded: the code that does the work falls out of it."""
+
+
+def locale_crowded(hits: list[Hit], question: str) -> bool:
+    """Whether locale files crowd the semantic leg's `hits` (`LOCALE_SHARE`) for a
+    `question` that names no language (one that does may want them)."""
+    if not hits or names_language(question):
+        return False
+    return sum(is_locale_data(h.path) for h in hits) > LOCALE_SHARE * len(hits)
+
+
+def thin_locales(hits: list[Hit], depth: int) -> list[Hit]:
+    """The first `depth` of a deeper semantic leg's `hits` with locale files kept to a
+    quarter of them, so that the code below them gets in."""
+    out: list[Hit] = []
+    locales = 0
+    for h in hits:
+        if is_locale_data(h.path):
+            if locales >= depth // 4:
+                continue
+            locales += 1
+        out.append(h)
+        if len(out) == depth:
+            break
+    return out
+
+
+def semantic_leg(store: IndexStore, vector: list[float], question: str,
+                 filters: SearchFilters, depth: int, knn_fn: KnnFn) -> list[Hit]:
+    """The `depth` nearest checkpoints to the question's `vector`; a leg crowded by locale
+    files (`locale_crowded`) is asked four times deeper and thinned (`thin_locales`)."""
+    hits = rank_by_vector(store, vector, filters=filters, limit=depth, knn_fn=knn_fn)
+    if locale_crowded(hits, question):
+        hits = thin_locales(rank_by_vector(store, vector, filters=filters,
+                                           limit=depth * 4, knn_fn=knn_fn), depth)
+    return hits
+
+
 def run_legs(
     query: ParsedQuery, store: IndexStore, *, depth: int, filters: SearchFilters,
     options: LegOptions, sources: LegSources,
@@ -121,9 +164,8 @@ def run_legs(
     vector: list[float] | None = None
     if store.has_vectors():
         vector = sources.embedder.embed([query.text])[0].tolist()
-        semantic = rank_by_vector(
-            store, vector, filters=filters, limit=depth,
-            knn_fn=sources.matrix.knn if sources.matrix is not None else knn)
+        semantic = semantic_leg(store, vector, query.text, filters, depth,
+                                sources.matrix.knn if sources.matrix is not None else knn)
     times["semantic"] = (time.perf_counter() - t0) * 1000
     if keyword_future is not None:
         keyword, times["keyword"] = keyword_future.result()

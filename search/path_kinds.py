@@ -32,8 +32,10 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["EXAMPLE_WORDS", "is_changelog", "is_example", "is_prose", "is_test_or_stub",
-           "is_test_symbol", "is_type_declarations"]
+from ctxd.indexer.walk.translations import language_code
+
+__all__ = ["EXAMPLE_WORDS", "is_changelog", "is_example", "is_locale_data", "is_prose",
+           "is_test_or_stub", "is_test_symbol", "is_type_declarations"]
 
 _PROSE = re.compile(r"\.(md|mdx|markdown|rst|txt|adoc|asciidoc|rdoc|textile|org|pod)$",
                     re.IGNORECASE)
@@ -168,3 +170,27 @@ def is_changelog(path: str) -> bool:
     translations (`CHANGELOG_CN.md`, `CHANGELOG.zh-CN.md`): pages, not a module that
     happens to be called `history.py`."""
     return bool(_CHANGELOG.search(path))
+
+
+_LOCALE_FOLDERS = frozenset({"locale", "locales", "i18n", "l10n", "lang", "langs",
+                             "languages", "translations", "nls"})
+"""Folders that hold one file per language."""
+_LOCALE_NAME = re.compile(r"[a-z]{2,3}(?:[-_][a-z0-9]{2,4}){0,2}", re.IGNORECASE)
+"""A locale's name: `fo`, `tl-ph`, `es-do`, `sr-cyrl`, `zh_Hant_TW` (more than the
+languages `language_code` knows: locale folders hold any)."""
+_NOT_LOCALES = frozenset({"all", "api", "app", "cli", "lib", "mod", "new", "old", "src",
+                          "run", "get", "set", "use", "fmt", "map", "ids", "key", "keys"})
+
+
+def is_locale_data(path: str) -> bool:
+    """A language's strings and formats written as code, one file per language in a
+    locale folder: dayjs's `src/locale/ru.js`, `locales/en-gb.ts`, `i18n/zh_CN.py` (not a
+    page: translated docs are `indexer.walk.translations`' business). Many near-identical
+    files that answer only a question about that language."""
+    *folders, name = path.split("/")
+    if is_prose(path) or "." not in name or not any(
+            f.lower() in _LOCALE_FOLDERS for f in folders):
+        return False
+    stem = name.split(".", 1)[0]
+    return language_code(stem) is not None or (
+        bool(_LOCALE_NAME.fullmatch(stem)) and stem.lower() not in _NOT_LOCALES)

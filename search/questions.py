@@ -33,7 +33,7 @@ from ctxd.search.path_kinds import EXAMPLE_WORDS
 
 __all__ = ["asks_about_tests", "asks_for_examples", "asks_for_history", "asks_for_tests",
            "asks_for_types",
-           "asks_how_to", "asks_task", "asks_where_in_code", "wants_prose"]
+           "asks_how_to", "asks_task", "asks_where_in_code", "names_language", "wants_prose"]
 
 _DOCS_NAMED = (r"docs?|documentation|documented|guides?|readme|tutorials?|manual")
 """Words that name the documentation itself."""
@@ -277,3 +277,24 @@ def asks_for_history(query: str) -> bool:
     if not query.isascii() and _HISTORY_CJK.search(query):
         return True
     return bool(_HISTORY.search(_REQUIREMENTS.sub(" ", query)))
+
+
+_LANGUAGE_NAMES = re.compile(
+    r"\b(afrikaans|albanian|arabic|armenian|azerbaijani|basque|belarusian|bengali|"
+    r"bosnian|breton|bulgarian|burmese|catalan|chinese|croatian|czech|danish|dutch|"
+    r"esperanto|estonian|faroese|filipino|finnish|french|galician|georgian|german|greek|"
+    r"gujarati|hebrew|hindi|hungarian|icelandic|indonesian|irish|italian|japanese|kazakh|"
+    r"khmer|korean|kurdish|kyrgyz|lao|latvian|lithuanian|macedonian|malay|malayalam|"
+    r"maltese|marathi|mongolian|nepali|norwegian|persian|farsi|polish|portuguese|"
+    r"punjabi|romanian|russian|serbian|sinhala|slovak|slovenian|spanish|swahili|swedish|"
+    r"tagalog|tamil|telugu|thai|tibetan|turkish|turkmen|ukrainian|urdu|uzbek|"
+    r"vietnamese|welsh|yoruba|(?:british|american|canadian|australian) english)\b",
+    re.IGNORECASE)
+
+
+def names_language(query: str) -> bool:
+    """The question names a human language other than plain English ("Russian month
+    names", "the British English date format"): a locale's own file
+    (`path_kinds.is_locale_data`) may answer it; any other question is not about one
+    language's strings."""
+    return bool(_LANGUAGE_NAMES.search(query))
