@@ -127,3 +127,28 @@ def test_the_model_waits_for_another_writer_before_it_runs(
         other.release()
         watcher.stop()
         service.close()
+
+
+def test_another_writer_never_waits_for_the_model(
+    tmp_path: Path, repo: RepoBuilder, held: HeldEmbedder
+) -> None:
+    """`ctxd index` through a daemon whose watcher embeds a backlog waited for the whole
+    backlog (the pass held the write lock and yielded to the watcher's own batches only:
+    more than 300 s on fastapi at load 7); the lock is now held per commit, never while
+    the model runs."""
+    settings = replace(load_settings({"home": str(tmp_path / "home")}), watch=FAST)
+    service = Service(settings, embedder=held)
+    for i in range(80):
+        repo.write(f"mod/m{i:02d}.py", f"def work_{i}(x):\n    return x + {i}\n")
+    service.index(repo.root, embed=False)
+    watcher = Watcher(service, FAST, repo_poll_seconds=0.2, poll_seconds=0.2).start()
+    try:
+        assert watcher.wait_ready(TIMEOUT)
+        assert held.entered.wait(TIMEOUT)  # the model runs a batch of the backlog
+        repo.write("new.py", "def fresh():\n    return 1\n")
+        stats = service.index(repo.root, embed=False, lock_wait=TIMEOUT / 3)
+        assert stats.files_updated >= 1 and not held.go.is_set()
+    finally:
+        held.go.set()
+        watcher.stop()
+        service.close()
