@@ -47,6 +47,7 @@ from ctxd.search.path_kinds import (
     is_example,
     is_locale_data,
     is_prose,
+    is_stub,
     is_test_or_stub,
     is_test_symbol,
     is_type_declarations,
@@ -55,6 +56,7 @@ from ctxd.search.questions import (
     asks_about_tests,
     asks_for_examples,
     asks_for_history,
+    asks_for_stubs,
     asks_for_tests,
     asks_for_types,
     asks_how_to,
@@ -103,7 +105,8 @@ def _factors(query: str, hit: Hit, legs: Mapping[str, Sequence[Hit]], options: F
     how_to = asks_how_to(query)
     prose = is_prose(hit.path)
     example_asked = asks_for_examples(query) and is_example(hit.path)
-    if not asks_for_tests(query) and not example_asked and (
+    stub_asked = asks_for_stubs(query) and is_stub(hit.path)
+    if not asks_for_tests(query) and not example_asked and not stub_asked and (
             is_test_or_stub(hit.path) or is_test_symbol(hit.symbol)):
         out.append(Contribution("test or stub", options.demote_tests, "factor"))
     elif asks_about_tests(query) and is_test_or_stub(hit.path):

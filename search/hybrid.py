@@ -65,6 +65,7 @@ from ctxd.search.path_kinds import (
     is_example,
     is_locale_data,
     is_prose,
+    is_stub,
     is_test_or_stub,
     is_test_symbol,
     is_type_declarations,
@@ -74,6 +75,7 @@ from ctxd.search.questions import (
     asks_about_tests,
     asks_for_examples,
     asks_for_history,
+    asks_for_stubs,
     asks_for_tests,
     asks_for_types,
     asks_how_to,
@@ -384,12 +386,14 @@ def rerank(query: str, hits: Sequence[Hit], options: FusionOptions,
     task = asks_task(query)
     types_ok = asks_for_types(query)
     language_named = names_language(query)
+    stubs_ok = asks_for_stubs(query)
     versions = release_versions_of(query, hits)
     out: list[Hit] = []
     for h in hits:
         score = _bonuses(h.score, h, words, options) if options.rerank else h.score
         if not tests_ok and (is_test_or_stub(h.path) or is_test_symbol(h.symbol)) and not (
-                examples_asked and is_example(h.path)):
+                examples_asked and is_example(h.path)) and not (
+                stubs_ok and is_stub(h.path)):
             score *= options.demote_tests
         elif tests_about and is_test_or_stub(h.path):
             score *= options.promote_tests

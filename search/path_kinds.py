@@ -35,7 +35,7 @@ import re
 from ctxd.indexer.walk.translations import language_code
 
 __all__ = ["EXAMPLE_WORDS", "is_changelog", "is_example", "is_locale_data", "is_prose",
-           "is_test_or_stub", "is_test_symbol", "is_type_declarations"]
+           "is_stub", "is_test_or_stub", "is_test_symbol", "is_type_declarations"]
 
 _PROSE = re.compile(r"\.(md|mdx|markdown|rst|txt|adoc|asciidoc|rdoc|textile|org|pod)$",
                     re.IGNORECASE)
@@ -79,6 +79,11 @@ _CAMEL_TEST_FILE = re.compile(
 
 
 _STUBS = (".pyi", ".d.ts", ".d.mts", ".d.cts")
+
+
+def is_stub(path: str) -> bool:
+    """A type stub: Python's `.pyi`, TypeScript's declaration files (`.d.ts`)."""
+    return path.endswith(_STUBS)
 
 
 @functools.lru_cache(maxsize=1 << 16)

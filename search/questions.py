@@ -31,9 +31,9 @@ import re
 
 from ctxd.search.path_kinds import EXAMPLE_WORDS
 
-__all__ = ["asks_about_tests", "asks_for_examples", "asks_for_history", "asks_for_tests",
-           "asks_for_types",
-           "asks_how_to", "asks_task", "asks_where_in_code", "names_language", "wants_prose"]
+__all__ = ["asks_about_tests", "asks_for_examples", "asks_for_history", "asks_for_stubs",
+           "asks_for_tests", "asks_for_types", "asks_how_to", "asks_task", "asks_where_in_code",
+           "names_language", "wants_prose"]
 
 _DOCS_NAMED = (r"docs?|documentation|documented|guides?|readme|tutorials?|manual")
 """Words that name the documentation itself."""
@@ -298,3 +298,14 @@ def names_language(query: str) -> bool:
     (`path_kinds.is_locale_data`) may answer it; any other question is not about one
     language's strings."""
     return bool(_LANGUAGE_NAMES.search(query))
+
+
+_STUBS_ASKED = re.compile(r"\b(typescript|typings?|type (stubs?|hints?|declarations?|definitions?)|"
+                          r"declaration files?|stubs?)\b|\.d\.ts\b|\.pyi\b", re.IGNORECASE)
+
+
+def asks_for_stubs(query: str) -> bool:
+    """The question asks for TypeScript's declarations or Python's type stubs ("the
+    TypeScript declaration of ...", "type hints for ...", "the .pyi stub"): a stub
+    (`path_kinds.is_stub`) answers it and is not demoted as test support."""
+    return bool(_STUBS_ASKED.search(query))

@@ -2,7 +2,9 @@
 question about that language only: `path_kinds.is_locale_data` and
 `questions.names_language`; `hybrid.rerank` demotes such files, `explain` says so, and
 `legs.semantic_leg` keeps them from crowding the code out of the semantic candidates
-(`locale_crowded`, `thin_locales`). Pure: strings and hits in, order out."""
+(`locale_crowded`, `thin_locales`). A question asking for TypeScript's declarations or
+Python's stubs does not demote them as test support (`asks_for_stubs`). Pure: strings and
+hits in, order out."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from ctxd.search.hybrid import FusionOptions, rank_hybrid
 from ctxd.search.legs import locale_crowded, thin_locales
 from ctxd.search.models import Hit, MatchSource
 from ctxd.search.path_kinds import is_locale_data
-from ctxd.search.questions import names_language
+from ctxd.search.questions import asks_for_stubs, names_language
 
 SEM = MatchSource.SEMANTIC
 LOCALES = ["ru", "de", "en-gb", "zh-hk", "sr-cyrl", "tl-ph", "fo", "es-do", "pt-br", "ja"]
@@ -63,3 +65,16 @@ def test_a_crowded_semantic_leg_is_thinned() -> None:
     assert len(thinned) == 20
     assert sum(is_locale_data(h.path) for h in thinned) == 5
     assert thinned[:5] == deep[:5]  # the nearest locale files stay, in order
+
+
+def test_a_typescript_question_lets_declaration_files_answer() -> None:
+    assert asks_for_stubs("TypeScript declaration of the input types dayjs() accepts")
+    assert asks_for_stubs("the .pyi stub for the client")
+    assert not asks_for_stubs("where are format tokens replaced")
+    legs = {"semantic": [hit("types/index.d.ts", 0.9), hit("src/index.js", 0.8)]}
+    q = "TypeScript declaration of the input types the dayjs() function accepts"
+    assert rank_hybrid(q, legs)[0].path == "types/index.d.ts"
+    assert not [p for p in explain_hit(q, legs, hit("types/index.d.ts", 0.9), FusionOptions())
+                if "stub" in p.feature]
+    other = "where are the input types of the dayjs() function checked"
+    assert rank_hybrid(other, legs)[0].path == "src/index.js"
