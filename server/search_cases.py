@@ -133,6 +133,8 @@ class SearchCases:
         if mode in ("hybrid", "semantic"):
             notes.extend(coverage_notes(coverage(store, filters.repositories), mode,
                                         bool(hits)))
+        if not hits and not offset:  # (the lexical engine names an unmatched `lang:`)
+            notes.extend(empty_filter_notes(store, filters, language=mode != "lexical"))
         return SearchPage(
             query=query,
             mode=mode,
@@ -432,6 +434,34 @@ def merged_page(fetch: Callable[[int], list[Hit]], offset: int, n: int,
             break
         want *= 2
     return merged[offset : offset + n]
+
+
+def empty_filter_notes(
+    store: IndexStore, filters: SearchFilters, *, language: bool = True
+) -> list[str]:
+    """For an empty answer: which of the path and language filters match no indexed file
+    (of the repositories searched), and what does exist. Read only then: a path glob is
+    matched against every path in scope."""
+    notes = []
+    if filters.path_glob:
+        match = filters.path_matcher()
+        after, found = 0, False
+        while not found:
+            page = store.file_paths_in(list(filters.repositories), after=after, limit=5000)
+            found = any(match(path) for _id, path in page)
+            if len(page) < 5000:
+                break
+            after = page[-1][0]
+        if not found:
+            notes.append(f"the path filter {filters.path_glob!r} matches no indexed file; "
+                         "paths are relative to the repository root (`ctxd files PATTERN`, "
+                         "MCP `search_files`, lists them)")
+    if filters.language and language:
+        present = sorted({lang.lower() for lang in store.file_languages()})
+        if filters.language.lower() not in present:
+            notes.append(f"the language filter {filters.language!r} matches no indexed "
+                         f"file; languages in the index: {', '.join(present)}")
+    return notes
 
 
 def lexical_notes(query: str, result: LexicalResult) -> list[str]:
