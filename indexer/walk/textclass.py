@@ -231,7 +231,7 @@ _HEX_LINE = re.compile(r"(?:[0-9a-fA-F]{4,}:?\s+)?(?:[0-9a-fA-F]{2}\s?){16,}.*")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
 """A number standing alone (`0.159`, `68`; not a version such as `23.2.0`, nor `utf8`)."""
 
-RULES_VERSION = 11
+RULES_VERSION = 12
 """The version of the built-in rules (here and in `indexer.walk.secrets`): stored with a
 repository's options, so that a change of the rules re-decides unchanged files once (1:
 issue 15; 2: build output, more lockfiles, secrets by content; 3: data files; 4:
@@ -243,7 +243,9 @@ pages a documentation generator wrote, such as jazzy's or javadoc's, are build o
 Dash docsets are build output, IDE project files such as Xcode's `project.pbxproj` data;
 10: parsers and scanners that flex, Bison, re2c, ANTLR, gperf or Cython wrote are generated;
 11: pages named for their language by a country or in capitals, such as vConsole's
-`tutorial_CN.md` or `README-JP.md`, are translations)."""
+`tutorial_CN.md` or `README-JP.md`, are translations; 12: a gettext catalogue
+`<locale>/LC_MESSAGES/*.po` is a translation whatever its locale's code, such as
+humanize's Klingon `tlh`)."""
 
 LONG_LINE = 1000
 """Characters from which a line counts as very long."""

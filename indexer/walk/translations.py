@@ -11,7 +11,8 @@ or None, by the conventions translation tools use:
 
 - a folder named for a language beside another one, or under a folder that holds
   translations: mkdocs `docs/<lang>/`, Docusaurus `i18n/<lang>/`, Sphinx
-  `locale/<lang>/LC_MESSAGES/`, Hugo `content/<lang>/`, `translations/<lang>/`, ...;
+  `locale/<lang>/LC_MESSAGES/` (any code there: a gettext catalogue), Hugo
+  `content/<lang>/`, `translations/<lang>/`, ...;
 - a file named for a language: `README.zh-CN.md`, `README_ja.md`, `index.de.md`, ant-design's
   `index.zh-CN.md` beside `index.en-US.md`, vConsole's `tutorial_CN.md` (a country for its
   language), `README_ZH.md`, when a page of the same stem sits beside it;
@@ -35,8 +36,8 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["LANGUAGES", "PAGE_SUFFIXES", "Translations", "language_code", "prose_language",
-           "suffix_language", "translation_place"]
+__all__ = ["LANGUAGES", "PAGE_SUFFIXES", "Translations", "gettext_language", "language_code",
+           "prose_language", "suffix_language", "translation_place"]
 
 LANGUAGES = frozenset({
     "af", "am", "ar", "az", "be", "bg", "bn", "bs", "ca", "cs", "cy", "da", "de", "el", "en",
@@ -118,6 +119,21 @@ def _suffix(name: str) -> tuple[str, str, str] | None:
     if lang is None and len(parts := re.split(r"[-_]", code)) == 2:
         stem, lang = f"{stem}{m['sep']}{parts[0]}", _COUNTRIES.get(parts[1].lower())
     return (stem, lang, ext) if lang is not None else None
+
+
+_CATALOGUE_LOCALE = re.compile(r"[a-z]{2,3}(?:[-_@][A-Za-z0-9]{2,8})*", re.IGNORECASE)
+
+
+def gettext_language(parts: list[str]) -> str | None:
+    """The language of a gettext catalogue `<locale>/LC_MESSAGES/<domain>.po` (a path's
+    `parts`), whatever its code: `language_code`'s (`pt_BR` -> `pt`) or the folder's own,
+    lowercased (humanize's Klingon `tlh`, `sr@latin`); None for any other file."""
+    if len(parts) < 3 or parts[-2] != "LC_MESSAGES" or not parts[-1].lower().endswith(".po"):
+        return None
+    seg = parts[-3]
+    if not _CATALOGUE_LOCALE.fullmatch(seg):
+        return None
+    return language_code(seg) or re.split(r"[-_@]", seg)[0].lower()
 
 
 # -- the language of prose -----------------------------------------------------------------
@@ -206,6 +222,9 @@ class Translations:
         if not rel.lower().endswith(PAGE_SUFFIXES):
             return None
         parts = rel.split("/")
+        if (catalogue := gettext_language(parts)) is not None:
+            return None if catalogue == "en" else (
+                catalogue, f"translation ({'/'.join(parts[:-2])}/, a gettext catalogue)")
         found = self._by_folder(parts) or self._by_suffix(parts)
         if found is None:
             return None

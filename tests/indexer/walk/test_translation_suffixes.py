@@ -73,3 +73,22 @@ def test_country_and_capital_suffixes_are_translations(tmp_path: Path) -> None:
              for rel, text in LAYOUT.items()}
     assert {r for r, role in roles.items() if role is Role.TRANSLATION} == set(TRANSLATED)
     assert translation_place("doc/tutorial_CN.md") == "doc/tutorial_CN.md"
+
+
+def test_a_gettext_catalogue_is_a_translation_whatever_its_code(tmp_path: Path) -> None:
+    klingon = 'msgid "%d second"\nmsgid_plural "%d seconds"\nmsgstr[0] "%d lup"\n'
+    layout = {"src/humanize/locale/tlh/LC_MESSAGES/humanize.po": klingon,
+              "src/humanize/locale/sr@latin/LC_MESSAGES/humanize.po": klingon,
+              "src/humanize/locale/pt_BR/LC_MESSAGES/humanize.po": klingon,
+              "src/humanize/locale/en_GB/LC_MESSAGES/humanize.po": klingon,
+              "humanize.pot": klingon}
+    for rel, text in layout.items():
+        RepoBuilder(tmp_path).write(rel, text)
+    t = Translations(tmp_path)
+    found = {rel: got[0] for rel, text in layout.items() if (got := t.language(rel, text))}
+    assert found == {"src/humanize/locale/tlh/LC_MESSAGES/humanize.po": "tlh",
+                     "src/humanize/locale/sr@latin/LC_MESSAGES/humanize.po": "sr",
+                     "src/humanize/locale/pt_BR/LC_MESSAGES/humanize.po": "pt"}
+    role, _why = classify("src/humanize/locale/tlh/LC_MESSAGES/humanize.po", klingon,
+                          TextRules(), translations=t)
+    assert role is Role.TRANSLATION
