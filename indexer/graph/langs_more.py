@@ -32,6 +32,7 @@ __all__ = [
     "FINISH",
     "PACKAGES",
     "RULES",
+    "call_labels",
     "is_path",
     "named_receiver",
     "node_at",
@@ -387,6 +388,25 @@ def kotlin_reference(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Ent
         put[kids[-1].id] = [(kids[-1], Role.REF, None, "::")]
 
 
+def call_labels(text: Callable[[tree_sitter.Node | None], str], node: tree_sitter.Node) -> str:
+    """A Swift call's argument labels, comma-separated (`queue,{`; see `swift_call`)."""
+    suffix = next((c for c in node.named_children if c.type == "call_suffix"), None)
+    labels: list[str] = []
+    label = ""
+    for c in suffix.named_children if suffix is not None else ():
+        if c.type == "value_arguments":
+            for a in c.named_children:
+                if a.type == "value_argument":
+                    named = a.child_by_field_name("name")
+                    labels.append(text(named).strip() if named is not None else "_")
+        elif c.type == "simple_identifier":
+            label = text(c)
+        elif c.type in _TRAILING:
+            labels.append(label or "{")
+            label = ""
+    return ",".join(labels)
+
+
 def swift_call(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
     """A Swift call's argument labels, as its call site's value: `(queue,{)` for
     `f(queue: q) { .. }` (`_`: an unlabelled argument, `{`: an unlabelled trailing
@@ -394,22 +414,9 @@ def swift_call(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entry]]) 
     suffix = next((c for c in node.named_children if c.type == "call_suffix"), None)
     if suffix is None:
         return
-    labels: list[str] = []
-    label = ""
-    for c in suffix.named_children:
-        if c.type == "value_arguments":
-            for a in c.named_children:
-                if a.type == "value_argument":
-                    named = a.child_by_field_name("name")
-                    labels.append(walk.text(named).strip() if named is not None else "_")
-        elif c.type == "simple_identifier":
-            label = walk.text(c)
-        elif c.type in _TRAILING:
-            labels.append(label or "{")
-            label = ""
     put[suffix.id] = [(c, None, None, None) for c in suffix.named_children
                       if c.type != "simple_identifier"]
-    text = "(" + ",".join(labels) + ")"
+    text = "(" + call_labels(walk.text, node) + ")"
     for entries in put.values():
         for k, (n, role, recv, _) in enumerate(entries):
             if role == Role.CALL:

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 import tree_sitter
 
 from ctxd.indexer.graph.base import JS_LIKE, MAX_RECEIVER, Entry, WalkBase
-from ctxd.indexer.graph.langs_more import named_receiver
+from ctxd.indexer.graph.langs_more import call_labels, named_receiver
 from ctxd.indexer.graph.model import Role
 from ctxd.indexer.graph.typetext import type_text
 
@@ -81,7 +81,7 @@ class Values(WalkBase):
         if t in spec.calls:
             callee = self.part(node, spec.calls[t])
             inner = self.receiver(callee, depth + 1)
-            return "?" if inner == "?" else f"{inner}()"
+            return "?" if inner == "?" else f"{self._labelled(inner, node)}()"
         if t in ("parenthesized_expression", "await", "await_expression",
                  "non_null_expression") and node.named_child_count == 1:
             return self.receiver(node.named_children[0], depth + 1)
@@ -97,6 +97,13 @@ class Values(WalkBase):
             inner = self.receiver(node.child_by_field_id(self.fids[_SUBSCRIPTS[t]]), depth + 1)
             return "?" if inner == "?" else f"{inner}[]"
         return "?"
+
+    def _labelled(self, callee: str, call: tree_sitter.Node) -> str:
+        """A Swift call's callee in a chain with its argument labels (`request#_,to`:
+        `search.graph.receivers` tells overloads apart by them)."""
+        if self.language != "swift" or callee[-1:] in (")", "]"):
+            return callee
+        return f"{callee}#{call_labels(self.text, call)}"
 
     def typed_value(self, node: tree_sitter.Node) -> str | None:
         """A value whose type is written: `x as Session`, `<Session>x`, `cast(Session, x)`;
@@ -228,7 +235,7 @@ class Values(WalkBase):
                 return None
             if t == "call" and self.language == "ruby" and got.endswith(".new"):
                 got = got.removesuffix(".new")
-            return "()" + got
+            return "()" + self._labelled(got, node)
         if t in ("struct_expression", "composite_literal"):
             return "()" + type_text(self.text(node.child_by_field_id(self.fids[
                 "name" if t == "struct_expression" else "type"])))

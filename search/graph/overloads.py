@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ctxd.indexer.graph import Role, Site
 from ctxd.indexer.graph.langs_more import LABELS
-from ctxd.search.graph.facts import FactsBase, Target
+from ctxd.search.graph.facts import CLASS_KINDS, FactsBase, FileFacts, Target
 
 __all__ = ["MORE_LANGUAGES", "PACKAGED", "Overloads", "fits"]
 
@@ -116,21 +116,26 @@ class Overloads(FactsBase):
 
     def split_result(self, path: str, cls: int, name: str) -> Target | None:
         """Of a type's methods named `name` declared in more than one file, the first when
-        every one declares one return type (`-> UploadRequest`): which one a receiver
-        chain calls is not known (its labels are not kept), what it gives is."""
+        every one declares one return type (`-> UploadRequest`; of those whose labels fit
+        the call's, when they are known): which one a receiver chain calls is not told,
+        what it gives is."""
         facts = self.facts(path)
         if facts is None:
             return None
         qual = f"{facts.graph.defs[cls].qualname}.{name}"
+        call = self.call_labels[1] if self.call_labels and self.call_labels[0] == name else ""
         found: list[Target] = []
         types: set[str | None] = set()
         for f in [path, *self.more_places(path, cls)]:
             ff = self.facts(f)
             for k, d in enumerate(ff.graph.defs if ff is not None else ()):
-                if ff is not None and d.qualname == qual and d.kind != "property":
-                    found.append(Target("def", f, k))
-                    types.add(next((b.value for b in ff.binds.get((k, "return"), ())
-                                    if (b.value or "")[:1] == ":"), None))
+                if ff is None or d.qualname != qual or d.kind == "property":
+                    continue
+                if not self.fitting(ff, k, call):
+                    continue
+                found.append(Target("def", f, k))
+                types.add(next((b.value for b in ff.binds.get((k, "return"), ())
+                                if (b.value or "")[:1] == ":"), None))
         return found[0] if found and len(types) == 1 and None not in types else None
 
     def not_a_function(self, got: Target, site: Site) -> bool:
@@ -140,6 +145,32 @@ class Overloads(FactsBase):
         return facts is not None and facts.graph.language == "kotlin" and (
             site.role == Role.REF and site.receiver is None and site.value != "::") and (
             facts.graph.defs[got.index].kind in ("function", "method"))
+
+    def aliased_value(self, path: str, got: Target, site: Site) -> bool:
+        """Whether a bare name of a Swift, Kotlin, Scala or C# file resolved, through the
+        value bound to it, to a member variable of another name (`async let first =
+        req.serializingData().result`: `first` holds the value, it is not `result`), or
+        of its own name bound in a function around it (`let result = x.result`)."""
+        facts = self.facts(got.path)
+        if facts is None or site.receiver is not None or (
+                facts.graph.language not in MORE_LANGUAGES):
+            return False
+        d = facts.graph.defs[got.index]
+        return d.parent >= 0 and d.kind in ("property", "variable", "constant") and (
+            d.name != site.name or self._bound_here(path, site))
+
+    def _bound_here(self, path: str, site: Site) -> bool:
+        """Whether a function around the site binds its name (`let result = ..`: a
+        variable of the function, not the type's property of that name)."""
+        facts = self.facts(path)
+        s = site.scope
+        while facts is not None and s >= 0:
+            d = facts.graph.defs[s]
+            if d.kind not in CLASS_KINDS and any(
+                    b.role == Role.BIND for b in facts.binds.get((s, site.name), ())):
+                return True
+            s = d.parent
+        return False
 
     def property_or_method(self, got: Target, called: bool) -> Target:
         """Of a class's property and method of one name (Swift, Kotlin, C#, Scala), the
@@ -155,6 +186,13 @@ class Overloads(FactsBase):
             if defs[k].name == d.name and (defs[k].kind == "property") != called:
                 return Target("def", got.path, k)
         return got
+
+    @staticmethod
+    def fitting(facts: FileFacts, index: int, call: str) -> bool:
+        """Whether a definition's argument labels fit a Swift call's (`fits`; True when
+        either is not known)."""
+        own = next((b.value for b in facts.binds.get((index, LABELS), ()) if b.value), None)
+        return not call or not own or fits(call, own)
 
     def extension(self, path: str, holder: Target | None, name: str, scope: int, line: int,
                   depth: int) -> Target | None:

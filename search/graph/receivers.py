@@ -76,10 +76,12 @@ class Receivers(CFamily, MoreLanguages, RubyLookups):
         """What a receiver chain (`self.s`, `mod.Cls()`, `super()`, `xs[].s`) evaluates to
         (`called`: the chain's last name is called, as in a value `()Client.new`)."""
         self.in_value += 1
+        outer, self.call_labels = self.call_labels, None  # (a chain's calls: their own)
         try:
             return self._expr(path, text, scope, line, depth, called)
         finally:
             self.in_value -= 1
+            self.call_labels = outer
 
     def _expr(self, path: str, text: str, scope: int, line: int, depth: int,
               called: bool) -> Target | None:
@@ -88,14 +90,14 @@ class Receivers(CFamily, MoreLanguages, RubyLookups):
         tokens = _TOKEN.findall(text)
         if not tokens:
             return None
-        name, suffix = parts(tokens[0])
+        name, suffix = self._part(tokens[0])
         got = self._head(path, name, suffix[:2] == "()", scope, line, depth)
         got = self._suffix(got, suffix[2:] if name == "super" else suffix, depth)
         for n, tok in enumerate(tokens[1:], 2):
             got = self._property(got, depth)
             if got is None:
                 return None
-            name, suffix = parts(tok)
+            name, suffix = self._part(tok)
             if name == "prototype" and got.kind == "def":  # `Cls.prototype.m`: an instance's
                 got = self._instance(got, depth)
             elif got.kind in ("elems", "map") and suffix[:2] == "()":  # `xs.shift()`,
@@ -113,6 +115,14 @@ class Receivers(CFamily, MoreLanguages, RubyLookups):
                                                       depth)
             got = self._suffix(got, suffix, depth)
         return got
+
+    def _part(self, token: str) -> tuple[str, str]:
+        """A chain token's name and suffix (`parts`); a Swift call's argument labels
+        (`request#_,to()`) become the labels of the call being looked up (`overload`)."""
+        name, suffix = parts(token)
+        mark = name.find("#", 1)  # (not a JS `#private` name)
+        self.call_labels = (name[:mark], f"({name[mark + 1:]})") if mark > 0 else None
+        return (name[:mark] if mark > 0 else name), suffix
 
     def _extended_call(self, path: str, held: Target, name: str, suffix: str, scope: int,
                        line: int, depth: int) -> tuple[Target | None, str]:

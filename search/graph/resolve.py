@@ -104,7 +104,8 @@ class Resolver(Receivers):
                 return None
         if got is None and site.role in (Role.CALL, Role.REF):
             got = self.c_global(path, site)
-        if got is not None and got.kind == "def" and not self.not_a_function(got, site):
+        if got is not None and got.kind == "def" and not self.not_a_function(got, site) and (
+                not self.aliased_value(path, got, site)):
             return self.property_or_method(got, site.role == Role.CALL)  # (Swift/Kotlin/C#:
         return None  # a property and a method of one name)
 
@@ -136,6 +137,9 @@ class Resolver(Receivers):
                 k = None  # a Go method is only ever named through its receiver
             if k is not None and lang == "rust" and defs[k].kind == "impl":
                 k = rust_type(facts, s, name)  # `impl From<X> for Router`: not a definition
+            if k is not None and lang == "swift" and defs[k].kind == "extension" and (
+                    got := self._one(self._swift_top(name, path))) is not None:
+                return got  # (`extension T {}` in the file: the type is T's declaration)
             if k is not None and lang == "swift" and s >= 0 and defs[s].kind in CLASS_KINDS \
                     and self.split_member(path, s, name):  # (overloads in several files:
                 return self.class_member(path, s, name, depth + 1)  # the labels choose)
@@ -388,11 +392,13 @@ class Resolver(Receivers):
         qualified name: a Swift type's extensions, a C++ class's methods defined out of
         line) all declare one return type (a method without overloads: True; memoised)."""
         defs = facts.graph.defs
-        memo: dict[tuple[str, str], bool] = self.ws.memo.setdefault("one_return", {})
-        key = (path, defs[index].qualname)
+        memo: dict[tuple[str, str, str], bool] = self.ws.memo.setdefault("one_return", {})
+        call = self.call_labels[1] if self.call_labels and (  # (Swift: the overloads
+            self.call_labels[0] == defs[index].name) else ""  # the call's labels fit)
+        key = (path, defs[index].qualname, call)
         if key not in memo:
             same = [k for k, x in enumerate(defs) if x.qualname == key[1] and x.kind != (
-                "property")]
+                "property") and self.fitting(facts, k, call)]
             written = {next((r.value for r in facts.binds.get((k, "return"), ())
                              if (r.value or "")[:1] == ":"), None) for k in same}
             memo[key] = len(same) < 2 or (len(written) == 1 and None not in written)

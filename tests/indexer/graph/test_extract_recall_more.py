@@ -67,3 +67,10 @@ def test_a_cpp_return_type_on_the_line_before_the_name_is_the_functions():
                      "inline\nR\nP::parse()\n{\n  return R();\n}\n}\n")
     parse = next(k for k, d in enumerate(g.defs) if d.qualname == "n.P.parse" and d.line == 6)
     assert (":R", parse) in {(s.value, s.scope) for s in g.sites if s.name == "return"}
+
+
+def test_a_swift_chains_calls_keep_their_labels():
+    g = graph("swift", "func use(s: Session) {\n    s.request(\"a\", to: b).validate()\n"
+                       "    let r = s.request(for: t)\n}\n")
+    assert [s.receiver for s in g.sites if s.name == "validate"] == ["s.request#_,to()"]
+    assert [s.value for s in g.sites if s.name == "r"] == ["()s.request#for"]

@@ -152,3 +152,35 @@ def test_cpp_a_return_type_written_on_the_line_before_an_out_of_line_method(stor
     # `Result\nParser::parse(..)`: the type is the method's (not the namespace's), and
     # `Other::parse`, another class's out-of-line method in the namespace, is no overload
     assert usages(store, "include/opts.hpp:4") == {("test/main.cpp", 6, "call")}
+
+
+SWIFT_CHAINS = {
+    "Sources/Req.swift": "class Req {\n    func check() -> Self { self }\n}\n"
+                         "class Other {\n    func check() -> Self { self }\n}\n",
+    "Sources/Session.swift": "class Session {\n"
+                             "    func request(_ url: String, method: Int = 0) -> Req { Req() }\n"
+                             "    var state: Int = 0\n}\n",
+    "Sources/Session+Other.swift": "extension Session {\n"
+                                   "    func request(for task: Int) -> Other { Other() }\n}\n",
+    "Tests/UseTests.swift": "extension Session {\n    func extra() {}\n}\n"
+                            "func use(session: Session) {\n"
+                            "    session.request(\"a\").check()\n"
+                            "    session.request(for: 1).check()\n"
+                            "    let s = session.state\n"
+                            "    print(s)\n"
+                            "    let state = session.state\n"
+                            "    print(state)\n"
+                            "    let made: Session = Session()\n}\n",
+}
+
+
+def test_swift_a_chains_calls_keep_their_labels_and_a_value_is_no_definition(store, repo):
+    index(store, repo, SWIFT_CHAINS)
+    # `request("a")` is the body's overload (`-> Req`), `request(for:)` the extension's
+    assert usages(store, "Sources/Req.swift:2") == {("Tests/UseTests.swift", 5, "call")}
+    assert usages(store, "Sources/Req.swift:5") == {("Tests/UseTests.swift", 6, "call")}
+    # `s` and a local `state` hold `state`'s value: `print(..)` is no reference of it
+    assert usages(store, "Sources/Session.swift:3") == {("Tests/UseTests.swift", 7, "reference"),
+                                                        ("Tests/UseTests.swift", 9, "reference")}
+    # a file that extends `Session` names the class, not its own extension
+    assert ("Tests/UseTests.swift", 11, "reference") in usages(store, "Sources/Session.swift:1")
