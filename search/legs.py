@@ -116,26 +116,30 @@ def locale_crowded(hits: list[Hit], question: str) -> bool:
 
 def thin_locales(hits: list[Hit], depth: int) -> list[Hit]:
     """The first `depth` of a deeper semantic leg's `hits` with locale files kept to a
-    quarter of them, so that the code below them gets in."""
+    quarter of them, so that the code below them gets in; the locale files left out come
+    back after it when too little else is there (a repository of translations)."""
     out: list[Hit] = []
+    left: list[Hit] = []
     locales = 0
     for h in hits:
         if is_locale_data(h.path):
             if locales >= depth // 4:
+                left.append(h)
                 continue
             locales += 1
         out.append(h)
         if len(out) == depth:
-            break
-    return out
+            return out
+    return [*out, *left][:depth]
 
 
 def semantic_leg(store: IndexStore, vector: list[float], question: str,
                  filters: SearchFilters, depth: int, knn_fn: KnnFn) -> list[Hit]:
     """The `depth` nearest checkpoints to the question's `vector`; a leg crowded by locale
-    files (`locale_crowded`) is asked four times deeper and thinned (`thin_locales`)."""
+    files (`locale_crowded`) is asked four times deeper and thinned (`thin_locales`), unless
+    a path filter chose where to look (`--path 'src/locale/*'` asks for them)."""
     hits = rank_by_vector(store, vector, filters=filters, limit=depth, knn_fn=knn_fn)
-    if locale_crowded(hits, question):
+    if not filters.path_glob and locale_crowded(hits, question):
         hits = thin_locales(rank_by_vector(store, vector, filters=filters,
                                            limit=depth * 4, knn_fn=knn_fn), depth)
     return hits

@@ -78,3 +78,9 @@ def test_a_typescript_question_lets_declaration_files_answer() -> None:
                 if "stub" in p.feature]
     other = "where are the input types of the dayjs() function checked"
     assert rank_hybrid(other, legs)[0].path == "src/index.js"
+
+
+def test_a_leg_of_locale_files_only_keeps_its_depth() -> None:
+    only = [hit(f"pkg{i}/locale/{c}.js", 0.9 - i / 100) for i in range(8) for c in LOCALES]
+    thinned = thin_locales(only, 20)
+    assert thinned == only[:20]  # nothing else to let in: the same leg
