@@ -54,6 +54,18 @@ class EmbedPass:
             report(Progress("plan", len(todo), len(todo), "counting tokens to embed"))
         return len(todo), tokens
 
+    def pending_inputs(self, repo_id: int) -> dict[str, tuple[str, int | None]]:
+        """The embedding inputs (by hash, token counts unknown) of the repository's texts
+        still without a vector: a real run embeds them whatever changed, so a dry run
+        counts them too (an interrupted run's, or those over `embed_budget`)."""
+        inputs: dict[str, tuple[str, int | None]] = {
+            p.hash: (embedding_input(p.path, Chunk(0, 0, p.text, symbol=p.symbol)), None)
+            for p in self.store.pending_chunks(repo_id)
+        }
+        for h, text in self.store.pending_summaries(repo_id):
+            inputs.setdefault(h, (text, None))
+        return inputs
+
     def embed_pending(
         self,
         repo_id: int | None = None,

@@ -257,6 +257,8 @@ class Indexer(EmbedPass, Backfills):
         )
         if dry_run:
             stats.files_indexed = stats.files_updated + stats.files_unchanged
+            if existing is not None:  # the backlog a real run embeds too
+                new_inputs = {**self.pending_inputs(repo_id), **new_inputs}
             stats.chunks_to_embed, stats.tokens_to_embed = self._dry_run_plan(new_inputs, report)
             stats.embed_budget = self.embed_budget
             if self.embed_budget:
