@@ -505,6 +505,8 @@ def _validate(s: Settings, layers: Mapping[str, tuple[Any, str]]) -> None:
                 hint=f"Fix `{key}`; see config.example.toml.",
                 details={"field": key, "value": value, "source": source},
             )
+    if s.walk == WalkOptions():
+        return  # the built-in options are valid; the walker (~70 ms) loads only to check others
     from ctxd.indexer.walk.walker import validate_walk_options  # the walker loads lazily
 
     try:
