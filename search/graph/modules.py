@@ -40,12 +40,15 @@ def module_name(path: str) -> str:
     """A file's dotted module name from its path (`src/pkg/models.py` -> `src.pkg.models`,
     `pkg/__init__.py` -> `pkg`, `a/b.ts` -> `a.b`, `a/index.ts` -> `a`, `src/mod.rs` ->
     `src`; Python's `pkg/lib.py` is `pkg.lib`: only `__init__` names its package there)."""
-    stem = re.sub(r"\.(py|pyi|d\.ts|ts|tsx|js|jsx|mjs|cjs|go|rs|java|rb|c|h|cc|cpp|hpp)$",
-                  "", path)
+    stem = path[:-3] if path.endswith(".py") else path[:-4] if path.endswith(  # (Python's:
+        ".pyi") else _SOURCE_EXT.sub("", path)  # no expression, a monorepo asks thousands)
     parts = [p for p in stem.split("/") if p]
     if parts and parts[-1] in (("__init__",) if path.endswith(_PY_EXTS) else _PACKAGE_STEMS):
         parts.pop()
     return ".".join(parts)
+
+
+_SOURCE_EXT = re.compile(r"\.(py|pyi|d\.ts|ts|tsx|js|jsx|mjs|cjs|go|rs|java|rb|c|h|cc|cpp|hpp)$")
 
 
 def _strip_json_comments(text: str) -> str:
@@ -57,9 +60,11 @@ def _strip_json_comments(text: str) -> str:
 class RepoLayout:
     """One repository's files, indexed for import resolution."""
 
-    def __init__(self, paths: Iterable[str], read: Callable[[str], str | None]) -> None:
+    def __init__(self, paths: Iterable[str], read: Callable[[str], str | None], *,
+                 builds: Iterable[str] | None = None) -> None:
         """`read(path)`: a build file's indexed text (`go.mod`, `tsconfig.json`), or None
-        (asked for the files `is_build_file` names, in path order, here and only here).
+        (asked for the files `is_build_file` names, in path order, here and only here;
+        `builds`: those files, when the caller has found them among `paths`).
         What a lookup needs of the paths (by folder, by name, Python modules by name,
         the tsconfig files' options) is indexed at its first use: a monorepo's 80,000
         paths cost a set here, and a Python question does not build Go's index."""
@@ -67,7 +72,9 @@ class RepoLayout:
         self.go_modules: list[tuple[str, str]] = []  # (module path, folder)
         self.rust_crates: dict[str, str] = {}  # library crate name -> its root file
         self._ts_texts: list[tuple[str, str]] = []
-        for p in sorted(p for p in self.paths if p.endswith(BUILD_ENDS) and is_build_file(p)):
+        if builds is None:
+            builds = (p for p in self.paths if p.endswith(BUILD_ENDS) and is_build_file(p))
+        for p in sorted(builds):
             base = posixpath.basename(p)
             if base == "go.mod":
                 text = read(p) or ""
@@ -85,6 +92,7 @@ class RepoLayout:
         self._file_keys_memo: dict[str, frozenset[str]] = {}
         self._above_memo: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         self._java_packages: dict[tuple[str, str], list[str]] | None = None
+        self._ts_parsed: dict[str, list[tuple[str, str, dict[str, list[str]]]]] = {}
 
     @cached_property
     def by_dir(self) -> dict[str, list[str]]:
@@ -127,20 +135,26 @@ class RepoLayout:
     def _ts_applying(self, path: str) -> list[tuple[str, str, dict[str, list[str]]]]:
         """The `ts_configs` whose folder holds `path`, innermost first (found by the
         folders above it: a monorepo has a tsconfig in each of its packages)."""
-        by_folder = self._ts_by_folder
+        by_folder, parsed = self._ts_by_folder, self._ts_parsed
         out: list[tuple[str, str, dict[str, list[str]]]] = []
         folder = posixpath.dirname(path)
         while True:
-            out += by_folder.get(folder, ())
+            if folder in by_folder:  # (a folder's files parsed when first asked)
+                got = parsed.get(folder)
+                if got is None:
+                    got = parsed[folder] = [c for p, text in by_folder[folder]
+                                            if (c := _ts_config(p, text)) is not None]
+                out += got
             if not folder:
                 return out
             folder = posixpath.dirname(folder)
 
     @cached_property
-    def _ts_by_folder(self) -> dict[str, list[tuple[str, str, dict[str, list[str]]]]]:
-        out: dict[str, list[tuple[str, str, dict[str, list[str]]]]] = defaultdict(list)
-        for config in self.ts_configs:
-            out[config[0]].append(config)
+    def _ts_by_folder(self) -> dict[str, list[tuple[str, str]]]:
+        """A folder -> its tsconfig/jsconfig files' (path, text), in path order."""
+        out: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        for p, text in self._ts_texts:
+            out[posixpath.dirname(p)].append((p, text))
         return out
 
     @cached_property

@@ -10,7 +10,10 @@ stays valid while the store's text generation does not move: `Workspace.open` ke
 state of the last few (store location, repository, text generation) and hands each query
 a `Workspace` over it with the query's own connection (a daemon's worker threads never
 share one), so a warm daemon answers the next query from memory, and an edit (which
-moves the generation) is seen by the next query.
+moves the generation) is seen by the next query. The repository's file list is read
+again at each generation, but when it is the same as the last one's (most edits change a
+file's text, not which files there are) its tables and module layout are kept
+(`_layouts`), not built again over a monorepo's 80,000 paths.
 
 `collector_paused()` holds Python's cyclic garbage collector off while a query runs: a
 query makes (and the workspace keeps) hundreds of thousands of small objects, and each
@@ -70,9 +73,11 @@ _read_cache: OrderedDict[tuple[bytes, Callable[[bytes], object]], object] = Orde
 and so starts a new workspace, but the files it did not change have the same blobs, whose
 decoded graphs (and peeks) are taken from here instead of being decoded again."""
 
-_layouts: OrderedDict[tuple[str, str], tuple[RepoLayout, dict[str, str]]] = OrderedDict()
-"""(store location, repository) -> its last layout and the build files it read (path ->
-text), kept for the next text generation (`_Shared._layout`)."""
+_layouts: OrderedDict[tuple[str, str], tuple[RepoLayout, dict[str, str], dict[int, str],
+                                              dict[str, int]]] = OrderedDict()
+"""(store location, repository) -> its last layout, the build files it read (path ->
+text) and its files (id -> path, path -> id), kept for the next text generation
+(`_Shared`: the same files keep their tables, `_Shared._layout`)."""
 
 _T = TypeVar("_T")
 
@@ -128,7 +133,12 @@ class _Shared:
         self.repository = repository
         self.repo_id = store.repo_ids().get(repository, -1)
         self.paths: dict[int, str] = dict(store.file_paths_in([repository]))
-        self.ids: dict[str, int] = {path: fid for fid, path in self.paths.items()}
+        with _lock:
+            last = _layouts.get((store.location, repository))
+        if last is not None and last[2] == self.paths:  # the same files as the last text
+            self.paths, self.ids = last[2], last[3]  # generation's: its tables, not new
+        else:
+            self.ids = {path: fid for fid, path in self.paths.items()}
         self.graphs: OrderedDict[str, FileGraph | None] = OrderedDict()
         self.peeks: OrderedDict[str, Peek | None] = OrderedDict()
         self.blobs: OrderedDict[str, bytes] = OrderedDict()
@@ -154,19 +164,23 @@ class _Shared:
         with _lock:
             last = _layouts.get(key)
         if last is not None:
-            layout, builds = last
+            layout, builds = last[0], last[1]
             ids = [self.ids[p] for p in builds if p in self.ids]
             texts = store.file_texts(ids) if ids else {}
-            if layout.paths == self.ids.keys() and all(
+            if (last[3] is self.ids or layout.paths == self.ids.keys()) and all(
                     p in self.ids and texts.get(self.ids[p]) == text
                     for p, text in builds.items()):
+                if last[3] is not self.ids:  # (the same paths, some of them new ids)
+                    with _lock:
+                        _layouts[key] = (layout, builds, self.paths, self.ids)
                 return layout
         found = [p for p in self.ids if p.endswith(BUILD_ENDS) and is_build_file(p)]
         texts = store.file_texts([self.ids[p] for p in found]) if found else {}
         read = {p: texts.get(self.ids[p]) for p in found}  # (all in one read)
-        layout = RepoLayout(self.ids, read.get)
+        layout = RepoLayout(self.ids, read.get, builds=found)
         with _lock:
-            _layouts[key] = (layout, {p: t for p, t in read.items() if t is not None})
+            _layouts[key] = (layout, {p: t for p, t in read.items() if t is not None},
+                             self.paths, self.ids)
             _layouts.move_to_end(key)
             while len(_layouts) > KEEP_WORKSPACES:
                 _layouts.popitem(last=False)

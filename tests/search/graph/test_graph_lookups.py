@@ -153,7 +153,8 @@ def test_candidates_are_the_files_whose_imports_reach_the_definition(store, tmp_
 def test_an_edit_decodes_only_the_files_it_changed(store, tmp_path):
     """The first query after an edit reads a new workspace (the text generation moved),
     but the files the edit left alone keep their decoded graphs (the same blob: the same
-    graph), and the edited file's graph is its new one."""
+    graph), and the edited file's graph is its new one; the same files under the same ids
+    keep their id and path tables, a file added or removed makes new ones."""
     repo = RepoBuilder(tmp_path / "r")
     for path, text in FILES.items():
         repo.write(path, text)
@@ -166,6 +167,9 @@ def test_an_edit_decodes_only_the_files_it_changed(store, tmp_path):
     indexer.index(repo.root, WalkOptions())
     after = workspace.Workspace.open(store, "r")
     assert after.shared is not before.shared and after.layout is before.layout  # same paths
+    if after.paths == before.paths:  # (SQLite keeps an edited file's id: the same tables)
+        assert after.ids is before.ids and after.paths is before.paths
+    assert after.ids == {p: i for i, p in dict(store.file_paths_in(["r"])).items()}
     assert after.graph("pkg/store.py") is kept
     new = after.graph("pkg/use.py")
     assert new is not edited and new is not None and len(new.sites) > len(edited.sites)
@@ -176,8 +180,16 @@ def test_an_edit_decodes_only_the_files_it_changed(store, tmp_path):
     indexer.index(repo.root, WalkOptions())  # a new file: a new layout that knows it
     again = workspace.Workspace.open(store, "r")
     assert again.layout is not after.layout and "pkg/extra.py" in again.layout.paths
+    assert again.paths == dict(store.file_paths_in(["r"])) and again.ids is not after.ids
+    assert again.ids == {p: i for i, p in again.paths.items()}
     assert ("pkg/extra.py", 3) in {(u.path, u.line)
                                    for u in queries.references(store, d).usages}
+    (repo.root / "pkg/extra.py").unlink()
+    indexer.index(repo.root, WalkOptions())  # a file removed: new tables without it
+    gone = workspace.Workspace.open(store, "r")
+    assert "pkg/extra.py" not in gone.ids and gone.paths == dict(store.file_paths_in(["r"]))
+    assert ("pkg/extra.py", 3) not in {(u.path, u.line)
+                                       for u in queries.references(store, d).usages}
 
 
 def test_an_edited_build_file_makes_a_new_layout(store, tmp_path):
