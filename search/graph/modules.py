@@ -15,7 +15,6 @@ unresolved. Pure over the lists it is given.
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 import tomllib
@@ -25,9 +24,9 @@ from collections.abc import Callable, Iterable
 from functools import cached_property
 
 from ctxd.indexer.graph import Import
+from ctxd.search.graph.build_files import BUILD_ENDS, is_build_file, ts_config
 
-__all__ = ["BUILD_ENDS", "JS_LIKE", "RepoLayout", "file_keys", "import_keys", "is_build_file",
-           "module_name", "shared_folders"]
+__all__ = ["JS_LIKE", "RepoLayout", "file_keys", "import_keys", "module_name", "shared_folders"]
 
 JS_LIKE = frozenset({"javascript", "typescript", "tsx"})
 _JS_EXTS = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
@@ -49,12 +48,6 @@ def module_name(path: str) -> str:
 
 
 _SOURCE_EXT = re.compile(r"\.(py|pyi|d\.ts|ts|tsx|js|jsx|mjs|cjs|go|rs|java|rb|c|h|cc|cpp|hpp)$")
-
-
-def _strip_json_comments(text: str) -> str:
-    text = re.sub(r"(?m)^\s*//.*$", "", text)
-    text = re.sub(r"/\*.*?\*/", "", text, flags=re.DOTALL)
-    return re.sub(r",(\s*[}\]])", r"\1", text)
 
 
 class RepoLayout:
@@ -143,7 +136,7 @@ class RepoLayout:
                 got = parsed.get(folder)
                 if got is None:
                     got = parsed[folder] = [c for p, text in by_folder[folder]
-                                            if (c := _ts_config(p, text)) is not None]
+                                            if (c := ts_config(p, text)) is not None]
                 out += got
             if not folder:
                 return out
@@ -163,7 +156,7 @@ class RepoLayout:
         first."""
         out: list[tuple[str, str, dict[str, list[str]]]] = []
         for p, text in self._ts_texts:
-            got = _ts_config(p, text)
+            got = ts_config(p, text)
             if got is not None:
                 out.append(got)
         out.sort(key=lambda c: -len(c[0]))
@@ -543,35 +536,6 @@ def file_keys(path: str) -> frozenset[str]:
                      {".".join(dotted[k:]) for k in range(len(dotted))})
 
 
-def is_build_file(path: str) -> bool:
-    """Whether a layout reads the file: `go.mod`, `Cargo.toml`, `tsconfig*.json`,
-    `jsconfig*.json`."""
-    if not path.endswith(BUILD_ENDS):
-        return False
-    base = posixpath.basename(path)
-    return base in ("go.mod", "Cargo.toml") or (
-        base.startswith(("tsconfig", "jsconfig")) and base.endswith(".json"))
-
-
-def _ts_config(path: str, text: str) -> tuple[str, str, dict[str, list[str]]] | None:
-    """A tsconfig/jsconfig file's folder, `baseUrl` folder and `paths` (None: not JSON,
-    or no `compilerOptions`)."""
-    try:
-        data = json.loads(_strip_json_comments(text))
-    except ValueError:
-        return None
-    opts = data.get("compilerOptions") if isinstance(data, dict) else None
-    if not isinstance(opts, dict):
-        return None
-    folder = posixpath.dirname(path)
-    base = posixpath.normpath(posixpath.join(folder, str(opts.get("baseUrl") or ".")))
-    base = "" if base == "." else base
-    paths = opts.get("paths") if isinstance(opts.get("paths"), dict) else {}
-    mapping = {str(k): [str(v) for v in vs] for k, vs in (paths or {}).items()
-               if isinstance(vs, list)}
-    return folder, base, mapping
-
-
 def _py_tail(path: str) -> str:
     """`module_name(path).rpartition(".")[2]` for a `.py`/`.pyi` path, without its
     regular expression (the Python index of a monorepo reads ~20,000 of them)."""
@@ -584,7 +548,6 @@ def _py_tail(path: str) -> str:
     return last.rpartition(".")[2]
 
 
-BUILD_ENDS = ("go.mod", "Cargo.toml", ".json")
 _PACKAGE_STEMS = frozenset({"__init__", "index", "mod", "lib"})
 _JAVA_SOURCE_SET = re.compile(r"(?:^|/)src/(?P<set>[^/]+)/java/")
 """A Maven or Gradle source set's Java root (`src/main/java/`, `src/test/java/`)."""

@@ -43,7 +43,8 @@ from ctxd.indexer.graph import FileGraph
 from ctxd.indexer.graph.model import Peek
 from ctxd.indexer.graph.reading import decode_lazy, peek
 from ctxd.indexer.store.protocol import IndexStore
-from ctxd.search.graph.modules import BUILD_ENDS, RepoLayout, is_build_file
+from ctxd.search.graph.build_files import BUILD_ENDS, is_build_file
+from ctxd.search.graph.modules import RepoLayout
 
 __all__ = ["Workspace", "collector_paused"]
 
