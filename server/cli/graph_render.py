@@ -24,6 +24,7 @@ from ctxd.search.graph.models import (
     Impact,
     Refs,
 )
+from ctxd.server.cli.render import counted
 
 __all__ = ["call_paths_json", "call_paths_text", "calls_json", "calls_text", "impact_json",
            "impact_text", "refs_json", "refs_text"]
@@ -111,13 +112,13 @@ def _in_tests(c: Calls) -> str:
 
 def calls_text(c: Calls, where: Where) -> str:
     d = c.definition
-    word = "callers" if c.direction == "callers" else "callees"
+    word = "caller" if c.direction == "callers" else "callee"
     # Breadth first: a cut among the direct calls leaves no deeper one, and their count short
     direct = sum(1 for e in c.edges if e.depth == 1)
     cut = (f", {direct} listed ({c.left_out} cut{_in_tests(c)})" if c.left_out else
            " (cut: there are more)" if c.truncated and all(e.depth == 1 for e in c.edges) else "")
     out = [f"{d.qualified_name} ({d.kind}) at {_clean(where(d.repository, d.path))}:{d.line}"
-           f": {direct + c.left_out} direct {word}{cut}"]
+           f": {counted(direct + c.left_out, 'direct ' + word)}{cut}"]
     children: dict[int, list[int]] = {}
     for k, e in enumerate(c.edges):
         children.setdefault(e.parent, []).append(k)

@@ -216,8 +216,10 @@ def status(ctx: click.Context, as_json: bool) -> None:
         why = enc.get("reason") or enc.get("path")
         render.emit(f"query encoder: {enc['kind']}" + (f" ({render.safe(why)})" if why else ""))
     t = info["totals"]
-    render.emit(f"totals: {t['repositories']} repositories, {t['files']} files, "
-                f"{t['checkpoints']} checkpoints, {t['symbols']} symbols")
+    render.emit(f"totals: {render.counted(t['repositories'], 'repository', 'repositories')}, "
+                f"{render.counted(t['files'], 'file')}, "
+                f"{render.counted(t['checkpoints'], 'checkpoint')}, "
+                f"{render.counted(t['symbols'], 'symbol')}")
     if mem := info.get("memory"):
         v = mem["vectors"]
         held = [f"vectors {v['form']} {v['rows']} rows {v['bytes'] / 2**20:.1f} MB"] + [

@@ -52,6 +52,11 @@ def safe(text: str) -> str:
 _LONG_WORD = re.compile(r"\S{161,}")
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """`1 repository`, `2 repositories`, `0 direct callers`: a count and its noun."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def shorten_words(text: str, keep: int = 160) -> str:
     """`text` with each run of over `keep` non-blank characters (a path thousands of
     characters long) cut to its start and end around `...`, so a report line stays one
@@ -458,5 +463,6 @@ def repos_text(listing: dict[str, Any]) -> str:
                    f"{branches + '  ' if branches else ''}{where}")
         if moved := r.get("root_moved"):
             out.append(f"  ROOT MOVED: {safe(moved)}; not read, watched or re-indexed")
-    out.append(f"Total: {listing['total']} repositories, {listing['total_files']} files")
+    out.append(f"Total: {counted(listing['total'], 'repository', 'repositories')}, "
+               f"{counted(listing['total_files'], 'file')}")
     return "\n".join(out)

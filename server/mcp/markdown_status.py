@@ -149,13 +149,14 @@ def render_repos(listing: dict[str, Any], *, name_filter: str | None, budget: in
         data = ReposOutput(filter=name_filter, repositories=[], total=0, total_files=0,
                            total_bytes=0, truncated=False)
         return Rendered(text, dict(data))
-    head = f"## Indexed Repositories\n\nFound {len(repos)} repositories{matching}:"
+    some = f"{len(repos)} {'repository' if len(repos) == 1 else 'repositories'}"
+    head = f"## Indexed Repositories\n\nFound {some}{matching}:"
     items = [_repo_item(i, r) for i, r in enumerate(repos, start=1)]
 
     def tail(n: int) -> str:
         note = (truncated_note(n, len(repos), "repositories", "Narrow the list with `filter`.")
                 + "\n" if n < len(repos) else "")
-        return (f"{note}Total: {len(repos)} repositories, {total_files:,} files, "
+        return (f"{note}Total: {some}, {total_files:,} file{'' if total_files == 1 else 's'}, "
                 f"{human_bytes(total_bytes)}")
 
     shown = max(fit(head, items, tail, budget), 1)

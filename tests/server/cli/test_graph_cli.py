@@ -87,7 +87,7 @@ def test_callers_callees_path_and_impact(indexed):
     assert first["definition"] == {"name": "get", "qualified_name": "Store.get",
                                    "path": "app/models.py", "line": 2, "kind": "method"}
     text = run("callers", "Store.load", "--depth", "2").stdout
-    assert text.splitlines() == ["Store.load (method) at app/models.py:5: 1 direct callers",
+    assert text.splitlines() == ["Store.load (method) at app/models.py:5: 1 direct caller",
                                  "  Store.get  at app/models.py:3",
                                  "    handler  at app/api.py:6"]
     callees = json.loads(run("callees", "handler", "--json").stdout)["callees"]

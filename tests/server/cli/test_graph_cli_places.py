@@ -76,7 +76,7 @@ def test_paths_as_printed_name_the_definition(two, monkeypatch):
     monkeypatch.chdir(shop.root / "app")  # cwd-relative, as the CLI prints them here
     r = run("callers", "models.py:5")
     assert r.exit_code == 0, r.output
-    assert r.stdout.startswith("Store.load (method) at models.py:5: 1 direct callers")
+    assert r.stdout.startswith("Store.load (method) at models.py:5: 1 direct caller")
     assert run("callers", "app/models.py:5").exit_code == 0  # root-relative still works
     assert run("impact", "./models.py", "--json").exit_code == 0
     monkeypatch.chdir(shop.root.parent)  # REPO/PATH, from the folder above

@@ -253,7 +253,7 @@ def test_php_names_with_their_namespace(isolated_env: Path, tmp_path: Path,
         assert r.exit_code == 0, r.output
         assert r.stdout.startswith("Client (class) at src/Client.php:5: ")
     r = run("callers", "Acme\\Client::send")
-    assert r.stdout.startswith("Client.send (method) at src/Client.php:7: 1 direct callers")
+    assert r.stdout.startswith("Client.send (method) at src/Client.php:7: 1 direct caller")
     r = run("refs", "Other\\Client")
     assert r.exit_code == 1 and "no definition named 'Other\\\\Client'" in r.output
 
@@ -390,7 +390,7 @@ def test_ruby_names_ending_in_a_question_or_exclamation_mark(
     r = run("callers", "Cart#valid?")
     assert r.exit_code == 0, r.output
     assert r.stdout.splitlines()[:2] == [
-        "Cart.valid? (method) at lib/cart.rb:2: 1 direct callers", "  Cart.save!  at lib/cart.rb:7"]
+        "Cart.valid? (method) at lib/cart.rb:2: 1 direct caller", "  Cart.save!  at lib/cart.rb:7"]
     assert run("refs", "Cart.save!").stdout.startswith("Cart.save! (method) at lib/cart.rb:6")
     out = json.loads(run("refs", "valid?", "--by-name", "--json").stdout)
     assert [(u["line"], u["column"]) for u in out["usages"]] == [(7, 23)]

@@ -114,10 +114,10 @@ def test_overload_stubs_are_not_the_definition_named(zlib: Path):
     """click: `callees Context.invoke` named the first `@t.overload` stub (no calls in its
     body: "0 direct callees") instead of the implementation the calls reach."""
     lines = out("callees", "Core.invoke").splitlines()
-    assert lines[0] == "Core.invoke (method) at zlib/core.py:12: 1 direct callees"
+    assert lines[0] == "Core.invoke (method) at zlib/core.py:12: 1 direct callee"
     assert lines[1].split() == ["helper", "at", "zlib/core.py:13"]
     assert out("callees", "convert").splitlines()[0] == (
-        "convert (function) at zlib/core.py:28: 1 direct callees")  # (and not core.pyi's)
+        "convert (function) at zlib/core.py:28: 1 direct callee")  # (and not core.pyi's)
     data = json.loads(out("callers", "convert", "--json"))
     assert data["definition"]["line"] == 28
     assert [e["name"] for e in data["callers"]] == ["use_b"]
@@ -132,7 +132,7 @@ def test_generated_code_and_type_stubs_give_way_to_hand_written_code(zlib: Path)
     was ambiguous, listed by path, generated first; now the hand-written definition is
     named, and an ambiguous list names the generated and stub ones last, labelled."""
     lines = out("callers", "Request").splitlines()
-    assert lines[0] == "Request (class) at zlib/request.py:1: 1 direct callers"
+    assert lines[0] == "Request (class) at zlib/request.py:1: 1 direct caller"
     r = run("callers", "target")
     assert r.exit_code == 2
     assert ("'target' names 4 definitions: target (function) at web/app.js:1; target "

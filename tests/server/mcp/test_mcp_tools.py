@@ -481,8 +481,8 @@ def test_list_repos_lists_filters_and_says_when_empty(env: Env, sample_repo: Rep
     assert (repo["name"], repo["source"], repo["files"], repo["indexing"]) == (
         "sample", "local", 4, False)
     assert repo["root"] == str(sample_repo.root.resolve()) and repo["indexed_at"]
-    assert "## Indexed Repositories\n\nFound 1 repositories:\n\n1. **sample** (4 files," in body
-    assert "Total: 1 repositories" in body
+    assert "## Indexed Repositories\n\nFound 1 repository:\n\n1. **sample** (4 files," in body
+    assert "Total: 1 repository," in body
     assert ok(env.call("list_repos", {"filter": "^sam"}))["total"] == 1
     none = env.call("list_repos", {"filter": "^zzz"})
     assert ok(none)["total"] == 0 and "No repositories match '^zzz'." in text(none)
