@@ -380,6 +380,13 @@ def kotlin_function(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entr
     declared_return(walk, node, put)
 
 
+def kotlin_argument(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
+    """`f(help = "x")`: a named argument's name is the parameter's, no code of the file."""
+    kids = node.children
+    if len(kids) >= 3 and kids[0].type == "identifier" and kids[1].type == "=":
+        put[kids[0].id] = []
+
+
 def kotlin_reference(walk: Walk, node: tree_sitter.Node, put: dict[int, list[Entry]]) -> None:
     """`::listOf`: a function named without a call (valued `::`; a bare name not called
     is never a function in Kotlin otherwise)."""
@@ -431,7 +438,8 @@ RULES: dict[str, dict[str, Callable[[Walk, tree_sitter.Node, dict[int, list[Entr
               "protocol_function_declaration": swift_function, "call_expression": swift_call},
     "scala": {"instance_expression": anonymous_this},
     "kotlin": {"object_literal": anonymous_this, "type_parameter": type_parameter,
-               "function_declaration": kotlin_function, "callable_reference": kotlin_reference},
+               "function_declaration": kotlin_function, "callable_reference": kotlin_reference,
+               "value_argument": kotlin_argument},
 }
 """Language -> node type -> a rule that says what the node's children are (`put`, as the
 walk's own rules)."""

@@ -37,7 +37,7 @@ FORMAT = 2
 """The blob's format version (its first element); an unknown one decodes to nothing.
 1: one JSON list, the sites' integers its last element (read still); 2: the sites'
 integers in binary after the JSON head (several times cheaper to write and read)."""
-EXTRACTION = 19
+EXTRACTION = 20
 """What the extractor records (bumped when it records new facts in the same format: 2 =
 list element types, `cast`/`as` values, `this:` parameters, `__all__` entries, JS/Go
 re-assignments, `import a.b` keyed `a`; 3 = JS private names, object shapes, either-branch
@@ -58,7 +58,8 @@ link keys name the folder it climbs to: `indexer.graph.links`; 17 = Swift argume
 labels of calls and functions, `(any P)?` types, Kotlin extension receivers as `this`
 and `::f` references, Scala `new A with B` calls and `f[T]` values; 18 = a C++/Java
 return type written on a line before the function's name is the function's; 19 = a
-Swift call in a receiver chain or a value keeps its argument labels, `request#_,to()`). A
+Swift call in a receiver chain or a value keeps its argument labels, `request#_,to()`;
+20 = a Kotlin named argument's name is no site). A
 repository indexed by an older one gets every graph extracted again by its next full
 `ctxd index` (`Indexer.backfill_graphs`)."""
 

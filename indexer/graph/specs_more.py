@@ -103,7 +103,7 @@ _KOTLIN = GraphSpec(
     bases={"delegation_specifiers": ""},
     wrappers=frozenset({"variable_declaration"}),
     rules=frozenset({"object_literal", "type_parameter", "function_declaration",
-                     "callable_reference"}),
+                     "callable_reference", "value_argument"}),
     target_types=frozenset({"user_type", "nullable_type", "function_type"}),
     receivers={"this_expression": "this", "super_expression": "super()"},
     self_names=frozenset({"this"}),

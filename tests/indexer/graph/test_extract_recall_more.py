@@ -74,3 +74,8 @@ def test_a_swift_chains_calls_keep_their_labels():
                        "    let r = s.request(for: t)\n}\n")
     assert [s.receiver for s in g.sites if s.name == "validate"] == ["s.request#_,to()"]
     assert [s.value for s in g.sites if s.name == "r"] == ["()s.request#for"]
+
+
+def test_a_kotlin_named_arguments_name_is_no_site():
+    g = graph("kotlin", "fun f() {\n    g(help = \"x\", y)\n    h(name = a.b, *xs)\n}\n")
+    assert {s.name for s in g.sites if s.line >= 2} == {"g", "y", "h", "a", "b", "xs"}
