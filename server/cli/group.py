@@ -130,7 +130,9 @@ class CtxdGroup(click.Group):
             ctx.meta["json"] = True
             _fail(ctx, usage_error(exc))
         except KeyboardInterrupt:
-            render.emit("interrupted", err=True)
+            render.emit("interrupted" + ("; the files committed so far are kept: run the same "
+                                         "command again to resume" if ctx.invoked_subcommand
+                                         == "index" else ""), err=True)
             sys.exit(130)
         except BrokenPipeError:  # `ctxd search ... | head`: the reader has what it wanted
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -134,6 +134,41 @@ def test_sigterm_to_an_index_run_in_this_process_stops_it_and_says_what_it_kept(
     assert stats["files_unchanged"] == 80 and stats["chunks_embedded"] > 0
 
 
+@pytest.mark.model
+def test_ctrl_c_of_an_index_run_says_what_it_kept_and_the_next_run_resumes(isolated_env,
+                                                                          tmp_path):
+    """Ctrl-C (SIGINT) of `ctxd --no-daemon index` while it embeds exits 130 saying that
+    the committed files are kept and that the same command resumes (it said a bare
+    "interrupted"), and the next run re-reads no file: what was committed is whole."""
+    repo = many_functions(tmp_path / "big", files=80, per_file=6)
+    master, slave = pty.openpty()  # stderr is a terminal: the progress bar is drawn
+    proc = subprocess.Popen([*CLI, "--no-daemon", "index", str(repo.root)],
+                            stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    shown = [b""]
+    try:
+        shown[0] = read_until(master, b"embed ")
+        assert b"embed " in shown[0], shown[0][-500:]
+        proc.send_signal(signal.SIGINT)
+        shown.append(read_until(master, b"resume"))
+        proc.wait(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+        os.close(master)
+    said = shown[-1].decode(errors="replace")
+    assert proc.returncode == 130, (proc.returncode, said[-500:])
+    assert ("interrupted; the files committed so far are kept: run the same command again "
+            "to resume") in said, said[-500:]
+    assert "Traceback" not in said
+    again = subprocess.run([*CLI, "--no-daemon", "index", str(repo.root), "--json"],
+                           capture_output=True, text=True, timeout=600, check=False)
+    assert again.returncode == 0, again.stderr
+    stats = json.loads(again.stdout)
+    assert stats["files_updated"] == 0 and stats["files_unchanged"] == 80
+
+
 def test_a_walk_stopped_half_way_says_what_it_left_undone(isolated_env, tmp_path):
     repo = many_functions(tmp_path / "walked", files=40, per_file=1)
     service = Service(load_settings({}), embedder=FakeEmbedder())
