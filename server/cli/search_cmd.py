@@ -18,7 +18,6 @@ import click
 
 from ctxd.indexer.errors import CtxdError, ValidationError
 from ctxd.server.cli import render
-from ctxd.server.cli.explain_hits import explained
 from ctxd.server.cli.group import CtxdCommand, json_option, scope_for, service_for
 from ctxd.server.cli.hits_text import TextOptions
 from ctxd.server.cli.scope import all_repos_option
@@ -124,6 +123,9 @@ def search(
     if not query:
         raise click.UsageError("QUERY is required (or --batch FILE)")
     if explain:  # the plan; in hybrid mode each hit's features too (issue 42)
+        # here: the ranking's modules (search.hybrid, its features) load only for --explain
+        from ctxd.server.cli.explain_hits import explained
+
         render.emit(explained(service, query, mode, options))
         return
     loads = mode in ("hybrid", "semantic") and not getattr(service, "model_loaded", True)

@@ -28,7 +28,8 @@ pytestmark = pytest.mark.model
 
 SERVER_SIDE = ("numpy", "tree_sitter", "sqlite3", "onnxruntime", "ctxd.server.service",
                "ctxd.search.references", "ctxd.search.symbols", "ctxd.indexer.graph",
-               "ctxd.indexer.chunk.syntax", "ctxd.indexer.walk.walker")
+               "ctxd.indexer.chunk.syntax", "ctxd.indexer.walk.walker", "ctxd.search.hybrid",
+               "ctxd.search.explain_rank")
 """What the daemon holds and a client it answers never needs."""
 
 RUNNER = """
@@ -57,6 +58,21 @@ def daemon_of_a_small_index(repo: RepoBuilder, real_embedder) -> Iterator[None]:
         yield
     finally:
         lifecycle.stop(paths, timeout=20)
+
+
+def imported(*args: str) -> list[str]:
+    """Which of SERVER_SIDE `ctxd ARGS` imported (a fresh interpreter)."""
+    r = subprocess.run([sys.executable, "-c", RUNNER, *args], capture_output=True,
+                       text=True, env=dict(os.environ), timeout=120, check=False)
+    line = [ln for ln in r.stdout.splitlines() if ln.startswith("IMPORTED=")]
+    assert line and "Traceback" not in r.stderr, r.stdout + r.stderr
+    return list(json.loads(line[-1].removeprefix("IMPORTED=")))
+
+
+def test_help_imports_nothing_of_the_server():
+    """Nor does `--help` (the ranking behind `search --explain` loads only for it)."""
+    assert imported("--help") == []
+    assert imported("search", "--help") == []
 
 
 def test_commands_the_daemon_answers_import_nothing_of_the_server(daemon_of_a_small_index):
