@@ -87,13 +87,33 @@ class CandidateFiles:
             return got
         graph = self.ws.graph(t.path)
         assert graph is not None
-        keys = self._keys(t, graph)
-        files = {t.path}
+        out = memo[(t.path, t.index)] = self._gather(t.path, graph, self._keys(t, graph))
+        return out
+
+    def file_candidates(self, targets: list[Target]) -> list[str]:
+        """The files that may use any of `targets`, all definitions of one file (`impact
+        FILE`): `candidates` of their keys together, gathered once, a superset of each
+        one's (the gathering only grows with its keys). A file of 149 definitions
+        gathered them 149 times (fastapi's routing.py: 7.4 s cold)."""
+        memo: dict[tuple[str, frozenset[int]], list[str]] = self.ws.memo.setdefault(
+            "file_candidates", {})
+        mark = (targets[0].path, frozenset(t.index for t in targets))
+        got = memo.get(mark)
+        if got is None:
+            graph = self.ws.graph(targets[0].path)
+            assert graph is not None
+            keys = set().union(*(self._keys(t, graph) for t in targets))
+            got = memo[mark] = self._gather(targets[0].path, graph, keys)
+        return got
+
+    def _gather(self, path: str, graph: FileGraph, keys: set[str]) -> list[str]:
+        """The candidates of a definition of `path` whose first round looks up `keys`."""
+        files = {path}
         if graph.language in ("go", "java"):  # the package: the folder's files
             files.update(self.ws.layout.same_package(
-                t.path, ".go" if graph.language == "go" else ".java"))
-        files.update(self.resolver.more_files(t.path))  # a Swift module's, C# global usings
-        above, near_above = self.ws.layout.packages_above(t.path)
+                path, ".go" if graph.language == "go" else ".java"))
+        files.update(self.resolver.more_files(path))  # a Swift module's, C# global usings
+        above, near_above = self.ws.layout.packages_above(path)
         reach = files | above  # the files an import must land in (and the packages above)
         near = {n for f in files for n in self.ws.layout.file_keys(f)} | near_above
         pending: set[str] = set()
@@ -119,7 +139,7 @@ class CandidateFiles:
                         keys.update(self._rust_reexports(f, keys))
             if not moved:
                 break
-        out = memo[(t.path, t.index)] = sorted(files)
+        out = sorted(files)
         self.ws.preload(out)
         return out
 

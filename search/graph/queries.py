@@ -139,11 +139,14 @@ class _Graph(CandidateFiles):
     def enclosing(self, path: str, scope: int) -> Target | None:
         return None if scope < 0 else Target("def", path, scope)
 
-    def uses(self, t: Target) -> tuple[list[tuple[str, int, Role]], int]:
+    def uses(self, t: Target, pool: list[str] | None = None,
+             ) -> tuple[list[tuple[str, int, Role]], int]:
         """(path, site index, role) of every site resolving to `t`, and how many sites
-        bearing its name did not resolve."""
+        bearing its name did not resolve. `pool`: a superset of `t`'s candidates to read
+        instead (`file_candidates`; the same sites resolve to `t`, more may not, so the
+        answer is not remembered)."""
         memo: dict[tuple[str, int], tuple[list[tuple[str, int, Role]], int]] = (
-            self.ws.memo.setdefault("uses", {}))
+            self.ws.memo.setdefault("uses", {}) if pool is None else {})
         if (t.path, t.index) in memo:  # asked before at this text generation
             return memo[(t.path, t.index)]
         graph = self.ws.graph(t.path)
@@ -152,7 +155,8 @@ class _Graph(CandidateFiles):
         found: list[tuple[str, int, Role]] = []
         unresolved = 0
         via = self.interfaces(t)
-        named = [p for p in self.candidates(t) if name in self.names(p)]
+        named = [p for p in (self.candidates(t) if pool is None else pool)
+                 if name in self.names(p)]
         self.ws.preload(named)  # (in one read: only these are decoded)
         for path in named:
             facts = self.resolver.facts(path)
@@ -424,10 +428,13 @@ def impact(store: IndexStore, defs: list[GraphDef], subject: str, *, depth: int 
     frontier_defs = list(frontier)
     seen = {(t.path, t.index) for t, _ in frontier}
     truncated = False
+    whole = _file_pool(g, file) if file is not None else None
     for distance in range(1, depth + 1):
         nxt: list[tuple[Target, str]] = []
+        pools = _pools(g, [t for t, _ in frontier])
         for node, via in frontier:
-            found, _ = g.uses(node)
+            found, _ = g.uses(node, whole if node.path == file else pools.get((node.path,
+                                                                                node.index)))
             for path, k, _role in found:
                 graph = g.ws.graph(path)
                 assert graph is not None
@@ -456,18 +463,45 @@ def impact(store: IndexStore, defs: list[GraphDef], subject: str, *, depth: int 
         if truncated or not frontier:
             break
     # The files that import it (`import requests`), at distance 1.
-    truncated = truncated or _add_importers(g, items, [t for t, _ in frontier_defs], file, limit)
+    truncated = truncated or _add_importers(g, items, [t for t, _ in frontier_defs], file, limit,
+                                            whole)
     ranked = sorted(items.values(), key=lambda i: (i.distance, i.is_test, i.path, i.line))
     tests = [i for i in ranked if i.is_test]
     note = "" if len(frontier_defs) == len(defs) else no_graph_note(*defs)
     return Impact(subject, defs, ranked, tests, truncated, _ms(started), note)
 
 
+def _file_pool(g: _Graph, file: str) -> list[str] | None:
+    """The candidates of every definition of `file` (the subject of `impact FILE`, whose
+    definitions and their methods it follows), gathered once (`file_candidates`)."""
+    graph = g.ws.graph(file)
+    if graph is None or not graph.defs:
+        return None
+    return g.file_candidates([Target("def", file, k) for k in range(len(graph.defs))])
+
+
+def _pools(g: _Graph, nodes: list[Target]) -> dict[tuple[str, int], list[str]]:
+    """The candidates of each file's definitions among `nodes`, gathered once per file
+    of more than one (`file_candidates`), by (path, index): an impact reaches many
+    definitions of a file, and each one's candidates gathered the same importers again
+    (fastapi's routing.py has 149 definitions)."""
+    by_file: dict[str, list[Target]] = {}
+    for t in nodes:
+        by_file.setdefault(t.path, []).append(t)
+    out: dict[tuple[str, int], list[str]] = {}
+    for group in by_file.values():
+        if len(group) > 1:
+            pool = g.file_candidates(group)
+            out.update(((t.path, t.index), pool) for t in group)
+    return out
+
+
 def _add_importers(g: _Graph, items: dict[tuple[str, int], ImpactItem],
-                   targets: list[Target], file: str | None, limit: int) -> bool:
+                   targets: list[Target], file: str | None, limit: int,
+                   pool: list[str] | None = None) -> bool:
     """The module level of each file that imports `file` (`_importers`; None: the subject
     is no file), at distance 1 where it is not listed yet; whether `limit` cut them."""
-    for path, line, module in _importers(g, targets, file) if file is not None else ():
+    for path, line, module in _importers(g, targets, file, pool) if file is not None else ():
         if (path, -1) in items:
             continue  # its module level is listed already
         if len(items) >= limit:
@@ -481,17 +515,20 @@ _FILE_IMPORTS = frozenset({"python", *JS_LIKE, "c", "cpp", "ruby", "rust", "lua"
 importing the file makes a file its dependent. A Go, Java or C# import names a package."""
 
 
-def _importers(g: _Graph, targets: list[Target], file: str) -> list[tuple[str, int, str]]:
+def _importers(g: _Graph, targets: list[Target], file: str,
+               pool: list[str] | None = None) -> list[tuple[str, int, str]]:
     """(path, line, module as written) of the imports of the module `file` itself
     (`import requests`, `import ky from './index.js'`, `#include "jv.h"`): a dependent of the
     whole file even when no use resolves to one of its definitions (module-level values,
-    re-exports). Only the files that may use its definitions are read (`candidates`)."""
+    re-exports). Only the files that may use its definitions are read (`candidates`, or
+    `pool`: those of them all)."""
     graph = g.ws.graph(file)
     if graph is None or graph.language not in _FILE_IMPORTS:
         return []
     out: dict[str, tuple[int, str]] = {}
     layout = g.ws.layout
-    for path in sorted({p for t in targets for p in g.candidates(t)} - {file}):
+    every = pool if pool is not None else {p for t in targets for p in g.candidates(t)}
+    for path in sorted(set(every) - {file}):
         other = g.ws.graph(path)
         if other is None:
             continue
