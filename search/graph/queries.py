@@ -143,12 +143,13 @@ class _Graph(CandidateFiles):
              ) -> tuple[list[tuple[str, int, Role]], int]:
         """(path, site index, role) of every site resolving to `t`, and how many sites
         bearing its name did not resolve. `pool`: a superset of `t`'s candidates to read
-        instead (`file_candidates`; the same sites resolve to `t`, more may not, so the
-        answer is not remembered)."""
-        memo: dict[tuple[str, int], tuple[list[tuple[str, int, Role]], int]] = (
-            self.ws.memo.setdefault("uses", {}) if pool is None else {})
-        if (t.path, t.index) in memo:  # asked before at this text generation
-            return memo[(t.path, t.index)]
+        instead (`file_candidates`, kept for the text generation as this memo is; the same
+        sites resolve to `t`, more may not, so the answer is remembered apart)."""
+        memo: dict[tuple[str, int, int], tuple[list[tuple[str, int, Role]], int]] = (
+            self.ws.memo.setdefault("uses" if pool is None else "pooled_uses", {}))
+        mark = (t.path, t.index, -1 if pool is None else id(pool))
+        if mark in memo:  # asked before at this text generation
+            return memo[mark]
         graph = self.ws.graph(t.path)
         assert graph is not None
         name = graph.defs[t.index].name
@@ -174,7 +175,7 @@ class _Graph(CandidateFiles):
                     unresolved += 1
                 elif self.same(got, t):
                     found.append((path, k, site.role))
-        memo[(t.path, t.index)] = (found, unresolved)
+        memo[mark] = (found, unresolved)
         return found, unresolved
 
     def interfaces(self, t: Target) -> set[tuple[str, int]]:
