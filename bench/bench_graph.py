@@ -61,9 +61,9 @@ def index_all(home: Path, trees: dict[str, Path], *, graph: bool,
     if not helper or not graph:
         pipeline.shared_worker = lambda: None  # type: ignore[assignment]
     if not graph:
-        checkpoints._graph_row = lambda _language, _parsed: NO_GRAPH  # type: ignore[assignment]
+        checkpoints._graph_row = lambda _path, _language, _parsed: NO_GRAPH  # type: ignore[assignment]
         checkpoints._file_graph = (  # type: ignore[assignment]
-            lambda _language, _parsed, _graphs: NO_GRAPH)
+            lambda _path, _language, _parsed, _graphs: NO_GRAPH)
     service = Service(load_settings({"home": str(home)}))
     try:
         started, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()

@@ -52,7 +52,8 @@ def main() -> None:
         emb = service.embedder
         emb.embed(["warm up"])  # load the model outside the timings
         inner = emb.inner
-        out["model"] = f"{settings.embedding.model} ({inner.precision} on {inner.device})"
+        device = getattr(getattr(inner, "torch", inner), "device", "cpu")
+        out["model"] = f"{settings.embedding.model} ({inner.precision} on {device})"
 
         t = time.perf_counter()
         stats = service.index(corpus)
@@ -70,7 +71,7 @@ def main() -> None:
             "SELECT c.path, c.symbol, c.text FROM checkpoints c GROUP BY c.hash"
         )
         inputs = [embedding_input(r[0], Chunk(0, 0, r[2], symbol=r[1])) for r in rows]
-        model = inner._load()  # the same SentenceTransformer the pipeline used
+        model = getattr(inner, "torch", inner)._load()  # the model behind the pipeline's
         t = time.perf_counter()
         model.encode(inputs, batch_size=settings.embedding.batch_size,
                      normalize_embeddings=True, convert_to_numpy=True)
