@@ -116,9 +116,13 @@ def search(
         # This process lives for the batch: what start-up made (modules, classes, the
         # store's objects) leaves the collector's full passes, which the texts the batch
         # keeps would otherwise set off over all of it (~13-20 ms each; docs/BENCHMARKS.md,
-        # issue 30 item 3). The daemon and `ctxd serve` do not freeze.
+        # issue 30 item 3). The daemon and `ctxd serve` do not freeze. Unfrozen after it,
+        # so that a caller in this process (a test's CliRunner) is left as it was.
         gc.freeze()
-        _search_batch(service, batch, options)
+        try:
+            _search_batch(service, batch, options)
+        finally:
+            gc.unfreeze()
         return
     if not query:
         raise click.UsageError("QUERY is required (or --batch FILE)")

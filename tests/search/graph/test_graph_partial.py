@@ -93,7 +93,6 @@ def test_import_keys_are_read_a_few_at_a_time_then_all_at_once(
     """The same importers and answers whether the keys are read all at once from the
     start, after one read of a few, or never; a query leaves the collector on, nothing
     frozen, and its objects out of the young generation."""
-    gc.unfreeze()  # (an earlier test's in-process `search --batch` froze this process's own)
     repo = RepoBuilder(tmp_path / "r")
     for copy in ("a", "b"):
         for path, text in SHAPES.items():
